@@ -1,0 +1,176 @@
+package exchange
+
+import (
+	"context"
+	"sync"
+)
+
+// Gate is the input side of one task: Channels bounded FIFO queues, filled
+// by senders (one per channel) and drained by the task's single goroutine.
+//
+// Send blocks while the channel holds Capacity elements; Poll never blocks.
+// A receiver that finds nothing waits on Ready. Block and Unblock let the
+// receiver stop consuming one channel (barrier alignment) while its
+// elements stay queued, so a blocked channel exerts backpressure on its
+// sender instead of growing without bound.
+type Gate struct {
+	mu       sync.Mutex
+	queues   []queue
+	capacity int
+	next     int // round-robin start for Poll
+	ready    chan struct{}
+}
+
+type queue struct {
+	elems   []Element // ring buffer
+	head    int
+	n       int
+	blocked bool
+	space   chan struct{} // signalled when an element is removed from a full queue
+}
+
+// NewGate returns a gate with n channels of the given capacity (in elements).
+func NewGate(n, capacity int) *Gate {
+	if capacity < 1 {
+		capacity = 1
+	}
+	g := &Gate{queues: make([]queue, n), capacity: capacity, ready: make(chan struct{}, 1)}
+	for i := range g.queues {
+		g.queues[i].elems = make([]Element, capacity)
+		g.queues[i].space = make(chan struct{}, 1)
+	}
+	return g
+}
+
+// Channels returns the number of channels.
+func (g *Gate) Channels() int { return len(g.queues) }
+
+// Send appends e to channel ch, waiting while the channel is full. It
+// returns ctx.Err() if ctx ends first; then e was not sent. Each channel has
+// exactly one sender; Send is safe to call concurrently for different
+// channels.
+func (g *Gate) Send(ctx context.Context, ch int, e Element) error {
+	q := &g.queues[ch]
+	for {
+		g.mu.Lock()
+		if q.n < g.capacity {
+			q.elems[(q.head+q.n)%g.capacity] = e
+			q.n++
+			wake := !q.blocked
+			g.mu.Unlock()
+			if wake {
+				g.signal()
+			}
+			return nil
+		}
+		g.mu.Unlock()
+		select {
+		case <-q.space:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (g *Gate) signal() {
+	select {
+	case g.ready <- struct{}{}:
+	default:
+	}
+}
+
+// Poll removes and returns the next element of an unblocked channel, taking
+// channels in turn so that no channel starves. ok is false when no unblocked
+// channel holds an element.
+func (g *Gate) Poll() (ch int, e Element, ok bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := len(g.queues)
+	for i := 0; i < n; i++ {
+		c := (g.next + i) % n
+		q := &g.queues[c]
+		if q.n == 0 || q.blocked {
+			continue
+		}
+		e = q.elems[q.head]
+		q.elems[q.head] = Element{}
+		q.head = (q.head + 1) % g.capacity
+		wasFull := q.n == g.capacity
+		q.n--
+		g.next = (c + 1) % n
+		if wasFull {
+			select {
+			case q.space <- struct{}{}:
+			default:
+			}
+		}
+		return c, e, true
+	}
+	return 0, Element{}, false
+}
+
+// Ready is signalled after a Send to an unblocked channel and after Unblock.
+// A receiver waits on it only after Poll reported nothing; a signal may be
+// stale, so the receiver polls again after waking.
+func (g *Gate) Ready() <-chan struct{} { return g.ready }
+
+// Block stops Poll from returning elements of channel ch.
+func (g *Gate) Block(ch int) {
+	g.mu.Lock()
+	g.queues[ch].blocked = true
+	g.mu.Unlock()
+}
+
+// Unblock lets Poll return elements of channel ch again.
+func (g *Gate) Unblock(ch int) {
+	g.mu.Lock()
+	g.queues[ch].blocked = false
+	g.mu.Unlock()
+	g.signal()
+}
+
+// Snapshot returns a copy of the elements queued on channel ch, oldest
+// first, without removing them. Data buffers are shared, not copied; the
+// caller must encode them before the receiver consumes and recycles them.
+func (g *Gate) Snapshot(ch int) []Element {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	q := &g.queues[ch]
+	out := make([]Element, q.n)
+	for i := 0; i < q.n; i++ {
+		out[i] = q.elems[(q.head+i)%g.capacity]
+	}
+	return out
+}
+
+// Drain removes every queued element and returns data buffers to the pool.
+// It is used when a task is torn down.
+func (g *Gate) Drain() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for c := range g.queues {
+		q := &g.queues[c]
+		for q.n > 0 {
+			e := q.elems[q.head]
+			q.elems[q.head] = Element{}
+			if e.Buf != nil {
+				PutBuffer(e.Buf)
+			}
+			q.head = (q.head + 1) % g.capacity
+			q.n--
+		}
+		select {
+		case q.space <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Channel is the sending end of one gate channel.
+type Channel struct {
+	Gate  *Gate
+	Index int
+}
+
+// Send sends e on the channel; see Gate.Send.
+func (c Channel) Send(ctx context.Context, e Element) error { return c.Gate.Send(ctx, c.Index, e) }

@@ -1,0 +1,171 @@
+package task
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/plan"
+)
+
+// ChannelWriter is the control side of the records leaving a task on one
+// edge: Flush ships partly filled buffers; Emit flushes and then sends a
+// control element to every channel of the edge.
+type ChannelWriter interface {
+	Flush()
+	Emit(e exchange.Element)
+}
+
+// Writer encodes records of type T into per-channel buffers and ships a
+// buffer when it is full. It implements Collector[T] and ChannelWriter.
+// A blocked send (backpressure) blocks Collect; cancellation aborts the task
+// through Fail.
+type Writer[T any] struct {
+	ctx     context.Context
+	codec   codec.Codec[T]
+	part    plan.Partitioning
+	hash    func(T) uint64
+	maxPar  int
+	chans   []exchange.Channel
+	bufs    []*exchange.Buffer
+	prevTS  []int64
+	rr      int
+	metrics *Metrics
+}
+
+// NewWriter returns a writer sending on chans (one per target subtask, or
+// one for Forward). hash is the key hash for Hash partitioning.
+func NewWriter[T any](ctx *Context, c codec.Codec[T], part plan.Partitioning, hash func(T) uint64, chans []exchange.Channel) *Writer[T] {
+	w := &Writer[T]{ctx: ctx.Ctx, codec: c, part: part, hash: hash, maxPar: ctx.MaxParallelism,
+		chans: chans, bufs: make([]*exchange.Buffer, len(chans)), prevTS: make([]int64, len(chans)), metrics: ctx.Metrics}
+	if part == plan.Rebalance {
+		w.rr = ctx.Subtask % len(chans) // spread the first records of parallel senders
+	}
+	for i := range w.bufs {
+		w.bufs[i] = exchange.GetBuffer()
+	}
+	return w
+}
+
+// Collect encodes v for its target channel.
+func (w *Writer[T]) Collect(ts int64, v T) {
+	switch w.part {
+	case plan.Forward:
+		w.append(0, ts, v)
+	case plan.Hash:
+		kg := KeyGroup(w.hash(v), w.maxPar)
+		w.append(SubtaskForKeyGroup(w.maxPar, len(w.chans), kg), ts, v)
+	case plan.Rebalance:
+		i := w.rr
+		if w.rr++; w.rr == len(w.chans) {
+			w.rr = 0
+		}
+		w.append(i, ts, v)
+	case plan.Broadcast:
+		for i := range w.chans {
+			w.append(i, ts, v)
+		}
+	}
+}
+
+func (w *Writer[T]) append(i int, ts int64, v T) {
+	b := w.bufs[i]
+	b.B = binary.AppendVarint(b.B, ts-w.prevTS[i])
+	w.prevTS[i] = ts
+	b.B = w.codec.Append(b.B, v)
+	b.N++
+	if len(b.B) >= exchange.BufferSize {
+		w.ship(i)
+	}
+}
+
+func (w *Writer[T]) ship(i int) {
+	b := w.bufs[i]
+	if b.N == 0 {
+		return
+	}
+	w.metrics.RecordsOut.Add(int64(b.N))
+	w.metrics.BytesOut.Add(int64(len(b.B)))
+	w.send(i, exchange.Element{Kind: exchange.Data, Buf: b})
+	w.bufs[i] = exchange.GetBuffer()
+	w.prevTS[i] = 0
+}
+
+func (w *Writer[T]) send(i int, e exchange.Element) {
+	if err := w.chans[i].Send(w.ctx, e); err != nil {
+		Fail(err)
+	}
+}
+
+// Flush ships every non-empty buffer.
+func (w *Writer[T]) Flush() {
+	for i := range w.bufs {
+		w.ship(i)
+	}
+}
+
+// Emit flushes, then sends e on every channel.
+func (w *Writer[T]) Emit(e exchange.Element) {
+	for i := range w.chans {
+		w.ship(i)
+		w.send(i, e)
+	}
+}
+
+// Decoder decodes a data buffer and pushes its records into the chain.
+type Decoder interface {
+	Decode(b *exchange.Buffer) error
+}
+
+type decoder[T any] struct {
+	codec  codec.Codec[T]
+	target Collector[T]
+	v      T
+	zero   T
+	where  string
+}
+
+// NewDecoder returns a decoder feeding target; where names the edge in
+// error messages.
+func NewDecoder[T any](c codec.Codec[T], target Collector[T], where string) Decoder {
+	return &decoder[T]{codec: c, target: target, where: where}
+}
+
+func (d *decoder[T]) Decode(b *exchange.Buffer) error {
+	src := b.B
+	var ts int64
+	for i := 0; i < b.N; i++ {
+		delta, n := binary.Varint(src)
+		if n <= 0 {
+			return fmt.Errorf("decoding record %d of a batch on %s: bad timestamp: %w", i, d.where, codec.ErrCorrupt)
+		}
+		ts += delta
+		src = src[n:]
+		d.v = d.zero
+		n, err := d.codec.Decode(src, &d.v)
+		if err != nil {
+			return fmt.Errorf("decoding record %d of a batch on %s: %w", i, d.where, err)
+		}
+		src = src[n:]
+		d.target.Collect(ts, d.v)
+	}
+	return nil
+}
+
+// Fanout sends each record to several collectors.
+type Fanout[T any] []Collector[T]
+
+// Collect passes the record to every collector in order.
+func (f Fanout[T]) Collect(ts int64, v T) {
+	for _, c := range f {
+		c.Collect(ts, v)
+	}
+}
+
+// Discard drops records; it stands in for an output nobody consumes.
+type Discard[T any] struct{}
+
+// Collect drops the record.
+func (Discard[T]) Collect(int64, T) {}

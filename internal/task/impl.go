@@ -1,0 +1,53 @@
+package task
+
+import (
+	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/plan"
+)
+
+// NodeImpl builds one logical node's operator for a subtask. Package weir
+// implements it for every operator kind; plan.Node.Impl holds it.
+type NodeImpl interface {
+	// Build creates the operator. outs[p] is the Collector of output port
+	// p's record type, or nil when nothing consumes the port (the operator
+	// then discards that output).
+	Build(ctx *Context, outs []any) (Built, error)
+}
+
+// Built is a node's operator for one subtask.
+type Built struct {
+	// Op is the control side; never nil.
+	Op Operator
+	// Inputs holds, per logical input, the Collector of the input's record
+	// type. Empty for sources.
+	Inputs []any
+	// Source reads input; set only for source nodes.
+	Source SourceRunner
+}
+
+// EdgeImpl is the typed side of an edge carrying records of one type:
+// plan.Edge.Impl holds it.
+type EdgeImpl interface {
+	// NewWriter returns a Collector of the edge's record type that sends to
+	// chans, and its control side.
+	NewWriter(ctx *Context, part plan.Partitioning, chans []exchange.Channel) (collector any, w ChannelWriter, err error)
+	// NewDecoder returns a decoder pushing decoded records into target, a
+	// Collector of the edge's record type.
+	NewDecoder(target any, where string) (Decoder, error)
+	// Fanout combines several Collectors of the edge's type into one.
+	Fanout(collectors []any) any
+}
+
+// SourceRunner drives a source for one subtask. The task calls Open, then
+// Step repeatedly, each reading one batch and pushing its records into the
+// chain, until Step reports the end of input, then Close.
+type SourceRunner interface {
+	Open(ctx *Context) error
+	// Step reads and emits at most one batch. n is the number of records
+	// emitted; eof reports the end of a bounded input.
+	Step() (n int, eof bool, err error)
+	// Watermark returns the watermark the records emitted so far allow.
+	Watermark() int64
+	// Close releases the source.
+	Close() error
+}

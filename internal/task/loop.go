@@ -1,0 +1,258 @@
+package task
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/weir-stream/weir/internal/exchange"
+)
+
+// runSource drives a source chain: read a batch, emit it, and now and then
+// emit a watermark and ship partly filled buffers.
+func (s *subtask) runSource() error {
+	src := s.source
+	if err := src.Open(s.opCtx(0)); err != nil {
+		return fmt.Errorf("opening source %q: %w", s.v.Head().Name, err)
+	}
+	o := &s.rt.opts
+	now := o.Now()
+	lastWM, lastFlush, lastData := now, now, now
+	var wait *time.Timer
+	for {
+		if err := s.ctx.Err(); err != nil {
+			return err
+		}
+		n, eof, err := src.Step()
+		if err != nil {
+			return err
+		}
+		if eof {
+			return s.finish()
+		}
+		now = o.Now()
+		if n > 0 {
+			lastData = now
+			if s.idle {
+				s.idle = false
+				s.emitWatermark(s.outWM) // an active channel again
+			}
+		}
+		if now.Sub(lastWM) >= o.WatermarkInterval {
+			lastWM = now
+			if wm := src.Watermark(); wm > s.inWM {
+				s.advance(wm)
+			}
+		}
+		s.fireProcessingTimers()
+		if n == 0 || now.Sub(lastFlush) >= o.BufferTimeout {
+			lastFlush = now
+			s.flushAll()
+		}
+		if n == 0 {
+			if o.IdleTimeout > 0 && !s.idle && now.Sub(lastData) >= o.IdleTimeout {
+				s.idle = true
+				s.emit(exchange.Element{Kind: exchange.Idle})
+			}
+			// A reader with nothing to read should block briefly itself;
+			// this pause guards against one that returns at once.
+			if wait == nil {
+				wait = time.NewTimer(time.Millisecond)
+			} else {
+				wait.Reset(time.Millisecond)
+			}
+			select {
+			case <-wait.C:
+			case <-s.ctx.Done():
+				wait.Stop()
+				return s.ctx.Err()
+			}
+		}
+	}
+}
+
+// runInputs drives a chain fed by a gate.
+func (s *subtask) runInputs() error {
+	var timer *time.Timer
+	for {
+		ch, e, ok := s.gate.Poll()
+		if !ok {
+			if err := s.ctx.Err(); err != nil {
+				return err
+			}
+			s.flushAll()
+			var fire <-chan time.Time
+			if t, ok := s.nextProcessingTime(); ok {
+				d := time.Duration(t-s.tctx.Now()) * time.Millisecond
+				if timer == nil {
+					timer = time.NewTimer(d)
+				} else {
+					timer.Reset(d)
+				}
+				fire = timer.C
+			}
+			select {
+			case <-s.gate.Ready():
+			case <-fire:
+				s.fireProcessingTimers()
+			case <-s.ctx.Done():
+				return s.ctx.Err()
+			}
+			if timer != nil {
+				timer.Stop()
+			}
+			continue
+		}
+		switch e.Kind {
+		case exchange.Data:
+			s.tctx.Metrics.RecordsIn.Add(int64(e.Buf.N))
+			if s.chanState[ch] == idle {
+				s.chanState[ch] = active
+			}
+			err := s.decode[ch].Decode(e.Buf)
+			exchange.PutBuffer(e.Buf)
+			if err != nil {
+				return err
+			}
+		case exchange.Watermark:
+			if e.Time > s.chanWM[ch] {
+				s.chanWM[ch] = e.Time
+			}
+			if s.chanState[ch] == idle {
+				s.chanState[ch] = active
+			}
+			s.combine()
+		case exchange.Idle:
+			if s.chanState[ch] == active {
+				s.chanState[ch] = idle
+			}
+			s.combine()
+		case exchange.End:
+			s.chanState[ch] = ended
+			if s.allEnded() {
+				return s.finish()
+			}
+			s.combine()
+		case exchange.Barrier:
+			// Checkpoint barriers are handled by the checkpointing layer;
+			// without it they pass through.
+			s.emit(e)
+		}
+		if len(s.procs) > 0 {
+			s.fireProcessingTimers()
+		}
+	}
+}
+
+func (s *subtask) allEnded() bool {
+	for _, st := range s.chanState {
+		if st != ended {
+			return false
+		}
+	}
+	return true
+}
+
+// combine recomputes the input watermark as the minimum over active
+// channels and advances the chain when it grew. With no active channel the
+// task tells its consumers it is idle.
+func (s *subtask) combine() {
+	min := int64(MaxWatermark)
+	anyActive := false
+	for c, st := range s.chanState {
+		if st == active {
+			anyActive = true
+			if s.chanWM[c] < min {
+				min = s.chanWM[c]
+			}
+		}
+	}
+	if !anyActive {
+		if !s.idle && !s.allEnded() {
+			s.idle = true
+			s.emit(exchange.Element{Kind: exchange.Idle})
+		}
+		return
+	}
+	if s.idle {
+		s.idle = false
+		s.emitWatermark(s.outWM)
+	}
+	if min > s.inWM {
+		s.advance(min)
+	}
+}
+
+// advance delivers input watermark wm to the chain in order and forwards
+// the resulting watermark.
+func (s *subtask) advance(wm int64) {
+	s.inWM = wm
+	s.tctx.Metrics.Watermark.Store(wm)
+	w := wm
+	for _, op := range s.ops {
+		w = op.Watermark(w)
+	}
+	if w > s.outWM {
+		s.emitWatermark(w)
+	}
+}
+
+func (s *subtask) emitWatermark(w int64) {
+	s.outWM = w
+	s.emit(exchange.Element{Kind: exchange.Watermark, Time: w})
+}
+
+func (s *subtask) emit(e exchange.Element) {
+	for _, o := range s.outs {
+		o.Emit(e)
+	}
+}
+
+func (s *subtask) flushAll() {
+	for _, f := range s.flush {
+		if err := f.Flush(); err != nil {
+			Fail(err)
+		}
+	}
+	for _, o := range s.outs {
+		o.Flush()
+	}
+}
+
+// finish ends a bounded input: the final watermark fires every event-time
+// timer, operators emit what they hold, and consumers get End.
+func (s *subtask) finish() error {
+	if s.inWM < MaxWatermark {
+		s.advance(MaxWatermark)
+	}
+	for i, op := range s.ops {
+		if err := op.EndInput(); err != nil {
+			return fmt.Errorf("ending input of %q: %w", s.v.Chain[i].Name, err)
+		}
+	}
+	s.flushAll()
+	s.emit(exchange.Element{Kind: exchange.End})
+	return nil
+}
+
+func (s *subtask) nextProcessingTime() (int64, bool) {
+	var next int64
+	found := false
+	for _, p := range s.procs {
+		if t, ok := p.NextProcessingTime(); ok && (!found || t < next) {
+			next, found = t, true
+		}
+	}
+	return next, found
+}
+
+func (s *subtask) fireProcessingTimers() {
+	if len(s.procs) == 0 {
+		return
+	}
+	now := s.tctx.Now()
+	for _, p := range s.procs {
+		if t, ok := p.NextProcessingTime(); ok && t <= now {
+			p.FireProcessingTime(now)
+		}
+	}
+}

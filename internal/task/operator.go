@@ -1,0 +1,118 @@
+// Package task runs a physical plan: one goroutine per subtask of every
+// vertex, each driving a chain of operators, connected by exchange gates.
+//
+// Operators are typed (package weir builds them from user functions); this
+// package sees them through small interfaces. Records flow through a chain
+// as direct calls of Collector.Collect; control events (watermarks, end of
+// input, checkpoints) are delivered by the task to every operator of the
+// chain in order.
+package task
+
+import (
+	"context"
+	"fmt"
+	"math"
+)
+
+// Watermark bounds.
+const (
+	// MinWatermark is the watermark before any has been received.
+	MinWatermark = math.MinInt64
+	// MaxWatermark is the final watermark: event time has ended.
+	MaxWatermark = math.MaxInt64
+)
+
+// Collector receives records with their event timestamps. Collect is called
+// from the task goroutine only. It reports errors by calling Fail.
+type Collector[T any] interface {
+	Collect(ts int64, v T)
+}
+
+// Operator is the control side of an operator in a chain. The task calls
+// Open before any record, then Collect on the operator's inputs interleaved
+// with Watermark, then EndInput once when all inputs have ended (bounded
+// input; not on cancellation or failure), then Close exactly once.
+type Operator interface {
+	Open(ctx *Context) error
+	// Watermark tells the operator that its input's event time has reached
+	// wm. The operator fires its due event-time timers, emitting records
+	// downstream, and returns the watermark to forward (normally wm).
+	Watermark(wm int64) int64
+	// EndInput is called after the final watermark once all inputs ended.
+	EndInput() error
+	// Close releases resources. It is called after failures too.
+	Close() error
+}
+
+// Flusher is implemented by operators that buffer output (sinks). The task
+// calls Flush when its inputs are momentarily empty, so buffered records do
+// not wait for more input.
+type Flusher interface {
+	Flush() error
+}
+
+// ProcessingTimer is implemented by operators with processing-time timers.
+// After each step the task asks NextProcessingTime for the earliest pending
+// timer (ok false: none) and calls FireProcessingTime(now) when it is due.
+type ProcessingTimer interface {
+	NextProcessingTime() (t int64, ok bool)
+	FireProcessingTime(now int64)
+}
+
+// Base implements Operator with no-ops; operators embed it.
+type Base struct{}
+
+func (Base) Open(*Context) error      { return nil }
+func (Base) Watermark(wm int64) int64 { return wm }
+func (Base) EndInput() error          { return nil }
+func (Base) Close() error             { return nil }
+
+// Context describes the subtask an operator runs in.
+type Context struct {
+	// Ctx is cancelled when the job stops; sources and sinks use it for I/O.
+	Ctx context.Context
+	// Job is the job's name.
+	Job string
+	// Operator is the operator's name; Subtask and Parallelism its instance.
+	Operator    string
+	Subtask     int
+	Parallelism int
+	// MaxParallelism is the number of key groups; this subtask owns key
+	// groups [KeyGroupStart, KeyGroupEnd).
+	MaxParallelism             int
+	KeyGroupStart, KeyGroupEnd int
+	// Now returns the processing time in epoch milliseconds.
+	Now func() int64
+	// Metrics counts what the subtask does.
+	Metrics *Metrics
+}
+
+// failure carries an error out of a Collect call chain by panic; the task
+// recovers it.
+type failure struct{ err error }
+
+// Fail aborts the current task with err. Operators call it from Collect,
+// which returns no error; the task recovers it and fails the job with err.
+func Fail(err error) {
+	panic(failure{err})
+}
+
+// Failf is Fail with a formatted error.
+func Failf(format string, args ...any) {
+	Fail(fmt.Errorf(format, args...))
+}
+
+// KeyGroupRange returns the key groups [start, end) that subtask i of n
+// owns when there are maxPar key groups: contiguous ranges as even as
+// possible, the same in every process.
+func KeyGroupRange(maxPar, n, i int) (start, end int) {
+	start = (i*maxPar + n - 1) / n
+	end = ((i+1)*maxPar + n - 1) / n
+	return start, end
+}
+
+// SubtaskForKeyGroup returns the subtask of n that owns key group kg; it is
+// the inverse of KeyGroupRange.
+func SubtaskForKeyGroup(maxPar, n, kg int) int {
+	return kg * n / maxPar
+}

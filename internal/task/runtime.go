@@ -1,0 +1,156 @@
+package task
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/plan"
+)
+
+// Options tune a Runtime.
+type Options struct {
+	// Job names the job in errors and metrics.
+	Job string
+	// QueueCapacity is the number of elements (batches) each input channel
+	// holds before its sender blocks. Default 8.
+	QueueCapacity int
+	// WatermarkInterval is how often sources emit watermarks. Default 200ms.
+	WatermarkInterval time.Duration
+	// BufferTimeout bounds how long a source's partly filled output buffer
+	// waits before it is shipped. Default 100ms.
+	BufferTimeout time.Duration
+	// IdleTimeout marks a source subtask idle after it produced nothing for
+	// this long, so it does not hold back watermarks. 0 disables it.
+	IdleTimeout time.Duration
+	// Now returns the processing time; default time.Now.
+	Now func() time.Time
+}
+
+func (o *Options) fill() {
+	if o.QueueCapacity <= 0 {
+		o.QueueCapacity = 8
+	}
+	if o.WatermarkInterval <= 0 {
+		o.WatermarkInterval = 200 * time.Millisecond
+	}
+	if o.BufferTimeout <= 0 {
+		o.BufferTimeout = 100 * time.Millisecond
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// Runtime runs one attempt of a physical plan in this process.
+type Runtime struct {
+	plan    *plan.Plan
+	opts    Options
+	gates   [][]*exchange.Gate // [vertex][subtask]
+	offsets map[*plan.PhysicalEdge]int
+	metrics [][]*Metrics // [vertex][subtask]
+}
+
+// New prepares a runtime for p: one gate per subtask with a channel per
+// upstream sender.
+func New(p *plan.Plan, opts Options) *Runtime {
+	opts.fill()
+	r := &Runtime{plan: p, opts: opts, offsets: map[*plan.PhysicalEdge]int{}}
+	r.gates = make([][]*exchange.Gate, len(p.Vertices))
+	r.metrics = make([][]*Metrics, len(p.Vertices))
+	for _, v := range p.Vertices {
+		n := 0
+		for _, e := range v.Inputs {
+			r.offsets[e] = n
+			n += e.Channels()
+		}
+		r.gates[v.ID] = make([]*exchange.Gate, v.Parallelism)
+		r.metrics[v.ID] = make([]*Metrics, v.Parallelism)
+		for i := range v.Parallelism {
+			r.gates[v.ID][i] = exchange.NewGate(n, opts.QueueCapacity)
+			r.metrics[v.ID][i] = NewMetrics()
+		}
+	}
+	return r
+}
+
+// Metrics returns the counters of subtask i of vertex v.
+func (r *Runtime) Metrics(v, i int) *Metrics { return r.metrics[v][i] }
+
+// Plan returns the plan the runtime runs.
+func (r *Runtime) Plan() *plan.Plan { return r.plan }
+
+// Run runs every subtask until all finish (bounded input), one fails, or
+// ctx is cancelled. It returns nil when all finished, the first failure
+// otherwise, or ctx.Err() when cancelled. All goroutines it starts have
+// exited when it returns.
+func (r *Runtime) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for _, v := range r.plan.Vertices {
+		for i := range v.Parallelism {
+			s := r.newSubtask(ctx, v, i)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := s.run(); err != nil && ctx.Err() == nil {
+					once.Do(func() { first = err })
+					cancel(err)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	for _, v := range r.plan.Vertices {
+		for _, g := range r.gates[v.ID] {
+			g.Drain()
+		}
+	}
+	if first != nil {
+		return first
+	}
+	if err := context.Cause(ctx); err != nil {
+		return err
+	}
+	return nil
+}
+
+// chans returns the channels subtask i of e.Source uses to send on e.
+func (r *Runtime) chans(e *plan.PhysicalEdge, i int) []exchange.Channel {
+	off := r.offsets[e]
+	gates := r.gates[e.Target.ID]
+	if e.Partitioning == plan.Forward {
+		return []exchange.Channel{{Gate: gates[i], Index: off}}
+	}
+	out := make([]exchange.Channel, len(gates))
+	for j, g := range gates {
+		out[j] = exchange.Channel{Gate: g, Index: off + i}
+	}
+	return out
+}
+
+// Failure is a task failure with its location.
+type Failure struct {
+	Task    string
+	Subtask int
+	Err     error
+}
+
+func (f *Failure) Error() string {
+	return fmt.Sprintf("task %q (subtask %d): %v", f.Task, f.Subtask, f.Err)
+}
+
+func (f *Failure) Unwrap() error { return f.Err }
+
+// IsFailure reports whether err is a task failure (rather than a
+// cancellation).
+func IsFailure(err error) bool {
+	var f *Failure
+	return errors.As(err, &f)
+}

@@ -1,0 +1,188 @@
+package task
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/plan"
+)
+
+// subtask is one parallel instance of a vertex: a chain of operators run by
+// one goroutine.
+type subtask struct {
+	rt     *Runtime
+	v      *plan.Vertex
+	index  int
+	ctx    context.Context
+	tctx   Context
+	ops    []Operator // chain order
+	procs  []ProcessingTimer
+	flush  []Flusher
+	outs   []ChannelWriter
+	source SourceRunner
+	gate   *exchange.Gate
+	decode []Decoder // per gate channel
+
+	chanWM    []int64
+	chanState []chanState
+	inWM      int64 // combined input watermark
+	outWM     int64 // last watermark emitted downstream
+	idle      bool  // downstream was told we are idle
+}
+
+type chanState uint8
+
+const (
+	active chanState = iota
+	idle
+	ended
+)
+
+func (r *Runtime) newSubtask(ctx context.Context, v *plan.Vertex, i int) *subtask {
+	start, end := KeyGroupRange(r.plan.MaxParallelism, v.Parallelism, i)
+	s := &subtask{rt: r, v: v, index: i, ctx: ctx, gate: r.gates[v.ID][i], inWM: MinWatermark, outWM: MinWatermark}
+	s.tctx = Context{Ctx: ctx, Job: r.opts.Job, Subtask: i, Parallelism: v.Parallelism,
+		MaxParallelism: r.plan.MaxParallelism, KeyGroupStart: start, KeyGroupEnd: end,
+		Now: func() int64 { return r.opts.Now().UnixMilli() }, Metrics: r.metrics[v.ID][i]}
+	return s
+}
+
+func (s *subtask) fail(err error) error {
+	return &Failure{Task: s.v.Name(), Subtask: s.index, Err: err}
+}
+
+// run builds, runs and closes the subtask. It converts panics (Fail or an
+// operator bug) into errors.
+func (s *subtask) run() (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if f, ok := p.(failure); ok {
+				err = f.err
+			} else {
+				err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+			}
+		}
+		if cerr := s.close(); err == nil && cerr != nil {
+			err = cerr
+		}
+		if err != nil && s.ctx.Err() == nil {
+			err = s.fail(err)
+		}
+	}()
+	if err := s.build(); err != nil {
+		return err
+	}
+	for i := len(s.ops) - 1; i >= 0; i-- {
+		if err := s.ops[i].Open(s.opCtx(i)); err != nil {
+			s.ops = s.ops[i+1:] // close only what was opened
+			return fmt.Errorf("opening %q: %w", s.v.Chain[i].Name, err)
+		}
+	}
+	if s.source != nil {
+		return s.runSource()
+	}
+	return s.runInputs()
+}
+
+func (s *subtask) opCtx(i int) *Context {
+	c := s.tctx
+	c.Operator = s.v.Chain[i].Name
+	return &c
+}
+
+func (s *subtask) close() error {
+	var first error
+	for i, op := range s.ops {
+		if err := op.Close(); err != nil && first == nil {
+			first = fmt.Errorf("closing %q: %w", s.v.Chain[i].Name, err)
+		}
+	}
+	s.ops = nil
+	if s.source != nil {
+		if err := s.source.Close(); err != nil && first == nil {
+			first = fmt.Errorf("closing source: %w", err)
+		}
+		s.source = nil
+	}
+	return first
+}
+
+// build creates the chain from its tail to its head, so that each operator
+// is built with its downstream collectors at hand.
+func (s *subtask) build() error {
+	v := s.v
+	tail := v.Tail()
+	outs := make([]any, tail.Ports)
+	byPort := make([][]any, tail.Ports)
+	var impls []EdgeImpl
+	for _, e := range v.Outputs {
+		impl := e.Impl.(EdgeImpl)
+		col, w, err := impl.NewWriter(s.opCtx(len(v.Chain)-1), e.Partitioning, s.rt.chans(e, s.index))
+		if err != nil {
+			return fmt.Errorf("output of %q to %q: %w", tail.Name, e.To.Name, err)
+		}
+		s.outs = append(s.outs, w)
+		byPort[e.Port] = append(byPort[e.Port], col)
+		for len(impls) <= e.Port {
+			impls = append(impls, nil)
+		}
+		impls[e.Port] = impl
+	}
+	for p, cols := range byPort {
+		switch len(cols) {
+		case 0:
+		case 1:
+			outs[p] = cols[0]
+		default:
+			outs[p] = impls[p].Fanout(cols)
+		}
+	}
+	s.ops = make([]Operator, len(v.Chain))
+	for i := len(v.Chain) - 1; i >= 0; i-- {
+		n := v.Chain[i]
+		b, err := n.Impl.(NodeImpl).Build(s.opCtx(i), outs)
+		if err != nil {
+			return fmt.Errorf("building %q: %w", n.Name, err)
+		}
+		s.ops[i] = b.Op
+		if pt, ok := b.Op.(ProcessingTimer); ok {
+			s.procs = append(s.procs, pt)
+		}
+		if f, ok := b.Op.(Flusher); ok {
+			s.flush = append(s.flush, f)
+		}
+		if i == 0 {
+			s.source = b.Source
+			return s.buildInputs(b.Inputs)
+		}
+		e := n.Inputs[0] // the chained edge
+		prev := v.Chain[i-1]
+		outs = make([]any, prev.Ports)
+		outs[e.Port] = b.Inputs[e.Input]
+	}
+	return nil
+}
+
+func (s *subtask) buildInputs(inputs []any) error {
+	n := s.gate.Channels()
+	s.decode = make([]Decoder, n)
+	s.chanWM = make([]int64, n)
+	s.chanState = make([]chanState, n)
+	for i := range s.chanWM {
+		s.chanWM[i] = MinWatermark
+	}
+	for _, e := range s.v.Inputs {
+		where := fmt.Sprintf("edge %q -> %q", e.From.Name, e.To.Name)
+		d, err := e.Impl.(EdgeImpl).NewDecoder(inputs[e.Input], where)
+		if err != nil {
+			return fmt.Errorf("input of %q from %q: %w", e.To.Name, e.From.Name, err)
+		}
+		off := s.rt.offsets[e]
+		for c := off; c < off+e.Channels(); c++ {
+			s.decode[c] = d
+		}
+	}
+	return nil
+}

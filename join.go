@@ -1,0 +1,255 @@
+package weir
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/weir-stream/weir/internal/plan"
+	"github.com/weir-stream/weir/internal/state"
+	"github.com/weir-stream/weir/internal/task"
+)
+
+// CoProcessFunction processes two keyed streams with the same key type and
+// shared keyed state and timers: ProcessElement1 handles the first input,
+// ProcessElement2 the second. It may implement StateOpener.
+type CoProcessFunction[K comparable, In1, In2, Out any] interface {
+	ProcessElement1(ctx *KeyedContext[K, Out], v In1) error
+	ProcessElement2(ctx *KeyedContext[K, Out], v In2) error
+	OnTimer(ctx *KeyedContext[K, Out], timestamp int64, domain TimeDomain) error
+}
+
+// CoProcess connects two keyed streams: records of both with the same key
+// reach the same function instance, which sees the key's state. The
+// operator's watermark is the minimum of both inputs'.
+func CoProcess[K comparable, In1, In2, Out any](a KeyedStream[K, In1], b KeyedStream[K, In2], newFn func() CoProcessFunction[K, In1, In2, Out], os ...OpOption) Stream[Out] {
+	p := a.s.p
+	n := p.addNode(opts("co-process", os), plan.Operator, 1, &coNode[K, In1, In2, Out]{key1: a.key, key2: b.key, newFn: newFn})
+	connectKeyed(a, n, 0)
+	connectKeyed(b, n, 1)
+	return newStream[Out](p, n, 0)
+}
+
+type coNode[K comparable, In1, In2, Out any] struct {
+	key1  func(In1) K
+	key2  func(In2) K
+	newFn func() CoProcessFunction[K, In1, In2, Out]
+}
+
+func (c *coNode[K, In1, In2, Out]) Build(ctx *task.Context, outs []any) (task.Built, error) {
+	fn := c.newFn()
+	op := &processOp[K, In1, Out]{key: c.key1, fn: coFirst[K, In1, In2, Out]{fn}}
+	op.core = newKeyedCore[K](ctx)
+	op.ctx = KeyedContext[K, Out]{core: op.core, out: out[Out](outs, 0)}
+	second := &coSecond[K, In1, In2, Out]{op: op, key: c.key2, fn: fn}
+	return task.Built{Op: op, Inputs: []any{op, second}}, nil
+}
+
+// coFirst presents a CoProcessFunction's first input and timers as a
+// KeyedProcessFunction, so the two-input operator reuses processOp.
+type coFirst[K comparable, In1, In2, Out any] struct {
+	fn CoProcessFunction[K, In1, In2, Out]
+}
+
+func (f coFirst[K, In1, In2, Out]) ProcessElement(ctx *KeyedContext[K, Out], v In1) error {
+	return f.fn.ProcessElement1(ctx, v)
+}
+
+func (f coFirst[K, In1, In2, Out]) OnTimer(ctx *KeyedContext[K, Out], t int64, d TimeDomain) error {
+	return f.fn.OnTimer(ctx, t, d)
+}
+
+func (f coFirst[K, In1, In2, Out]) Open(sc *StateContext[K]) error {
+	if o, ok := f.fn.(StateOpener[K]); ok {
+		return o.Open(sc)
+	}
+	return nil
+}
+
+// coSecond is the second input of a two-input keyed operator.
+type coSecond[K comparable, In1, In2, Out any] struct {
+	op  *processOp[K, In1, Out]
+	key func(In2) K
+	fn  CoProcessFunction[K, In1, In2, Out]
+}
+
+func (s *coSecond[K, In1, In2, Out]) Collect(ts int64, v In2) {
+	s.op.core.key = s.key(v)
+	s.op.core.ts = ts
+	if err := s.fn.ProcessElement2(&s.op.ctx, v); err != nil {
+		task.Fail(fmt.Errorf("%s: %w", s.op.core.name, err))
+	}
+}
+
+// CoFlatMap connects two streams of different types without keys: f1
+// handles records of a, f2 records of b, both emitting into one output.
+func CoFlatMap[In1, In2, Out any](a Stream[In1], b Stream[In2], f1 func(In1, func(Out)), f2 func(In2, func(Out)), os ...OpOption) Stream[Out] {
+	p := a.p
+	n := p.addNode(opts("co-flatmap", os), plan.Operator, 1, &coFlatMapNode[In1, In2, Out]{f1: f1, f2: f2})
+	connect(a, n, 0, plan.Forward, nil)
+	connect(b, n, 1, plan.Forward, nil)
+	return newStream[Out](p, n, 0)
+}
+
+type coFlatMapNode[In1, In2, Out any] struct {
+	f1 func(In1, func(Out))
+	f2 func(In2, func(Out))
+}
+
+func (c *coFlatMapNode[In1, In2, Out]) Build(_ *task.Context, outs []any) (task.Built, error) {
+	next := out[Out](outs, 0)
+	a := &flatMapOp[In1, Out]{fn: c.f1, next: next}
+	a.emit = a.emitOne
+	b := &flatMapOp[In2, Out]{fn: c.f2, next: next}
+	b.emit = b.emitOne
+	return task.Built{Op: a, Inputs: []any{a, b}}, nil
+}
+
+// Either holds a record of one of two streams, as the input of a window
+// join's window function.
+type Either[A, B any] struct {
+	Right bool // false: the record is Left, from the first stream
+	Left  A
+	R     B
+}
+
+// WindowJoin joins two keyed streams per window: for every key and window
+// it calls join for each pair of a record of a and a record of b that fall
+// into that window. The results carry the window's max timestamp.
+func WindowJoin[K comparable, A, B, Out any](a KeyedStream[K, A], b KeyedStream[K, B], assigner WindowAssigner, join func(A, B) Out, os ...OpOption) Stream[Out] {
+	c := opts("window-join", os)
+	left := Map(a.s, func(v A) Either[A, B] { return Either[A, B]{Left: v} }, Name(c.name+"-left"))
+	right := Map(b.s, func(v B) Either[A, B] { return Either[A, B]{Right: true, R: v} }, Name(c.name+"-right"))
+	ka, kb := a.key, b.key
+	keyed := KeyBy(Union(left, right), func(e Either[A, B]) K {
+		if e.Right {
+			return kb(e.R)
+		}
+		return ka(e.Left)
+	})
+	keyed.keyCodec = a.keyCodec
+	return ProcessWindow(WindowBy(keyed, assigner), func(_ K, _ Window, recs []Either[A, B], emit func(Out)) error {
+		for _, l := range recs {
+			if l.Right {
+				continue
+			}
+			for _, r := range recs {
+				if r.Right {
+					emit(join(l.Left, r.R))
+				}
+			}
+		}
+		return nil
+	}, Name(c.name), Parallelism(c.parallelism))
+}
+
+// IntervalJoin joins two keyed streams by time: a record of a with event
+// time t pairs with every record of b with the same key and event time in
+// [t+lower, t+upper]. Each result carries the later of the two event
+// times. Records arriving behind the watermark are dropped, as in Flink.
+func IntervalJoin[K comparable, A, B, Out any](a KeyedStream[K, A], b KeyedStream[K, B], lower, upper time.Duration, join func(A, B) Out, os ...OpOption) Stream[Out] {
+	lo, hi := lower.Milliseconds(), upper.Milliseconds()
+	if lo > hi {
+		a.s.p.setErr(fmt.Errorf("interval join: lower bound %v is above upper bound %v", lower, upper))
+	}
+	return CoProcess(a, b, func() CoProcessFunction[K, A, B, Out] {
+		return &intervalJoin[K, A, B, Out]{lower: lo, upper: hi, join: join}
+	}, append([]OpOption{Name("interval-join")}, os...)...)
+}
+
+type intervalJoin[K comparable, A, B, Out any] struct {
+	lower, upper int64
+	join         func(A, B) Out
+	left         *state.Table[K, map[int64][]A]
+	right        *state.Table[K, map[int64][]B]
+	core         *keyedCore[K]
+}
+
+func (j *intervalJoin[K, A, B, Out]) Open(sc *StateContext[K]) error {
+	var err error
+	j.core = sc.core
+	if j.left, err = state.Register[K, map[int64][]A](sc.core.backend, "interval-join-left", nil, nil, nil); err != nil {
+		return err
+	}
+	j.right, err = state.Register[K, map[int64][]B](sc.core.backend, "interval-join-right", nil, nil, nil)
+	return err
+}
+
+func (j *intervalJoin[K, A, B, Out]) ProcessElement1(ctx *KeyedContext[K, Out], v A) error {
+	ts := ctx.Timestamp()
+	if ts == NoTimestamp {
+		return fmt.Errorf("record without event time in an interval join; give the source WithTimestamps")
+	}
+	if ts < ctx.Watermark() {
+		return nil // late
+	}
+	buf, _ := j.left.Get(ctx.Key())
+	if buf == nil {
+		buf = map[int64][]A{}
+		j.left.Put(ctx.Key(), buf)
+	}
+	buf[ts] = append(buf[ts], v)
+	rights, _ := j.right.Get(ctx.Key())
+	for rts, rs := range rights {
+		if rts >= ts+j.lower && rts <= ts+j.upper {
+			for _, r := range rs {
+				ctx.EmitAt(max(ts, rts), j.join(v, r))
+			}
+		}
+	}
+	// Once the watermark passes ts+upper, no record of b that can still
+	// arrive on time matches this one.
+	ctx.RegisterEventTimer(ts + j.upper + 1)
+	return nil
+}
+
+func (j *intervalJoin[K, A, B, Out]) ProcessElement2(ctx *KeyedContext[K, Out], v B) error {
+	ts := ctx.Timestamp()
+	if ts == NoTimestamp {
+		return fmt.Errorf("record without event time in an interval join; give the source WithTimestamps")
+	}
+	if ts < ctx.Watermark() {
+		return nil
+	}
+	buf, _ := j.right.Get(ctx.Key())
+	if buf == nil {
+		buf = map[int64][]B{}
+		j.right.Put(ctx.Key(), buf)
+	}
+	buf[ts] = append(buf[ts], v)
+	lefts, _ := j.left.Get(ctx.Key())
+	for lts, ls := range lefts {
+		if ts >= lts+j.lower && ts <= lts+j.upper {
+			for _, l := range ls {
+				ctx.EmitAt(max(ts, lts), j.join(l, v))
+			}
+		}
+	}
+	ctx.RegisterEventTimer(ts - j.lower + 1)
+	return nil
+}
+
+// OnTimer drops buffered records that can no longer match.
+func (j *intervalJoin[K, A, B, Out]) OnTimer(ctx *KeyedContext[K, Out], t int64, _ TimeDomain) error {
+	k := ctx.Key()
+	if buf, ok := j.left.Get(k); ok {
+		for ts := range buf {
+			if ts+j.upper < t {
+				delete(buf, ts)
+			}
+		}
+		if len(buf) == 0 {
+			j.left.Delete(k)
+		}
+	}
+	if buf, ok := j.right.Get(k); ok {
+		for ts := range buf {
+			if ts-j.lower < t {
+				delete(buf, ts)
+			}
+		}
+		if len(buf) == 0 {
+			j.right.Delete(k)
+		}
+	}
+	return nil
+}

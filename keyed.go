@@ -1,0 +1,91 @@
+package weir
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/plan"
+	"github.com/weir-stream/weir/internal/task"
+)
+
+// KeyedStream is a stream partitioned by a key: all records with the same
+// key go to the same subtask, in the order each upstream subtask sent them,
+// and keyed operators keep their state per key.
+type KeyedStream[K comparable, T any] struct {
+	s        Stream[T]
+	key      func(T) K
+	keyCodec codec.Codec[K]
+}
+
+// KeyBy partitions s by key(record). The key decides the record's key group
+// (a stable hash of the key modulo the pipeline's max parallelism), and the
+// key group decides the subtask.
+func KeyBy[T any, K comparable](s Stream[T], key func(T) K) KeyedStream[K, T] {
+	return KeyedStream[K, T]{s: s, key: key}
+}
+
+// WithKeyCodec sets the codec of the key type, used to hash keys that are
+// not strings or integers and to store keys in state snapshots.
+func (ks KeyedStream[K, T]) WithKeyCodec(c codec.Codec[K]) KeyedStream[K, T] {
+	ks.keyCodec = c
+	return ks
+}
+
+// Stream returns the keyed stream's records as a plain stream.
+func (ks KeyedStream[K, T]) Stream() Stream[T] { return ks.s }
+
+func (ks KeyedStream[K, T]) codecK() codec.Codec[K] {
+	if ks.keyCodec != nil {
+		return ks.keyCodec
+	}
+	c, err := codec.For[K]()
+	if err != nil {
+		ks.s.p.setErr(fmt.Errorf("key type %v: %w (set one with KeyedStream.WithKeyCodec)", reflect.TypeFor[K](), err))
+		return nil
+	}
+	return c
+}
+
+// connectKeyed feeds ks into input i of n through a hash edge.
+func connectKeyed[K comparable, T any](ks KeyedStream[K, T], n *plan.Node, input int) {
+	n.Keyed = true
+	kc := ks.codecK()
+	h := keyHasher(kc)
+	key := ks.key
+	connect(ks.s, n, input, plan.Hash, func(v T) uint64 { return h(key(v)) })
+}
+
+// keyHasher returns the stable key hash for K: direct for strings and
+// integers, over the key's encoding otherwise.
+func keyHasher[K comparable](c codec.Codec[K]) func(K) uint64 {
+	var zero K
+	switch any(zero).(type) {
+	case string:
+		return func(k K) uint64 { return task.HashString(any(k).(string)) }
+	case int:
+		return func(k K) uint64 { return task.HashUint64(uint64(any(k).(int))) }
+	case int64:
+		return func(k K) uint64 { return task.HashUint64(uint64(any(k).(int64))) }
+	case int32:
+		return func(k K) uint64 { return task.HashUint64(uint64(any(k).(int32))) }
+	case uint64:
+		return func(k K) uint64 { return task.HashUint64(any(k).(uint64)) }
+	case uint32:
+		return func(k K) uint64 { return task.HashUint64(uint64(any(k).(uint32))) }
+	}
+	return func(k K) uint64 {
+		if c == nil {
+			task.Failf("no codec to hash key of type %v", reflect.TypeFor[K]())
+		}
+		return task.HashBytes(c.Append(nil, k))
+	}
+}
+
+// KeyGroupOf returns the key group of key among maxParallelism groups, the
+// same in every process. It is exported for tests and tools that predict
+// placement.
+func KeyGroupOf[K comparable](key K, maxParallelism int) int {
+	c, _ := codec.For[K]()
+	return task.KeyGroup(keyHasher(c)(key), maxParallelism)
+}

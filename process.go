@@ -1,0 +1,204 @@
+package weir
+
+import (
+	"fmt"
+
+	"github.com/weir-stream/weir/internal/plan"
+	"github.com/weir-stream/weir/internal/state"
+	"github.com/weir-stream/weir/internal/task"
+)
+
+// EndOfTime is the final watermark. An event-time timer registered for it
+// fires once bounded input has ended.
+const EndOfTime = task.MaxWatermark
+
+// TimeDomain says which clock a timer follows.
+type TimeDomain int
+
+const (
+	// EventTime timers fire when the watermark reaches them.
+	EventTime TimeDomain = iota
+	// ProcessingTime timers fire when the wall clock reaches them.
+	ProcessingTime
+)
+
+// KeyedProcessFunction processes the records of a keyed stream one at a
+// time, with keyed state and timers.
+//
+// ProcessElement is called for every record; ctx.Key() is the record's key
+// and every state handle reads and writes that key's value. OnTimer is
+// called when a timer registered through ctx fires, with ctx.Key() the key
+// it was registered for. An error fails the job.
+//
+// Process creates one function per subtask. A function that also
+// implements StateOpener gets its Open called first, to create its state
+// handles.
+type KeyedProcessFunction[K comparable, In, Out any] interface {
+	ProcessElement(ctx *KeyedContext[K, Out], in In) error
+	OnTimer(ctx *KeyedContext[K, Out], timestamp int64, domain TimeDomain) error
+}
+
+// StateOpener is implemented by functions that keep keyed state. Open runs
+// once per subtask before any record; it creates the state handles.
+type StateOpener[K comparable] interface {
+	Open(sc *StateContext[K]) error
+}
+
+// ProcessFunc adapts a plain function to KeyedProcessFunction; it uses no
+// timers.
+type ProcessFunc[K comparable, In, Out any] func(ctx *KeyedContext[K, Out], in In) error
+
+// ProcessElement calls f.
+func (f ProcessFunc[K, In, Out]) ProcessElement(ctx *KeyedContext[K, Out], in In) error {
+	return f(ctx, in)
+}
+
+// OnTimer does nothing.
+func (f ProcessFunc[K, In, Out]) OnTimer(*KeyedContext[K, Out], int64, TimeDomain) error { return nil }
+
+// keyedCore is what every keyed operator of a subtask shares: the current
+// key, the state backend and the timers.
+type keyedCore[K comparable] struct {
+	key     K
+	ts      int64
+	wm      int64
+	backend *state.Backend
+	events  *state.Timers[K]
+	procs   *state.Timers[K]
+	now     func() int64
+	name    string
+}
+
+func newKeyedCore[K comparable](ctx *task.Context) *keyedCore[K] {
+	return &keyedCore[K]{wm: task.MinWatermark, backend: state.NewBackend(),
+		events: state.NewTimers[K](), procs: state.NewTimers[K](), now: ctx.Now, name: ctx.Operator}
+}
+
+// StateContext creates state handles for a keyed function. It is valid only
+// during Open.
+type StateContext[K comparable] struct {
+	core *keyedCore[K]
+	err  error
+}
+
+func (sc *StateContext[K]) setErr(err error) {
+	if sc.err == nil {
+		sc.err = err
+	}
+}
+
+// KeyedContext is what a keyed function sees while it handles a record or a
+// timer. It is valid only during that call.
+type KeyedContext[K comparable, Out any] struct {
+	core *keyedCore[K]
+	out  task.Collector[Out]
+}
+
+// Key returns the current key.
+func (c *KeyedContext[K, Out]) Key() K { return c.core.key }
+
+// Timestamp returns the current record's event time, or the timer's time.
+func (c *KeyedContext[K, Out]) Timestamp() int64 { return c.core.ts }
+
+// Watermark returns the operator's current event-time watermark.
+func (c *KeyedContext[K, Out]) Watermark() int64 { return c.core.wm }
+
+// ProcessingTime returns the wall-clock time in epoch milliseconds.
+func (c *KeyedContext[K, Out]) ProcessingTime() int64 { return c.core.now() }
+
+// Emit sends v downstream with the current timestamp.
+func (c *KeyedContext[K, Out]) Emit(v Out) { c.out.Collect(c.core.ts, v) }
+
+// EmitAt sends v downstream with event time ts.
+func (c *KeyedContext[K, Out]) EmitAt(ts int64, v Out) { c.out.Collect(ts, v) }
+
+// RegisterEventTimer asks for OnTimer when the watermark reaches t, for the
+// current key. Registering the same (key, t) twice fires once.
+func (c *KeyedContext[K, Out]) RegisterEventTimer(t int64) { c.core.events.Register(t, c.core.key) }
+
+// DeleteEventTimer cancels the current key's event-time timer at t.
+func (c *KeyedContext[K, Out]) DeleteEventTimer(t int64) { c.core.events.Delete(t, c.core.key) }
+
+// RegisterProcessingTimer asks for OnTimer when the wall clock reaches t
+// (epoch milliseconds), for the current key.
+func (c *KeyedContext[K, Out]) RegisterProcessingTimer(t int64) { c.core.procs.Register(t, c.core.key) }
+
+// DeleteProcessingTimer cancels the current key's processing-time timer at t.
+func (c *KeyedContext[K, Out]) DeleteProcessingTimer(t int64) { c.core.procs.Delete(t, c.core.key) }
+
+// Process applies a keyed process function to ks. newFn is called once per
+// subtask.
+func Process[K comparable, In, Out any](ks KeyedStream[K, In], newFn func() KeyedProcessFunction[K, In, Out], os ...OpOption) Stream[Out] {
+	n := ks.s.p.addNode(opts("process", os), plan.Operator, 1, &processNode[K, In, Out]{key: ks.key, newFn: newFn})
+	connectKeyed(ks, n, 0)
+	return newStream[Out](ks.s.p, n, 0)
+}
+
+type processNode[K comparable, In, Out any] struct {
+	key   func(In) K
+	newFn func() KeyedProcessFunction[K, In, Out]
+}
+
+func (p *processNode[K, In, Out]) Build(ctx *task.Context, outs []any) (task.Built, error) {
+	op := &processOp[K, In, Out]{key: p.key, fn: p.newFn()}
+	op.core = newKeyedCore[K](ctx)
+	op.ctx = KeyedContext[K, Out]{core: op.core, out: out[Out](outs, 0)}
+	return task.Built{Op: op, Inputs: []any{op}}, nil
+}
+
+type processOp[K comparable, In, Out any] struct {
+	task.Base
+	core *keyedCore[K]
+	key  func(In) K
+	fn   KeyedProcessFunction[K, In, Out]
+	ctx  KeyedContext[K, Out]
+}
+
+func (p *processOp[K, In, Out]) Open(*task.Context) error {
+	if o, ok := p.fn.(StateOpener[K]); ok {
+		sc := &StateContext[K]{core: p.core}
+		if err := o.Open(sc); err != nil {
+			return err
+		}
+		return sc.err
+	}
+	return nil
+}
+
+func (p *processOp[K, In, Out]) Collect(ts int64, v In) {
+	p.core.key = p.key(v)
+	p.core.ts = ts
+	if err := p.fn.ProcessElement(&p.ctx, v); err != nil {
+		task.Fail(fmt.Errorf("%s: %w", p.core.name, err))
+	}
+}
+
+func (p *processOp[K, In, Out]) Watermark(wm int64) int64 {
+	for {
+		t, k, ok := p.core.events.PopDue(wm)
+		if !ok {
+			break
+		}
+		p.core.key, p.core.ts = k, t
+		if err := p.fn.OnTimer(&p.ctx, t, EventTime); err != nil {
+			task.Fail(fmt.Errorf("%s: event timer: %w", p.core.name, err))
+		}
+	}
+	p.core.wm = wm
+	return wm
+}
+
+func (p *processOp[K, In, Out]) NextProcessingTime() (int64, bool) { return p.core.procs.Next() }
+
+func (p *processOp[K, In, Out]) FireProcessingTime(now int64) {
+	for {
+		t, k, ok := p.core.procs.PopDue(now)
+		if !ok {
+			return
+		}
+		p.core.key, p.core.ts = k, t
+		if err := p.fn.OnTimer(&p.ctx, t, ProcessingTime); err != nil {
+			task.Fail(fmt.Errorf("%s: processing timer: %w", p.core.name, err))
+		}
+	}
+}

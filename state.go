@@ -1,0 +1,208 @@
+package weir
+
+import (
+	"github.com/weir-stream/weir/internal/state"
+)
+
+// The state handles below hold one value (or list, or map) per key of a
+// keyed operator. They are created in StateOpener.Open and used from the
+// operator's callbacks, where they always address the current key. The
+// engine snapshots them with checkpoints; a function must keep everything it
+// needs across records in them rather than in its own fields.
+
+// ValueState holds one value per key.
+type ValueState[V any, K comparable] struct {
+	t    *state.Table[K, V]
+	core *keyedCore[K]
+}
+
+// NewValueState creates (or, on a repeated name, returns) the value state
+// name. The type arguments are the value type and then the key type, which
+// Go infers from sc: NewValueState[int64](sc, "count").
+func NewValueState[V any, K comparable](sc *StateContext[K], name string) *ValueState[V, K] {
+	t, err := state.Register[K, V](sc.core.backend, name, nil, nil, nil)
+	sc.setErr(err)
+	return &ValueState[V, K]{t: t, core: sc.core}
+}
+
+// Value returns the current key's value and whether it is set.
+func (s *ValueState[V, K]) Value() (V, bool) { return s.t.Get(s.core.key) }
+
+// Update sets the current key's value.
+func (s *ValueState[V, K]) Update(v V) { s.t.Put(s.core.key, v) }
+
+// Clear removes the current key's value.
+func (s *ValueState[V, K]) Clear() { s.t.Delete(s.core.key) }
+
+// ListState holds a list of values per key.
+type ListState[V any, K comparable] struct {
+	t    *state.Table[K, []V]
+	core *keyedCore[K]
+}
+
+// NewListState creates the list state name.
+func NewListState[V any, K comparable](sc *StateContext[K], name string) *ListState[V, K] {
+	t, err := state.Register[K, []V](sc.core.backend, name, nil, nil, nil)
+	sc.setErr(err)
+	return &ListState[V, K]{t: t, core: sc.core}
+}
+
+// Get returns the current key's list; the caller must not modify it.
+func (s *ListState[V, K]) Get() []V {
+	l, _ := s.t.Get(s.core.key)
+	return l
+}
+
+// Add appends v to the current key's list.
+func (s *ListState[V, K]) Add(v V) {
+	l, _ := s.t.Get(s.core.key)
+	s.t.Put(s.core.key, append(l, v))
+}
+
+// Update replaces the current key's list.
+func (s *ListState[V, K]) Update(l []V) {
+	if len(l) == 0 {
+		s.t.Delete(s.core.key)
+		return
+	}
+	s.t.Put(s.core.key, append([]V(nil), l...))
+}
+
+// Clear empties the current key's list.
+func (s *ListState[V, K]) Clear() { s.t.Delete(s.core.key) }
+
+// MapState holds a map per key.
+type MapState[UK comparable, UV any, K comparable] struct {
+	t    *state.Table[K, map[UK]UV]
+	core *keyedCore[K]
+}
+
+// NewMapState creates the map state name.
+func NewMapState[UK comparable, UV any, K comparable](sc *StateContext[K], name string) *MapState[UK, UV, K] {
+	t, err := state.Register[K, map[UK]UV](sc.core.backend, name, nil, nil, nil)
+	sc.setErr(err)
+	return &MapState[UK, UV, K]{t: t, core: sc.core}
+}
+
+// Get returns the entry uk of the current key's map.
+func (s *MapState[UK, UV, K]) Get(uk UK) (UV, bool) {
+	m, _ := s.t.Get(s.core.key)
+	v, ok := m[uk]
+	return v, ok
+}
+
+// Put sets the entry uk of the current key's map.
+func (s *MapState[UK, UV, K]) Put(uk UK, uv UV) {
+	m, ok := s.t.Get(s.core.key)
+	if !ok {
+		m = map[UK]UV{}
+		s.t.Put(s.core.key, m)
+	}
+	m[uk] = uv
+}
+
+// Delete removes the entry uk of the current key's map.
+func (s *MapState[UK, UV, K]) Delete(uk UK) {
+	m, ok := s.t.Get(s.core.key)
+	if !ok {
+		return
+	}
+	delete(m, uk)
+	if len(m) == 0 {
+		s.t.Delete(s.core.key)
+	}
+}
+
+// All calls f for every entry of the current key's map until f returns
+// false. f must not modify the map.
+func (s *MapState[UK, UV, K]) All(f func(UK, UV) bool) {
+	m, _ := s.t.Get(s.core.key)
+	for k, v := range m {
+		if !f(k, v) {
+			return
+		}
+	}
+}
+
+// Len returns the number of entries in the current key's map.
+func (s *MapState[UK, UV, K]) Len() int {
+	m, _ := s.t.Get(s.core.key)
+	return len(m)
+}
+
+// Clear empties the current key's map.
+func (s *MapState[UK, UV, K]) Clear() { s.t.Delete(s.core.key) }
+
+// ReducingState folds the values added for a key with a reduce function.
+type ReducingState[V any, K comparable] struct {
+	t      *state.Table[K, V]
+	core   *keyedCore[K]
+	reduce func(V, V) V
+}
+
+// NewReducingState creates the reducing state name.
+func NewReducingState[V any, K comparable](sc *StateContext[K], name string, reduce func(acc, v V) V) *ReducingState[V, K] {
+	t, err := state.Register[K, V](sc.core.backend, name, nil, nil, nil)
+	sc.setErr(err)
+	return &ReducingState[V, K]{t: t, core: sc.core, reduce: reduce}
+}
+
+// Add folds v into the current key's value and returns the result.
+func (s *ReducingState[V, K]) Add(v V) V {
+	if acc, ok := s.t.Get(s.core.key); ok {
+		v = s.reduce(acc, v)
+	}
+	s.t.Put(s.core.key, v)
+	return v
+}
+
+// Get returns the current key's folded value.
+func (s *ReducingState[V, K]) Get() (V, bool) { return s.t.Get(s.core.key) }
+
+// Clear removes the current key's value.
+func (s *ReducingState[V, K]) Clear() { s.t.Delete(s.core.key) }
+
+// Aggregator folds inputs into an accumulator and derives a result from it.
+// Merge combines two accumulators (needed by session windows).
+type Aggregator[In, Acc, Out any] interface {
+	Create() Acc
+	Add(acc Acc, in In) Acc
+	Merge(a, b Acc) Acc
+	Result(acc Acc) Out
+}
+
+// AggregatingState folds the inputs added for a key with an Aggregator.
+type AggregatingState[In, Acc, Out any, K comparable] struct {
+	t    *state.Table[K, Acc]
+	core *keyedCore[K]
+	agg  Aggregator[In, Acc, Out]
+}
+
+// NewAggregatingState creates the aggregating state name.
+func NewAggregatingState[In, Acc, Out any, K comparable](sc *StateContext[K], name string, agg Aggregator[In, Acc, Out]) *AggregatingState[In, Acc, Out, K] {
+	t, err := state.Register[K, Acc](sc.core.backend, name, nil, nil, nil)
+	sc.setErr(err)
+	return &AggregatingState[In, Acc, Out, K]{t: t, core: sc.core, agg: agg}
+}
+
+// Add folds in into the current key's accumulator.
+func (s *AggregatingState[In, Acc, Out, K]) Add(in In) {
+	acc, ok := s.t.Get(s.core.key)
+	if !ok {
+		acc = s.agg.Create()
+	}
+	s.t.Put(s.core.key, s.agg.Add(acc, in))
+}
+
+// Get returns the result for the current key.
+func (s *AggregatingState[In, Acc, Out, K]) Get() (Out, bool) {
+	acc, ok := s.t.Get(s.core.key)
+	if !ok {
+		var zero Out
+		return zero, false
+	}
+	return s.agg.Result(acc), true
+}
+
+// Clear removes the current key's accumulator.
+func (s *AggregatingState[In, Acc, Out, K]) Clear() { s.t.Delete(s.core.key) }

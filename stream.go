@@ -1,0 +1,157 @@
+package weir
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/plan"
+	"github.com/weir-stream/weir/internal/task"
+)
+
+// Stream is a stream of records of type T in a pipeline. It is a handle:
+// copying it is cheap, and applying several operators to one stream sends
+// every record to each of them.
+type Stream[T any] struct {
+	p     *Pipeline
+	outs  []output // the ports the stream's records come from
+	codec codec.Codec[T]
+	part  plan.Partitioning // of the edge into the next operator
+}
+
+type output struct {
+	n    *plan.Node
+	port int
+}
+
+// Pipeline returns the pipeline the stream belongs to.
+func (s Stream[T]) Pipeline() *Pipeline { return s.p }
+
+// WithCodec sets the codec that encodes the stream's records when they
+// cross a task boundary. Without it the engine uses codec.For[T].
+func (s Stream[T]) WithCodec(c codec.Codec[T]) Stream[T] {
+	s.codec = c
+	return s
+}
+
+// OpOption configures one operator.
+type OpOption func(*opConfig)
+
+type opConfig struct {
+	name        string
+	parallelism int
+}
+
+// Name names an operator; names appear in plans, metrics and errors.
+func Name(name string) OpOption { return func(c *opConfig) { c.name = name } }
+
+// Parallelism sets an operator's number of parallel subtasks.
+func Parallelism(n int) OpOption { return func(c *opConfig) { c.parallelism = n } }
+
+func opts(def string, os []OpOption) opConfig {
+	c := opConfig{name: def}
+	for _, o := range os {
+		o(&c)
+	}
+	return c
+}
+
+// addNode adds a node reading the given streams' outputs.
+func (p *Pipeline) addNode(c opConfig, kind plan.Kind, ports int, impl task.NodeImpl) *plan.Node {
+	return p.g.AddNode(&plan.Node{Name: c.name, Kind: kind, Parallelism: c.parallelism, Ports: ports, Impl: impl})
+}
+
+// connect feeds s into input i of n.
+func connect[T any](s Stream[T], n *plan.Node, input int, part plan.Partitioning, hash func(T) uint64) {
+	if part == plan.Forward {
+		part = s.part
+	}
+	impl := &edge[T]{codec: s.codec, hash: hash}
+	for _, o := range s.outs {
+		s.p.g.Connect(o.n, o.port, n, input, part, impl)
+	}
+}
+
+func newStream[T any](p *Pipeline, n *plan.Node, port int) Stream[T] {
+	return Stream[T]{p: p, outs: []output{{n, port}}}
+}
+
+// edge is the typed implementation of an edge carrying T.
+type edge[T any] struct {
+	codec codec.Codec[T]
+	hash  func(T) uint64
+}
+
+func (e *edge[T]) resolve() (codec.Codec[T], error) {
+	if e.codec != nil {
+		return e.codec, nil
+	}
+	c, err := codec.For[T]()
+	if err != nil {
+		return nil, fmt.Errorf("records of type %v cannot cross a task boundary: %w (set one with Stream.WithCodec)", reflect.TypeFor[T](), err)
+	}
+	return c, nil
+}
+
+func (e *edge[T]) NewWriter(ctx *task.Context, part plan.Partitioning, chans []exchange.Channel) (any, task.ChannelWriter, error) {
+	c, err := e.resolve()
+	if err != nil {
+		return nil, nil, err
+	}
+	w := task.NewWriter(ctx, c, part, e.hash, chans)
+	return w, w, nil
+}
+
+func (e *edge[T]) NewDecoder(target any, where string) (task.Decoder, error) {
+	c, err := e.resolve()
+	if err != nil {
+		return nil, err
+	}
+	return task.NewDecoder(c, target.(task.Collector[T]), where), nil
+}
+
+func (e *edge[T]) Fanout(cs []any) any {
+	f := make(task.Fanout[T], len(cs))
+	for i, c := range cs {
+		f[i] = c.(task.Collector[T])
+	}
+	return f
+}
+
+// out returns the collector of an output port, or one that discards.
+func out[T any](outs []any, port int) task.Collector[T] {
+	if port < len(outs) && outs[port] != nil {
+		return outs[port].(task.Collector[T])
+	}
+	return task.Discard[T]{}
+}
+
+// Union merges streams of the same type into one. Records keep their
+// order within each input stream; across inputs they interleave.
+func Union[T any](first Stream[T], others ...Stream[T]) Stream[T] {
+	s := first
+	s.outs = append([]output(nil), first.outs...)
+	for _, o := range others {
+		if o.p != first.p {
+			first.p.setErr(fmt.Errorf("union of streams from different pipelines"))
+			continue
+		}
+		s.outs = append(s.outs, o.outs...)
+	}
+	return s
+}
+
+// Rebalance returns the stream redistributed round-robin over the next
+// operator's subtasks, which evens out skewed load.
+func Rebalance[T any](s Stream[T]) Stream[T] {
+	s.part = plan.Rebalance
+	return s
+}
+
+// Broadcast returns the stream with every record sent to every subtask of
+// the next operator.
+func Broadcast[T any](s Stream[T]) Stream[T] {
+	s.part = plan.Broadcast
+	return s
+}
