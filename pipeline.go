@@ -19,6 +19,7 @@ package weir
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/weir-stream/weir/internal/plan"
@@ -28,11 +29,11 @@ import (
 // Pipeline is a dataflow graph under construction. Build it from one
 // goroutine; Run runs it.
 type Pipeline struct {
-	g    plan.Graph
-	cfg  config
-	err  error // first construction error, reported by Run and Explain
-	rt   *task.Runtime
-	hook func(*task.Runtime)
+	g   plan.Graph
+	cfg config
+	err error // first construction error, reported by Run and Explain
+	// running is the runtime of the current Run, for Metrics.
+	running atomic.Pointer[task.Runtime]
 }
 
 type config struct {
@@ -130,9 +131,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	rt := task.New(pl, task.Options{Job: p.cfg.name, QueueCapacity: p.cfg.queueCapacity,
 		WatermarkInterval: p.cfg.watermarkInterval, BufferTimeout: p.cfg.bufferTimeout,
 		IdleTimeout: p.cfg.idleTimeout})
-	if p.hook != nil {
-		p.hook(rt)
-	}
+	p.running.Store(rt)
 	if err := rt.Run(ctx); err != nil {
 		return fmt.Errorf("job %q: %w", p.cfg.name, err)
 	}

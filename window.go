@@ -133,21 +133,31 @@ type windowNode[K comparable, T, Acc, Out any] struct {
 }
 
 func (n *windowNode[K, T, Acc, Out]) Build(ctx *task.Context, outs []any) (task.Built, error) {
+	if !n.assigner.Merging() {
+		op := &bucketOperator[K, T, Acc, Out]{windowNode: n, next: out[Out](outs, 0), late: out[T](outs, 1),
+			wm: task.MinWatermark, timers: state.NewTimers[Window](), backend: state.NewBackend(), name: ctx.Operator}
+		var err error
+		if op.buckets, err = state.Register[Window, map[K]Acc](op.backend, "window-buckets", nil, nil, nil); err != nil {
+			return task.Built{}, err
+		}
+		op.out = op.collect
+		return task.Built{Op: op, Inputs: []any{op}}, nil
+	}
 	op := &windowOperator[K, T, Acc, Out]{windowNode: n, next: out[Out](outs, 0), late: out[T](outs, 1),
 		wm: task.MinWatermark, timers: state.NewTimers[winKey[K]](), backend: state.NewBackend(), name: ctx.Operator}
 	var err error
 	if op.contents, err = state.Register[winKey[K], Acc](op.backend, "window-contents", nil, nil, nil); err != nil {
 		return task.Built{}, err
 	}
-	if n.assigner.Merging() {
-		if op.sessions, err = state.Register[K, []Window](op.backend, "window-sessions", nil, nil, nil); err != nil {
-			return task.Built{}, err
-		}
+	if op.sessions, err = state.Register[K, []Window](op.backend, "window-sessions", nil, nil, nil); err != nil {
+		return task.Built{}, err
 	}
 	op.out = op.collect
 	return task.Built{Op: op, Inputs: []any{op}}, nil
 }
 
+// windowOperator runs merging (session) windows, whose bounds differ per
+// key: state and timers are kept per key and window.
 type windowOperator[K comparable, T, Acc, Out any] struct {
 	*windowNode[K, T, Acc, Out]
 	task.Base
@@ -173,13 +183,11 @@ func (o *windowOperator[K, T, Acc, Out]) Collect(ts int64, v T) {
 	k := o.key(v)
 	o.wins = o.assigner.Assign(o.wins[:0], ts)
 	merged := false
-	if o.sessions != nil {
-		o.wins[0], merged = o.mergeSession(k, o.wins[0])
-	}
+	o.wins[0], merged = o.mergeSession(k, o.wins[0])
 	dropped := true
 	for _, win := range o.wins {
 		wk := winKey[K]{k, win}
-		if o.cleanupTime(win) <= o.wm {
+		if cleanupTime(win, o.lateness) <= o.wm {
 			if merged {
 				o.clear(wk) // a session that ended before it began
 			}
@@ -196,7 +204,7 @@ func (o *windowOperator[K, T, Acc, Out]) Collect(ts int64, v T) {
 			// A late record within the allowed lateness: fire the updated
 			// window now; its state lives until the cleanup time.
 			o.fire(wk, acc)
-			o.timers.Register(o.cleanupTime(win), wk)
+			o.timers.Register(cleanupTime(win, o.lateness), wk)
 		} else if !ok || merged {
 			o.timers.Register(win.MaxTimestamp(), wk)
 		}
@@ -204,16 +212,6 @@ func (o *windowOperator[K, T, Acc, Out]) Collect(ts int64, v T) {
 	if dropped {
 		o.late.Collect(ts, v)
 	}
-}
-
-// cleanupTime is when a window's state goes: the allowed lateness after its
-// end.
-func (o *windowOperator[K, T, Acc, Out]) cleanupTime(win Window) int64 {
-	t := win.MaxTimestamp() + o.lateness
-	if t < win.MaxTimestamp() { // overflow near the end of time
-		return task.MaxWatermark
-	}
-	return t
 }
 
 // mergeSession merges win into the key's active session windows and returns
@@ -290,10 +288,10 @@ func (o *windowOperator[K, T, Acc, Out]) Watermark(wm int64) int64 {
 		if t == wk.Win.MaxTimestamp() {
 			o.fire(wk, acc)
 		}
-		if cleanup := o.cleanupTime(wk.Win); cleanup <= wm {
+		if cleanup := cleanupTime(wk.Win, o.lateness); cleanup <= wm {
 			o.clear(wk)
 		} else {
-			o.timers.Register(o.cleanupTime(wk.Win), wk)
+			o.timers.Register(cleanupTime(wk.Win, o.lateness), wk)
 		}
 	}
 	return wm
@@ -301,19 +299,17 @@ func (o *windowOperator[K, T, Acc, Out]) Watermark(wm int64) int64 {
 
 func (o *windowOperator[K, T, Acc, Out]) clear(wk winKey[K]) {
 	o.contents.Delete(wk)
-	if o.sessions != nil {
-		active, _ := o.sessions.Get(wk.Key)
-		for i, a := range active {
-			if a == wk.Win {
-				active = append(active[:i], active[i+1:]...)
-				break
-			}
+	active, _ := o.sessions.Get(wk.Key)
+	for i, a := range active {
+		if a == wk.Win {
+			active = append(active[:i], active[i+1:]...)
+			break
 		}
-		if len(active) == 0 {
-			o.sessions.Delete(wk.Key)
-		} else {
-			o.sessions.Put(wk.Key, active)
-		}
+	}
+	if len(active) == 0 {
+		o.sessions.Delete(wk.Key)
+	} else {
+		o.sessions.Put(wk.Key, active)
 	}
 }
 

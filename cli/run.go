@@ -1,0 +1,202 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/connector"
+)
+
+// runFlags are the flags every job shares.
+type runFlags struct {
+	parallelism       int
+	maxParallelism    int
+	output            string
+	explain           bool
+	onMalformed       string
+	progress          string
+	watermarkInterval time.Duration
+	idleTimeout       time.Duration
+}
+
+func runCommand(stdout, stderr io.Writer) *cobra.Command {
+	run := &cobra.Command{
+		Use:   "run JOB [flags]",
+		Short: "Run a job on an embedded local cluster",
+		Long: `Run a job in this process, in parallel, until its bounded input is exhausted
+(exit status 0) or it fails (exit status 1). Each job has its own flags;
+see weir run JOB --help.`,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 || args[0] == "--help" || args[0] == "-h" {
+				return cmd.Help()
+			}
+			return usagef("unknown job %q; available jobs: %s", args[0], jobNames())
+		},
+	}
+	for _, j := range weir.Jobs() {
+		run.AddCommand(jobCommand(j, stdout, stderr))
+	}
+	return run
+}
+
+func jobNames() string {
+	var names []string
+	for _, j := range weir.Jobs() {
+		names = append(names, j.Name)
+	}
+	if len(names) == 0 {
+		return "(none registered)"
+	}
+	return strings.Join(names, ", ")
+}
+
+func jobCommand(j weir.Job, stdout, stderr io.Writer) *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   j.Name + " [flags]",
+		Short: j.Short,
+		Long:  j.Long,
+		Args:  cobra.NoArgs,
+	}
+	fs := cmd.Flags()
+	fs.SortFlags = false
+	build := j.Flags(fs)
+	fs.IntVarP(&f.parallelism, "parallelism", "p", runtime.GOMAXPROCS(0), "default number of parallel subtasks per operator")
+	fs.IntVar(&f.maxParallelism, "max-parallelism", 128, "number of key groups: the upper bound of parallelism and the unit of keyed state")
+	fs.StringVarP(&f.output, "output", "o", "-", `where results go: a directory that receives one JSON-lines file per sink subtask (part-N.jsonl), or "-" for standard output`)
+	fs.BoolVar(&f.explain, "explain", false, "print the physical plan and exit without running")
+	fs.StringVar(&f.onMalformed, "on-malformed", "fail", `what to do with input records that cannot be parsed: "fail" stops the job naming the record; "skip" drops and counts them`)
+	fs.StringVar(&f.progress, "progress", "auto", `show progress on standard error: "auto" (when it is a terminal), "on" or "off"`)
+	fs.DurationVar(&f.watermarkInterval, "watermark-interval", 200*time.Millisecond, "how often sources emit watermarks")
+	fs.DurationVar(&f.idleTimeout, "idle-timeout", 0, "mark a source subtask idle after producing nothing this long (0: never)")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		return runJob(cmd.Context(), j, build, f, stdout, stderr)
+	}
+	return cmd
+}
+
+func runJob(ctx context.Context, j weir.Job, build weir.Builder, f *runFlags, stdout, stderr io.Writer) error {
+	policy, err := connector.ParseMalformedPolicy(f.onMalformed)
+	if err != nil {
+		return usagef("--on-malformed: %v", err)
+	}
+	if f.parallelism < 1 || f.parallelism > f.maxParallelism {
+		return usagef("--parallelism must be between 1 and --max-parallelism (%d), got %d", f.maxParallelism, f.parallelism)
+	}
+	var skipped atomic.Int64
+	var lastSkip atomic.Value
+	cfg := weir.JobConfig{Output: f.output, OnMalformed: policy, Malformed: func(e connector.MalformedError) {
+		skipped.Add(1)
+		lastSkip.Store(e.Error())
+	}}
+	p := weir.NewPipeline(weir.WithName(j.Name), weir.WithParallelism(f.parallelism),
+		weir.WithMaxParallelism(f.maxParallelism), weir.WithWatermarkInterval(f.watermarkInterval),
+		weir.WithIdleTimeout(f.idleTimeout))
+	if err := build(p, cfg); err != nil {
+		return usageError{err}
+	}
+	if f.explain {
+		plan, err := p.Explain()
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(stdout, plan)
+		return nil
+	}
+	if _, err := p.Explain(); err != nil { // report graph errors before starting
+		return err
+	}
+	show := f.progress == "on" || (f.progress == "auto" && isTerminal(stderr))
+	start := time.Now()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if show {
+			reportProgress(p, stderr, start, stop)
+		}
+	}()
+	err = p.Run(ctx)
+	close(stop)
+	<-done
+	elapsed := time.Since(start)
+	in, out := totals(p.Metrics())
+	if show {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if n := skipped.Load(); n > 0 {
+		fmt.Fprintf(stderr, "weir: skipped %d malformed records (last: %v)\n", n, lastSkip.Load())
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "weir: job %q finished in %v: %d records read, %d records written\n",
+		j.Name, elapsed.Round(time.Millisecond), in, out)
+	return nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// totals returns the records read by sources and written into sinks.
+func totals(ms []weir.TaskMetrics) (in, out int64) {
+	for _, m := range ms {
+		if m.Source {
+			in += m.RecordsIn
+		}
+		if m.Sink {
+			out += m.RecordsIn
+		}
+	}
+	return in, out
+}
+
+// reportProgress rewrites one status line every second until stop closes.
+func reportProgress(p *weir.Pipeline, w io.Writer, start time.Time, stop <-chan struct{}) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	var lastIn int64
+	last := start
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-t.C:
+			ms := p.Metrics()
+			in, out := totals(ms)
+			wm := int64(weir.MinWatermark)
+			for _, m := range ms {
+				if m.Sink && (wm == weir.MinWatermark || m.Watermark < wm) {
+					wm = m.Watermark
+				}
+			}
+			rate := float64(in-lastIn) / now.Sub(last).Seconds()
+			lastIn, last = in, now
+			fmt.Fprintf(w, "\r\033[K%v  read %d (%.0f records/s)  written %d  watermark %s",
+				now.Sub(start).Round(time.Second), in, rate, out, formatWatermark(wm))
+		}
+	}
+}
+
+func formatWatermark(wm int64) string {
+	switch wm {
+	case weir.MinWatermark:
+		return "none"
+	case weir.EndOfTime:
+		return "end"
+	}
+	return time.UnixMilli(wm).UTC().Format("2006-01-02T15:04:05.000Z")
+}

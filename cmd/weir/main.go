@@ -1,0 +1,9 @@
+// Command weir runs stream processing jobs; see `weir --help`.
+package main
+
+import (
+	"github.com/weir-stream/weir/cli"
+	_ "github.com/weir-stream/weir/internal/jobs" // the built-in jobs
+)
+
+func main() { cli.Main() }

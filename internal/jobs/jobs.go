@@ -1,0 +1,19 @@
+// Package jobs holds the jobs built into the weir binary: wordcount and
+// keycount. They register themselves with weir.RegisterJob.
+package jobs
+
+import (
+	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/connector"
+	"github.com/weir-stream/weir/connectors/file"
+	"github.com/weir-stream/weir/connectors/stdout"
+)
+
+// output returns the sink for --output: standard output for "-", a
+// directory of JSON-lines part files otherwise.
+func output[T any](cfg weir.JobConfig) connector.Sink[T] {
+	if cfg.Output == "-" || cfg.Output == "" {
+		return stdout.JSON[T]()
+	}
+	return file.JSONSink[T](cfg.Output)
+}

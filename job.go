@@ -1,0 +1,82 @@
+package weir
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/spf13/pflag"
+
+	"github.com/weir-stream/weir/connector"
+)
+
+// Job is a named pipeline that the weir command line can run: `weir run
+// NAME [flags]`. A program registers its jobs (usually in init) and calls
+// cli.Main; every process of a cluster then builds the same pipeline.
+type Job struct {
+	// Name is what `weir run` is given.
+	Name string
+	// Short is a one-line description for help output.
+	Short string
+	// Long is the full description shown by `weir run NAME --help`.
+	Long string
+	// Flags declares the job's own flags on fs and returns the function
+	// that adds the job's operators to p once the flags are parsed.
+	Flags func(fs *pflag.FlagSet) Builder
+}
+
+// Builder adds a job's operators to a pipeline. cfg carries the settings
+// common to all jobs.
+type Builder func(p *Pipeline, cfg JobConfig) error
+
+// JobConfig holds the command-line settings every job shares.
+type JobConfig struct {
+	// Output is where the job writes its results (--output): a directory of
+	// JSON-lines part files, or "-" for standard output.
+	Output string
+	// OnMalformed is the policy for input records that cannot be parsed
+	// (--on-malformed).
+	OnMalformed connector.MalformedPolicy
+	// Malformed counts records skipped under the skip policy; sources
+	// should add to it.
+	Malformed func(connector.MalformedError)
+}
+
+var (
+	jobsMu sync.Mutex
+	jobs   = map[string]Job{}
+)
+
+// RegisterJob makes a job available to the command line. It panics on a
+// duplicate or empty name, as registration happens at start-up.
+func RegisterJob(j Job) {
+	jobsMu.Lock()
+	defer jobsMu.Unlock()
+	if j.Name == "" || j.Flags == nil {
+		panic("weir: RegisterJob needs a name and flags")
+	}
+	if _, dup := jobs[j.Name]; dup {
+		panic(fmt.Sprintf("weir: job %q registered twice", j.Name))
+	}
+	jobs[j.Name] = j
+}
+
+// LookupJob returns the registered job name.
+func LookupJob(name string) (Job, bool) {
+	jobsMu.Lock()
+	defer jobsMu.Unlock()
+	j, ok := jobs[name]
+	return j, ok
+}
+
+// Jobs returns the registered jobs sorted by name.
+func Jobs() []Job {
+	jobsMu.Lock()
+	defer jobsMu.Unlock()
+	out := make([]Job, 0, len(jobs))
+	for _, j := range jobs {
+		out = append(out, j)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
+	return out
+}
