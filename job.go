@@ -2,6 +2,7 @@ package weir
 
 import (
 	"fmt"
+	"io"
 	"sort"
 	"sync"
 
@@ -34,6 +35,8 @@ type JobConfig struct {
 	// Output is where the job writes its results (--output): a directory of
 	// JSON-lines part files, or "-" for standard output.
 	Output string
+	// Stdout is where output "-" goes (the command's standard output).
+	Stdout io.Writer
 	// OnMalformed is the policy for input records that cannot be parsed
 	// (--on-malformed).
 	OnMalformed connector.MalformedPolicy

@@ -17,6 +17,8 @@ type TaskMetrics struct {
 	RecordsIn  int64
 	RecordsOut int64
 	BytesOut   int64
+	// RecordsWritten counts the records the task's sink wrote.
+	RecordsWritten int64
 	// Watermark is the lowest input watermark among the subtasks, in epoch
 	// milliseconds; MinWatermark before any.
 	Watermark int64
@@ -42,6 +44,7 @@ func (p *Pipeline) Metrics() []TaskMetrics {
 			m.RecordsIn += sm.RecordsIn.Load()
 			m.RecordsOut += sm.RecordsOut.Load()
 			m.BytesOut += sm.BytesOut.Load()
+			m.RecordsWritten += sm.Written.Load()
 			m.Watermark = min(m.Watermark, sm.Watermark.Load())
 		}
 		out[i] = m

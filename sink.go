@@ -52,6 +52,7 @@ func (s *sinkOp[T]) write() error {
 		return nil
 	}
 	err := s.w.Write(s.ctx.Ctx, s.batch)
+	s.ctx.Metrics.Written.Add(int64(len(s.batch)))
 	clear(s.batch)
 	s.batch = s.batch[:0]
 	return err

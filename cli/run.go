@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -96,7 +97,7 @@ func runJob(ctx context.Context, j weir.Job, build weir.Builder, f *runFlags, st
 	}
 	var skipped atomic.Int64
 	var lastSkip atomic.Value
-	cfg := weir.JobConfig{Output: f.output, OnMalformed: policy, Malformed: func(e connector.MalformedError) {
+	cfg := weir.JobConfig{Output: f.output, Stdout: stdout, OnMalformed: policy, Malformed: func(e connector.MalformedError) {
 		skipped.Add(1)
 		lastSkip.Store(e.Error())
 	}}
@@ -115,6 +116,9 @@ func runJob(ctx context.Context, j weir.Job, build weir.Builder, f *runFlags, st
 		return nil
 	}
 	if _, err := p.Explain(); err != nil { // report graph errors before starting
+		return err
+	}
+	if err := prepareOutput(f.output); err != nil {
 		return err
 	}
 	show := f.progress == "on" || (f.progress == "auto" && isTerminal(stderr))
@@ -157,9 +161,7 @@ func totals(ms []weir.TaskMetrics) (in, out int64) {
 		if m.Source {
 			in += m.RecordsIn
 		}
-		if m.Sink {
-			out += m.RecordsIn
-		}
+		out += m.RecordsWritten
 	}
 	return in, out
 }
@@ -199,4 +201,24 @@ func formatWatermark(wm int64) string {
 		return "end"
 	}
 	return time.UnixMilli(wm).UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// prepareOutput removes the part files an earlier run left in an output
+// directory, so that the directory holds exactly this run's results.
+func prepareOutput(dir string) error {
+	if dir == "-" || dir == "" {
+		return nil
+	}
+	for _, pattern := range []string{"part-*.jsonl", ".part-*.jsonl.inprogress"} {
+		old, err := filepath.Glob(filepath.Join(dir, pattern))
+		if err != nil {
+			return err
+		}
+		for _, f := range old {
+			if err := os.Remove(f); err != nil {
+				return fmt.Errorf("--output: removing an earlier run's %s: %w", f, err)
+			}
+		}
+	}
+	return nil
 }

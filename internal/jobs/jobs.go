@@ -13,6 +13,9 @@ import (
 // directory of JSON-lines part files otherwise.
 func output[T any](cfg weir.JobConfig) connector.Sink[T] {
 	if cfg.Output == "-" || cfg.Output == "" {
+		if cfg.Stdout != nil {
+			return stdout.To[T](cfg.Stdout)
+		}
 		return stdout.JSON[T]()
 	}
 	return file.JSONSink[T](cfg.Output)

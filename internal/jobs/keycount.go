@@ -7,13 +7,15 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/connector"
+	"github.com/weir-stream/weir/connectors/file"
 	"github.com/weir-stream/weir/connectors/generator"
 )
 
 // KeyEvent is one generated keycount event.
 type KeyEvent struct {
-	Key  int64
-	Time int64 // epoch milliseconds
+	Key  int64 `json:"key"`
+	Time int64 `json:"time"` // epoch milliseconds
 }
 
 // KeyCount is one row of keycount's output.
@@ -32,6 +34,9 @@ type KeyCountConfig struct {
 	// TPS is the event-time density: event i happens at i/TPS seconds.
 	TPS  int64
 	Seed uint64
+	// Inputs, when set, are JSON-lines files of events ({"key": 1,
+	// "time": ms}) read instead of generated ones.
+	Inputs []string
 }
 
 // Event returns event i: its key and time depend only on the seed and i.
@@ -62,7 +67,11 @@ func init() {
 spaced 1/--tps seconds apart (event i's key and time depend only on --seed
 and i, so results do not depend on parallelism), and count them per key in
 tumbling event-time windows of --window. Output rows:
-{"key": ..., "window_start": ms, "window_end": ms, "count": ...}.`,
+{"key": ..., "window_start": ms, "window_end": ms, "count": ...}.
+
+With --input, events are read from JSON-lines files instead, one event
+{"key": 7, "time": 1700000000000} per line; --on-malformed decides what
+happens to lines that do not parse.`,
 		Flags: func(fs *pflag.FlagSet) weir.Builder {
 			c := KeyCountConfig{}
 			fs.Int64Var(&c.Events, "events", 1_000_000, "number of events to generate")
@@ -70,6 +79,7 @@ tumbling event-time windows of --window. Output rows:
 			fs.DurationVar(&c.Window, "window", time.Second, "tumbling window size (event time)")
 			fs.Int64Var(&c.TPS, "tps", 100_000, "events per second of event time")
 			fs.Uint64Var(&c.Seed, "seed", 1, "seed of the key sequence")
+			fs.StringSliceVarP(&c.Inputs, "input", "i", nil, "read events from these JSON-lines files instead of generating them")
 			return func(p *weir.Pipeline, cfg weir.JobConfig) error {
 				if err := c.Validate(); err != nil {
 					return err
@@ -83,8 +93,13 @@ tumbling event-time windows of --window. Output rows:
 
 // KeyCountPipeline adds the keycount operators.
 func KeyCountPipeline(p *weir.Pipeline, c KeyCountConfig, cfg weir.JobConfig) {
-	events := weir.FromSource(p, "events", generator.New(c.Events, c.Event),
-		weir.WithTimestamps(func(e KeyEvent) int64 { return e.Time }, 0))
+	var src connector.Source[KeyEvent] = generator.New(c.Events, c.Event)
+	delay := time.Duration(0) // generated events are in order
+	if len(c.Inputs) > 0 {
+		src = file.JSONLines[KeyEvent](file.JSONOptions{OnMalformed: cfg.OnMalformed, Malformed: cfg.Malformed}, c.Inputs...)
+		delay = time.Second
+	}
+	events := weir.FromSource(p, "events", src, weir.WithTimestamps(func(e KeyEvent) int64 { return e.Time }, delay))
 	windows := weir.WindowBy(weir.KeyBy(events, func(e KeyEvent) int64 { return e.Key }), weir.Tumbling(c.Window))
 	counts := weir.AggregateWindow(windows, countEvents{}, weir.Name("count"))
 	rows := weir.Map(counts, func(w weir.Windowed[int64, int64]) KeyCount {

@@ -10,6 +10,8 @@ type Metrics struct {
 	BytesOut   atomic.Int64
 	// Watermark is the subtask's current input watermark.
 	Watermark atomic.Int64
+	// Written counts records handed to sink writers.
+	Written atomic.Int64
 	// Skipped counts malformed records a source dropped by policy.
 	Skipped atomic.Int64
 }

@@ -1,0 +1,112 @@
+package exchange
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func data(n int) Element { return Element{Kind: Data, Buf: &Buffer{N: n}} }
+
+func TestGateKeepsFIFOPerChannelAndTakesTurns(t *testing.T) {
+	g := NewGate(2, 4)
+	ctx := context.Background()
+	for i := 1; i <= 3; i++ {
+		if err := g.Send(ctx, 0, data(i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Send(ctx, 1, data(10+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []int
+	for {
+		_, e, ok := g.Poll()
+		if !ok {
+			break
+		}
+		got = append(got, e.Buf.N)
+	}
+	want := []int{1, 11, 2, 12, 3, 13}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+}
+
+func TestGateBackpressureBlocksSenderUntilPoll(t *testing.T) {
+	g := NewGate(1, 2)
+	ctx := context.Background()
+	g.Send(ctx, 0, data(1))
+	g.Send(ctx, 0, data(2))
+	sent := make(chan error)
+	go func() { sent <- g.Send(ctx, 0, data(3)) }()
+	select {
+	case <-sent:
+		t.Fatal("send to a full channel returned before the receiver made room")
+	default:
+	}
+	if _, e, _ := g.Poll(); e.Buf.N != 1 {
+		t.Fatalf("got %d, want 1", e.Buf.N)
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []int{2, 3} {
+		if _, e, ok := g.Poll(); !ok || e.Buf.N != want {
+			t.Fatalf("got %v %v, want %d", e, ok, want)
+		}
+	}
+}
+
+func TestGateBlockedChannelIsSkippedAndKeepsItsElements(t *testing.T) {
+	g := NewGate(2, 4)
+	ctx := context.Background()
+	g.Send(ctx, 0, Element{Kind: Barrier, Checkpoint: 1})
+	g.Send(ctx, 0, data(5))
+	g.Send(ctx, 1, data(7))
+	g.Block(0)
+	if ch, e, ok := g.Poll(); !ok || ch != 1 || e.Buf.N != 7 {
+		t.Fatalf("got channel %d %v %v, want channel 1 with 7", ch, e, ok)
+	}
+	if _, _, ok := g.Poll(); ok {
+		t.Fatal("polled a blocked channel")
+	}
+	if snap := g.Snapshot(0); len(snap) != 2 || snap[0].Kind != Barrier {
+		t.Fatalf("snapshot of blocked channel: %v", snap)
+	}
+	g.Unblock(0)
+	select {
+	case <-g.Ready():
+	default:
+		t.Fatal("Unblock did not signal Ready")
+	}
+	if _, e, ok := g.Poll(); !ok || e.Kind != Barrier {
+		t.Fatalf("got %v, want the barrier", e)
+	}
+}
+
+func TestGateSendGivesUpWhenCancelled(t *testing.T) {
+	g := NewGate(1, 1)
+	g.Send(context.Background(), 0, data(1))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if err := g.Send(ctx, 0, data(2)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want deadline exceeded", err)
+	}
+}
+
+func TestDrainRecyclesBuffers(t *testing.T) {
+	g := NewGate(2, 2)
+	g.Send(context.Background(), 0, Element{Kind: Data, Buf: GetBuffer()})
+	g.Send(context.Background(), 1, Element{Kind: End})
+	g.Drain()
+	if _, _, ok := g.Poll(); ok {
+		t.Fatal("elements left after Drain")
+	}
+}
