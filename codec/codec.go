@@ -36,7 +36,10 @@
 //
 // Nil and empty slices, and nil and empty maps, encode identically and decode
 // as nil. Because every value has exactly one encoding, a successful Decode
-// followed by Append reproduces the bytes consumed.
+// followed by Append reproduces the bytes consumed (unless a type that encodes
+// itself breaks this rule).
+//
+// JSON provides an encoding/json based Codec for connectors.
 package codec
 
 import "errors"
@@ -44,7 +47,8 @@ import "errors"
 // Codec encodes and decodes values of type T.
 //
 // Append appends the encoding of v to dst and returns the extended slice; it
-// never fails for a value of T. Decode reads one value from the start of src
+// never fails for a value of T. (A codec whose format cannot represent some
+// values of T, such as JSON's for NaN, must document that and panic.) Decode reads one value from the start of src
 // into *v and returns the number of bytes consumed. Decode returns an error
 // wrapping ErrCorrupt when src does not start with a complete, valid encoding;
 // it never panics on bad input. After an error *v is unspecified and the

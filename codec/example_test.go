@@ -75,3 +75,36 @@ func Example_customCodec() {
 	// 2 2 19.99 <nil>
 	// codec: decoding cents: codec: corrupt input
 }
+
+// Version has unexported fields, so For cannot encode it structurally; it
+// implements Marshaler and Unmarshaler to encode itself as three bytes.
+type Version struct{ major, minor, patch uint8 }
+
+func (v Version) AppendBinary(dst []byte) ([]byte, error) {
+	return append(dst, v.major, v.minor, v.patch), nil
+}
+
+func (v *Version) DecodeBinary(src []byte) (int, error) {
+	if len(src) < 3 {
+		return 0, fmt.Errorf("version needs 3 bytes: %w", codec.ErrCorrupt)
+	}
+	v.major, v.minor, v.patch = src[0], src[1], src[2]
+	return 3, nil
+}
+
+func ExampleMarshaler() {
+	type Release struct {
+		Name    string
+		Version Version
+	}
+	c := codec.MustFor[Release]()
+	buf := c.Append(nil, Release{Name: "weir", Version: Version{1, 2, 3}})
+	fmt.Printf("% x\n", buf)
+
+	var r Release
+	_, err := c.Decode(buf, &r)
+	fmt.Println(r.Name, r.Version, err)
+	// Output:
+	// 04 77 65 69 72 01 02 03
+	// weir {1 2 3} <nil>
+}

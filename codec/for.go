@@ -41,10 +41,18 @@ type forEntry struct {
 //
 //	codec: no codec for field Order.Meta.Done of type chan int
 //
-// The returned codec encodes a struct with no reflection and, unless the
-// struct contains a self-encoding type inline, no allocation; decoding
-// allocates only what the decoded value holds (string bytes, slices, maps,
-// pointed-to values).
+// The returned codec works on raw memory through per-type tables built
+// once, with no reflection for structs, slices, arrays and pointers. Append
+// allocates nothing (beyond growing dst) except for maps, whose entries are
+// sorted in a scratch buffer, and for types holding a self-encoding type
+// inline, which move v to the heap. Decode allocates only what the decoded
+// value holds: string bytes, slices, maps and pointed-to values.
+//
+// Decoding is strict: it rejects over-long varints, out-of-range integers,
+// bool and presence bytes other than 0 and 1, lengths larger than the
+// remaining input, and maps with unsorted or duplicate keys. It never
+// reuses memory of the old *v (slices, maps and pointers are replaced) and
+// never retains src.
 func For[T any]() (Codec[T], error) {
 	t := reflect.TypeFor[T]()
 	if e, ok := forCache.Load(t); ok {
@@ -108,13 +116,20 @@ func newFor[T any](t reflect.Type) (Codec[T], error) {
 	if err != nil {
 		return nil, err
 	}
+	// Decoding errors inside a named struct or container type start their
+	// field path with its name ("Trade.Legs[2].Price").
+	root := ""
+	switch pl.op {
+	case opStruct, opSlice, opArray, opMap, opPtr:
+		root = rootName(t)
+	}
 	switch {
 	case pl.inlineCustom:
-		return &escapingCodec[T]{pl: pl}, nil
+		return &escapingCodec[T]{pl: pl, root: root}, nil
 	case pl.op == opStruct:
-		return &structCodec[T]{pl: pl}, nil
+		return &structCodec[T]{pl: pl, root: root}, nil
 	default:
-		return &valueCodec[T]{pl: pl}, nil
+		return &valueCodec[T]{pl: pl, root: root}, nil
 	}
 }
 
@@ -124,7 +139,10 @@ func newFor[T any](t reflect.Type) (Codec[T], error) {
 // stack. That is safe because the built-in encoders never retain the
 // pointer: they read through it and return, and the reflection used for
 // maps first copies the map pointer out of the value.
-type structCodec[T any] struct{ pl *plan }
+type structCodec[T any] struct {
+	pl   *plan
+	root string // prefix of field paths in decoding errors
+}
 
 func (c *structCodec[T]) Append(dst []byte, v T) []byte {
 	return appendStruct(dst, c.pl, noescape(unsafe.Pointer(&v)))
@@ -133,13 +151,16 @@ func (c *structCodec[T]) Append(dst []byte, v T) []byte {
 func (c *structCodec[T]) Decode(src []byte, v *T) (int, error) {
 	n, err := decodeStruct(src, c.pl, unsafe.Pointer(v))
 	if err != nil {
-		return 0, withPath(err, c.pl.name)
+		return 0, withPath(err, c.root)
 	}
 	return n, nil
 }
 
 // valueCodec is structCodec for types other than structs.
-type valueCodec[T any] struct{ pl *plan }
+type valueCodec[T any] struct {
+	pl   *plan
+	root string // prefix of field paths in decoding errors
+}
 
 func (c *valueCodec[T]) Append(dst []byte, v T) []byte {
 	return appendOp(dst, c.pl, noescape(unsafe.Pointer(&v)))
@@ -148,7 +169,7 @@ func (c *valueCodec[T]) Append(dst []byte, v T) []byte {
 func (c *valueCodec[T]) Decode(src []byte, v *T) (int, error) {
 	n, err := decodeOp(src, c.pl, unsafe.Pointer(v))
 	if err != nil {
-		return 0, withPath(err, c.pl.name)
+		return 0, withPath(err, c.root)
 	}
 	return n, nil
 }
@@ -157,7 +178,10 @@ func (c *valueCodec[T]) Decode(src []byte, v *T) (int, error) {
 // encodes itself. The user's AppendBinary receives a pointer into v and may
 // keep it, so v must not be hidden from escape analysis and moves to the
 // heap on each Append.
-type escapingCodec[T any] struct{ pl *plan }
+type escapingCodec[T any] struct {
+	pl   *plan
+	root string // prefix of field paths in decoding errors
+}
 
 func (c *escapingCodec[T]) Append(dst []byte, v T) []byte {
 	return appendOp(dst, c.pl, unsafe.Pointer(&v))
@@ -166,7 +190,7 @@ func (c *escapingCodec[T]) Append(dst []byte, v T) []byte {
 func (c *escapingCodec[T]) Decode(src []byte, v *T) (int, error) {
 	n, err := decodeOp(src, c.pl, unsafe.Pointer(v))
 	if err != nil {
-		return 0, withPath(err, c.pl.name)
+		return 0, withPath(err, c.root)
 	}
 	return n, nil
 }

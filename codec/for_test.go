@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -313,5 +314,52 @@ func TestAllocs(t *testing.T) {
 		if got := testing.AllocsPerRun(100, tt.f); got != tt.want {
 			t.Errorf("%s: %v allocs, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// concurrentRec is used only by TestConcurrent, so that its codec is built
+// while the goroutines race.
+type concurrentRec struct {
+	O    Outer
+	Tree Node
+	Next *concurrentRec
+}
+
+func TestConcurrent(t *testing.T) {
+	v := concurrentRec{O: sampleOuter(), Tree: Node{Val: 1, Kids: []Node{{Val: 2}}}, Next: &concurrentRec{}}
+	want := codec.MustFor[Outer]().Append(nil, v.O)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			c, err := codec.For[concurrentRec]()
+			if err != nil {
+				errs <- err
+				return
+			}
+			oc := codec.MustFor[Outer]()
+			var buf []byte
+			for range 200 {
+				buf = c.Append(buf[:0], v)
+				var got concurrentRec
+				if _, err := c.Decode(buf, &got); err != nil {
+					errs <- err
+					return
+				}
+				if !reflect.DeepEqual(got, v) {
+					errs <- errors.New("concurrent round trip mismatch")
+					return
+				}
+				if enc := oc.Append(nil, got.O); !bytes.Equal(enc, want) {
+					errs <- errors.New("concurrent encodings differ")
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

@@ -30,7 +30,6 @@ type plan struct {
 	n       int     // array length
 	fields  []field // struct fields encoded, in declaration order
 	skipped []field // struct fields tagged `codec:"-"`, zeroed on decode
-	name    string  // type name used in decoding errors
 }
 
 // field is one struct field of a struct plan.
@@ -98,16 +97,22 @@ func planFor(t reflect.Type) (*plan, error) {
 	return p, nil
 }
 
-// rootPath is how error paths name the type passed to For. As in Go
-// selectors, pointers are transparent.
+// rootPath is how error paths name the type passed to For: its name, or
+// if it has none its Go syntax. As in Go selectors, pointers are transparent.
 func rootPath(t reflect.Type) string {
+	if name := rootName(t); name != "" {
+		return name
+	}
+	return t.String()
+}
+
+// rootName returns the name of t, or of the type t points to (through
+// any number of unnamed pointer types), or "".
+func rootName(t reflect.Type) string {
 	for t.Name() == "" && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t.Name() != "" {
-		return t.Name()
-	}
-	return t.String()
+	return t.Name()
 }
 
 // builder builds the plan for one root type and everything it reaches.
@@ -125,7 +130,7 @@ func (b *builder) build(t reflect.Type, path string, inField bool) (*plan, error
 	if p, ok := b.building[t]; ok {
 		return p, nil // a recursive type; p is completed further up the stack
 	}
-	p := &plan{typ: t, size: t.Size(), name: t.Name()}
+	p := &plan{typ: t, size: t.Size()}
 	b.building[t] = p
 	if err := b.fill(p, path, inField); err != nil {
 		return nil, err
@@ -141,7 +146,7 @@ func (b *builder) unsupported(t reflect.Type, path string, inField bool, reason 
 	return e
 }
 
-// fill sets everything in p but typ, size and name.
+// fill sets everything in p but typ and size.
 func (b *builder) fill(p *plan, path string, inField bool) error {
 	t := p.typ
 	if t == timeType {
@@ -282,9 +287,6 @@ func (b *builder) fillMap(p *plan, path string, inField bool) error {
 func (b *builder) fillStruct(p *plan, path string) error {
 	t := p.typ
 	p.op = opStruct
-	if p.name == "" {
-		p.name = t.String()
-	}
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if f.Name == "_" {
