@@ -2,6 +2,7 @@ package weir
 
 import (
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/weir-stream/weir/internal/plan"
@@ -23,13 +24,15 @@ type CoProcessFunction[K comparable, In1, In2, Out any] interface {
 // operator's watermark is the minimum of both inputs'.
 func CoProcess[K comparable, In1, In2, Out any](a KeyedStream[K, In1], b KeyedStream[K, In2], newFn func() CoProcessFunction[K, In1, In2, Out], os ...OpOption) Stream[Out] {
 	p := a.s.p
-	n := p.addNode(opts("co-process", os), plan.Operator, 1, &coNode[K, In1, In2, Out]{key1: a.key, key2: b.key, newFn: newFn})
-	connectKeyed(a, n, 0)
+	node := &coNode[K, In1, In2, Out]{key1: a.key, key2: b.key, newFn: newFn}
+	n := p.addNode(opts("co-process", os), plan.Operator, 1, node)
+	node.keys = connectKeyed(a, n, 0)
 	connectKeyed(b, n, 1)
 	return newStream[Out](p, n, 0)
 }
 
 type coNode[K comparable, In1, In2, Out any] struct {
+	keys  keyInfo[K]
 	key1  func(In1) K
 	key2  func(In2) K
 	newFn func() CoProcessFunction[K, In1, In2, Out]
@@ -38,7 +41,7 @@ type coNode[K comparable, In1, In2, Out any] struct {
 func (c *coNode[K, In1, In2, Out]) Build(ctx *task.Context, outs []any) (task.Built, error) {
 	fn := c.newFn()
 	op := &processOp[K, In1, Out]{key: c.key1, fn: coFirst[K, In1, In2, Out]{fn}}
-	op.core = newKeyedCore[K](ctx)
+	op.core = newKeyedCore[K](ctx, c.keys)
 	op.ctx = KeyedContext[K, Out]{core: op.core, out: out[Out](outs, 0)}
 	second := &coSecond[K, In1, In2, Out]{op: op, key: c.key2, fn: fn}
 	return task.Built{Op: op, Inputs: []any{op, second}}, nil
@@ -73,7 +76,7 @@ type coSecond[K comparable, In1, In2, Out any] struct {
 }
 
 func (s *coSecond[K, In1, In2, Out]) Collect(ts int64, v In2) {
-	s.op.core.key = s.key(v)
+	s.op.core.setKey(s.key(v))
 	s.op.core.ts = ts
 	if err := s.fn.ProcessElement2(&s.op.ctx, v); err != nil {
 		task.Fail(fmt.Errorf("%s: %w", s.op.core.name, err))
@@ -167,10 +170,10 @@ type intervalJoin[K comparable, A, B, Out any] struct {
 func (j *intervalJoin[K, A, B, Out]) Open(sc *StateContext[K]) error {
 	var err error
 	j.core = sc.core
-	if j.left, err = state.Register[K, map[int64][]A](sc.core.backend, "interval-join-left", nil, nil, nil); err != nil {
+	if j.left, err = registerKeyed[map[int64][]A](sc, "interval-join-left", maps.Clone); err != nil {
 		return err
 	}
-	j.right, err = state.Register[K, map[int64][]B](sc.core.backend, "interval-join-right", nil, nil, nil)
+	j.right, err = registerKeyed[map[int64][]B](sc, "interval-join-right", maps.Clone)
 	return err
 }
 
@@ -182,13 +185,14 @@ func (j *intervalJoin[K, A, B, Out]) ProcessElement1(ctx *KeyedContext[K, Out], 
 	if ts < ctx.Watermark() {
 		return nil // late
 	}
-	buf, _ := j.left.Get(ctx.Key())
-	if buf == nil {
+	sh := j.core.shard
+	buf, ok := j.left.GetMutable(sh, ctx.Key())
+	if !ok {
 		buf = map[int64][]A{}
-		j.left.Put(ctx.Key(), buf)
+		j.left.PutNew(sh, ctx.Key(), buf)
 	}
 	buf[ts] = append(buf[ts], v)
-	rights, _ := j.right.Get(ctx.Key())
+	rights, _ := j.right.Get(sh, ctx.Key())
 	for rts, rs := range rights {
 		if rts >= ts+j.lower && rts <= ts+j.upper {
 			for _, r := range rs {
@@ -210,13 +214,14 @@ func (j *intervalJoin[K, A, B, Out]) ProcessElement2(ctx *KeyedContext[K, Out], 
 	if ts < ctx.Watermark() {
 		return nil
 	}
-	buf, _ := j.right.Get(ctx.Key())
-	if buf == nil {
+	sh := j.core.shard
+	buf, ok := j.right.GetMutable(sh, ctx.Key())
+	if !ok {
 		buf = map[int64][]B{}
-		j.right.Put(ctx.Key(), buf)
+		j.right.PutNew(sh, ctx.Key(), buf)
 	}
 	buf[ts] = append(buf[ts], v)
-	lefts, _ := j.left.Get(ctx.Key())
+	lefts, _ := j.left.Get(sh, ctx.Key())
 	for lts, ls := range lefts {
 		if ts >= lts+j.lower && ts <= lts+j.upper {
 			for _, l := range ls {
@@ -230,25 +235,25 @@ func (j *intervalJoin[K, A, B, Out]) ProcessElement2(ctx *KeyedContext[K, Out], 
 
 // OnTimer drops buffered records that can no longer match.
 func (j *intervalJoin[K, A, B, Out]) OnTimer(ctx *KeyedContext[K, Out], t int64, _ TimeDomain) error {
-	k := ctx.Key()
-	if buf, ok := j.left.Get(k); ok {
+	k, sh := ctx.Key(), j.core.shard
+	if buf, ok := j.left.GetMutable(sh, k); ok {
 		for ts := range buf {
 			if ts+j.upper < t {
 				delete(buf, ts)
 			}
 		}
 		if len(buf) == 0 {
-			j.left.Delete(k)
+			j.left.Delete(sh, k)
 		}
 	}
-	if buf, ok := j.right.Get(k); ok {
+	if buf, ok := j.right.GetMutable(sh, k); ok {
 		for ts := range buf {
 			if ts-j.lower < t {
 				delete(buf, ts)
 			}
 		}
 		if len(buf) == 0 {
-			j.right.Delete(k)
+			j.right.Delete(sh, k)
 		}
 	}
 	return nil

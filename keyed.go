@@ -47,13 +47,20 @@ func (ks KeyedStream[K, T]) codecK() codec.Codec[K] {
 	return c
 }
 
+// keyInfo is what a keyed operator needs to know about its key type.
+type keyInfo[K comparable] struct {
+	codec codec.Codec[K]
+	hash  func(K) uint64
+}
+
 // connectKeyed feeds ks into input i of n through a hash edge.
-func connectKeyed[K comparable, T any](ks KeyedStream[K, T], n *plan.Node, input int) {
+func connectKeyed[K comparable, T any](ks KeyedStream[K, T], n *plan.Node, input int) keyInfo[K] {
 	n.Keyed = true
 	kc := ks.codecK()
 	h := keyHasher(kc)
 	key := ks.key
 	connect(ks.s, n, input, plan.Hash, func(v T) uint64 { return h(key(v)) })
+	return keyInfo[K]{codec: kc, hash: h}
 }
 
 // keyHasher returns the stable key hash for K: direct for strings and

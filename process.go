@@ -60,6 +60,7 @@ func (f ProcessFunc[K, In, Out]) OnTimer(*KeyedContext[K, Out], int64, TimeDomai
 // key, the state backend and the timers.
 type keyedCore[K comparable] struct {
 	key     K
+	shard   int // the current key's shard in keyed tables
 	ts      int64
 	wm      int64
 	backend *state.Backend
@@ -67,12 +68,40 @@ type keyedCore[K comparable] struct {
 	procs   *state.Timers[K]
 	now     func() int64
 	name    string
+	keys    keyInfo[K]
+	maxPar  int
 }
 
-func newKeyedCore[K comparable](ctx *task.Context) *keyedCore[K] {
-	return &keyedCore[K]{wm: task.MinWatermark, backend: state.NewBackend(),
-		events: state.NewTimers[K](), procs: state.NewTimers[K](), now: ctx.Now, name: ctx.Operator}
+func newKeyedCore[K comparable](ctx *task.Context, keys keyInfo[K]) *keyedCore[K] {
+	return &keyedCore[K]{wm: task.MinWatermark, now: ctx.Now, name: ctx.Operator, keys: keys, maxPar: ctx.MaxParallelism,
+		backend: state.NewBackend(ctx.KeyGroupStart, ctx.KeyGroupEnd, ctx.MaxParallelism)}
 }
+
+// open registers the timers; it runs after a restore, so that restored
+// timers are claimed.
+func (c *keyedCore[K]) open() error {
+	var err error
+	if c.events, err = state.RegisterTimers(c.backend, "timers-event", c.keys.codec, c.keyGroup); err != nil {
+		return err
+	}
+	c.procs, err = state.RegisterTimers(c.backend, "timers-processing", c.keys.codec, c.keyGroup)
+	return err
+}
+
+// keyGroup returns the key group of k.
+func (c *keyedCore[K]) keyGroup(k K) int { return task.KeyGroup(c.keys.hash(k), c.maxPar) }
+
+// setKey makes k the current key.
+func (c *keyedCore[K]) setKey(k K) {
+	c.key = k
+	c.shard = c.backend.Shard(c.keyGroup(k))
+}
+
+// snapshot freezes the keyed state; see task.Snapshotter.
+func (c *keyedCore[K]) Snapshot() (func() []byte, error) { return c.backend.Snapshot(), nil }
+
+// Restore loads keyed state before Open; see task.Snapshotter.
+func (c *keyedCore[K]) Restore(data []byte) error { return c.backend.Restore(data) }
 
 // StateContext creates state handles for a keyed function. It is valid only
 // during Open.
@@ -129,19 +158,21 @@ func (c *KeyedContext[K, Out]) DeleteProcessingTimer(t int64) { c.core.procs.Del
 // Process applies a keyed process function to ks. newFn is called once per
 // subtask.
 func Process[K comparable, In, Out any](ks KeyedStream[K, In], newFn func() KeyedProcessFunction[K, In, Out], os ...OpOption) Stream[Out] {
-	n := ks.s.p.addNode(opts("process", os), plan.Operator, 1, &processNode[K, In, Out]{key: ks.key, newFn: newFn})
-	connectKeyed(ks, n, 0)
+	node := &processNode[K, In, Out]{key: ks.key, newFn: newFn}
+	n := ks.s.p.addNode(opts("process", os), plan.Operator, 1, node)
+	node.keys = connectKeyed(ks, n, 0)
 	return newStream[Out](ks.s.p, n, 0)
 }
 
 type processNode[K comparable, In, Out any] struct {
 	key   func(In) K
+	keys  keyInfo[K]
 	newFn func() KeyedProcessFunction[K, In, Out]
 }
 
 func (p *processNode[K, In, Out]) Build(ctx *task.Context, outs []any) (task.Built, error) {
 	op := &processOp[K, In, Out]{key: p.key, fn: p.newFn()}
-	op.core = newKeyedCore[K](ctx)
+	op.core = newKeyedCore[K](ctx, p.keys)
 	op.ctx = KeyedContext[K, Out]{core: op.core, out: out[Out](outs, 0)}
 	return task.Built{Op: op, Inputs: []any{op}}, nil
 }
@@ -154,7 +185,16 @@ type processOp[K comparable, In, Out any] struct {
 	ctx  KeyedContext[K, Out]
 }
 
+// Snapshot freezes the operator's keyed state and timers.
+func (p *processOp[K, In, Out]) Snapshot() (func() []byte, error) { return p.core.Snapshot() }
+
+// Restore loads the operator's keyed state and timers before Open.
+func (p *processOp[K, In, Out]) Restore(data []byte) error { return p.core.Restore(data) }
+
 func (p *processOp[K, In, Out]) Open(*task.Context) error {
+	if err := p.core.open(); err != nil {
+		return err
+	}
 	if o, ok := p.fn.(StateOpener[K]); ok {
 		sc := &StateContext[K]{core: p.core}
 		if err := o.Open(sc); err != nil {
@@ -166,7 +206,7 @@ func (p *processOp[K, In, Out]) Open(*task.Context) error {
 }
 
 func (p *processOp[K, In, Out]) Collect(ts int64, v In) {
-	p.core.key = p.key(v)
+	p.core.setKey(p.key(v))
 	p.core.ts = ts
 	if err := p.fn.ProcessElement(&p.ctx, v); err != nil {
 		task.Fail(fmt.Errorf("%s: %w", p.core.name, err))
@@ -179,7 +219,8 @@ func (p *processOp[K, In, Out]) Watermark(wm int64) int64 {
 		if !ok {
 			break
 		}
-		p.core.key, p.core.ts = k, t
+		p.core.setKey(k)
+		p.core.ts = t
 		if err := p.fn.OnTimer(&p.ctx, t, EventTime); err != nil {
 			task.Fail(fmt.Errorf("%s: event timer: %w", p.core.name, err))
 		}
@@ -196,7 +237,8 @@ func (p *processOp[K, In, Out]) FireProcessingTime(now int64) {
 		if !ok {
 			return
 		}
-		p.core.key, p.core.ts = k, t
+		p.core.setKey(k)
+		p.core.ts = t
 		if err := p.fn.OnTimer(&p.ctx, t, ProcessingTime); err != nil {
 			task.Fail(fmt.Errorf("%s: processing timer: %w", p.core.name, err))
 		}

@@ -1,8 +1,26 @@
 package weir
 
 import (
+	"fmt"
+	"maps"
+	"reflect"
+
+	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/state"
 )
+
+// registerKeyed registers a keyed table of the current operator.
+func registerKeyed[V any, K comparable](sc *StateContext[K], name string, clone func(V) V) (*state.Table[K, V], error) {
+	vc, err := codec.For[V]()
+	if err != nil {
+		return nil, fmt.Errorf("state %q: values of type %v cannot be checkpointed: %w", name, reflect.TypeFor[V](), err)
+	}
+	if sc.core.keys.codec == nil {
+		return nil, fmt.Errorf("state %q: keys of type %v cannot be checkpointed: no codec (set one with KeyedStream.WithKeyCodec)", name, reflect.TypeFor[K]())
+	}
+	return state.Register(sc.core.backend, name, state.TableOptions[K, V]{
+		Key: sc.core.keys.codec, Value: vc, KeyGroup: sc.core.keyGroup, Clone: clone})
+}
 
 // The state handles below hold one value (or list, or map) per key of a
 // keyed operator. They are created in StateOpener.Open and used from the
@@ -20,19 +38,19 @@ type ValueState[V any, K comparable] struct {
 // name. The type arguments are the value type and then the key type, which
 // Go infers from sc: NewValueState[int64](sc, "count").
 func NewValueState[V any, K comparable](sc *StateContext[K], name string) *ValueState[V, K] {
-	t, err := state.Register[K, V](sc.core.backend, name, nil, nil, nil)
+	t, err := registerKeyed[V](sc, name, nil)
 	sc.setErr(err)
 	return &ValueState[V, K]{t: t, core: sc.core}
 }
 
 // Value returns the current key's value and whether it is set.
-func (s *ValueState[V, K]) Value() (V, bool) { return s.t.Get(s.core.key) }
+func (s *ValueState[V, K]) Value() (V, bool) { return s.t.Get(s.core.shard, s.core.key) }
 
 // Update sets the current key's value.
-func (s *ValueState[V, K]) Update(v V) { s.t.Put(s.core.key, v) }
+func (s *ValueState[V, K]) Update(v V) { s.t.Put(s.core.shard, s.core.key, v) }
 
 // Clear removes the current key's value.
-func (s *ValueState[V, K]) Clear() { s.t.Delete(s.core.key) }
+func (s *ValueState[V, K]) Clear() { s.t.Delete(s.core.shard, s.core.key) }
 
 // ListState holds a list of values per key.
 type ListState[V any, K comparable] struct {
@@ -42,34 +60,34 @@ type ListState[V any, K comparable] struct {
 
 // NewListState creates the list state name.
 func NewListState[V any, K comparable](sc *StateContext[K], name string) *ListState[V, K] {
-	t, err := state.Register[K, []V](sc.core.backend, name, nil, nil, nil)
+	t, err := registerKeyed[[]V](sc, name, nil)
 	sc.setErr(err)
 	return &ListState[V, K]{t: t, core: sc.core}
 }
 
 // Get returns the current key's list; the caller must not modify it.
 func (s *ListState[V, K]) Get() []V {
-	l, _ := s.t.Get(s.core.key)
+	l, _ := s.t.Get(s.core.shard, s.core.key)
 	return l
 }
 
 // Add appends v to the current key's list.
 func (s *ListState[V, K]) Add(v V) {
-	l, _ := s.t.Get(s.core.key)
-	s.t.Put(s.core.key, append(l, v))
+	l, _ := s.t.Get(s.core.shard, s.core.key)
+	s.t.Put(s.core.shard, s.core.key, append(l, v))
 }
 
 // Update replaces the current key's list.
 func (s *ListState[V, K]) Update(l []V) {
 	if len(l) == 0 {
-		s.t.Delete(s.core.key)
+		s.t.Delete(s.core.shard, s.core.key)
 		return
 	}
-	s.t.Put(s.core.key, append([]V(nil), l...))
+	s.t.Put(s.core.shard, s.core.key, append([]V(nil), l...))
 }
 
 // Clear empties the current key's list.
-func (s *ListState[V, K]) Clear() { s.t.Delete(s.core.key) }
+func (s *ListState[V, K]) Clear() { s.t.Delete(s.core.shard, s.core.key) }
 
 // MapState holds a map per key.
 type MapState[UK comparable, UV any, K comparable] struct {
@@ -79,44 +97,44 @@ type MapState[UK comparable, UV any, K comparable] struct {
 
 // NewMapState creates the map state name.
 func NewMapState[UK comparable, UV any, K comparable](sc *StateContext[K], name string) *MapState[UK, UV, K] {
-	t, err := state.Register[K, map[UK]UV](sc.core.backend, name, nil, nil, nil)
+	t, err := registerKeyed[map[UK]UV](sc, name, maps.Clone)
 	sc.setErr(err)
 	return &MapState[UK, UV, K]{t: t, core: sc.core}
 }
 
 // Get returns the entry uk of the current key's map.
 func (s *MapState[UK, UV, K]) Get(uk UK) (UV, bool) {
-	m, _ := s.t.Get(s.core.key)
+	m, _ := s.t.Get(s.core.shard, s.core.key)
 	v, ok := m[uk]
 	return v, ok
 }
 
 // Put sets the entry uk of the current key's map.
 func (s *MapState[UK, UV, K]) Put(uk UK, uv UV) {
-	m, ok := s.t.Get(s.core.key)
+	m, ok := s.t.GetMutable(s.core.shard, s.core.key)
 	if !ok {
 		m = map[UK]UV{}
-		s.t.Put(s.core.key, m)
+		s.t.PutNew(s.core.shard, s.core.key, m)
 	}
 	m[uk] = uv
 }
 
 // Delete removes the entry uk of the current key's map.
 func (s *MapState[UK, UV, K]) Delete(uk UK) {
-	m, ok := s.t.Get(s.core.key)
+	m, ok := s.t.GetMutable(s.core.shard, s.core.key)
 	if !ok {
 		return
 	}
 	delete(m, uk)
 	if len(m) == 0 {
-		s.t.Delete(s.core.key)
+		s.t.Delete(s.core.shard, s.core.key)
 	}
 }
 
 // All calls f for every entry of the current key's map until f returns
 // false. f must not modify the map.
 func (s *MapState[UK, UV, K]) All(f func(UK, UV) bool) {
-	m, _ := s.t.Get(s.core.key)
+	m, _ := s.t.Get(s.core.shard, s.core.key)
 	for k, v := range m {
 		if !f(k, v) {
 			return
@@ -126,12 +144,12 @@ func (s *MapState[UK, UV, K]) All(f func(UK, UV) bool) {
 
 // Len returns the number of entries in the current key's map.
 func (s *MapState[UK, UV, K]) Len() int {
-	m, _ := s.t.Get(s.core.key)
+	m, _ := s.t.Get(s.core.shard, s.core.key)
 	return len(m)
 }
 
 // Clear empties the current key's map.
-func (s *MapState[UK, UV, K]) Clear() { s.t.Delete(s.core.key) }
+func (s *MapState[UK, UV, K]) Clear() { s.t.Delete(s.core.shard, s.core.key) }
 
 // ReducingState folds the values added for a key with a reduce function.
 type ReducingState[V any, K comparable] struct {
@@ -142,25 +160,25 @@ type ReducingState[V any, K comparable] struct {
 
 // NewReducingState creates the reducing state name.
 func NewReducingState[V any, K comparable](sc *StateContext[K], name string, reduce func(acc, v V) V) *ReducingState[V, K] {
-	t, err := state.Register[K, V](sc.core.backend, name, nil, nil, nil)
+	t, err := registerKeyed[V](sc, name, nil)
 	sc.setErr(err)
 	return &ReducingState[V, K]{t: t, core: sc.core, reduce: reduce}
 }
 
 // Add folds v into the current key's value and returns the result.
 func (s *ReducingState[V, K]) Add(v V) V {
-	if acc, ok := s.t.Get(s.core.key); ok {
+	if acc, ok := s.t.Get(s.core.shard, s.core.key); ok {
 		v = s.reduce(acc, v)
 	}
-	s.t.Put(s.core.key, v)
+	s.t.Put(s.core.shard, s.core.key, v)
 	return v
 }
 
 // Get returns the current key's folded value.
-func (s *ReducingState[V, K]) Get() (V, bool) { return s.t.Get(s.core.key) }
+func (s *ReducingState[V, K]) Get() (V, bool) { return s.t.Get(s.core.shard, s.core.key) }
 
 // Clear removes the current key's value.
-func (s *ReducingState[V, K]) Clear() { s.t.Delete(s.core.key) }
+func (s *ReducingState[V, K]) Clear() { s.t.Delete(s.core.shard, s.core.key) }
 
 // Aggregator folds inputs into an accumulator and derives a result from it.
 // Merge combines two accumulators (needed by session windows).
@@ -180,23 +198,23 @@ type AggregatingState[In, Acc, Out any, K comparable] struct {
 
 // NewAggregatingState creates the aggregating state name.
 func NewAggregatingState[In, Acc, Out any, K comparable](sc *StateContext[K], name string, agg Aggregator[In, Acc, Out]) *AggregatingState[In, Acc, Out, K] {
-	t, err := state.Register[K, Acc](sc.core.backend, name, nil, nil, nil)
+	t, err := registerKeyed[Acc](sc, name, nil)
 	sc.setErr(err)
 	return &AggregatingState[In, Acc, Out, K]{t: t, core: sc.core, agg: agg}
 }
 
 // Add folds in into the current key's accumulator.
 func (s *AggregatingState[In, Acc, Out, K]) Add(in In) {
-	acc, ok := s.t.Get(s.core.key)
+	acc, ok := s.t.Get(s.core.shard, s.core.key)
 	if !ok {
 		acc = s.agg.Create()
 	}
-	s.t.Put(s.core.key, s.agg.Add(acc, in))
+	s.t.Put(s.core.shard, s.core.key, s.agg.Add(acc, in))
 }
 
 // Get returns the result for the current key.
 func (s *AggregatingState[In, Acc, Out, K]) Get() (Out, bool) {
-	acc, ok := s.t.Get(s.core.key)
+	acc, ok := s.t.Get(s.core.shard, s.core.key)
 	if !ok {
 		var zero Out
 		return zero, false
@@ -205,4 +223,4 @@ func (s *AggregatingState[In, Acc, Out, K]) Get() (Out, bool) {
 }
 
 // Clear removes the current key's accumulator.
-func (s *AggregatingState[In, Acc, Out, K]) Clear() { s.t.Delete(s.core.key) }
+func (s *AggregatingState[In, Acc, Out, K]) Clear() { s.t.Delete(s.core.shard, s.core.key) }

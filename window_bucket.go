@@ -1,6 +1,11 @@
 package weir
 
 import (
+	"fmt"
+	"maps"
+	"reflect"
+
+	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/state"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -10,52 +15,77 @@ import (
 // mapping each key to its accumulator, with one timer per window rather
 // than per key and window. Firing a window walks its bucket and drops it
 // whole, which also keeps the maps free of deleted entries.
+//
+// Buckets are not split by key group, so their state restores only at the
+// parallelism it was taken with.
 type bucketOperator[K comparable, T, Acc, Out any] struct {
 	*windowNode[K, T, Acc, Out]
 	task.Base
+	core    *keyedCore[K]
 	next    task.Collector[Out]
 	late    task.Collector[T]
-	wm      int64
-	backend *state.Backend
 	buckets *state.Table[Window, map[K]Acc]
 	timers  *state.Timers[Window]
 	wins    []Window
 	emitTS  int64
 	out     func(Out)
-	name    string
-	// The last bucket used: consecutive records mostly share a window.
+	// The last bucket used, valid while the backend's epoch is lastEpoch:
+	// consecutive records mostly share a window.
 	lastWin    Window
 	lastBucket map[K]Acc
+	lastEpoch  uint64
+}
+
+func (o *bucketOperator[K, T, Acc, Out]) Snapshot() (func() []byte, error) { return o.core.Snapshot() }
+func (o *bucketOperator[K, T, Acc, Out]) Restore(data []byte) error        { return o.core.Restore(data) }
+
+func (o *bucketOperator[K, T, Acc, Out]) Open(*task.Context) error {
+	wc, err := codec.For[Window]()
+	if err != nil {
+		return err
+	}
+	bc, err := codec.For[map[K]Acc]()
+	if err != nil {
+		return fmt.Errorf("window state of %v keys and %v accumulators cannot be checkpointed: %w", reflect.TypeFor[K](), reflect.TypeFor[Acc](), err)
+	}
+	if o.buckets, err = state.Register(o.core.backend, "window-buckets", state.TableOptions[Window, map[K]Acc]{
+		Key: wc, Value: bc, Clone: maps.Clone[map[K]Acc]}); err != nil {
+		return err
+	}
+	o.timers, err = state.RegisterTimers[Window](o.core.backend, "window-timers", wc, nil)
+	return err
 }
 
 func (o *bucketOperator[K, T, Acc, Out]) collect(v Out) { o.next.Collect(o.emitTS, v) }
 
+// bucket returns the window's bucket, ready to be changed in place.
 func (o *bucketOperator[K, T, Acc, Out]) bucket(win Window) map[K]Acc {
-	if o.lastBucket != nil && win == o.lastWin {
+	epoch := o.core.backend.Epoch()
+	if o.lastBucket != nil && win == o.lastWin && epoch == o.lastEpoch {
 		return o.lastBucket
 	}
-	b, ok := o.buckets.Get(win)
+	b, ok := o.buckets.GetMutable(0, win)
 	if !ok {
 		b = map[K]Acc{}
-		o.buckets.Put(win, b)
-		if win.MaxTimestamp() > o.wm {
+		o.buckets.PutNew(0, win, b)
+		if win.MaxTimestamp() > o.core.wm {
 			o.timers.Register(win.MaxTimestamp(), win)
 		}
 	}
-	o.lastWin, o.lastBucket = win, b
+	o.lastWin, o.lastBucket, o.lastEpoch = win, b, epoch
 	return b
 }
 
 func (o *bucketOperator[K, T, Acc, Out]) Collect(ts int64, v T) {
 	if ts == NoTimestamp {
-		task.Failf("%s: record without event time in an event-time window; give the source WithTimestamps", o.name)
+		task.Failf("%s: record without event time in an event-time window; give the source WithTimestamps", o.core.name)
 	}
 	k := o.key(v)
 	o.wins = o.assigner.Assign(o.wins[:0], ts)
 	dropped := true
 	for _, win := range o.wins {
 		cleanup := cleanupTime(win, o.lateness)
-		if cleanup <= o.wm {
+		if cleanup <= o.core.wm {
 			continue // the window is gone
 		}
 		dropped = false
@@ -66,7 +96,7 @@ func (o *bucketOperator[K, T, Acc, Out]) Collect(ts int64, v T) {
 		}
 		acc = o.add(acc, v)
 		b[k] = acc
-		if win.MaxTimestamp() <= o.wm {
+		if win.MaxTimestamp() <= o.core.wm {
 			// A late record within the allowed lateness: fire the key's
 			// updated window now; the bucket lives until its cleanup time.
 			o.emitTS = win.MaxTimestamp()
@@ -82,13 +112,13 @@ func (o *bucketOperator[K, T, Acc, Out]) Collect(ts int64, v T) {
 // Watermark fires every window whose end the watermark passed and drops
 // the buckets whose allowed lateness expired.
 func (o *bucketOperator[K, T, Acc, Out]) Watermark(wm int64) int64 {
-	o.wm = wm
+	o.core.wm = wm
 	for {
 		t, win, ok := o.timers.PopDue(wm)
 		if !ok {
 			break
 		}
-		b, live := o.buckets.Get(win)
+		b, live := o.buckets.Get(0, win)
 		if !live {
 			continue
 		}
@@ -99,7 +129,7 @@ func (o *bucketOperator[K, T, Acc, Out]) Watermark(wm int64) int64 {
 			}
 		}
 		if cleanup := cleanupTime(win, o.lateness); cleanup <= wm {
-			o.buckets.Delete(win)
+			o.buckets.Delete(0, win)
 			if o.lastBucket != nil && o.lastWin == win {
 				o.lastBucket = nil
 			}

@@ -1,12 +1,21 @@
-// Package state holds the state of one subtask: keyed tables scoped to the
-// key being processed, and event-time and processing-time timers.
+// Package state holds the state of one operator instance: keyed tables
+// and timers, with snapshots for checkpoints.
 //
-// Every piece of operator state lives here, behind one Backend per subtask,
-// so that checkpoints can snapshot and restore all of it and rescaling can
-// move it by key group. The in-memory backend keeps Go values in maps.
+// Every piece of operator state lives here, behind one Backend per operator
+// instance, so that a checkpoint snapshots all of it and a restore brings
+// all of it back. The in-memory backend keeps Go values in maps.
+//
+// Snapshots are copy-on-write. Snapshot freezes every table synchronously
+// (a constant amount of work per key group) and returns a function that
+// encodes the frozen maps; the caller runs it on another goroutine while
+// the operator goes on. A write to a frozen key group first copies that
+// key group's map, so the encoder never sees a change. Values that are
+// containers mutated in place (maps, slices) are copied on their first
+// mutation after a snapshot through GetMutable.
 package state
 
 import (
+	"encoding/binary"
 	"fmt"
 	"sort"
 
@@ -14,76 +23,134 @@ import (
 )
 
 // Backend is the state of one operator instance in one subtask. It is used
-// from the subtask's goroutine only.
+// from the subtask's goroutine only, except for the encoding functions that
+// Snapshot returns.
 type Backend struct {
-	tables map[string]table
-	order  []string
+	parts    map[string]part
+	order    []string
+	restored map[string][]byte // sections of a restored snapshot not yet claimed
+	epoch    uint64            // snapshots taken so far
+	kgStart  int
+	kgEnd    int
+	maxPar   int
 }
 
-type table interface {
-	name() string
-	len() int
+// part is one named piece of state: a table or a timer set.
+type part interface {
+	// freeze captures the current contents and returns the function that
+	// encodes them (appending to dst). It is called on the owner goroutine;
+	// the returned function may run on another.
+	freeze() func(dst []byte) []byte
 }
 
-// NewBackend returns an empty backend.
-func NewBackend() *Backend {
-	return &Backend{tables: map[string]table{}}
+// NewBackend returns an empty backend for an operator instance owning key
+// groups [kgStart, kgEnd) of maxPar.
+func NewBackend(kgStart, kgEnd, maxPar int) *Backend {
+	if kgEnd <= kgStart {
+		kgStart, kgEnd = 0, 1
+	}
+	return &Backend{parts: map[string]part{}, kgStart: kgStart, kgEnd: kgEnd, maxPar: max(maxPar, 1)}
 }
 
-// Names returns the names of the registered tables in registration order.
+// Names returns the names of the registered parts, sorted.
 func (b *Backend) Names() []string { return append([]string(nil), b.order...) }
 
-// Table is a map from keys to values: the storage of keyed state. K is the
-// operator's key type (possibly combined with a namespace such as a window).
-type Table[K comparable, V any] struct {
-	n     string
-	m     map[K]V
-	key   codec.Codec[K]
-	value codec.Codec[V]
-	hash  func(K) uint64
-}
+// Epoch returns the number of snapshots taken. Code that caches references
+// into state must drop them when it changes.
+func (b *Backend) Epoch() uint64 { return b.epoch }
 
-// Register returns the table named name, creating it on first use. It
-// fails when a table of that name exists with other types.
-func Register[K comparable, V any](b *Backend, name string, key codec.Codec[K], value codec.Codec[V], hash func(K) uint64) (*Table[K, V], error) {
-	if t, ok := b.tables[name]; ok {
-		tt, ok := t.(*Table[K, V])
-		if !ok {
-			return nil, fmt.Errorf("state %q is already registered with other types", name)
-		}
-		return tt, nil
-	}
-	t := &Table[K, V]{n: name, m: map[K]V{}, key: key, value: value, hash: hash}
-	b.tables[name] = t
+func (b *Backend) add(name string, p part) {
+	b.parts[name] = p
 	b.order = append(b.order, name)
 	sort.Strings(b.order)
-	return t, nil
 }
 
-func (t *Table[K, V]) name() string { return t.n }
-func (t *Table[K, V]) len() int     { return len(t.m) }
-
-// Get returns the value of k.
-func (t *Table[K, V]) Get(k K) (V, bool) {
-	v, ok := t.m[k]
-	return v, ok
+// claim returns and forgets the restored section of name.
+func (b *Backend) claim(name string) ([]byte, bool) {
+	data, ok := b.restored[name]
+	delete(b.restored, name)
+	return data, ok
 }
 
-// Put sets the value of k.
-func (t *Table[K, V]) Put(k K, v V) { t.m[k] = v }
+// Snapshot freezes all state and returns a function that encodes it. The
+// function may run on any goroutine while the owner goes on changing state.
+func (b *Backend) Snapshot() func() []byte {
+	b.epoch++
+	encs := make([]func([]byte) []byte, len(b.order))
+	names := append([]string(nil), b.order...)
+	for i, n := range names {
+		encs[i] = b.parts[n].freeze()
+	}
+	// Sections restored but not claimed by any registration (state an
+	// operator has not touched yet since the restore) are carried over.
+	carried := map[string][]byte{}
+	for n, d := range b.restored {
+		carried[n] = d
+	}
+	return func() []byte {
+		out := binary.AppendUvarint(nil, uint64(len(names)+len(carried)))
+		for i, n := range names {
+			out = appendString(out, n)
+			body := encs[i](nil)
+			out = binary.AppendUvarint(out, uint64(len(body)))
+			out = append(out, body...)
+		}
+		cn := make([]string, 0, len(carried))
+		for n := range carried {
+			cn = append(cn, n)
+		}
+		sort.Strings(cn)
+		for _, n := range cn {
+			out = appendString(out, n)
+			out = binary.AppendUvarint(out, uint64(len(carried[n])))
+			out = append(out, carried[n]...)
+		}
+		return out
+	}
+}
 
-// Delete removes k.
-func (t *Table[K, V]) Delete(k K) { delete(t.m, k) }
-
-// Len returns the number of keys.
-func (t *Table[K, V]) Len() int { return len(t.m) }
-
-// All calls f for every entry until f returns false. The order is
-// unspecified; f must not add keys.
-func (t *Table[K, V]) All(f func(K, V) bool) {
-	for k, v := range t.m {
-		if !f(k, v) {
-			return
+// Restore loads snapshots taken by Snapshot. Each part takes its section
+// when it is registered. Several snapshots (from different old subtasks)
+// may be given: keyed entries are filtered to this backend's key groups,
+// which is how keyed state moves when parallelism changes.
+func (b *Backend) Restore(snapshots ...[]byte) error {
+	if b.restored == nil {
+		b.restored = map[string][]byte{}
+	}
+	for _, data := range snapshots {
+		if len(data) == 0 {
+			continue
+		}
+		n, k := binary.Uvarint(data)
+		if k <= 0 {
+			return fmt.Errorf("state: corrupt snapshot header: %w", codec.ErrCorrupt)
+		}
+		data = data[k:]
+		for range n {
+			name, rest, err := readString(data)
+			if err != nil {
+				return fmt.Errorf("state: corrupt section name: %w", err)
+			}
+			l, k := binary.Uvarint(rest)
+			if k <= 0 || uint64(len(rest)-k) < l {
+				return fmt.Errorf("state: section %q is truncated: %w", name, codec.ErrCorrupt)
+			}
+			b.restored[name] = append(b.restored[name], rest[k:k+int(l)]...)
+			data = rest[k+int(l):]
 		}
 	}
+	return nil
+}
+
+func appendString(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+func readString(src []byte) (string, []byte, error) {
+	l, k := binary.Uvarint(src)
+	if k <= 0 || uint64(len(src)-k) < l {
+		return "", nil, codec.ErrCorrupt
+	}
+	return string(src[k : k+int(l)]), src[k+int(l):], nil
 }

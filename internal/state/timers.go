@@ -1,6 +1,12 @@
 package state
 
-import "container/heap"
+import (
+	"container/heap"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/weir-stream/weir/codec"
+)
 
 // Timers is a set of (time, key) timers with at most one timer per pair,
 // ordered by time. It serves both event time (fired by watermarks) and
@@ -28,9 +34,69 @@ func (h *timerHeap[K]) Pop() any {
 	return x
 }
 
-// NewTimers returns an empty timer set.
+// NewTimers returns an empty timer set that is not part of any snapshot.
 func NewTimers[K comparable]() *Timers[K] {
 	return &Timers[K]{set: map[timer[K]]struct{}{}}
+}
+
+// RegisterTimers returns a timer set that is snapshotted with b under
+// name, restored from b's restored snapshot if it holds one. keyGroup, if
+// not nil, filters restored timers to the key groups b owns.
+func RegisterTimers[K comparable](b *Backend, name string, key codec.Codec[K], keyGroup func(K) int) (*Timers[K], error) {
+	if p, ok := b.parts[name]; ok {
+		t, ok := p.(*timerPart[K])
+		if !ok {
+			return nil, fmt.Errorf("state %q is already registered with other types", name)
+		}
+		return t.Timers, nil
+	}
+	if key == nil {
+		return nil, fmt.Errorf("timers %q: missing key codec", name)
+	}
+	t := &timerPart[K]{Timers: NewTimers[K](), key: key}
+	if data, ok := b.claim(name); ok {
+		for len(data) > 0 {
+			ts, n := binary.Varint(data)
+			if n <= 0 {
+				return nil, fmt.Errorf("restoring timers %q: bad time: %w", name, codec.ErrCorrupt)
+			}
+			data = data[n:]
+			var k K
+			n, err := key.Decode(data, &k)
+			if err != nil {
+				return nil, fmt.Errorf("restoring timers %q: %w", name, err)
+			}
+			data = data[n:]
+			if keyGroup != nil {
+				if kg := keyGroup(k); kg < b.kgStart || kg >= b.kgEnd {
+					continue
+				}
+			}
+			t.Register(ts, k)
+		}
+	}
+	b.add(name, t)
+	return t.Timers, nil
+}
+
+// timerPart snapshots a timer set by copying its timers synchronously.
+type timerPart[K comparable] struct {
+	*Timers[K]
+	key codec.Codec[K]
+}
+
+func (t *timerPart[K]) freeze() func([]byte) []byte {
+	copied := make([]timer[K], 0, len(t.set))
+	for tm := range t.set {
+		copied = append(copied, tm)
+	}
+	return func(dst []byte) []byte {
+		for _, tm := range copied {
+			dst = binary.AppendVarint(dst, tm.t)
+			dst = t.key.Append(dst, tm.key)
+		}
+		return dst
+	}
 }
 
 // Register adds a timer for key at t; registering it twice has no effect.

@@ -1,0 +1,223 @@
+package state
+
+import (
+	"encoding/binary"
+	"fmt"
+	"maps"
+
+	"github.com/weir-stream/weir/codec"
+)
+
+// Table maps keys to values: the storage of keyed state. K is the
+// operator's key, possibly combined with a namespace such as a window.
+//
+// Keyed tables are split into one map per key group the instance owns (a
+// shard), so that a snapshot freezes and a later write copies only one key
+// group at a time, and so that entries can move to another subtask by key
+// group. The caller names the shard of every access: the key group of the
+// current key minus the first key group owned (see Backend.Shard); tables
+// registered without a key-group function have a single shard 0.
+type Table[K comparable, V any] struct {
+	name     string
+	b        *Backend
+	shards   []map[K]V
+	frozen   []bool
+	owned    []map[K]struct{} // per shard: values copied since the last snapshot
+	key      codec.Codec[K]
+	value    codec.Codec[V]
+	keyGroup func(K) int // nil: one shard, key group 0
+	clone    func(V) V
+}
+
+// TableOptions describe a table's types and layout.
+type TableOptions[K comparable, V any] struct {
+	// Key and Value encode entries in snapshots.
+	Key   codec.Codec[K]
+	Value codec.Codec[V]
+	// KeyGroup returns a key's key group; nil for an unsharded table.
+	KeyGroup func(K) int
+	// Clone deep-copies a value; needed only by GetMutable.
+	Clone func(V) V
+}
+
+// Register returns the table named name, creating it on first use and
+// filling it from a restored snapshot. It fails when the name is taken by
+// state of other types, or when the codecs are missing.
+func Register[K comparable, V any](b *Backend, name string, o TableOptions[K, V]) (*Table[K, V], error) {
+	if p, ok := b.parts[name]; ok {
+		t, ok := p.(*Table[K, V])
+		if !ok {
+			return nil, fmt.Errorf("state %q is already registered with other types", name)
+		}
+		return t, nil
+	}
+	if o.Key == nil || o.Value == nil {
+		return nil, fmt.Errorf("state %q: missing codec for its keys or values", name)
+	}
+	n := 1
+	if o.KeyGroup != nil {
+		n = b.kgEnd - b.kgStart
+	}
+	t := &Table[K, V]{name: name, b: b, shards: make([]map[K]V, n), frozen: make([]bool, n),
+		owned: make([]map[K]struct{}, n), key: o.Key, value: o.Value, keyGroup: o.KeyGroup, clone: o.Clone}
+	for i := range t.shards {
+		t.shards[i] = map[K]V{}
+	}
+	if data, ok := b.claim(name); ok {
+		if err := t.restore(data); err != nil {
+			return nil, fmt.Errorf("restoring state %q: %w", name, err)
+		}
+	}
+	b.add(name, t)
+	return t, nil
+}
+
+// Shard returns the shard of key group kg, for tables with a key-group
+// function.
+func (b *Backend) Shard(kg int) int { return kg - b.kgStart }
+
+// Get returns the value of k in shard s.
+func (t *Table[K, V]) Get(s int, k K) (V, bool) {
+	v, ok := t.shards[s][k]
+	return v, ok
+}
+
+// writable returns shard s's map, copying it first if a snapshot holds it.
+func (t *Table[K, V]) writable(s int) map[K]V {
+	if t.frozen[s] {
+		t.shards[s] = maps.Clone(t.shards[s])
+		t.frozen[s] = false
+		t.owned[s] = nil
+	}
+	return t.shards[s]
+}
+
+// Put sets the value of k in shard s.
+func (t *Table[K, V]) Put(s int, k K, v V) { t.writable(s)[k] = v }
+
+// Delete removes k from shard s.
+func (t *Table[K, V]) Delete(s int, k K) {
+	if _, ok := t.shards[s][k]; ok {
+		delete(t.writable(s), k)
+		if t.owned[s] != nil {
+			delete(t.owned[s], k)
+		}
+	}
+}
+
+// GetMutable returns the value of k in shard s such that the caller may
+// change it in place (a map or a slice's elements): after a snapshot, the
+// first GetMutable of each key stores and returns a deep copy.
+func (t *Table[K, V]) GetMutable(s int, k K) (V, bool) {
+	v, ok := t.shards[s][k]
+	if !ok {
+		return v, false
+	}
+	if t.snapshotted() {
+		if _, own := t.owned[s][k]; !own {
+			v = t.clone(v)
+			t.writable(s)[k] = v
+			if t.owned[s] == nil {
+				t.owned[s] = map[K]struct{}{}
+			}
+			t.owned[s][k] = struct{}{}
+		}
+	}
+	return v, true
+}
+
+// PutNew stores a value the caller created (so it owns it) for k.
+func (t *Table[K, V]) PutNew(s int, k K, v V) {
+	t.writable(s)[k] = v
+	if t.snapshotted() {
+		if t.owned[s] == nil {
+			t.owned[s] = map[K]struct{}{}
+		}
+		t.owned[s][k] = struct{}{}
+	}
+}
+
+// snapshotted reports whether values may be shared with a snapshot: only
+// after the first snapshot is copying ever needed.
+func (t *Table[K, V]) snapshotted() bool { return t.b.epoch > 0 }
+
+// Len returns the number of keys.
+func (t *Table[K, V]) Len() int {
+	n := 0
+	for _, m := range t.shards {
+		n += len(m)
+	}
+	return n
+}
+
+// Shards returns the number of shards.
+func (t *Table[K, V]) Shards() int { return len(t.shards) }
+
+// All calls f for every entry of shard s until f returns false. f must not
+// change the table.
+func (t *Table[K, V]) All(s int, f func(K, V) bool) {
+	for k, v := range t.shards[s] {
+		if !f(k, v) {
+			return
+		}
+	}
+}
+
+func (t *Table[K, V]) freeze() func([]byte) []byte {
+	frozen := append([]map[K]V(nil), t.shards...)
+	for i := range t.frozen {
+		t.frozen[i] = true
+		t.owned[i] = nil
+	}
+	kgStart := t.b.kgStart
+	return func(dst []byte) []byte {
+		for s, m := range frozen {
+			for k, v := range m {
+				kg := 0
+				if t.keyGroup != nil {
+					kg = kgStart + s
+				}
+				dst = binary.AppendUvarint(dst, uint64(kg))
+				dst = t.key.Append(dst, k)
+				dst = t.value.Append(dst, v)
+			}
+		}
+		return dst
+	}
+}
+
+// restore decodes entries, keeping those of the key groups this instance
+// owns.
+func (t *Table[K, V]) restore(data []byte) error {
+	for len(data) > 0 {
+		kg, n := binary.Uvarint(data)
+		if n <= 0 {
+			return fmt.Errorf("bad key group: %w", codec.ErrCorrupt)
+		}
+		data = data[n:]
+		var k K
+		n, err := t.key.Decode(data, &k)
+		if err != nil {
+			return fmt.Errorf("key: %w", err)
+		}
+		data = data[n:]
+		var v V
+		n, err = t.value.Decode(data, &v)
+		if err != nil {
+			return fmt.Errorf("value: %w", err)
+		}
+		data = data[n:]
+		if t.keyGroup == nil {
+			t.shards[0][k] = v
+			continue
+		}
+		if int(kg) < t.b.kgStart || int(kg) >= t.b.kgEnd {
+			continue // another subtask's key group
+		}
+		if got := t.keyGroup(k); got != int(kg) {
+			return fmt.Errorf("key stored in key group %d hashes to %d; the key hash or max parallelism changed", kg, got)
+		}
+		t.shards[int(kg)-t.b.kgStart][k] = v
+	}
+	return nil
+}

@@ -1,0 +1,197 @@
+package weir
+
+import (
+	"slices"
+
+	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/state"
+	"github.com/weir-stream/weir/internal/task"
+)
+
+// winKey addresses one window of one key in state and timers.
+type winKey[K comparable] struct {
+	Key K
+	Win Window
+}
+
+// sessionOperator runs merging (session) windows, whose bounds differ per
+// key: state and timers are kept per key and window, and a key's active
+// windows merge when a record bridges them.
+type sessionOperator[K comparable, T, Acc, Out any] struct {
+	*windowNode[K, T, Acc, Out]
+	task.Base
+	core     *keyedCore[K]
+	next     task.Collector[Out]
+	late     task.Collector[T]
+	contents *state.Table[winKey[K], Acc]
+	sessions *state.Table[K, []Window] // active windows per key
+	timers   *state.Timers[winKey[K]]
+	wins     []Window // scratch
+	emitTS   int64
+	out      func(Out)
+}
+
+func (o *sessionOperator[K, T, Acc, Out]) Snapshot() (func() []byte, error) { return o.core.Snapshot() }
+func (o *sessionOperator[K, T, Acc, Out]) Restore(data []byte) error        { return o.core.Restore(data) }
+
+func (o *sessionOperator[K, T, Acc, Out]) Open(*task.Context) error {
+	c := o.core
+	wkc, err := codec.For[winKey[K]]()
+	if err != nil {
+		return err
+	}
+	ac, err := codec.For[Acc]()
+	if err != nil {
+		return err
+	}
+	wlc, err := codec.For[[]Window]()
+	if err != nil {
+		return err
+	}
+	wkGroup := func(wk winKey[K]) int { return c.keyGroup(wk.Key) }
+	if o.contents, err = state.Register(c.backend, "window-contents", state.TableOptions[winKey[K], Acc]{
+		Key: wkc, Value: ac, KeyGroup: wkGroup}); err != nil {
+		return err
+	}
+	if o.sessions, err = state.Register(c.backend, "window-sessions", state.TableOptions[K, []Window]{
+		Key: c.keys.codec, Value: wlc, KeyGroup: c.keyGroup}); err != nil {
+		return err
+	}
+	o.timers, err = state.RegisterTimers(c.backend, "window-timers", wkc, wkGroup)
+	return err
+}
+
+func (o *sessionOperator[K, T, Acc, Out]) collect(v Out) { o.next.Collect(o.emitTS, v) }
+
+func (o *sessionOperator[K, T, Acc, Out]) Collect(ts int64, v T) {
+	if ts == NoTimestamp {
+		task.Failf("%s: record without event time in an event-time window; give the source WithTimestamps", o.core.name)
+	}
+	k := o.key(v)
+	o.core.setKey(k)
+	sh := o.core.shard
+	o.wins = o.assigner.Assign(o.wins[:0], ts)
+	win, merged := o.mergeSession(k, o.wins[0])
+	wk := winKey[K]{k, win}
+	if cleanupTime(win, o.lateness) <= o.core.wm {
+		if merged {
+			o.clear(wk) // a session that ended before it began
+		}
+		o.late.Collect(ts, v)
+		return
+	}
+	acc, ok := o.contents.Get(sh, wk)
+	if !ok {
+		acc = o.create()
+	}
+	acc = o.add(acc, v)
+	o.contents.Put(sh, wk, acc)
+	if win.MaxTimestamp() <= o.core.wm {
+		// A late record within the allowed lateness: fire the updated
+		// window now; its state lives until the cleanup time.
+		o.fire(wk, acc)
+		o.timers.Register(cleanupTime(win, o.lateness), wk)
+	} else if !ok || merged {
+		o.timers.Register(win.MaxTimestamp(), wk)
+	}
+}
+
+// mergeSession merges win into the key's active sessions and returns the
+// window that now holds it, moving the merged windows' contents to it and
+// dropping their timers. It reports whether any window was merged.
+func (o *sessionOperator[K, T, Acc, Out]) mergeSession(k K, win Window) (Window, bool) {
+	sh := o.core.shard
+	active, _ := o.sessions.Get(sh, k)
+	merged := win
+	var keep, absorbed []Window
+	for _, a := range active {
+		if a.intersects(merged) {
+			merged = merged.cover(a)
+			absorbed = append(absorbed, a)
+		} else {
+			keep = append(keep, a)
+		}
+	}
+	// Covering may reach windows that did not touch the new record's.
+	for changed := true; changed; {
+		changed = false
+		for i := 0; i < len(keep); i++ {
+			if keep[i].intersects(merged) {
+				merged = merged.cover(keep[i])
+				absorbed = append(absorbed, keep[i])
+				keep = slices.Delete(keep, i, i+1)
+				changed = true
+				i--
+			}
+		}
+	}
+	if len(absorbed) > 0 {
+		acc := o.create()
+		has := false
+		for _, a := range absorbed {
+			wk := winKey[K]{k, a}
+			if c, ok := o.contents.Get(sh, wk); ok {
+				if has {
+					acc = o.merge(acc, c)
+				} else {
+					acc, has = c, true
+				}
+				o.contents.Delete(sh, wk)
+			}
+			o.timers.Delete(a.MaxTimestamp(), wk)
+			o.timers.Delete(cleanupTime(a, o.lateness), wk)
+		}
+		if has {
+			o.contents.Put(sh, winKey[K]{k, merged}, acc)
+		}
+	}
+	o.sessions.Put(sh, k, append(keep, merged)) // keep is a fresh slice
+	return merged, len(absorbed) > 0
+}
+
+func (o *sessionOperator[K, T, Acc, Out]) fire(wk winKey[K], acc Acc) {
+	o.emitTS = wk.Win.MaxTimestamp()
+	o.emit(wk.Key, wk.Win, acc, o.out)
+}
+
+// Watermark fires the sessions whose end the watermark passed and clears
+// those whose allowed lateness expired.
+func (o *sessionOperator[K, T, Acc, Out]) Watermark(wm int64) int64 {
+	o.core.wm = wm
+	for {
+		t, wk, ok := o.timers.PopDue(wm)
+		if !ok {
+			break
+		}
+		o.core.setKey(wk.Key)
+		acc, live := o.contents.Get(o.core.shard, wk)
+		if !live {
+			continue
+		}
+		if t == wk.Win.MaxTimestamp() {
+			o.fire(wk, acc)
+		}
+		if cleanup := cleanupTime(wk.Win, o.lateness); cleanup <= wm {
+			o.clear(wk)
+		} else {
+			o.timers.Register(cleanup, wk)
+		}
+	}
+	return wm
+}
+
+// clear drops a session's contents and removes it from the key's active
+// sessions (copying the list, which a snapshot may share).
+func (o *sessionOperator[K, T, Acc, Out]) clear(wk winKey[K]) {
+	sh := o.core.shard
+	o.contents.Delete(sh, wk)
+	active, _ := o.sessions.Get(sh, wk.Key)
+	if i := slices.Index(active, wk.Win); i >= 0 {
+		active = slices.Delete(slices.Clone(active), i, i+1)
+	}
+	if len(active) == 0 {
+		o.sessions.Delete(sh, wk.Key)
+	} else {
+		o.sessions.Put(sh, wk.Key, active)
+	}
+}
