@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weir-stream/weir/internal/engine"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -32,12 +33,20 @@ type Pipeline struct {
 	g   plan.Graph
 	cfg config
 	err error // first construction error, reported by Run and Explain
-	// running is the runtime of the current Run, for Metrics.
+	// running is the runtime of the current attempt, for Metrics.
 	running atomic.Pointer[task.Runtime]
+	report  atomic.Pointer[engine.Report]
 }
 
 type config struct {
 	name              string
+	guarantee         Guarantee
+	ckpt              CheckpointConfig
+	restart           engine.RestartStrategy
+	failures          int
+	failureSeed       uint64
+	restore           string // "", "latest" or a checkpoint path
+	logf              func(string)
 	watermarkInterval time.Duration
 	bufferTimeout     time.Duration
 	idleTimeout       time.Duration
@@ -83,6 +92,67 @@ func WithIdleTimeout(d time.Duration) Option { return func(p *Pipeline) { p.cfg.
 // its sender blocks (default 8).
 func WithQueueCapacity(n int) Option { return func(p *Pipeline) { p.cfg.queueCapacity = n } }
 
+// CheckpointConfig tunes checkpoints. Zero fields take defaults.
+type CheckpointConfig struct {
+	// Interval between checkpoints (default 1s).
+	Interval time.Duration
+	// Timeout after which an unfinished checkpoint is aborted (default 10m).
+	Timeout time.Duration
+	// MinPause between the end of one checkpoint and the next (default 0).
+	MinPause time.Duration
+	// MaxConcurrent checkpoints in flight (default 1).
+	MaxConcurrent int
+	// TolerableFailures is how many consecutive failed checkpoints the job
+	// survives (default: unlimited, -1; 0 fails the job on the first).
+	TolerableFailures int
+	// Retained is how many completed checkpoints are kept (default 3).
+	Retained int
+	// StateDir is the directory checkpoints are written to; empty keeps
+	// them in memory, which survives failures within the process only.
+	StateDir string
+	// Unaligned makes exactly-once checkpoints unaligned: barriers do not
+	// wait behind records, which are stored with the snapshot instead.
+	Unaligned bool
+}
+
+// WithGuarantee sets the job's recovery semantics (default None).
+func WithGuarantee(g Guarantee) Option { return func(p *Pipeline) { p.cfg.guarantee = g } }
+
+// WithCheckpoints tunes checkpoints; they are taken when the guarantee is
+// ExactlyOnce or AtLeastOnce.
+func WithCheckpoints(c CheckpointConfig) Option { return func(p *Pipeline) { p.cfg.ckpt = c } }
+
+// WithRestartStrategy sets how failed jobs restart: "none", "fixed-delay",
+// "exponential-backoff" or "failure-rate", with its limit of attempts (or
+// failures per interval), its delay, the backoff's maximum delay, and the
+// failure-rate interval. The default for fault-tolerant guarantees is
+// fixed-delay with 10 attempts and 100ms.
+func WithRestartStrategy(name string, attempts int, delay, maxDelay, interval time.Duration) Option {
+	return func(p *Pipeline) {
+		r, err := engine.ParseRestart(name, attempts, delay, maxDelay, interval)
+		if err != nil {
+			p.setErr(err)
+			return
+		}
+		p.cfg.restart = r
+	}
+}
+
+// WithInjectedFailures kills n tasks during the run, at random moments and
+// at named points of the checkpoint protocol, chosen by seed.
+func WithInjectedFailures(n int, seed uint64) Option {
+	return func(p *Pipeline) { p.cfg.failures, p.cfg.failureSeed = n, seed }
+}
+
+// WithRestore starts the job from a retained checkpoint of its state
+// directory: "latest" or the path of a checkpoint (its directory or its
+// _metadata file).
+func WithRestore(what string) Option { return func(p *Pipeline) { p.cfg.restore = what } }
+
+// WithLog receives a line for each notable event of a run: failures,
+// restarts, restores, skipped corrupt checkpoints.
+func WithLog(f func(string)) Option { return func(p *Pipeline) { p.cfg.logf = f } }
+
 // NewPipeline returns an empty pipeline.
 func NewPipeline(opts ...Option) *Pipeline {
 	p := &Pipeline{cfg: config{name: "job"}}
@@ -120,20 +190,38 @@ func (p *Pipeline) Explain() (string, error) {
 }
 
 // Run runs the pipeline in this process until its bounded sources are
-// exhausted and every record has reached the sinks, an operator fails, or
-// ctx is cancelled. It returns nil on completion, the first failure, or
-// ctx's error. Every goroutine Run starts has exited when it returns.
+// exhausted and every record has reached the sinks, the job fails for good,
+// or ctx is cancelled. It returns nil on completion, the failure, or ctx's
+// error. Every goroutine Run starts has exited when it returns.
+//
+// With a fault-tolerant guarantee, a failed attempt is restarted by the
+// restart strategy and restored as the guarantee says; Report tells what
+// happened.
 func (p *Pipeline) Run(ctx context.Context) error {
 	pl, err := p.plan()
 	if err != nil {
 		return err
 	}
-	rt := task.New(pl, task.Options{Job: p.cfg.name, QueueCapacity: p.cfg.queueCapacity,
-		WatermarkInterval: p.cfg.watermarkInterval, BufferTimeout: p.cfg.bufferTimeout,
-		IdleTimeout: p.cfg.idleTimeout})
-	p.running.Store(rt)
-	if err := rt.Run(ctx); err != nil {
+	cfg, err := p.engineConfig(ctx, pl)
+	if err != nil {
+		return fmt.Errorf("job %q: %w", p.cfg.name, err)
+	}
+	rep, err := engine.Run(ctx, cfg)
+	p.report.Store(rep)
+	if err != nil {
 		return fmt.Errorf("job %q: %w", p.cfg.name, err)
 	}
 	return nil
 }
+
+// Report describes the latest Run: its checkpoints and recoveries.
+type Report = engine.Report
+
+// CheckpointStats describes one checkpoint of a run.
+type CheckpointStats = engine.CheckpointStats
+
+// Recovery describes one failure of a run and the recovery from it.
+type Recovery = engine.Recovery
+
+// Report returns what happened in the latest Run, or nil before one ended.
+func (p *Pipeline) Report() *Report { return p.report.Load() }

@@ -1,6 +1,11 @@
 package weir
 
 import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+
+	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/connector"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/task"
@@ -8,24 +13,39 @@ import (
 
 // To writes the stream to a sink. Each sink subtask opens its own writer
 // and hands it the records in batches.
+//
+// With checkpoints, a writer that implements connector.Committer takes part
+// in two-phase commit (exactly-once output); other writers are flushed at
+// every checkpoint (at-least-once). An exactly-once job refuses a sink that
+// is neither transactional nor idempotent rather than weaken its guarantee.
 func To[T any](s Stream[T], name string, sink connector.Sink[T], os ...OpOption) {
 	c := opts(name, os)
-	n := s.p.addNode(c, plan.Sink, 0, &sinkNode[T]{sink: sink})
+	n := s.p.addNode(c, plan.Sink, 0, &sinkNode[T]{sink: sink, p: s.p})
 	connect(s, n, 0, plan.Forward, nil)
 }
 
-type sinkNode[T any] struct{ sink connector.Sink[T] }
+type sinkNode[T any] struct {
+	sink connector.Sink[T]
+	p    *Pipeline
+}
 
 func (s *sinkNode[T]) Build(*task.Context, []any) (task.Built, error) {
-	op := &sinkOp[T]{sink: s.sink, batch: make([]T, 0, 1024)}
+	op := &sinkOp[T]{sink: s.sink, batch: make([]T, 0, 1024), guarantee: s.p.cfg.guarantee,
+		pending: map[int64][]byte{}}
 	return task.Built{Op: op, Inputs: []any{op}}, nil
 }
 
 type sinkOp[T any] struct {
-	sink  connector.Sink[T]
-	w     connector.Writer[T]
-	ctx   *task.Context
-	batch []T
+	sink      connector.Sink[T]
+	w         connector.Writer[T]
+	committer connector.Committer // nil unless two-phase commit is in use
+	ctx       *task.Context
+	batch     []T
+	guarantee Guarantee
+	// pending holds the pre-committed transactions by checkpoint id until
+	// a checkpoint at or after them completes.
+	pending  map[int64][]byte
+	restored [][]byte // transactions to commit on Recover
 }
 
 func (s *sinkOp[T]) Open(ctx *task.Context) error {
@@ -35,6 +55,24 @@ func (s *sinkOp[T]) Open(ctx *task.Context) error {
 		return err
 	}
 	s.w = w
+	if !s.guarantee.checkpoints() {
+		return nil
+	}
+	if c, ok := w.(connector.Committer); ok && s.guarantee != AtLeastOnce {
+		s.committer = c
+		err := c.Recover(ctx.Ctx, s.restored)
+		s.restored = nil
+		if err != nil {
+			return fmt.Errorf("recovering transactions: %w", err)
+		}
+		return nil
+	}
+	if s.guarantee == ExactlyOnce {
+		if i, ok := s.sink.(connector.Idempotent); ok && i.Idempotent() {
+			return nil
+		}
+		return fmt.Errorf("sink %q cannot write exactly-once: its writer neither commits with checkpoints (connector.Committer) nor is idempotent (connector.Idempotent); choose another sink or --guarantee at-least-once", ctx.Operator)
+	}
 	return nil
 }
 
@@ -63,6 +101,8 @@ func (s *sinkOp[T]) Flush() error { return s.write() }
 
 func (s *sinkOp[T]) Watermark(wm int64) int64 { return wm }
 
+// EndInput writes what is left. Without checkpoints the output is final
+// now; with them, the final checkpoint commits it.
 func (s *sinkOp[T]) EndInput() error {
 	if err := s.write(); err != nil {
 		return err
@@ -77,4 +117,78 @@ func (s *sinkOp[T]) Close() error {
 	err := s.w.Close()
 	s.w = nil
 	return err
+}
+
+// PrepareSnapshot writes the records before the barrier and pre-commits
+// them (two-phase commit) or flushes them (at-least-once).
+func (s *sinkOp[T]) PrepareSnapshot(id int64) error {
+	if err := s.write(); err != nil {
+		return err
+	}
+	if s.committer == nil {
+		return s.w.Flush(s.ctx.Ctx)
+	}
+	txn, err := s.committer.PreCommit(s.ctx.Ctx, id)
+	if err != nil {
+		return err
+	}
+	s.pending[id] = txn
+	return nil
+}
+
+// CheckpointComplete commits every transaction up to checkpoint id.
+func (s *sinkOp[T]) CheckpointComplete(id int64) error {
+	for _, cid := range s.pendingIDs() {
+		if cid > id {
+			break
+		}
+		if err := s.committer.Commit(s.ctx.Ctx, s.pending[cid]); err != nil {
+			return err
+		}
+		delete(s.pending, cid)
+	}
+	return nil
+}
+
+// CheckpointAborted keeps the transaction: its records are valid and the
+// next completed checkpoint commits them.
+func (s *sinkOp[T]) CheckpointAborted(int64) {}
+
+func (s *sinkOp[T]) pendingIDs() []int64 {
+	ids := make([]int64, 0, len(s.pending))
+	for id := range s.pending {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
+	return ids
+}
+
+// Snapshot stores the pending transactions.
+func (s *sinkOp[T]) Snapshot() (func() []byte, error) {
+	var out []byte
+	for _, id := range s.pendingIDs() {
+		out = binary.AppendVarint(out, id)
+		out = binary.AppendUvarint(out, uint64(len(s.pending[id])))
+		out = append(out, s.pending[id]...)
+	}
+	return func() []byte { return out }, nil
+}
+
+// Restore loads the transactions of the restored checkpoint; Open commits
+// them through Recover.
+func (s *sinkOp[T]) Restore(data []byte) error {
+	for len(data) > 0 {
+		_, n := binary.Varint(data)
+		if n <= 0 {
+			return fmt.Errorf("sink state: bad checkpoint id: %w", codec.ErrCorrupt)
+		}
+		data = data[n:]
+		l, n := binary.Uvarint(data)
+		if n <= 0 || uint64(len(data)-n) < l {
+			return fmt.Errorf("sink state: truncated transaction: %w", codec.ErrCorrupt)
+		}
+		s.restored = append(s.restored, append([]byte(nil), data[n:n+int(l)]...))
+		data = data[n+int(l):]
+	}
+	return nil
 }

@@ -67,13 +67,14 @@ type sourceRunner[T any] struct {
 	reader connector.Reader[T]
 	ctx    *task.Context
 	buf    []T
+	n      int // records read, not yet emitted
 	maxTS  int64
 	eof    bool
 }
 
-func (r *sourceRunner[T]) Open(ctx *task.Context) error {
+func (r *sourceRunner[T]) Open(ctx *task.Context, pos []byte) error {
 	r.ctx = ctx
-	rd, err := r.node.src.Open(ctx.Ctx, connector.SubtaskInfo{Operator: ctx.Operator, Subtask: ctx.Subtask, Parallelism: ctx.Parallelism}, nil)
+	rd, err := r.node.src.Open(ctx.Ctx, connector.SubtaskInfo{Operator: ctx.Operator, Subtask: ctx.Subtask, Parallelism: ctx.Parallelism}, pos)
 	if err != nil {
 		return err
 	}
@@ -81,7 +82,7 @@ func (r *sourceRunner[T]) Open(ctx *task.Context) error {
 	return nil
 }
 
-func (r *sourceRunner[T]) Step() (int, bool, error) {
+func (r *sourceRunner[T]) Read() (int, bool, error) {
 	n, err := r.reader.Read(r.ctx.Ctx, r.buf)
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -90,6 +91,15 @@ func (r *sourceRunner[T]) Step() (int, bool, error) {
 		}
 		return 0, false, fmt.Errorf("reading source %q: %w", r.ctx.Operator, err)
 	}
+	r.n = n
+	return n, false, nil
+}
+
+func (r *sourceRunner[T]) Position() []byte { return r.reader.Position() }
+
+func (r *sourceRunner[T]) Emit() {
+	n := r.n
+	r.n = 0
 	r.ctx.Metrics.RecordsIn.Add(int64(n))
 	batch := r.buf[:n]
 	if ts := r.node.ts; ts != nil {
@@ -106,7 +116,6 @@ func (r *sourceRunner[T]) Step() (int, bool, error) {
 		}
 	}
 	clear(batch) // drop references held by the records
-	return n, false, nil
 }
 
 func (r *sourceRunner[T]) Watermark() int64 {

@@ -53,7 +53,10 @@ type Source[T any] interface {
 //
 // Position returns the position just after the last record returned by Read.
 // Reopening the source at that position resumes with the next record: no
-// record is skipped and none is repeated.
+// record is skipped and none is repeated. Before the first Read it returns
+// a position equivalent to the one the reader was opened at, and after
+// io.EOF one at which a reopened reader returns io.EOF at once. A bounded
+// reader that has returned io.EOF returns it again if Read is called anyway.
 //
 // Read, Position and Close are called from one goroutine, never concurrently.
 type Reader[T any] interface {

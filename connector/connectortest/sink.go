@@ -34,6 +34,7 @@ func WriteAll[T any](ctx context.Context, sink connector.Sink[T], records []T, p
 	var wg sync.WaitGroup
 	for s := range parallelism {
 		wg.Go(func() {
+			defer recoverTo(&errs[s], s, parallelism)
 			if err := writeShare(ctx, sink, shares[s], parallelism, s); err != nil {
 				errs[s] = subtaskErr(s, parallelism, "%v", err)
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime/debug"
 	"sync"
 
 	"github.com/weir-stream/weir/connector"
@@ -36,6 +37,14 @@ func fmtPos(p connector.Position) string {
 // subtaskErr prefixes err with the subtask it happened in.
 func subtaskErr(s, n int, format string, args ...any) error {
 	return fmt.Errorf("subtask %d of %d: %s", s, n, fmt.Sprintf(format, args...))
+}
+
+// recoverTo turns a panic in subtask s's goroutine into an error, so that
+// the check reports it instead of crashing the test binary.
+func recoverTo(err *error, s, n int) {
+	if e := recover(); e != nil {
+		*err = subtaskErr(s, n, "panic: %v\n%s", e, debug.Stack())
+	}
 }
 
 // step is one Read call of a reference read: the records read so far and the
@@ -106,7 +115,11 @@ func readN[T any](ctx context.Context, r connector.Reader[T], bufSize, k int) ([
 	buf := make([]T, bufSize)
 	idle := 0
 	for len(out) < k {
-		n, err := r.Read(ctx, buf[:min(bufSize, k-len(out))])
+		b := buf[:min(bufSize, k-len(out))]
+		n, err := r.Read(ctx, b)
+		if n < 0 || n > len(b) {
+			return out, fmt.Errorf("Read with a buffer of %d returned n = %d", len(b), n)
+		}
 		if err != nil {
 			return out, fmt.Errorf("Read after %d of %d records: %w", len(out), k, err)
 		}
@@ -162,6 +175,7 @@ func readAll[T any](ctx context.Context, src connector.Source[T], n, bufSize, li
 	var wg sync.WaitGroup
 	for s := range n {
 		wg.Go(func() {
+			defer recoverTo(&errs[s], s, n)
 			rd, err := openRead(ctx, src, n, s, nil, bufSize, limit)
 			out[s] = rd.recs
 			if err != nil {
@@ -355,7 +369,7 @@ func checkChained[T comparable](ctx context.Context, src connector.Source[T], n,
 
 // CheckBadPositions checks that opening subtask 0 of 1 at each of the given
 // corrupt positions fails with an error rather than panicking or reading.
-func CheckBadPositions[T any](ctx context.Context, src connector.Source[T], bad []connector.Position) (err error) {
+func CheckBadPositions[T any](ctx context.Context, src connector.Source[T], bad []connector.Position) error {
 	for _, p := range bad {
 		err := func() (err error) {
 			defer func() {

@@ -36,7 +36,7 @@ func (s *source[T]) Open(_ context.Context, info connector.SubtaskInfo, pos conn
 		return nil, err
 	}
 	r := &reader[T]{items: s.items, next: info.Subtask, stride: info.Parallelism}
-	if pos != nil {
+	if len(pos) > 0 { // nil or empty: the beginning
 		i, n := binary.Uvarint(pos)
 		if n <= 0 || n != len(pos) {
 			return nil, fmt.Errorf("collection: corrupt position %x: want a uvarint index", []byte(pos))

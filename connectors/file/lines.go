@@ -43,7 +43,7 @@ func openLines(paths []string, info connector.SubtaskInfo, pos connector.Positio
 	}
 	lo, hi := in.split(info.Subtask, info.Parallelism)
 	r := &lineReader{in: in, hi: hi}
-	if pos == nil {
+	if len(pos) == 0 { // nil or empty: the beginning
 		err = r.seekSplit(lo)
 	} else {
 		err = r.seekPosition(pos, lo, info)
@@ -223,7 +223,10 @@ func (r *lineReader) next() ([]byte, error) {
 
 // position returns the position of the next line.
 func (r *lineReader) position() connector.Position {
-	return encodePosition(r.lastFile, r.lastOff)
+	if r.file < len(r.in.paths) && r.off >= r.in.sizes[r.file] {
+		return encodePosition(r.file+1, 0)
+	}
+	return encodePosition(r.file, r.off)
 }
 
 // positionOfLast returns the position of the line returned last, so that

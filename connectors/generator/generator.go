@@ -110,7 +110,7 @@ func openCursor(info connector.SubtaskInfo, pos connector.Position, count int64,
 		count = math.MaxInt64
 	}
 	c := cursor{next: uint64(info.Subtask), stride: uint64(info.Parallelism), end: uint64(count)}
-	if pos != nil {
+	if len(pos) > 0 { // nil or empty: the beginning
 		i, n := binary.Uvarint(pos)
 		if n <= 0 || n != len(pos) {
 			return cursor{}, fmt.Errorf("generator: corrupt position %x: want a uvarint index", []byte(pos))

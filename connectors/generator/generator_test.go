@@ -30,7 +30,7 @@ func events(n int64) []event {
 }
 
 func TestConformance(t *testing.T) {
-	bad := []connector.Position{{0x80}, {0x01, 0x00}, {}}
+	bad := []connector.Position{{0x80}, {0x01, 0x00}}
 	t.Run("New", func(t *testing.T) {
 		connectortest.TestSource(t, connectortest.SourceCase[event]{
 			New:          func(*testing.T) connector.Source[event] { return New(100, eventAt) },

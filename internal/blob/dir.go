@@ -31,8 +31,8 @@ type DirStore struct {
 	root string
 }
 
-// Dir returns a store rooted at path, made absolute. The directory is created on the
-// first Put; until then the store is empty.
+// Dir returns a store rooted at path, made absolute. The directory is
+// created on the first Put; until then the store is empty.
 func Dir(path string) *DirStore {
 	// An absolute root keeps the store's meaning if the working directory
 	// changes, and makes every file name start with the root.
@@ -213,6 +213,9 @@ func (d *DirStore) List(ctx context.Context, prefix string) ([]string, error) {
 			if isNotFound(err) {
 				return nil // removed while we walked: not listed
 			}
+			return err
+		}
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if path == start {

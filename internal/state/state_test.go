@@ -1,6 +1,10 @@
 package state
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/weir-stream/weir/codec"
+)
 
 func TestTimersFireInTimeOrderOnceEach(t *testing.T) {
 	ts := NewTimers[string]()
@@ -52,15 +56,118 @@ func TestDeleteThenRegisterAgainFiresOnce(t *testing.T) {
 	}
 }
 
-func TestRegisterRejectsTypeClash(t *testing.T) {
-	b := NewBackend()
-	if _, err := Register[string, int](b, "x", nil, nil, nil); err != nil {
+func stringTable(t *testing.T, b *Backend, name string) *Table[string, int64] {
+	t.Helper()
+	tb, err := Register(b, name, TableOptions[string, int64]{Key: codec.String(), Value: codec.Int64(),
+		KeyGroup: func(k string) int { return int(k[0]) % 4 }})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Register[string, int](b, "x", nil, nil, nil); err != nil {
+	return tb
+}
+
+func TestRegisterRejectsTypeClashAndMissingCodecs(t *testing.T) {
+	b := NewBackend(0, 4, 4)
+	stringTable(t, b, "x")
+	if _, err := Register(b, "x", TableOptions[string, int64]{Key: codec.String(), Value: codec.Int64()}); err != nil {
 		t.Fatalf("re-registering with the same types: %v", err)
 	}
-	if _, err := Register[string, string](b, "x", nil, nil, nil); err == nil {
+	if _, err := Register(b, "x", TableOptions[string, string]{Key: codec.String(), Value: codec.String()}); err == nil {
 		t.Fatal("registering x with other types succeeded")
+	}
+	if _, err := Register(b, "y", TableOptions[string, string]{}); err == nil {
+		t.Fatal("registering without codecs succeeded")
+	}
+}
+
+// A snapshot sees the state as it was when it was taken, whatever changes
+// afterwards, and restores into a backend owning some of the key groups.
+func TestSnapshotIsCopyOnWrite(t *testing.T) {
+	b := NewBackend(0, 4, 4)
+	tb := stringTable(t, b, "counts")
+	kg := func(k string) int { return b.Shard(int(k[0]) % 4) }
+	for i, k := range []string{"a", "b", "c", "d", "e"} {
+		tb.Put(kg(k), k, int64(i))
+	}
+	lists, err := Register(b, "lists", TableOptions[string, map[string]int64]{Key: codec.String(),
+		Value: codec.MustFor[map[string]int64](), KeyGroup: func(k string) int { return int(k[0]) % 4 },
+		Clone: func(m map[string]int64) map[string]int64 {
+			c := map[string]int64{}
+			for k, v := range m {
+				c[k] = v
+			}
+			return c
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lists.PutNew(kg("a"), "a", map[string]int64{"x": 1})
+	encode := b.Snapshot()
+	// Change everything after the snapshot, before encoding.
+	tb.Put(kg("a"), "a", 100)
+	tb.Delete(kg("b"), "b")
+	tb.Put(kg("z"), "z", 7)
+	m, _ := lists.GetMutable(kg("a"), "a")
+	m["x"] = 99
+	m["y"] = 5
+	data := encode()
+
+	restored := NewBackend(0, 4, 4)
+	if err := restored.Restore(data); err != nil {
+		t.Fatal(err)
+	}
+	rt := stringTable(t, restored, "counts")
+	want := map[string]int64{"a": 0, "b": 1, "c": 2, "d": 3, "e": 4}
+	if rt.Len() != len(want) {
+		t.Fatalf("restored %d keys, want %d", rt.Len(), len(want))
+	}
+	for k, v := range want {
+		if got, ok := rt.Get(restored.Shard(int(k[0])%4), k); !ok || got != v {
+			t.Errorf("restored %s = %d, %v; want %d", k, got, ok, v)
+		}
+	}
+	// The live table kept its changes.
+	if got, _ := tb.Get(kg("a"), "a"); got != 100 {
+		t.Errorf("live a = %d, want 100", got)
+	}
+	rl, err := Register(restored, "lists", TableOptions[string, map[string]int64]{Key: codec.String(),
+		Value: codec.MustFor[map[string]int64](), KeyGroup: func(k string) int { return int(k[0]) % 4 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := rl.Get(restored.Shard(int('a')%4), "a"); len(got) != 1 || got["x"] != 1 {
+		t.Errorf("restored list a = %v, want map[x:1]", got)
+	}
+
+	// A backend owning key groups [2,4) keeps only their keys.
+	half := NewBackend(2, 4, 4)
+	if err := half.Restore(data); err != nil {
+		t.Fatal(err)
+	}
+	ht := stringTable(t, half, "counts")
+	for _, k := range []string{"a", "b", "c", "d", "e"} {
+		_, ok := ht.Get(0, k)
+		_, ok2 := ht.Get(1, k)
+		if owned := int(k[0])%4 >= 2; owned != (ok || ok2) {
+			t.Errorf("key %s (group %d): present %v", k, int(k[0])%4, ok || ok2)
+		}
+	}
+}
+
+func TestRestoreRejectsCorruptData(t *testing.T) {
+	b := NewBackend(0, 4, 4)
+	tb := stringTable(t, b, "counts")
+	tb.Put(b.Shard(int('a')%4), "a", 1)
+	data := b.Snapshot()()
+	for _, cut := range []int{1, len(data) / 2, len(data) - 1} {
+		r := NewBackend(0, 4, 4)
+		err := r.Restore(data[:cut])
+		if err == nil {
+			_, err = Register(r, "counts", TableOptions[string, int64]{Key: codec.String(), Value: codec.Int64(),
+				KeyGroup: func(k string) int { return int(k[0]) % 4 }})
+		}
+		if err == nil {
+			t.Errorf("restoring %d of %d bytes succeeded", cut, len(data))
+		}
 	}
 }

@@ -39,13 +39,18 @@ type EdgeImpl interface {
 }
 
 // SourceRunner drives a source for one subtask. The task calls Open, then
-// Step repeatedly, each reading one batch and pushing its records into the
-// chain, until Step reports the end of input, then Close.
+// Read and Emit in turns, each pair moving one batch into the chain, until
+// Read reports the end of input, then Close.
 type SourceRunner interface {
-	Open(ctx *Context) error
-	// Step reads and emits at most one batch. n is the number of records
-	// emitted; eof reports the end of a bounded input.
-	Step() (n int, eof bool, err error)
+	// Open opens the source at pos (nil: the beginning).
+	Open(ctx *Context, pos []byte) error
+	// Read reads at most one batch. n is the number of records read; eof
+	// reports the end of a bounded input.
+	Read() (n int, eof bool, err error)
+	// Emit pushes the batch just read into the chain.
+	Emit()
+	// Position is the position after the last batch read.
+	Position() []byte
 	// Watermark returns the watermark the records emitted so far allow.
 	Watermark() int64
 	// Close releases the source.

@@ -11,7 +11,7 @@ import (
 // emit a watermark and ship partly filled buffers.
 func (s *subtask) runSource() error {
 	src := s.source
-	if err := src.Open(s.opCtx(0)); err != nil {
+	if err := src.Open(s.opCtx(0), s.startPos); err != nil {
 		return fmt.Errorf("opening source %q: %w", s.v.Head().Name, err)
 	}
 	o := &s.rt.opts
@@ -22,13 +22,27 @@ func (s *subtask) runSource() error {
 		if err := s.ctx.Err(); err != nil {
 			return err
 		}
-		n, eof, err := src.Step()
+		s.pollControl()
+		n, eof, err := src.Read()
 		if err != nil {
 			return err
 		}
 		if eof {
 			return s.finish()
 		}
+		if s.rt.opts.TrackPositions {
+			// Published before the records go out: at-most-once recovery
+			// resumes after them even if they are lost.
+			p := src.Position()
+			s.rt.positions[s.v.ID][s.index].Store(&p)
+		}
+		if n > 0 && s.restored && !s.replayed {
+			s.replayed = true
+			if err := s.inject(PointReplay, 0); err != nil {
+				return err
+			}
+		}
+		src.Emit()
 		now = o.Now()
 		if n > 0 {
 			lastData = now
@@ -94,6 +108,8 @@ func (s *subtask) runInputs() error {
 			case <-s.gate.Ready():
 			case <-fire:
 				s.fireProcessingTimers()
+			case c := <-s.inbox:
+				s.handleControl(c)
 			case <-s.ctx.Done():
 				return s.ctx.Err()
 			}
@@ -102,11 +118,21 @@ func (s *subtask) runInputs() error {
 			}
 			continue
 		}
+		s.pollControl()
 		switch e.Kind {
 		case exchange.Data:
 			s.tctx.Metrics.RecordsIn.Add(int64(e.Buf.N))
 			if s.chanState[ch] == idle {
 				s.chanState[ch] = active
+			}
+			if s.restored && !s.replayed {
+				s.replayed = true
+				if err := s.inject(PointReplay, 0); err != nil {
+					return err
+				}
+			}
+			if s.align != nil {
+				s.recordInflight(ch, e.Buf)
 			}
 			err := s.decode[ch].Decode(e.Buf)
 			exchange.PutBuffer(e.Buf)
@@ -128,14 +154,13 @@ func (s *subtask) runInputs() error {
 			s.combine()
 		case exchange.End:
 			s.chanState[ch] = ended
+			s.maybeAligned()
 			if s.allEnded() {
 				return s.finish()
 			}
 			s.combine()
 		case exchange.Barrier:
-			// Checkpoint barriers are handled by the checkpointing layer;
-			// without it they pass through.
-			s.emit(e)
+			s.onBarrier(ch, e)
 		}
 		if len(s.procs) > 0 {
 			s.fireProcessingTimers()
@@ -231,6 +256,8 @@ func (s *subtask) finish() error {
 	}
 	s.flushAll()
 	s.emit(exchange.Element{Kind: exchange.End})
+	s.finished = true
+	s.rt.markFinished(SubtaskID{s.v.ID, s.index})
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/weir-stream/weir/internal/exchange"
@@ -28,6 +29,24 @@ type Options struct {
 	IdleTimeout time.Duration
 	// Now returns the processing time; default time.Now.
 	Now func() time.Time
+
+	// Checkpoint is how checkpoints are taken (default none).
+	Checkpoint CheckpointMode
+	// OnSnapshot receives each subtask's snapshots, from goroutines the
+	// runtime owns; it must not block for long.
+	OnSnapshot func(SnapshotResult)
+	// OnFinished is told when a subtask has finished its input; with
+	// checkpoints on, the subtask then waits for Release.
+	OnFinished func(SubtaskID)
+	// Restore holds the snapshot of each subtask to restore.
+	Restore map[SubtaskID][]byte
+	// Positions, if set, makes sources publish their position after every
+	// read, for Positions (at-most-once recovery), and start at the
+	// positions given here.
+	Positions map[SubtaskID][]byte
+	TrackPositions bool
+	// Inject, if set, is asked at each named point whether to fail there.
+	Inject func(p Point, s SubtaskID, checkpoint int64) bool
 }
 
 func (o *Options) fill() {
@@ -47,18 +66,24 @@ func (o *Options) fill() {
 
 // Runtime runs one attempt of a physical plan in this process.
 type Runtime struct {
-	plan    *plan.Plan
-	opts    Options
-	gates   [][]*exchange.Gate // [vertex][subtask]
-	offsets map[*plan.PhysicalEdge]int
-	metrics [][]*Metrics // [vertex][subtask]
+	plan      *plan.Plan
+	opts      Options
+	gates     [][]*exchange.Gate // [vertex][subtask]
+	offsets   map[*plan.PhysicalEdge]int
+	metrics   [][]*Metrics              // [vertex][subtask]
+	inboxes   [][]chan control          // [vertex][subtask]
+	positions [][]atomic.Pointer[[]byte] // [vertex][subtask], sources only
+
+	mu       sync.Mutex
+	cancel   context.CancelCauseFunc
+	finished map[SubtaskID]bool
 }
 
 // New prepares a runtime for p: one gate per subtask with a channel per
 // upstream sender.
 func New(p *plan.Plan, opts Options) *Runtime {
 	opts.fill()
-	r := &Runtime{plan: p, opts: opts, offsets: map[*plan.PhysicalEdge]int{}}
+	r := &Runtime{plan: p, opts: opts, offsets: map[*plan.PhysicalEdge]int{}, finished: map[SubtaskID]bool{}}
 	r.gates = make([][]*exchange.Gate, len(p.Vertices))
 	r.metrics = make([][]*Metrics, len(p.Vertices))
 	for _, v := range p.Vertices {
@@ -69,9 +94,12 @@ func New(p *plan.Plan, opts Options) *Runtime {
 		}
 		r.gates[v.ID] = make([]*exchange.Gate, v.Parallelism)
 		r.metrics[v.ID] = make([]*Metrics, v.Parallelism)
+		r.inboxes = append(r.inboxes, make([]chan control, v.Parallelism))
+		r.positions = append(r.positions, make([]atomic.Pointer[[]byte], v.Parallelism))
 		for i := range v.Parallelism {
 			r.gates[v.ID][i] = exchange.NewGate(n, opts.QueueCapacity)
 			r.metrics[v.ID][i] = NewMetrics()
+			r.inboxes[v.ID][i] = make(chan control, 256)
 		}
 	}
 	return r
@@ -90,6 +118,9 @@ func (r *Runtime) Plan() *plan.Plan { return r.plan }
 func (r *Runtime) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	r.mu.Lock()
+	r.cancel = cancel
+	r.mu.Unlock()
 	var wg sync.WaitGroup
 	var once sync.Once
 	var first error
@@ -119,6 +150,93 @@ func (r *Runtime) Run(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// kill fails the whole attempt with err, from any goroutine.
+func (r *Runtime) kill(err error) {
+	r.mu.Lock()
+	cancel := r.cancel
+	r.mu.Unlock()
+	if cancel != nil {
+		cancel(err)
+	}
+}
+
+// Kill fails the attempt as if subtask id had crashed with err.
+func (r *Runtime) Kill(id SubtaskID, err error) {
+	r.kill(&Failure{Task: r.plan.Vertices[id.Vertex].Name(), Subtask: id.Subtask, Err: err})
+}
+
+// send delivers a control message to a subtask without blocking the
+// caller for long; inboxes are large and drained on every step.
+func (r *Runtime) send(id SubtaskID, c control) {
+	select {
+	case r.inboxes[id.Vertex][id.Subtask] <- c:
+	default:
+		r.kill(fmt.Errorf("control inbox of subtask %s overflowed", id))
+	}
+}
+
+// Trigger starts checkpoint id: sources inject its barrier and finished
+// subtasks snapshot their final state.
+func (r *Runtime) Trigger(id int64) {
+	r.mu.Lock()
+	fin := make(map[SubtaskID]bool, len(r.finished))
+	for k := range r.finished {
+		fin[k] = true
+	}
+	r.mu.Unlock()
+	for _, v := range r.plan.Vertices {
+		for i := range v.Parallelism {
+			sid := SubtaskID{v.ID, i}
+			if v.Head().Kind == plan.Source || fin[sid] {
+				r.send(sid, control{kind: ctlTrigger, checkpoint: id})
+			}
+		}
+	}
+}
+
+// TriggerSubtask asks one subtask to take checkpoint id directly; the job
+// uses it for subtasks that finished before the barrier reached them.
+func (r *Runtime) TriggerSubtask(sid SubtaskID, id int64) {
+	r.send(sid, control{kind: ctlTrigger, checkpoint: id})
+}
+
+// Complete tells every subtask that checkpoint id completed.
+func (r *Runtime) Complete(id int64) { r.broadcast(control{kind: ctlComplete, checkpoint: id}) }
+
+// Abort tells every subtask that checkpoint id was aborted.
+func (r *Runtime) Abort(id int64) { r.broadcast(control{kind: ctlAbort, checkpoint: id}) }
+
+// Release lets finished subtasks exit.
+func (r *Runtime) Release() { r.broadcast(control{kind: ctlRelease}) }
+
+func (r *Runtime) broadcast(c control) {
+	for _, v := range r.plan.Vertices {
+		for i := range v.Parallelism {
+			r.send(SubtaskID{v.ID, i}, c)
+		}
+	}
+}
+
+// Positions returns the latest position every source subtask published
+// (with Options.TrackPositions).
+func (r *Runtime) Positions() map[SubtaskID][]byte {
+	out := map[SubtaskID][]byte{}
+	for _, v := range r.plan.Vertices {
+		for i := range v.Parallelism {
+			if p := r.positions[v.ID][i].Load(); p != nil {
+				out[SubtaskID{v.ID, i}] = *p
+			}
+		}
+	}
+	return out
+}
+
+func (r *Runtime) markFinished(id SubtaskID) {
+	r.mu.Lock()
+	r.finished[id] = true
+	r.mu.Unlock()
 }
 
 // chans returns the channels subtask i of e.Source uses to send on e.

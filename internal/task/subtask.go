@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"sync"
 
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/plan"
@@ -30,6 +31,16 @@ type subtask struct {
 	inWM      int64 // combined input watermark
 	outWM     int64 // last watermark emitted downstream
 	idle      bool  // downstream was told we are idle
+
+	inbox          chan control
+	align          *alignment
+	lastCheckpoint int64
+	async          sync.WaitGroup // snapshot encoders
+	finished       bool           // input ended; waiting for release
+	released       bool
+	restored       bool // started from a snapshot
+	replayed       bool // the replay injection point was passed
+	startPos       []byte
 }
 
 type chanState uint8
@@ -42,7 +53,8 @@ const (
 
 func (r *Runtime) newSubtask(ctx context.Context, v *plan.Vertex, i int) *subtask {
 	start, end := KeyGroupRange(r.plan.MaxParallelism, v.Parallelism, i)
-	s := &subtask{rt: r, v: v, index: i, ctx: ctx, gate: r.gates[v.ID][i], inWM: MinWatermark, outWM: MinWatermark}
+	s := &subtask{rt: r, v: v, index: i, ctx: ctx, gate: r.gates[v.ID][i], inWM: MinWatermark, outWM: MinWatermark,
+		inbox: r.inboxes[v.ID][i]}
 	s.tctx = Context{Ctx: ctx, Job: r.opts.Job, Subtask: i, Parallelism: v.Parallelism,
 		MaxParallelism: r.plan.MaxParallelism, KeyGroupStart: start, KeyGroupEnd: end,
 		Now: func() int64 { return r.opts.Now().UnixMilli() }, Metrics: r.metrics[v.ID][i]}
@@ -56,6 +68,7 @@ func (s *subtask) fail(err error) error {
 // run builds, runs and closes the subtask. It converts panics (Fail or an
 // operator bug) into errors.
 func (s *subtask) run() (err error) {
+	defer s.async.Wait()
 	defer func() {
 		if p := recover(); p != nil {
 			if f, ok := p.(failure); ok {
@@ -74,6 +87,9 @@ func (s *subtask) run() (err error) {
 	if err := s.build(); err != nil {
 		return err
 	}
+	if err := s.restore(); err != nil {
+		return err
+	}
 	for i := len(s.ops) - 1; i >= 0; i-- {
 		if err := s.ops[i].Open(s.opCtx(i)); err != nil {
 			s.ops = s.ops[i+1:] // close only what was opened
@@ -81,9 +97,52 @@ func (s *subtask) run() (err error) {
 		}
 	}
 	if s.source != nil {
-		return s.runSource()
+		err = s.runSource()
+	} else {
+		err = s.runInputs()
 	}
-	return s.runInputs()
+	if err != nil {
+		return err
+	}
+	return s.waitReleased()
+}
+
+// restore gives the chain's operators their state from the snapshot the
+// runtime was given for this subtask.
+func (s *subtask) restore() error {
+	id := SubtaskID{s.v.ID, s.index}
+	if pos, ok := s.rt.opts.Positions[id]; ok {
+		s.startPos = pos
+	}
+	data, ok := s.rt.opts.Restore[id]
+	if !ok {
+		return nil
+	}
+	s.restored = true
+	if err := s.inject(PointRecovery, 0); err != nil {
+		return err
+	}
+	snap, err := decodeSubtaskSnapshot(data)
+	if err != nil {
+		return fmt.Errorf("restoring: %w", err)
+	}
+	if s.source != nil {
+		s.startPos = snap.position
+	}
+	for i, op := range s.ops {
+		st, ok := snap.operators[s.v.Chain[i].ID]
+		if !ok {
+			continue
+		}
+		sn, ok := op.(Snapshotter)
+		if !ok {
+			return fmt.Errorf("restoring %q: the checkpoint holds state for an operator without state", s.v.Chain[i].Name)
+		}
+		if err := sn.Restore(st); err != nil {
+			return fmt.Errorf("restoring %q: %w", s.v.Chain[i].Name, err)
+		}
+	}
+	return nil
 }
 
 func (s *subtask) opCtx(i int) *Context {

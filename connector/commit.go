@@ -1,0 +1,39 @@
+package connector
+
+import "context"
+
+// Committer is an optional ability of a Writer: two-phase commit tied to
+// checkpoints, which makes a sink exactly-once. The engine finds it by type
+// assertion.
+//
+// At the barrier of checkpoint id, after every record before the barrier
+// was written, the engine calls PreCommit: the writer makes those records
+// durable but not yet visible and returns a description of the
+// transaction, which the engine stores in the checkpoint. Once the
+// checkpoint completed, the engine calls Commit with that description,
+// making the records visible. A transaction whose checkpoint was aborted
+// is committed with the next checkpoint that completes.
+//
+// Commit must be idempotent: after a failure the engine commits the
+// transactions of the restored checkpoint again, some of which may already
+// be committed.
+//
+// Recover is called once after Open, before any Write, whenever the
+// subtask starts with checkpoints on: with the transactions of the
+// checkpoint it restores (none on a fresh start). The writer commits them
+// and aborts every other transaction this subtask may have left behind in
+// an earlier attempt, so that nothing written after the restored
+// checkpoint ever becomes visible.
+type Committer interface {
+	PreCommit(ctx context.Context, checkpoint int64) (txn []byte, err error)
+	Commit(ctx context.Context, txn []byte) error
+	Recover(ctx context.Context, commit [][]byte) error
+}
+
+// Idempotent is an optional ability of a Sink whose writes can be repeated
+// without changing the result (an upsert by key, say), which makes it
+// exactly-once without transactions when the job's records are
+// deterministic.
+type Idempotent interface {
+	Idempotent() bool
+}

@@ -1,0 +1,51 @@
+package weir
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Guarantee is a job's recovery semantics: what its output promises when
+// something fails.
+type Guarantee int
+
+const (
+	// None: no fault tolerance; a failure fails the job.
+	None Guarantee = iota
+	// ExactlyOnce (precise recovery): failures are invisible in the
+	// output. State is restored from aligned checkpoints, sources rewound
+	// and sinks commit with checkpoints.
+	ExactlyOnce
+	// AtLeastOnce (rollback recovery): nothing is lost; records after the
+	// last completed checkpoint may be reflected twice.
+	AtLeastOnce
+	// AtMostOnce (gap recovery): sources are not rewound and lost state is
+	// not replayed, so each input record affects the output at most once;
+	// what was in flight or only in lost state is missing.
+	AtMostOnce
+)
+
+func (g Guarantee) String() string {
+	switch g {
+	case ExactlyOnce:
+		return "exactly-once"
+	case AtLeastOnce:
+		return "at-least-once"
+	case AtMostOnce:
+		return "at-most-once"
+	}
+	return "none"
+}
+
+// ParseGuarantee parses exactly-once, at-least-once, at-most-once or none.
+func ParseGuarantee(s string) (Guarantee, error) {
+	for _, g := range []Guarantee{ExactlyOnce, AtLeastOnce, AtMostOnce, None} {
+		if strings.EqualFold(s, g.String()) {
+			return g, nil
+		}
+	}
+	return None, fmt.Errorf("guarantee must be exactly-once, at-least-once, at-most-once or none, not %q", s)
+}
+
+// checkpoints reports whether the guarantee needs checkpoints.
+func (g Guarantee) checkpoints() bool { return g == ExactlyOnce || g == AtLeastOnce }

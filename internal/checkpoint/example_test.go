@@ -1,0 +1,46 @@
+package checkpoint_test
+
+import (
+	"fmt"
+
+	"github.com/weir-stream/weir/internal/checkpoint"
+)
+
+// A shell's loop, reduced to its calls: tick, forward acknowledgements,
+// carry out actions, report the metadata write.
+func Example() {
+	source := checkpoint.TaskID{Vertex: 0, Subtask: 0}
+	sink := checkpoint.TaskID{Vertex: 1, Subtask: 0}
+	c, err := checkpoint.New(checkpoint.Config{
+		Tasks:             []checkpoint.TaskID{source, sink},
+		Sources:           []checkpoint.TaskID{source},
+		Interval:          3,
+		Timeout:           10,
+		TolerableFailures: checkpoint.UnlimitedFailures,
+	})
+	if err != nil {
+		panic(err)
+	}
+	do := func(actions []checkpoint.Action) {
+		for _, a := range actions {
+			fmt.Println(a)
+			if p, ok := a.(checkpoint.Persist); ok {
+				// The shell writes the metadata, then reports it.
+				do(c.Stored(p.ID))
+			}
+		}
+	}
+	for range 3 {
+		do(c.Tick())
+	}
+	_, actions := c.Ack(1, source, "s3://bucket/chk-1/0.0")
+	do(actions)
+	result, actions := c.Ack(1, sink, "s3://bucket/chk-1/1.0")
+	fmt.Println(result)
+	do(actions)
+	// Output:
+	// Trigger 1 at=3
+	// success
+	// Persist 1 handles=[0.0:s3://bucket/chk-1/0.0 1.0:s3://bucket/chk-1/1.0]
+	// Complete 1
+}

@@ -1,0 +1,359 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/weir-stream/weir/internal/checkpoint"
+	"github.com/weir-stream/weir/internal/plan"
+	"github.com/weir-stream/weir/internal/store"
+	"github.com/weir-stream/weir/internal/task"
+)
+
+// snapshotEvent is a subtask's snapshot after the engine stored it.
+type snapshotEvent struct {
+	res    task.SnapshotResult
+	handle store.Handle
+	err    error
+}
+
+// attemptState is the bookkeeping of one attempt's event loop.
+type attemptState struct {
+	e         *engine
+	rt        *task.Runtime
+	coord     *checkpoint.Coordinator
+	tasks     []task.SubtaskID
+	finished  map[task.SubtaskID]bool
+	acked     map[int64]map[task.SubtaskID]bool // in-flight checkpoints
+	final     int64                             // checkpoints above it were triggered after all tasks finished
+	allDone   bool
+	wantFinal bool
+	restarted time.Time // when a restarted attempt began, for recovery time
+	fatal     error     // set when checkpoint failures exceed the tolerance
+}
+
+// attempt runs the plan once, until it finishes or fails.
+func (e *engine) attempt(ctx context.Context, restore map[task.SubtaskID][]byte) error {
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	snaps := make(chan snapshotEvent)
+	fins := make(chan task.SubtaskID)
+	opts := e.cfg.Runtime
+	opts.Restore = restore
+	switch e.cfg.Mode {
+	case ExactlyOnce:
+		opts.Checkpoint = task.Aligned
+		if e.cfg.Unaligned {
+			opts.Checkpoint = task.Unaligned
+		}
+	case AtLeastOnce:
+		opts.Checkpoint = task.AtLeastOnce
+	case AtMostOnce:
+		opts.TrackPositions = true
+		opts.Positions = e.positions
+	}
+	if opts.Checkpoint != task.NoCheckpoints {
+		opts.OnSnapshot = func(r task.SnapshotResult) {
+			ev := snapshotEvent{res: r, err: r.Err}
+			if r.Err == nil {
+				ev.handle, ev.err = e.cfg.Store.WriteState(actx, e.cfg.Job, uint64(r.Checkpoint),
+					store.TaskID{Vertex: r.Subtask.Vertex, Subtask: r.Subtask.Subtask}, r.State)
+			}
+			select {
+			case snaps <- ev:
+			case <-actx.Done():
+			}
+		}
+		opts.OnFinished = func(id task.SubtaskID) {
+			select {
+			case fins <- id:
+			case <-actx.Done():
+			}
+		}
+	}
+	var randomKill <-chan time.Time
+	if in := e.cfg.Failures; in != nil {
+		opts.Inject = in.hook
+		if d, ok := in.arm(restore != nil); ok {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			randomKill = t.C
+		}
+	}
+	rt := task.New(e.cfg.Plan, opts)
+	if e.cfg.OnAttempt != nil {
+		e.cfg.OnAttempt(rt)
+	}
+	a := &attemptState{e: e, rt: rt, finished: map[task.SubtaskID]bool{}, acked: map[int64]map[task.SubtaskID]bool{}}
+	if len(e.report.Recoveries) > 0 {
+		a.restarted = e.report.Recoveries[len(e.report.Recoveries)-1].FailedAt
+	}
+	for _, v := range e.cfg.Plan.Vertices {
+		for i := range v.Parallelism {
+			a.tasks = append(a.tasks, task.SubtaskID{Vertex: v.ID, Subtask: i})
+		}
+	}
+	if opts.Checkpoint != task.NoCheckpoints {
+		coord, err := checkpoint.New(e.coordinatorConfig(a.tasks))
+		if err != nil {
+			return &fatalError{err}
+		}
+		a.coord = coord
+	}
+	done := make(chan error, 1)
+	go func() { done <- rt.Run(actx) }()
+	ticker := time.NewTicker(e.cfg.Tick)
+	defer ticker.Stop()
+	var failed error
+	for {
+		select {
+		case err := <-done:
+			if e.cfg.Mode == AtMostOnce {
+				e.keepPositions(rt)
+			}
+			if failed != nil && err != nil {
+				return failed
+			}
+			return err
+		case <-ticker.C:
+			a.noteRecovery()
+			if a.coord != nil {
+				a.act(a.coord.Tick())
+				if a.wantFinal {
+					a.triggerFinal()
+				}
+			}
+		case ev := <-snaps:
+			a.onSnapshot(ctx, ev)
+		case id := <-fins:
+			a.onFinished(id)
+		case <-randomKill:
+			randomKill = nil
+			if e.cfg.Failures.fireRandom() {
+				victim := a.tasks[e.cfg.Failures.pick(len(a.tasks))]
+				rt.Kill(victim, &task.InjectedError{Point: "at-a-random-moment", Subtask: victim})
+			}
+		}
+		if a.fatal != nil && failed == nil {
+			failed = a.fatal
+			rt.Kill(task.SubtaskID{}, failed)
+		}
+	}
+}
+
+func (e *engine) coordinatorConfig(tasks []task.SubtaskID) checkpoint.Config {
+	ticks := func(d time.Duration) int64 {
+		if d <= 0 {
+			return 0
+		}
+		return max(1, int64(d/e.cfg.Tick))
+	}
+	cfg := checkpoint.Config{Interval: ticks(e.cfg.Interval), MinPause: ticks(e.cfg.MinPause),
+		MaxConcurrent: e.cfg.MaxConcurrent, Timeout: ticks(e.cfg.Timeout), TolerableFailures: e.cfg.Tolerable,
+		FirstID: e.nextID}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = ticks(10 * time.Minute)
+	}
+	for _, t := range tasks {
+		cfg.Tasks = append(cfg.Tasks, checkpoint.TaskID{Vertex: t.Vertex, Subtask: t.Subtask})
+		if e.cfg.Plan.Vertices[t.Vertex].Head().Kind == plan.Source {
+			cfg.Sources = append(cfg.Sources, checkpoint.TaskID{Vertex: t.Vertex, Subtask: t.Subtask})
+		}
+	}
+	return cfg
+}
+
+// keepPositions remembers where at-most-once sources stood.
+func (e *engine) keepPositions(rt *task.Runtime) {
+	if e.positions == nil {
+		e.positions = map[task.SubtaskID][]byte{}
+	}
+	for id, p := range rt.Positions() {
+		e.positions[id] = p
+	}
+}
+
+// noteRecovery measures the recovery time: from the failure to the first
+// record written after the restart.
+func (a *attemptState) noteRecovery() {
+	if a.restarted.IsZero() {
+		return
+	}
+	var written int64
+	for _, v := range a.e.cfg.Plan.Vertices {
+		for i := range v.Parallelism {
+			written += a.rt.Metrics(v.ID, i).Written.Load()
+		}
+	}
+	if written > 0 {
+		recs := a.e.report.Recoveries
+		recs[len(recs)-1].Duration = time.Since(a.restarted)
+		a.restarted = time.Time{}
+	}
+}
+
+func (a *attemptState) onSnapshot(ctx context.Context, ev snapshotEvent) {
+	if a.coord == nil {
+		return
+	}
+	r := ev.res
+	tid := checkpoint.TaskID{Vertex: r.Subtask.Vertex, Subtask: r.Subtask.Subtask}
+	id := checkpoint.ID(r.Checkpoint)
+	if ev.err != nil {
+		a.act(a.coord.Decline(id, tid, ev.err.Error()))
+		return
+	}
+	if st := a.e.stats[r.Checkpoint]; st != nil {
+		st.Size += ev.handle.Size
+		st.Alignment = max(st.Alignment, r.Alignment)
+		st.Sync = max(st.Sync, r.Sync)
+	}
+	if m := a.acked[r.Checkpoint]; m != nil {
+		m[r.Subtask] = true
+	}
+	_, acts := a.coord.Ack(id, tid, encodeHandle(ev.handle))
+	a.act(acts)
+}
+
+// onFinished notes a finished subtask; it takes the in-flight checkpoints
+// it has not acknowledged directly, and once every subtask finished the
+// final checkpoint is triggered.
+func (a *attemptState) onFinished(id task.SubtaskID) {
+	a.finished[id] = true
+	for cid, m := range a.acked {
+		if !m[id] {
+			a.rt.TriggerSubtask(id, cid)
+		}
+	}
+	if len(a.finished) == len(a.tasks) && !a.allDone {
+		a.allDone = true
+		a.final = int64(a.coord.NextID()) - 1
+		a.wantFinal = true
+		a.triggerFinal()
+	}
+}
+
+func (a *attemptState) triggerFinal() {
+	acts, err := a.coord.TriggerNow()
+	if err != nil {
+		return // a checkpoint is in flight; try again at the next tick
+	}
+	a.wantFinal = false
+	a.act(acts)
+}
+
+// act carries out the coordinator's decisions.
+func (a *attemptState) act(acts []checkpoint.Action) {
+	e := a.e
+	for _, act := range acts {
+		switch x := act.(type) {
+		case checkpoint.Trigger:
+			id := int64(x.ID)
+			e.nextID = max(e.nextID, x.ID+1)
+			e.stats[id] = &CheckpointStats{ID: id, Status: "in-progress", Triggered: time.Now()}
+			a.acked[id] = map[task.SubtaskID]bool{}
+			a.rt.Trigger(id)
+			for sid := range a.finished {
+				if e.cfg.Plan.Vertices[sid.Vertex].Head().Kind != plan.Source {
+					a.rt.TriggerSubtask(sid, id)
+				}
+			}
+		case checkpoint.Persist:
+			err := a.persist(x)
+			if err != nil {
+				a.act(a.coord.StoreFailed(x.ID, err))
+			} else {
+				a.act(a.coord.Stored(x.ID))
+			}
+		case checkpoint.Complete:
+			id := int64(x.ID)
+			delete(a.acked, id)
+			a.finish(id, "completed", "")
+			a.rt.Complete(id)
+			if e.cfg.Retained > 0 {
+				if _, err := e.cfg.Store.Retain(context.Background(), e.cfg.Job, e.cfg.Retained); err != nil {
+					e.cfg.Log(fmt.Sprintf("retaining checkpoints: %v", err))
+				}
+			}
+			if a.allDone && id > a.final {
+				a.rt.Release()
+			}
+		case checkpoint.Abort:
+			id := int64(x.ID)
+			delete(a.acked, id)
+			reason := x.Reason.String()
+			if x.Detail != "" {
+				reason += ": " + x.Detail
+			}
+			a.finish(id, "aborted", reason)
+			a.rt.Abort(id)
+			a.dropUncommitted(id)
+		case checkpoint.Discard:
+			// A late or repeated acknowledgement. Its state lives under the
+			// key of the checkpoint's task, which a duplicate shares with the
+			// accepted one, so it is not deleted here; an aborted
+			// checkpoint's state goes with dropUncommitted.
+		case checkpoint.FailJob:
+			a.fatal = &fatalError{x.Err()}
+		}
+	}
+}
+
+func (a *attemptState) persist(p checkpoint.Persist) error {
+	e := a.e
+	m := store.Metadata{Job: e.cfg.Job, ID: uint64(p.ID), Fingerprint: e.cfg.Fingerprint, Parallelism: map[int]int{}}
+	if st := e.stats[int64(p.ID)]; st != nil {
+		m.TimestampMillis = st.Triggered.UnixMilli()
+	}
+	for _, v := range e.cfg.Plan.Vertices {
+		m.Parallelism[v.ID] = v.Parallelism
+	}
+	for t, h := range p.Handles {
+		sh, err := decodeHandle(h)
+		if err != nil {
+			return fmt.Errorf("bad state handle of task %v: %w", t, err)
+		}
+		m.Tasks = append(m.Tasks, store.TaskState{Task: store.TaskID{Vertex: t.Vertex, Subtask: t.Subtask}, Handles: []store.Handle{sh}})
+	}
+	if err := e.cfg.Store.Commit(context.Background(), m); err != nil {
+		if errors.Is(err, store.ErrStale) {
+			return fmt.Errorf("another run committed checkpoint %d first: %w", p.ID, err)
+		}
+		return err
+	}
+	e.latest = &m
+	return nil
+}
+
+// dropUncommitted deletes the state of aborted checkpoints up to id,
+// sparing every checkpoint still in flight.
+func (a *attemptState) dropUncommitted(id int64) {
+	keep := id
+	for inflight := range a.acked {
+		if inflight <= keep {
+			keep = inflight - 1
+		}
+	}
+	if keep <= 0 {
+		return
+	}
+	if _, err := a.e.cfg.Store.DeleteUncommitted(context.Background(), a.e.cfg.Job, uint64(keep)); err != nil {
+		a.e.cfg.Log(fmt.Sprintf("deleting state of aborted checkpoints: %v", err))
+	}
+}
+
+// finish records a checkpoint's end in the report.
+func (a *attemptState) finish(id int64, status, reason string) {
+	st := a.e.stats[id]
+	if st == nil {
+		st = &CheckpointStats{ID: id}
+	}
+	st.Status, st.Reason = status, reason
+	if !st.Triggered.IsZero() {
+		st.Duration = time.Since(st.Triggered)
+	}
+	a.e.report.Checkpoints = append(a.e.report.Checkpoints, *st)
+	delete(a.e.stats, id)
+}

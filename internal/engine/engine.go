@@ -1,0 +1,277 @@
+// Package engine runs a job in this process and keeps it correct through
+// failures: it drives the checkpoint coordinator (a pure state machine)
+// with a clock, stores snapshots, restarts failed attempts by the restart
+// strategy and restores them from the latest completed checkpoint.
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/weir-stream/weir/internal/checkpoint"
+	"github.com/weir-stream/weir/internal/plan"
+	"github.com/weir-stream/weir/internal/store"
+	"github.com/weir-stream/weir/internal/task"
+)
+
+// Mode is a job's recovery semantics.
+type Mode int
+
+const (
+	// None fails the job at its first failure.
+	None Mode = iota
+	// ExactlyOnce restores aligned checkpoints and commits sinks with them.
+	ExactlyOnce
+	// AtLeastOnce restores unaligned-barrier (non-blocking) checkpoints.
+	AtLeastOnce
+	// AtMostOnce restarts with empty state and sources where they were.
+	AtMostOnce
+)
+
+// Config describes a job run.
+type Config struct {
+	Job         string
+	Plan        *plan.Plan
+	Fingerprint string
+	Mode        Mode
+	// Runtime holds the runtime options; the engine sets the checkpoint
+	// and restore fields.
+	Runtime task.Options
+	// Unaligned makes exactly-once checkpoints unaligned.
+	Unaligned bool
+
+	Interval      time.Duration // between checkpoints; 0 disables periodic ones
+	Timeout       time.Duration
+	MinPause      time.Duration
+	MaxConcurrent int
+	Tolerable     int // consecutive checkpoint failures tolerated; <0 unlimited
+	Retained      int // completed checkpoints kept in the store
+	Tick          time.Duration
+
+	// Store keeps checkpoints; required when checkpoints are on.
+	Store *store.Checkpoints
+	// Restore, if set, is the checkpoint the first attempt starts from.
+	Restore *store.Metadata
+	Restart RestartStrategy
+	// Failures, if set, injects failures.
+	Failures *Injector
+	// OnAttempt is told of each attempt's runtime, for metrics.
+	OnAttempt func(*task.Runtime)
+	// Log receives a line for each notable event (failures, restores).
+	Log func(string)
+}
+
+// CheckpointStats describes one checkpoint.
+type CheckpointStats struct {
+	ID        int64
+	Status    string // completed, aborted or in-progress
+	Reason    string
+	Triggered time.Time
+	Duration  time.Duration
+	Size      int64
+	Alignment time.Duration // the longest alignment of any task
+	Sync      time.Duration // the longest synchronous snapshot pause
+}
+
+// Recovery describes one failure and the recovery from it.
+type Recovery struct {
+	Cause    string
+	FailedAt time.Time
+	// Restored is the checkpoint restored (0: started over).
+	Restored int64
+	// LastCompleted is the last checkpoint completed before the failure.
+	LastCompleted int64
+	// Duration runs from the failure to the first record written after
+	// the restart (0 if nothing was written).
+	Duration time.Duration
+}
+
+// Report tells what happened during a run.
+type Report struct {
+	Checkpoints []CheckpointStats
+	Recoveries  []Recovery
+	Injected    int
+	// Restored is the checkpoint the run started from, if any.
+	Restored int64
+}
+
+// LastCompleted returns the newest completed checkpoint id, or 0.
+func (r *Report) LastCompleted() int64 {
+	var id int64
+	for _, c := range r.Checkpoints {
+		if c.Status == "completed" && c.ID > id {
+			id = c.ID
+		}
+	}
+	return id
+}
+
+type engine struct {
+	cfg       Config
+	report    Report
+	latest    *store.Metadata // the newest completed checkpoint
+	nextID    checkpoint.ID
+	positions map[task.SubtaskID][]byte // at-most-once: where sources stood
+	stats     map[int64]*CheckpointStats
+}
+
+// Run runs the job until it finishes, fails for good, or ctx ends.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.Tick <= 0 {
+		cfg.Tick = 10 * time.Millisecond
+	}
+	if cfg.Restart == nil {
+		cfg.Restart = NoRestart{}
+	}
+	if cfg.Log == nil {
+		cfg.Log = func(string) {}
+	}
+	e := &engine{cfg: cfg, nextID: 1, stats: map[int64]*CheckpointStats{}}
+	if e.checkpoints() {
+		if cfg.Store == nil {
+			return nil, errors.New("engine: checkpoints need a store")
+		}
+		ids, err := cfg.Store.Committed(ctx, cfg.Job)
+		if err != nil {
+			return nil, fmt.Errorf("listing checkpoints of %q: %w", cfg.Job, err)
+		}
+		if len(ids) > 0 {
+			e.nextID = checkpoint.ID(ids[len(ids)-1] + 1)
+		}
+		// Nothing is in flight before the run: the state of checkpoints
+		// that never completed is garbage.
+		if _, err := cfg.Store.DeleteUncommitted(ctx, cfg.Job, math.MaxUint64); err != nil {
+			return nil, err
+		}
+		if cfg.Restore != nil {
+			m := *cfg.Restore
+			e.latest = &m
+			e.report.Restored = int64(m.ID)
+			if next := checkpoint.ID(m.ID + 1); next > e.nextID {
+				e.nextID = next
+			}
+		}
+	}
+	err := e.run(ctx)
+	if cfg.Failures != nil {
+		e.report.Injected = cfg.Failures.Injected()
+	}
+	return &e.report, err
+}
+
+func (e *engine) checkpoints() bool {
+	return e.cfg.Mode == ExactlyOnce || e.cfg.Mode == AtLeastOnce
+}
+
+func (e *engine) run(ctx context.Context) error {
+	for attempt := 0; ; attempt++ {
+		restore, err := e.restoreState(ctx)
+		if err != nil {
+			return err
+		}
+		err = e.attempt(ctx, restore)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var fatal *fatalError
+		if errors.As(err, &fatal) || e.cfg.Mode == None {
+			return err
+		}
+		now := time.Now()
+		rec := Recovery{Cause: err.Error(), FailedAt: now, LastCompleted: e.report.LastCompleted()}
+		if e.latest != nil && e.cfg.Mode != AtMostOnce {
+			rec.Restored = int64(e.latest.ID)
+		}
+		e.report.Recoveries = append(e.report.Recoveries, rec)
+		delay, ok := e.cfg.Restart.Next(now)
+		if !ok {
+			return fmt.Errorf("restart strategy %s gave up after %d failures: %w", e.cfg.Restart, len(e.report.Recoveries), err)
+		}
+		e.cfg.Log(fmt.Sprintf("failure %d: %v; restarting in %v from %s", len(e.report.Recoveries), err, delay, e.describeRestore()))
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (e *engine) describeRestore() string {
+	switch {
+	case e.cfg.Mode == AtMostOnce:
+		return "empty state, sources where they stopped"
+	case e.latest != nil:
+		return fmt.Sprintf("checkpoint %d", e.latest.ID)
+	}
+	return "the beginning (no checkpoint completed yet)"
+}
+
+// fatalError is a failure no restart can cure.
+type fatalError struct{ err error }
+
+func (f *fatalError) Error() string { return f.err.Error() }
+func (f *fatalError) Unwrap() error { return f.err }
+
+// restoreState reads the state of the latest completed checkpoint.
+func (e *engine) restoreState(ctx context.Context) (map[task.SubtaskID][]byte, error) {
+	if e.latest == nil || e.cfg.Mode == AtMostOnce || !e.checkpoints() {
+		return nil, nil
+	}
+	m := e.latest
+	if m.Fingerprint != "" && e.cfg.Fingerprint != "" && m.Fingerprint != e.cfg.Fingerprint {
+		return nil, &fatalError{fmt.Errorf("checkpoint %d was written by a different pipeline (fingerprint %s, this pipeline %s)", m.ID, m.Fingerprint, e.cfg.Fingerprint)}
+	}
+	for _, v := range e.cfg.Plan.Vertices {
+		if p, ok := m.Parallelism[v.ID]; ok && p != v.Parallelism {
+			return nil, &fatalError{fmt.Errorf("checkpoint %d has parallelism %d for task %q, the pipeline %d; restore at the same parallelism", m.ID, p, v.Name(), v.Parallelism)}
+		}
+	}
+	out := map[task.SubtaskID][]byte{}
+	for _, ts := range m.Tasks {
+		var data []byte
+		for _, h := range ts.Handles {
+			b, err := e.cfg.Store.ReadState(ctx, h)
+			if err != nil {
+				return nil, &fatalError{fmt.Errorf("restoring checkpoint %d: %w", m.ID, err)}
+			}
+			data = append(data, b...)
+		}
+		out[task.SubtaskID{Vertex: ts.Task.Vertex, Subtask: ts.Task.Subtask}] = data
+	}
+	return out, nil
+}
+
+// Fingerprint describes a plan's shape, so that a checkpoint is not
+// restored into a different pipeline.
+func Fingerprint(p *plan.Plan) string {
+	var b []byte
+	for _, v := range p.Vertices {
+		for _, n := range v.Chain {
+			b = fmt.Appendf(b, "%d:%s:%s;", n.ID, n.Kind, n.Name)
+		}
+		b = append(b, '|')
+	}
+	sum := uint32(2166136261)
+	for _, c := range b {
+		sum = (sum ^ uint32(c)) * 16777619
+	}
+	return fmt.Sprintf("%08x", sum)
+}
+
+func encodeHandle(h store.Handle) checkpoint.Handle {
+	b, _ := json.Marshal(h)
+	return checkpoint.Handle(b)
+}
+
+func decodeHandle(h checkpoint.Handle) (store.Handle, error) {
+	var out store.Handle
+	err := json.Unmarshal([]byte(h), &out)
+	return out, err
+}

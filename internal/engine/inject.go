@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/weir-stream/weir/internal/task"
+)
+
+// Injector plans the failures of a run: Count kills, each at a random
+// moment or at a named point, chosen by a seeded generator so that a seed
+// names a failure schedule. One failure is armed per attempt.
+type Injector struct {
+	mu        sync.Mutex
+	rng       *rand.Rand
+	remaining int
+	injected  int
+	armed     *arming
+	// MaxDelay bounds the wait before a random-moment kill.
+	MaxDelay time.Duration
+}
+
+type arming struct {
+	point task.Point // 0: a random moment
+	skip  int        // occurrences of the point to let pass first
+	delay time.Duration
+}
+
+// NewInjector returns an injector of n failures with the given seed.
+func NewInjector(n int, seed uint64) *Injector {
+	return &Injector{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), remaining: n, MaxDelay: 500 * time.Millisecond}
+}
+
+// Injected returns how many failures were injected so far.
+func (in *Injector) Injected() int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.injected
+}
+
+// arm chooses the failure of the next attempt. restored says whether the
+// attempt restores state (only then can recovery and replay points occur).
+// It returns the delay of a random-moment kill, or 0.
+func (in *Injector) arm(restored bool) (time.Duration, bool) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.armed = nil
+	if in.remaining == 0 {
+		return 0, false
+	}
+	points := []task.Point{task.PointAlignment, task.PointSnapshotBeforeAck, task.PointCompleteBeforeCommit}
+	if restored {
+		points = task.Points
+	}
+	if in.rng.IntN(2) == 0 {
+		d := time.Duration(in.rng.Int64N(int64(in.MaxDelay))) + time.Millisecond
+		in.armed = &arming{delay: d}
+		return d, true
+	}
+	in.armed = &arming{point: points[in.rng.IntN(len(points))], skip: in.rng.IntN(3)}
+	return 0, false
+}
+
+// pick returns a random index below n, for the subtask to kill.
+func (in *Injector) pick(n int) int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.rng.IntN(n)
+}
+
+// fireRandom consumes an armed random-moment failure.
+func (in *Injector) fireRandom() bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.armed == nil || in.armed.point != 0 || in.remaining == 0 {
+		return false
+	}
+	in.armed = nil
+	in.remaining--
+	in.injected++
+	return true
+}
+
+// hook is task.Options.Inject: it fails at the armed named point.
+func (in *Injector) hook(p task.Point, _ task.SubtaskID, _ int64) bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	a := in.armed
+	if a == nil || a.point != p || in.remaining == 0 {
+		return false
+	}
+	if a.skip > 0 {
+		a.skip--
+		return false
+	}
+	in.armed = nil
+	in.remaining--
+	in.injected++
+	return true
+}

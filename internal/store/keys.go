@@ -1,0 +1,124 @@
+package store
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/weir-stream/weir/internal/blob"
+)
+
+// This file is the only place that builds or parses blob keys. The layout:
+//
+//	jobs/<job>/chk-<id>/_metadata               the commit point
+//	jobs/<job>/chk-<id>/state/<vertex>-<subtask> one task's state
+//
+// <id> is the checkpoint id in decimal, zero-padded to 12 digits so that a
+// plain listing sorts in numeric order (ids past 10^12 grow a digit; the
+// package itself parses ids and never relies on listing order).
+
+const (
+	jobsDir      = "jobs/"
+	chkPrefix    = "chk-"
+	metadataName = "_metadata"
+	stateDir     = "state/"
+	idDigits     = 12
+)
+
+// jobPrefix is the prefix of every key of job.
+func jobPrefix(job string) string { return jobsDir + job + "/" }
+
+// checkpointsPrefix is the prefix of every checkpoint key of job.
+func checkpointsPrefix(job string) string { return jobPrefix(job) + chkPrefix }
+
+// checkpointPrefix is the prefix of every key of one checkpoint.
+func checkpointPrefix(job string, id uint64) string {
+	return fmt.Sprintf("%s%0*d/", checkpointsPrefix(job), idDigits, id)
+}
+
+// metadataKey names the metadata blob of a checkpoint.
+func metadataKey(job string, id uint64) string {
+	return checkpointPrefix(job, id) + metadataName
+}
+
+// stateKey names the state blob one task writes for a checkpoint.
+func stateKey(job string, id uint64, task TaskID) string {
+	return fmt.Sprintf("%s%s%d-%d", checkpointPrefix(job, id), stateDir, task.Vertex, task.Subtask)
+}
+
+// parsedKey is what parseKey learns from a key under checkpointsPrefix.
+type parsedKey struct {
+	id       uint64
+	metadata bool // the key is the checkpoint's metadata
+}
+
+// parseKey parses a key listed under checkpointsPrefix(job). It reports
+// false for keys that are not part of the layout (written by someone
+// else), which callers leave alone.
+func parseKey(job, key string) (parsedKey, bool) {
+	rest, ok := strings.CutPrefix(key, checkpointsPrefix(job))
+	if !ok {
+		return parsedKey{}, false
+	}
+	digits, file, ok := strings.Cut(rest, "/")
+	if !ok || file == "" {
+		return parsedKey{}, false
+	}
+	id, ok := parseID(digits)
+	if !ok {
+		return parsedKey{}, false
+	}
+	return parsedKey{id: id, metadata: file == metadataName}, true
+}
+
+// parseID parses the digits of a checkpoint directory name, padded or not.
+func parseID(digits string) (uint64, bool) {
+	if digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
+		return 0, false
+	}
+	id, err := strconv.ParseUint(digits, 10, 64)
+	return id, err == nil
+}
+
+// checkJob returns an error if job cannot be a job name: it must be one
+// valid key segment.
+func checkJob(job string) error {
+	if strings.Contains(job, "/") {
+		return fmt.Errorf("store: job name %q contains a slash", job)
+	}
+	if err := blob.ValidKey(job); err != nil {
+		return fmt.Errorf("store: job name %q: %w", job, err)
+	}
+	return nil
+}
+
+// ParsePath returns the job and checkpoint id that a checkpoint path
+// names. It accepts the metadata key or the checkpoint's directory, with
+// or without a trailing slash, with the id padded or not, and with any
+// prefix before "jobs/" (a local directory, a bucket URL), so the user
+// can paste what they see:
+//
+//	jobs/wc/chk-000000000017/_metadata
+//	/var/lib/weir/jobs/wc/chk-000000000017/
+//	s3://bucket/weir/jobs/wc/chk-17
+func ParsePath(path string) (job string, id uint64, err error) {
+	p := strings.TrimSuffix(path, "/")
+	p = strings.TrimSuffix(p, "/"+metadataName)
+	segs := strings.Split(p, "/")
+	n := len(segs)
+	if n < 3 || segs[n-3] != strings.TrimSuffix(jobsDir, "/") {
+		return "", 0, fmt.Errorf("store: %q is not a checkpoint path (want .../jobs/<job>/chk-<id>[/_metadata])", path)
+	}
+	job = segs[n-2]
+	digits, ok := strings.CutPrefix(segs[n-1], chkPrefix)
+	if ok {
+		id, ok = parseID(digits)
+	}
+	if !ok {
+		return "", 0, fmt.Errorf("store: %q is not a checkpoint path: %q is not chk-<id>", path, segs[n-1])
+	}
+	if err := checkJob(job); err != nil {
+		return "", 0, fmt.Errorf("store: %q is not a checkpoint path: %w", path, err)
+	}
+	return job, id, nil
+}

@@ -1,0 +1,167 @@
+package store
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+
+	"github.com/weir-stream/weir/internal/blob"
+)
+
+// TaskID names one task: subtask Subtask of the plan vertex Vertex.
+type TaskID struct {
+	Vertex  int `json:"vertex"`
+	Subtask int `json:"subtask"`
+}
+
+func (t TaskID) String() string { return fmt.Sprintf("%d-%d", t.Vertex, t.Subtask) }
+
+// Handle points at one state blob and says how to recognize it intact.
+type Handle struct {
+	// Key is the blob's key in the blob store.
+	Key string `json:"key"`
+	// Size is the blob's length in bytes.
+	Size int64 `json:"size"`
+	// CRC32C is the Castagnoli CRC-32 of the blob's data.
+	CRC32C uint32 `json:"crc32c"`
+}
+
+// TaskState lists the state blobs one task wrote for a checkpoint. What
+// they hold (keyed state, timers, source positions) is the task's
+// business.
+type TaskState struct {
+	Task    TaskID   `json:"task"`
+	Handles []Handle `json:"handles"`
+}
+
+// Metadata describes one completed checkpoint. Writing it (Commit) is what
+// completes the checkpoint.
+type Metadata struct {
+	Job string `json:"job"`
+	ID  uint64 `json:"id"`
+	// TimestampMillis is when the checkpoint was triggered, in
+	// milliseconds since the Unix epoch.
+	TimestampMillis int64 `json:"timestamp_ms"`
+	// Fingerprint identifies the pipeline that wrote the checkpoint, so a
+	// restore into a different pipeline can be refused.
+	Fingerprint string `json:"fingerprint"`
+	// Parallelism maps each vertex id to its number of subtasks.
+	Parallelism map[int]int `json:"parallelism"`
+	// Tasks holds the state of each task that has any.
+	Tasks []TaskState `json:"tasks"`
+	// Extra is free-form, for facts that do not deserve a field yet.
+	Extra map[string]string `json:"extra,omitempty"`
+}
+
+// Handles returns every state handle of the checkpoint, task by task.
+func (m *Metadata) Handles() []Handle {
+	var hs []Handle
+	for _, t := range m.Tasks {
+		hs = append(hs, t.Handles...)
+	}
+	return hs
+}
+
+// validate checks the metadata's internal consistency.
+func (m *Metadata) validate() error {
+	if err := checkJob(m.Job); err != nil {
+		return err
+	}
+	for v, p := range m.Parallelism {
+		if p < 1 {
+			return fmt.Errorf("vertex %d has parallelism %d", v, p)
+		}
+	}
+	seen := map[TaskID]bool{}
+	for _, t := range m.Tasks {
+		p, ok := m.Parallelism[t.Task.Vertex]
+		if !ok {
+			return fmt.Errorf("task %v: vertex %d has no parallelism", t.Task, t.Task.Vertex)
+		}
+		if t.Task.Subtask < 0 || t.Task.Subtask >= p {
+			return fmt.Errorf("task %v: subtask out of range [0, %d)", t.Task, p)
+		}
+		if seen[t.Task] {
+			return fmt.Errorf("task %v listed twice", t.Task)
+		}
+		seen[t.Task] = true
+		for _, h := range t.Handles {
+			if err := blob.ValidKey(h.Key); err != nil {
+				return fmt.Errorf("task %v: %w", t.Task, err)
+			}
+			if h.Size < 0 {
+				return fmt.Errorf("task %v: handle %s has size %d", t.Task, h.Key, h.Size)
+			}
+		}
+	}
+	return nil
+}
+
+// The metadata envelope: a 16-byte header, then a JSON body.
+//
+//	offset 0   4 bytes  magic "WCKP"
+//	offset 4   4 bytes  format version, big-endian uint32 (1)
+//	offset 8   4 bytes  body length in bytes, big-endian uint32
+//	offset 12  4 bytes  CRC-32C (Castagnoli) of the body, big-endian
+//	offset 16  body     Metadata as JSON
+//
+// The length catches truncation (and trailing garbage), the checksum
+// catches changed bytes, the magic catches a blob that is not metadata at
+// all, and the version lets a later format be told apart. JSON keeps the
+// body readable with `tail -c +17 _metadata | jq`.
+const (
+	envelopeMagic   = "WCKP"
+	envelopeVersion = 1
+	headerLen       = 16
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func checksum(data []byte) uint32 { return crc32.Checksum(data, castagnoli) }
+
+// encodeMetadata returns m in the envelope.
+func encodeMetadata(m *Metadata) ([]byte, error) {
+	body, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	if uint64(len(body)) > uint64(^uint32(0)) {
+		return nil, fmt.Errorf("metadata body of %d bytes is too large", len(body))
+	}
+	out := make([]byte, headerLen, headerLen+len(body))
+	copy(out, envelopeMagic)
+	binary.BigEndian.PutUint32(out[4:], envelopeVersion)
+	binary.BigEndian.PutUint32(out[8:], uint32(len(body)))
+	binary.BigEndian.PutUint32(out[12:], checksum(body))
+	return append(out, body...), nil
+}
+
+// decodeMetadata opens the envelope. Every error means the data is not
+// intact metadata; the caller wraps it with ErrCorrupt and the key.
+func decodeMetadata(data []byte) (Metadata, error) {
+	if len(data) < headerLen {
+		return Metadata{}, fmt.Errorf("truncated: %d bytes, shorter than the %d-byte header", len(data), headerLen)
+	}
+	if string(data[:4]) != envelopeMagic {
+		return Metadata{}, fmt.Errorf("bad magic %q, want %q", data[:4], envelopeMagic)
+	}
+	if v := binary.BigEndian.Uint32(data[4:]); v != envelopeVersion {
+		return Metadata{}, fmt.Errorf("unknown format version %d (this build reads %d)", v, envelopeVersion)
+	}
+	body := data[headerLen:]
+	if n := binary.BigEndian.Uint32(data[8:]); uint64(n) != uint64(len(body)) {
+		return Metadata{}, fmt.Errorf("length mismatch (truncated?): body is %d bytes, header says %d", len(body), n)
+	}
+	if got, want := checksum(body), binary.BigEndian.Uint32(data[12:]); got != want {
+		return Metadata{}, fmt.Errorf("checksum mismatch: crc32c %08x, header says %08x", got, want)
+	}
+	var m Metadata
+	if err := json.Unmarshal(body, &m); err != nil {
+		return Metadata{}, fmt.Errorf("body does not decode: %v", err)
+	}
+	if err := m.validate(); err != nil {
+		return Metadata{}, fmt.Errorf("inconsistent: %v", err)
+	}
+	return m, nil
+}

@@ -1,0 +1,165 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// listing is what one List of a job's checkpoint keys shows about one
+// checkpoint id.
+type listing struct {
+	committed bool     // its metadata exists
+	keys      []string // all its keys, metadata included, sorted
+}
+
+// scan lists the checkpoint keys of job, grouped by checkpoint id. Keys
+// that are not part of the layout are ignored.
+func (c *Checkpoints) scan(ctx context.Context, job string) (map[uint64]*listing, error) {
+	if err := checkJob(job); err != nil {
+		return nil, err
+	}
+	keys, err := c.blobs.List(ctx, checkpointsPrefix(job))
+	if err != nil {
+		return nil, fmt.Errorf("list checkpoints of job %q: %w", job, err)
+	}
+	byID := map[uint64]*listing{}
+	for _, k := range keys {
+		p, ok := parseKey(job, k)
+		if !ok {
+			continue
+		}
+		l := byID[p.id]
+		if l == nil {
+			l = &listing{}
+			byID[p.id] = l
+		}
+		l.committed = l.committed || p.metadata
+		l.keys = append(l.keys, k)
+	}
+	return byID, nil
+}
+
+// Committed returns the ids of the committed checkpoints of job (those
+// whose metadata exists, intact or not) in increasing order.
+func (c *Checkpoints) Committed(ctx context.Context, job string) ([]uint64, error) {
+	byID, err := c.scan(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	return committed(byID), nil
+}
+
+// committed returns the ids of the committed checkpoints in byID in
+// increasing order.
+func committed(byID map[uint64]*listing) []uint64 {
+	var ids []uint64
+	for id, l := range byID {
+		if l.committed {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Retain deletes old checkpoints of job, keeping the newest n (n >= 1)
+// that Load accepts and every committed checkpoint newer than the oldest
+// of those, usable or not; it deletes every committed checkpoint older
+// than that. With fewer than n usable checkpoints it deletes nothing, so
+// corruption of new checkpoints never costs the old ones. It returns the
+// ids it deleted, oldest first.
+//
+// Each checkpoint goes metadata first, so a crash midway leaves an
+// uncommitted checkpoint (never a committed one with missing state), whose
+// remains DeleteUncommitted removes later. Any error other than a failed
+// verification stops Retain before it deletes anything more.
+//
+// The coordinator calls it after a Commit. Loading a checkpoint that
+// Retain deletes fails, so nothing may restore from a checkpoint older
+// than the retained ones while it runs.
+func (c *Checkpoints) Retain(ctx context.Context, job string, n int) ([]uint64, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("store: retain %d checkpoints of job %q: must keep at least one", n, job)
+	}
+	byID, err := c.scan(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	ids := committed(byID)
+	usable, cut := 0, -1
+	for i := len(ids) - 1; i >= 0 && cut < 0; i-- {
+		_, err := c.Load(ctx, job, ids[i])
+		switch {
+		case err == nil:
+			usable++
+			if usable == n {
+				cut = i
+			}
+		case !unusable(err):
+			return nil, fmt.Errorf("retain checkpoints of job %q: %w", job, err)
+		}
+	}
+	if cut < 0 {
+		return nil, nil
+	}
+	var deleted []uint64
+	for _, id := range ids[:cut] {
+		if err := c.delete(ctx, job, id, byID[id].keys); err != nil {
+			return deleted, err
+		}
+		deleted = append(deleted, id)
+	}
+	return deleted, nil
+}
+
+// DeleteUncommitted deletes the state blobs of job's checkpoints that
+// have no metadata and an id of at most keepAbove, and returns their ids,
+// oldest first. Such blobs are the remains of aborted checkpoints and of
+// interrupted deletions.
+//
+// The caller must pass a keepAbove below every checkpoint still in flight
+// (one that may yet be committed), such as the newest committed id or the
+// oldest pending id minus one: a checkpoint's blobs exist before its
+// metadata does, and deleting them would break it when it commits.
+func (c *Checkpoints) DeleteUncommitted(ctx context.Context, job string, keepAbove uint64) ([]uint64, error) {
+	byID, err := c.scan(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	var deleted []uint64
+	for _, id := range slices.Sorted(maps.Keys(byID)) {
+		l := byID[id]
+		if l.committed || id > keepAbove {
+			continue
+		}
+		if err := c.delete(ctx, job, id, l.keys); err != nil {
+			return deleted, err
+		}
+		deleted = append(deleted, id)
+	}
+	return deleted, nil
+}
+
+// delete removes the listed keys of checkpoint id, its metadata first.
+func (c *Checkpoints) delete(ctx context.Context, job string, id uint64, keys []string) error {
+	meta := metadataKey(job, id)
+	var errs []error
+	if err := c.blobs.Delete(ctx, meta); err != nil {
+		return fmt.Errorf("delete checkpoint %d of job %q: %w", id, job, err)
+	}
+	for _, k := range keys {
+		if k == meta {
+			continue
+		}
+		if err := c.blobs.Delete(ctx, k); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("delete checkpoint %d of job %q: %w", id, job, err)
+	}
+	return nil
+}

@@ -1,0 +1,107 @@
+package weir
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/weir-stream/weir/internal/blob"
+	"github.com/weir-stream/weir/internal/engine"
+	"github.com/weir-stream/weir/internal/plan"
+	"github.com/weir-stream/weir/internal/store"
+	"github.com/weir-stream/weir/internal/task"
+)
+
+// engineConfig turns the pipeline's options into the engine's.
+func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan) (engine.Config, error) {
+	c := p.cfg
+	ck := c.ckpt
+	if ck.Interval == 0 {
+		ck.Interval = time.Second
+	}
+	if ck.Timeout == 0 {
+		ck.Timeout = 10 * time.Minute
+	}
+	if ck.MaxConcurrent == 0 {
+		ck.MaxConcurrent = 1
+	}
+	if ck.Retained == 0 {
+		ck.Retained = 3
+	}
+	if ck.TolerableFailures == 0 {
+		ck.TolerableFailures = -1
+	}
+	logf := c.logf
+	if logf == nil {
+		logf = func(string) {}
+	}
+	cfg := engine.Config{
+		Job: c.name, Plan: pl, Fingerprint: engine.Fingerprint(pl),
+		Runtime: task.Options{Job: c.name, QueueCapacity: c.queueCapacity, WatermarkInterval: c.watermarkInterval,
+			BufferTimeout: c.bufferTimeout, IdleTimeout: c.idleTimeout},
+		Unaligned: ck.Unaligned, Interval: ck.Interval, Timeout: ck.Timeout, MinPause: ck.MinPause,
+		MaxConcurrent: ck.MaxConcurrent, Tolerable: ck.TolerableFailures, Retained: ck.Retained,
+		Restart:   c.restart,
+		OnAttempt: func(rt *task.Runtime) { p.running.Store(rt) },
+		Log:       logf,
+	}
+	switch c.guarantee {
+	case ExactlyOnce:
+		cfg.Mode = engine.ExactlyOnce
+	case AtLeastOnce:
+		cfg.Mode = engine.AtLeastOnce
+	case AtMostOnce:
+		cfg.Mode = engine.AtMostOnce
+	default:
+		cfg.Mode = engine.None
+	}
+	if cfg.Restart == nil {
+		if cfg.Mode == engine.None {
+			cfg.Restart = engine.NoRestart{}
+		} else {
+			cfg.Restart = &engine.FixedDelay{Attempts: 10, Delay: 100 * time.Millisecond}
+		}
+	}
+	if c.failures > 0 {
+		cfg.Failures = engine.NewInjector(c.failures, c.failureSeed)
+		if ck.Interval > 0 {
+			cfg.Failures.MaxDelay = 3 * ck.Interval
+		}
+	}
+	if !c.guarantee.checkpoints() {
+		if c.restore != "" {
+			return cfg, fmt.Errorf("restoring a checkpoint needs the exactly-once or at-least-once guarantee, not %s", c.guarantee)
+		}
+		return cfg, nil
+	}
+	var blobs blob.Store = blob.Memory()
+	if ck.StateDir != "" {
+		blobs = blob.Dir(ck.StateDir)
+	}
+	cfg.Store = store.New(blobs)
+	switch c.restore {
+	case "":
+	case "latest":
+		if ck.StateDir == "" {
+			return cfg, errors.New("--restore needs a state directory (--state-dir)")
+		}
+		m, skipped, err := cfg.Store.Latest(ctx, c.name)
+		for _, s := range skipped {
+			logf(fmt.Sprintf("%v; trying an older one", s))
+		}
+		if err != nil {
+			return cfg, fmt.Errorf("restoring the latest checkpoint of %q from %s: %w", c.name, ck.StateDir, err)
+		}
+		cfg.Restore = &m
+		logf(fmt.Sprintf("restoring checkpoint %d", m.ID))
+	default:
+		m, err := cfg.Store.LoadPath(ctx, c.restore)
+		if err != nil {
+			return cfg, fmt.Errorf("restoring checkpoint %s: %w", c.restore, err)
+		}
+		cfg.Restore = &m
+		logf(fmt.Sprintf("restoring checkpoint %d", m.ID))
+	}
+	return cfg, nil
+}
