@@ -50,7 +50,7 @@ type sinkOp[T any] struct {
 
 func (s *sinkOp[T]) Open(ctx *task.Context) error {
 	s.ctx = ctx
-	w, err := s.sink.Open(ctx.Ctx, connector.SubtaskInfo{Operator: ctx.Operator, Subtask: ctx.Subtask, Parallelism: ctx.Parallelism})
+	w, err := s.sink.Open(ctx.Ctx, connector.SubtaskInfo{Operator: ctx.Operator, Subtask: ctx.Subtask, Parallelism: ctx.Parallelism, Attempt: ctx.Attempt})
 	if err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func (s *sinkOp[T]) PrepareSnapshot(id int64) error {
 		return err
 	}
 	if s.committer == nil {
-		return s.w.Flush(s.ctx.Ctx)
+		return s.w.Flush(connector.WithCheckpoint(s.ctx.Ctx, id))
 	}
 	txn, err := s.committer.PreCommit(s.ctx.Ctx, id)
 	if err != nil {

@@ -74,7 +74,7 @@ type sourceRunner[T any] struct {
 
 func (r *sourceRunner[T]) Open(ctx *task.Context, pos []byte) error {
 	r.ctx = ctx
-	rd, err := r.node.src.Open(ctx.Ctx, connector.SubtaskInfo{Operator: ctx.Operator, Subtask: ctx.Subtask, Parallelism: ctx.Parallelism}, pos)
+	rd, err := r.node.src.Open(ctx.Ctx, connector.SubtaskInfo{Operator: ctx.Operator, Subtask: ctx.Subtask, Parallelism: ctx.Parallelism, Attempt: ctx.Attempt}, pos)
 	if err != nil {
 		return err
 	}

@@ -37,3 +37,19 @@ type Committer interface {
 type Idempotent interface {
 	Idempotent() bool
 }
+
+type checkpointKey struct{}
+
+// WithCheckpoint returns ctx marked as belonging to checkpoint id. The
+// engine passes such a context to Writer.Flush when it flushes for a
+// checkpoint barrier (sinks without two-phase commit).
+func WithCheckpoint(ctx context.Context, id int64) context.Context {
+	return context.WithValue(ctx, checkpointKey{}, id)
+}
+
+// CheckpointOf returns the checkpoint a Flush is for, if it is for one:
+// every record written before it precedes that checkpoint's barrier.
+func CheckpointOf(ctx context.Context) (int64, bool) {
+	id, ok := ctx.Value(checkpointKey{}).(int64)
+	return id, ok
+}

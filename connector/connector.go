@@ -24,6 +24,9 @@ type SubtaskInfo struct {
 	Subtask int
 	// Parallelism is the number of parallel instances.
 	Parallelism int
+	// Attempt counts the job's restarts: 0 in its first run, n after the
+	// n-th failure.
+	Attempt int
 }
 
 // Position is an opaque, serializable point in a source's input. A nil

@@ -21,7 +21,8 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	do := func(actions []checkpoint.Action) {
+	var do func([]checkpoint.Action)
+	do = func(actions []checkpoint.Action) {
 		for _, a := range actions {
 			fmt.Println(a)
 			if p, ok := a.(checkpoint.Persist); ok {

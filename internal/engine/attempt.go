@@ -42,6 +42,7 @@ func (e *engine) attempt(ctx context.Context, restore map[task.SubtaskID][]byte)
 	fins := make(chan task.SubtaskID)
 	opts := e.cfg.Runtime
 	opts.Restore = restore
+	opts.Attempt = len(e.report.Recoveries)
 	switch e.cfg.Mode {
 	case ExactlyOnce:
 		opts.Checkpoint = task.Aligned
@@ -76,7 +77,7 @@ func (e *engine) attempt(ctx context.Context, restore map[task.SubtaskID][]byte)
 	var randomKill <-chan time.Time
 	if in := e.cfg.Failures; in != nil {
 		opts.Inject = in.hook
-		if d, ok := in.arm(restore != nil); ok {
+		if d, ok := in.arm(restore != nil, opts.Checkpoint != task.NoCheckpoints); ok {
 			t := time.NewTimer(d)
 			defer t.Stop()
 			randomKill = t.C

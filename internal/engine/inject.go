@@ -40,9 +40,11 @@ func (in *Injector) Injected() int {
 }
 
 // arm chooses the failure of the next attempt. restored says whether the
-// attempt restores state (only then can recovery and replay points occur).
-// It returns the delay of a random-moment kill, or 0.
-func (in *Injector) arm(restored bool) (time.Duration, bool) {
+// attempt restores state (only then can recovery and replay points occur);
+// checkpoints whether checkpoints are taken (without them only
+// random-moment kills can happen). It returns the delay of a random-moment
+// kill.
+func (in *Injector) arm(restored, checkpoints bool) (time.Duration, bool) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	in.armed = nil
@@ -53,7 +55,7 @@ func (in *Injector) arm(restored bool) (time.Duration, bool) {
 	if restored {
 		points = task.Points
 	}
-	if in.rng.IntN(2) == 0 {
+	if !checkpoints || in.rng.IntN(2) == 0 {
 		d := time.Duration(in.rng.Int64N(int64(in.MaxDelay))) + time.Millisecond
 		in.armed = &arming{delay: d}
 		return d, true

@@ -77,6 +77,8 @@ type Context struct {
 	Operator    string
 	Subtask     int
 	Parallelism int
+	// Attempt counts the job's restarts (0 for the first run).
+	Attempt int
 	// MaxParallelism is the number of key groups; this subtask owns key
 	// groups [KeyGroupStart, KeyGroupEnd).
 	MaxParallelism             int

@@ -30,6 +30,8 @@ type Options struct {
 	// Now returns the processing time; default time.Now.
 	Now func() time.Time
 
+	// Attempt counts the job's restarts; operators see it in Context.
+	Attempt int
 	// Checkpoint is how checkpoints are taken (default none).
 	Checkpoint CheckpointMode
 	// OnSnapshot receives each subtask's snapshots, from goroutines the

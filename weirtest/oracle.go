@@ -1,0 +1,219 @@
+// Package weirtest is the oracle harness: it runs a job without failures
+// for the reference output, runs it again with failures injected at random
+// moments and at named points of the checkpoint protocol, and compares the
+// outputs as the job's guarantee promises:
+//
+//   - exactly-once: the same multiset of records;
+//   - at-least-once: a superset, whose extra copies were all written by a
+//     failed attempt after the last checkpoint it completed (the records a
+//     rollback replays);
+//   - at-most-once: no record more often than in the reference (for
+//     aggregates, a job-specific check that no result exceeds the
+//     failure-free one).
+package weirtest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/connector"
+)
+
+// Job adds a job's operators to p, writing its output to sink.
+type Job[T comparable] func(p *weir.Pipeline, sink connector.Sink[T])
+
+// Options configure Check.
+type Options[T comparable] struct {
+	Guarantee   weir.Guarantee
+	Parallelism int
+	// Seeds name the failure schedules, one run each.
+	Seeds []uint64
+	// Failures is the number of failures injected per run (default 2).
+	Failures int
+	// Checkpoints tunes checkpoints (default: every 20ms).
+	Checkpoints weir.CheckpointConfig
+	// Options are added to every pipeline.
+	Options []weir.Option
+	// Compare, if set, replaces the default comparison for the guarantee
+	// (for aggregates, whose values change rather than repeat).
+	Compare func(ref []T, got []Written[T], rep *weir.Report) error
+	// Timeout bounds each run (default one minute).
+	Timeout time.Duration
+}
+
+// Result sums up the runs of Check.
+type Result struct {
+	Runs       int
+	Injected   int
+	Recoveries int
+	Completed  int // checkpoints completed over all runs
+}
+
+// Check runs job failure-free once and once per seed with failures, and
+// fails t if an output breaks the guarantee. It returns totals so the
+// caller can assert that failures did happen.
+func Check[T comparable](t testing.TB, job Job[T], o Options[T]) Result {
+	t.Helper()
+	if o.Failures == 0 {
+		o.Failures = 2
+	}
+	if o.Checkpoints.Interval == 0 {
+		o.Checkpoints.Interval = 20 * time.Millisecond
+	}
+	if o.Timeout == 0 {
+		o.Timeout = time.Minute
+	}
+	if o.Parallelism == 0 {
+		o.Parallelism = 2
+	}
+	ref := NewSink[T]()
+	if _, err := run(job, ref, o, weir.WithName("reference")); err != nil {
+		t.Fatalf("reference run: %v", err)
+	}
+	want := ref.Values()
+	var res Result
+	for _, seed := range o.Seeds {
+		got := NewSink[T]()
+		rep, err := run(job, got, o, weir.WithName(fmt.Sprintf("seed-%d", seed)), weir.WithGuarantee(o.Guarantee),
+			weir.WithCheckpoints(o.Checkpoints), weir.WithInjectedFailures(o.Failures, seed),
+			weir.WithRestartStrategy("fixed-delay", 100, time.Millisecond, 0, 0))
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		res.Runs++
+		res.Injected += rep.Injected
+		res.Recoveries += len(rep.Recoveries)
+		res.Completed += completed(rep)
+		if err := compare(want, got.Visible(), rep, o); err != nil {
+			t.Fatalf("seed %d (%s, %d failures injected, recoveries %+v): %v", seed, o.Guarantee, rep.Injected, rep.Recoveries, err)
+		}
+	}
+	return res
+}
+
+func completed(rep *weir.Report) int {
+	n := 0
+	for _, c := range rep.Checkpoints {
+		if c.Status == "completed" {
+			n++
+		}
+	}
+	return n
+}
+
+func run[T comparable](job Job[T], sink *Sink[T], o Options[T], extra ...weir.Option) (*weir.Report, error) {
+	opts := append([]weir.Option{weir.WithParallelism(o.Parallelism)}, o.Options...)
+	p := weir.NewPipeline(append(opts, extra...)...)
+	job(p, sink)
+	ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
+	defer cancel()
+	err := p.Run(ctx)
+	return p.Report(), err
+}
+
+func compare[T comparable](ref []T, got []Written[T], rep *weir.Report, o Options[T]) error {
+	if o.Compare != nil {
+		return o.Compare(ref, got, rep)
+	}
+	switch o.Guarantee {
+	case weir.ExactlyOnce:
+		return Equal(ref, got)
+	case weir.AtLeastOnce:
+		return RolledBack(ref, got, rep)
+	case weir.AtMostOnce:
+		return AtMost(ref, got)
+	}
+	return Equal(ref, got)
+}
+
+func counts[T comparable](vs []T) map[T]int {
+	m := make(map[T]int, len(vs))
+	for _, v := range vs {
+		m[v]++
+	}
+	return m
+}
+
+func values[T comparable](ws []Written[T]) []T {
+	out := make([]T, len(ws))
+	for i, w := range ws {
+		out[i] = w.Value
+	}
+	return out
+}
+
+// Equal checks that got holds exactly the records of ref.
+func Equal[T comparable](ref []T, got []Written[T]) error {
+	want, have := counts(ref), counts(values(got))
+	var missing, extra int
+	var example string
+	for v, n := range want {
+		if have[v] < n {
+			missing += n - have[v]
+			example = fmt.Sprintf("%v appears %d times, want %d", v, have[v], n)
+		}
+	}
+	for v, n := range have {
+		if n > want[v] {
+			extra += n - want[v]
+			if example == "" {
+				example = fmt.Sprintf("%v appears %d times, want %d", v, n, want[v])
+			}
+		}
+	}
+	if missing+extra > 0 {
+		return fmt.Errorf("output differs from the failure-free run: %d records missing, %d extra; e.g. %s", missing, extra, example)
+	}
+	return nil
+}
+
+// AtMost checks that no record appears more often than in ref.
+func AtMost[T comparable](ref []T, got []Written[T]) error {
+	want := counts(ref)
+	for v, n := range counts(values(got)) {
+		if n > want[v] {
+			return fmt.Errorf("%v appears %d times, more than the %d of the failure-free run", v, n, want[v])
+		}
+	}
+	return nil
+}
+
+// RolledBack checks rollback recovery: nothing of ref is missing, and each
+// extra copy of a record was written by an attempt that then failed, after
+// the last checkpoint that attempt completed: exactly the records a
+// restore from that checkpoint replays.
+func RolledBack[T comparable](ref []T, got []Written[T], rep *weir.Report) error {
+	want, have := counts(ref), counts(values(got))
+	for v, n := range want {
+		if have[v] < n {
+			return fmt.Errorf("%v appears %d times, want at least %d: records were lost", v, have[v], n)
+		}
+	}
+	failed := len(rep.Recoveries) // attempts 0..failed-1 failed
+	legit := map[T]int{}
+	for _, w := range got {
+		if w.Attempt >= failed {
+			continue
+		}
+		last := rep.Recoveries[w.Attempt].LastCompleted
+		barrier := w.Barrier
+		if barrier < 0 { // no barrier yet in this attempt: it started from its restore
+			barrier = rep.Restored
+			if w.Attempt > 0 {
+				barrier = rep.Recoveries[w.Attempt-1].Restored
+			}
+		}
+		if barrier >= last {
+			legit[w.Value]++
+		}
+	}
+	for v, n := range have {
+		if extra := n - want[v]; extra > legit[v] {
+			return fmt.Errorf("%v appears %d times, %d more than the failure-free run, but only %d copies were written after a failed attempt's last completed checkpoint", v, n, extra, legit[v])
+		}
+	}
+	return nil
+}

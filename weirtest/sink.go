@@ -1,0 +1,148 @@
+package weirtest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/weir-stream/weir/connector"
+)
+
+// Written is one record a Sink received, with where it came from.
+type Written[T any] struct {
+	Value   T
+	Subtask int
+	// Attempt is the job attempt that wrote the record (0: the first run).
+	Attempt int
+	// Barrier is the last checkpoint barrier the writer had seen when it
+	// wrote the record in this attempt, or -1 for none.
+	Barrier int64
+}
+
+// Sink is an in-memory sink for tests of fault tolerance. Its writers
+// commit with checkpoints (connector.Committer), so with exactly-once only
+// committed records become visible; with other guarantees the engine does
+// not use the commit protocol and every record is visible when written.
+// Every record written is also kept in a log with its attempt and epoch.
+type Sink[T any] struct {
+	mu        sync.Mutex
+	visible   []Written[T]
+	log       []Written[T]
+	pending   map[string][]Written[T] // pre-committed, by transaction
+	committed map[string]bool
+	open      map[int][]Written[T] // per subtask: written, not pre-committed
+}
+
+// NewSink returns an empty sink.
+func NewSink[T any]() *Sink[T] {
+	return &Sink[T]{pending: map[string][]Written[T]{}, committed: map[string]bool{}, open: map[int][]Written[T]{}}
+}
+
+// Visible returns the records made visible, in order.
+func (s *Sink[T]) Visible() []Written[T] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Written[T](nil), s.visible...)
+}
+
+// Values returns the visible records' values.
+func (s *Sink[T]) Values() []T {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]T, len(s.visible))
+	for i, w := range s.visible {
+		out[i] = w.Value
+	}
+	return out
+}
+
+// Open opens subtask info.Subtask's writer for its next attempt.
+func (s *Sink[T]) Open(_ context.Context, info connector.SubtaskInfo) (connector.Writer[T], error) {
+	return &writer[T]{s: s, subtask: info.Subtask, attempt: info.Attempt, barrier: -1}, nil
+}
+
+type writer[T any] struct {
+	s                *Sink[T]
+	subtask, attempt int
+	barrier          int64
+	committing       bool // the engine uses the commit protocol
+}
+
+func (w *writer[T]) Write(_ context.Context, batch []T) error {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	for _, v := range batch {
+		rec := Written[T]{Value: v, Subtask: w.subtask, Attempt: w.attempt, Barrier: w.barrier}
+		w.s.log = append(w.s.log, rec)
+		if w.committing {
+			w.s.open[w.subtask] = append(w.s.open[w.subtask], rec)
+		} else {
+			w.s.visible = append(w.s.visible, rec)
+		}
+	}
+	return nil
+}
+
+func (w *writer[T]) Flush(ctx context.Context) error {
+	if id, ok := connector.CheckpointOf(ctx); ok {
+		w.barrier = id
+	}
+	return nil
+}
+
+func (w *writer[T]) Close() error { return nil }
+
+func txnName(subtask, attempt int, id int64) string {
+	return fmt.Sprintf("%d/%d/%d", subtask, attempt, id)
+}
+
+func (w *writer[T]) PreCommit(_ context.Context, id int64) ([]byte, error) {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	w.barrier = id
+	name := txnName(w.subtask, w.attempt, id)
+	w.s.pending[name] = w.s.open[w.subtask]
+	w.s.open[w.subtask] = nil
+	return []byte(name), nil
+}
+
+func (w *writer[T]) Commit(_ context.Context, txn []byte) error {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	return w.s.commit(string(txn))
+}
+
+// commit makes a transaction visible once; s.mu is held.
+func (s *Sink[T]) commit(name string) error {
+	if s.committed[name] {
+		return nil
+	}
+	recs, ok := s.pending[name]
+	if !ok {
+		return fmt.Errorf("weirtest sink: commit of unknown transaction %q", name)
+	}
+	s.visible = append(s.visible, recs...)
+	s.committed[name] = true
+	delete(s.pending, name)
+	return nil
+}
+
+func (w *writer[T]) Recover(_ context.Context, commit [][]byte) error {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	w.committing = true
+	for _, txn := range commit {
+		if err := w.s.commit(string(txn)); err != nil {
+			return err
+		}
+	}
+	// Abort whatever this subtask left behind in earlier attempts.
+	prefix := fmt.Sprintf("%d/", w.subtask)
+	for name := range w.s.pending {
+		if len(name) > len(prefix) && name[:len(prefix)] == prefix {
+			delete(w.s.pending, name)
+		}
+	}
+	w.s.open[w.subtask] = nil
+	return nil
+}
