@@ -24,6 +24,10 @@ type Job struct {
 	// Flags declares the job's own flags on fs and returns the function
 	// that adds the job's operators to p once the flags are parsed.
 	Flags func(fs *pflag.FlagSet) Builder
+	// Verify, if set, checks the job's output rows against those of a
+	// failure-free run for `weir run --verify`; the default is
+	// VerifyLines.
+	Verify func(g Guarantee, ref, got []string) error
 }
 
 // Builder adds a job's operators to a pipeline. cfg carries the settings

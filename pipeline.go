@@ -103,7 +103,9 @@ type CheckpointConfig struct {
 	// MaxConcurrent checkpoints in flight (default 1).
 	MaxConcurrent int
 	// TolerableFailures is how many consecutive failed checkpoints the job
-	// survives (default: unlimited, -1; 0 fails the job on the first).
+	// survives; the next failure fails the job, which then restarts by its
+	// restart strategy. The zero value tolerates none (as Flink's default);
+	// Unlimited never fails the job.
 	TolerableFailures int
 	// Retained is how many completed checkpoints are kept (default 3).
 	Retained int
@@ -114,6 +116,10 @@ type CheckpointConfig struct {
 	// wait behind records, which are stored with the snapshot instead.
 	Unaligned bool
 }
+
+// Unlimited, as CheckpointConfig.TolerableFailures, never fails the job
+// for failed checkpoints.
+const Unlimited = -1
 
 // WithGuarantee sets the job's recovery semantics (default None).
 func WithGuarantee(g Guarantee) Option { return func(p *Pipeline) { p.cfg.guarantee = g } }

@@ -29,9 +29,6 @@ func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan) (engine.Conf
 	if ck.Retained == 0 {
 		ck.Retained = 3
 	}
-	if ck.TolerableFailures == 0 {
-		ck.TolerableFailures = -1
-	}
 	logf := c.logf
 	if logf == nil {
 		logf = func(string) {}

@@ -28,6 +28,7 @@ type runFlags struct {
 	progress          string
 	watermarkInterval time.Duration
 	idleTimeout       time.Duration
+	ft                ftFlags
 }
 
 func runCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -81,6 +82,7 @@ func jobCommand(j weir.Job, stdout, stderr io.Writer) *cobra.Command {
 	fs.StringVar(&f.progress, "progress", "auto", `show progress on standard error: "auto" (when it is a terminal), "on" or "off"`)
 	fs.DurationVar(&f.watermarkInterval, "watermark-interval", 200*time.Millisecond, "how often sources emit watermarks")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", 0, "mark a source subtask idle after producing nothing this long (0: never)")
+	f.ft.define(fs)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		return runJob(cmd.Context(), j, build, f, stdout, stderr)
 	}
@@ -95,15 +97,29 @@ func runJob(ctx context.Context, j weir.Job, build weir.Builder, f *runFlags, st
 	if f.parallelism < 1 || f.parallelism > f.maxParallelism {
 		return usagef("--parallelism must be between 1 and --max-parallelism (%d), got %d", f.maxParallelism, f.parallelism)
 	}
+	ftOpts, err := f.ft.options()
+	if err != nil {
+		return err
+	}
+	if f.ft.verify && (f.output == "-" || f.output == "") {
+		return usagef("--verify compares output directories: give --output a directory")
+	}
 	var skipped atomic.Int64
 	var lastSkip atomic.Value
 	cfg := weir.JobConfig{Output: f.output, Stdout: stdout, OnMalformed: policy, Malformed: func(e connector.MalformedError) {
 		skipped.Add(1)
 		lastSkip.Store(e.Error())
 	}}
-	p := weir.NewPipeline(weir.WithName(j.Name), weir.WithParallelism(f.parallelism),
-		weir.WithMaxParallelism(f.maxParallelism), weir.WithWatermarkInterval(f.watermarkInterval),
-		weir.WithIdleTimeout(f.idleTimeout))
+	base := []weir.Option{weir.WithParallelism(f.parallelism), weir.WithMaxParallelism(f.maxParallelism),
+		weir.WithWatermarkInterval(f.watermarkInterval), weir.WithIdleTimeout(f.idleTimeout)}
+	show := f.progress == "on" || (f.progress == "auto" && isTerminal(stderr))
+	logf := func(line string) {
+		if show {
+			fmt.Fprint(stderr, "\r\033[K") // clear the progress line
+		}
+		fmt.Fprintf(stderr, "weir: %s\n", line)
+	}
+	p := weir.NewPipeline(append(append(base, weir.WithName(j.Name), weir.WithLog(logf)), ftOpts...)...)
 	if err := build(p, cfg); err != nil {
 		return usageError{err}
 	}
@@ -118,10 +134,15 @@ func runJob(ctx context.Context, j weir.Job, build weir.Builder, f *runFlags, st
 	if _, err := p.Explain(); err != nil { // report graph errors before starting
 		return err
 	}
+	var refDir string
+	if f.ft.verify {
+		if refDir, err = runReference(ctx, build, cfg, base, j.Name, f.output, stderr); err != nil {
+			return err
+		}
+	}
 	if err := prepareOutput(f.output); err != nil {
 		return err
 	}
-	show := f.progress == "on" || (f.progress == "auto" && isTerminal(stderr))
 	start := time.Now()
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -142,11 +163,20 @@ func runJob(ctx context.Context, j weir.Job, build weir.Builder, f *runFlags, st
 	if n := skipped.Load(); n > 0 {
 		fmt.Fprintf(stderr, "weir: skipped %d malformed records (last: %v)\n", n, lastSkip.Load())
 	}
+	printReport(stderr, p.Report())
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "weir: job %q finished in %v: %d records read, %d records written\n",
-		j.Name, elapsed.Round(time.Millisecond), in, out)
+	attempt := ""
+	if r := p.Report(); r != nil && len(r.Recoveries) > 0 {
+		attempt = " in the last attempt"
+	}
+	fmt.Fprintf(stderr, "weir: job %q finished in %v: %d records read, %d records written%s\n",
+		j.Name, elapsed.Round(time.Millisecond), in, out, attempt)
+	if f.ft.verify {
+		g, _ := weir.ParseGuarantee(f.ft.guarantee)
+		return verify(j, g, refDir, f.output, stderr)
+	}
 	return nil
 }
 
@@ -209,7 +239,7 @@ func prepareOutput(dir string) error {
 	if dir == "-" || dir == "" {
 		return nil
 	}
-	for _, pattern := range []string{"part-*.jsonl", ".part-*.jsonl.inprogress"} {
+	for _, pattern := range []string{"part-*.jsonl", ".part-*"} {
 		old, err := filepath.Glob(filepath.Join(dir, pattern))
 		if err != nil {
 			return err

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,49 +17,52 @@ import (
 )
 
 // JSONSink returns a sink that writes each record as one line of JSON
-// (encoding/json, without HTML escaping) into part files in directory dir,
-// one per subtask:
+// (encoding/json, without HTML escaping) into part files in directory dir.
+// The output is a directory; readers should read dir/part-*.jsonl (see
+// Parts), which hold only complete lines that are final.
 //
-//	dir/.part-<subtask>.jsonl.inprogress   while the subtask writes
-//	dir/part-<subtask>.jsonl               after it closed
+// Without checkpoints each subtask writes dir/.part-<subtask>.jsonl.inprogress
+// and renames it to dir/part-<subtask>.jsonl when it closes. If a Write or
+// Flush failed, Close leaves the in-progress file where it is.
 //
-// So the output is a directory; readers should read dir/part-*.jsonl (see
-// Parts), which hold only complete lines of writers that finished.
+// With checkpoints the writer commits with them (connector.Committer), so
+// output is exactly-once: records go to an in-progress file; at a
+// checkpoint barrier the file is synced and renamed
+// dir/.part-<subtask>-<checkpoint>.jsonl.pending (pre-commit); when the
+// checkpoint completes it is renamed dir/part-<subtask>-<checkpoint>.jsonl
+// (commit). A restore commits the restored checkpoint's pending files and
+// deletes every other pending or in-progress file of the subtask, so no
+// record written after the restored checkpoint ever becomes visible.
 //
-// Open creates dir if it is missing (and fails if dir exists as a file) and
-// opens the subtask's in-progress file for appending. Write encodes into a
-// buffer in front of that file; Flush writes the buffer out and fsyncs the
-// file; Close flushes and then renames the in-progress file to its final
-// name, replacing an older part file of the same name. If a Write or Flush
-// failed, Close leaves the in-progress file where it is.
-//
-// The sink is at-least-once: the engine calls Flush before it acknowledges
-// a checkpoint, so records flushed then survive a failure; a subtask that is
-// restarted from the checkpoint appends to its in-progress file, so records
-// written after the checkpoint and replayed after the restart appear twice.
-// Use a fresh directory for each job.
+// Open creates dir if it is missing (and fails if dir exists as a file).
 func JSONSink[T any](dir string) connector.Sink[T] {
 	return &jsonSink[T]{dir: dir}
 }
 
-// Parts returns the finished part files in dir that JSONSink wrote, ordered
-// by subtask.
+// Parts returns the final part files in dir that JSONSink wrote, ordered
+// by subtask and then checkpoint.
 func Parts(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("file: %w", err)
 	}
 	type part struct {
-		subtask int
-		path    string
+		subtask    int
+		checkpoint int64
+		path       string
 	}
 	var parts []part
 	for _, e := range entries {
-		if s, ok := partSubtask(e.Name()); ok && !e.IsDir() {
-			parts = append(parts, part{s, filepath.Join(dir, e.Name())})
+		if s, c, ok := parsePart(e.Name()); ok && !e.IsDir() {
+			parts = append(parts, part{s, c, filepath.Join(dir, e.Name())})
 		}
 	}
-	sort.Slice(parts, func(i, j int) bool { return parts[i].subtask < parts[j].subtask })
+	sort.Slice(parts, func(i, j int) bool {
+		if parts[i].subtask != parts[j].subtask {
+			return parts[i].subtask < parts[j].subtask
+		}
+		return parts[i].checkpoint < parts[j].checkpoint
+	})
 	paths := make([]string, len(parts))
 	for i, p := range parts {
 		paths[i] = p.path
@@ -65,22 +70,45 @@ func Parts(dir string) ([]string, error) {
 	return paths, nil
 }
 
-// partSubtask parses "part-<subtask>.jsonl".
-func partSubtask(name string) (int, bool) {
+// parsePart parses "part-<subtask>.jsonl" (checkpoint -1) and
+// "part-<subtask>-<checkpoint>.jsonl".
+func parsePart(name string) (subtask int, checkpoint int64, ok bool) {
 	s, ok := strings.CutPrefix(name, "part-")
 	if !ok {
-		return 0, false
+		return 0, 0, false
 	}
 	if s, ok = strings.CutSuffix(s, ".jsonl"); !ok {
-		return 0, false
+		return 0, 0, false
 	}
-	n, err := strconv.Atoi(s)
-	return n, err == nil && n >= 0 && strconv.Itoa(n) == s
+	sub, ck, hasCk := strings.Cut(s, "-")
+	n, err := strconv.Atoi(sub)
+	if err != nil || n < 0 || strconv.Itoa(n) != sub {
+		return 0, 0, false
+	}
+	if !hasCk {
+		return n, -1, true
+	}
+	c, err := strconv.ParseInt(ck, 10, 64)
+	if err != nil || c < 0 || strconv.FormatInt(c, 10) != ck {
+		return 0, 0, false
+	}
+	return n, c, true
 }
 
 func partName(subtask int) string { return "part-" + strconv.Itoa(subtask) + ".jsonl" }
 
 func inProgressName(subtask int) string { return "." + partName(subtask) + ".inprogress" }
+
+// committedName, pendingName and txnPrefix name the files of transactions.
+func committedName(subtask int, checkpoint int64) string {
+	return fmt.Sprintf("part-%d-%d.jsonl", subtask, checkpoint)
+}
+
+func pendingName(subtask int, checkpoint int64) string {
+	return "." + committedName(subtask, checkpoint) + ".pending"
+}
+
+func txnPrefix(subtask int) string { return fmt.Sprintf(".part-%d-", subtask) }
 
 type jsonSink[T any] struct{ dir string }
 
@@ -99,7 +127,8 @@ func (s *jsonSink[T]) Open(_ context.Context, info connector.SubtaskInfo) (conne
 	if err != nil {
 		return nil, fmt.Errorf("file: %w", err)
 	}
-	w := &jsonWriter[T]{f: f, tmp: tmp, final: filepath.Join(s.dir, partName(info.Subtask))}
+	w := &jsonWriter[T]{f: f, tmp: tmp, final: filepath.Join(s.dir, partName(info.Subtask)),
+		dir: s.dir, subtask: info.Subtask, attempt: info.Attempt}
 	w.bw = bufio.NewWriterSize(f, 64<<10)
 	w.enc = json.NewEncoder(w.bw)
 	w.enc.SetEscapeHTML(false)
@@ -107,6 +136,11 @@ func (s *jsonSink[T]) Open(_ context.Context, info connector.SubtaskInfo) (conne
 }
 
 type jsonWriter[T any] struct {
+	dir        string
+	subtask    int
+	attempt    int
+	txn        bool // transactional mode, after Recover
+	seq        int
 	f          *os.File
 	bw         *bufio.Writer
 	enc        *json.Encoder
@@ -119,6 +153,11 @@ func (w *jsonWriter[T]) Write(_ context.Context, batch []T) error {
 	if w.err != nil {
 		return w.err
 	}
+	if w.f == nil && len(batch) > 0 {
+		if w.err = w.openTxn(); w.err != nil {
+			return w.err
+		}
+	}
 	for i := range batch {
 		if err := w.enc.Encode(&batch[i]); err != nil {
 			w.err = fmt.Errorf("file: writing %s: %w", w.tmp, err)
@@ -129,7 +168,7 @@ func (w *jsonWriter[T]) Write(_ context.Context, batch []T) error {
 }
 
 func (w *jsonWriter[T]) Flush(context.Context) error {
-	if w.err != nil {
+	if w.err != nil || w.f == nil {
 		return w.err
 	}
 	if err := w.bw.Flush(); err != nil {
@@ -145,6 +184,15 @@ func (w *jsonWriter[T]) Close() error {
 		return nil
 	}
 	w.closed = true
+	if w.txn {
+		// Records after the last pre-commit belong to no checkpoint: they
+		// are dropped (a restore or the final checkpoint decides).
+		if w.f != nil {
+			w.f.Close()
+			os.Remove(w.tmp)
+		}
+		return nil
+	}
 	if w.err != nil { // a Write or Flush failed: keep the in-progress file
 		if err := w.f.Close(); err != nil {
 			return fmt.Errorf("file: closing %s: %w", w.tmp, err)
@@ -171,4 +219,101 @@ func syncDir(dir string) {
 		_ = d.Sync() // not supported everywhere; the rename happened anyway
 		d.Close()
 	}
+}
+
+// The writer's two-phase commit (connector.Committer). Recover switches
+// the writer to transactional mode: records then go to an in-progress file
+// per transaction.
+
+// Recover commits the restored transactions and deletes every other
+// transaction file this subtask left behind.
+func (w *jsonWriter[T]) Recover(_ context.Context, commit [][]byte) error {
+	w.txn = true
+	keep := map[string]bool{}
+	for _, t := range commit {
+		if err := w.commit(string(t)); err != nil {
+			return err
+		}
+		keep[string(t)] = true
+	}
+	// Start afresh: the plain-mode in-progress file opened by Open is not
+	// used in transactional mode.
+	if err := w.f.Close(); err != nil {
+		return fmt.Errorf("file: closing %s: %w", w.tmp, err)
+	}
+	os.Remove(w.tmp)
+	w.f = nil
+	entries, err := os.ReadDir(w.dir)
+	if err != nil {
+		return fmt.Errorf("file: %w", err)
+	}
+	prefix := txnPrefix(w.subtask)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), prefix) && !keep[e.Name()] {
+			if err := os.Remove(filepath.Join(w.dir, e.Name())); err != nil {
+				return fmt.Errorf("file: aborting %s: %w", e.Name(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// openTxn opens the in-progress file of the next transaction.
+func (w *jsonWriter[T]) openTxn() error {
+	w.seq++
+	w.tmp = filepath.Join(w.dir, fmt.Sprintf("%s%d-%d.jsonl.inprogress", txnPrefix(w.subtask), w.attempt, w.seq))
+	f, err := os.OpenFile(w.tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	if err != nil {
+		return fmt.Errorf("file: %w", err)
+	}
+	w.f = f
+	w.bw.Reset(f)
+	return nil
+}
+
+// PreCommit makes the transaction's records durable under a pending name
+// and returns that name.
+func (w *jsonWriter[T]) PreCommit(ctx context.Context, checkpoint int64) ([]byte, error) {
+	if w.f == nil {
+		return nil, nil // nothing written since the last pre-commit
+	}
+	if err := w.Flush(ctx); err != nil {
+		return nil, err
+	}
+	if err := w.f.Close(); err != nil {
+		return nil, fmt.Errorf("file: closing %s: %w", w.tmp, err)
+	}
+	w.f = nil
+	name := pendingName(w.subtask, checkpoint)
+	if err := os.Rename(w.tmp, filepath.Join(w.dir, name)); err != nil {
+		return nil, fmt.Errorf("file: %w", err)
+	}
+	syncDir(w.dir)
+	return []byte(name), nil
+}
+
+// Commit renames a pending file to its final name. Committing a
+// transaction again, or an empty one, does nothing.
+func (w *jsonWriter[T]) Commit(_ context.Context, txn []byte) error { return w.commit(string(txn)) }
+
+func (w *jsonWriter[T]) commit(pending string) error {
+	if pending == "" {
+		return nil
+	}
+	final, ok := strings.CutSuffix(strings.TrimPrefix(pending, "."), ".pending")
+	if !ok {
+		return fmt.Errorf("file: %q is not a pending part file", pending)
+	}
+	err := os.Rename(filepath.Join(w.dir, pending), filepath.Join(w.dir, final))
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, serr := os.Stat(filepath.Join(w.dir, final)); serr == nil {
+			return nil // committed before
+		}
+		return fmt.Errorf("file: transaction %s is lost: neither it nor %s exists", pending, final)
+	}
+	if err != nil {
+		return fmt.Errorf("file: committing %s: %w", pending, err)
+	}
+	syncDir(w.dir)
+	return nil
 }

@@ -38,7 +38,7 @@ func readParts(t *testing.T, dir string) [][]event {
 		t.Fatal(err)
 	}
 	for _, p := range parts {
-		s, _ := partSubtask(filepath.Base(p))
+		s, _, _ := parsePart(filepath.Base(p))
 		for len(out) <= s {
 			out = append(out, nil)
 		}

@@ -31,7 +31,7 @@ type attemptState struct {
 	allDone   bool
 	wantFinal bool
 	restarted time.Time // when a restarted attempt began, for recovery time
-	fatal     error     // set when checkpoint failures exceed the tolerance
+	failure   error     // set when checkpoint failures exceed the tolerance
 }
 
 // attempt runs the plan once, until it finishes or fails.
@@ -111,6 +111,7 @@ func (e *engine) attempt(ctx context.Context, restore map[task.SubtaskID][]byte)
 	for {
 		select {
 		case err := <-done:
+			a.noteRecovery()
 			if e.cfg.Mode == AtMostOnce {
 				e.keepPositions(rt)
 			}
@@ -137,8 +138,8 @@ func (e *engine) attempt(ctx context.Context, restore map[task.SubtaskID][]byte)
 				rt.Kill(victim, &task.InjectedError{Point: "at-a-random-moment", Subtask: victim})
 			}
 		}
-		if a.fatal != nil && failed == nil {
-			failed = a.fatal
+		if a.failure != nil && failed == nil {
+			failed = a.failure
 			rt.Kill(task.SubtaskID{}, failed)
 		}
 	}
@@ -297,7 +298,7 @@ func (a *attemptState) act(acts []checkpoint.Action) {
 			// accepted one, so it is not deleted here; an aborted
 			// checkpoint's state goes with dropUncommitted.
 		case checkpoint.FailJob:
-			a.fatal = &fatalError{x.Err()}
+			a.failure = x.Err()
 		}
 	}
 }

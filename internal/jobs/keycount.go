@@ -72,6 +72,7 @@ tumbling event-time windows of --window. Output rows:
 With --input, events are read from JSON-lines files instead, one event
 {"key": 7, "time": 1700000000000} per line; --on-malformed decides what
 happens to lines that do not parse.`,
+		Verify: verifyKeyCount,
 		Flags: func(fs *pflag.FlagSet) weir.Builder {
 			c := KeyCountConfig{}
 			fs.Int64Var(&c.Events, "events", 1_000_000, "number of events to generate")

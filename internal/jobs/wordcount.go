@@ -24,6 +24,7 @@ func init() {
 		Long: `Count the whitespace-separated words of the input files and write one row
 {"word": ..., "count": ...} per distinct word when the input ends.
 Words are compared exactly (case-sensitive).`,
+		Verify: verifyWordCount,
 		Flags: func(fs *pflag.FlagSet) weir.Builder {
 			var inputs []string
 			fs.StringSliceVarP(&inputs, "input", "i", nil, "text file(s) to read (repeat or separate by commas)")

@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/weir-stream/weir"
+)
+
+// ftFlags are the fault-tolerance flags every job has.
+type ftFlags struct {
+	guarantee       string
+	interval        time.Duration
+	timeout         time.Duration
+	minPause        time.Duration
+	maxConcurrent   int
+	tolerable       int
+	retained        int
+	stateDir        string
+	restore         string
+	unaligned       bool
+	restart         string
+	restartAttempts int
+	restartDelay    time.Duration
+	restartMax      time.Duration
+	restartInterval time.Duration
+	injectFailures  int
+	failureSeed     uint64
+	verify          bool
+}
+
+func (f *ftFlags) define(fs *pflag.FlagSet) {
+	fs.StringVar(&f.guarantee, "guarantee", "none", "recovery semantics: exactly-once (failures invisible in the output), at-least-once (nothing lost, replays may repeat), at-most-once (nothing repeated, failures lose data) or none (a failure fails the job)")
+	fs.DurationVar(&f.interval, "checkpoint-interval", time.Second, "time between checkpoints (exactly-once and at-least-once)")
+	fs.DurationVar(&f.timeout, "checkpoint-timeout", 10*time.Minute, "abort a checkpoint not finished after this long")
+	fs.DurationVar(&f.minPause, "checkpoint-min-pause", 0, "least time between the end of one checkpoint and the start of the next")
+	fs.IntVar(&f.maxConcurrent, "max-concurrent-checkpoints", 1, "checkpoints in flight at once")
+	fs.IntVar(&f.tolerable, "tolerable-checkpoint-failures", -1, "consecutive failed checkpoints that fail the job when exceeded (-1: never)")
+	fs.IntVar(&f.retained, "retained-checkpoints", 3, "completed checkpoints kept in --state-dir")
+	fs.StringVar(&f.stateDir, "state-dir", "", "directory for checkpoints (default: in memory, which survives failures only within this process)")
+	fs.StringVar(&f.restore, "restore", "", `start from a checkpoint in --state-dir: "latest", or the path of a checkpoint directory or _metadata file`)
+	fs.BoolVar(&f.unaligned, "unaligned", false, "take exactly-once checkpoints without barrier alignment, storing in-flight records with the snapshot")
+	fs.StringVar(&f.restart, "restart-strategy", "fixed-delay", "how a failed job restarts: fixed-delay, exponential-backoff, failure-rate or none")
+	fs.IntVar(&f.restartAttempts, "restart-attempts", 10, "fixed-delay: restarts before giving up; failure-rate: failures tolerated per --restart-interval")
+	fs.DurationVar(&f.restartDelay, "restart-delay", 100*time.Millisecond, "wait before a restart (the first wait for exponential-backoff)")
+	fs.DurationVar(&f.restartMax, "restart-max-delay", 10*time.Second, "exponential-backoff: the longest wait")
+	fs.DurationVar(&f.restartInterval, "restart-interval", time.Minute, "failure-rate: the window failures are counted in")
+	fs.IntVar(&f.injectFailures, "inject-failures", 0, "kill this many tasks during the run, at random moments and at named points of the checkpoint protocol")
+	fs.Uint64Var(&f.failureSeed, "failure-seed", 1, "seed of the injected failures' schedule")
+	fs.BoolVar(&f.verify, "verify", false, "also run the job without failures and check the output against the guarantee; exit 1 on a violation")
+}
+
+// options returns the pipeline options the flags ask for.
+func (f *ftFlags) options() ([]weir.Option, error) {
+	g, err := weir.ParseGuarantee(f.guarantee)
+	if err != nil {
+		return nil, usagef("--guarantee: %v", err)
+	}
+	if f.interval <= 0 {
+		return nil, usagef("--checkpoint-interval must be positive, got %v", f.interval)
+	}
+	if f.restore != "" && f.stateDir == "" && f.restore == "latest" {
+		return nil, usagef("--restore latest needs --state-dir")
+	}
+	if f.injectFailures < 0 {
+		return nil, usagef("--inject-failures must not be negative")
+	}
+	if f.injectFailures > 0 && g == weir.None {
+		return nil, usagef("--inject-failures with --guarantee none would just fail the job; choose a guarantee")
+	}
+	opts := []weir.Option{
+		weir.WithGuarantee(g),
+		weir.WithCheckpoints(weir.CheckpointConfig{Interval: f.interval, Timeout: f.timeout, MinPause: f.minPause,
+			MaxConcurrent: f.maxConcurrent, TolerableFailures: f.tolerable, Retained: f.retained,
+			StateDir: f.stateDir, Unaligned: f.unaligned}),
+		weir.WithRestartStrategy(f.restart, f.restartAttempts, f.restartDelay, f.restartMax, f.restartInterval),
+	}
+	if f.restore != "" {
+		opts = append(opts, weir.WithRestore(f.restore))
+	}
+	if f.injectFailures > 0 {
+		opts = append(opts, weir.WithInjectedFailures(f.injectFailures, f.failureSeed))
+	}
+	return opts, nil
+}

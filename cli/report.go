@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/weir-stream/weir"
+)
+
+// printReport prints the checkpoints and recoveries of a run.
+func printReport(w io.Writer, r *weir.Report) {
+	if r == nil {
+		return
+	}
+	if len(r.Checkpoints) > 0 {
+		var done, aborted int
+		var total, longest time.Duration
+		var size int64
+		for _, c := range r.Checkpoints {
+			if c.Status == "completed" {
+				done++
+				total += c.Duration
+				longest = max(longest, c.Duration)
+				size = c.Size
+			} else {
+				aborted++
+			}
+		}
+		fmt.Fprintf(w, "weir: checkpoints: %d completed, %d aborted", done, aborted)
+		if done > 0 {
+			fmt.Fprintf(w, "; duration mean %v, max %v; last size %s", (total / time.Duration(done)).Round(time.Microsecond), longest.Round(time.Microsecond), bytes(size))
+		}
+		fmt.Fprintln(w)
+		from := max(0, len(r.Checkpoints)-10)
+		if from > 0 {
+			fmt.Fprintf(w, "weir:   (%d earlier checkpoints not shown)\n", from)
+		}
+		for _, c := range r.Checkpoints[from:] {
+			line := fmt.Sprintf("weir:   checkpoint %d %s in %v, %s, alignment %v, sync %v", c.ID, c.Status,
+				c.Duration.Round(time.Microsecond), bytes(c.Size), c.Alignment.Round(time.Microsecond), c.Sync.Round(time.Microsecond))
+			if c.Reason != "" {
+				line += " (" + c.Reason + ")"
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	if r.Injected > 0 {
+		fmt.Fprintf(w, "weir: %d failures injected\n", r.Injected)
+	}
+	for i, rec := range r.Recoveries {
+		from := "the beginning"
+		if rec.Restored > 0 {
+			from = fmt.Sprintf("checkpoint %d", rec.Restored)
+		}
+		took := "no output after the restart"
+		if rec.Duration > 0 {
+			took = fmt.Sprintf("first output %v after the failure", rec.Duration.Round(time.Millisecond))
+		}
+		fmt.Fprintf(w, "weir: recovery %d: restored %s, %s; cause: %s\n", i+1, from, took, rec.Cause)
+	}
+}
+
+func bytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

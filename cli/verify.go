@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/connectors/file"
+)
+
+// runReference runs the job without failures or checkpoints into a
+// directory beside output, for --verify.
+func runReference(ctx context.Context, build weir.Builder, cfg weir.JobConfig, base []weir.Option, name, output string, stderr io.Writer) (string, error) {
+	dir := filepath.Clean(output) + ".reference"
+	if err := os.RemoveAll(dir); err != nil {
+		return "", err
+	}
+	cfg.Output = dir
+	p := weir.NewPipeline(append(base, weir.WithName(name+"-reference"))...)
+	if err := build(p, cfg); err != nil {
+		return "", usageError{err}
+	}
+	start := time.Now()
+	if err := p.Run(ctx); err != nil {
+		return "", fmt.Errorf("reference run without failures: %w", err)
+	}
+	fmt.Fprintf(stderr, "weir: reference run without failures finished in %v (output in %s)\n", time.Since(start).Round(time.Millisecond), dir)
+	return dir, nil
+}
+
+// readLines returns every line of the part files in dir.
+func readLines(dir string) ([]string, error) {
+	parts, err := file.Parts(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range parts {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<30)
+		for sc.Scan() {
+			out = append(out, sc.Text())
+		}
+		f.Close()
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	return out, nil
+}
+
+// ErrViolation is wrapped by the error of a --verify run whose output
+// breaks its guarantee.
+var ErrViolation = errors.New("guarantee violated")
+
+// verify compares the run's output with the reference's.
+func verify(j weir.Job, g weir.Guarantee, refDir, outDir string, stderr io.Writer) error {
+	ref, err := readLines(refDir)
+	if err != nil {
+		return fmt.Errorf("--verify: reading the reference output: %w", err)
+	}
+	got, err := readLines(outDir)
+	if err != nil {
+		return fmt.Errorf("--verify: reading the output: %w", err)
+	}
+	check := j.Verify
+	if check == nil {
+		check = weir.VerifyLines
+	}
+	if err := check(g, ref, got); err != nil {
+		return fmt.Errorf("--verify: %s: %w: %v", g, ErrViolation, err)
+	}
+	fmt.Fprintf(stderr, "weir: verified %s: %d output rows, failure-free run %d rows\n", g, len(got), len(ref))
+	return nil
+}
