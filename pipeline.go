@@ -45,6 +45,7 @@ type config struct {
 	restart           engine.RestartStrategy
 	failures          int
 	failureSeed       uint64
+	failureWindow     time.Duration
 	restore           string // "", "latest" or a checkpoint path
 	logf              func(string)
 	watermarkInterval time.Duration
@@ -115,6 +116,8 @@ type CheckpointConfig struct {
 	// Unaligned makes exactly-once checkpoints unaligned: barriers do not
 	// wait behind records, which are stored with the snapshot instead.
 	Unaligned bool
+	// Log reports every completed checkpoint through WithLog.
+	Log bool
 }
 
 // Unlimited, as CheckpointConfig.TolerableFailures, never fails the job
@@ -149,6 +152,11 @@ func WithRestartStrategy(name string, attempts int, delay, maxDelay, interval ti
 func WithInjectedFailures(n int, seed uint64) Option {
 	return func(p *Pipeline) { p.cfg.failures, p.cfg.failureSeed = n, seed }
 }
+
+// WithFailureWindow makes random-moment kills happen within d of the start
+// of an attempt (default: three checkpoint intervals, at most 1s; 100ms
+// without checkpoints).
+func WithFailureWindow(d time.Duration) Option { return func(p *Pipeline) { p.cfg.failureWindow = d } }
 
 // WithRestore starts the job from a retained checkpoint of its state
 // directory: "latest" or the path of a checkpoint (its directory or its

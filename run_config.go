@@ -39,7 +39,7 @@ func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan) (engine.Conf
 			BufferTimeout: c.bufferTimeout, IdleTimeout: c.idleTimeout},
 		Unaligned: ck.Unaligned, Interval: ck.Interval, Timeout: ck.Timeout, MinPause: ck.MinPause,
 		MaxConcurrent: ck.MaxConcurrent, Tolerable: ck.TolerableFailures, Retained: ck.Retained,
-		Restart:   c.restart,
+		Restart: c.restart, LogCheckpoints: ck.Log,
 		OnAttempt: func(rt *task.Runtime) { p.running.Store(rt) },
 		Log:       logf,
 	}
@@ -62,8 +62,13 @@ func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan) (engine.Conf
 	}
 	if c.failures > 0 {
 		cfg.Failures = engine.NewInjector(c.failures, c.failureSeed)
-		if ck.Interval > 0 {
-			cfg.Failures.MaxDelay = 3 * ck.Interval
+		switch {
+		case c.failureWindow > 0:
+			cfg.Failures.MaxDelay = c.failureWindow
+		case c.guarantee.checkpoints():
+			cfg.Failures.MaxDelay = min(3*ck.Interval, time.Second)
+		default:
+			cfg.Failures.MaxDelay = 100 * time.Millisecond
 		}
 	}
 	if !c.guarantee.checkpoints() {

@@ -14,9 +14,10 @@ import (
 // To writes the stream to a sink. Each sink subtask opens its own writer
 // and hands it the records in batches.
 //
-// With checkpoints, a writer that implements connector.Committer takes part
-// in two-phase commit (exactly-once output); other writers are flushed at
-// every checkpoint (at-least-once). An exactly-once job refuses a sink that
+// With checkpoints (exactly-once and at-least-once), a writer that
+// implements connector.Committer takes part in two-phase commit; other
+// writers are flushed at every checkpoint, so their output is at-least-once
+// at best. An exactly-once job refuses a sink that
 // is neither transactional nor idempotent rather than weaken its guarantee.
 func To[T any](s Stream[T], name string, sink connector.Sink[T], os ...OpOption) {
 	c := opts(name, os)
@@ -58,7 +59,7 @@ func (s *sinkOp[T]) Open(ctx *task.Context) error {
 	if !s.guarantee.checkpoints() {
 		return nil
 	}
-	if c, ok := w.(connector.Committer); ok && s.guarantee != AtLeastOnce {
+	if c, ok := w.(connector.Committer); ok {
 		s.committer = c
 		err := c.Recover(ctx.Ctx, s.restored)
 		s.restored = nil

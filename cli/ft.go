@@ -28,6 +28,7 @@ type ftFlags struct {
 	injectFailures  int
 	failureSeed     uint64
 	verify          bool
+	logCheckpoints  bool
 }
 
 func (f *ftFlags) define(fs *pflag.FlagSet) {
@@ -48,6 +49,7 @@ func (f *ftFlags) define(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.restartInterval, "restart-interval", time.Minute, "failure-rate: the window failures are counted in")
 	fs.IntVar(&f.injectFailures, "inject-failures", 0, "kill this many tasks during the run, at random moments and at named points of the checkpoint protocol")
 	fs.Uint64Var(&f.failureSeed, "failure-seed", 1, "seed of the injected failures' schedule")
+	fs.BoolVar(&f.logCheckpoints, "log-checkpoints", false, "print a line for every completed checkpoint")
 	fs.BoolVar(&f.verify, "verify", false, "also run the job without failures and check the output against the guarantee; exit 1 on a violation")
 }
 
@@ -73,7 +75,7 @@ func (f *ftFlags) options() ([]weir.Option, error) {
 		weir.WithGuarantee(g),
 		weir.WithCheckpoints(weir.CheckpointConfig{Interval: f.interval, Timeout: f.timeout, MinPause: f.minPause,
 			MaxConcurrent: f.maxConcurrent, TolerableFailures: f.tolerable, Retained: f.retained,
-			StateDir: f.stateDir, Unaligned: f.unaligned}),
+			StateDir: f.stateDir, Unaligned: f.unaligned, Log: f.logCheckpoints}),
 		weir.WithRestartStrategy(f.restart, f.restartAttempts, f.restartDelay, f.restartMax, f.restartInterval),
 	}
 	if f.restore != "" {

@@ -50,7 +50,9 @@ func printReport(w io.Writer, r *weir.Report) {
 	}
 	for i, rec := range r.Recoveries {
 		from := "the beginning"
-		if rec.Restored > 0 {
+		if rec.Amnesia {
+			from = "empty state with sources where they stopped"
+		} else if rec.Restored > 0 {
 			from = fmt.Sprintf("checkpoint %d", rec.Restored)
 		}
 		took := "no output after the restart"

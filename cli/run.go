@@ -119,6 +119,15 @@ func runJob(ctx context.Context, j weir.Job, build weir.Builder, f *runFlags, st
 		}
 		fmt.Fprintf(stderr, "weir: %s\n", line)
 	}
+	var refDir string
+	if f.ft.verify && !f.explain {
+		var took time.Duration
+		if refDir, took, err = runReference(ctx, build, cfg, base, j.Name, f.output, stderr); err != nil {
+			return err
+		}
+		// Spread random-moment kills over about the job's duration.
+		ftOpts = append(ftOpts, weir.WithFailureWindow(max(took, 10*time.Millisecond)))
+	}
 	p := weir.NewPipeline(append(append(base, weir.WithName(j.Name), weir.WithLog(logf)), ftOpts...)...)
 	if err := build(p, cfg); err != nil {
 		return usageError{err}
@@ -134,14 +143,11 @@ func runJob(ctx context.Context, j weir.Job, build weir.Builder, f *runFlags, st
 	if _, err := p.Explain(); err != nil { // report graph errors before starting
 		return err
 	}
-	var refDir string
-	if f.ft.verify {
-		if refDir, err = runReference(ctx, build, cfg, base, j.Name, f.output, stderr); err != nil {
+	if f.ft.restore == "" {
+		// A restored run continues the output of the run it restores.
+		if err := prepareOutput(f.output); err != nil {
 			return err
 		}
-	}
-	if err := prepareOutput(f.output); err != nil {
-		return err
 	}
 	start := time.Now()
 	stop := make(chan struct{})

@@ -16,22 +16,23 @@ import (
 
 // runReference runs the job without failures or checkpoints into a
 // directory beside output, for --verify.
-func runReference(ctx context.Context, build weir.Builder, cfg weir.JobConfig, base []weir.Option, name, output string, stderr io.Writer) (string, error) {
+func runReference(ctx context.Context, build weir.Builder, cfg weir.JobConfig, base []weir.Option, name, output string, stderr io.Writer) (string, time.Duration, error) {
 	dir := filepath.Clean(output) + ".reference"
 	if err := os.RemoveAll(dir); err != nil {
-		return "", err
+		return "", 0, err
 	}
 	cfg.Output = dir
 	p := weir.NewPipeline(append(base, weir.WithName(name+"-reference"))...)
 	if err := build(p, cfg); err != nil {
-		return "", usageError{err}
+		return "", 0, usageError{err}
 	}
 	start := time.Now()
 	if err := p.Run(ctx); err != nil {
-		return "", fmt.Errorf("reference run without failures: %w", err)
+		return "", 0, fmt.Errorf("reference run without failures: %w", err)
 	}
-	fmt.Fprintf(stderr, "weir: reference run without failures finished in %v (output in %s)\n", time.Since(start).Round(time.Millisecond), dir)
-	return dir, nil
+	took := time.Since(start)
+	fmt.Fprintf(stderr, "weir: reference run without failures finished in %v (output in %s)\n", took.Round(time.Millisecond), dir)
+	return dir, took, nil
 }
 
 // readLines returns every line of the part files in dir.

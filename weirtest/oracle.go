@@ -42,6 +42,10 @@ type Options[T comparable] struct {
 	Compare func(ref []T, got []Written[T], rep *weir.Report) error
 	// Timeout bounds each run (default one minute).
 	Timeout time.Duration
+	// Transactional makes the failure runs' sink commit with checkpoints
+	// even for at-least-once (exactly-once always uses it; at-least-once
+	// and at-most-once use a plain sink by default, to expose duplicates).
+	Transactional bool
 }
 
 // Result sums up the runs of Check.
@@ -77,6 +81,9 @@ func Check[T comparable](t testing.TB, job Job[T], o Options[T]) Result {
 	var res Result
 	for _, seed := range o.Seeds {
 		got := NewSink[T]()
+		if o.Guarantee != weir.ExactlyOnce && !o.Transactional {
+			got = NewPlainSink[T]()
+		}
 		rep, err := run(job, got, o, weir.WithName(fmt.Sprintf("seed-%d", seed)), weir.WithGuarantee(o.Guarantee),
 			weir.WithCheckpoints(o.Checkpoints), weir.WithInjectedFailures(o.Failures, seed),
 			weir.WithRestartStrategy("fixed-delay", 100, time.Millisecond, 0, 0))

@@ -25,6 +25,7 @@ type Written[T any] struct {
 // not use the commit protocol and every record is visible when written.
 // Every record written is also kept in a log with its attempt and epoch.
 type Sink[T any] struct {
+	plain     bool
 	mu        sync.Mutex
 	visible   []Written[T]
 	log       []Written[T]
@@ -33,7 +34,7 @@ type Sink[T any] struct {
 	open      map[int][]Written[T] // per subtask: written, not pre-committed
 }
 
-// NewSink returns an empty sink.
+// NewSink returns an empty transactional sink.
 func NewSink[T any]() *Sink[T] {
 	return &Sink[T]{pending: map[string][]Written[T]{}, committed: map[string]bool{}, open: map[int][]Written[T]{}}
 }
@@ -56,10 +57,30 @@ func (s *Sink[T]) Values() []T {
 	return out
 }
 
-// Open opens subtask info.Subtask's writer for its next attempt.
-func (s *Sink[T]) Open(_ context.Context, info connector.SubtaskInfo) (connector.Writer[T], error) {
-	return &writer[T]{s: s, subtask: info.Subtask, attempt: info.Attempt, barrier: -1}, nil
+// NewPlainSink returns an empty sink without two-phase commit: every record
+// is visible as soon as it is written, as with most non-transactional
+// systems. At-least-once tests use it to see the duplicates of a rollback.
+func NewPlainSink[T any]() *Sink[T] {
+	s := NewSink[T]()
+	s.plain = true
+	return s
 }
+
+// Open opens subtask info.Subtask's writer for attempt info.Attempt.
+func (s *Sink[T]) Open(_ context.Context, info connector.SubtaskInfo) (connector.Writer[T], error) {
+	w := &writer[T]{s: s, subtask: info.Subtask, attempt: info.Attempt, barrier: -1}
+	if s.plain {
+		return plainWriter[T]{w}, nil
+	}
+	return w, nil
+}
+
+// plainWriter hides the commit protocol of a writer.
+type plainWriter[T any] struct{ w *writer[T] }
+
+func (p plainWriter[T]) Write(ctx context.Context, b []T) error { return p.w.Write(ctx, b) }
+func (p plainWriter[T]) Flush(ctx context.Context) error        { return p.w.Flush(ctx) }
+func (p plainWriter[T]) Close() error                           { return p.w.Close() }
 
 type writer[T any] struct {
 	s                *Sink[T]

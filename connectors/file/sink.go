@@ -22,8 +22,10 @@ import (
 // Parts), which hold only complete lines that are final.
 //
 // Without checkpoints each subtask writes dir/.part-<subtask>.jsonl.inprogress
-// and renames it to dir/part-<subtask>.jsonl when it closes. If a Write or
-// Flush failed, Close leaves the in-progress file where it is.
+// and renames it to dir/part-<subtask>.jsonl when it closes (in a restarted
+// attempt n of the job: dir/part-<subtask>-<n>.jsonl, so no attempt
+// replaces another's output). If a Write or Flush failed, Close leaves the
+// in-progress file where it is.
 //
 // With checkpoints the writer commits with them (connector.Committer), so
 // output is exactly-once: records go to an in-progress file; at a
@@ -97,8 +99,6 @@ func parsePart(name string) (subtask int, checkpoint int64, ok bool) {
 
 func partName(subtask int) string { return "part-" + strconv.Itoa(subtask) + ".jsonl" }
 
-func inProgressName(subtask int) string { return "." + partName(subtask) + ".inprogress" }
-
 // committedName, pendingName and txnPrefix name the files of transactions.
 func committedName(subtask int, checkpoint int64) string {
 	return fmt.Sprintf("part-%d-%d.jsonl", subtask, checkpoint)
@@ -122,12 +122,16 @@ func (s *jsonSink[T]) Open(_ context.Context, info connector.SubtaskInfo) (conne
 		}
 		return nil, fmt.Errorf("file: sink directory: %w", err)
 	}
-	tmp := filepath.Join(s.dir, inProgressName(info.Subtask))
+	final := partName(info.Subtask)
+	if info.Attempt > 0 {
+		final = committedName(info.Subtask, int64(info.Attempt))
+	}
+	tmp := filepath.Join(s.dir, "."+final+".inprogress")
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o666)
 	if err != nil {
 		return nil, fmt.Errorf("file: %w", err)
 	}
-	w := &jsonWriter[T]{f: f, tmp: tmp, final: filepath.Join(s.dir, partName(info.Subtask)),
+	w := &jsonWriter[T]{f: f, tmp: tmp, final: filepath.Join(s.dir, final),
 		dir: s.dir, subtask: info.Subtask, attempt: info.Attempt}
 	w.bw = bufio.NewWriterSize(f, 64<<10)
 	w.enc = json.NewEncoder(w.bw)

@@ -274,6 +274,10 @@ func (a *attemptState) act(acts []checkpoint.Action) {
 			delete(a.acked, id)
 			a.finish(id, "completed", "")
 			a.rt.Complete(id)
+			if e.cfg.LogCheckpoints {
+				c := e.report.Checkpoints[len(e.report.Checkpoints)-1]
+				e.cfg.Log(fmt.Sprintf("checkpoint %d completed in %v, %d bytes", id, c.Duration.Round(time.Microsecond), c.Size))
+			}
 			if e.cfg.Retained > 0 {
 				if _, err := e.cfg.Store.Retain(context.Background(), e.cfg.Job, e.cfg.Retained); err != nil {
 					e.cfg.Log(fmt.Sprintf("retaining checkpoints: %v", err))

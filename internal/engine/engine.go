@@ -63,6 +63,8 @@ type Config struct {
 	OnAttempt func(*task.Runtime)
 	// Log receives a line for each notable event (failures, restores).
 	Log func(string)
+	// LogCheckpoints also logs every completed checkpoint.
+	LogCheckpoints bool
 }
 
 // CheckpointStats describes one checkpoint.
@@ -83,6 +85,9 @@ type Recovery struct {
 	FailedAt time.Time
 	// Restored is the checkpoint restored (0: started over).
 	Restored int64
+	// Amnesia marks an at-most-once recovery: empty state, sources
+	// continuing where they stopped.
+	Amnesia bool
 	// LastCompleted is the last checkpoint completed before the failure.
 	LastCompleted int64
 	// Duration runs from the failure to the first record written after
@@ -189,6 +194,7 @@ func (e *engine) run(ctx context.Context) error {
 		if e.latest != nil && e.cfg.Mode != AtMostOnce {
 			rec.Restored = int64(e.latest.ID)
 		}
+		rec.Amnesia = e.cfg.Mode == AtMostOnce
 		e.report.Recoveries = append(e.report.Recoveries, rec)
 		delay, ok := e.cfg.Restart.Next(now)
 		if !ok {

@@ -18,7 +18,7 @@ type RestartStrategy interface {
 type NoRestart struct{}
 
 func (NoRestart) Next(time.Time) (time.Duration, bool) { return 0, false }
-func (NoRestart) String() string                      { return "none" }
+func (NoRestart) String() string                       { return "none" }
 
 // FixedDelay restarts up to Attempts times, waiting Delay each time.
 type FixedDelay struct {

@@ -34,6 +34,9 @@ type KeyCountConfig struct {
 	// TPS is the event-time density: event i happens at i/TPS seconds.
 	TPS  int64
 	Seed uint64
+	// Rate, when positive, throttles the generator to this many events
+	// per second of wall-clock time.
+	Rate float64
 	// Inputs, when set, are JSON-lines files of events ({"key": 1,
 	// "time": ms}) read instead of generated ones.
 	Inputs []string
@@ -80,6 +83,7 @@ happens to lines that do not parse.`,
 			fs.DurationVar(&c.Window, "window", time.Second, "tumbling window size (event time)")
 			fs.Int64Var(&c.TPS, "tps", 100_000, "events per second of event time")
 			fs.Uint64Var(&c.Seed, "seed", 1, "seed of the key sequence")
+			fs.Float64Var(&c.Rate, "rate", 0, "throttle generation to this many events per second of wall-clock time (0: as fast as possible)")
 			fs.StringSliceVarP(&c.Inputs, "input", "i", nil, "read events from these JSON-lines files instead of generating them")
 			return func(p *weir.Pipeline, cfg weir.JobConfig) error {
 				if err := c.Validate(); err != nil {
@@ -94,7 +98,11 @@ happens to lines that do not parse.`,
 
 // KeyCountPipeline adds the keycount operators.
 func KeyCountPipeline(p *weir.Pipeline, c KeyCountConfig, cfg weir.JobConfig) {
-	var src connector.Source[KeyEvent] = generator.New(c.Events, c.Event)
+	var gopts []generator.Option
+	if c.Rate > 0 {
+		gopts = append(gopts, generator.WithRate(c.Rate))
+	}
+	var src connector.Source[KeyEvent] = generator.New(c.Events, c.Event, gopts...)
 	delay := time.Duration(0) // generated events are in order
 	if len(c.Inputs) > 0 {
 		src = file.JSONLines[KeyEvent](file.JSONOptions{OnMalformed: cfg.OnMalformed, Malformed: cfg.Malformed}, c.Inputs...)

@@ -45,7 +45,7 @@ type Options struct {
 	// Positions, if set, makes sources publish their position after every
 	// read, for Positions (at-most-once recovery), and start at the
 	// positions given here.
-	Positions map[SubtaskID][]byte
+	Positions      map[SubtaskID][]byte
 	TrackPositions bool
 	// Inject, if set, is asked at each named point whether to fail there.
 	Inject func(p Point, s SubtaskID, checkpoint int64) bool
@@ -72,8 +72,8 @@ type Runtime struct {
 	opts      Options
 	gates     [][]*exchange.Gate // [vertex][subtask]
 	offsets   map[*plan.PhysicalEdge]int
-	metrics   [][]*Metrics              // [vertex][subtask]
-	inboxes   [][]chan control          // [vertex][subtask]
+	metrics   [][]*Metrics               // [vertex][subtask]
+	inboxes   [][]chan control           // [vertex][subtask]
 	positions [][]atomic.Pointer[[]byte] // [vertex][subtask], sources only
 
 	mu       sync.Mutex

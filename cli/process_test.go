@@ -1,0 +1,153 @@
+package cli_test
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	weirapi "github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/connectors/file"
+)
+
+var (
+	buildOnce sync.Once
+	binary    string
+	buildErr  error
+)
+
+// weirBinary builds the weir command once per test run.
+func weirBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "weir-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binary = filepath.Join(dir, "weir")
+		out, err := exec.Command("go", "build", "-o", binary, "../cmd/weir").CombinedOutput()
+		if err != nil {
+			buildErr = err
+			t.Logf("%s", out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("building weir: %v", buildErr)
+	}
+	return binary
+}
+
+func lines(t *testing.T, dir string) []string {
+	t.Helper()
+	parts, err := file.Parts(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range parts {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, strings.Split(strings.TrimSpace(string(data)), "\n")...)
+	}
+	return out
+}
+
+// killAfter runs weir with args, waits until it printed want on standard
+// error, and kills it with SIGKILL.
+func killAfter(t *testing.T, want string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(weirBinary(t), args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	seen := false
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), want) {
+			seen = true
+			break
+		}
+	}
+	if !seen {
+		cmd.Wait()
+		t.Fatalf("the job ended before printing %q", want)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	go func() { // drain, so the process never blocks on a full pipe
+		for sc.Scan() {
+		}
+	}()
+	if err := cmd.Wait(); err == nil {
+		t.Fatal("the job finished before it was killed")
+	}
+}
+
+// Kill the whole process mid-run with SIGKILL, start it again with
+// --restore latest, and the output equals a failure-free run's. With
+// corrupt set, the newest checkpoint is damaged first, and the restore
+// falls back to the one before.
+func testRestoreAfterKill(t *testing.T, corrupt bool) {
+	dir := t.TempDir()
+	job := []string{"run", "keycount", "--events", "300000", "--keys", "50", "--window", "100ms", "-p", "2", "--progress", "off"}
+	ref := filepath.Join(dir, "ref")
+	if out, err := exec.Command(weirBinary(t), append(job, "--output", ref)...).CombinedOutput(); err != nil {
+		t.Fatalf("reference run: %v\n%s", err, out)
+	}
+	out, state := filepath.Join(dir, "out"), filepath.Join(dir, "state")
+	ft := []string{"--guarantee", "exactly-once", "--checkpoint-interval", "50ms", "--state-dir", state, "--output", out}
+	killAfter(t, "checkpoint 4 completed", append(append(job, ft...), "--rate", "150000", "--log-checkpoints")...)
+	if corrupt {
+		metas, _ := filepath.Glob(filepath.Join(state, "jobs", "keycount", "chk-*", "_metadata"))
+		if len(metas) < 2 {
+			t.Fatalf("want at least 2 retained checkpoints, got %v", metas)
+		}
+		newest := metas[len(metas)-1]
+		data, _ := os.ReadFile(newest)
+		data[len(data)-3] ^= 0xff
+		os.WriteFile(newest, data, 0o644)
+	}
+	res, err := exec.Command(weirBinary(t), append(append(job, ft...), "--restore", "latest")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("restored run: %v\n%s", err, res)
+	}
+	if corrupt && !strings.Contains(string(res), "is unusable") {
+		t.Fatalf("the corrupt checkpoint was not reported:\n%s", res)
+	}
+	if !strings.Contains(string(res), "restoring checkpoint") {
+		t.Fatalf("no restore reported:\n%s", res)
+	}
+	if err := weirapi.VerifyLines(weirapi.ExactlyOnce, lines(t, ref), lines(t, out)); err != nil {
+		t.Fatalf("output after kill and restore is not exactly-once: %v\n%s", err, res)
+	}
+}
+
+func TestRestoreAfterSIGKILL(t *testing.T) { testRestoreAfterKill(t, false) }
+
+func TestRestoreSkipsCorruptCheckpoint(t *testing.T) { testRestoreAfterKill(t, true) }
+
+func TestVerifyEachGuaranteeWithInjectedFailures(t *testing.T) {
+	for _, g := range []string{"exactly-once", "at-least-once", "at-most-once"} {
+		for seed := 1; seed <= 3; seed++ {
+			out := filepath.Join(t.TempDir(), "out")
+			code, _, stderr := weir(t, "run", "keycount", "--events", "500000", "--keys", "100", "-p", "2",
+				"--guarantee", g, "--checkpoint-interval", "20ms", "--inject-failures", "2",
+				"--failure-seed", string(rune('0'+seed)), "--verify", "--output", out, "--progress", "off")
+			if code != 0 || !strings.Contains(stderr, "verified "+g) {
+				t.Fatalf("%s seed %d: exit %d\n%s", g, seed, code, stderr)
+			}
+		}
+	}
+}
