@@ -136,6 +136,7 @@ func (e *engine) attempt(ctx context.Context, restore map[task.SubtaskID][]byte)
 			if e.cfg.Failures.fireRandom() {
 				victim := a.tasks[e.cfg.Failures.pick(len(a.tasks))]
 				rt.Kill(victim, &task.InjectedError{Point: "at-a-random-moment", Subtask: victim})
+				// The next attempt arms the next failure.
 			}
 		}
 		if a.failure != nil && failed == nil {

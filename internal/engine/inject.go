@@ -39,7 +39,9 @@ func (in *Injector) Injected() int {
 	return in.injected
 }
 
-// arm chooses the failure of the next attempt. restored says whether the
+// arm chooses the failure of the next attempt. A named point that has not
+// occurred by MaxDelay turns into a kill at that moment, so that every
+// armed failure happens while the attempt runs. restored says whether the
 // attempt restores state (only then can recovery and replay points occur);
 // checkpoints whether checkpoints are taken (without them only
 // random-moment kills can happen). It returns the delay of a random-moment
@@ -61,7 +63,7 @@ func (in *Injector) arm(restored, checkpoints bool) (time.Duration, bool) {
 		return d, true
 	}
 	in.armed = &arming{point: points[in.rng.IntN(len(points))], skip: in.rng.IntN(3)}
-	return 0, false
+	return in.MaxDelay, true
 }
 
 // pick returns a random index below n, for the subtask to kill.
@@ -71,11 +73,12 @@ func (in *Injector) pick(n int) int {
 	return in.rng.IntN(n)
 }
 
-// fireRandom consumes an armed random-moment failure.
+// fireRandom consumes an armed failure whose time has come: a
+// random-moment kill, or a named point that did not occur in time.
 func (in *Injector) fireRandom() bool {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if in.armed == nil || in.armed.point != 0 || in.remaining == 0 {
+	if in.armed == nil || in.remaining == 0 {
 		return false
 	}
 	in.armed = nil
