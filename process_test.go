@@ -234,3 +234,28 @@ func (procTimer) OnTimer(ctx *weir.KeyedContext[string, string], ts int64, d wei
 	ctx.Emit("timer " + ctx.Key())
 	return nil
 }
+
+// An idle source must not hold back the watermark: with an idle timeout,
+// windows fire on the other source's watermark while the idle one is
+// silent. Without idleness this test would time out, as the idle source
+// only ends once the window results arrived.
+func TestIdleSourceDoesNotHoldBackWatermark(t *testing.T) {
+	release := make(chan struct{})
+	p := weir.NewPipeline(weir.WithIdleTimeout(20*time.Millisecond), weir.WithWatermarkInterval(5*time.Millisecond))
+	idle := weir.FromSource(p, "idle", connector.Source[ev](waitingSource{release: release}), weir.WithTimestamps(evTime, 0))
+	busy := weir.FromSource(p, "busy", connector.Source[ev](waitingSource{items: []ev{{"a", 100}, {"a", 200}, {"b", 2500}}, release: release}),
+		weir.WithTimestamps(evTime, 0))
+	counts := weir.AggregateWindow(weir.WindowBy(weir.KeyBy(weir.Union(idle, busy), evKey), weir.Tumbling(time.Second)), count{})
+	fired := weir.Map(counts, func(w weir.Windowed[string, int64]) string { return fmt.Sprintf("%s@%d:%d", w.Key, w.Window.Start, w.Value) })
+	out := &notifySink{n: 1, done: release}
+	weir.To(fired, "out", connector.Sink[string](out))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := p.Run(ctx); err != nil {
+		t.Fatalf("%v (the idle source held back the watermark)", err)
+	}
+	got := out.sorted(func(a, b string) bool { return a < b })
+	if len(got) != 2 || got[0] != "a@0:2" || got[1] != "b@2000:1" {
+		t.Fatalf("got %q, want [a@0:2 b@2000:1]", got)
+	}
+}

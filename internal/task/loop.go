@@ -192,7 +192,22 @@ func (s *subtask) combine() {
 		}
 	}
 	if !anyActive {
-		if !s.idle && !s.allEnded() {
+		if s.allEnded() {
+			return
+		}
+		// No channel will advance its watermark until one becomes active
+		// again, so the highest watermark any channel reached is safe to
+		// apply now (Flink's status valve does the same).
+		high := int64(MinWatermark)
+		for c, st := range s.chanState {
+			if st != ended && s.chanWM[c] > high {
+				high = s.chanWM[c]
+			}
+		}
+		if high > s.inWM {
+			s.advance(high)
+		}
+		if !s.idle {
 			s.idle = true
 			s.emit(exchange.Element{Kind: exchange.Idle})
 		}
