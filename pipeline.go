@@ -118,6 +118,12 @@ type CheckpointConfig struct {
 	Unaligned bool
 	// Log reports every completed checkpoint through WithLog.
 	Log bool
+	// CheckConsistency verifies that every checkpoint is a consistent cut
+	// (per channel, the receiver reflects exactly what the sender sent
+	// before its snapshot) and fails the job if not. Exactly-once
+	// checkpoints always are; at-least-once ones need not be. It costs
+	// little and is meant for tests.
+	CheckConsistency bool
 }
 
 // Unlimited, as CheckpointConfig.TolerableFailures, never fails the job

@@ -246,7 +246,9 @@ func TestIdleSourceDoesNotHoldBackWatermark(t *testing.T) {
 	busy := weir.FromSource(p, "busy", connector.Source[ev](waitingSource{items: []ev{{"a", 100}, {"a", 200}, {"b", 2500}}, release: release}),
 		weir.WithTimestamps(evTime, 0))
 	counts := weir.AggregateWindow(weir.WindowBy(weir.KeyBy(weir.Union(idle, busy), evKey), weir.Tumbling(time.Second)), count{})
-	fired := weir.Map(counts, func(w weir.Windowed[string, int64]) string { return fmt.Sprintf("%s@%d:%d", w.Key, w.Window.Start, w.Value) })
+	fired := weir.Map(counts, func(w weir.Windowed[string, int64]) string {
+		return fmt.Sprintf("%s@%d:%d", w.Key, w.Window.Start, w.Value)
+	})
 	out := &notifySink{n: 1, done: release}
 	weir.To(fired, "out", connector.Sink[string](out))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

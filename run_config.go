@@ -40,8 +40,9 @@ func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan) (engine.Conf
 		Unaligned: ck.Unaligned, Interval: ck.Interval, Timeout: ck.Timeout, MinPause: ck.MinPause,
 		MaxConcurrent: ck.MaxConcurrent, Tolerable: ck.TolerableFailures, Retained: ck.Retained,
 		Restart: c.restart, LogCheckpoints: ck.Log,
-		OnAttempt: func(rt *task.Runtime) { p.running.Store(rt) },
-		Log:       logf,
+		OnAttempt:        func(rt *task.Runtime) { p.running.Store(rt) },
+		CheckConsistency: ck.CheckConsistency,
+		Log:              logf,
 	}
 	switch c.guarantee {
 	case ExactlyOnce:

@@ -67,6 +67,7 @@ func Check[T comparable](t testing.TB, job Job[T], o Options[T]) Result {
 	if o.Checkpoints.Interval == 0 {
 		o.Checkpoints.Interval = 20 * time.Millisecond
 	}
+	o.Checkpoints.CheckConsistency = o.Guarantee == weir.ExactlyOnce
 	if o.Timeout == 0 {
 		o.Timeout = time.Minute
 	}

@@ -26,8 +26,9 @@ type attemptState struct {
 	coord     *checkpoint.Coordinator
 	tasks     []task.SubtaskID
 	finished  map[task.SubtaskID]bool
-	acked     map[int64]map[task.SubtaskID]bool // in-flight checkpoints
-	final     int64                             // checkpoints above it were triggered after all tasks finished
+	acked     map[int64]map[task.SubtaskID]bool   // in-flight checkpoints
+	counts    map[int64]map[task.Channel][2]int64 // per checkpoint: sent, received
+	final     int64                               // checkpoints above it were triggered after all tasks finished
 	allDone   bool
 	wantFinal bool
 	restarted time.Time // when a restarted attempt began, for recovery time
@@ -87,7 +88,8 @@ func (e *engine) attempt(ctx context.Context, restore map[task.SubtaskID][]byte)
 	if e.cfg.OnAttempt != nil {
 		e.cfg.OnAttempt(rt)
 	}
-	a := &attemptState{e: e, rt: rt, finished: map[task.SubtaskID]bool{}, acked: map[int64]map[task.SubtaskID]bool{}}
+	a := &attemptState{e: e, rt: rt, finished: map[task.SubtaskID]bool{}, acked: map[int64]map[task.SubtaskID]bool{},
+		counts: map[int64]map[task.Channel][2]int64{}}
 	if len(e.report.Recoveries) > 0 {
 		a.restarted = e.report.Recoveries[len(e.report.Recoveries)-1].FailedAt
 	}
@@ -215,6 +217,22 @@ func (a *attemptState) onSnapshot(ctx context.Context, ev snapshotEvent) {
 	}
 	if m := a.acked[r.Checkpoint]; m != nil {
 		m[r.Subtask] = true
+		if a.e.cfg.CheckConsistency {
+			cs := a.counts[r.Checkpoint]
+			if cs == nil {
+				cs = map[task.Channel][2]int64{}
+				a.counts[r.Checkpoint] = cs
+			}
+			for _, c := range r.Channels {
+				v := cs[c.Channel]
+				if c.Sender {
+					v[0] = c.N
+				} else {
+					v[1] = c.N
+				}
+				cs[c.Channel] = v
+			}
+		}
 	}
 	_, acts := a.coord.Ack(id, tid, encodeHandle(ev.handle))
 	a.act(acts)
@@ -264,6 +282,10 @@ func (a *attemptState) act(acts []checkpoint.Action) {
 				}
 			}
 		case checkpoint.Persist:
+			if err := a.consistent(int64(x.ID)); err != nil {
+				a.failure = &fatalError{err}
+				continue
+			}
 			err := a.persist(x)
 			if err != nil {
 				a.act(a.coord.StoreFailed(x.ID, err))
@@ -331,6 +353,24 @@ func (a *attemptState) persist(p checkpoint.Persist) error {
 		return err
 	}
 	e.latest = &m
+	return nil
+}
+
+// consistent checks that checkpoint id is a consistent cut: every record
+// a sender had sent before its snapshot is reflected in its receiver's
+// snapshot, and no other.
+func (a *attemptState) consistent(id int64) error {
+	cs := a.counts[id]
+	delete(a.counts, id)
+	if !a.e.cfg.CheckConsistency {
+		return nil
+	}
+	for ch, v := range cs {
+		if v[0] != v[1] {
+			return fmt.Errorf("checkpoint %d is not consistent: on edge %d from subtask %d to %d the sender had sent %d records before its snapshot but the receiver's snapshot reflects %d",
+				id, ch.Edge, ch.From, ch.To, v[0], v[1])
+		}
+	}
 	return nil
 }
 

@@ -65,6 +65,12 @@ type Config struct {
 	Log func(string)
 	// LogCheckpoints also logs every completed checkpoint.
 	LogCheckpoints bool
+	// CheckConsistency verifies every checkpoint before it completes: on
+	// each channel, the receiver's snapshot reflects exactly the records
+	// the sender had sent before its own snapshot. A violation fails the
+	// job for good. Aligned checkpoints must pass; at-least-once ones
+	// (no alignment) may not.
+	CheckConsistency bool
 }
 
 // CheckpointStats describes one checkpoint.

@@ -16,6 +16,8 @@ import (
 type ChannelWriter interface {
 	Flush()
 	Emit(e exchange.Element)
+	// Sent returns the number of records written to each channel so far.
+	Sent() []int64
 }
 
 // Writer encodes records of type T into per-channel buffers and ships a
@@ -33,13 +35,15 @@ type Writer[T any] struct {
 	prevTS  []int64
 	rr      int
 	metrics *Metrics
+	sent    []int64
 }
 
 // NewWriter returns a writer sending on chans (one per target subtask, or
 // one for Forward). hash is the key hash for Hash partitioning.
 func NewWriter[T any](ctx *Context, c codec.Codec[T], part plan.Partitioning, hash func(T) uint64, chans []exchange.Channel) *Writer[T] {
 	w := &Writer[T]{ctx: ctx.Ctx, codec: c, part: part, hash: hash, maxPar: ctx.MaxParallelism,
-		chans: chans, bufs: make([]*exchange.Buffer, len(chans)), prevTS: make([]int64, len(chans)), metrics: ctx.Metrics}
+		chans: chans, bufs: make([]*exchange.Buffer, len(chans)), prevTS: make([]int64, len(chans)), metrics: ctx.Metrics,
+		sent: make([]int64, len(chans))}
 	if part == plan.Rebalance {
 		w.rr = ctx.Subtask % len(chans) // spread the first records of parallel senders
 	}
@@ -76,6 +80,7 @@ func (w *Writer[T]) append(i int, ts int64, v T) {
 	w.prevTS[i] = ts
 	b.B = w.codec.Append(b.B, v)
 	b.N++
+	w.sent[i]++
 	if len(b.B) >= exchange.BufferSize {
 		w.ship(i)
 	}
@@ -105,6 +110,9 @@ func (w *Writer[T]) Flush() {
 		w.ship(i)
 	}
 }
+
+// Sent returns the records written per channel.
+func (w *Writer[T]) Sent() []int64 { return w.sent }
 
 // Emit flushes, then sends e on every channel.
 func (w *Writer[T]) Emit(e exchange.Element) {

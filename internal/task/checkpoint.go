@@ -66,6 +66,23 @@ type SnapshotResult struct {
 	// Alignment is how long the subtask waited for barriers; Sync is the
 	// time processing stopped for the snapshot; Async the encoding time.
 	Alignment, Sync, Async time.Duration
+	// Channels counts, per channel, the records this subtask had sent
+	// (as sender) or had reflected in its state (as receiver) when it took
+	// the snapshot, for the consistency check.
+	Channels []ChannelCount
+}
+
+// Channel names one channel: subtask From of edge Edge's source sends to
+// subtask To of its target.
+type Channel struct {
+	Edge, From, To int
+}
+
+// ChannelCount is a record count on a channel.
+type ChannelCount struct {
+	Channel
+	Sender bool
+	N      int64
 }
 
 // control is a message from the job to a subtask.

@@ -134,6 +134,7 @@ func (s *subtask) runInputs() error {
 			if s.align != nil {
 				s.recordInflight(ch, e.Buf)
 			}
+			s.recv[ch] += int64(e.Buf.N)
 			err := s.decode[ch].Decode(e.Buf)
 			exchange.PutBuffer(e.Buf)
 			if err != nil {

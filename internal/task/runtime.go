@@ -72,6 +72,7 @@ type Runtime struct {
 	opts      Options
 	gates     [][]*exchange.Gate // [vertex][subtask]
 	offsets   map[*plan.PhysicalEdge]int
+	edgeIndex map[*plan.PhysicalEdge]int
 	metrics   [][]*Metrics               // [vertex][subtask]
 	inboxes   [][]chan control           // [vertex][subtask]
 	positions [][]atomic.Pointer[[]byte] // [vertex][subtask], sources only
@@ -85,13 +86,15 @@ type Runtime struct {
 // upstream sender.
 func New(p *plan.Plan, opts Options) *Runtime {
 	opts.fill()
-	r := &Runtime{plan: p, opts: opts, offsets: map[*plan.PhysicalEdge]int{}, finished: map[SubtaskID]bool{}}
+	r := &Runtime{plan: p, opts: opts, offsets: map[*plan.PhysicalEdge]int{}, edgeIndex: map[*plan.PhysicalEdge]int{},
+		finished: map[SubtaskID]bool{}}
 	r.gates = make([][]*exchange.Gate, len(p.Vertices))
 	r.metrics = make([][]*Metrics, len(p.Vertices))
 	for _, v := range p.Vertices {
 		n := 0
 		for _, e := range v.Inputs {
 			r.offsets[e] = n
+			r.edgeIndex[e] = len(r.edgeIndex)
 			n += e.Channels()
 		}
 		r.gates[v.ID] = make([]*exchange.Gate, v.Parallelism)

@@ -37,6 +37,7 @@ func (s *subtask) takeSnapshot(id int64, aligned time.Duration, forward bool) {
 	if forward && !s.finished {
 		s.emit(exchange.Element{Kind: exchange.Barrier, Checkpoint: id})
 	}
+	counts := s.channelCounts()
 	sync := s.rt.opts.Now().Sub(start)
 	finished := s.finished
 	chain := s.v.Chain
@@ -60,8 +61,23 @@ func (s *subtask) takeSnapshot(id int64, aligned time.Duration, forward bool) {
 			s.rt.kill(s.fail(err))
 			return
 		}
-		s.report(SnapshotResult{Checkpoint: id, State: out, Alignment: aligned, Sync: sync, Async: s.rt.opts.Now().Sub(t0)})
+		s.report(SnapshotResult{Checkpoint: id, State: out, Alignment: aligned, Sync: sync, Async: s.rt.opts.Now().Sub(t0), Channels: counts})
 	}()
+}
+
+// channelCounts returns the records sent and received per channel (after
+// the barrier went out, so that buffered records count as sent).
+func (s *subtask) channelCounts() []ChannelCount {
+	var out []ChannelCount
+	for i, w := range s.outs {
+		for j, n := range w.Sent() {
+			out = append(out, ChannelCount{Channel: s.outCh[i][j], Sender: true, N: n})
+		}
+	}
+	for c, n := range s.recv {
+		out = append(out, ChannelCount{Channel: s.inChan[c], N: n})
+	}
+	return out
 }
 
 // finishUnaligned completes an unaligned checkpoint whose operator

@@ -24,7 +24,10 @@ type subtask struct {
 	outs   []ChannelWriter
 	source SourceRunner
 	gate   *exchange.Gate
-	decode []Decoder // per gate channel
+	decode []Decoder   // per gate channel
+	recv   []int64     // records received per gate channel
+	inChan []Channel   // the channel of each gate channel
+	outCh  [][]Channel // per output writer, the channel of each of its targets
 
 	chanWM    []int64
 	chanState []chanState
@@ -183,6 +186,16 @@ func (s *subtask) build() error {
 			return fmt.Errorf("output of %q to %q: %w", tail.Name, e.To.Name, err)
 		}
 		s.outs = append(s.outs, w)
+		var chs []Channel
+		ei := s.rt.edgeIndex[e]
+		if e.Partitioning == plan.Forward {
+			chs = []Channel{{Edge: ei, From: s.index, To: s.index}}
+		} else {
+			for j := range e.Target.Parallelism {
+				chs = append(chs, Channel{Edge: ei, From: s.index, To: j})
+			}
+		}
+		s.outCh = append(s.outCh, chs)
 		byPort[e.Port] = append(byPort[e.Port], col)
 		for len(impls) <= e.Port {
 			impls = append(impls, nil)
@@ -227,6 +240,8 @@ func (s *subtask) build() error {
 func (s *subtask) buildInputs(inputs []any) error {
 	n := s.gate.Channels()
 	s.decode = make([]Decoder, n)
+	s.recv = make([]int64, n)
+	s.inChan = make([]Channel, n)
 	s.chanWM = make([]int64, n)
 	s.chanState = make([]chanState, n)
 	for i := range s.chanWM {
@@ -241,6 +256,11 @@ func (s *subtask) buildInputs(inputs []any) error {
 		off := s.rt.offsets[e]
 		for c := off; c < off+e.Channels(); c++ {
 			s.decode[c] = d
+			from := c - off
+			if e.Partitioning == plan.Forward {
+				from = s.index
+			}
+			s.inChan[c] = Channel{Edge: s.rt.edgeIndex[e], From: from, To: s.index}
 		}
 	}
 	return nil
