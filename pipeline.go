@@ -116,6 +116,10 @@ type CheckpointConfig struct {
 	// Unaligned makes exactly-once checkpoints unaligned: barriers do not
 	// wait behind records, which are stored with the snapshot instead.
 	Unaligned bool
+	// AlignedTimeout switches an aligned checkpoint to the unaligned way
+	// at a task that waited this long for its barriers (0: never), as
+	// Flink's aligned-checkpoint timeout does.
+	AlignedTimeout time.Duration
 	// Log reports every completed checkpoint through WithLog.
 	Log bool
 	// CheckConsistency verifies that every checkpoint is a consistent cut

@@ -20,6 +20,7 @@ type ftFlags struct {
 	stateDir        string
 	restore         string
 	unaligned       bool
+	alignedTimeout  time.Duration
 	restart         string
 	restartAttempts int
 	restartDelay    time.Duration
@@ -42,6 +43,7 @@ func (f *ftFlags) define(fs *pflag.FlagSet) {
 	fs.StringVar(&f.stateDir, "state-dir", "", "directory for checkpoints (default: in memory, which survives failures only within this process)")
 	fs.StringVar(&f.restore, "restore", "", `start from a checkpoint in --state-dir: "latest", or the path of a checkpoint directory or _metadata file`)
 	fs.BoolVar(&f.unaligned, "unaligned", false, "take exactly-once checkpoints without barrier alignment, storing in-flight records with the snapshot")
+	fs.DurationVar(&f.alignedTimeout, "aligned-timeout", 0, "switch an aligned checkpoint to unaligned at a task that waited this long for barriers (0: never)")
 	fs.StringVar(&f.restart, "restart-strategy", "fixed-delay", "how a failed job restarts: fixed-delay, exponential-backoff, failure-rate or none")
 	fs.IntVar(&f.restartAttempts, "restart-attempts", 10, "fixed-delay: restarts before giving up; failure-rate: failures tolerated per --restart-interval")
 	fs.DurationVar(&f.restartDelay, "restart-delay", 100*time.Millisecond, "wait before a restart (the first wait for exponential-backoff)")
@@ -75,7 +77,7 @@ func (f *ftFlags) options() ([]weir.Option, error) {
 		weir.WithGuarantee(g),
 		weir.WithCheckpoints(weir.CheckpointConfig{Interval: f.interval, Timeout: f.timeout, MinPause: f.minPause,
 			MaxConcurrent: f.maxConcurrent, TolerableFailures: f.tolerable, Retained: f.retained,
-			StateDir: f.stateDir, Unaligned: f.unaligned, Log: f.logCheckpoints}),
+			StateDir: f.stateDir, Unaligned: f.unaligned, AlignedTimeout: f.alignedTimeout, Log: f.logCheckpoints}),
 		weir.WithRestartStrategy(f.restart, f.restartAttempts, f.restartDelay, f.restartMax, f.restartInterval),
 	}
 	if f.restore != "" {

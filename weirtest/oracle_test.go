@@ -33,6 +33,24 @@ const schedulesPerJob = 17
 
 var guarantees = []weir.Guarantee{weir.ExactlyOnce, weir.AtLeastOnce, weir.AtMostOnce}
 
+// variant is a guarantee with a way of taking checkpoints.
+type variant struct {
+	name string
+	g    weir.Guarantee
+	ck   weir.CheckpointConfig
+}
+
+// variants are the guarantees, plus exactly-once with unaligned
+// checkpoints and with aligned checkpoints that switch to unaligned after
+// a 1ms wait.
+var variants = []variant{
+	{"exactly-once", weir.ExactlyOnce, weir.CheckpointConfig{}},
+	{"at-least-once", weir.AtLeastOnce, weir.CheckpointConfig{}},
+	{"at-most-once", weir.AtMostOnce, weir.CheckpointConfig{}},
+	{"exactly-once-unaligned", weir.ExactlyOnce, weir.CheckpointConfig{Unaligned: true}},
+	{"exactly-once-aligned-timeout", weir.ExactlyOnce, weir.CheckpointConfig{AlignedTimeout: time.Millisecond}},
+}
+
 type event struct {
 	Key  int64
 	Time int64
@@ -106,9 +124,9 @@ func compareCounts(g weir.Guarantee) func([]windowCount, []weirtest.Written[wind
 }
 
 func TestOracleKeyedWindowAggregation(t *testing.T) {
-	for _, g := range guarantees {
-		t.Run(g.String(), func(t *testing.T) {
-			res := weirtest.Check(t, windowJob, weirtest.Options[windowCount]{Guarantee: g, Seeds: seeds(schedulesPerJob), Compare: compareCounts(g)})
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			res := weirtest.Check(t, windowJob, weirtest.Options[windowCount]{Guarantee: v.g, Checkpoints: v.ck, Seeds: seeds(schedulesPerJob), Compare: compareCounts(v.g)})
 			report(t, res)
 		})
 	}
@@ -127,9 +145,9 @@ func joinJob(p *weir.Pipeline, sink connector.Sink[pair]) {
 }
 
 func TestOracleTwoInputJoin(t *testing.T) {
-	for _, g := range guarantees {
-		t.Run(g.String(), func(t *testing.T) {
-			res := weirtest.Check(t, joinJob, weirtest.Options[pair]{Guarantee: g, Seeds: seeds(schedulesPerJob)})
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			res := weirtest.Check(t, joinJob, weirtest.Options[pair]{Guarantee: v.g, Checkpoints: v.ck, Seeds: seeds(schedulesPerJob)})
 			report(t, res)
 		})
 	}
@@ -166,9 +184,9 @@ func shuffleJob(p *weir.Pipeline, sink connector.Sink[event]) {
 }
 
 func TestOracleShuffleAndUnion(t *testing.T) {
-	for _, g := range guarantees {
-		t.Run(g.String(), func(t *testing.T) {
-			res := weirtest.Check(t, shuffleJob, weirtest.Options[event]{Guarantee: g, Seeds: seeds(schedulesPerJob)})
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			res := weirtest.Check(t, shuffleJob, weirtest.Options[event]{Guarantee: v.g, Checkpoints: v.ck, Seeds: seeds(schedulesPerJob)})
 			report(t, res)
 		})
 	}

@@ -47,6 +47,7 @@ func (e *engine) attempt(ctx context.Context, restore map[task.SubtaskID][]byte)
 	switch e.cfg.Mode {
 	case ExactlyOnce:
 		opts.Checkpoint = task.Aligned
+		opts.AlignedTimeout = e.cfg.AlignedTimeout
 		if e.cfg.Unaligned {
 			opts.Checkpoint = task.Unaligned
 		}

@@ -25,6 +25,9 @@ const (
 	Barrier
 	// End says the channel is finished; nothing follows.
 	End
+	// Marker holds the place in a channel's FIFO order of a barrier that
+	// overtook the queued elements (an unaligned checkpoint's barrier).
+	Marker
 )
 
 func (k Kind) String() string {
@@ -39,6 +42,8 @@ func (k Kind) String() string {
 		return "barrier"
 	case End:
 		return "end"
+	case Marker:
+		return "marker"
 	}
 	return "unknown"
 }

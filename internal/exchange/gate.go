@@ -19,7 +19,17 @@ type Gate struct {
 	capacity int
 	next     int // round-robin start for Poll
 	ready    chan struct{}
+	prio     []prioElement // barriers that overtook their channel's queue
 }
+
+type prioElement struct {
+	ch int
+	e  Element
+}
+
+// markerSlots is the room each queue keeps beyond its capacity for the
+// markers of overtaking barriers.
+const markerSlots = 8
 
 type queue struct {
 	elems   []Element // ring buffer
@@ -36,7 +46,7 @@ func NewGate(n, capacity int) *Gate {
 	}
 	g := &Gate{queues: make([]queue, n), capacity: capacity, ready: make(chan struct{}, 1)}
 	for i := range g.queues {
-		g.queues[i].elems = make([]Element, capacity)
+		g.queues[i].elems = make([]Element, capacity+markerSlots)
 		g.queues[i].space = make(chan struct{}, 1)
 	}
 	return g
@@ -54,7 +64,7 @@ func (g *Gate) Send(ctx context.Context, ch int, e Element) error {
 	for {
 		g.mu.Lock()
 		if q.n < g.capacity {
-			q.elems[(q.head+q.n)%g.capacity] = e
+			q.elems[(q.head+q.n)%len(q.elems)] = e
 			q.n++
 			wake := !q.blocked
 			g.mu.Unlock()
@@ -85,6 +95,11 @@ func (g *Gate) signal() {
 func (g *Gate) Poll() (ch int, e Element, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if len(g.prio) > 0 {
+		p := g.prio[0]
+		g.prio = g.prio[1:]
+		return p.ch, p.e, true
+	}
 	n := len(g.queues)
 	for i := 0; i < n; i++ {
 		c := (g.next + i) % n
@@ -94,7 +109,7 @@ func (g *Gate) Poll() (ch int, e Element, ok bool) {
 		}
 		e = q.elems[q.head]
 		q.elems[q.head] = Element{}
-		q.head = (q.head + 1) % g.capacity
+		q.head = (q.head + 1) % len(q.elems)
 		wasFull := q.n == g.capacity
 		q.n--
 		g.next = (c + 1) % n
@@ -138,7 +153,7 @@ func (g *Gate) Snapshot(ch int) []Element {
 	q := &g.queues[ch]
 	out := make([]Element, q.n)
 	for i := 0; i < q.n; i++ {
-		out[i] = q.elems[(q.head+i)%g.capacity]
+		out[i] = q.elems[(q.head+i)%len(q.elems)]
 	}
 	return out
 }
@@ -148,6 +163,7 @@ func (g *Gate) Snapshot(ch int) []Element {
 func (g *Gate) Drain() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.prio = nil
 	for c := range g.queues {
 		q := &g.queues[c]
 		for q.n > 0 {
@@ -156,7 +172,7 @@ func (g *Gate) Drain() {
 			if e.Buf != nil {
 				PutBuffer(e.Buf)
 			}
-			q.head = (q.head + 1) % g.capacity
+			q.head = (q.head + 1) % len(q.elems)
 			q.n--
 		}
 		select {
@@ -164,6 +180,46 @@ func (g *Gate) Drain() {
 		default:
 		}
 	}
+}
+
+// SendPriority delivers barrier e on channel ch ahead of the elements
+// queued there: Poll returns it before any queued element, and a Marker
+// takes its place in the channel's FIFO order. It never waits for room.
+func (g *Gate) SendPriority(ch int, e Element) {
+	g.mu.Lock()
+	q := &g.queues[ch]
+	if q.n == len(q.elems) { // more overtaking barriers than marker slots: grow
+		grown := make([]Element, len(q.elems)*2)
+		for i := 0; i < q.n; i++ {
+			grown[i] = q.elems[(q.head+i)%len(q.elems)]
+		}
+		q.elems, q.head = grown, 0
+	}
+	q.elems[(q.head+q.n)%len(q.elems)] = Element{Kind: Marker, Checkpoint: e.Checkpoint}
+	q.n++
+	g.prio = append(g.prio, prioElement{ch, e})
+	g.mu.Unlock()
+	g.signal()
+}
+
+// AheadOfMarker returns copies of the data buffers queued on channel ch
+// before the marker of checkpoint id: the records an overtaking barrier
+// passed. The copies are the caller's.
+func (g *Gate) AheadOfMarker(ch int, id int64) []*Buffer {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	q := &g.queues[ch]
+	var out []*Buffer
+	for i := 0; i < q.n; i++ {
+		e := q.elems[(q.head+i)%len(q.elems)]
+		if e.Kind == Marker && e.Checkpoint == id {
+			break
+		}
+		if e.Kind == Data {
+			out = append(out, &Buffer{B: append([]byte(nil), e.Buf.B...), N: e.Buf.N})
+		}
+	}
+	return out
 }
 
 // Channel is the sending end of one gate channel.
@@ -174,3 +230,7 @@ type Channel struct {
 
 // Send sends e on the channel; see Gate.Send.
 func (c Channel) Send(ctx context.Context, e Element) error { return c.Gate.Send(ctx, c.Index, e) }
+
+// SendPriority sends barrier e ahead of the queued elements; see
+// Gate.SendPriority.
+func (c Channel) SendPriority(e Element) { c.Gate.SendPriority(c.Index, e) }

@@ -18,6 +18,14 @@ type ChannelWriter interface {
 	Emit(e exchange.Element)
 	// Sent returns the number of records written to each channel so far.
 	Sent() []int64
+	// EmitPriority sends barrier e ahead of everything queued, without
+	// shipping the partly filled buffers first (unaligned checkpoints).
+	EmitPriority(e exchange.Element)
+	// Pending returns copies of the partly filled buffers, per channel
+	// (nil where empty): records the barrier overtook.
+	Pending() []*exchange.Buffer
+	// Resend sends a buffer restored from a checkpoint on channel j.
+	Resend(j int, b *exchange.Buffer)
 }
 
 // Writer encodes records of type T into per-channel buffers and ships a
@@ -109,6 +117,33 @@ func (w *Writer[T]) Flush() {
 	for i := range w.bufs {
 		w.ship(i)
 	}
+}
+
+// EmitPriority sends e ahead of the queued elements of every channel.
+func (w *Writer[T]) EmitPriority(e exchange.Element) {
+	for _, c := range w.chans {
+		c.SendPriority(e)
+	}
+}
+
+// Pending returns copies of the partly filled buffers.
+func (w *Writer[T]) Pending() []*exchange.Buffer {
+	out := make([]*exchange.Buffer, len(w.bufs))
+	for i, b := range w.bufs {
+		if b.N > 0 {
+			out[i] = &exchange.Buffer{B: append([]byte(nil), b.B...), N: b.N}
+		}
+	}
+	return out
+}
+
+// Resend ships a restored buffer on channel j, before anything else.
+func (w *Writer[T]) Resend(j int, b *exchange.Buffer) {
+	nb := exchange.GetBuffer()
+	nb.B = append(nb.B, b.B...)
+	nb.N = b.N
+	w.sent[j] += int64(b.N)
+	w.send(j, exchange.Element{Kind: exchange.Data, Buf: nb})
 }
 
 // Sent returns the records written per channel.

@@ -106,13 +106,15 @@ const (
 	sectionPosition byte = 2 // the source position
 	sectionChannels byte = 3 // in-flight records of unaligned checkpoints
 	sectionFinished byte = 4 // the subtask had finished its input
+	sectionOutput   byte = 5 // output records an unaligned barrier overtook
 )
 
 // subtaskSnapshot is a subtask's decoded snapshot.
 type subtaskSnapshot struct {
 	operators map[int][]byte
 	position  []byte
-	channels  []byte
+	inputs    map[int][]*exchange.Buffer // by gate channel
+	outputs   map[int][]*exchange.Buffer // by writer<<16 | channel
 	finished  bool
 }
 
@@ -124,7 +126,7 @@ func appendSection(dst []byte, kind byte, id int, data []byte) []byte {
 }
 
 func decodeSubtaskSnapshot(data []byte) (*subtaskSnapshot, error) {
-	s := &subtaskSnapshot{operators: map[int][]byte{}}
+	s := &subtaskSnapshot{operators: map[int][]byte{}, inputs: map[int][]*exchange.Buffer{}, outputs: map[int][]*exchange.Buffer{}}
 	for len(data) > 0 {
 		kind := data[0]
 		id, n := binary.Uvarint(data[1:])
@@ -143,8 +145,16 @@ func decodeSubtaskSnapshot(data []byte) (*subtaskSnapshot, error) {
 			s.operators[int(id)] = body
 		case sectionPosition:
 			s.position = body
-		case sectionChannels:
-			s.channels = body
+		case sectionChannels, sectionOutput:
+			bufs, err := decodeBuffers(body)
+			if err != nil {
+				return nil, err
+			}
+			if kind == sectionChannels {
+				s.inputs[int(id)] = bufs
+			} else {
+				s.outputs[int(id)] = bufs
+			}
 		case sectionFinished:
 			s.finished = true
 		default:
@@ -154,14 +164,53 @@ func decodeSubtaskSnapshot(data []byte) (*subtaskSnapshot, error) {
 	return s, nil
 }
 
+func encodeBuffers(bufs []*exchange.Buffer) []byte {
+	var out []byte
+	for _, b := range bufs {
+		out = binary.AppendUvarint(out, uint64(b.N))
+		out = binary.AppendUvarint(out, uint64(len(b.B)))
+		out = append(out, b.B...)
+	}
+	return out
+}
+
+func decodeBuffers(data []byte) ([]*exchange.Buffer, error) {
+	var out []*exchange.Buffer
+	for len(data) > 0 {
+		n, k := binary.Uvarint(data)
+		if k <= 0 {
+			return nil, fmt.Errorf("in-flight records: bad count: %w", codec.ErrCorrupt)
+		}
+		data = data[k:]
+		l, k := binary.Uvarint(data)
+		if k <= 0 || uint64(len(data)-k) < l {
+			return nil, fmt.Errorf("in-flight records: truncated: %w", codec.ErrCorrupt)
+		}
+		out = append(out, &exchange.Buffer{B: data[k : k+int(l)], N: int(n)})
+		data = data[k+int(l):]
+	}
+	return out, nil
+}
+
 // alignment tracks the barriers of one checkpoint at a task with inputs.
+//
+// Aligned: each input is blocked once its barrier arrived; the snapshot is
+// taken when all arrived. Unaligned: the first barrier (which overtook its
+// channel's queue) takes the snapshot at once and forwards the barrier
+// ahead of the output; the records each channel still delivers before its
+// own barrier are kept as in-flight data. An aligned checkpoint that waits
+// longer than the aligned timeout switches to the unaligned way.
 type alignment struct {
 	id      int64
 	seen    []bool
 	started time.Time
-	// inflight holds, for unaligned checkpoints, the encoded records each
-	// channel delivered after the snapshot and before its barrier.
-	inflight [][]byte
+	// frozen is set once the snapshot was taken before all barriers
+	// arrived (unaligned, or after the aligned timeout).
+	frozen *frozen
+	// inflight holds, per channel, the records delivered after the
+	// snapshot and before the channel's barrier; count their records.
+	inflight [][]*exchange.Buffer
+	count    []int64
 }
 
 // onBarrier handles barrier e arriving on channel ch.
@@ -176,21 +225,28 @@ func (s *subtask) onBarrier(ch int, e exchange.Element) {
 		s.abortAlignment()
 		a = nil
 	}
-	if e.Checkpoint <= s.lastCheckpoint {
+	if a == nil && e.Checkpoint <= s.lastCheckpoint {
 		return
 	}
 	if a == nil {
 		a = &alignment{id: e.Checkpoint, seen: make([]bool, len(s.chanState)), started: s.rt.opts.Now()}
 		s.align = a
-		if s.rt.opts.Checkpoint == Unaligned {
-			// Snapshot at once and forward the barrier; record what the
-			// other channels still deliver before their barriers.
-			s.takeSnapshot(a.id, 0, true)
-			a.inflight = make([][]byte, len(s.chanState))
+		if e.Unaligned {
+			s.startInflight(a, true)
+			if a.frozen == nil {
+				return
+			}
+		}
+	}
+	if e.Unaligned && a.frozen != nil {
+		// The records this barrier overtook are in flight.
+		for _, b := range s.gate.AheadOfMarker(ch, e.Checkpoint) {
+			a.inflight[ch] = append(a.inflight[ch], b)
+			a.count[ch] += int64(b.N)
 		}
 	}
 	a.seen[ch] = true
-	if s.rt.opts.Checkpoint == Aligned {
+	if s.rt.opts.Checkpoint == Aligned && a.frozen == nil {
 		s.gate.Block(ch)
 	}
 	s.maybeAligned()
@@ -198,6 +254,37 @@ func (s *subtask) onBarrier(ch int, e exchange.Element) {
 		if err := s.inject(PointAlignment, a.id); err != nil {
 			Fail(err)
 		}
+	}
+}
+
+// startInflight takes the snapshot before all barriers arrived and starts
+// keeping in-flight records; priority says whether barriers overtake
+// queues (unaligned) or follow them (a switch after the aligned timeout).
+func (s *subtask) startInflight(a *alignment, priority bool) {
+	a.frozen = s.freeze(a.id, s.rt.opts.Now().Sub(a.started), true, priority)
+	if a.frozen == nil {
+		s.align = nil
+		return
+	}
+	a.inflight = make([][]*exchange.Buffer, len(s.chanState))
+	a.count = make([]int64, len(s.chanState))
+	for c, seen := range a.seen {
+		if seen {
+			s.gate.Unblock(c)
+		}
+	}
+}
+
+// checkAlignedTimeout switches a long alignment to the unaligned way.
+func (s *subtask) checkAlignedTimeout() {
+	a := s.align
+	t := s.rt.opts.AlignedTimeout
+	if a == nil || a.frozen != nil || t <= 0 || s.rt.opts.Checkpoint != Aligned {
+		return
+	}
+	if s.rt.opts.Now().Sub(a.started) >= t {
+		s.startInflight(a, false)
+		s.maybeAligned()
 	}
 }
 
@@ -214,12 +301,8 @@ func (s *subtask) maybeAligned() {
 		}
 	}
 	s.align = nil
-	if s.rt.opts.Checkpoint == Unaligned {
-		var ch []byte
-		for c, recs := range a.inflight {
-			ch = appendSection(ch, sectionChannels, c, recs)
-		}
-		s.finishUnaligned(a.id, ch)
+	if a.frozen != nil {
+		s.reportFrozen(a.frozen, a.inflight, a.count)
 		return
 	}
 	waited := s.rt.opts.Now().Sub(a.started)
@@ -240,14 +323,13 @@ func (s *subtask) abortAlignment() {
 	s.align = nil
 }
 
-// recordInflight keeps a copy of a data buffer delivered on ch between an
-// unaligned snapshot and ch's barrier.
+// recordInflight keeps a copy of a data buffer delivered on ch between a
+// snapshot taken before all barriers arrived and ch's barrier.
 func (s *subtask) recordInflight(ch int, b *exchange.Buffer) {
 	a := s.align
-	if a == nil || a.inflight == nil || a.seen[ch] {
+	if a == nil || a.frozen == nil || a.seen[ch] {
 		return
 	}
-	rec := binary.AppendUvarint(a.inflight[ch], uint64(b.N))
-	rec = binary.AppendUvarint(rec, uint64(len(b.B)))
-	a.inflight[ch] = append(rec, b.B...)
+	a.inflight[ch] = append(a.inflight[ch], &exchange.Buffer{B: append([]byte(nil), b.B...), N: b.N})
+	a.count[ch] += int64(b.N)
 }

@@ -94,7 +94,12 @@ func (s *subtask) runInputs() error {
 				return err
 			}
 			s.flushAll()
-			var fire <-chan time.Time
+			var fire, alignTimeout <-chan time.Time
+			var at *time.Timer
+			if s.align != nil && s.align.frozen == nil && s.rt.opts.AlignedTimeout > 0 && s.rt.opts.Checkpoint == Aligned {
+				at = time.NewTimer(s.rt.opts.AlignedTimeout - s.rt.opts.Now().Sub(s.align.started))
+				alignTimeout = at.C
+			}
 			if t, ok := s.nextProcessingTime(); ok {
 				d := time.Duration(t-s.tctx.Now()) * time.Millisecond
 				if timer == nil {
@@ -110,8 +115,13 @@ func (s *subtask) runInputs() error {
 				s.fireProcessingTimers()
 			case c := <-s.inbox:
 				s.handleControl(c)
+			case <-alignTimeout:
+				s.checkAlignedTimeout()
 			case <-s.ctx.Done():
 				return s.ctx.Err()
+			}
+			if at != nil {
+				at.Stop()
 			}
 			if timer != nil {
 				timer.Stop()
@@ -119,7 +129,12 @@ func (s *subtask) runInputs() error {
 			continue
 		}
 		s.pollControl()
+		if s.align != nil {
+			s.checkAlignedTimeout()
+		}
 		switch e.Kind {
+		case exchange.Marker:
+			// The place of a barrier that overtook this channel's queue.
 		case exchange.Data:
 			s.tctx.Metrics.RecordsIn.Add(int64(e.Buf.N))
 			if s.chanState[ch] == idle {

@@ -34,6 +34,9 @@ type Options struct {
 	Attempt int
 	// Checkpoint is how checkpoints are taken (default none).
 	Checkpoint CheckpointMode
+	// AlignedTimeout switches an aligned checkpoint that waited this long
+	// for barriers to the unaligned way (0: never).
+	AlignedTimeout time.Duration
 	// OnSnapshot receives each subtask's snapshots, from goroutines the
 	// runtime owns; it must not block for long.
 	OnSnapshot func(SnapshotResult)

@@ -7,38 +7,94 @@ import (
 	"github.com/weir-stream/weir/internal/exchange"
 )
 
-// takeSnapshot snapshots the chain for checkpoint id, forwards the barrier
-// when forward is set, and encodes and reports the state on a goroutine
-// the subtask owns.
-func (s *subtask) takeSnapshot(id int64, aligned time.Duration, forward bool) {
+// frozen is a subtask's snapshot between its synchronous part (taken at
+// the barrier) and its report (after unaligned checkpoints collected the
+// in-flight records).
+type frozen struct {
+	id      int64
+	pos     []byte
+	encs    []func() []byte
+	counts  []ChannelCount
+	output  [][]*exchange.Buffer // per writer and channel: records the barrier overtook
+	aligned time.Duration
+	sync    time.Duration
+}
+
+// freeze takes the synchronous part of checkpoint id's snapshot and sends
+// the barrier on: in FIFO order, or ahead of everything queued (priority,
+// for unaligned checkpoints, keeping the overtaken output). It returns nil
+// if an operator failed to snapshot, having reported the failure.
+func (s *subtask) freeze(id int64, aligned time.Duration, forward, priority bool) *frozen {
 	s.lastCheckpoint = id
 	start := s.rt.opts.Now()
-	var pos []byte
+	f := &frozen{id: id, aligned: aligned}
 	if s.source != nil {
-		pos = s.source.Position()
+		f.pos = s.source.Position()
 	}
-	encs := make([]func() []byte, len(s.ops))
+	f.encs = make([]func() []byte, len(s.ops))
 	for i, op := range s.ops {
 		if l, ok := op.(CheckpointListener); ok {
 			if err := l.PrepareSnapshot(id); err != nil {
 				s.report(SnapshotResult{Checkpoint: id, Err: fmt.Errorf("%q preparing checkpoint %d: %w", s.v.Chain[i].Name, id, err)})
-				return
+				return nil
 			}
 		}
 		if sn, ok := op.(Snapshotter); ok {
 			enc, err := sn.Snapshot()
 			if err != nil {
 				s.report(SnapshotResult{Checkpoint: id, Err: fmt.Errorf("%q snapshotting checkpoint %d: %w", s.v.Chain[i].Name, id, err)})
-				return
+				return nil
 			}
-			encs[i] = enc
+			f.encs[i] = enc
 		}
 	}
 	if forward && !s.finished {
-		s.emit(exchange.Element{Kind: exchange.Barrier, Checkpoint: id})
+		b := exchange.Element{Kind: exchange.Barrier, Checkpoint: id}
+		if priority {
+			b.Unaligned = true
+			for _, o := range s.outs {
+				f.output = append(f.output, o.Pending())
+				o.EmitPriority(b)
+			}
+		} else {
+			s.emit(b)
+		}
 	}
-	counts := s.channelCounts()
-	sync := s.rt.opts.Now().Sub(start)
+	f.counts = s.channelCounts()
+	// Output the barrier overtook is stored here, not reflected by the
+	// receivers: it does not count as sent before the snapshot.
+	k := 0
+	for w, bufs := range f.output {
+		for j, b := range bufs {
+			if b != nil {
+				f.counts[k+j].N -= int64(b.N)
+			}
+		}
+		k += len(s.outCh[w])
+	}
+	f.sync = s.rt.opts.Now().Sub(start)
+	return f
+}
+
+// takeSnapshot takes checkpoint id's snapshot at once and reports it.
+func (s *subtask) takeSnapshot(id int64, aligned time.Duration, forward bool) {
+	// Sources of unaligned checkpoints send their barrier ahead of their
+	// queued output too.
+	priority := s.rt.opts.Checkpoint == Unaligned
+	if f := s.freeze(id, aligned, forward, priority); f != nil {
+		s.reportFrozen(f, nil, nil)
+	}
+}
+
+// reportFrozen encodes a frozen snapshot on a goroutine the subtask owns
+// and reports it, with the in-flight input records of an unaligned
+// checkpoint (per gate channel), whose counts adjust the receivers'.
+func (s *subtask) reportFrozen(f *frozen, inflight [][]*exchange.Buffer, extra []int64) {
+	for i, c := range f.counts {
+		if !c.Sender && extra != nil {
+			f.counts[i].N += extra[s.chanIndex(c.Channel)]
+		}
+	}
 	finished := s.finished
 	chain := s.v.Chain
 	s.async.Add(1)
@@ -46,23 +102,46 @@ func (s *subtask) takeSnapshot(id int64, aligned time.Duration, forward bool) {
 		defer s.async.Done()
 		t0 := s.rt.opts.Now()
 		var out []byte
-		if pos != nil {
-			out = appendSection(out, sectionPosition, 0, pos)
+		if f.pos != nil {
+			out = appendSection(out, sectionPosition, 0, f.pos)
 		}
 		if finished {
 			out = appendSection(out, sectionFinished, 0, nil)
 		}
-		for i, enc := range encs {
+		for i, enc := range f.encs {
 			if enc != nil {
 				out = appendSection(out, sectionOperator, chain[i].ID, enc())
 			}
 		}
-		if err := s.inject(PointSnapshotBeforeAck, id); err != nil {
+		for c, bufs := range inflight {
+			if len(bufs) > 0 {
+				out = appendSection(out, sectionChannels, c, encodeBuffers(bufs))
+			}
+		}
+		for w, bufs := range f.output {
+			for j, b := range bufs {
+				if b != nil {
+					out = appendSection(out, sectionOutput, w<<16|j, encodeBuffers([]*exchange.Buffer{b}))
+				}
+			}
+		}
+		if err := s.inject(PointSnapshotBeforeAck, f.id); err != nil {
 			s.rt.kill(s.fail(err))
 			return
 		}
-		s.report(SnapshotResult{Checkpoint: id, State: out, Alignment: aligned, Sync: sync, Async: s.rt.opts.Now().Sub(t0), Channels: counts})
+		s.report(SnapshotResult{Checkpoint: f.id, State: out, Alignment: f.aligned, Sync: f.sync,
+			Async: s.rt.opts.Now().Sub(t0), Channels: f.counts})
 	}()
+}
+
+// chanIndex returns the gate channel of an input channel.
+func (s *subtask) chanIndex(c Channel) int {
+	for i, ic := range s.inChan {
+		if ic == c {
+			return i
+		}
+	}
+	return 0
 }
 
 // channelCounts returns the records sent and received per channel (after
@@ -78,14 +157,6 @@ func (s *subtask) channelCounts() []ChannelCount {
 		out = append(out, ChannelCount{Channel: s.inChan[c], N: n})
 	}
 	return out
-}
-
-// finishUnaligned completes an unaligned checkpoint whose operator
-// snapshot was taken earlier, adding the in-flight records.
-func (s *subtask) finishUnaligned(id int64, channels []byte) {
-	// The operator state was reported with the snapshot; unaligned
-	// in-flight data travels in a report of its own.
-	_ = channels
 }
 
 func (s *subtask) report(r SnapshotResult) {

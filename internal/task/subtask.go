@@ -42,6 +42,7 @@ type subtask struct {
 	finished       bool           // input ended; waiting for release
 	released       bool
 	restored       bool // started from a snapshot
+	snap           *subtaskSnapshot
 	replayed       bool // the replay injection point was passed
 	startPos       []byte
 }
@@ -99,6 +100,7 @@ func (s *subtask) run() (err error) {
 			return fmt.Errorf("opening %q: %w", s.v.Chain[i].Name, err)
 		}
 	}
+	s.replayInflight()
 	if s.source != nil {
 		err = s.runSource()
 	} else {
@@ -108,6 +110,36 @@ func (s *subtask) run() (err error) {
 		return err
 	}
 	return s.waitReleased()
+}
+
+// replayInflight delivers the records an unaligned checkpoint stored:
+// first the output its barrier overtook, then the input it overtook.
+func (s *subtask) replayInflight() {
+	if s.snap == nil {
+		return
+	}
+	for key, bufs := range s.snap.outputs {
+		w, j := key>>16, key&0xffff
+		if w >= len(s.outs) {
+			Failf("restoring in-flight output: writer %d of %d", w, len(s.outs))
+		}
+		for _, b := range bufs {
+			s.outs[w].Resend(j, b)
+		}
+	}
+	for c, bufs := range s.snap.inputs {
+		if c >= len(s.decode) {
+			Failf("restoring in-flight input: channel %d of %d", c, len(s.decode))
+		}
+		// Restored records are state, not traffic of this attempt: they do
+		// not count as received on the channel.
+		for _, b := range bufs {
+			if err := s.decode[c].Decode(b); err != nil {
+				Fail(fmt.Errorf("restoring in-flight input: %w", err))
+			}
+		}
+	}
+	s.snap = nil
 }
 
 // restore gives the chain's operators their state from the snapshot the
@@ -129,6 +161,7 @@ func (s *subtask) restore() error {
 	if err != nil {
 		return fmt.Errorf("restoring: %w", err)
 	}
+	s.snap = snap
 	if s.source != nil {
 		s.startPos = snap.position
 	}
