@@ -44,10 +44,11 @@ func (o *bucketOperator[K, T, Acc, Out]) Open(*task.Context) error {
 	if err != nil {
 		return err
 	}
-	bc, err := codec.For[map[K]Acc]()
-	if err != nil {
-		return fmt.Errorf("window state of %v keys and %v accumulators cannot be checkpointed: %w", reflect.TypeFor[K](), reflect.TypeFor[Acc](), err)
+	ac, err := codec.For[Acc]()
+	if err != nil || o.core.keys.codec == nil {
+		return fmt.Errorf("window state of %v keys and %v accumulators cannot be checkpointed: %v", reflect.TypeFor[K](), reflect.TypeFor[Acc](), err)
 	}
+	bc := state.MapCodec(o.core.keys.codec, ac)
 	if o.buckets, err = state.Register(o.core.backend, "window-buckets", state.TableOptions[Window, map[K]Acc]{
 		Key: wc, Value: bc, Clone: maps.Clone[map[K]Acc]}); err != nil {
 		return err
