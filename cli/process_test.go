@@ -151,3 +151,19 @@ func TestVerifyEachGuaranteeWithInjectedFailures(t *testing.T) {
 		}
 	}
 }
+
+func TestRestoreRefusesOtherParallelismAndMissingCheckpoint(t *testing.T) {
+	state, out := t.TempDir(), t.TempDir()
+	args := []string{"run", "keycount", "--events", "20000", "--keys", "10", "--guarantee", "exactly-once", "--state-dir", state, "--output", out, "--progress", "off"}
+	if code, _, stderr := weir(t, append(args, "-p", "2")...); code != 0 {
+		t.Fatalf("first run: exit %d\n%s", code, stderr)
+	}
+	code, _, stderr := weir(t, append(args, "-p", "3", "--restore", "latest")...)
+	if code != 1 || !strings.Contains(stderr, "restore at the same parallelism") {
+		t.Fatalf("restore at another parallelism: exit %d\n%s", code, stderr)
+	}
+	code, _, stderr = weir(t, "run", "keycount", "--guarantee", "exactly-once", "--state-dir", t.TempDir(), "--restore", "latest", "--output", t.TempDir())
+	if code != 1 || !strings.Contains(stderr, "no usable checkpoint") {
+		t.Fatalf("restore from an empty state dir: exit %d\n%s", code, stderr)
+	}
+}

@@ -2,6 +2,8 @@ package weirtest_test
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -15,10 +17,14 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// seeds returns n failure schedules; -short runs fewer.
+// seeds returns n failure schedules; -short runs fewer, and the
+// environment variable WEIR_SCHEDULES sets the number for a soak.
 func seeds(n int) []uint64 {
 	if testing.Short() {
 		n = 3
+	}
+	if s, err := strconv.Atoi(os.Getenv("WEIR_SCHEDULES")); err == nil && s > 0 {
+		n = s
 	}
 	out := make([]uint64, n)
 	for i := range out {
