@@ -93,6 +93,9 @@ func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan) (engine.Conf
 		for _, s := range skipped {
 			logf(fmt.Sprintf("%v; trying an older one", s))
 		}
+		if len(skipped) > 0 && err == nil {
+			logf(fmt.Sprintf("restoring checkpoint %d, older than the newest completed one: sinks withdraw the output committed after it where they can (the file sink does); others may repeat it", m.ID))
+		}
 		if err != nil {
 			return cfg, fmt.Errorf("restoring the latest checkpoint of %q from %s: %w", c.name, ck.StateDir, err)
 		}

@@ -61,7 +61,7 @@ func (s *sinkOp[T]) Open(ctx *task.Context) error {
 	}
 	if c, ok := w.(connector.Committer); ok {
 		s.committer = c
-		err := c.Recover(ctx.Ctx, s.restored)
+		err := c.Recover(ctx.Ctx, ctx.Restored, s.restored)
 		s.restored = nil
 		if err != nil {
 			return fmt.Errorf("recovering transactions: %w", err)

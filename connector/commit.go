@@ -19,15 +19,19 @@ import "context"
 // be committed.
 //
 // Recover is called once after Open, before any Write, whenever the
-// subtask starts with checkpoints on: with the transactions of the
-// checkpoint it restores (none on a fresh start). The writer commits them
-// and aborts every other transaction this subtask may have left behind in
-// an earlier attempt, so that nothing written after the restored
-// checkpoint ever becomes visible.
+// subtask starts with checkpoints on: with the id of the checkpoint it
+// restores (0 on a fresh start) and that checkpoint's transactions. The
+// writer commits them and aborts every other transaction this subtask may
+// have left behind in an earlier attempt, so that nothing written after
+// the restored checkpoint becomes visible. When an older checkpoint is
+// restored because a newer one is unusable, transactions of checkpoints
+// after restored may already be committed: a writer that can withdraw
+// committed output (a file sink can) does so; one that cannot leaves it,
+// and those records may then appear twice.
 type Committer interface {
 	PreCommit(ctx context.Context, checkpoint int64) (txn []byte, err error)
 	Commit(ctx context.Context, txn []byte) error
-	Recover(ctx context.Context, commit [][]byte) error
+	Recover(ctx context.Context, restored int64, commit [][]byte) error
 }
 
 // Idempotent is an optional ability of a Sink whose writes can be repeated

@@ -148,7 +148,7 @@ func (s *Sink[T]) commit(name string) error {
 	return nil
 }
 
-func (w *writer[T]) Recover(_ context.Context, commit [][]byte) error {
+func (w *writer[T]) Recover(_ context.Context, _ int64, commit [][]byte) error {
 	w.s.mu.Lock()
 	defer w.s.mu.Unlock()
 	w.committing = true

@@ -230,8 +230,10 @@ func syncDir(dir string) {
 // per transaction.
 
 // Recover commits the restored transactions and deletes every other
-// transaction file this subtask left behind.
-func (w *jsonWriter[T]) Recover(_ context.Context, commit [][]byte) error {
+// transaction file this subtask left behind, and the committed parts of
+// checkpoints after the restored one (which exist when an older checkpoint
+// is restored because a newer one was unusable).
+func (w *jsonWriter[T]) Recover(_ context.Context, restored int64, commit [][]byte) error {
 	w.txn = true
 	keep := map[string]bool{}
 	for _, t := range commit {
@@ -253,9 +255,14 @@ func (w *jsonWriter[T]) Recover(_ context.Context, commit [][]byte) error {
 	}
 	prefix := txnPrefix(w.subtask)
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), prefix) && !keep[e.Name()] {
-			if err := os.Remove(filepath.Join(w.dir, e.Name())); err != nil {
-				return fmt.Errorf("file: aborting %s: %w", e.Name(), err)
+		name := e.Name()
+		drop := strings.HasPrefix(name, prefix) && !keep[name]
+		if sub, ck, ok := parsePart(name); ok && sub == w.subtask && restored > 0 && ck > restored {
+			drop = true // committed by a checkpoint newer than the restored one
+		}
+		if drop {
+			if err := os.Remove(filepath.Join(w.dir, name)); err != nil {
+				return fmt.Errorf("file: aborting %s: %w", name, err)
 			}
 		}
 	}

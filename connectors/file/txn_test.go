@@ -43,7 +43,7 @@ func TestJSONSinkCommitsWithCheckpoints(t *testing.T) {
 		return w.(connector.Committer)
 	}
 	w := open(0)
-	if err := w.Recover(ctx, nil); err != nil {
+	if err := w.Recover(ctx, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	ww := w.(connector.Writer[int])
@@ -72,7 +72,7 @@ func TestJSONSinkCommitsWithCheckpoints(t *testing.T) {
 	// is committed again; checkpoint 2's is aborted.
 	ww.Close()
 	w = open(1)
-	if err := w.Recover(ctx, [][]byte{t1}); err != nil {
+	if err := w.Recover(ctx, 1, [][]byte{t1}); err != nil {
 		t.Fatal(err)
 	}
 	ww = w.(connector.Writer[int])
@@ -97,5 +97,16 @@ func TestJSONSinkCommitsWithCheckpoints(t *testing.T) {
 	}
 	if err := w.Commit(ctx, []byte(".part-0-9.jsonl.pending")); err == nil || !strings.Contains(err.Error(), "lost") {
 		t.Fatalf("committing a missing transaction: %v", err)
+	}
+	// Checkpoint 3 turns out unusable and checkpoint 1 is restored: the
+	// output committed by checkpoint 3 is withdrawn, as it will be
+	// produced again.
+	w = open(2)
+	if err := w.Recover(ctx, 1, [][]byte{t1}); err != nil {
+		t.Fatal(err)
+	}
+	w.(connector.Writer[int]).Close()
+	if got := visibleLines(t, dir); !slices.Equal(got, []string{"1", "2"}) {
+		t.Fatalf("after restoring checkpoint 1: %v, want [1 2]", got)
 	}
 }

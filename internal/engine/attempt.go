@@ -43,6 +43,9 @@ func (e *engine) attempt(ctx context.Context, restore map[task.SubtaskID][]byte)
 	fins := make(chan task.SubtaskID)
 	opts := e.cfg.Runtime
 	opts.Restore = restore
+	if restore != nil && e.latest != nil {
+		opts.Restored = int64(e.latest.ID)
+	}
 	opts.Attempt = len(e.report.Recoveries)
 	switch e.cfg.Mode {
 	case ExactlyOnce:

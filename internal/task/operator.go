@@ -79,6 +79,8 @@ type Context struct {
 	Parallelism int
 	// Attempt counts the job's restarts (0 for the first run).
 	Attempt int
+	// Restored is the checkpoint the subtask restored (0: none).
+	Restored int64
 	// MaxParallelism is the number of key groups; this subtask owns key
 	// groups [KeyGroupStart, KeyGroupEnd).
 	MaxParallelism             int

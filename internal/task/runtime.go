@@ -43,8 +43,10 @@ type Options struct {
 	// OnFinished is told when a subtask has finished its input; with
 	// checkpoints on, the subtask then waits for Release.
 	OnFinished func(SubtaskID)
-	// Restore holds the snapshot of each subtask to restore.
-	Restore map[SubtaskID][]byte
+	// Restore holds the snapshot of each subtask to restore, from
+	// checkpoint Restored.
+	Restore  map[SubtaskID][]byte
+	Restored int64
 	// Positions, if set, makes sources publish their position after every
 	// read, for Positions (at-most-once recovery), and start at the
 	// positions given here.
