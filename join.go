@@ -177,60 +177,56 @@ func (j *intervalJoin[K, A, B, Out]) Open(sc *StateContext[K]) error {
 	return err
 }
 
-func (j *intervalJoin[K, A, B, Out]) ProcessElement1(ctx *KeyedContext[K, Out], v A) error {
+// joinSide buffers v, a record of one side arriving at event time ts, and
+// joins it with the other side's buffered records whose times lie in
+// [ts+lo, ts+hi]; emit is called with each match and the pair's later
+// time. It returns false for a late record, which is dropped.
+func joinSide[K comparable, Own, Other, Out any](ctx *KeyedContext[K, Out], shard int, own *state.Table[K, map[int64][]Own],
+	other *state.Table[K, map[int64][]Other], v Own, lo, hi int64, emit func(o Other, ts int64)) (bool, error) {
 	ts := ctx.Timestamp()
 	if ts == NoTimestamp {
-		return fmt.Errorf("record without event time in an interval join; give the source WithTimestamps")
+		return false, fmt.Errorf("record without event time in an interval join; give the source WithTimestamps")
 	}
 	if ts < ctx.Watermark() {
-		return nil // late
+		return false, nil // late
 	}
-	sh := j.core.shard
-	buf, ok := j.left.GetMutable(sh, ctx.Key())
+	buf, ok := own.GetMutable(shard, ctx.Key())
 	if !ok {
-		buf = map[int64][]A{}
-		j.left.PutNew(sh, ctx.Key(), buf)
+		buf = map[int64][]Own{}
+		own.PutNew(shard, ctx.Key(), buf)
 	}
 	buf[ts] = append(buf[ts], v)
-	rights, _ := j.right.Get(sh, ctx.Key())
-	for rts, rs := range rights {
-		if rts >= ts+j.lower && rts <= ts+j.upper {
-			for _, r := range rs {
-				ctx.EmitAt(max(ts, rts), j.join(v, r))
+	others, _ := other.Get(shard, ctx.Key())
+	for ots, os := range others {
+		if ots >= ts+lo && ots <= ts+hi {
+			for _, o := range os {
+				emit(o, max(ts, ots))
 			}
 		}
 	}
-	// Once the watermark passes ts+upper, no record of b that can still
-	// arrive on time matches this one.
-	ctx.RegisterEventTimer(ts + j.upper + 1)
-	return nil
+	return true, nil
+}
+
+func (j *intervalJoin[K, A, B, Out]) ProcessElement1(ctx *KeyedContext[K, Out], v A) error {
+	ok, err := joinSide(ctx, j.core.shard, j.left, j.right, v, j.lower, j.upper, func(b B, ts int64) {
+		ctx.EmitAt(ts, j.join(v, b))
+	})
+	if ok {
+		// Once the watermark passes ts+upper, no record of b that can
+		// still arrive on time matches this one.
+		ctx.RegisterEventTimer(ctx.Timestamp() + j.upper + 1)
+	}
+	return err
 }
 
 func (j *intervalJoin[K, A, B, Out]) ProcessElement2(ctx *KeyedContext[K, Out], v B) error {
-	ts := ctx.Timestamp()
-	if ts == NoTimestamp {
-		return fmt.Errorf("record without event time in an interval join; give the source WithTimestamps")
+	ok, err := joinSide(ctx, j.core.shard, j.right, j.left, v, -j.upper, -j.lower, func(a A, ts int64) {
+		ctx.EmitAt(ts, j.join(a, v))
+	})
+	if ok {
+		ctx.RegisterEventTimer(ctx.Timestamp() - j.lower + 1)
 	}
-	if ts < ctx.Watermark() {
-		return nil
-	}
-	sh := j.core.shard
-	buf, ok := j.right.GetMutable(sh, ctx.Key())
-	if !ok {
-		buf = map[int64][]B{}
-		j.right.PutNew(sh, ctx.Key(), buf)
-	}
-	buf[ts] = append(buf[ts], v)
-	lefts, _ := j.left.Get(sh, ctx.Key())
-	for lts, ls := range lefts {
-		if ts >= lts+j.lower && ts <= lts+j.upper {
-			for _, l := range ls {
-				ctx.EmitAt(max(ts, lts), j.join(l, v))
-			}
-		}
-	}
-	ctx.RegisterEventTimer(ts - j.lower + 1)
-	return nil
+	return err
 }
 
 // OnTimer drops buffered records that can no longer match.
