@@ -1,0 +1,163 @@
+package queries
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/connectors/file"
+	"github.com/weir-stream/weir/nexmark"
+)
+
+// testConfig is the event stream every query test reads: Beam's defaults
+// with 4 generators and n events.
+func testConfig(n int64) nexmark.Config {
+	cfg := nexmark.DefaultConfig()
+	cfg.NumEvents = n
+	cfg.NumEventGenerators = 4
+	return cfg
+}
+
+// allEvents returns the events of cfg, generator by generator; references
+// must not depend on the order.
+func allEvents(t *testing.T, cfg nexmark.Config) []nexmark.Event {
+	t.Helper()
+	g, err := nexmark.NewGenerator(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []nexmark.Event
+	for _, sg := range g.Split(cfg.NumEventGenerators) {
+		for i := range sg.MaxEvents() {
+			var e nexmark.Event
+			sg.EventAt(i, &e)
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// rowsJSON encodes rows as the file sink does: one JSON document each,
+// without HTML escaping.
+func rowsJSON[T any](t *testing.T, rows []T) []string {
+	t.Helper()
+	out := make([]string, len(rows))
+	for i := range rows {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(&rows[i]); err != nil {
+			t.Fatal(err)
+		}
+		out[i] = strings.TrimSuffix(b.String(), "\n")
+	}
+	return out
+}
+
+// runQuery runs query name over cfg's events at the given parallelism and
+// returns its output rows.
+func runQuery(t *testing.T, name string, cfg nexmark.Config, par int) []string {
+	t.Helper()
+	q, ok := Lookup(name)
+	if !ok {
+		t.Fatalf("no query %s", name)
+	}
+	dir := t.TempDir()
+	p := weir.NewPipeline(weir.WithParallelism(par), weir.WithName(name))
+	in, err := Events(p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Build(in, Output{Dir: dir})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	parts, err := file.Parts(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, part := range parts {
+		data, err := os.ReadFile(part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(data), "\n") {
+			if l != "" {
+				rows = append(rows, l)
+			}
+		}
+	}
+	return rows
+}
+
+// check compares the query's rows at parallelism 1 and 4 with the
+// reference's, as multisets.
+func check(t *testing.T, name string, cfg nexmark.Config, want []string) {
+	t.Helper()
+	want = slices.Clone(want)
+	slices.Sort(want)
+	if len(want) == 0 {
+		t.Fatalf("%s: the reference produced no rows; the test would prove nothing", name)
+	}
+	for _, par := range []int{1, 4} {
+		got := runQuery(t, name, cfg, par)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			diff := ""
+			for i := range min(len(got), len(want)) {
+				if got[i] != want[i] {
+					diff = "first difference:\n got  " + got[i] + "\n want " + want[i]
+					break
+				}
+			}
+			t.Fatalf("%s at parallelism %d: %d rows, reference %d rows; %s", name, par, len(got), len(want), diff)
+		}
+	}
+}
+
+// applyChangelog folds changelog rows (JSON lines with an "op" field) into
+// the final table they mean: the multiset of rows without "op" that were
+// inserted or updated-after and not retracted since. It fails on a
+// retraction of a row that is not in the table.
+func applyChangelog(t *testing.T, rows []string) []string {
+	t.Helper()
+	table := map[string]int{}
+	for _, r := range rows {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(r), &m); err != nil {
+			t.Fatalf("row %s: %v", r, err)
+		}
+		op, _ := m["op"].(string)
+		delete(m, "op")
+		b, _ := json.Marshal(m) // map keys sort, so equal rows encode equally
+		key := string(b)
+		switch op {
+		case Insert, UpdateAfter:
+			table[key]++
+		case UpdateBefore, Delete:
+			if table[key] == 0 {
+				t.Fatalf("retraction of a row not in the table: %s", r)
+			}
+			table[key]--
+		default:
+			t.Fatalf("row without a changelog op: %s", r)
+		}
+	}
+	var out []string
+	for k, n := range table {
+		for range n {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
