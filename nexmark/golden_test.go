@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// The golden files in testdata/ were produced by a Java 17 program, outside
-// this repository, that ran Apache Beam's released Nexmark generator: the
+// The golden files beam_*_200.jsonl in testdata/ were produced by the Java
+// 17 program testdata/javaref/RefGen.java, which ran Apache Beam's released Nexmark generator: the
 // classes of Maven artifact org.apache.beam:beam-sdks-java-nexmark:2.3.0 (the
 // only release of the Nexmark module found on Maven Central), with one
 // class, StringsGenerator, replaced by its current Beam source
@@ -22,8 +22,8 @@ import (
 // channel and URL with the rules described in channel.go, from URL tables
 // built with java.util.Random(channelTableSeed) in Flink's order.
 //
-// Beyond these files the same program and cmd/nexmarkgen were compared
-// byte for byte on millions of events over a dozen configurations.
+// Beyond these files the same program and this package's JSON output were
+// compared byte for byte on millions of events over a dozen configurations.
 var goldenCases = []struct {
 	file  string
 	cfg   func() Config
