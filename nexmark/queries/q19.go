@@ -1,0 +1,92 @@
+package queries
+
+import (
+	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/nexmark"
+)
+
+// Q19Row is a changelog row of q19, the ten highest bids of every auction
+// with their rank, the Nexmark SQL
+//
+//	SELECT * FROM
+//	  (SELECT *, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC) AS rank_number
+//	   FROM bid)
+//	WHERE rank_number <= 10;
+//
+// The rows are keyed by (auction, rank_number), as Flink's append-only
+// top-N with a rank column emits them: a bid entering an auction's top ten
+// at rank r changes the rows at ranks r and below, each change written as
+// "-U" of the old row and "+U" of the new one, or "+I" for a rank that was
+// empty. ROW_NUMBER leaves the order of equal prices open (Flink uses
+// arrival order); here equal prices rank by earlier dateTime first and then
+// by arrival, which is deterministic because an auction's bids with the
+// same dateTime come from one generator, in its order.
+type Q19Row struct {
+	Op         string `json:"op"`
+	Auction    int64  `json:"auction"`
+	Bidder     int64  `json:"bidder"`
+	Price      int64  `json:"price"`
+	Channel    string `json:"channel"`
+	URL        string `json:"url"`
+	DateTime   int64  `json:"dateTime"`
+	Extra      string `json:"extra"`
+	RankNumber int64  `json:"rank_number"`
+}
+
+// q19TopN is the number of ranks q19 keeps per auction.
+const q19TopN = 10
+
+func q19RowOf(op string, b nexmark.Bid, rank int) Q19Row {
+	return Q19Row{Op: op, Auction: b.Auction, Bidder: b.Bidder, Price: b.Price, Channel: b.Channel,
+		URL: b.URL, DateTime: b.DateTime, Extra: b.Extra, RankNumber: int64(rank)}
+}
+
+type q19Fn struct {
+	// top holds the auction's best bids, best first, at most q19TopN.
+	top *weir.ValueState[[]nexmark.Bid, int64]
+}
+
+func (f *q19Fn) Open(sc *weir.StateContext[int64]) error {
+	f.top = weir.NewValueState[[]nexmark.Bid](sc, "top")
+	return nil
+}
+
+func (f *q19Fn) ProcessElement(ctx *weir.KeyedContext[int64, Q19Row], b nexmark.Bid) error {
+	old, _ := f.top.Value()
+	// The new bid goes after every kept bid that ranks before or with it.
+	pos := 0
+	for pos < len(old) && (old[pos].Price > b.Price || old[pos].Price == b.Price && old[pos].DateTime <= b.DateTime) {
+		pos++
+	}
+	if pos >= q19TopN {
+		return nil
+	}
+	// A new slice: the stored one may be shared with a checkpoint.
+	top := make([]nexmark.Bid, 0, min(len(old)+1, q19TopN))
+	top = append(top, old[:pos]...)
+	top = append(top, b)
+	top = append(top, old[pos:min(len(old), q19TopN-1)]...)
+	for i := pos; i < len(top); i++ {
+		if i < len(old) {
+			ctx.Emit(q19RowOf(UpdateBefore, old[i], i+1))
+			ctx.Emit(q19RowOf(UpdateAfter, top[i], i+1))
+		} else {
+			ctx.Emit(q19RowOf(Insert, top[i], i+1))
+		}
+	}
+	f.top.Update(top)
+	return nil
+}
+
+func (f *q19Fn) OnTimer(*weir.KeyedContext[int64, Q19Row], int64, weir.TimeDomain) error {
+	return nil
+}
+
+func init() {
+	Register(Query{Name: "q19", Description: "top 10 bids by price of each auction, with their rank (changelog)",
+		Build: func(in weir.Stream[nexmark.Event], out Output) {
+			ks := weir.KeyBy(Bids(in), func(b nexmark.Bid) int64 { return b.Auction })
+			Emit(weir.Process(ks, func() weir.KeyedProcessFunction[int64, nexmark.Bid, Q19Row] { return &q19Fn{} },
+				weir.Name("q19")), out)
+		}})
+}
