@@ -49,4 +49,6 @@ func (c *changelog[K, V, R]) ProcessElement(ctx *weir.KeyedContext[K, R], v V) e
 	return nil
 }
 
-func (c *changelog[K, V, R]) OnTimer(*weir.KeyedContext[K, R], int64, weir.TimeDomain) error { return nil }
+func (c *changelog[K, V, R]) OnTimer(*weir.KeyedContext[K, R], int64, weir.TimeDomain) error {
+	return nil
+}

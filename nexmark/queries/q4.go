@@ -1,0 +1,186 @@
+package queries
+
+import (
+	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/nexmark"
+)
+
+// Q4Row is a changelog row of q4, the average winning bid price per
+// category:
+//
+//	SELECT Q.category, AVG(Q.final)
+//	FROM (
+//	    SELECT MAX(B.price) AS final, A.category
+//	    FROM auction A, bid B
+//	    WHERE A.id = B.auction AND B.dateTime BETWEEN A.dateTime AND A.expires
+//	    GROUP BY A.id, A.category
+//	) Q
+//	GROUP BY Q.category;
+//
+// The columns are named as the SQL's sink table (id, final): id is the
+// category. AVG of a BIGINT is a BIGINT in Flink, the sum divided by the
+// count with integer division; so is final here. The result updates: the
+// rows are a changelog (op "+I" when a category first has a winning bid,
+// then "-U"/"+U" pairs when its average changes).
+//
+// Deliberate difference: auction ids are taken to be unique, as the
+// generator makes them; the per-auction state (the auction, its highest
+// bid, bids that arrived before it) is dropped once the watermark passes
+// the auction's expiry, so state stays bounded.
+type Q4Row struct {
+	Op    string `json:"op"`
+	ID    int64  `json:"id"`
+	Final int64  `json:"final"`
+}
+
+// q4Auction is the part of an auction q4 keeps.
+type q4Auction struct {
+	ID, Category, DateTime, Expires int64
+}
+
+// q4Bid is the part of a bid q4 keeps.
+type q4Bid struct {
+	Auction, Price, DateTime int64
+}
+
+// q4Max says that the highest bid price of an auction of Category rose
+// from Old (if HadOld) to New.
+type q4Max struct {
+	Category, Old, New int64
+	HadOld             bool
+}
+
+// q4Sum is a category's sum and number of auctions' highest bids.
+type q4Sum struct {
+	Sum, Count int64
+}
+
+func init() {
+	Register(Query{Name: "q4", Description: "average price for a category: mean of the auctions' winning bids per category (changelog)", Build: func(in weir.Stream[nexmark.Event], out Output) {
+		auctions := weir.FlatMap(in, func(e nexmark.Event, emit func(q4Auction)) {
+			if e.Kind == nexmark.AuctionEvent {
+				a := e.Auction
+				emit(q4Auction{a.ID, a.Category, a.DateTime, a.Expires})
+			}
+		}, weir.Name("q4-auctions"))
+		bids := weir.FlatMap(in, func(e nexmark.Event, emit func(q4Bid)) {
+			if e.Kind == nexmark.BidEvent {
+				emit(q4Bid{e.Bid.Auction, e.Bid.Price, e.Bid.DateTime})
+			}
+		}, weir.Name("q4-bids"))
+		maxes := weir.CoProcess(
+			weir.KeyBy(auctions, func(a q4Auction) int64 { return a.ID }),
+			weir.KeyBy(bids, func(b q4Bid) int64 { return b.Auction }),
+			func() weir.CoProcessFunction[int64, q4Auction, q4Bid, q4Max] { return &q4Winning{} },
+			weir.Name("q4-winning-bids"))
+		rows := weir.Process(weir.KeyBy(maxes, func(m q4Max) int64 { return m.Category }),
+			func() weir.KeyedProcessFunction[int64, q4Max, Q4Row] { return &q4Average{} },
+			weir.Name("q4-average"))
+		Emit(rows, out)
+	}})
+}
+
+// q4Winning joins an auction with its bids in [dateTime, expires] and
+// reports each rise of its highest price. It is keyed by auction id.
+type q4Winning struct {
+	auction *weir.ValueState[q4Auction, int64]
+	max     *weir.ValueState[int64, int64]
+	// pending holds bids that arrived before their auction. A bid at t
+	// can only match an auction with dateTime <= t, which has arrived
+	// once the watermark reaches t; a timer at t then drops it.
+	pending *weir.ListState[q4Bid, int64]
+}
+
+func (w *q4Winning) Open(sc *weir.StateContext[int64]) error {
+	w.auction = weir.NewValueState[q4Auction](sc, "auction")
+	w.max = weir.NewValueState[int64](sc, "max")
+	w.pending = weir.NewListState[q4Bid](sc, "pending")
+	return nil
+}
+
+func (w *q4Winning) fold(ctx *weir.KeyedContext[int64, q4Max], a q4Auction, b q4Bid) {
+	if b.DateTime < a.DateTime || b.DateTime > a.Expires {
+		return
+	}
+	old, ok := w.max.Value()
+	if ok && b.Price <= old {
+		return
+	}
+	w.max.Update(b.Price)
+	ctx.Emit(q4Max{Category: a.Category, Old: old, New: b.Price, HadOld: ok})
+}
+
+func (w *q4Winning) ProcessElement1(ctx *weir.KeyedContext[int64, q4Max], a q4Auction) error {
+	w.auction.Update(a)
+	for _, b := range w.pending.Get() {
+		w.fold(ctx, a, b)
+	}
+	w.pending.Clear()
+	// Once the watermark passes expires, no bid that can match is to come.
+	ctx.RegisterEventTimer(a.Expires)
+	return nil
+}
+
+func (w *q4Winning) ProcessElement2(ctx *weir.KeyedContext[int64, q4Max], b q4Bid) error {
+	if a, ok := w.auction.Value(); ok {
+		w.fold(ctx, a, b)
+		return nil
+	}
+	w.pending.Add(b)
+	ctx.RegisterEventTimer(b.DateTime)
+	return nil
+}
+
+func (w *q4Winning) OnTimer(ctx *weir.KeyedContext[int64, q4Max], t int64, _ weir.TimeDomain) error {
+	if a, ok := w.auction.Value(); ok {
+		if t >= a.Expires {
+			w.auction.Clear()
+			w.max.Clear()
+		}
+		return nil
+	}
+	var keep []q4Bid
+	for _, b := range w.pending.Get() {
+		if b.DateTime > t {
+			keep = append(keep, b)
+		}
+	}
+	w.pending.Update(keep)
+	return nil
+}
+
+// q4Average keeps a category's sum and count of winning bids and writes
+// the changelog of their average. It is keyed by category.
+type q4Average struct {
+	sum *weir.ValueState[q4Sum, int64]
+}
+
+func (a *q4Average) Open(sc *weir.StateContext[int64]) error {
+	a.sum = weir.NewValueState[q4Sum](sc, "sum")
+	return nil
+}
+
+func (a *q4Average) ProcessElement(ctx *weir.KeyedContext[int64, Q4Row], m q4Max) error {
+	s, _ := a.sum.Value()
+	before := s
+	if m.HadOld {
+		s.Sum += m.New - m.Old
+	} else {
+		s.Sum += m.New
+		s.Count++
+	}
+	a.sum.Update(s)
+	cat := ctx.Key()
+	switch {
+	case before.Count == 0:
+		ctx.Emit(Q4Row{Insert, cat, s.Sum / s.Count})
+	case before.Sum/before.Count != s.Sum/s.Count:
+		ctx.Emit(Q4Row{UpdateBefore, cat, before.Sum / before.Count})
+		ctx.Emit(Q4Row{UpdateAfter, cat, s.Sum / s.Count})
+	}
+	return nil
+}
+
+func (a *q4Average) OnTimer(*weir.KeyedContext[int64, Q4Row], int64, weir.TimeDomain) error {
+	return nil
+}
