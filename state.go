@@ -27,6 +27,11 @@ func registerKeyed[V any, K comparable](sc *StateContext[K], name string, clone 
 // operator's callbacks, where they always address the current key. The
 // engine snapshots them with checkpoints; a function must keep everything it
 // needs across records in them rather than in its own fields.
+//
+// Values read from state may be shared with a checkpoint being written:
+// never change a value in place (a slice's elements, a map, a pointed-to
+// struct); build a new one and Update it. MapState and ListState take care
+// of their own containers.
 
 // ValueState holds one value per key.
 type ValueState[V any, K comparable] struct {
@@ -224,3 +229,27 @@ func (s *AggregatingState[In, Acc, Out, K]) Get() (Out, bool) {
 
 // Clear removes the current key's accumulator.
 func (s *AggregatingState[In, Acc, Out, K]) Clear() { s.t.Delete(s.core.shard, s.core.key) }
+
+// AggregatorFuncs builds an Aggregator from four functions, which lets Go
+// infer the type arguments of AggregateWindow from them.
+func AggregatorFuncs[In, Acc, Out any](create func() Acc, add func(Acc, In) Acc, merge func(Acc, Acc) Acc, result func(Acc) Out) Aggregator[In, Acc, Out] {
+	return funcAggregator[In, Acc, Out]{create, add, merge, result}
+}
+
+type funcAggregator[In, Acc, Out any] struct {
+	create func() Acc
+	add    func(Acc, In) Acc
+	merge  func(Acc, Acc) Acc
+	result func(Acc) Out
+}
+
+func (f funcAggregator[In, Acc, Out]) Create() Acc          { return f.create() }
+func (f funcAggregator[In, Acc, Out]) Add(a Acc, in In) Acc { return f.add(a, in) }
+func (f funcAggregator[In, Acc, Out]) Merge(a, b Acc) Acc   { return f.merge(a, b) }
+func (f funcAggregator[In, Acc, Out]) Result(a Acc) Out     { return f.result(a) }
+
+// Count returns an Aggregator counting records of type T.
+func Count[T any]() Aggregator[T, int64, int64] {
+	return AggregatorFuncs(func() int64 { return 0 }, func(n int64, _ T) int64 { return n + 1 },
+		func(a, b int64) int64 { return a + b }, func(n int64) int64 { return n })
+}

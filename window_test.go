@@ -168,3 +168,14 @@ func TestWindowValidation(t *testing.T) {
 		t.Fatalf("got %v, want a slide error", err)
 	}
 }
+
+func TestCountAggregatorInfersTypes(t *testing.T) {
+	events := []ev{{"a", 1}, {"a", 2}, {"b", 3}}
+	p, src := orderedPipeline(events, time.Second)
+	out := &sink[weir.Windowed[string, int64]]{}
+	weir.To(weir.AggregateWindow(weir.WindowBy(weir.KeyBy(src, evKey), weir.Tumbling(time.Second)), weir.Count[ev]()), "out", out)
+	run(t, p)
+	if got, want := sortedResults(out), []string{"a [0,1000) 2", "b [0,1000) 1"}; !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
