@@ -8,20 +8,33 @@ import (
 // TaskMetrics are the counters of one task (a chain of operators) summed
 // over its subtasks.
 type TaskMetrics struct {
-	Name        string
-	Parallelism int
+	Name        string `json:"name"`
+	Parallelism int    `json:"parallelism"`
 	// Source reports whether the task reads a source.
-	Source bool
+	Source bool `json:"source"`
 	// Sink reports whether the task ends in a sink.
-	Sink       bool
-	RecordsIn  int64
-	RecordsOut int64
-	BytesOut   int64
+	Sink       bool  `json:"sink"`
+	RecordsIn  int64 `json:"records_in"`
+	RecordsOut int64 `json:"records_out"`
+	BytesOut   int64 `json:"bytes_out"`
 	// RecordsWritten counts the records the task's sink wrote.
-	RecordsWritten int64
+	RecordsWritten int64 `json:"records_written"`
 	// Watermark is the lowest input watermark among the subtasks, in epoch
 	// milliseconds; MinWatermark before any.
-	Watermark int64
+	Watermark int64 `json:"watermark"`
+	// Subtasks holds the same counters per subtask.
+	Subtasks []SubtaskMetrics `json:"subtasks"`
+}
+
+// SubtaskMetrics are the counters of one subtask.
+type SubtaskMetrics struct {
+	RecordsIn      int64 `json:"records_in"`
+	RecordsOut     int64 `json:"records_out"`
+	BytesOut       int64 `json:"bytes_out"`
+	RecordsWritten int64 `json:"records_written"`
+	Watermark      int64 `json:"watermark"`
+	// QueueFill is how full the subtask's input queues are, 0 to 1.
+	QueueFill float64 `json:"queue_fill"`
 }
 
 // MinWatermark is the watermark before any has been received.
@@ -41,11 +54,14 @@ func (p *Pipeline) Metrics() []TaskMetrics {
 			Source: v.Head().Kind == plan.Source, Sink: v.Tail().Kind == plan.Sink}
 		for s := range v.Parallelism {
 			sm := rt.Metrics(v.ID, s)
-			m.RecordsIn += sm.RecordsIn.Load()
-			m.RecordsOut += sm.RecordsOut.Load()
-			m.BytesOut += sm.BytesOut.Load()
-			m.RecordsWritten += sm.Written.Load()
-			m.Watermark = min(m.Watermark, sm.Watermark.Load())
+			sub := SubtaskMetrics{RecordsIn: sm.RecordsIn.Load(), RecordsOut: sm.RecordsOut.Load(), BytesOut: sm.BytesOut.Load(),
+				RecordsWritten: sm.Written.Load(), Watermark: sm.Watermark.Load(), QueueFill: rt.QueueFill(v.ID, s)}
+			m.Subtasks = append(m.Subtasks, sub)
+			m.RecordsIn += sub.RecordsIn
+			m.RecordsOut += sub.RecordsOut
+			m.BytesOut += sub.BytesOut
+			m.RecordsWritten += sub.RecordsWritten
+			m.Watermark = min(m.Watermark, sub.Watermark)
 		}
 		out[i] = m
 	}

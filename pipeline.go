@@ -36,6 +36,27 @@ type Pipeline struct {
 	// running is the runtime of the current attempt, for Metrics.
 	running atomic.Pointer[task.Runtime]
 	report  atomic.Pointer[engine.Report]
+	live    atomic.Pointer[engine.Live]
+	status  atomic.Pointer[JobStatus]
+}
+
+// JobStatus is where a pipeline's run stands.
+type JobStatus struct {
+	// State is "created", "running", "finished", "failed" or "cancelled".
+	State     string    `json:"state"`
+	Started   time.Time `json:"started,omitzero"`
+	Ended     time.Time `json:"ended,omitzero"`
+	Error     string    `json:"error,omitempty"`
+	Guarantee string    `json:"guarantee"`
+}
+
+// Status returns the state of the pipeline's current or latest Run. It is
+// safe to call from any goroutine.
+func (p *Pipeline) Status() JobStatus {
+	if s := p.status.Load(); s != nil {
+		return *s
+	}
+	return JobStatus{State: "created", Guarantee: p.cfg.guarantee.String()}
 }
 
 type config struct {
@@ -230,8 +251,24 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("job %q: %w", p.cfg.name, err)
 	}
+	live := &engine.Live{}
+	cfg.Live = live
+	p.live.Store(live)
+	st := JobStatus{State: "running", Started: time.Now(), Guarantee: p.cfg.guarantee.String()}
+	p.status.Store(&st)
 	rep, err := engine.Run(ctx, cfg)
 	p.report.Store(rep)
+	end := st
+	end.Ended = time.Now()
+	switch {
+	case err == nil:
+		end.State = "finished"
+	case ctx.Err() != nil:
+		end.State = "cancelled"
+	default:
+		end.State, end.Error = "failed", err.Error()
+	}
+	p.status.Store(&end)
 	if err != nil {
 		return fmt.Errorf("job %q: %w", p.cfg.name, err)
 	}
@@ -247,5 +284,14 @@ type CheckpointStats = engine.CheckpointStats
 // Recovery describes one failure of a run and the recovery from it.
 type Recovery = engine.Recovery
 
-// Report returns what happened in the latest Run, or nil before one ended.
-func (p *Pipeline) Report() *Report { return p.report.Load() }
+// Report returns what happened in the current or latest Run so far, or
+// nil before the first. It is safe to call from any goroutine.
+func (p *Pipeline) Report() *Report {
+	if r := p.report.Load(); r != nil && p.Status().State != "running" {
+		return r
+	}
+	if l := p.live.Load(); l != nil {
+		return l.Report()
+	}
+	return p.report.Load()
+}

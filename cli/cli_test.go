@@ -137,3 +137,14 @@ func TestWordCountToStdout(t *testing.T) {
 		t.Fatalf("stdout %q, want %q", lines, want)
 	}
 }
+
+func TestHTTPFlagStartsServerAndRejectsBadAddress(t *testing.T) {
+	code, _, stderr := weir(t, "run", "keycount", "--events", "1000", "--http", "127.0.0.1:0", "--output", t.TempDir())
+	if code != 0 || !strings.Contains(stderr, "/metrics") {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	code, _, stderr = weir(t, "run", "keycount", "--events", "10", "--http", "256.0.0.1:99999")
+	if code != cli.ExitUsage || !strings.Contains(stderr, "--http") {
+		t.Fatalf("bad address: exit %d\n%s", code, stderr)
+	}
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/connector"
+	"github.com/weir-stream/weir/internal/web"
 )
 
 // runFlags are the flags every job shares.
@@ -28,6 +29,7 @@ type runFlags struct {
 	progress          string
 	watermarkInterval time.Duration
 	idleTimeout       time.Duration
+	http              string
 	ft                ftFlags
 }
 
@@ -82,6 +84,7 @@ func jobCommand(j weir.Job, stdout, stderr io.Writer) *cobra.Command {
 	fs.StringVar(&f.progress, "progress", "auto", `show progress on standard error: "auto" (when it is a terminal), "on" or "off"`)
 	fs.DurationVar(&f.watermarkInterval, "watermark-interval", 200*time.Millisecond, "how often sources emit watermarks")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", 0, "mark a source subtask idle after producing nothing this long (0: never)")
+	fs.StringVar(&f.http, "http", "", "serve Prometheus metrics (/metrics) and the JSON API (/api/v1/jobs) on this address while the job runs, e.g. 127.0.0.1:8081 (default: off)")
 	f.ft.define(fs)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		return runJob(cmd.Context(), j, build, f, stdout, stderr)
@@ -148,6 +151,14 @@ func runJob(ctx context.Context, j weir.Job, build weir.Builder, f *runFlags, st
 		if err := prepareOutput(f.output); err != nil {
 			return err
 		}
+	}
+	if f.http != "" {
+		url, stopHTTP, err := web.NewServer(p).Start(ctx, f.http)
+		if err != nil {
+			return usagef("--http: %v", err)
+		}
+		defer stopHTTP()
+		fmt.Fprintf(stderr, "weir: metrics at %s/metrics, API at %s/api/v1/jobs\n", url, url)
 	}
 	start := time.Now()
 	stop := make(chan struct{})

@@ -200,6 +200,7 @@ func (a *attemptState) noteRecovery() {
 		recs := a.e.report.Recoveries
 		recs[len(recs)-1].Duration = time.Since(a.restarted)
 		a.restarted = time.Time{}
+		a.e.publish()
 	}
 }
 
@@ -407,4 +408,5 @@ func (a *attemptState) finish(id int64, status, reason string) {
 	}
 	a.e.report.Checkpoints = append(a.e.report.Checkpoints, *st)
 	delete(a.e.stats, id)
+	a.e.publish()
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/weir-stream/weir/internal/checkpoint"
@@ -68,6 +69,9 @@ type Config struct {
 	Log func(string)
 	// LogCheckpoints also logs every completed checkpoint.
 	LogCheckpoints bool
+	// Live, if set, receives a copy of the report whenever it changes, for
+	// readers on other goroutines.
+	Live *Live
 	// CheckConsistency verifies every checkpoint before it completes: on
 	// each channel, the receiver's snapshot reflects exactly the records
 	// the sender had sent before its own snapshot. A violation fails the
@@ -78,30 +82,30 @@ type Config struct {
 
 // CheckpointStats describes one checkpoint.
 type CheckpointStats struct {
-	ID        int64
-	Status    string // completed, aborted or in-progress
-	Reason    string
-	Triggered time.Time
-	Duration  time.Duration
-	Size      int64
-	Alignment time.Duration // the longest alignment of any task
-	Sync      time.Duration // the longest synchronous snapshot pause
+	ID        int64         `json:"id"`
+	Status    string        `json:"status"` // completed, aborted or in-progress
+	Reason    string        `json:"reason,omitempty"`
+	Triggered time.Time     `json:"triggered"`
+	Duration  time.Duration `json:"duration_ns"`
+	Size      int64         `json:"size_bytes"`
+	Alignment time.Duration `json:"alignment_ns"` // the longest alignment of any task
+	Sync      time.Duration `json:"sync_ns"`      // the longest synchronous snapshot pause
 }
 
 // Recovery describes one failure and the recovery from it.
 type Recovery struct {
-	Cause    string
-	FailedAt time.Time
+	Cause    string    `json:"cause"`
+	FailedAt time.Time `json:"failed_at"`
 	// Restored is the checkpoint restored (0: started over).
-	Restored int64
+	Restored int64 `json:"restored"`
 	// Amnesia marks an at-most-once recovery: empty state, sources
 	// continuing where they stopped.
-	Amnesia bool
+	Amnesia bool `json:"amnesia,omitempty"`
 	// LastCompleted is the last checkpoint completed before the failure.
-	LastCompleted int64
+	LastCompleted int64 `json:"last_completed"`
 	// Duration runs from the failure to the first record written after
 	// the restart (0 if nothing was written).
-	Duration time.Duration
+	Duration time.Duration `json:"duration_ns"`
 }
 
 // Report tells what happened during a run.
@@ -122,6 +126,33 @@ func (r *Report) LastCompleted() int64 {
 		}
 	}
 	return id
+}
+
+// Live holds the latest copy of a running job's report.
+type Live struct {
+	mu  sync.Mutex
+	rep Report
+}
+
+// Report returns a copy of the latest report.
+func (l *Live) Report() *Report {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.rep
+	r.Checkpoints = append([]CheckpointStats(nil), l.rep.Checkpoints...)
+	r.Recoveries = append([]Recovery(nil), l.rep.Recoveries...)
+	return &r
+}
+
+// publish copies the report to cfg.Live.
+func (e *engine) publish() {
+	if l := e.cfg.Live; l != nil {
+		l.mu.Lock()
+		l.rep = e.report
+		l.rep.Checkpoints = append([]CheckpointStats(nil), e.report.Checkpoints...)
+		l.rep.Recoveries = append([]Recovery(nil), e.report.Recoveries...)
+		l.mu.Unlock()
+	}
 }
 
 type engine struct {
@@ -174,6 +205,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Failures != nil {
 		e.report.Injected = cfg.Failures.Injected()
 	}
+	e.publish()
 	return &e.report, err
 }
 
@@ -205,6 +237,7 @@ func (e *engine) run(ctx context.Context) error {
 		}
 		rec.Amnesia = e.cfg.Mode == AtMostOnce
 		e.report.Recoveries = append(e.report.Recoveries, rec)
+		e.publish()
 		delay, ok := e.cfg.Restart.Next(now)
 		if !ok {
 			return fmt.Errorf("restart strategy %s gave up after %d failures: %w", e.cfg.Restart, len(e.report.Recoveries), err)

@@ -234,3 +234,18 @@ func (c Channel) Send(ctx context.Context, e Element) error { return c.Gate.Send
 // SendPriority sends barrier e ahead of the queued elements; see
 // Gate.SendPriority.
 func (c Channel) SendPriority(e Element) { c.Gate.SendPriority(c.Index, e) }
+
+// Fill returns how full the gate's queues are, from 0 (empty) to 1 (every
+// channel at capacity): a measure of backpressure on the task's senders.
+func (g *Gate) Fill() float64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.queues) == 0 {
+		return 0
+	}
+	n := 0
+	for i := range g.queues {
+		n += min(g.queues[i].n, g.capacity)
+	}
+	return float64(n) / float64(len(g.queues)*g.capacity)
+}

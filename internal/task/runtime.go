@@ -282,3 +282,6 @@ func IsFailure(err error) bool {
 	var f *Failure
 	return errors.As(err, &f)
 }
+
+// QueueFill returns how full subtask i of vertex v's input queues are.
+func (r *Runtime) QueueFill(v, i int) float64 { return r.gates[v][i].Fill() }

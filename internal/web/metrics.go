@@ -1,0 +1,107 @@
+// Package web serves a running job's metrics in the Prometheus format and
+// its state through a versioned JSON API. Everything is read from the
+// job's counters at request time, so serving costs nothing while nobody
+// asks.
+package web
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/weir-stream/weir"
+)
+
+// Job is what the server needs of a job; *weir.Pipeline implements it.
+type Job interface {
+	Name() string
+	Status() weir.JobStatus
+	Metrics() []weir.TaskMetrics
+	Report() *weir.Report
+	Explain() (string, error)
+}
+
+// collector exposes jobs' counters as Prometheus metrics.
+type collector struct {
+	jobs func() []Job
+	now  func() time.Time
+}
+
+var (
+	taskLabels     = []string{"job", "task", "subtask"}
+	descRecordsIn  = prometheus.NewDesc("weir_task_records_in_total", "Records a subtask received (sources: read).", taskLabels, nil)
+	descRecordsOut = prometheus.NewDesc("weir_task_records_out_total", "Records a subtask sent to other tasks.", taskLabels, nil)
+	descBytesOut   = prometheus.NewDesc("weir_task_bytes_out_total", "Encoded bytes a subtask sent to other tasks.", taskLabels, nil)
+	descWritten    = prometheus.NewDesc("weir_sink_records_written_total", "Records a subtask's sink wrote.", taskLabels, nil)
+	descWatermark  = prometheus.NewDesc("weir_task_watermark_milliseconds", "A subtask's input watermark, epoch milliseconds.", taskLabels, nil)
+	descLag        = prometheus.NewDesc("weir_task_watermark_lag_seconds", "Wall-clock time minus a subtask's input watermark.", taskLabels, nil)
+	descQueue      = prometheus.NewDesc("weir_task_input_queue_fill_ratio", "How full a subtask's input queues are (1: its senders are backpressured).", taskLabels, nil)
+	descCkpts      = prometheus.NewDesc("weir_checkpoints_total", "Checkpoints that ended, by status.", []string{"job", "status"}, nil)
+	descCkptDur    = prometheus.NewDesc("weir_checkpoint_last_duration_seconds", "Duration of the latest completed checkpoint.", []string{"job"}, nil)
+	descCkptSize   = prometheus.NewDesc("weir_checkpoint_last_size_bytes", "State size of the latest completed checkpoint.", []string{"job"}, nil)
+	descCkptAlign  = prometheus.NewDesc("weir_checkpoint_last_alignment_seconds", "Longest barrier alignment of the latest completed checkpoint.", []string{"job"}, nil)
+	descRestarts   = prometheus.NewDesc("weir_job_restarts_total", "Failures the job recovered from.", []string{"job"}, nil)
+	descRecovery   = prometheus.NewDesc("weir_job_last_recovery_seconds", "Time from the latest failure to the first record written after it.", []string{"job"}, nil)
+	descUp         = prometheus.NewDesc("weir_job_running", "1 while the job runs.", []string{"job"}, nil)
+)
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descRecordsIn, descRecordsOut, descBytesOut, descWritten, descWatermark, descLag,
+		descQueue, descCkpts, descCkptDur, descCkptSize, descCkptAlign, descRestarts, descRecovery, descUp} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	now := c.now()
+	for _, j := range c.jobs() {
+		name := j.Name()
+		running := 0.0
+		if j.Status().State == "running" {
+			running = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, running, name)
+		for _, t := range j.Metrics() {
+			for i, s := range t.Subtasks {
+				l := []string{name, t.Name, strconv.Itoa(i)}
+				ch <- prometheus.MustNewConstMetric(descRecordsIn, prometheus.CounterValue, float64(s.RecordsIn), l...)
+				ch <- prometheus.MustNewConstMetric(descRecordsOut, prometheus.CounterValue, float64(s.RecordsOut), l...)
+				ch <- prometheus.MustNewConstMetric(descBytesOut, prometheus.CounterValue, float64(s.BytesOut), l...)
+				if t.Sink {
+					ch <- prometheus.MustNewConstMetric(descWritten, prometheus.CounterValue, float64(s.RecordsWritten), l...)
+				}
+				ch <- prometheus.MustNewConstMetric(descQueue, prometheus.GaugeValue, s.QueueFill, l...)
+				if s.Watermark != weir.MinWatermark && s.Watermark != weir.EndOfTime {
+					ch <- prometheus.MustNewConstMetric(descWatermark, prometheus.GaugeValue, float64(s.Watermark), l...)
+					lag := now.Sub(time.UnixMilli(s.Watermark)).Seconds()
+					ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, lag, l...)
+				}
+			}
+		}
+		r := j.Report()
+		if r == nil {
+			continue
+		}
+		counts := map[string]int{"completed": 0, "aborted": 0}
+		var last *weir.CheckpointStats
+		for i, ck := range r.Checkpoints {
+			counts[ck.Status]++
+			if ck.Status == "completed" {
+				last = &r.Checkpoints[i]
+			}
+		}
+		for status, n := range counts {
+			ch <- prometheus.MustNewConstMetric(descCkpts, prometheus.CounterValue, float64(n), name, status)
+		}
+		if last != nil {
+			ch <- prometheus.MustNewConstMetric(descCkptDur, prometheus.GaugeValue, last.Duration.Seconds(), name)
+			ch <- prometheus.MustNewConstMetric(descCkptSize, prometheus.GaugeValue, float64(last.Size), name)
+			ch <- prometheus.MustNewConstMetric(descCkptAlign, prometheus.GaugeValue, last.Alignment.Seconds(), name)
+		}
+		ch <- prometheus.MustNewConstMetric(descRestarts, prometheus.CounterValue, float64(len(r.Recoveries)), name)
+		if n := len(r.Recoveries); n > 0 {
+			ch <- prometheus.MustNewConstMetric(descRecovery, prometheus.GaugeValue, r.Recoveries[n-1].Duration.Seconds(), name)
+		}
+	}
+}

@@ -1,0 +1,160 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/weir-stream/weir"
+)
+
+// Server serves /metrics and the JSON API /api/v1 for a set of jobs.
+type Server struct {
+	mu   sync.Mutex
+	jobs []Job
+	mux  *http.ServeMux
+}
+
+// NewServer returns a server for jobs (more can be added with Add).
+func NewServer(jobs ...Job) *Server {
+	s := &Server{jobs: jobs, mux: http.NewServeMux()}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(&collector{jobs: s.list, now: time.Now})
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	s.mux.HandleFunc("GET /api/v1/jobs", s.listJobs)
+	s.mux.HandleFunc("GET /api/v1/jobs/{job}", s.job)
+	s.mux.HandleFunc("GET /api/v1/jobs/{job}/tasks", s.tasks)
+	s.mux.HandleFunc("GET /api/v1/jobs/{job}/checkpoints", s.checkpoints)
+	s.mux.HandleFunc("GET /api/v1/jobs/{job}/recoveries", s.recoveries)
+	return s
+}
+
+// Add makes another job visible.
+func (s *Server) Add(j Job) {
+	s.mu.Lock()
+	s.jobs = append(s.jobs, j)
+	s.mu.Unlock()
+}
+
+func (s *Server) list() []Job {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Job(nil), s.jobs...)
+}
+
+// ServeHTTP serves the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Start listens on addr (host:port; port 0 picks one) and serves until
+// ctx ends. It returns the base URL; stop shuts the server down and waits
+// for it.
+func (s *Server) Start(ctx context.Context, addr string) (url string, stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return
+		}
+	}()
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		<-ctx.Done()
+		sctx, c := context.WithTimeout(context.Background(), 2*time.Second)
+		defer c()
+		srv.Shutdown(sctx)
+	}()
+	stop = func() {
+		cancel()
+		<-done
+	}
+	return "http://" + ln.Addr().String(), stop, nil
+}
+
+// JobInfo is a job in the API.
+type JobInfo struct {
+	Name string `json:"name"`
+	weir.JobStatus
+}
+
+// TaskInfo is a task (a chain of operators) in the API, with its counters.
+type TaskInfo struct {
+	weir.TaskMetrics
+}
+
+func (s *Server) find(w http.ResponseWriter, r *http.Request) Job {
+	name := r.PathValue("job")
+	for _, j := range s.list() {
+		if j.Name() == name {
+			return j
+		}
+	}
+	http.Error(w, `{"error":"no job named `+name+`"}`, http.StatusNotFound)
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+func (s *Server) listJobs(w http.ResponseWriter, _ *http.Request) {
+	out := []JobInfo{}
+	for _, j := range s.list() {
+		out = append(out, JobInfo{Name: j.Name(), JobStatus: j.Status()})
+	}
+	writeJSON(w, out)
+}
+
+func (s *Server) job(w http.ResponseWriter, r *http.Request) {
+	if j := s.find(w, r); j != nil {
+		plan, _ := j.Explain()
+		writeJSON(w, struct {
+			JobInfo
+			Plan string `json:"plan"`
+		}{JobInfo{j.Name(), j.Status()}, plan})
+	}
+}
+
+func (s *Server) tasks(w http.ResponseWriter, r *http.Request) {
+	if j := s.find(w, r); j != nil {
+		ms := j.Metrics()
+		if ms == nil {
+			ms = []weir.TaskMetrics{}
+		}
+		writeJSON(w, ms)
+	}
+}
+
+func (s *Server) checkpoints(w http.ResponseWriter, r *http.Request) {
+	if j := s.find(w, r); j != nil {
+		out := []weir.CheckpointStats{}
+		if rep := j.Report(); rep != nil {
+			out = append(out, rep.Checkpoints...)
+		}
+		writeJSON(w, out)
+	}
+}
+
+func (s *Server) recoveries(w http.ResponseWriter, r *http.Request) {
+	if j := s.find(w, r); j != nil {
+		out := []weir.Recovery{}
+		if rep := j.Report(); rep != nil {
+			out = append(out, rep.Recoveries...)
+		}
+		writeJSON(w, out)
+	}
+}
