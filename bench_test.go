@@ -90,3 +90,23 @@ func BenchmarkWindowCount(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLatencyTracking measures the keyed window count with latency
+// tracking off, sampled (a marker every 200ms per source subtask) and
+// full (a marker after every batch), parallelism 2.
+func BenchmarkLatencyTracking(b *testing.B) {
+	for _, mode := range []struct {
+		name     string
+		interval time.Duration
+	}{{"off", 0}, {"sampled", 200 * time.Millisecond}, {"full", -1}} {
+		b.Run(mode.name, func(b *testing.B) {
+			p := weir.NewPipeline(weir.WithParallelism(2), weir.WithLatencyTracking(mode.interval))
+			src := weir.FromSource(p, "gen", generator.New(int64(b.N), func(i int64) keyEvent {
+				return keyEvent{Key: int64(generator.Mix(1, uint64(i)) % 10000), Time: i / 100}
+			}), weir.WithTimestamps(func(e keyEvent) int64 { return e.Time }, 0))
+			w := weir.WindowBy(weir.KeyBy(src, func(e keyEvent) int64 { return e.Key }), weir.Tumbling(time.Second))
+			weir.To(weir.AggregateWindow(w, countAgg{}), "discard", discard[weir.Windowed[int64, int64]]{})
+			runBench(b, p)
+		})
+	}
+}

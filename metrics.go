@@ -1,6 +1,8 @@
 package weir
 
 import (
+	"time"
+
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -35,7 +37,30 @@ type SubtaskMetrics struct {
 	Watermark      int64 `json:"watermark"`
 	// QueueFill is how full the subtask's input queues are, 0 to 1.
 	QueueFill float64 `json:"queue_fill"`
+	// Latency and EventTimeLatency are histograms (see LatencyBuckets)
+	// of latency-marker ages and, at sinks, event-time latency.
+	Latency          Histogram `json:"latency"`
+	EventTimeLatency Histogram `json:"event_time_latency"`
 }
+
+// Histogram is a latency histogram: Counts[i] counts durations up to
+// LatencyBuckets[i]; the last count those above every bound.
+type Histogram struct {
+	Counts []int64       `json:"counts"`
+	Sum    time.Duration `json:"sum_ns"`
+}
+
+// Count returns the number of observations.
+func (h Histogram) Count() int64 {
+	var n int64
+	for _, c := range h.Counts {
+		n += c
+	}
+	return n
+}
+
+// LatencyBuckets are the upper bounds of the latency histograms.
+var LatencyBuckets = task.LatencyBuckets
 
 // MinWatermark is the watermark before any has been received.
 const MinWatermark = task.MinWatermark
@@ -56,6 +81,8 @@ func (p *Pipeline) Metrics() []TaskMetrics {
 			sm := rt.Metrics(v.ID, s)
 			sub := SubtaskMetrics{RecordsIn: sm.RecordsIn.Load(), RecordsOut: sm.RecordsOut.Load(), BytesOut: sm.BytesOut.Load(),
 				RecordsWritten: sm.Written.Load(), Watermark: sm.Watermark.Load(), QueueFill: rt.QueueFill(v.ID, s)}
+			sub.Latency.Counts, sub.Latency.Sum = sm.Latency.Snapshot()
+			sub.EventTimeLatency.Counts, sub.EventTimeLatency.Sum = sm.EventTimeLatency.Snapshot()
 			m.Subtasks = append(m.Subtasks, sub)
 			m.RecordsIn += sub.RecordsIn
 			m.RecordsOut += sub.RecordsOut

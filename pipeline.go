@@ -73,6 +73,7 @@ type config struct {
 	bufferTimeout     time.Duration
 	idleTimeout       time.Duration
 	queueCapacity     int
+	latencyInterval   time.Duration
 }
 
 // Option configures a pipeline.
@@ -109,6 +110,15 @@ func WithBufferTimeout(d time.Duration) Option { return func(p *Pipeline) { p.cf
 // d, so that it does not hold back the watermark of downstream operators.
 // 0 (the default) never marks sources idle.
 func WithIdleTimeout(d time.Duration) Option { return func(p *Pipeline) { p.cfg.idleTimeout = d } }
+
+// WithLatencyTracking makes sources emit latency markers every interval
+// (sampled tracking; Flink's default interval is 2s), or after every batch
+// they read when interval is negative (full tracking). Tasks record the
+// markers' age and sinks the event-time latency of what they write, in
+// Metrics. 0 (the default) turns tracking off.
+func WithLatencyTracking(interval time.Duration) Option {
+	return func(p *Pipeline) { p.cfg.latencyInterval = interval }
+}
 
 // WithQueueCapacity sets how many batches each input channel buffers before
 // its sender blocks (default 8).

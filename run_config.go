@@ -36,7 +36,7 @@ func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan) (engine.Conf
 	cfg := engine.Config{
 		Job: c.name, Plan: pl, Fingerprint: engine.Fingerprint(pl),
 		Runtime: task.Options{Job: c.name, QueueCapacity: c.queueCapacity, WatermarkInterval: c.watermarkInterval,
-			BufferTimeout: c.bufferTimeout, IdleTimeout: c.idleTimeout},
+			BufferTimeout: c.bufferTimeout, IdleTimeout: c.idleTimeout, LatencyInterval: c.latencyInterval},
 		Unaligned: ck.Unaligned, AlignedTimeout: ck.AlignedTimeout, Interval: ck.Interval, Timeout: ck.Timeout, MinPause: ck.MinPause,
 		MaxConcurrent: ck.MaxConcurrent, Tolerable: ck.TolerableFailures, Retained: ck.Retained,
 		Restart: c.restart, LogCheckpoints: ck.Log,

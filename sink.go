@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/connector"
@@ -47,6 +48,7 @@ type sinkOp[T any] struct {
 	// a checkpoint at or after them completes.
 	pending  map[int64][]byte
 	restored [][]byte // transactions to commit on Recover
+	ts       []int64  // event times of the batch, with latency tracking
 }
 
 func (s *sinkOp[T]) Open(ctx *task.Context) error {
@@ -77,8 +79,11 @@ func (s *sinkOp[T]) Open(ctx *task.Context) error {
 	return nil
 }
 
-func (s *sinkOp[T]) Collect(_ int64, v T) {
+func (s *sinkOp[T]) Collect(ts int64, v T) {
 	s.batch = append(s.batch, v)
+	if s.ctx.TrackLatency {
+		s.ts = append(s.ts, ts)
+	}
 	if len(s.batch) == cap(s.batch) {
 		if err := s.write(); err != nil {
 			task.Fail(err)
@@ -92,6 +97,17 @@ func (s *sinkOp[T]) write() error {
 	}
 	err := s.w.Write(s.ctx.Ctx, s.batch)
 	s.ctx.Metrics.Written.Add(int64(len(s.batch)))
+	if len(s.ts) > 0 {
+		// Event-time latency: how far the written records' event times
+		// lag the wall clock.
+		now := time.Now().UnixMilli()
+		for _, t := range s.ts {
+			if t != NoTimestamp && t <= now {
+				s.ctx.Metrics.EventTimeLatency.Observe(time.Duration(now-t) * time.Millisecond)
+			}
+		}
+		s.ts = s.ts[:0]
+	}
 	clear(s.batch)
 	s.batch = s.batch[:0]
 	return err

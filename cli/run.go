@@ -30,6 +30,8 @@ type runFlags struct {
 	watermarkInterval time.Duration
 	idleTimeout       time.Duration
 	http              string
+	latency           string
+	latencyInterval   time.Duration
 	ft                ftFlags
 }
 
@@ -85,6 +87,8 @@ func jobCommand(j weir.Job, stdout, stderr io.Writer) *cobra.Command {
 	fs.DurationVar(&f.watermarkInterval, "watermark-interval", 200*time.Millisecond, "how often sources emit watermarks")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", 0, "mark a source subtask idle after producing nothing this long (0: never)")
 	fs.StringVar(&f.http, "http", "", "serve Prometheus metrics (/metrics) and the JSON API (/api/v1/jobs) on this address while the job runs, e.g. 127.0.0.1:8081 (default: off)")
+	fs.StringVar(&f.latency, "latency-tracking", "off", `latency markers: "off", "sampled" (a marker every --latency-interval per source subtask) or "full" (one after every batch a source reads); sinks then also record event-time latency`)
+	fs.DurationVar(&f.latencyInterval, "latency-interval", 2*time.Second, "interval of sampled latency markers")
 	f.ft.define(fs)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		return runJob(cmd.Context(), j, build, f, stdout, stderr)
@@ -115,6 +119,18 @@ func runJob(ctx context.Context, j weir.Job, build weir.Builder, f *runFlags, st
 	}}
 	base := []weir.Option{weir.WithParallelism(f.parallelism), weir.WithMaxParallelism(f.maxParallelism),
 		weir.WithWatermarkInterval(f.watermarkInterval), weir.WithIdleTimeout(f.idleTimeout)}
+	switch f.latency {
+	case "off":
+	case "sampled":
+		if f.latencyInterval <= 0 {
+			return usagef("--latency-interval must be positive, got %v", f.latencyInterval)
+		}
+		base = append(base, weir.WithLatencyTracking(f.latencyInterval))
+	case "full":
+		base = append(base, weir.WithLatencyTracking(-1))
+	default:
+		return usagef(`--latency-tracking must be "off", "sampled" or "full", not %q`, f.latency)
+	}
 	show := f.progress == "on" || (f.progress == "auto" && isTerminal(stderr))
 	logf := func(line string) {
 		if show {

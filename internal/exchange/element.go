@@ -28,6 +28,10 @@ const (
 	// Marker holds the place in a channel's FIFO order of a barrier that
 	// overtook the queued elements (an unaligned checkpoint's barrier).
 	Marker
+	// Latency is a latency marker: Time holds the wall-clock time (Unix
+	// nanoseconds) at which a source emitted it. It travels with the data,
+	// so its age when a task receives it is the delay records suffer.
+	Latency
 )
 
 func (k Kind) String() string {
@@ -44,6 +48,8 @@ func (k Kind) String() string {
 		return "end"
 	case Marker:
 		return "marker"
+	case Latency:
+		return "latency"
 	}
 	return "unknown"
 }

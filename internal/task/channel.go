@@ -26,6 +26,10 @@ type ChannelWriter interface {
 	Pending() []*exchange.Buffer
 	// Resend sends a buffer restored from a checkpoint on channel j.
 	Resend(j int, b *exchange.Buffer)
+	// EmitOne ships channel j's buffer, then sends e on channel j only.
+	EmitOne(j int, e exchange.Element)
+	// Channels returns the number of channels.
+	Channels() int
 }
 
 // Writer encodes records of type T into per-channel buffers and ships a
@@ -145,6 +149,15 @@ func (w *Writer[T]) Resend(j int, b *exchange.Buffer) {
 	w.sent[j] += int64(b.N)
 	w.send(j, exchange.Element{Kind: exchange.Data, Buf: nb})
 }
+
+// EmitOne ships channel j's buffer, then sends e on it.
+func (w *Writer[T]) EmitOne(j int, e exchange.Element) {
+	w.ship(j)
+	w.send(j, e)
+}
+
+// Channels returns the number of channels.
+func (w *Writer[T]) Channels() int { return len(w.chans) }
 
 // Sent returns the records written per channel.
 func (w *Writer[T]) Sent() []int64 { return w.sent }

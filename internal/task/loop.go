@@ -16,7 +16,7 @@ func (s *subtask) runSource() error {
 	}
 	o := &s.rt.opts
 	now := o.Now()
-	lastWM, lastFlush, lastData := now, now, now
+	lastWM, lastFlush, lastData, lastMarker := now, now, now, now
 	var wait *time.Timer
 	for {
 		if err := s.ctx.Err(); err != nil {
@@ -50,6 +50,10 @@ func (s *subtask) runSource() error {
 				s.idle = false
 				s.emitWatermark(s.outWM) // an active channel again
 			}
+		}
+		if o.LatencyInterval != 0 && n > 0 && (o.LatencyInterval < 0 || now.Sub(lastMarker) >= o.LatencyInterval) {
+			lastMarker = now
+			s.forwardLatency(exchange.Element{Kind: exchange.Latency, Time: now.UnixNano()})
 		}
 		if now.Sub(lastWM) >= o.WatermarkInterval {
 			lastWM = now
@@ -163,6 +167,9 @@ func (s *subtask) runInputs() error {
 				s.chanState[ch] = active
 			}
 			s.combine()
+		case exchange.Latency:
+			s.tctx.Metrics.Latency.Observe(s.rt.opts.Now().Sub(time.Unix(0, e.Time)))
+			s.forwardLatency(e)
 		case exchange.Idle:
 			if s.chanState[ch] == active {
 				s.chanState[ch] = idle
@@ -313,4 +320,16 @@ func (s *subtask) fireProcessingTimers() {
 			p.FireProcessingTime(now)
 		}
 	}
+}
+
+// forwardLatency sends a latency marker on to one output channel, chosen
+// in turn, as Flink forwards its latency markers: enough to sample every
+// path without multiplying the markers.
+func (s *subtask) forwardLatency(e exchange.Element) {
+	if len(s.outs) == 0 {
+		return
+	}
+	s.markerTurn++
+	o := s.outs[s.markerTurn%len(s.outs)]
+	o.EmitOne(s.markerTurn%o.Channels(), e)
 }

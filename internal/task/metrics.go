@@ -1,6 +1,9 @@
 package task
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Metrics are one subtask's counters. The task goroutine writes them; any
 // goroutine may read them.
@@ -14,6 +17,57 @@ type Metrics struct {
 	Written atomic.Int64
 	// Skipped counts malformed records a source dropped by policy.
 	Skipped atomic.Int64
+	// Latency records the age of latency markers when they reach the
+	// subtask (queueing and processing delay since the source).
+	Latency Histogram
+	// EventTimeLatency records, at sinks, wall-clock time minus the event
+	// time of the records written.
+	EventTimeLatency Histogram
+}
+
+// LatencyBuckets are the upper bounds of the latency histograms' buckets.
+var LatencyBuckets = []time.Duration{
+	100 * time.Microsecond, 250 * time.Microsecond, 500 * time.Microsecond,
+	time.Millisecond, 2500 * time.Microsecond, 5 * time.Millisecond, 10 * time.Millisecond,
+	25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond,
+	500 * time.Millisecond, time.Second, 2500 * time.Millisecond, 5 * time.Second, 10 * time.Second,
+	30 * time.Second, time.Minute,
+}
+
+// Histogram counts durations in LatencyBuckets; one writer, any readers.
+type Histogram struct {
+	counts [19]atomic.Int64 // one per bucket, the last for larger values
+	sum    atomic.Int64     // nanoseconds
+}
+
+// Observe records one duration.
+func (h *Histogram) Observe(d time.Duration) {
+	i := 0
+	for i < len(LatencyBuckets) && d > LatencyBuckets[i] {
+		i++
+	}
+	h.counts[i].Add(1)
+	h.sum.Add(int64(d))
+}
+
+// ObserveN records n durations of d.
+func (h *Histogram) ObserveN(d time.Duration, n int64) {
+	i := 0
+	for i < len(LatencyBuckets) && d > LatencyBuckets[i] {
+		i++
+	}
+	h.counts[i].Add(n)
+	h.sum.Add(int64(d) * n)
+}
+
+// Snapshot returns the count per bucket (the last for values above every
+// bound) and the sum.
+func (h *Histogram) Snapshot() (counts []int64, sum time.Duration) {
+	counts = make([]int64, len(h.counts))
+	for i := range h.counts {
+		counts[i] = h.counts[i].Load()
+	}
+	return counts, time.Duration(h.sum.Load())
 }
 
 // NewMetrics returns zeroed metrics with the watermark at MinWatermark.

@@ -81,6 +81,8 @@ type Context struct {
 	Attempt int
 	// Restored is the checkpoint the subtask restored (0: none).
 	Restored int64
+	// TrackLatency asks sinks to record event-time latency.
+	TrackLatency bool
 	// MaxParallelism is the number of key groups; this subtask owns key
 	// groups [KeyGroupStart, KeyGroupEnd).
 	MaxParallelism             int

@@ -30,6 +30,10 @@ type Options struct {
 	// Now returns the processing time; default time.Now.
 	Now func() time.Time
 
+	// LatencyInterval is how often sources emit latency markers; 0 turns
+	// latency tracking off, and a negative value emits one after every
+	// batch read (full tracking).
+	LatencyInterval time.Duration
 	// Attempt counts the job's restarts; operators see it in Context.
 	Attempt int
 	// Checkpoint is how checkpoints are taken (default none).

@@ -45,6 +45,7 @@ type subtask struct {
 	snap           *subtaskSnapshot
 	replayed       bool // the replay injection point was passed
 	startPos       []byte
+	markerTurn     int
 }
 
 type chanState uint8
@@ -60,6 +61,7 @@ func (r *Runtime) newSubtask(ctx context.Context, v *plan.Vertex, i int) *subtas
 	s := &subtask{rt: r, v: v, index: i, ctx: ctx, gate: r.gates[v.ID][i], inWM: MinWatermark, outWM: MinWatermark,
 		inbox: r.inboxes[v.ID][i]}
 	s.tctx = Context{Ctx: ctx, Job: r.opts.Job, Subtask: i, Parallelism: v.Parallelism, Attempt: r.opts.Attempt, Restored: r.opts.Restored,
+		TrackLatency:   r.opts.LatencyInterval != 0,
 		MaxParallelism: r.plan.MaxParallelism, KeyGroupStart: start, KeyGroupEnd: end,
 		Now: func() int64 { return r.opts.Now().UnixMilli() }, Metrics: r.metrics[v.ID][i]}
 	return s

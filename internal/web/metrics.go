@@ -44,11 +44,27 @@ var (
 	descRestarts   = prometheus.NewDesc("weir_job_restarts_total", "Failures the job recovered from.", []string{"job"}, nil)
 	descRecovery   = prometheus.NewDesc("weir_job_last_recovery_seconds", "Time from the latest failure to the first record written after it.", []string{"job"}, nil)
 	descUp         = prometheus.NewDesc("weir_job_running", "1 while the job runs.", []string{"job"}, nil)
+	descLatency    = prometheus.NewDesc("weir_task_latency_seconds", "Age of latency markers when they reach a subtask (queueing and processing delay since the source).", taskLabels, nil)
+	descEventLat   = prometheus.NewDesc("weir_sink_event_time_latency_seconds", "Wall-clock time minus the event time of records a sink wrote.", taskLabels, nil)
 )
+
+// histogram converts a weir histogram to a constant Prometheus one.
+func histogram(d *prometheus.Desc, h weir.Histogram, labels []string) (prometheus.Metric, bool) {
+	if h.Count() == 0 {
+		return nil, false
+	}
+	buckets := map[float64]uint64{}
+	var cum uint64
+	for i, b := range weir.LatencyBuckets {
+		cum += uint64(h.Counts[i])
+		buckets[b.Seconds()] = cum
+	}
+	return prometheus.MustNewConstHistogram(d, uint64(h.Count()), h.Sum.Seconds(), buckets, labels...), true
+}
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRecordsIn, descRecordsOut, descBytesOut, descWritten, descWatermark, descLag,
-		descQueue, descCkpts, descCkptDur, descCkptSize, descCkptAlign, descRestarts, descRecovery, descUp} {
+		descQueue, descCkpts, descCkptDur, descCkptSize, descCkptAlign, descRestarts, descRecovery, descUp, descLatency, descEventLat} {
 		ch <- d
 	}
 }
@@ -72,6 +88,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 					ch <- prometheus.MustNewConstMetric(descWritten, prometheus.CounterValue, float64(s.RecordsWritten), l...)
 				}
 				ch <- prometheus.MustNewConstMetric(descQueue, prometheus.GaugeValue, s.QueueFill, l...)
+				if m, ok := histogram(descLatency, s.Latency, l); ok {
+					ch <- m
+				}
+				if m, ok := histogram(descEventLat, s.EventTimeLatency, l); ok {
+					ch <- m
+				}
 				if s.Watermark != weir.MinWatermark && s.Watermark != weir.EndOfTime {
 					ch <- prometheus.MustNewConstMetric(descWatermark, prometheus.GaugeValue, float64(s.Watermark), l...)
 					lag := now.Sub(time.UnixMilli(s.Watermark)).Seconds()

@@ -143,3 +143,38 @@ func TestServerStartsAndStops(t *testing.T) {
 	}
 	stop()
 }
+
+// With sampled latency tracking, markers reach the keyed task and the
+// sink records event-time latency; both appear as Prometheus histograms.
+func TestLatencyTracking(t *testing.T) {
+	p := weir.NewPipeline(weir.WithName("lat"), weir.WithParallelism(2), weir.WithLatencyTracking(time.Millisecond))
+	src := weir.FromSource(p, "numbers", generator.Sequence(0, 200_000, generator.WithRate(1_000_000)),
+		weir.WithTimestamps(func(v int64) int64 { return time.Now().UnixMilli() }, 0))
+	keyed := weir.KeyBy(src, func(v int64) int64 { return v % 10 })
+	out := weir.Process(keyed, func() weir.KeyedProcessFunction[int64, int64, int64] {
+		return weir.ProcessFunc[int64, int64, int64](func(ctx *weir.KeyedContext[int64, int64], v int64) error {
+			ctx.Emit(v)
+			return nil
+		})
+	}, weir.Name("pass"))
+	weir.To(out, "sink", collection.NewSink[int64]())
+	if err := p.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var markers, events int64
+	for _, tm := range p.Metrics() {
+		for _, s := range tm.Subtasks {
+			markers += s.Latency.Count()
+			events += s.EventTimeLatency.Count()
+		}
+	}
+	if markers == 0 || events != 200_000 {
+		t.Fatalf("latency markers recorded %d, event-time latencies %d (want > 0 and 200000)", markers, events)
+	}
+	_, body := get(t, NewServer(p), "/metrics")
+	for _, m := range []string{"weir_task_latency_seconds_bucket", "weir_sink_event_time_latency_seconds_count"} {
+		if !strings.Contains(body, m) {
+			t.Fatalf("no %s in /metrics", m)
+		}
+	}
+}
