@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weir-stream/weir"
+)
+
+func init() { AddCommand(statusCommand) }
+
+// statusCommand shows in the terminal what the JSON API of a running job
+// serves: `weir run ... --http ADDR` in one terminal, `weir status --http
+// ADDR` in another.
+func statusCommand(stdout, _ io.Writer) *cobra.Command {
+	var addr string
+	cmd := &cobra.Command{
+		Use:   "status [JOB]",
+		Short: "Show the state, tasks, checkpoints and recoveries of a running job",
+		Long: `Query the JSON API of a job started with --http and print its state, its
+tasks with their counters, watermarks and input queue fill, its checkpoints
+and its recoveries. Without JOB, list the jobs.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			base := addr
+			if !strings.Contains(base, "://") {
+				base = "http://" + base
+			}
+			var jobs []struct {
+				Name string `json:"name"`
+				weir.JobStatus
+			}
+			if err := getJSON(base+"/api/v1/jobs", &jobs); err != nil {
+				return err
+			}
+			if len(args) == 0 {
+				for _, j := range jobs {
+					fmt.Fprintf(stdout, "%-20s %-10s %s\n", j.Name, j.State, j.Guarantee)
+				}
+				return nil
+			}
+			name := args[0]
+			for _, j := range jobs {
+				if j.Name == name {
+					fmt.Fprintf(stdout, "job %s: %s, %s, started %s\n", j.Name, j.State, j.Guarantee, j.Started.Format(time.RFC3339))
+					if j.Error != "" {
+						fmt.Fprintf(stdout, "  error: %s\n", j.Error)
+					}
+				}
+			}
+			var tasks []weir.TaskMetrics
+			if err := getJSON(base+"/api/v1/jobs/"+name+"/tasks", &tasks); err != nil {
+				return err
+			}
+			for _, t := range tasks {
+				fmt.Fprintf(stdout, "task %-40s p=%d in %d out %d written %d watermark %s\n", t.Name, t.Parallelism,
+					t.RecordsIn, t.RecordsOut, t.RecordsWritten, formatWatermark(t.Watermark))
+				for i, s := range t.Subtasks {
+					fmt.Fprintf(stdout, "  subtask %d: in %d, watermark %s, input queue %.0f%% full\n", i, s.RecordsIn, formatWatermark(s.Watermark), 100*s.QueueFill)
+				}
+			}
+			var cks []weir.CheckpointStats
+			if err := getJSON(base+"/api/v1/jobs/"+name+"/checkpoints", &cks); err != nil {
+				return err
+			}
+			for _, c := range cks[max(0, len(cks)-5):] {
+				fmt.Fprintf(stdout, "checkpoint %d %s in %v, %s\n", c.ID, c.Status, c.Duration.Round(time.Microsecond), bytes(c.Size))
+			}
+			var recs []weir.Recovery
+			if err := getJSON(base+"/api/v1/jobs/"+name+"/recoveries", &recs); err != nil {
+				return err
+			}
+			for i, r := range recs {
+				fmt.Fprintf(stdout, "recovery %d: restored %d after %s\n", i+1, r.Restored, r.Cause)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&addr, "http", "127.0.0.1:8081", "address the job serves its API on (weir run --http)")
+	return cmd
+}
+
+func getJSON(url string, v any) error {
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return fmt.Errorf("status: %w (is the job running with --http?)", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("status: %s: %s", resp.Status, strings.TrimSpace(string(body)))
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}
