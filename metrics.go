@@ -41,6 +41,11 @@ type SubtaskMetrics struct {
 	// of latency-marker ages and, at sinks, event-time latency.
 	Latency          Histogram `json:"latency"`
 	EventTimeLatency Histogram `json:"event_time_latency"`
+	// Idle is the time the subtask waited for input, Backpressured the
+	// time it waited for room downstream, Busy the rest since it started.
+	Idle          time.Duration `json:"idle_ns"`
+	Backpressured time.Duration `json:"backpressured_ns"`
+	Busy          time.Duration `json:"busy_ns"`
 }
 
 // Histogram is a latency histogram: Counts[i] counts durations up to
@@ -82,6 +87,14 @@ func (p *Pipeline) Metrics() []TaskMetrics {
 			sub := SubtaskMetrics{RecordsIn: sm.RecordsIn.Load(), RecordsOut: sm.RecordsOut.Load(), BytesOut: sm.BytesOut.Load(),
 				RecordsWritten: sm.Written.Load(), Watermark: sm.Watermark.Load(), QueueFill: rt.QueueFill(v.ID, s)}
 			sub.Latency.Counts, sub.Latency.Sum = sm.Latency.Snapshot()
+			sub.Idle, sub.Backpressured = time.Duration(sm.Idle.Load()), time.Duration(sm.Backpressured.Load())
+			if st := sm.Started.Load(); st > 0 {
+				end := time.Now()
+				if e := sm.Ended.Load(); e > 0 {
+					end = time.Unix(0, e)
+				}
+				sub.Busy = max(0, end.Sub(time.Unix(0, st))-sub.Idle-sub.Backpressured)
+			}
 			sub.EventTimeLatency.Counts, sub.EventTimeLatency.Sum = sm.EventTimeLatency.Snapshot()
 			m.Subtasks = append(m.Subtasks, sub)
 			m.RecordsIn += sub.RecordsIn

@@ -261,3 +261,35 @@ func TestIdleSourceDoesNotHoldBackWatermark(t *testing.T) {
 		t.Fatalf("got %q, want [a@0:2 b@2000:1]", got)
 	}
 }
+
+// slowWriter takes a millisecond per batch.
+type slowWriter struct{ sink[int64] }
+
+func (s *slowWriter) Open(context.Context, connector.SubtaskInfo) (connector.Writer[int64], error) {
+	return s, nil
+}
+
+func (s *slowWriter) Write(ctx context.Context, b []int64) error {
+	time.Sleep(time.Millisecond)
+	return s.sink.Write(ctx, b)
+}
+
+// A fast source in front of a slow sink spends time backpressured, and
+// the sink's task time waiting for input is counted as idle.
+func TestBusyIdleBackpressuredTime(t *testing.T) {
+	p := weir.NewPipeline(weir.WithChaining(false))
+	src := weir.FromSource(p, "fast", sliceSource[int64]{items: ints(200_000)})
+	weir.To(src, "slow", connector.Sink[int64](&slowWriter{}))
+	run(t, p)
+	ms := p.Metrics()
+	if len(ms) != 2 {
+		t.Fatalf("got %d tasks", len(ms))
+	}
+	source, sinkTask := ms[0].Subtasks[0], ms[1].Subtasks[0]
+	if source.Backpressured <= 0 {
+		t.Errorf("the source was never backpressured: %+v", source)
+	}
+	if sinkTask.Busy <= 0 {
+		t.Errorf("the slow sink's task was never busy: %+v", sinkTask)
+	}
+}

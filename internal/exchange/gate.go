@@ -3,6 +3,7 @@ package exchange
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // Gate is the input side of one task: Channels bounded FIFO queues, filled
@@ -60,7 +61,22 @@ func (g *Gate) Channels() int { return len(g.queues) }
 // exactly one sender; Send is safe to call concurrently for different
 // channels.
 func (g *Gate) Send(ctx context.Context, ch int, e Element) error {
+	_, err := g.SendTimed(ctx, ch, e)
+	return err
+}
+
+// SendTimed is Send that also reports how long it waited for room: the
+// time the sender was backpressured. It reads the clock only when it has
+// to wait.
+func (g *Gate) SendTimed(ctx context.Context, ch int, e Element) (time.Duration, error) {
 	q := &g.queues[ch]
+	var waitStart time.Time
+	waited := func() time.Duration {
+		if waitStart.IsZero() {
+			return 0
+		}
+		return time.Since(waitStart)
+	}
 	for {
 		g.mu.Lock()
 		if q.n < g.capacity {
@@ -71,13 +87,16 @@ func (g *Gate) Send(ctx context.Context, ch int, e Element) error {
 			if wake {
 				g.signal()
 			}
-			return nil
+			return waited(), nil
 		}
 		g.mu.Unlock()
+		if waitStart.IsZero() {
+			waitStart = time.Now()
+		}
 		select {
 		case <-q.space:
 		case <-ctx.Done():
-			return ctx.Err()
+			return waited(), ctx.Err()
 		}
 	}
 }
@@ -230,6 +249,11 @@ type Channel struct {
 
 // Send sends e on the channel; see Gate.Send.
 func (c Channel) Send(ctx context.Context, e Element) error { return c.Gate.Send(ctx, c.Index, e) }
+
+// SendTimed sends e and reports the time spent waiting; see Gate.SendTimed.
+func (c Channel) SendTimed(ctx context.Context, e Element) (time.Duration, error) {
+	return c.Gate.SendTimed(ctx, c.Index, e)
+}
 
 // SendPriority sends barrier e ahead of the queued elements; see
 // Gate.SendPriority.

@@ -111,7 +111,11 @@ func (w *Writer[T]) ship(i int) {
 }
 
 func (w *Writer[T]) send(i int, e exchange.Element) {
-	if err := w.chans[i].Send(w.ctx, e); err != nil {
+	blocked, err := w.chans[i].SendTimed(w.ctx, e)
+	if blocked > 0 {
+		w.metrics.Backpressured.Add(int64(blocked))
+	}
+	if err != nil {
 		Fail(err)
 	}
 }

@@ -78,6 +78,7 @@ func (s *subtask) runSource() error {
 			} else {
 				wait.Reset(time.Millisecond)
 			}
+			s.tctx.Metrics.Idle.Add(int64(time.Millisecond))
 			select {
 			case <-wait.C:
 			case <-s.ctx.Done():
@@ -113,6 +114,7 @@ func (s *subtask) runInputs() error {
 				}
 				fire = timer.C
 			}
+			idleSince := time.Now()
 			select {
 			case <-s.gate.Ready():
 			case <-fire:
@@ -124,6 +126,7 @@ func (s *subtask) runInputs() error {
 			case <-s.ctx.Done():
 				return s.ctx.Err()
 			}
+			s.tctx.Metrics.Idle.Add(int64(time.Since(idleSince)))
 			if at != nil {
 				at.Stop()
 			}

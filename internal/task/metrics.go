@@ -17,6 +17,13 @@ type Metrics struct {
 	Written atomic.Int64
 	// Skipped counts malformed records a source dropped by policy.
 	Skipped atomic.Int64
+	// Idle and Backpressured add up, in nanoseconds, the time the subtask
+	// waited for input and the time it waited for room downstream; the
+	// rest of its life it was busy.
+	Idle, Backpressured atomic.Int64
+	// Started and Ended are when the subtask started and ended, Unix
+	// nanoseconds (Ended 0 while it runs).
+	Started, Ended atomic.Int64
 	// Latency records the age of latency markers when they reach the
 	// subtask (queueing and processing delay since the source).
 	Latency Histogram

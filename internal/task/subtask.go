@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/plan"
@@ -74,6 +75,7 @@ func (s *subtask) fail(err error) error {
 // run builds, runs and closes the subtask. It converts panics (Fail or an
 // operator bug) into errors.
 func (s *subtask) run() (err error) {
+	defer func() { s.tctx.Metrics.Ended.Store(time.Now().UnixNano()) }()
 	defer s.async.Wait()
 	defer func() {
 		if p := recover(); p != nil {
@@ -90,6 +92,7 @@ func (s *subtask) run() (err error) {
 			err = s.fail(err)
 		}
 	}()
+	s.tctx.Metrics.Started.Store(time.Now().UnixNano())
 	if err := s.build(); err != nil {
 		return err
 	}

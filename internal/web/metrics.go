@@ -44,6 +44,9 @@ var (
 	descRestarts   = prometheus.NewDesc("weir_job_restarts_total", "Failures the job recovered from.", []string{"job"}, nil)
 	descRecovery   = prometheus.NewDesc("weir_job_last_recovery_seconds", "Time from the latest failure to the first record written after it.", []string{"job"}, nil)
 	descUp         = prometheus.NewDesc("weir_job_running", "1 while the job runs.", []string{"job"}, nil)
+	descIdle       = prometheus.NewDesc("weir_task_idle_seconds_total", "Time a subtask waited for input.", taskLabels, nil)
+	descBackpress  = prometheus.NewDesc("weir_task_backpressured_seconds_total", "Time a subtask waited for room in its receivers' queues.", taskLabels, nil)
+	descBusy       = prometheus.NewDesc("weir_task_busy_seconds_total", "Time a subtask neither idle nor backpressured.", taskLabels, nil)
 	descLatency    = prometheus.NewDesc("weir_task_latency_seconds", "Age of latency markers when they reach a subtask (queueing and processing delay since the source).", taskLabels, nil)
 	descEventLat   = prometheus.NewDesc("weir_sink_event_time_latency_seconds", "Wall-clock time minus the event time of records a sink wrote.", taskLabels, nil)
 )
@@ -64,7 +67,7 @@ func histogram(d *prometheus.Desc, h weir.Histogram, labels []string) (prometheu
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRecordsIn, descRecordsOut, descBytesOut, descWritten, descWatermark, descLag,
-		descQueue, descCkpts, descCkptDur, descCkptSize, descCkptAlign, descRestarts, descRecovery, descUp, descLatency, descEventLat} {
+		descQueue, descCkpts, descCkptDur, descCkptSize, descCkptAlign, descRestarts, descRecovery, descUp, descLatency, descEventLat, descIdle, descBackpress, descBusy} {
 		ch <- d
 	}
 }
@@ -88,6 +91,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 					ch <- prometheus.MustNewConstMetric(descWritten, prometheus.CounterValue, float64(s.RecordsWritten), l...)
 				}
 				ch <- prometheus.MustNewConstMetric(descQueue, prometheus.GaugeValue, s.QueueFill, l...)
+				ch <- prometheus.MustNewConstMetric(descIdle, prometheus.CounterValue, s.Idle.Seconds(), l...)
+				ch <- prometheus.MustNewConstMetric(descBackpress, prometheus.CounterValue, s.Backpressured.Seconds(), l...)
+				ch <- prometheus.MustNewConstMetric(descBusy, prometheus.CounterValue, s.Busy.Seconds(), l...)
 				if m, ok := histogram(descLatency, s.Latency, l); ok {
 					ch <- m
 				}
