@@ -86,7 +86,7 @@ func jobCommand(j weir.Job, stdout, stderr io.Writer) *cobra.Command {
 	fs.StringVar(&f.progress, "progress", "auto", `show progress on standard error: "auto" (when it is a terminal), "on" or "off"`)
 	fs.DurationVar(&f.watermarkInterval, "watermark-interval", 200*time.Millisecond, "how often sources emit watermarks")
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", 0, "mark a source subtask idle after producing nothing this long (0: never)")
-	fs.StringVar(&f.http, "http", "", "serve Prometheus metrics (/metrics) and the JSON API (/api/v1/jobs) on this address while the job runs, e.g. 127.0.0.1:8081 (default: off)")
+	fs.StringVar(&f.http, "http", "", "serve the dashboard (/), Prometheus metrics (/metrics) and the JSON API (/api/v1/jobs) on this address while the job runs, e.g. 127.0.0.1:8081 (default: off)")
 	fs.StringVar(&f.latency, "latency-tracking", "off", `latency markers: "off", "sampled" (a marker every --latency-interval per source subtask) or "full" (one after every batch a source reads); sinks then also record event-time latency`)
 	fs.DurationVar(&f.latencyInterval, "latency-interval", 2*time.Second, "interval of sampled latency markers")
 	f.ft.define(fs)
@@ -174,7 +174,7 @@ func runJob(ctx context.Context, j weir.Job, build weir.Builder, f *runFlags, st
 			return usagef("--http: %v", err)
 		}
 		defer stopHTTP()
-		fmt.Fprintf(stderr, "weir: metrics at %s/metrics, API at %s/api/v1/jobs\n", url, url)
+		fmt.Fprintf(stderr, "weir: dashboard at %s/, metrics at %s/metrics, API at %s/api/v1/jobs\n", url, url, url)
 	}
 	start := time.Now()
 	stop := make(chan struct{})

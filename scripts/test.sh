@@ -7,6 +7,20 @@ cd "$(dirname "$0")/.."
 echo "== installing Go modules"
 go mod download
 
+# The dashboard's browser test drives Debian's Chromium with playwright-core.
+if [ ! -x /usr/bin/chromium ] && [ -z "${CHROMIUM:-}" ]; then
+  echo "== installing Chromium (Debian package)"
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+if ! command -v node >/dev/null; then
+  echo "the dashboard's browser test needs Node.js (node and npm) on PATH" >&2
+  exit 1
+fi
+echo "== installing the browser test's npm packages"
+npm ci --prefix internal/web/uitest --no-audit --no-fund --loglevel=error
+
 echo "== vet"
 go vet ./...
 

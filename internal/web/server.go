@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/internal/web/ui"
 )
 
 // Server serves /metrics and the JSON API /api/v1 for a set of jobs.
@@ -33,6 +34,7 @@ func NewServer(jobs ...Job) *Server {
 	s.mux.HandleFunc("GET /api/v1/jobs/{job}/tasks", s.tasks)
 	s.mux.HandleFunc("GET /api/v1/jobs/{job}/checkpoints", s.checkpoints)
 	s.mux.HandleFunc("GET /api/v1/jobs/{job}/recoveries", s.recoveries)
+	s.mux.Handle("GET /", ui.Handler()) // the dashboard and its scripts
 	return s
 }
 
