@@ -1,6 +1,7 @@
 package weir
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/weir-stream/weir/internal/plan"
@@ -46,6 +47,11 @@ type SubtaskMetrics struct {
 	Idle          time.Duration `json:"idle_ns"`
 	Backpressured time.Duration `json:"backpressured_ns"`
 	Busy          time.Duration `json:"busy_ns"`
+	// WatermarkHeldBackBy names the input whose watermark is the lowest,
+	// holding back this subtask's watermark ("why has my window not
+	// fired?"), as "task [subtask n]"; empty for sources and when no input
+	// is active.
+	WatermarkHeldBackBy string `json:"watermark_held_back_by,omitempty"`
 }
 
 // Histogram is a latency histogram: Counts[i] counts durations up to
@@ -88,6 +94,11 @@ func (p *Pipeline) Metrics() []TaskMetrics {
 				RecordsWritten: sm.Written.Load(), Watermark: sm.Watermark.Load(), QueueFill: rt.QueueFill(v.ID, s)}
 			sub.Latency.Counts, sub.Latency.Sum = sm.Latency.Snapshot()
 			sub.Idle, sub.Backpressured = time.Duration(sm.Idle.Load()), time.Duration(sm.Backpressured.Load())
+			if c := sm.HeldBackBy.Load(); c >= 0 {
+				if name, st, ok := rt.ChannelSource(v.ID, s, int(c)); ok {
+					sub.WatermarkHeldBackBy = fmt.Sprintf("%s [subtask %d]", name, st)
+				}
+			}
 			if st := sm.Started.Load(); st > 0 {
 				end := time.Now()
 				if e := sm.Ended.Load(); e > 0 {

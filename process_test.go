@@ -293,3 +293,34 @@ func TestBusyIdleBackpressuredTime(t *testing.T) {
 		t.Errorf("the slow sink's task was never busy: %+v", sinkTask)
 	}
 }
+
+// The metrics name the input that holds back a subtask's watermark: here
+// the source that stopped sending while the other went on.
+func TestWatermarkHeldBackBy(t *testing.T) {
+	release := make(chan struct{})
+	p := weir.NewPipeline(weir.WithWatermarkInterval(time.Millisecond))
+	slow := weir.FromSource(p, "stuck", connector.Source[ev](waitingSource{items: []ev{{"a", 1}}, release: release}), weir.WithTimestamps(evTime, 0))
+	fast := weir.FromSource(p, "moving", connector.Source[ev](waitingSource{items: []ev{{"b", 5000}}, release: release}), weir.WithTimestamps(evTime, 0))
+	counts := weir.AggregateWindow(weir.WindowBy(weir.KeyBy(weir.Union(slow, fast), evKey), weir.Tumbling(time.Second)), count{})
+	weir.To(counts, "out", &sink[weir.Windowed[string, int64]]{})
+	done := make(chan error, 1)
+	go func() { done <- p.Run(context.Background()) }()
+	var held string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && held == ""; {
+		for _, m := range p.Metrics() {
+			for _, s := range m.Subtasks {
+				if s.WatermarkHeldBackBy != "" && s.Watermark >= 0 {
+					held = s.WatermarkHeldBackBy
+				}
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if held != "stuck [subtask 0]" {
+		t.Fatalf("watermark held back by %q, want the stuck source", held)
+	}
+}

@@ -62,7 +62,11 @@ and its recoveries. Without JOB, list the jobs.`,
 				fmt.Fprintf(stdout, "task %-40s p=%d in %d out %d written %d watermark %s\n", t.Name, t.Parallelism,
 					t.RecordsIn, t.RecordsOut, t.RecordsWritten, formatWatermark(t.Watermark))
 				for i, s := range t.Subtasks {
-					fmt.Fprintf(stdout, "  subtask %d: in %d, watermark %s, input queue %.0f%% full\n", i, s.RecordsIn, formatWatermark(s.Watermark), 100*s.QueueFill)
+					fmt.Fprintf(stdout, "  subtask %d: in %d, watermark %s, input queue %.0f%% full", i, s.RecordsIn, formatWatermark(s.Watermark), 100*s.QueueFill)
+					if s.WatermarkHeldBackBy != "" {
+						fmt.Fprintf(stdout, ", watermark held back by %s", s.WatermarkHeldBackBy)
+					}
+					fmt.Fprintln(stdout)
 				}
 			}
 			var cks []weir.CheckpointStats

@@ -209,14 +209,16 @@ func (s *subtask) allEnded() bool {
 func (s *subtask) combine() {
 	min := int64(MaxWatermark)
 	anyActive := false
+	holder := -1
 	for c, st := range s.chanState {
 		if st == active {
 			anyActive = true
 			if s.chanWM[c] < min {
-				min = s.chanWM[c]
+				min, holder = s.chanWM[c], c
 			}
 		}
 	}
+	s.tctx.Metrics.HeldBackBy.Store(int64(holder))
 	if !anyActive {
 		if s.allEnded() {
 			return

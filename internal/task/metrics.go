@@ -21,6 +21,9 @@ type Metrics struct {
 	// waited for input and the time it waited for room downstream; the
 	// rest of its life it was busy.
 	Idle, Backpressured atomic.Int64
+	// HeldBackBy is the gate channel whose watermark is the minimum, the
+	// one holding back the subtask's watermark (-1: none).
+	HeldBackBy atomic.Int64
 	// Started and Ended are when the subtask started and ended, Unix
 	// nanoseconds (Ended 0 while it runs).
 	Started, Ended atomic.Int64
@@ -81,5 +84,6 @@ func (h *Histogram) Snapshot() (counts []int64, sum time.Duration) {
 func NewMetrics() *Metrics {
 	m := &Metrics{}
 	m.Watermark.Store(MinWatermark)
+	m.HeldBackBy.Store(-1)
 	return m
 }

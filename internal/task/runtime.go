@@ -289,3 +289,18 @@ func IsFailure(err error) bool {
 
 // QueueFill returns how full subtask i of vertex v's input queues are.
 func (r *Runtime) QueueFill(v, i int) float64 { return r.gates[v][i].Fill() }
+
+// ChannelSource names the sender of gate channel c of subtask i of vertex
+// v: its task and subtask.
+func (r *Runtime) ChannelSource(v, i, c int) (task string, subtask int, ok bool) {
+	for _, e := range r.plan.Vertices[v].Inputs {
+		off := r.offsets[e]
+		if c >= off && c < off+e.Channels() {
+			if e.Partitioning == plan.Forward {
+				return e.Source.Name(), i, true
+			}
+			return e.Source.Name(), c - off, true
+		}
+	}
+	return "", 0, false
+}

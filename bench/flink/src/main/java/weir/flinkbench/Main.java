@@ -90,6 +90,9 @@ public final class Main {
       int generators) throws Exception {
     Map<String, String> settings = new HashMap<>();
     settings.put("parallelism.default", Integer.toString(parallelism));
+    // Chained operators hand rows on without a defensive deep copy (as nexmark/nexmark's
+    // Flink configuration does).
+    settings.put("pipeline.object-reuse", "true");
     if (checkpointInterval != null) {
       settings.put("execution.checkpointing.interval", checkpointInterval.toMillis() + " ms");
       settings.put("execution.checkpointing.mode", "EXACTLY_ONCE");
