@@ -72,6 +72,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	)
 	base := time.Now().UnixMilli()
 	p := weir.NewPipeline(weir.WithName("dashboard"), weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce),
+		weir.WithLatencyTracking(100*time.Millisecond),
 		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 100 * time.Millisecond}),
 		weir.WithInjectedFailures(1, 7), weir.WithFailureWindow(time.Second),
 		weir.WithRestartStrategy("fixed-delay", 10, 50*time.Millisecond, 0, 0))

@@ -1,5 +1,6 @@
 // The weir dashboard: polls the JSON API every second and draws the jobs,
-// the selected job's task graph, throughput and watermark lag over time,
+// the selected job's task graph, throughput, latency percentiles and
+// watermark lag over time,
 // checkpoints and recoveries. Plain JavaScript, no build step; uPlot draws
 // the charts.
 //
@@ -34,11 +35,13 @@
       times: [],                 // poll times, seconds
       rates: [],                 // per task: records in per second
       lags: [],                  // per task: watermark lag in seconds
+      lat: [[], [], []],         // marker latency p50, p99 and sink event-time latency p99, seconds
+      prevHist: null,            // cumulative latency histograms of the previous poll
       prev: null,                // {t, counts} of the previous poll
       taskNames: [],
       recoveries: [],            // failure times, seconds
       checkpoints: [],
-      tput: null, lag: null, ckpt: null, // uPlot charts
+      tput: null, lag: null, ckpt: null, latc: null, // uPlot charts
     };
   }
 
@@ -271,17 +274,62 @@
       view.lags[i].push(validWatermark(t.watermark) ? Math.max(0, now - t.watermark / 1000) : null);
     });
     view.prev = { t: now, counts };
+    recordLatency(view, tasks);
     if (view.times.length > MAX_POINTS) {
       view.times.shift();
       view.rates.forEach((r) => r.shift());
       view.lags.forEach((r) => r.shift());
+      view.lat.forEach((r) => r.shift());
     }
+  }
+
+  // Upper bounds, in seconds, of the latency histograms' buckets; they
+  // mirror task.LatencyBuckets in the Go code (the last bucket is open).
+  const LATENCY_BOUNDS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+  // sumHist adds up one histogram field over every subtask.
+  function sumHist(tasks, field) {
+    const out = new Array(LATENCY_BOUNDS.length).fill(0);
+    for (const t of tasks) for (const s of t.subtasks || []) {
+      const c = (s[field] && s[field].counts) || [];
+      c.forEach((n, i) => { if (i < out.length) out[i] += n; });
+    }
+    return out;
+  }
+
+  // quantile returns the bucket bound below which fraction q of the
+  // observations in counts fall, or null without observations.
+  function quantile(counts, q) {
+    const total = counts.reduce((a, b) => a + b, 0);
+    if (total <= 0) return null;
+    let seen = 0;
+    for (let i = 0; i < counts.length; i++) {
+      seen += counts[i];
+      if (seen >= q * total) return LATENCY_BOUNDS[i];
+    }
+    return LATENCY_BOUNDS[LATENCY_BOUNDS.length - 1];
+  }
+
+  // recordLatency adds the percentiles of the latencies observed since the
+  // previous poll.
+  function recordLatency(view, tasks) {
+    const cur = { marker: sumHist(tasks, "latency"), event: sumHist(tasks, "event_time_latency") };
+    const prev = view.prevHist;
+    const delta = (a, b) => a.map((n, i) => Math.max(0, n - (b ? b[i] : 0)));
+    const m = delta(cur.marker, prev && prev.marker);
+    const e = delta(cur.event, prev && prev.event);
+    view.lat[0].push(quantile(m, 0.5));
+    view.lat[1].push(quantile(m, 0.99));
+    view.lat[2].push(quantile(e, 0.99));
+    view.prevHist = cur;
+    const el = $("latency");
+    el.dataset.points = String(view.lat[1].filter((v) => v != null).length);
   }
 
   // ---- charts -----------------------------------------------------------
 
   function destroyCharts(view) {
-    for (const k of ["tput", "lag", "ckpt"]) if (view[k]) { view[k].destroy(); view[k] = null; }
+    for (const k of ["tput", "lag", "ckpt", "latc"]) if (view[k]) { view[k].destroy(); view[k] = null; }
   }
 
   const chartWidth = (id) => Math.max(300, $(id).clientWidth);
@@ -356,6 +404,19 @@
       view.lag = lineChart(view, "lag", taskSeries(view.taskNames, (v) => v.toFixed(2) + " s"), ldata,
         { height: 160, fmt: (v) => v.toFixed(1) + " s" });
     } else view.lag.setData(ldata);
+
+    const anyLat = view.lat.some((l) => l.some((v) => v != null));
+    $("latency-note").textContent = anyLat ? "" : "No latency data: run with --latency-tracking sampled or full.";
+    const latData = [view.times, ...view.lat];
+    if (!view.latc) {
+      $("latency").textContent = "";
+      const fmt = (v) => (v == null ? "–" : v < 1 ? (v * 1000).toFixed(v < 0.001 ? 2 : 0) + " ms" : v + " s");
+      view.latc = lineChart(view, "latency", [
+        { label: "marker p50", stroke: PALETTE[0], width: 2, value: (u, v) => fmt(v) },
+        { label: "marker p99", stroke: PALETTE[1], width: 2, value: (u, v) => fmt(v) },
+        { label: "event-time p99 at sinks", stroke: PALETTE[2], width: 2, value: (u, v) => fmt(v) },
+      ], latData, { height: 160, fmt });
+    } else view.latc.setData(latData);
   }
 
   function updateCheckpointChart(view, cks) {
@@ -443,7 +504,7 @@
       renderJobs(jobs);
       if (selected !== shown) { // switching jobs: redraw everything for the new one
         for (const v of views.values()) { destroyCharts(v); v.graphKey = ""; }
-        for (const id of ["graph", "throughput", "lag", "ckpt-chart"]) $(id).textContent = "";
+        for (const id of ["graph", "throughput", "lag", "latency", "ckpt-chart"]) $(id).textContent = "";
         $("throughput").dataset.points = "0";
         $("throughput").dataset.recoveryMarkers = "0";
         shown = selected;
@@ -465,6 +526,7 @@
     if (!v) return;
     if (v.tput) v.tput.setSize({ width: chartWidth("throughput"), height: 220 });
     if (v.lag) v.lag.setSize({ width: chartWidth("lag"), height: 160 });
+    if (v.latc) v.latc.setSize({ width: chartWidth("latency"), height: 160 });
     if (v.ckpt) v.ckpt.setSize({ width: chartWidth("ckpt-chart"), height: 140 });
   });
 

@@ -76,6 +76,9 @@ try {
       page.waitForFunction((n) => Number(document.querySelector("#throughput")?.dataset.recoveryMarkers) >= n &&
         document.querySelectorAll("#recoveries tr.recovery").length >= n, wantRecoveries, { timeout }));
   }
+  await step("the latency chart receives percentiles", () =>
+    page.waitForFunction(() => Number(document.querySelector("#latency")?.dataset.points) > 0 &&
+      document.querySelector("#latency canvas") !== null, null, { timeout }));
   await step("the checkpoint table lists checkpoints", () =>
     page.waitForSelector("#checkpoints tbody tr[data-id]", { timeout }));
   // Let a few more polls come in so the screenshot has some history.
