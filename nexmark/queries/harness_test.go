@@ -80,6 +80,12 @@ func runQuery(t *testing.T, name string, cfg nexmark.Config, par int) []string {
 	if err := p.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
+	return readRows(t, dir)
+}
+
+// readRows returns the rows of the part files in dir.
+func readRows(t *testing.T, dir string) []string {
+	t.Helper()
 	parts, err := file.Parts(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -165,4 +171,39 @@ func applyChangelog(t *testing.T, rows []string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// checkChangelog runs the changelog query name at parallelism 1
+// and 4 and compares the table its rows fold into (applyChangelog) with
+// want, the reference's final rows (their op fields are ignored), in
+// applyChangelog's canonical encoding.
+func checkChangelog[T any](t *testing.T, name string, cfg nexmark.Config, want []T) {
+	t.Helper()
+	if len(want) == 0 {
+		t.Fatalf("%s: the reference produced no rows; the test would prove nothing", name)
+	}
+	var canon []string
+	for _, r := range rowsJSON(t, want) {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(r), &m); err != nil {
+			t.Fatal(err)
+		}
+		delete(m, "op")
+		b, _ := json.Marshal(m)
+		canon = append(canon, string(b))
+	}
+	slices.Sort(canon)
+	for _, par := range []int{1, 4} {
+		got := applyChangelog(t, runQuery(t, name, cfg, par))
+		if !slices.Equal(got, canon) {
+			diff := ""
+			for i := range min(len(got), len(canon)) {
+				if got[i] != canon[i] {
+					diff = "first difference:\n got  " + got[i] + "\n want " + canon[i]
+					break
+				}
+			}
+			t.Fatalf("%s at parallelism %d: final table of %d rows, reference %d rows; %s", name, par, len(got), len(canon), diff)
+		}
+	}
 }

@@ -2,14 +2,12 @@ package queries
 
 import (
 	"context"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/weir-stream/weir"
-	"github.com/weir-stream/weir/connectors/file"
 	"github.com/weir-stream/weir/nexmark"
 )
 
@@ -34,20 +32,7 @@ func runWithFailures(t *testing.T, name string, cfg nexmark.Config, seed uint64)
 	if err := p.Run(ctx); err != nil {
 		t.Fatalf("%s seed %d: %v", name, seed, err)
 	}
-	parts, err := file.Parts(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []string
-	for _, part := range parts {
-		data, _ := os.ReadFile(part)
-		for _, l := range strings.Split(string(data), "\n") {
-			if l != "" {
-				rows = append(rows, l)
-			}
-		}
-	}
-	return rows, p.Report().Injected
+	return readRows(t, dir), p.Report().Injected
 }
 
 // normalize returns what must be equal between two runs: the rows, or for

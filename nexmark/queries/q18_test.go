@@ -27,5 +27,5 @@ func TestQ18(t *testing.T) {
 		want = append(want, Q18Row{Auction: b.Auction, Bidder: b.Bidder, Price: b.Price,
 			Channel: b.Channel, URL: b.URL, DateTime: b.DateTime, Extra: b.Extra})
 	}
-	checkChangelogQ17to19(t, "q18", cfg, want)
+	checkChangelog(t, "q18", cfg, want)
 }

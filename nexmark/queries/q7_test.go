@@ -2,7 +2,6 @@ package queries
 
 import (
 	"context"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/connectors/collection"
-	"github.com/weir-stream/weir/connectors/file"
 	"github.com/weir-stream/weir/nexmark"
 )
 
@@ -104,21 +102,5 @@ func q7Run(t *testing.T, events []nexmark.Event, par int) []string {
 	if err := p.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	parts, err := file.Parts(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []string
-	for _, part := range parts {
-		data, err := os.ReadFile(part)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range strings.Split(string(data), "\n") {
-			if l != "" {
-				rows = append(rows, l)
-			}
-		}
-	}
-	return rows
+	return readRows(t, dir)
 }

@@ -2,47 +2,11 @@ package queries
 
 import (
 	"cmp"
-	"encoding/json"
 	"slices"
 	"testing"
 
 	"github.com/weir-stream/weir/nexmark"
 )
-
-// checkChangelogQ9Q15Q16 runs the changelog query name at parallelism 1
-// and 4 and compares the table its rows fold into (applyChangelog) with
-// want, the reference's final rows (their op fields are ignored), in
-// applyChangelog's canonical encoding.
-func checkChangelogQ9Q15Q16[T any](t *testing.T, name string, cfg nexmark.Config, want []T) {
-	t.Helper()
-	if len(want) == 0 {
-		t.Fatalf("%s: the reference produced no rows; the test would prove nothing", name)
-	}
-	var canon []string
-	for _, r := range rowsJSON(t, want) {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(r), &m); err != nil {
-			t.Fatal(err)
-		}
-		delete(m, "op")
-		b, _ := json.Marshal(m)
-		canon = append(canon, string(b))
-	}
-	slices.Sort(canon)
-	for _, par := range []int{1, 4} {
-		got := applyChangelog(t, runQuery(t, name, cfg, par))
-		if !slices.Equal(got, canon) {
-			diff := ""
-			for i := range min(len(got), len(canon)) {
-				if got[i] != canon[i] {
-					diff = "first difference:\n got  " + got[i] + "\n want " + canon[i]
-					break
-				}
-			}
-			t.Fatalf("%s at parallelism %d: final table of %d rows, reference %d rows; %s", name, par, len(got), len(canon), diff)
-		}
-	}
-}
 
 // q9Reference joins every auction with its bids within [dateTime,
 // expires] and keeps the first by price descending, dateTime ascending,
@@ -83,5 +47,5 @@ func q9Reference(events []nexmark.Event) []Q9Row {
 func TestQ9(t *testing.T) {
 	cfg := testConfig(50000)
 	want := q9Reference(allEvents(t, cfg))
-	checkChangelogQ9Q15Q16(t, "q9", cfg, want)
+	checkChangelog(t, "q9", cfg, want)
 }
