@@ -24,21 +24,19 @@ type Q11Row struct {
 	EndTime   int64 `json:"endtime"`
 }
 
-// q11Count counts the records of a window.
-type q11Count struct{}
-
-func (q11Count) Create() int64                { return 0 }
-func (q11Count) Add(acc int64, _ int64) int64 { return acc + 1 }
-func (q11Count) Merge(a, b int64) int64       { return a + b }
-func (q11Count) Result(acc int64) int64       { return acc }
+// bidsPerBidder counts each bidder's bids in the windows of a, as q11
+// (sessions) and q12 (tumbling windows) do.
+func bidsPerBidder(in weir.Stream[nexmark.Event], a weir.WindowAssigner, name string) weir.Stream[Q11Row] {
+	bidders := weir.Map(Bids(in), func(b nexmark.Bid) int64 { return b.Bidder }, weir.Name(name+"-bidder"))
+	counts := weir.AggregateWindow(weir.WindowBy(weir.KeyBy(bidders, func(b int64) int64 { return b }), a),
+		weir.Count[int64](), weir.Name(name+"-windows"))
+	return weir.Map(counts, func(w weir.Windowed[int64, int64]) Q11Row {
+		return Q11Row{Bidder: w.Key, BidCount: w.Value, StartTime: w.Window.Start, EndTime: w.Window.End}
+	}, weir.Name(name))
+}
 
 func init() {
 	Register(Query{Name: "q11", Description: "user sessions: bids per bidder per session of activity (10 s gap)", Build: func(in weir.Stream[nexmark.Event], out Output) {
-		bidders := weir.Map(Bids(in), func(b nexmark.Bid) int64 { return b.Bidder }, weir.Name("q11-bidder"))
-		sessions := weir.AggregateWindow(weir.WindowBy(weir.KeyBy(bidders, func(b int64) int64 { return b }), weir.Session(Seconds(10))),
-			weir.Aggregator[int64, int64, int64](q11Count{}), weir.Name("q11-sessions"))
-		Emit(weir.Map(sessions, func(w weir.Windowed[int64, int64]) Q11Row {
-			return Q11Row{Bidder: w.Key, BidCount: w.Value, StartTime: w.Window.Start, EndTime: w.Window.End}
-		}, weir.Name("q11")), out)
+		Emit(bidsPerBidder(in, weir.Session(Seconds(10)), "q11"), out)
 	}})
 }
