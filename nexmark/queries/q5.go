@@ -41,18 +41,13 @@ type q5Hot struct {
 	Auctions []int64
 }
 
-type q5CountBids struct{}
-
-func (q5CountBids) Create() int64                    { return 0 }
-func (q5CountBids) Add(n int64, _ nexmark.Bid) int64 { return n + 1 }
-func (q5CountBids) Merge(a, b int64) int64           { return a + b }
-func (q5CountBids) Result(n int64) int64             { return n }
-
 func init() {
 	Register(Query{Name: "q5", Description: "hot items: the auctions with the most bids per 10 s window, sliding by 2 s", Build: func(in weir.Stream[nexmark.Event], out Output) {
+		// Only the auction id crosses the exchange: the count needs no more.
+		auctions := weir.Map(Bids(in), func(b nexmark.Bid) int64 { return b.Auction }, weir.Name("q5-auction"))
 		counts := weir.AggregateWindow(
-			weir.WindowBy(weir.KeyBy(Bids(in), func(b nexmark.Bid) int64 { return b.Auction }), weir.Sliding(Seconds(10), Seconds(2))),
-			weir.Aggregator[nexmark.Bid, int64, int64](q5CountBids{}), weir.Name("q5-count"))
+			weir.WindowBy(weir.KeyBy(auctions, func(a int64) int64 { return a }), weir.Sliding(Seconds(10), Seconds(2))),
+			weir.Count[int64](), weir.Name("q5-count"))
 		perWindow := weir.Map(counts, func(c weir.Windowed[int64, int64]) q5Count {
 			return q5Count{c.Window.Start, c.Key, c.Value}
 		}, weir.Name("q5-counts"))
