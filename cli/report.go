@@ -14,22 +14,19 @@ func printReport(w io.Writer, r *weir.Report) {
 		return
 	}
 	if len(r.Checkpoints) > 0 {
-		var done, aborted int
+		// The mean and max cover the checkpoints the report still lists.
+		var done int
 		var total, longest time.Duration
-		var size int64
 		for _, c := range r.Checkpoints {
 			if c.Status == "completed" {
 				done++
 				total += c.Duration
 				longest = max(longest, c.Duration)
-				size = c.Size
-			} else {
-				aborted++
 			}
 		}
-		fmt.Fprintf(w, "weir: checkpoints: %d completed, %d aborted", done, aborted)
+		fmt.Fprintf(w, "weir: checkpoints: %d completed, %d aborted", r.Completed, r.Aborted)
 		if done > 0 {
-			fmt.Fprintf(w, "; duration mean %v, max %v; last size %s", (total / time.Duration(done)).Round(time.Microsecond), longest.Round(time.Microsecond), bytes(size))
+			fmt.Fprintf(w, "; duration mean %v, max %v; last size %s", (total / time.Duration(done)).Round(time.Microsecond), longest.Round(time.Microsecond), bytes(r.LastCompletedCheckpoint.Size))
 		}
 		fmt.Fprintln(w)
 		from := max(0, len(r.Checkpoints)-10)

@@ -94,7 +94,7 @@ func Check[T comparable](t testing.TB, job Job[T], o Options[T]) Result {
 		res.Runs++
 		res.Injected += rep.Injected
 		res.Recoveries += len(rep.Recoveries)
-		res.Completed += completed(rep)
+		res.Completed += rep.Completed
 		if err := compare(want, got.Visible(), rep, o); err != nil {
 			t.Fatalf("seed %d (%s, %d failures injected, recoveries %+v): %v", seed, o.Guarantee, rep.Injected, rep.Recoveries, err)
 		}
@@ -102,15 +102,6 @@ func Check[T comparable](t testing.TB, job Job[T], o Options[T]) Result {
 	return res
 }
 
-func completed(rep *weir.Report) int {
-	n := 0
-	for _, c := range rep.Checkpoints {
-		if c.Status == "completed" {
-			n++
-		}
-	}
-	return n
-}
 
 func run[T comparable](job Job[T], sink *Sink[T], o Options[T], extra ...weir.Option) (*weir.Report, error) {
 	opts := append([]weir.Option{weir.WithParallelism(o.Parallelism)}, o.Options...)

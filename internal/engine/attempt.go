@@ -406,7 +406,7 @@ func (a *attemptState) finish(id int64, status, reason string) {
 	if !st.Triggered.IsZero() {
 		st.Duration = time.Since(st.Triggered)
 	}
-	a.e.report.Checkpoints = append(a.e.report.Checkpoints, *st)
+	a.e.report.add(*st)
 	delete(a.e.stats, id)
 	a.e.publish()
 }

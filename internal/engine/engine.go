@@ -108,24 +108,49 @@ type Recovery struct {
 	Duration time.Duration `json:"duration_ns"`
 }
 
+// CheckpointHistory is how many finished checkpoints a Report lists; the
+// totals count them all. A job checkpointing every 100 ms for days must
+// not grow its report without bound.
+const CheckpointHistory = 1000
+
 // Report tells what happened during a run.
 type Report struct {
+	// Checkpoints lists the latest CheckpointHistory finished checkpoints,
+	// oldest first.
 	Checkpoints []CheckpointStats
-	Recoveries  []Recovery
-	Injected    int
+	// Completed and Aborted count every finished checkpoint of the run.
+	Completed, Aborted int
+	// LastCompletedCheckpoint is the newest completed checkpoint, or nil.
+	LastCompletedCheckpoint *CheckpointStats
+	Recoveries              []Recovery
+	Injected                int
 	// Restored is the checkpoint the run started from, if any.
 	Restored int64
 }
 
 // LastCompleted returns the newest completed checkpoint id, or 0.
 func (r *Report) LastCompleted() int64 {
-	var id int64
-	for _, c := range r.Checkpoints {
-		if c.Status == "completed" && c.ID > id {
-			id = c.ID
-		}
+	if r.LastCompletedCheckpoint == nil {
+		return 0
 	}
-	return id
+	return r.LastCompletedCheckpoint.ID
+}
+
+// add records a finished checkpoint.
+func (r *Report) add(c CheckpointStats) {
+	if c.Status == "completed" {
+		r.Completed++
+		if r.LastCompletedCheckpoint == nil || c.ID > r.LastCompletedCheckpoint.ID {
+			cc := c
+			r.LastCompletedCheckpoint = &cc
+		}
+	} else {
+		r.Aborted++
+	}
+	if len(r.Checkpoints) == CheckpointHistory {
+		r.Checkpoints = append(r.Checkpoints[:0], r.Checkpoints[1:]...)
+	}
+	r.Checkpoints = append(r.Checkpoints, c)
 }
 
 // Live holds the latest copy of a running job's report.

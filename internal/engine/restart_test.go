@@ -96,3 +96,20 @@ func TestInjectorIsDeterministicPerSeed(t *testing.T) {
 		t.Fatalf("seeds 1 and 2 gave the same schedule %v", a)
 	}
 }
+
+func TestReportKeepsBoundedHistoryAndTotals(t *testing.T) {
+	var r Report
+	for i := range CheckpointHistory + 5 {
+		status := "completed"
+		if i%2 == 1 {
+			status = "aborted"
+		}
+		r.add(CheckpointStats{ID: int64(i + 1), Status: status})
+	}
+	if len(r.Checkpoints) != CheckpointHistory || r.Checkpoints[0].ID != 6 {
+		t.Fatalf("history of %d starting at %d, want %d starting at 6", len(r.Checkpoints), r.Checkpoints[0].ID, CheckpointHistory)
+	}
+	if r.Completed+r.Aborted != CheckpointHistory+5 || r.LastCompleted() != CheckpointHistory+5 {
+		t.Fatalf("totals %d+%d, last completed %d", r.Completed, r.Aborted, r.LastCompleted())
+	}
+}

@@ -111,18 +111,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		if r == nil {
 			continue
 		}
-		counts := map[string]int{"completed": 0, "aborted": 0}
-		var last *weir.CheckpointStats
-		for i, ck := range r.Checkpoints {
-			counts[ck.Status]++
-			if ck.Status == "completed" {
-				last = &r.Checkpoints[i]
-			}
-		}
-		for status, n := range counts {
-			ch <- prometheus.MustNewConstMetric(descCkpts, prometheus.CounterValue, float64(n), name, status)
-		}
-		if last != nil {
+		ch <- prometheus.MustNewConstMetric(descCkpts, prometheus.CounterValue, float64(r.Completed), name, "completed")
+		ch <- prometheus.MustNewConstMetric(descCkpts, prometheus.CounterValue, float64(r.Aborted), name, "aborted")
+		if last := r.LastCompletedCheckpoint; last != nil {
 			ch <- prometheus.MustNewConstMetric(descCkptDur, prometheus.GaugeValue, last.Duration.Seconds(), name)
 			ch <- prometheus.MustNewConstMetric(descCkptSize, prometheus.GaugeValue, float64(last.Size), name)
 			ch <- prometheus.MustNewConstMetric(descCkptAlign, prometheus.GaugeValue, last.Alignment.Seconds(), name)
