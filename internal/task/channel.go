@@ -92,7 +92,6 @@ func (w *Writer[T]) append(i int, ts int64, v T) {
 	w.prevTS[i] = ts
 	b.B = w.codec.Append(b.B, v)
 	b.N++
-	w.sent[i]++
 	if len(b.B) >= exchange.BufferSize {
 		w.ship(i)
 	}
@@ -103,6 +102,7 @@ func (w *Writer[T]) ship(i int) {
 	if b.N == 0 {
 		return
 	}
+	w.sent[i] += int64(b.N)
 	w.metrics.RecordsOut.Add(int64(b.N))
 	w.metrics.BytesOut.Add(int64(len(b.B)))
 	w.send(i, exchange.Element{Kind: exchange.Data, Buf: b})
@@ -163,8 +163,15 @@ func (w *Writer[T]) EmitOne(j int, e exchange.Element) {
 // Channels returns the number of channels.
 func (w *Writer[T]) Channels() int { return len(w.chans) }
 
-// Sent returns the records written per channel.
-func (w *Writer[T]) Sent() []int64 { return w.sent }
+// Sent returns the records written per channel, shipped or still in the
+// channel's buffer.
+func (w *Writer[T]) Sent() []int64 {
+	out := make([]int64, len(w.sent))
+	for i, n := range w.sent {
+		out[i] = n + int64(w.bufs[i].N)
+	}
+	return out
+}
 
 // Emit flushes, then sends e on every channel.
 func (w *Writer[T]) Emit(e exchange.Element) {
