@@ -44,17 +44,9 @@ func weirBinary(t *testing.T) string {
 
 func lines(t *testing.T, dir string) []string {
 	t.Helper()
-	parts, err := file.Parts(dir)
+	out, err := file.ReadLines(dir)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var out []string
-	for _, p := range parts {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, strings.Split(strings.TrimSpace(string(data)), "\n")...)
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -35,42 +34,17 @@ func runReference(ctx context.Context, build weir.Builder, cfg weir.JobConfig, b
 	return dir, took, nil
 }
 
-// readLines returns every line of the part files in dir.
-func readLines(dir string) ([]string, error) {
-	parts, err := file.Parts(dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, p := range parts {
-		f, err := os.Open(p)
-		if err != nil {
-			return nil, err
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<30)
-		for sc.Scan() {
-			out = append(out, sc.Text())
-		}
-		f.Close()
-		if err := sc.Err(); err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-	}
-	return out, nil
-}
-
 // ErrViolation is wrapped by the error of a --verify run whose output
 // breaks its guarantee.
 var ErrViolation = errors.New("guarantee violated")
 
 // verify compares the run's output with the reference's.
 func verify(j weir.Job, g weir.Guarantee, refDir, outDir string, stderr io.Writer) error {
-	ref, err := readLines(refDir)
+	ref, err := file.ReadLines(refDir)
 	if err != nil {
 		return fmt.Errorf("--verify: reading the reference output: %w", err)
 	}
-	got, err := readLines(outDir)
+	got, err := file.ReadLines(outDir)
 	if err != nil {
 		return fmt.Errorf("--verify: reading the output: %w", err)
 	}

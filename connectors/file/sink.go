@@ -328,3 +328,30 @@ func (w *jsonWriter[T]) commit(pending string) error {
 	syncDir(w.dir)
 	return nil
 }
+
+// ReadLines returns every line of the final part files in dir (see
+// Parts), part file by part file: the output a JSONSink made visible.
+func ReadLines(dir string) ([]string, error) {
+	parts, err := Parts(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range parts {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, fmt.Errorf("file: %w", err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 1<<30)
+		for sc.Scan() {
+			out = append(out, sc.Text())
+		}
+		err = sc.Err()
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("file: reading %s: %w", p, err)
+		}
+	}
+	return out, nil
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -86,21 +85,9 @@ func runQuery(t *testing.T, name string, cfg nexmark.Config, par int) []string {
 // readRows returns the rows of the part files in dir.
 func readRows(t *testing.T, dir string) []string {
 	t.Helper()
-	parts, err := file.Parts(dir)
+	rows, err := file.ReadLines(dir)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var rows []string
-	for _, part := range parts {
-		data, err := os.ReadFile(part)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range strings.Split(string(data), "\n") {
-			if l != "" {
-				rows = append(rows, l)
-			}
-		}
 	}
 	return rows
 }
