@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/weir-stream/weir"
@@ -295,32 +296,37 @@ func TestBusyIdleBackpressuredTime(t *testing.T) {
 }
 
 // The metrics name the input that holds back a subtask's watermark: here
-// the source that stopped sending while the other went on.
+// the source that stopped sending while the other went on. The job runs
+// in a synctest bubble, so its clock is fake and synctest.Wait says when
+// every goroutine has settled.
 func TestWatermarkHeldBackBy(t *testing.T) {
-	release := make(chan struct{})
-	p := weir.NewPipeline(weir.WithWatermarkInterval(time.Millisecond))
-	slow := weir.FromSource(p, "stuck", connector.Source[ev](waitingSource{items: []ev{{"a", 1}}, release: release}), weir.WithTimestamps(evTime, 0))
-	fast := weir.FromSource(p, "moving", connector.Source[ev](waitingSource{items: []ev{{"b", 5000}}, release: release}), weir.WithTimestamps(evTime, 0))
-	counts := weir.AggregateWindow(weir.WindowBy(weir.KeyBy(weir.Union(slow, fast), evKey), weir.Tumbling(time.Second)), count{})
-	weir.To(counts, "out", &sink[weir.Windowed[string, int64]]{})
-	done := make(chan error, 1)
-	go func() { done <- p.Run(context.Background()) }()
-	var held string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && held == ""; {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		p := weir.NewPipeline(weir.WithWatermarkInterval(time.Millisecond))
+		slow := weir.FromSource(p, "stuck", connector.Source[ev](waitingSource{items: []ev{{"a", 1}}, release: release}), weir.WithTimestamps(evTime, 0))
+		fast := weir.FromSource(p, "moving", connector.Source[ev](waitingSource{items: []ev{{"b", 5000}}, release: release}), weir.WithTimestamps(evTime, 0))
+		counts := weir.AggregateWindow(weir.WindowBy(weir.KeyBy(weir.Union(slow, fast), evKey), weir.Tumbling(time.Second)), count{})
+		weir.To(counts, "out", &sink[weir.Windowed[string, int64]]{})
+		done := make(chan error, 1)
+		go func() { done <- p.Run(context.Background()) }()
+		// Let the sources read their record and, a fake 10ms later, emit
+		// their watermarks; then every goroutine waits.
+		time.Sleep(50 * time.Millisecond)
+		synctest.Wait()
+		var held []string
 		for _, m := range p.Metrics() {
 			for _, s := range m.Subtasks {
-				if s.WatermarkHeldBackBy != "" && s.Watermark >= 0 {
-					held = s.WatermarkHeldBackBy
+				if s.WatermarkHeldBackBy != "" {
+					held = append(held, s.WatermarkHeldBackBy)
 				}
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	close(release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if held != "stuck [subtask 0]" {
-		t.Fatalf("watermark held back by %q, want the stuck source", held)
-	}
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if len(held) != 1 || held[0] != "stuck [subtask 0]" {
+			t.Fatalf("watermark held back by %q, want the stuck source", held)
+		}
+	})
 }
