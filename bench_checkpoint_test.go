@@ -105,8 +105,6 @@ func (f *filler) ProcessElement(_ *weir.KeyedContext[int64, int64], v int64) err
 	return nil
 }
 
-func (f *filler) OnTimer(*weir.KeyedContext[int64, int64], int64, weir.TimeDomain) error { return nil }
-
 // exactlyOnceDiscard drops records; it is idempotent, so exactly-once jobs
 // accept it.
 type exactlyOnceDiscard[T any] struct{ discard[T] }

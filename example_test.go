@@ -87,8 +87,6 @@ func (t *total) ProcessElement(ctx *weir.KeyedContext[string, string], c userCli
 	return nil
 }
 
-func (t *total) OnTimer(*weir.KeyedContext[string, string], int64, weir.TimeDomain) error { return nil }
-
 // A keyed process function with value state.
 func ExampleProcess() {
 	p := weir.NewPipeline(weir.WithParallelism(2))

@@ -12,11 +12,11 @@ import (
 
 // CoProcessFunction processes two keyed streams with the same key type and
 // shared keyed state and timers: ProcessElement1 handles the first input,
-// ProcessElement2 the second. It may implement StateOpener.
+// ProcessElement2 the second. It may implement StateOpener and, if it
+// registers timers, TimerHandler.
 type CoProcessFunction[K comparable, In1, In2, Out any] interface {
 	ProcessElement1(ctx *KeyedContext[K, Out], v In1) error
 	ProcessElement2(ctx *KeyedContext[K, Out], v In2) error
-	OnTimer(ctx *KeyedContext[K, Out], timestamp int64, domain TimeDomain) error
 }
 
 // CoProcess connects two keyed streams: records of both with the same key
@@ -58,7 +58,11 @@ func (f coFirst[K, In1, In2, Out]) ProcessElement(ctx *KeyedContext[K, Out], v I
 }
 
 func (f coFirst[K, In1, In2, Out]) OnTimer(ctx *KeyedContext[K, Out], t int64, d TimeDomain) error {
-	return f.fn.OnTimer(ctx, t, d)
+	h, ok := f.fn.(TimerHandler[K, Out])
+	if !ok {
+		return fmt.Errorf("a timer fired but the function has no OnTimer (implement weir.TimerHandler)")
+	}
+	return h.OnTimer(ctx, t, d)
 }
 
 func (f coFirst[K, In1, In2, Out]) Open(sc *StateContext[K]) error {

@@ -98,8 +98,6 @@ func (m *matcher) ProcessElement2(ctx *weir.KeyedContext[int, string], id int) e
 	return nil
 }
 
-func (m *matcher) OnTimer(*weir.KeyedContext[int, string], int64, weir.TimeDomain) error { return nil }
-
 func TestCoProcessSharesKeyedState(t *testing.T) {
 	var orders []order
 	var payments []int

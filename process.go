@@ -26,15 +26,21 @@ const (
 // time, with keyed state and timers.
 //
 // ProcessElement is called for every record; ctx.Key() is the record's key
-// and every state handle reads and writes that key's value. OnTimer is
-// called when a timer registered through ctx fires, with ctx.Key() the key
-// it was registered for. An error fails the job.
+// and every state handle reads and writes that key's value. An error fails
+// the job.
 //
 // Process creates one function per subtask. A function that also
 // implements StateOpener gets its Open called first, to create its state
-// handles.
+// handles; one that registers timers implements TimerHandler.
 type KeyedProcessFunction[K comparable, In, Out any] interface {
 	ProcessElement(ctx *KeyedContext[K, Out], in In) error
+}
+
+// TimerHandler is implemented by keyed functions that register timers.
+// OnTimer is called when a timer registered through ctx fires, with
+// ctx.Key() the key it was registered for. A timer firing for a function
+// without OnTimer fails the job.
+type TimerHandler[K comparable, Out any] interface {
 	OnTimer(ctx *KeyedContext[K, Out], timestamp int64, domain TimeDomain) error
 }
 
@@ -44,17 +50,13 @@ type StateOpener[K comparable] interface {
 	Open(sc *StateContext[K]) error
 }
 
-// ProcessFunc adapts a plain function to KeyedProcessFunction; it uses no
-// timers.
+// ProcessFunc adapts a plain function to KeyedProcessFunction.
 type ProcessFunc[K comparable, In, Out any] func(ctx *KeyedContext[K, Out], in In) error
 
 // ProcessElement calls f.
 func (f ProcessFunc[K, In, Out]) ProcessElement(ctx *KeyedContext[K, Out], in In) error {
 	return f(ctx, in)
 }
-
-// OnTimer does nothing.
-func (f ProcessFunc[K, In, Out]) OnTimer(*KeyedContext[K, Out], int64, TimeDomain) error { return nil }
 
 // keyedCore is what every keyed operator of a subtask shares: the current
 // key, the state backend and the timers.
@@ -221,7 +223,7 @@ func (p *processOp[K, In, Out]) Watermark(wm int64) int64 {
 		}
 		p.core.setKey(k)
 		p.core.ts = t
-		if err := p.fn.OnTimer(&p.ctx, t, EventTime); err != nil {
+		if err := p.onTimer(t, EventTime); err != nil {
 			task.Fail(fmt.Errorf("%s: event timer: %w", p.core.name, err))
 		}
 	}
@@ -239,8 +241,17 @@ func (p *processOp[K, In, Out]) FireProcessingTime(now int64) {
 		}
 		p.core.setKey(k)
 		p.core.ts = t
-		if err := p.fn.OnTimer(&p.ctx, t, ProcessingTime); err != nil {
+		if err := p.onTimer(t, ProcessingTime); err != nil {
 			task.Fail(fmt.Errorf("%s: processing timer: %w", p.core.name, err))
 		}
 	}
+}
+
+// onTimer hands a fired timer to the function.
+func (p *processOp[K, In, Out]) onTimer(t int64, d TimeDomain) error {
+	h, ok := p.fn.(TimerHandler[K, Out])
+	if !ok {
+		return fmt.Errorf("a timer fired but the function has no OnTimer (implement weir.TimerHandler)")
+	}
+	return h.OnTimer(&p.ctx, t, d)
 }

@@ -330,3 +330,19 @@ func TestWatermarkHeldBackBy(t *testing.T) {
 		}
 	})
 }
+
+func TestTimerWithoutHandlerFailsClearly(t *testing.T) {
+	p := weir.NewPipeline()
+	src := weir.FromSource(p, "events", sliceSource[ev]{items: []ev{{"a", 1}}}, weir.WithTimestamps(evTime, 0))
+	res := weir.Process(weir.KeyBy(src, evKey), func() weir.KeyedProcessFunction[string, ev, string] {
+		return weir.ProcessFunc[string, ev, string](func(ctx *weir.KeyedContext[string, string], e ev) error {
+			ctx.RegisterEventTimer(weir.EndOfTime)
+			return nil
+		})
+	}, weir.Name("timed"))
+	weir.To(res, "out", &sink[string]{})
+	err := p.Run(context.Background())
+	if err == nil || !contains(err.Error(), "no OnTimer") || !contains(err.Error(), "timed") {
+		t.Fatalf("got %v, want an error naming the operator and the missing OnTimer", err)
+	}
+}

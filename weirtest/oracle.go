@@ -102,7 +102,6 @@ func Check[T comparable](t testing.TB, job Job[T], o Options[T]) Result {
 	return res
 }
 
-
 func run[T comparable](job Job[T], sink *Sink[T], o Options[T], extra ...weir.Option) (*weir.Report, error) {
 	opts := append([]weir.Option{weir.WithParallelism(o.Parallelism)}, o.Options...)
 	p := weir.NewPipeline(append(opts, extra...)...)

@@ -177,8 +177,6 @@ func (d *dedupe) ProcessElement(ctx *weir.KeyedContext[int64, event], e event) e
 	return nil
 }
 
-func (d *dedupe) OnTimer(*weir.KeyedContext[int64, event], int64, weir.TimeDomain) error { return nil }
-
 // shuffleJob unions two sources (one of them rebalanced and mapped),
 // shuffles by key into a stateful operator and writes every record.
 func shuffleJob(p *weir.Pipeline, sink connector.Sink[event]) {

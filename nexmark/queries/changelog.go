@@ -48,7 +48,3 @@ func (c *changelog[K, V, R]) ProcessElement(ctx *weir.KeyedContext[K, R], v V) e
 	c.last.Update(v)
 	return nil
 }
-
-func (c *changelog[K, V, R]) OnTimer(*weir.KeyedContext[K, R], int64, weir.TimeDomain) error {
-	return nil
-}

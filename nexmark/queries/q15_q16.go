@@ -154,8 +154,6 @@ func (q *q15Stat[K, R]) ProcessElement(ctx *weir.KeyedContext[K, R], b nexmark.B
 	return nil
 }
 
-func (q *q15Stat[K, R]) OnTimer(*weir.KeyedContext[K, R], int64, weir.TimeDomain) error { return nil }
-
 // q15Day is DATE_FORMAT(t, 'yyyy-MM-dd') in UTC.
 func q15Day(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02") }
 

@@ -98,10 +98,6 @@ func (f *q17Fn) ProcessElement(ctx *weir.KeyedContext[Q17Key, Q17Row], b nexmark
 	return nil
 }
 
-func (f *q17Fn) OnTimer(*weir.KeyedContext[Q17Key, Q17Row], int64, weir.TimeDomain) error {
-	return nil
-}
-
 func init() {
 	Register(Query{Name: "q17", Description: "auction statistics: bids per auction and day, by price range, with min/max/avg/sum price (changelog)",
 		Build: func(in weir.Stream[nexmark.Event], out Output) {

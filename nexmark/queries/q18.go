@@ -65,10 +65,6 @@ func (f *q18Fn) ProcessElement(ctx *weir.KeyedContext[Q18Key, Q18Row], b nexmark
 	return nil
 }
 
-func (f *q18Fn) OnTimer(*weir.KeyedContext[Q18Key, Q18Row], int64, weir.TimeDomain) error {
-	return nil
-}
-
 func init() {
 	Register(Query{Name: "q18", Description: "last bid of each bidder on each auction: deduplication keeping the latest row (changelog)",
 		Build: func(in weir.Stream[nexmark.Event], out Output) {

@@ -78,10 +78,6 @@ func (f *q19Fn) ProcessElement(ctx *weir.KeyedContext[int64, Q19Row], b nexmark.
 	return nil
 }
 
-func (f *q19Fn) OnTimer(*weir.KeyedContext[int64, Q19Row], int64, weir.TimeDomain) error {
-	return nil
-}
-
 func init() {
 	Register(Query{Name: "q19", Description: "top 10 bids by price of each auction, with their rank (changelog)",
 		Build: func(in weir.Stream[nexmark.Event], out Output) {

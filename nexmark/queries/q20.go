@@ -88,10 +88,6 @@ func (f *q20Fn) ProcessElement2(ctx *weir.KeyedContext[int64, Q20Row], a nexmark
 	return nil
 }
 
-func (f *q20Fn) OnTimer(*weir.KeyedContext[int64, Q20Row], int64, weir.TimeDomain) error {
-	return nil
-}
-
 func init() {
 	Register(Query{Name: "q20", Description: "bids joined with their auction, for auctions of category 10 (unbounded join)",
 		Build: func(in weir.Stream[nexmark.Event], out Output) {

@@ -85,5 +85,3 @@ func (j *q3Join) ProcessElement2(ctx *weir.KeyedContext[int64, Q3Row], p q3Perso
 	j.persons.Add(p)
 	return nil
 }
-
-func (j *q3Join) OnTimer(*weir.KeyedContext[int64, Q3Row], int64, weir.TimeDomain) error { return nil }

@@ -180,7 +180,3 @@ func (a *q4Average) ProcessElement(ctx *weir.KeyedContext[int64, Q4Row], m q4Max
 	}
 	return nil
 }
-
-func (a *q4Average) OnTimer(*weir.KeyedContext[int64, Q4Row], int64, weir.TimeDomain) error {
-	return nil
-}
