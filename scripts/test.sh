@@ -21,6 +21,20 @@ fi
 echo "== installing the browser test's npm packages"
 npm ci --prefix internal/web/uitest --no-audit --no-fund --loglevel=error
 
+# Real servers for the connector and cluster tests. Each script installs
+# and starts one and exports its address; see scripts/services/README.md.
+export WEIR_SERVICES_DIR="${WEIR_SERVICES_DIR:-$PWD/.services}"
+export WEIR_SERVICE_PIDS=""
+export WEIR_REQUIRE_SERVICES=1
+stop_services() { for pid in $WEIR_SERVICE_PIDS; do kill "$pid" 2>/dev/null || true; done; }
+trap stop_services EXIT
+mkdir -p "$WEIR_SERVICES_DIR"
+for s in scripts/services/*.sh; do
+  echo "== starting $(basename "$s" .sh)"
+  # shellcheck source=/dev/null
+  source "$s"
+done
+
 echo "== vet"
 go vet ./...
 
