@@ -1,6 +1,7 @@
 package blob_test
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -105,12 +107,13 @@ func versity(t *testing.T) blob.S3Config {
 // bucket does not fill up.
 func emptyAtEnd(t *testing.T, s blob.Store) {
 	t.Cleanup(func() {
-		keys, err := s.List(t.Context(), "")
+		ctx := context.Background() // t.Context() is done by now
+		keys, err := s.List(ctx, "")
 		if err != nil {
 			t.Errorf("cleaning up: %v", err)
 		}
 		for _, k := range keys {
-			if err := s.Delete(t.Context(), k); err != nil {
+			if err := s.Delete(ctx, k); err != nil {
 				t.Errorf("cleaning up: %v", err)
 			}
 		}
@@ -148,16 +151,11 @@ func TestS3ConcurrentStoresFenceEachOther(t *testing.T) {
 	for round := range 5 {
 		key := fmt.Sprintf("jobs/j/chk-%d/_metadata", round)
 		errs := make([]error, writers)
-		done := make(chan struct{})
+		var wg sync.WaitGroup
 		for i, s := range stores {
-			go func() {
-				defer func() { done <- struct{}{} }()
-				errs[i] = s.PutIfAbsent(t.Context(), key, fmt.Appendf(nil, "writer %d", i))
-			}()
+			wg.Go(func() { errs[i] = s.PutIfAbsent(t.Context(), key, fmt.Appendf(nil, "writer %d", i)) })
 		}
-		for range writers {
-			<-done
-		}
+		wg.Wait()
 		var winners []int
 		for i, err := range errs {
 			switch {
