@@ -1,0 +1,258 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/weir-stream/weir/connector"
+)
+
+// markerRetention is how many checkpoints back a subtask's commit markers
+// are kept: enough for any restore to find the markers of the
+// transactions it commits again.
+const markerRetention = 1000
+
+// appendWriter inserts every record. Without checkpoints each Flush copies
+// the buffered records in one COPY (visible at once). After Recover it is
+// transactional: records are copied into one open transaction per
+// checkpoint interval, which PreCommit prepares and Commit commits.
+type appendWriter[T any] struct {
+	s       *Sink[T]
+	conn    *pgx.Conn // data: COPY and PREPARE TRANSACTION
+	ctl     *pgx.Conn // control: COMMIT/ROLLBACK PREPARED, markers (transactional mode)
+	jobID   string
+	subtask int
+	buf     []T
+	txn     bool // transactional mode, after Recover
+	inTx    bool // a transaction is open on conn
+	err     error
+}
+
+func (s *Sink[T]) openAppend(_ context.Context, conn *pgx.Conn, info connector.SubtaskInfo) (connector.Writer[T], error) {
+	job := s.opts.JobID
+	if job == "" {
+		job = s.opts.Table + "/" + info.Operator
+	}
+	return &appendWriter[T]{s: s, conn: conn, jobID: job, subtask: info.Subtask,
+		buf: make([]T, 0, min(s.opts.BatchRows, 4096))}, nil
+}
+
+func (w *appendWriter[T]) Write(ctx context.Context, batch []T) error {
+	if w.err != nil {
+		return w.err
+	}
+	w.buf = append(w.buf, batch...)
+	if len(w.buf) >= w.s.opts.BatchRows {
+		return w.copyBuffered(ctx)
+	}
+	return nil
+}
+
+// copyBuffered copies the buffered records: into the open transaction in
+// transactional mode, by themselves (one COPY commits atomically)
+// otherwise.
+func (w *appendWriter[T]) copyBuffered(ctx context.Context) error {
+	if w.err != nil || len(w.buf) == 0 {
+		return w.err
+	}
+	if w.txn && !w.inTx {
+		if _, err := w.conn.Exec(ctx, "BEGIN"); err != nil {
+			w.err = w.s.errorf(err, "subtask %d: beginning a transaction", w.subtask)
+			return w.err
+		}
+		w.inTx = true
+	}
+	if _, err := w.s.mapping.copyRows(ctx, w.conn, w.s.table, w.buf, false); err != nil {
+		w.err = w.s.errorf(err, "subtask %d: copying %d rows", w.subtask, len(w.buf))
+		return w.err
+	}
+	clear(w.buf)
+	w.buf = w.buf[:0]
+	return nil
+}
+
+// Flush copies the buffered records. Without checkpoints they are then
+// visible; in transactional mode they join the open transaction.
+func (w *appendWriter[T]) Flush(ctx context.Context) error { return w.copyBuffered(ctx) }
+
+// Close closes the connections. An open transaction is rolled back by
+// the server; prepared ones stay for Commit or a later Recover.
+func (w *appendWriter[T]) Close() error {
+	var err error
+	if w.conn != nil {
+		err = w.conn.Close(context.Background())
+		w.conn = nil
+	}
+	if w.ctl != nil {
+		w.ctl.Close(context.Background())
+		w.ctl = nil
+	}
+	return err
+}
+
+// gid is the global id of the prepared transaction of a checkpoint.
+func (w *appendWriter[T]) gid(checkpoint int64) string {
+	return w.prefix() + strconv.FormatInt(checkpoint, 10)
+}
+
+func (w *appendWriter[T]) prefix() string {
+	return "weir/" + w.jobID + "/" + strconv.Itoa(w.subtask) + "/"
+}
+
+// parseGID returns the checkpoint of one of this subtask's gids.
+func (w *appendWriter[T]) parseGID(gid string) (int64, error) {
+	rest, ok := strings.CutPrefix(gid, w.prefix())
+	ck, err := strconv.ParseInt(rest, 10, 64)
+	if !ok || err != nil {
+		return 0, fmt.Errorf("postgres: %q is not a transaction of job %q subtask %d", gid, w.jobID, w.subtask)
+	}
+	return ck, nil
+}
+
+// PreCommit copies what is buffered into the open transaction, adds the
+// marker row of (job, subtask, checkpoint) and prepares the transaction.
+// It returns the transaction's gid, or nil when nothing was written since
+// the last PreCommit.
+func (w *appendWriter[T]) PreCommit(ctx context.Context, checkpoint int64) ([]byte, error) {
+	if err := w.copyBuffered(ctx); err != nil {
+		return nil, err
+	}
+	if !w.inTx {
+		return nil, nil
+	}
+	gid := w.gid(checkpoint)
+	_, err := w.conn.Exec(ctx, "INSERT INTO "+w.s.markers.Sanitize()+" (job_id, subtask, checkpoint) VALUES ($1, $2, $3)",
+		w.jobID, w.subtask, checkpoint)
+	if err == nil {
+		_, err = w.conn.Exec(ctx, "PREPARE TRANSACTION "+quote(gid))
+	}
+	if err != nil {
+		w.err = w.s.errorf(err, "subtask %d: preparing transaction %s", w.subtask, gid)
+		return nil, w.err
+	}
+	w.inTx = false
+	return []byte(gid), nil
+}
+
+// Commit commits a prepared transaction. A transaction committed before
+// (no longer prepared, its marker present) is a no-op; one that is
+// neither prepared nor committed is reported lost.
+func (w *appendWriter[T]) Commit(ctx context.Context, txn []byte) error {
+	if len(txn) == 0 {
+		return nil
+	}
+	gid := string(txn)
+	ck, err := w.parseGID(gid)
+	if err != nil {
+		return err
+	}
+	_, err = w.ctl.Exec(ctx, "COMMIT PREPARED "+quote(gid))
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42704" { // undefined_object: not prepared
+		var done bool
+		if qerr := w.ctl.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+w.s.markers.Sanitize()+
+			" WHERE job_id = $1 AND subtask = $2 AND checkpoint = $3)", w.jobID, w.subtask, ck).Scan(&done); qerr != nil {
+			return w.s.errorf(qerr, "subtask %d: looking up the marker of transaction %s", w.subtask, gid)
+		}
+		if done {
+			return nil
+		}
+		return fmt.Errorf("postgres: transaction %s is lost: it is neither prepared nor committed (%s)", gid, w.s.where)
+	}
+	if err != nil {
+		return w.s.errorf(err, "subtask %d: committing transaction %s", w.subtask, gid)
+	}
+	if ck%100 == 0 {
+		if _, err := w.ctl.Exec(ctx, "DELETE FROM "+w.s.markers.Sanitize()+
+			" WHERE job_id = $1 AND subtask = $2 AND checkpoint < $3", w.jobID, w.subtask, ck-markerRetention); err != nil {
+			return w.s.errorf(err, "subtask %d: pruning commit markers", w.subtask)
+		}
+	}
+	return nil
+}
+
+// Recover switches the writer to transactional mode. It creates the
+// marker table if needed, commits the restored checkpoint's
+// transactions, rolls back every other prepared transaction of this job
+// and subtask (left by a failed attempt), and forgets the markers of
+// checkpoints after the restored one, whose ids a new run may reuse.
+// Rows that such checkpoints committed stay in the table: PostgreSQL
+// cannot withdraw them.
+func (w *appendWriter[T]) Recover(ctx context.Context, restored int64, commit [][]byte) error {
+	w.txn = true
+	ctl, err := w.s.connect(ctx)
+	if err != nil {
+		return err
+	}
+	w.ctl = ctl
+	if err := w.createMarkers(ctx); err != nil {
+		return err
+	}
+	keep := map[string]bool{}
+	for _, t := range commit {
+		if err := w.Commit(ctx, t); err != nil {
+			return err
+		}
+		keep[string(t)] = true
+	}
+	rows, err := ctl.Query(ctx, "SELECT gid FROM pg_prepared_xacts WHERE database = current_database() AND starts_with(gid, $1)", w.prefix())
+	if err != nil {
+		return w.s.errorf(err, "subtask %d: listing prepared transactions", w.subtask)
+	}
+	gids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return w.s.errorf(err, "subtask %d: listing prepared transactions", w.subtask)
+	}
+	for _, gid := range gids {
+		if _, perr := w.parseGID(gid); perr != nil || keep[gid] {
+			continue // another subtask's whose number starts like ours
+		}
+		if _, err := ctl.Exec(ctx, "ROLLBACK PREPARED "+quote(gid)); err != nil {
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && pgErr.Code == "42704" {
+				continue // resolved meanwhile
+			}
+			return w.s.errorf(err, "subtask %d: aborting transaction %s", w.subtask, gid)
+		}
+	}
+	_, err = ctl.Exec(ctx, "DELETE FROM "+w.s.markers.Sanitize()+
+		" WHERE job_id = $1 AND subtask = $2 AND (checkpoint > $3 OR checkpoint < $3 - $4)",
+		w.jobID, w.subtask, restored, int64(markerRetention))
+	if err != nil {
+		return w.s.errorf(err, "subtask %d: clearing commit markers", w.subtask)
+	}
+	return nil
+}
+
+// createMarkers creates the marker table if it is missing, under an
+// advisory lock so that concurrent subtasks do not race.
+func (w *appendWriter[T]) createMarkers(ctx context.Context) error {
+	name := w.s.markers.Sanitize()
+	err := pgx.BeginFunc(ctx, w.ctl, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", name); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+name+` (
+			job_id text NOT NULL, subtask int NOT NULL, checkpoint bigint NOT NULL,
+			committed_at timestamptz NOT NULL DEFAULT now(),
+			PRIMARY KEY (job_id, subtask, checkpoint))`)
+		return err
+	})
+	if err != nil {
+		return w.s.errorf(err, "creating the marker table %s", w.s.opts.MarkerTable)
+	}
+	return nil
+}
+
+// quote returns s as an SQL string literal.
+func quote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+var _ connector.Committer = (*appendWriter[int])(nil)
