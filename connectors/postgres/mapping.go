@@ -16,7 +16,7 @@ import (
 // mapping turns a record into the values of its columns.
 type mapping[T any] struct {
 	columns []string
-	fields  []int   // struct field index per column; nil with row
+	fields  []int    // struct field index per column; nil with row
 	names   []string // Go field names, for errors
 	row     func(T) []any
 }
