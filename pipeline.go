@@ -141,8 +141,12 @@ type CheckpointConfig struct {
 	TolerableFailures int
 	// Retained is how many completed checkpoints are kept (default 3).
 	Retained int
-	// StateDir is the directory checkpoints are written to; empty keeps
-	// them in memory, which survives failures within the process only.
+	// StateDir is where checkpoints are written: a directory (a path or
+	// file:///path, local or on a shared file system), an S3-compatible
+	// bucket (s3://bucket/prefix?endpoint=URL, credentials from
+	// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), or memory://, as
+	// docs/fault-tolerance.md describes. Empty keeps them in memory, which
+	// survives failures within the process only.
 	StateDir string
 	// Unaligned makes exactly-once checkpoints unaligned: barriers do not
 	// wait behind records, which are stored with the snapshot instead.

@@ -80,7 +80,10 @@ func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan) (engine.Conf
 	}
 	var blobs blob.Store = blob.Memory()
 	if ck.StateDir != "" {
-		blobs = blob.Dir(ck.StateDir)
+		var err error
+		if blobs, err = blob.Open(ctx, ck.StateDir); err != nil {
+			return cfg, err
+		}
 	}
 	cfg.Store = store.New(blobs)
 	switch c.restore {
