@@ -46,12 +46,35 @@ func newTopic(t testing.TB, partitions int) string {
 	if err != nil {
 		t.Fatalf("creating topic %s: %v", name, err)
 	}
+	// Wait until the topic's partitions have leaders, so that clients
+	// opened next find it.
+	for {
+		md, err := adm.Metadata(ctx, name)
+		if err == nil {
+			if td, ok := md.Topics[name]; ok && td.Err == nil && len(td.Partitions) == partitions && leaders(td) {
+				break
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("topic %s has no leaders: %v", name, err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the broker, not timing the code under test
+	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		adm.DeleteTopics(ctx, name)
 	})
 	return name
+}
+
+func leaders(td kadm.TopicDetail) bool {
+	for _, p := range td.Partitions {
+		if p.Leader < 0 || p.Err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 func admin(t testing.TB, b []string) *kadm.Client {
