@@ -1,0 +1,158 @@
+package cli_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	weirapi "github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/internal/jobs"
+	"github.com/weir-stream/weir/internal/testenv"
+)
+
+// killAfterCount runs weir with args, waits until it printed n lines
+// containing want on standard error, and kills it with SIGKILL. It returns
+// false if the job ended first (it had nothing left to do).
+func killAfterCount(t *testing.T, want string, n int, args ...string) bool {
+	t.Helper()
+	cmd := exec.Command(weirBinary(t), args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	var seen int
+	var log []string
+	for seen < n && sc.Scan() {
+		log = append(log, sc.Text())
+		if strings.Contains(sc.Text(), want) {
+			seen++
+		}
+	}
+	if seen < n {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("the job failed before it was killed: %v\n%s", err, strings.Join(log, "\n"))
+		}
+		return false
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { // drain, so the process never blocks on a full pipe
+		defer close(done)
+		for sc.Scan() {
+		}
+	}()
+	cmd.Wait()
+	<-done
+	return true
+}
+
+// keyCountRows reads keycount rows from a table as the JSON lines the
+// file sink would have written.
+func keyCountRows(t *testing.T, url, table string) []string {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(t.Context(), "SELECT key, window_start, window_end, count FROM "+table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+		var k jobs.KeyCount
+		if err := r.Scan(&k.Key, &k.WindowStart, &k.WindowEnd, &k.Count); err != nil {
+			return "", err
+		}
+		b, err := json.Marshal(k)
+		return string(b), err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// keycount-postgres is killed with SIGKILL three times and restored with
+// --restore latest each time; the table then holds exactly the rows of a
+// failure-free keycount run: nothing lost, nothing twice.
+func TestPostgresExactlyOnceThroughSIGKILL(t *testing.T) {
+	for _, mode := range []string{"append", "upsert"} {
+		t.Run(mode, func(t *testing.T) { testPostgresThroughKills(t, mode) })
+	}
+}
+
+func testPostgresThroughKills(t *testing.T, mode string) {
+	url := testenv.Require(t, "WEIR_POSTGRES_URL")
+	dir := t.TempDir()
+	gen := []string{"--events", "300000", "--keys", "50", "--window", "100ms", "-p", "2", "--progress", "off"}
+	ref := filepath.Join(dir, "ref")
+	if out, err := exec.Command(weirBinary(t), append(append([]string{"run", "keycount"}, gen...), "--output", ref)...).CombinedOutput(); err != nil {
+		t.Fatalf("reference run: %v\n%s", err, out)
+	}
+	table := fmt.Sprintf("keycount_kill_%s_%d", mode, syscall.Getpid())
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(t.Context(), "DROP TABLE IF EXISTS "+table); err != nil {
+		t.Fatal(err)
+	}
+	job := append(append([]string{"run", "keycount-postgres"}, gen...),
+		"--postgres-url", url, "--table", table, "--mode", mode, "--create-table",
+		"--guarantee", "exactly-once", "--checkpoint-interval", "50ms",
+		"--state-dir", filepath.Join(dir, "state"), "--rate", "100000", "--log-checkpoints")
+	want := lines(t, ref)
+	kills, midway := 0, 0
+	var seen []int
+	for i := range 3 {
+		args := job
+		if i > 0 {
+			args = append(args, "--restore", "latest")
+		}
+		if killAfterCount(t, " completed in ", 4, args...) {
+			kills++
+			n := len(keyCountRows(t, url, table))
+			seen = append(seen, n)
+			if n > 0 && n < len(want) {
+				midway++
+			}
+		}
+	}
+	if midway == 0 {
+		t.Fatalf("no kill happened with part of the output committed (rows after each kill: %v): the test proves nothing", seen)
+	}
+	res, err := exec.Command(weirBinary(t), append(job, "--restore", "latest")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("restored run: %v\n%s", err, res)
+	}
+	if !strings.Contains(string(res), "restoring checkpoint") {
+		t.Fatalf("no restore reported:\n%s", res)
+	}
+	if err := weirapi.VerifyLines(weirapi.ExactlyOnce, want, keyCountRows(t, url, table)); err != nil {
+		t.Fatalf("table after %d kills and restores is not exactly-once: %v", kills, err)
+	}
+	var prepared int
+	if err := conn.QueryRow(t.Context(), "SELECT count(*) FROM pg_prepared_xacts WHERE starts_with(gid, $1)", "weir/"+table+"/").Scan(&prepared); err != nil {
+		t.Fatal(err)
+	}
+	if prepared != 0 {
+		t.Fatalf("%d prepared transactions left behind", prepared)
+	}
+	t.Logf("%s: %d kills, rows visible after each: %v, %d in the end", mode, kills, seen, len(want))
+}
