@@ -65,6 +65,7 @@ type sourceRunner[T any] struct {
 	node   *sourceNode[T]
 	next   task.Collector[T]
 	reader connector.Reader[T]
+	et     connector.EventTimer[T] // the reader's per-split event time, if it tracks it
 	ctx    *task.Context
 	buf    []T
 	n      int // records read, not yet emitted
@@ -79,6 +80,11 @@ func (r *sourceRunner[T]) Open(ctx *task.Context, pos []byte) error {
 		return err
 	}
 	r.reader = rd
+	r.et = nil
+	if et, ok := rd.(connector.EventTimer[T]); ok && r.node.ts != nil {
+		et.SetEventTime(r.node.ts)
+		r.et = et
+	}
 	return nil
 }
 
@@ -119,6 +125,12 @@ func (r *sourceRunner[T]) Emit() {
 }
 
 func (r *sourceRunner[T]) Watermark() int64 {
+	if r.et != nil {
+		if p := r.et.EventTimeProgress(); p != task.MinWatermark {
+			return p - r.node.delay - 1
+		}
+		return task.MinWatermark
+	}
 	if r.node.ts == nil || r.maxTS == task.MinWatermark {
 		return task.MinWatermark
 	}
