@@ -137,6 +137,7 @@ final class NexmarkSource implements Source<RowData, NexmarkSource.Split, Collec
     final long[] max;
     int turn;
     long remaining;
+    int unreported;
 
     SplitIterator(GeneratorConfig[] gens, long[] next, int turn) {
       this.gens = gens;
@@ -151,7 +152,14 @@ final class NexmarkSource implements Source<RowData, NexmarkSource.Split, Collec
 
     @Override
     public boolean hasNext() {
-      return remaining > 0;
+      if (remaining > 0) {
+        return true;
+      }
+      if (unreported > 0) {
+        Phase.emitted(unreported);
+        unreported = 0;
+      }
+      return false;
     }
 
     @Override
@@ -166,6 +174,10 @@ final class NexmarkSource implements Source<RowData, NexmarkSource.Split, Collec
         }
         if (next[k] < max[k]) {
           remaining--;
+          if (++unreported == Phase.REPORT_EVERY) {
+            Phase.emitted(unreported);
+            unreported = 0;
+          }
           return NexmarkEvents.eventAt(gens[k], next[k]++);
         }
       }
