@@ -22,7 +22,7 @@ func init() {
 func q5(events iter.Seq[*nexmark.Event], emit func(queries.Q5Row)) {
 	const size, slide = 10_000, 2_000
 	windows := map[int64]map[int64]int64{} // start -> auction -> bids
-	var open []int64                        // starts of windows, ascending
+	var open []int64                       // starts of windows, ascending
 	fire := func(start int64) {
 		counts := windows[start]
 		var maxN int64
