@@ -39,7 +39,7 @@ weir_s3_main() {
 
   local access=weir secret
   secret="$(head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-  local port pid attempt i
+  local port="" pid="" attempt i
   for attempt in 1 2 3 4 5; do
     # A port nothing answers on; if another process takes it before the
     # server does, the server exits and we try another.
