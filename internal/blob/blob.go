@@ -4,9 +4,11 @@
 // Store is deliberately what an object store (S3, GCS, Azure Blob) offers
 // and no more: whole-object put and get, conditional create, prefix
 // listing and delete. There are no directories, appends, renames or
-// partial reads, so an S3-compatible implementation fits beside the local
-// directory (Dir), in-memory (Memory) and fault-injecting (Faulty) ones.
-// Every implementation passes the conformance suite in package blobtest.
+// partial reads, so an S3-compatible implementation (NewS3) fits beside
+// the local directory (Dir), in-memory (Memory) and fault-injecting
+// (Faulty) ones. Every implementation passes the conformance suite in
+// package blobtest. Open turns a location a user writes (a path, a
+// file:// or s3:// URL, memory://) into a store.
 //
 // Keys are slash-separated relative paths such as
 // "jobs/wordcount/chk-000000000017/_metadata"; ValidKey states the rules.
