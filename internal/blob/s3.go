@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
@@ -107,6 +108,15 @@ func NewS3(cfg S3Config) (*S3Store, error) {
 	}
 	if cfg.HTTPClient != nil {
 		opts.HTTPClient = cfg.HTTPClient
+	} else {
+		// The engine writes checkpoints without a deadline; a server that
+		// takes a request and never answers must not hang it. The limit
+		// starts after the request body is sent, so large blobs are not
+		// cut short, and the SDK retries a timed-out request (except a
+		// conditional create, see PutIfAbsent).
+		opts.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+			t.ResponseHeaderTimeout = time.Minute
+		})
 	}
 	return &S3Store{client: s3.New(opts), bucket: cfg.Bucket, prefix: prefix, pageSize: cfg.ListPageSize}, nil
 }
@@ -247,18 +257,17 @@ func (s *S3Store) Stat(ctx context.Context, key string) (Attrs, error) {
 	return Attrs{Size: aws.ToInt64(out.ContentLength)}, nil
 }
 
-// notFound returns ErrNotFound, with the server's words, if err says the
-// object does not exist, and err otherwise. A missing bucket is not a
-// missing blob: GET says NoSuchBucket, which stays an error. HEAD
-// responses have no body to tell the two apart; a missing bucket then
-// shows at the next List or Put.
+// notFound returns ErrNotFound if err says the object does not exist,
+// and err otherwise. A missing bucket is not a missing blob: GET says
+// NoSuchBucket, which stays an error. HEAD responses have no body to tell
+// the two apart; a missing bucket then shows at the next List or Put.
 func (s *S3Store) notFound(err error) error {
 	var api smithy.APIError
 	if errors.As(err, &api) && api.ErrorCode() == "NoSuchBucket" {
 		return err
 	}
 	if httpStatus(err) == http.StatusNotFound {
-		return fmt.Errorf("%w (%v)", ErrNotFound, err)
+		return ErrNotFound
 	}
 	return err
 }
