@@ -115,9 +115,11 @@ func topicPartitions(ctx context.Context, cl *kgo.Client, topics []string) (map[
 }
 
 // clientOpts are the options every client of the connector starts with.
-func clientOpts(brokers []string, extra []kgo.Opt) []kgo.Opt {
-	return append([]kgo.Opt{kgo.SeedBrokers(brokers...), kgo.DialTimeout(5 * time.Second),
+// The user's options come last, so they win.
+func clientOpts(brokers []string, user []kgo.Opt, more ...kgo.Opt) []kgo.Opt {
+	o := append([]kgo.Opt{kgo.SeedBrokers(brokers...), kgo.DialTimeout(5 * time.Second),
 		kgo.RetryBackoffFn(func(tries int) time.Duration {
 			return min(time.Duration(1<<min(tries, 10))*10*time.Millisecond, time.Second)
-		})}, extra...)
+		})}, more...)
+	return append(o, user...)
 }

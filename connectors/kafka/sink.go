@@ -135,10 +135,9 @@ func (s *sink[T]) partitioner() kgo.Partitioner {
 
 // producerOpts are the options of the sink's producing clients.
 func (s *sink[T]) producerOpts(extra ...kgo.Opt) []kgo.Opt {
-	o := clientOpts(s.opts.Brokers, s.opts.ClientOptions)
-	o = append(o, kgo.DefaultProduceTopic(s.opts.Topic), kgo.RecordPartitioner(s.partitioner()),
-		kgo.ProducerLinger(5*time.Millisecond), kgo.RequiredAcks(kgo.AllISRAcks()))
-	return append(o, extra...)
+	more := append([]kgo.Opt{kgo.DefaultProduceTopic(s.opts.Topic), kgo.RecordPartitioner(s.partitioner()),
+		kgo.ProducerLinger(5 * time.Millisecond), kgo.RequiredAcks(kgo.AllISRAcks())}, extra...)
+	return clientOpts(s.opts.Brokers, s.opts.ClientOptions, more...)
 }
 
 func (s *sink[T]) Open(ctx context.Context, info connector.SubtaskInfo) (connector.Writer[T], error) {
