@@ -1,0 +1,138 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	nc "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	weirapi "github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/internal/jobs"
+	"github.com/weir-stream/weir/internal/testenv"
+)
+
+// streamRows returns the keycount rows published to a stream, as the
+// JSON lines the file sink would have written.
+func streamRows(t *testing.T, js jetstream.JetStream, name string) []string {
+	t.Helper()
+	st, err := js.Stream(t.Context(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	if info.State.Msgs == 0 {
+		return nil
+	}
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+		m, err := st.GetMsg(t.Context(), seq)
+		if err != nil {
+			t.Fatalf("reading %s sequence %d: %v", name, seq, err)
+		}
+		var k jobs.KeyCount
+		if err := json.Unmarshal(m.Data, &k); err != nil {
+			t.Fatalf("%s sequence %d: %v", name, seq, err)
+		}
+		b, _ := json.Marshal(k)
+		out = append(out, string(b))
+	}
+	return out
+}
+
+// JetStream -> weir -> JetStream: keycount-nats reads events from a stream
+// and publishes counts to another; it is killed with SIGKILL three times
+// and restored with --restore latest each time. A consumer of the output
+// stream then sees exactly the rows of a failure-free keycount run.
+func TestNATSExactlyOnceThroughSIGKILL(t *testing.T) {
+	url := testenv.Require(t, "WEIR_NATS_URL")
+	conn, err := nc.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	js, err := jetstream.New(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const events, keys = 200000, 50
+	cfg := jobs.KeyCountConfig{Events: events, Keys: keys, Window: 100 * time.Millisecond, TPS: 100_000, Seed: 1}
+	in, out := fmt.Sprintf("KCIN%d", syscall.Getpid()), fmt.Sprintf("KCOUT%d", syscall.Getpid())
+	var parts []string
+	for p := range 4 {
+		parts = append(parts, fmt.Sprintf("%s.p%d", in, p))
+	}
+	for _, sc := range []jetstream.StreamConfig{{Name: in, Subjects: parts}, {Name: out, Subjects: []string{out + ".counts"}}} {
+		js.DeleteStream(t.Context(), sc.Name)
+		if _, err := js.CreateStream(t.Context(), sc); err != nil {
+			t.Fatal(err)
+		}
+		defer js.DeleteStream(t.Context(), sc.Name)
+	}
+	var acks []jetstream.PubAckFuture
+	for i := range int64(events) {
+		b, _ := json.Marshal(cfg.Event(i))
+		f, err := js.PublishAsync(parts[i%4], b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acks = append(acks, f)
+	}
+	for _, f := range acks {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			t.Fatalf("publishing the input: %v", err)
+		}
+	}
+
+	dir := t.TempDir()
+	ref := filepath.Join(dir, "ref")
+	if res, err := exec.Command(weirBinary(t), "run", "keycount", "--events", fmt.Sprint(events), "--keys", fmt.Sprint(keys),
+		"--window", "100ms", "-p", "2", "--progress", "off", "--output", ref).CombinedOutput(); err != nil {
+		t.Fatalf("reference run: %v\n%s", err, res)
+	}
+	want := lines(t, ref)
+	job := []string{"run", "keycount-nats", "--nats-url", url, "--stream", in, "--subject", out + ".counts", "--bounded",
+		"--window", "100ms", "--out-of-orderness", "0s", "-p", "2", "--progress", "off", "--guarantee", "exactly-once", "--checkpoint-interval", "50ms",
+		"--state-dir", filepath.Join(dir, "state"), "--rate", "60000", "--log-checkpoints"}
+	kills, midway := 0, 0
+	var seen []int
+	for i := range 3 {
+		args := job
+		if i > 0 {
+			args = append(args, "--restore", "latest")
+		}
+		if killAfterCount(t, " completed in ", 8, args...) {
+			kills++
+			n := len(streamRows(t, js, out))
+			seen = append(seen, n)
+			if n > 0 && n < len(want) {
+				midway++
+			}
+		}
+	}
+	if midway == 0 {
+		t.Fatalf("no kill happened with part of the output published (rows after each kill: %v): the test proves nothing", seen)
+	}
+	res, err := exec.Command(weirBinary(t), append(job, "--restore", "latest")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("restored run: %v\n%s", err, res)
+	}
+	if !strings.Contains(string(res), "restoring checkpoint") {
+		t.Fatalf("no restore reported:\n%s", res)
+	}
+	if err := weirapi.VerifyLines(weirapi.ExactlyOnce, want, streamRows(t, js, out)); err != nil {
+		t.Fatalf("output stream after %d kills and restores is not exactly-once: %v", kills, err)
+	}
+	t.Logf("%d kills, rows published after each: %v, %d in the end", kills, seen, len(want))
+}
