@@ -52,6 +52,7 @@ type KafkaFlags struct {
 	DeadLetter  string
 	Group       string
 	Partitions  time.Duration
+	Connect     time.Duration
 }
 
 func (f *KafkaFlags) defineSink(fs *pflag.FlagSet) {
@@ -59,6 +60,7 @@ func (f *KafkaFlags) defineSink(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Format, "format", "json", "record value format: json or avro (the Bid schema, see docs/connectors/kafka.md)")
 	fs.StringVar(&f.SinkTopic, "sink-topic", "", "topic to write to (required; it must exist)")
 	fs.StringVar(&f.Delivery, "delivery", "exactly-once", "sink delivery: exactly-once (Kafka transactions committed with checkpoints) or at-least-once")
+	fs.DurationVar(&f.Connect, "connect-timeout", 30*time.Second, "how long a subtask waits for the brokers when it opens (retrying with backoff) before it fails")
 	fs.DurationVar(&f.TxnTimeout, "transaction-timeout", 0, "Kafka transaction timeout of an exactly-once sink (0: 10m; at most the broker's transaction.max.timeout.ms)")
 }
 
@@ -99,7 +101,7 @@ func (f *KafkaFlags) sink(operator string) (connector.Sink[KafkaBid], error) {
 		return nil, fmt.Errorf("--sink-topic is required")
 	}
 	return kafka.Sink(kafka.SinkOptions[KafkaBid]{Brokers: b, Topic: f.SinkTopic, Format: fm, Delivery: d,
-		TransactionTimeout: f.TxnTimeout, TransactionalIDPrefix: "weir-" + f.SinkTopic + "-" + operator,
+		TransactionTimeout: f.TxnTimeout, ConnectTimeout: f.Connect, TransactionalIDPrefix: "weir-" + f.SinkTopic + "-" + operator,
 		Key: func(v KafkaBid) []byte { return fmt.Appendf(nil, "%d", v.Auction) }})
 }
 
@@ -213,7 +215,8 @@ func (f *KafkaFlags) source(cfg weir.JobConfig) (connector.Source[KafkaBid], err
 	}
 	return kafka.Source(kafka.SourceOptions[KafkaBid]{Brokers: b, Topics: []string{f.SourceTopic}, Format: fm,
 		Start: st, Group: f.Group, CommitOffsets: f.Group != "", Bounded: f.Bounded,
-		OnMalformed: cfg.OnMalformed, DeadLetterTopic: f.DeadLetter, PartitionIdleTimeout: f.Partitions})
+		OnMalformed: cfg.OnMalformed, DeadLetterTopic: f.DeadLetter, PartitionIdleTimeout: f.Partitions,
+		ConnectTimeout: f.Connect})
 }
 
 func toKafkaBid(b nexmark.Bid) KafkaBid {
