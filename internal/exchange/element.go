@@ -66,6 +66,8 @@ type Element struct {
 	Checkpoint int64
 	// Unaligned marks a barrier of an unaligned checkpoint.
 	Unaligned bool
+
+	prio bool // set inside Poll for an element taken from the priority lane
 }
 
 // Buffer is a batch of encoded records: N records back to back in B, each a

@@ -21,6 +21,7 @@ type Gate struct {
 	next     int // round-robin start for Poll
 	ready    chan struct{}
 	prio     []prioElement // barriers that overtook their channel's queue
+	onTake   func(ch int)  // see OnTake
 }
 
 type prioElement struct {
@@ -112,11 +113,21 @@ func (g *Gate) signal() {
 // channels in turn so that no channel starves. ok is false when no unblocked
 // channel holds an element.
 func (g *Gate) Poll() (ch int, e Element, ok bool) {
+	ch, e, ok = g.poll()
+	if ok && g.onTake != nil && !e.prio && e.Kind != Marker {
+		g.onTake(ch)
+	}
+	e.prio = false
+	return ch, e, ok
+}
+
+func (g *Gate) poll() (ch int, e Element, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(g.prio) > 0 {
 		p := g.prio[0]
 		g.prio = g.prio[1:]
+		p.e.prio = true
 		return p.ch, p.e, true
 	}
 	n := len(g.queues)
@@ -208,11 +219,7 @@ func (g *Gate) SendPriority(ch int, e Element) {
 	g.mu.Lock()
 	q := &g.queues[ch]
 	if q.n == len(q.elems) { // more overtaking barriers than marker slots: grow
-		grown := make([]Element, len(q.elems)*2)
-		for i := 0; i < q.n; i++ {
-			grown[i] = q.elems[(q.head+i)%len(q.elems)]
-		}
-		q.elems, q.head = grown, 0
+		q.grow()
 	}
 	q.elems[(q.head+q.n)%len(q.elems)] = Element{Kind: Marker, Checkpoint: e.Checkpoint}
 	q.n++
@@ -241,23 +248,79 @@ func (g *Gate) AheadOfMarker(ch int, id int64) []*Buffer {
 	return out
 }
 
-// Channel is the sending end of one gate channel.
+// OnTake sets f to be called, on the receiver's goroutine and outside the
+// gate's lock, after Poll removed an element that was sent with Send or
+// Deliver (not a priority barrier or its marker) from channel ch. The
+// network transport uses it to return flow-control credit to a remote
+// sender. Set it before the gate is used.
+func (g *Gate) OnTake(f func(ch int)) { g.onTake = f }
+
+// Deliver appends e to channel ch without waiting for room. The network
+// transport uses it for elements of a remote sender, whose credit already
+// guarantees the room: the receiver granted one credit per free slot.
+func (g *Gate) Deliver(ch int, e Element) {
+	g.mu.Lock()
+	q := &g.queues[ch]
+	if q.n == len(q.elems) {
+		q.grow()
+	}
+	q.elems[(q.head+q.n)%len(q.elems)] = e
+	q.n++
+	wake := !q.blocked
+	g.mu.Unlock()
+	if wake {
+		g.signal()
+	}
+}
+
+func (q *queue) grow() {
+	grown := make([]Element, len(q.elems)*2)
+	for i := 0; i < q.n; i++ {
+		grown[i] = q.elems[(q.head+i)%len(q.elems)]
+	}
+	q.elems, q.head = grown, 0
+}
+
+// Sender is the sending end of a channel whose receiver lives in another
+// process. It behaves as Gate.SendTimed and Gate.SendPriority do: SendTimed
+// waits while the receiver has no room (no credit), SendPriority never
+// waits. After SendTimed returns nil the sender no longer owns e.Buf.
+type Sender interface {
+	SendTimed(ctx context.Context, e Element) (time.Duration, error)
+	SendPriority(e Element)
+}
+
+// Channel is the sending end of one gate channel: Index of Gate in this
+// process, or Remote when the receiver is in another process.
 type Channel struct {
-	Gate  *Gate
-	Index int
+	Gate   *Gate
+	Index  int
+	Remote Sender
 }
 
 // Send sends e on the channel; see Gate.Send.
-func (c Channel) Send(ctx context.Context, e Element) error { return c.Gate.Send(ctx, c.Index, e) }
+func (c Channel) Send(ctx context.Context, e Element) error {
+	_, err := c.SendTimed(ctx, e)
+	return err
+}
 
 // SendTimed sends e and reports the time spent waiting; see Gate.SendTimed.
 func (c Channel) SendTimed(ctx context.Context, e Element) (time.Duration, error) {
+	if c.Remote != nil {
+		return c.Remote.SendTimed(ctx, e)
+	}
 	return c.Gate.SendTimed(ctx, c.Index, e)
 }
 
 // SendPriority sends barrier e ahead of the queued elements; see
 // Gate.SendPriority.
-func (c Channel) SendPriority(e Element) { c.Gate.SendPriority(c.Index, e) }
+func (c Channel) SendPriority(e Element) {
+	if c.Remote != nil {
+		c.Remote.SendPriority(e)
+		return
+	}
+	c.Gate.SendPriority(c.Index, e)
+}
 
 // Fill returns how full the gate's queues are, from 0 (empty) to 1 (every
 // channel at capacity): a measure of backpressure on the task's senders.

@@ -58,6 +58,13 @@ type Options struct {
 	TrackPositions bool
 	// Inject, if set, is asked at each named point whether to fail there.
 	Inject func(p Point, s SubtaskID, checkpoint int64) bool
+
+	// Local, if set, limits the runtime to the subtasks it accepts; the
+	// others run in other processes (cluster mode). Nil runs them all.
+	Local func(SubtaskID) bool
+	// Remote returns the sending end of gate channel ch of subtask to,
+	// which runs in another process. Required when Local is set.
+	Remote func(to SubtaskID, ch int) exchange.Sender
 }
 
 func (o *Options) fill() {
@@ -111,13 +118,23 @@ func New(p *plan.Plan, opts Options) *Runtime {
 		r.inboxes = append(r.inboxes, make([]chan control, v.Parallelism))
 		r.positions = append(r.positions, make([]atomic.Pointer[[]byte], v.Parallelism))
 		for i := range v.Parallelism {
-			r.gates[v.ID][i] = exchange.NewGate(n, opts.QueueCapacity)
 			r.metrics[v.ID][i] = NewMetrics()
+			if !r.IsLocal(SubtaskID{v.ID, i}) {
+				continue
+			}
+			r.gates[v.ID][i] = exchange.NewGate(n, opts.QueueCapacity)
 			r.inboxes[v.ID][i] = make(chan control, 256)
 		}
 	}
 	return r
 }
+
+// IsLocal reports whether subtask id runs in this runtime.
+func (r *Runtime) IsLocal(id SubtaskID) bool { return r.opts.Local == nil || r.opts.Local(id) }
+
+// Gate returns the input gate of local subtask id (nil for a remote one),
+// for the network transport to deliver into.
+func (r *Runtime) Gate(id SubtaskID) *exchange.Gate { return r.gates[id.Vertex][id.Subtask] }
 
 // Metrics returns the counters of subtask i of vertex v.
 func (r *Runtime) Metrics(v, i int) *Metrics { return r.metrics[v][i] }
@@ -140,6 +157,9 @@ func (r *Runtime) Run(ctx context.Context) error {
 	var first error
 	for _, v := range r.plan.Vertices {
 		for i := range v.Parallelism {
+			if !r.IsLocal(SubtaskID{v.ID, i}) {
+				continue
+			}
 			s := r.newSubtask(ctx, v, i)
 			wg.Add(1)
 			go func() {
@@ -154,7 +174,9 @@ func (r *Runtime) Run(ctx context.Context) error {
 	wg.Wait()
 	for _, v := range r.plan.Vertices {
 		for _, g := range r.gates[v.ID] {
-			g.Drain()
+			if g != nil {
+				g.Drain()
+			}
 		}
 	}
 	if first != nil {
@@ -203,6 +225,9 @@ func (r *Runtime) Trigger(id int64) {
 	for _, v := range r.plan.Vertices {
 		for i := range v.Parallelism {
 			sid := SubtaskID{v.ID, i}
+			if !r.IsLocal(sid) {
+				continue
+			}
 			if v.Head().Kind == plan.Source || fin[sid] {
 				r.send(sid, control{kind: ctlTrigger, checkpoint: id})
 			}
@@ -228,7 +253,9 @@ func (r *Runtime) Release() { r.broadcast(control{kind: ctlRelease}) }
 func (r *Runtime) broadcast(c control) {
 	for _, v := range r.plan.Vertices {
 		for i := range v.Parallelism {
-			r.send(SubtaskID{v.ID, i}, c)
+			if r.IsLocal(SubtaskID{v.ID, i}) {
+				r.send(SubtaskID{v.ID, i}, c)
+			}
 		}
 	}
 }
@@ -257,12 +284,19 @@ func (r *Runtime) markFinished(id SubtaskID) {
 func (r *Runtime) chans(e *plan.PhysicalEdge, i int) []exchange.Channel {
 	off := r.offsets[e]
 	gates := r.gates[e.Target.ID]
+	ch := func(j, idx int) exchange.Channel {
+		to := SubtaskID{e.Target.ID, j}
+		if !r.IsLocal(to) {
+			return exchange.Channel{Index: idx, Remote: r.opts.Remote(to, idx)}
+		}
+		return exchange.Channel{Gate: gates[j], Index: idx}
+	}
 	if e.Partitioning == plan.Forward {
-		return []exchange.Channel{{Gate: gates[i], Index: off}}
+		return []exchange.Channel{ch(i, off)}
 	}
 	out := make([]exchange.Channel, len(gates))
-	for j, g := range gates {
-		out[j] = exchange.Channel{Gate: g, Index: off + i}
+	for j := range gates {
+		out[j] = ch(j, off+i)
 	}
 	return out
 }
@@ -288,7 +322,12 @@ func IsFailure(err error) bool {
 }
 
 // QueueFill returns how full subtask i of vertex v's input queues are.
-func (r *Runtime) QueueFill(v, i int) float64 { return r.gates[v][i].Fill() }
+func (r *Runtime) QueueFill(v, i int) float64 {
+	if g := r.gates[v][i]; g != nil {
+		return g.Fill()
+	}
+	return 0
+}
 
 // ChannelSource names the sender of gate channel c of subtask i of vertex
 // v: its task and subtask.

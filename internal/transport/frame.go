@@ -1,0 +1,171 @@
+package transport
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/weir-stream/weir/internal/exchange"
+)
+
+// Frames on a data connection. Every frame is a 4-byte big-endian length
+// of what follows, then a type byte:
+//
+//	hello   0 | endpoint key (the dialer's first frame)
+//	element 1 | vertex i32 | subtask i32 | channel i32 | kind u8 | flags u8 |
+//	            time i64 | checkpoint i64 | records i32 | encoded records
+//	credit  2 | vertex i32 | subtask i32 | channel i32 | n i32
+//
+// Elements flow from the dialer (sender) to the listener (receiver);
+// credits flow back.
+const (
+	frameHello   = 0
+	frameElement = 1
+	frameCredit  = 2
+)
+
+const (
+	flagPriority  = 1 << 0
+	flagUnaligned = 1 << 1
+)
+
+// target addresses one channel of one subtask's input gate.
+type target struct {
+	vertex, subtask, ch int32
+}
+
+const (
+	elementHeader = 4 + 1 + 12 + 1 + 1 + 8 + 8 + 4
+	creditFrame   = 4 + 1 + 12 + 4
+	maxFrame      = 64 << 20 // far above any batch; guards against garbage
+)
+
+// appendElementHeader encodes the header of an element frame whose
+// records take payload bytes.
+func appendElementHeader(b []byte, t target, e exchange.Element, prio bool, payload int) []byte {
+	b = binary.BigEndian.AppendUint32(b, uint32(elementHeader-4+payload))
+	b = append(b, frameElement)
+	b = appendTarget(b, t)
+	var flags byte
+	if prio {
+		flags |= flagPriority
+	}
+	if e.Unaligned {
+		flags |= flagUnaligned
+	}
+	b = append(b, byte(e.Kind), flags)
+	b = binary.BigEndian.AppendUint64(b, uint64(e.Time))
+	b = binary.BigEndian.AppendUint64(b, uint64(e.Checkpoint))
+	n := 0
+	if e.Buf != nil {
+		n = e.Buf.N
+	}
+	return binary.BigEndian.AppendUint32(b, uint32(n))
+}
+
+func appendTarget(b []byte, t target) []byte {
+	b = binary.BigEndian.AppendUint32(b, uint32(t.vertex))
+	b = binary.BigEndian.AppendUint32(b, uint32(t.subtask))
+	return binary.BigEndian.AppendUint32(b, uint32(t.ch))
+}
+
+func appendCredit(b []byte, t target, n int) []byte {
+	b = binary.BigEndian.AppendUint32(b, creditFrame-4)
+	b = append(b, frameCredit)
+	b = appendTarget(b, t)
+	return binary.BigEndian.AppendUint32(b, uint32(n))
+}
+
+func appendHello(b []byte, key string) []byte {
+	b = binary.BigEndian.AppendUint32(b, uint32(1+len(key)))
+	b = append(b, frameHello)
+	return append(b, key...)
+}
+
+func readTarget(h []byte) target {
+	return target{int32(binary.BigEndian.Uint32(h)), int32(binary.BigEndian.Uint32(h[4:])), int32(binary.BigEndian.Uint32(h[8:]))}
+}
+
+var errBadFrame = errors.New("transport: malformed frame")
+
+// frameReader reads frames from a connection.
+type frameReader struct {
+	r   *bufio.Reader
+	hdr [elementHeader]byte
+}
+
+func newFrameReader(r io.Reader) *frameReader {
+	return &frameReader{r: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// next reads the length and type of the next frame.
+func (f *frameReader) next() (typ byte, n int, err error) {
+	if _, err := io.ReadFull(f.r, f.hdr[:5]); err != nil {
+		return 0, 0, err
+	}
+	n = int(binary.BigEndian.Uint32(f.hdr[:4]))
+	if n < 1 || n > maxFrame {
+		return 0, 0, fmt.Errorf("%w: length %d", errBadFrame, n)
+	}
+	return f.hdr[4], n - 1, nil
+}
+
+// hello reads the body of a hello frame of n bytes.
+func (f *frameReader) hello(n int) (string, error) {
+	if n > 1024 {
+		return "", fmt.Errorf("%w: hello of %d bytes", errBadFrame, n)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(f.r, b); err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// element reads the body of an element frame of n bytes. Data elements
+// get a buffer from the exchange pool, which the receiver owns.
+func (f *frameReader) element(n int) (target, exchange.Element, bool, error) {
+	const body = elementHeader - 5
+	if n < body {
+		return target{}, exchange.Element{}, false, fmt.Errorf("%w: element of %d bytes", errBadFrame, n)
+	}
+	h := f.hdr[:body]
+	if _, err := io.ReadFull(f.r, h); err != nil {
+		return target{}, exchange.Element{}, false, err
+	}
+	t := readTarget(h)
+	e := exchange.Element{Kind: exchange.Kind(h[12]), Time: int64(binary.BigEndian.Uint64(h[14:])),
+		Checkpoint: int64(binary.BigEndian.Uint64(h[22:])), Unaligned: h[13]&flagUnaligned != 0}
+	prio := h[13]&flagPriority != 0
+	records := int(binary.BigEndian.Uint32(h[30:]))
+	payload := n - body
+	if e.Kind == exchange.Data {
+		b := exchange.GetBuffer()
+		if cap(b.B) < payload {
+			b.B = make([]byte, payload)
+		}
+		b.B = b.B[:payload]
+		if _, err := io.ReadFull(f.r, b.B); err != nil {
+			return t, e, prio, err
+		}
+		b.N = records
+		e.Buf = b
+	} else if payload != 0 {
+		return t, e, prio, fmt.Errorf("%w: %s element with %d payload bytes", errBadFrame, e.Kind, payload)
+	}
+	return t, e, prio, nil
+}
+
+// credit reads the body of a credit frame of n bytes.
+func (f *frameReader) credit(n int) (target, int, error) {
+	if n != creditFrame-5 {
+		return target{}, 0, fmt.Errorf("%w: credit of %d bytes", errBadFrame, n)
+	}
+	h := f.hdr[:n]
+	if _, err := io.ReadFull(f.r, h); err != nil {
+		return target{}, 0, err
+	}
+	return readTarget(h), int(binary.BigEndian.Uint32(h[12:])), nil
+}
