@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	weirapi "github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/connectors/format"
 	"github.com/weir-stream/weir/internal/jobs"
 	"github.com/weir-stream/weir/internal/testenv"
 )
@@ -135,4 +136,88 @@ func TestNATSExactlyOnceThroughSIGKILL(t *testing.T) {
 		t.Fatalf("output stream after %d kills and restores is not exactly-once: %v", kills, err)
 	}
 	t.Logf("%d kills, rows published after each: %v, %d in the end", kills, seen, len(want))
+}
+
+const (
+	avroEvent = `{"type":"record","name":"KeyEvent","fields":[{"name":"Key","type":"long"},{"name":"Time","type":"long"}]}`
+	avroCount = `{"type":"record","name":"KeyCount","fields":[{"name":"Key","type":"long"},{"name":"WindowStart","type":"long"},` +
+		`{"name":"WindowEnd","type":"long"},{"name":"Count","type":"long"}]}`
+)
+
+// keycount-nats with Avro in and out (no failures): the counts decode
+// with the output schema and equal keycount's; a bad format option fails
+// the job at start, naming it.
+func TestNATSJobAvroAndBadOptions(t *testing.T) {
+	url := testenv.Require(t, "WEIR_NATS_URL")
+	code, _, stderr := weir(t, "run", "keycount-nats", "--nats-url", url, "--stream", "S", "--subject", "x",
+		"--in-format", "avro", "--in-schema", `{"type":"record","name":"E","fields":[{"name":"key","type":"long"}]}`)
+	if code != 2 || !strings.Contains(stderr, "--in-format: avro format for jobs.KeyEvent") {
+		t.Fatalf("bad schema: exit %d\n%s", code, stderr)
+	}
+	conn, err := nc.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	js, err := jetstream.New(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, out := fmt.Sprintf("AVIN%d", syscall.Getpid()), fmt.Sprintf("AVOUT%d", syscall.Getpid())
+	for _, sc := range []jetstream.StreamConfig{{Name: in, Subjects: []string{in + ".a", in + ".b"}}, {Name: out, Subjects: []string{out}}} {
+		js.DeleteStream(t.Context(), sc.Name)
+		if _, err := js.CreateStream(t.Context(), sc); err != nil {
+			t.Fatal(err)
+		}
+		defer js.DeleteStream(t.Context(), sc.Name)
+	}
+	evf, err := format.Avro[jobs.KeyEvent](avroEvent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := jobs.KeyCountConfig{Events: 5000, Keys: 7, Window: 100 * time.Millisecond, TPS: 10_000, Seed: 1}
+	for i := range cfg.Events {
+		b, _ := evf.Encode(cfg.Event(i))
+		if _, err := js.Publish(t.Context(), []string{in + ".a", in + ".b"}[i%2], b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ref := filepath.Join(t.TempDir(), "ref")
+	if code, _, stderr := weir(t, "run", "keycount", "--events", "5000", "--keys", "7", "--window", "100ms", "--tps", "10000",
+		"-p", "2", "--output", ref); code != 0 {
+		t.Fatalf("reference run: exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr := weir(t, "run", "keycount-nats", "--nats-url", url, "--stream", in, "--subject", out, "--bounded",
+		"--window", "100ms", "-p", "2", "--in-format", "avro", "--in-schema", avroEvent,
+		"--out-format", "avro", "--out-schema", avroCount); code != 0 {
+		t.Fatalf("keycount-nats: exit %d\n%s", code, stderr)
+	}
+	countf, err := format.Avro[jobs.KeyCount](avroCount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(t.Context(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for seq := uint64(1); seq <= info.State.LastSeq; seq++ {
+		m, err := st.GetMsg(t.Context(), seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var k jobs.KeyCount
+		if err := countf.Decode(m.Data, &k); err != nil {
+			t.Fatalf("output sequence %d: %v", seq, err)
+		}
+		b, _ := json.Marshal(k)
+		got = append(got, string(b))
+	}
+	if err := weirapi.VerifyLines(weirapi.ExactlyOnce, lines(t, ref), got); err != nil {
+		t.Fatalf("Avro output differs from keycount's: %v", err)
+	}
 }

@@ -156,3 +156,16 @@ func testPostgresThroughKills(t *testing.T, mode string) {
 	}
 	t.Logf("%s: %d kills, rows visible after each: %v, %d in the end", mode, kills, seen, len(want))
 }
+
+// A missing table fails the job at start with an error naming it.
+func TestPostgresJobNamesMissingTable(t *testing.T) {
+	url := testenv.Require(t, "WEIR_POSTGRES_URL")
+	code, _, stderr := weir(t, "run", "keycount-postgres", "--events", "1000", "--postgres-url", url, "--table", "no_such_keycount_table")
+	if code != 1 || !strings.Contains(stderr, "table no_such_keycount_table does not exist") {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	code, _, stderr = weir(t, "run", "keycount-postgres", "--postgres-url", url, "--mode", "merge")
+	if code != 2 || !strings.Contains(stderr, `mode must be "append" or "upsert", not "merge"`) {
+		t.Fatalf("bad mode: exit %d\n%s", code, stderr)
+	}
+}
