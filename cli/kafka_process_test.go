@@ -209,6 +209,7 @@ func TestKafkaToKafkaNexmarkIsExactlyOnceWithInjectedFailures(t *testing.T) {
 	if len(want) < 40000 {
 		t.Fatalf("the reference run wrote %d bids, want about 92%% of 50000", len(want))
 	}
+	fromCheckpoint := false
 	for seed := 1; seed <= 2; seed++ {
 		out := topics[2]
 		if seed == 2 {
@@ -216,9 +217,16 @@ func TestKafkaToKafkaNexmarkIsExactlyOnceWithInjectedFailures(t *testing.T) {
 		}
 		res := mustRun(t, append(q1, "--sink-topic", out, "--checkpoint-interval", "30ms",
 			"--inject-failures", "3", "--failure-seed", fmt.Sprint(seed))...)
+		if !strings.Contains(res, "failures injected") {
+			t.Fatalf("seed %d: no failure was injected; the test proves nothing:\n%s", seed, res)
+		}
+		fromCheckpoint = fromCheckpoint || strings.Contains(res, "restored checkpoint")
 		if d := diffCount(readCommitted(t, out), want); d != "" {
 			t.Fatalf("seed %d: with injected failures a read_committed consumer does not see the failure-free output: %s\n%s", seed, d, res)
 		}
+	}
+	if !fromCheckpoint {
+		t.Error("no recovery restored a checkpoint: the sink's commit of restored transactions went untested")
 	}
 }
 
