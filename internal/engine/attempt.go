@@ -12,17 +12,10 @@ import (
 	"github.com/weir-stream/weir/internal/task"
 )
 
-// snapshotEvent is a subtask's snapshot after the engine stored it.
-type snapshotEvent struct {
-	res    task.SnapshotResult
-	handle store.Handle
-	err    error
-}
-
 // attemptState is the bookkeeping of one attempt's event loop.
 type attemptState struct {
 	e         *engine
-	rt        *task.Runtime
+	rt        Executor
 	coord     *checkpoint.Coordinator
 	tasks     []task.SubtaskID
 	finished  map[task.SubtaskID]bool
@@ -36,15 +29,15 @@ type attemptState struct {
 }
 
 // attempt runs the plan once, until it finishes or fails.
-func (e *engine) attempt(ctx context.Context, restore map[task.SubtaskID][]byte) error {
+func (e *engine) attempt(ctx context.Context, restore *store.Metadata) error {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	snaps := make(chan snapshotEvent)
+	snaps := make(chan Snapshot)
 	fins := make(chan task.SubtaskID)
-	opts := e.cfg.Runtime
-	opts.Restore = restore
-	if restore != nil && e.latest != nil {
-		opts.Restored = int64(e.latest.ID)
+	spec := AttemptSpec{Options: e.cfg.Runtime, Restore: restore}
+	opts := &spec.Options
+	if restore != nil {
+		opts.Restored = int64(restore.ID)
 	}
 	opts.Attempt = len(e.report.Recoveries)
 	switch e.cfg.Mode {
@@ -61,18 +54,13 @@ func (e *engine) attempt(ctx context.Context, restore map[task.SubtaskID][]byte)
 		opts.Positions = e.positions
 	}
 	if opts.Checkpoint != task.NoCheckpoints {
-		opts.OnSnapshot = func(r task.SnapshotResult) {
-			ev := snapshotEvent{res: r, err: r.Err}
-			if r.Err == nil {
-				ev.handle, ev.err = e.cfg.Store.WriteState(actx, e.cfg.Job, uint64(r.Checkpoint),
-					store.TaskID{Vertex: r.Subtask.Vertex, Subtask: r.Subtask.Subtask}, r.State)
-			}
+		spec.OnSnapshot = func(s Snapshot) {
 			select {
-			case snaps <- ev:
+			case snaps <- s:
 			case <-actx.Done():
 			}
 		}
-		opts.OnFinished = func(id task.SubtaskID) {
+		spec.OnFinished = func(id task.SubtaskID) {
 			select {
 			case fins <- id:
 			case <-actx.Done():
@@ -88,9 +76,13 @@ func (e *engine) attempt(ctx context.Context, restore map[task.SubtaskID][]byte)
 			randomKill = t.C
 		}
 	}
-	rt := task.New(e.cfg.Plan, opts)
-	if e.cfg.OnAttempt != nil {
-		e.cfg.OnAttempt(rt)
+	deploy := e.cfg.Deploy
+	if deploy == nil {
+		deploy = e.localDeployer
+	}
+	rt, err := deploy(actx, spec)
+	if err != nil {
+		return err
 	}
 	a := &attemptState{e: e, rt: rt, finished: map[task.SubtaskID]bool{}, acked: map[int64]map[task.SubtaskID]bool{},
 		counts: map[int64]map[task.Channel][2]int64{}}
@@ -134,7 +126,7 @@ func (e *engine) attempt(ctx context.Context, restore map[task.SubtaskID][]byte)
 				}
 			}
 		case ev := <-snaps:
-			a.onSnapshot(ctx, ev)
+			a.onSnapshot(ev)
 		case id := <-fins:
 			a.onFinished(id)
 		case <-randomKill:
@@ -175,7 +167,7 @@ func (e *engine) coordinatorConfig(tasks []task.SubtaskID) checkpoint.Config {
 }
 
 // keepPositions remembers where at-most-once sources stood.
-func (e *engine) keepPositions(rt *task.Runtime) {
+func (e *engine) keepPositions(rt Executor) {
 	if e.positions == nil {
 		e.positions = map[task.SubtaskID][]byte{}
 	}
@@ -190,13 +182,7 @@ func (a *attemptState) noteRecovery() {
 	if a.restarted.IsZero() {
 		return
 	}
-	var written int64
-	for _, v := range a.e.cfg.Plan.Vertices {
-		for i := range v.Parallelism {
-			written += a.rt.Metrics(v.ID, i).Written.Load()
-		}
-	}
-	if written > 0 {
+	if a.rt.Written() > 0 {
 		recs := a.e.report.Recoveries
 		recs[len(recs)-1].Duration = time.Since(a.restarted)
 		a.restarted = time.Time{}
@@ -204,19 +190,19 @@ func (a *attemptState) noteRecovery() {
 	}
 }
 
-func (a *attemptState) onSnapshot(ctx context.Context, ev snapshotEvent) {
+func (a *attemptState) onSnapshot(ev Snapshot) {
 	if a.coord == nil {
 		return
 	}
-	r := ev.res
+	r := ev.Result
 	tid := checkpoint.TaskID{Vertex: r.Subtask.Vertex, Subtask: r.Subtask.Subtask}
 	id := checkpoint.ID(r.Checkpoint)
-	if ev.err != nil {
-		a.act(a.coord.Decline(id, tid, ev.err.Error()))
+	if ev.Err != nil {
+		a.act(a.coord.Decline(id, tid, ev.Err.Error()))
 		return
 	}
 	if st := a.e.stats[r.Checkpoint]; st != nil {
-		st.Size += ev.handle.Size
+		st.Size += ev.Handle.Size
 		st.Alignment = max(st.Alignment, r.Alignment)
 		st.Sync = max(st.Sync, r.Sync)
 	}
@@ -239,7 +225,7 @@ func (a *attemptState) onSnapshot(ctx context.Context, ev snapshotEvent) {
 			}
 		}
 	}
-	_, acts := a.coord.Ack(id, tid, encodeHandle(ev.handle))
+	_, acts := a.coord.Ack(id, tid, encodeHandle(ev.Handle))
 	a.act(acts)
 }
 

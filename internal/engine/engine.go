@@ -63,8 +63,12 @@ type Config struct {
 	Restart RestartStrategy
 	// Failures, if set, injects failures.
 	Failures *Injector
-	// OnAttempt is told of each attempt's runtime, for metrics.
+	// OnAttempt is told of each attempt's runtime, for metrics (local
+	// attempts only).
 	OnAttempt func(*task.Runtime)
+	// Deploy, if set, starts attempts elsewhere (a cluster's workers);
+	// by default they run in this process.
+	Deploy Deployer
 	// Log receives a line for each notable event (failures, restores).
 	Log func(string)
 	// LogCheckpoints also logs every completed checkpoint.
@@ -292,8 +296,9 @@ type fatalError struct{ err error }
 func (f *fatalError) Error() string { return f.err.Error() }
 func (f *fatalError) Unwrap() error { return f.err }
 
-// restoreState reads the state of the latest completed checkpoint.
-func (e *engine) restoreState(ctx context.Context) (map[task.SubtaskID][]byte, error) {
+// restoreState returns the checkpoint the next attempt restores, after
+// checking that it fits the pipeline.
+func (e *engine) restoreState(ctx context.Context) (*store.Metadata, error) {
 	if e.latest == nil || e.cfg.Mode == AtMostOnce || !e.checkpoints() {
 		return nil, nil
 	}
@@ -306,19 +311,7 @@ func (e *engine) restoreState(ctx context.Context) (map[task.SubtaskID][]byte, e
 			return nil, &fatalError{fmt.Errorf("checkpoint %d has parallelism %d for task %q, the pipeline %d; restore at the same parallelism", m.ID, p, v.Name(), v.Parallelism)}
 		}
 	}
-	out := map[task.SubtaskID][]byte{}
-	for _, ts := range m.Tasks {
-		var data []byte
-		for _, h := range ts.Handles {
-			b, err := e.cfg.Store.ReadState(ctx, h)
-			if err != nil {
-				return nil, &fatalError{fmt.Errorf("restoring checkpoint %d: %w", m.ID, err)}
-			}
-			data = append(data, b...)
-		}
-		out[task.SubtaskID{Vertex: ts.Task.Vertex, Subtask: ts.Task.Subtask}] = data
-	}
-	return out, nil
+	return m, nil
 }
 
 // Fingerprint describes a plan's shape, so that a checkpoint is not

@@ -1,0 +1,129 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/weir-stream/weir/internal/store"
+	"github.com/weir-stream/weir/internal/task"
+)
+
+// Executor runs one attempt of a job's plan: in this process (Local) or
+// across the worker processes of a cluster. The engine drives it from one
+// goroutine; only Run blocks.
+type Executor interface {
+	// Run runs the attempt until every subtask finished (nil), one failed
+	// (its error), or ctx ends (ctx.Err()). Everything it started has
+	// stopped when it returns.
+	Run(ctx context.Context) error
+	// Kill fails the attempt as if subtask id had failed with err.
+	Kill(id task.SubtaskID, err error)
+	// Trigger starts checkpoint id at the sources and at finished subtasks.
+	Trigger(id int64)
+	// TriggerSubtask asks one subtask to take checkpoint id directly.
+	TriggerSubtask(sid task.SubtaskID, id int64)
+	// Complete and Abort report a checkpoint's fate to every subtask.
+	Complete(id int64)
+	Abort(id int64)
+	// Release lets finished subtasks exit.
+	Release()
+	// Written returns the records the sinks have written so far.
+	Written() int64
+	// Positions returns where the sources stand (at-most-once recovery).
+	Positions() map[task.SubtaskID][]byte
+}
+
+// Snapshot is a subtask's snapshot once stored: its handle in the store,
+// or the error that kept it from being taken or stored.
+type Snapshot struct {
+	Result task.SnapshotResult
+	Handle store.Handle
+	Err    error
+}
+
+// AttemptSpec is what a Deployer needs to start an attempt.
+type AttemptSpec struct {
+	// Options are the runtime options: checkpoint mode, attempt number,
+	// injection hooks. Restore is left empty: the deployer reads the
+	// state of checkpoint Restore, each subtask's where it runs.
+	Options task.Options
+	// Restore is the checkpoint to start from, or nil.
+	Restore *store.Metadata
+	// OnSnapshot receives every stored snapshot; OnFinished every subtask
+	// that finished its input. Both may be called from any goroutine and
+	// block until the engine takes them or the attempt's context ends.
+	OnSnapshot func(Snapshot)
+	OnFinished func(task.SubtaskID)
+}
+
+// Deployer starts an attempt and returns its executor. A deployer may
+// wait (for slots, say) until ctx ends.
+type Deployer func(ctx context.Context, spec AttemptSpec) (Executor, error)
+
+// StoreSnapshot writes a subtask's snapshot state into the checkpoint
+// store, as every process of a job does for the subtasks it runs.
+func StoreSnapshot(ctx context.Context, st *store.Checkpoints, job string, r task.SnapshotResult) Snapshot {
+	s := Snapshot{Result: r, Err: r.Err}
+	if r.Err == nil {
+		s.Handle, s.Err = st.WriteState(ctx, job, uint64(r.Checkpoint), store.TaskID{Vertex: r.Subtask.Vertex, Subtask: r.Subtask.Subtask}, r.State)
+	}
+	s.Result.State = nil
+	return s
+}
+
+// ReadState reads the state of the given subtasks (all of them when want
+// is nil) from checkpoint m.
+func ReadState(ctx context.Context, st *store.Checkpoints, m *store.Metadata, want func(task.SubtaskID) bool) (map[task.SubtaskID][]byte, error) {
+	out := map[task.SubtaskID][]byte{}
+	for _, ts := range m.Tasks {
+		id := task.SubtaskID{Vertex: ts.Task.Vertex, Subtask: ts.Task.Subtask}
+		if want != nil && !want(id) {
+			continue
+		}
+		var data []byte
+		for _, h := range ts.Handles {
+			b, err := st.ReadState(ctx, h)
+			if err != nil {
+				return nil, fmt.Errorf("restoring checkpoint %d: %w", m.ID, err)
+			}
+			data = append(data, b...)
+		}
+		out[id] = data
+	}
+	return out, nil
+}
+
+// Local is the executor of an attempt in this process.
+type Local struct{ *task.Runtime }
+
+// Written sums the sinks' written records.
+func (l Local) Written() int64 {
+	var n int64
+	for _, v := range l.Plan().Vertices {
+		for i := range v.Parallelism {
+			n += l.Metrics(v.ID, i).Written.Load()
+		}
+	}
+	return n
+}
+
+// localDeployer runs attempts in this process with the engine's store.
+func (e *engine) localDeployer(ctx context.Context, spec AttemptSpec) (Executor, error) {
+	opts := spec.Options
+	if spec.Restore != nil {
+		state, err := ReadState(ctx, e.cfg.Store, spec.Restore, nil)
+		if err != nil {
+			return nil, &fatalError{err}
+		}
+		opts.Restore = state
+	}
+	if spec.OnSnapshot != nil {
+		opts.OnSnapshot = func(r task.SnapshotResult) { spec.OnSnapshot(StoreSnapshot(ctx, e.cfg.Store, e.cfg.Job, r)) }
+	}
+	opts.OnFinished = spec.OnFinished
+	rt := task.New(e.cfg.Plan, opts)
+	if e.cfg.OnAttempt != nil {
+		e.cfg.OnAttempt(rt)
+	}
+	return Local{rt}, nil
+}
