@@ -97,6 +97,9 @@ func TestPostgresExactlyOnceThroughSIGKILL(t *testing.T) {
 }
 
 func testPostgresThroughKills(t *testing.T, mode string) {
+	if testing.Short() {
+		t.Skip("kills a separately built weir binary; -race -short adds nothing to it")
+	}
 	url := testenv.Require(t, "WEIR_POSTGRES_URL")
 	dir := t.TempDir()
 	gen := []string{"--events", "300000", "--keys", "50", "--window", "100ms", "-p", "2", "--progress", "off"}
