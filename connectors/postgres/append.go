@@ -147,6 +147,9 @@ func (w *appendWriter[T]) Commit(ctx context.Context, txn []byte) error {
 	if len(txn) == 0 {
 		return nil
 	}
+	if w.ctl == nil {
+		return errors.New("postgres: Commit before Recover")
+	}
 	gid := string(txn)
 	ck, err := w.parseGID(gid)
 	if err != nil {
@@ -191,6 +194,13 @@ func (w *appendWriter[T]) Recover(ctx context.Context, restored int64, commit []
 		return err
 	}
 	w.ctl = ctl
+	var maxPrepared int
+	if err := ctl.QueryRow(ctx, "SELECT current_setting('max_prepared_transactions')::int").Scan(&maxPrepared); err != nil {
+		return w.s.errorf(err, "reading max_prepared_transactions")
+	}
+	if maxPrepared == 0 {
+		return fmt.Errorf("postgres: the append sink commits with checkpoints by PREPARE TRANSACTION, which the server disables: set max_prepared_transactions above 0 (%s), or use Mode Upsert", w.s.where)
+	}
 	if err := w.createMarkers(ctx); err != nil {
 		return err
 	}
