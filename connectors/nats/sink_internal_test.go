@@ -1,0 +1,98 @@
+package nats
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	nc "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/weir-stream/weir/connector"
+	"github.com/weir-stream/weir/connectors/format"
+	"github.com/weir-stream/weir/internal/testenv"
+)
+
+// A commit interrupted half-way (the process died after publishing the
+// first messages of a checkpoint and before recording its marker) is
+// published again by the next attempt's Recover; the stream drops the
+// messages it already has by their ids, so each appears once.
+func TestInterruptedCommitIsDeduplicated(t *testing.T) {
+	url := testenv.Require(t, "WEIR_NATS_URL")
+	ctx := t.Context()
+	conn, err := nc.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	js, err := jetstream.New(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("HALF%d", time.Now().UnixNano()%1e9)
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{name}, Storage: jetstream.MemoryStorage}); err != nil {
+		t.Fatal(err)
+	}
+	defer js.DeleteStream(context.Background(), name)
+	s, err := NewSink(SinkOptions[int]{ConnOptions: ConnOptions{URL: url}, Subject: name, Format: format.JSON[int](), JobID: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func() (connector.Writer[int], connector.Committer) {
+		w, err := s.Open(ctx, connector.SubtaskInfo{Operator: "out", Parallelism: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w, w.(connector.Committer)
+	}
+	w, c := open()
+	if err := c.Recover(ctx, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(ctx, []int{10, 11, 12, 13, 14}); err != nil {
+		t.Fatal(err)
+	}
+	txn, err := c.PreCommit(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a commit that died after two messages left behind.
+	run, ck, msgs, err := parseTxn(txn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range msgs[:2] {
+		id := fmt.Sprintf("%s/0/%s/%d/%d", name, run, ck, i)
+		if _, err := js.PublishMsg(ctx, &nc.Msg{Subject: m.subject, Data: m.data}, jetstream.WithMsgID(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	w, c = open()
+	if err := c.Recover(ctx, 1, [][]byte{txn}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	st, err := js.Stream(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for seq := info.State.FirstSeq; info.State.Msgs > 0 && seq <= info.State.LastSeq; seq++ {
+		m, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := strconv.Atoi(string(m.Data))
+		got = append(got, v)
+	}
+	if fmt.Sprint(got) != "[10 11 12 13 14]" {
+		t.Fatalf("stream holds %v, want [10 11 12 13 14] once each", got)
+	}
+}
