@@ -38,6 +38,8 @@ type Pipeline struct {
 	report  atomic.Pointer[engine.Report]
 	live    atomic.Pointer[engine.Live]
 	status  atomic.Pointer[JobStatus]
+	// deploy, if set, starts attempts on a cluster (see internal/hook).
+	deploy engine.Deployer
 }
 
 // JobStatus is where a pipeline's run stands.
@@ -265,6 +267,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("job %q: %w", p.cfg.name, err)
 	}
+	cfg.Deploy = p.deploy
 	live := &engine.Live{}
 	cfg.Live = live
 	p.live.Store(live)

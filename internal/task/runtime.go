@@ -129,6 +129,10 @@ func New(p *plan.Plan, opts Options) *Runtime {
 	return r
 }
 
+// QueueCapacity returns the elements each input channel holds: the credit
+// a remote sender starts with.
+func (r *Runtime) QueueCapacity() int { return r.opts.QueueCapacity }
+
 // IsLocal reports whether subtask id runs in this runtime.
 func (r *Runtime) IsLocal(id SubtaskID) bool { return r.opts.Local == nil || r.opts.Local(id) }
 

@@ -1,0 +1,283 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/weir-stream/weir/internal/blob"
+	"github.com/weir-stream/weir/internal/cluster/pb"
+)
+
+// CoordinatorConfig configures a coordinator.
+type CoordinatorConfig struct {
+	// Listen is the address of the control plane (workers and clients).
+	Listen string
+	// Store is where checkpoints and job records go: a directory (shared
+	// by all processes) or a URL that blob.Open accepts (s3://...). Jobs
+	// without their own --state-dir checkpoint here.
+	Store   string
+	Program Program
+	// HeartbeatInterval is how often workers report; a worker silent for
+	// HeartbeatTimeout is lost. Defaults 500ms and 5s.
+	HeartbeatInterval, HeartbeatTimeout time.Duration
+	Security                            Security
+	Log                                 func(string)
+}
+
+// Coordinator places jobs on workers and drives their checkpoints.
+type Coordinator struct {
+	pb.UnimplementedCoordinatorServer
+	cfg   CoordinatorConfig
+	blobs blob.Store
+	ln    net.Listener
+	srv   *grpc.Server
+	epoch int64 // distinguishes this coordinator's attempts from an earlier one's
+
+	mu        sync.Mutex
+	workers   map[string]*workerConn
+	changed   chan struct{} // closed and replaced when workers come or go
+	executors map[string]*remoteExecutor
+	jobs      map[string]*job
+	lastJob   int
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	jobsWG sync.WaitGroup
+	srvWG  sync.WaitGroup
+}
+
+// workerConn is a worker's session as the coordinator sees it.
+type workerConn struct {
+	c            *Coordinator
+	id, dataAddr string
+	slots        int
+	used         int // slots taken by attempts; guarded by Coordinator.mu
+	out          chan *pb.CoordinatorMessage
+	lost         chan struct{} // closed when the session ended
+	lastBeat     atomic.Int64  // unix nanos
+	mu           sync.Mutex
+	metrics      map[string]*pb.AttemptMetrics
+}
+
+// post queues a message for the worker without blocking; a worker too
+// slow to take its messages is dropped (and so lost).
+func (w *workerConn) post(m *pb.CoordinatorMessage) bool {
+	select {
+	case <-w.lost:
+		return false
+	default:
+	}
+	select {
+	case w.out <- m:
+		return true
+	default:
+		go w.c.lose(w, "its message queue overflowed")
+		return false
+	}
+}
+
+// NewCoordinator opens the store, resumes the jobs an earlier coordinator
+// on the same store left running, and starts serving on cfg.Listen.
+func NewCoordinator(ctx context.Context, cfg CoordinatorConfig) (*Coordinator, error) {
+	if cfg.HeartbeatInterval <= 0 {
+		cfg.HeartbeatInterval = 500 * time.Millisecond
+	}
+	if cfg.HeartbeatTimeout <= 0 {
+		cfg.HeartbeatTimeout = 5 * time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = func(string) {}
+	}
+	if cfg.Store == "" {
+		return nil, errors.New("the coordinator needs a checkpoint store shared with the workers (--state-dir or --checkpoint-store)")
+	}
+	blobs, err := blob.Open(ctx, cfg.Store)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint store: %w", err)
+	}
+	opts, err := cfg.Security.serverOptions()
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", cfg.Listen, err)
+	}
+	cctx, cancel := context.WithCancel(context.Background())
+	c := &Coordinator{cfg: cfg, blobs: blobs, ln: ln, srv: grpc.NewServer(opts...), epoch: time.Now().UnixNano(),
+		workers: map[string]*workerConn{}, changed: make(chan struct{}), executors: map[string]*remoteExecutor{},
+		jobs: map[string]*job{}, ctx: cctx, cancel: cancel}
+	pb.RegisterCoordinatorServer(c.srv, c)
+	if err := c.resume(ctx); err != nil {
+		cancel()
+		ln.Close()
+		return nil, err
+	}
+	c.srvWG.Add(1)
+	go func() {
+		defer c.srvWG.Done()
+		c.srv.Serve(ln)
+	}()
+	return c, nil
+}
+
+// Addr returns the control plane's address.
+func (c *Coordinator) Addr() string { return c.ln.Addr().String() }
+
+// Close stops serving and stops the jobs' goroutines. The jobs stay
+// recorded as running, so a coordinator started on the same store
+// resumes them.
+func (c *Coordinator) Close() {
+	c.cancel()
+	c.srv.Stop()
+	c.srvWG.Wait()
+	c.jobsWG.Wait()
+}
+
+func (c *Coordinator) notifyLocked() {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// Connect serves a worker's session.
+func (c *Coordinator) Connect(stream pb.Coordinator_ConnectServer) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	hello := first.GetHello()
+	if hello == nil || hello.WorkerId == "" || hello.DataAddr == "" || hello.Slots < 1 {
+		return status.Error(codes.InvalidArgument, "a worker's session must start with a hello naming the worker, its data address and at least one slot")
+	}
+	w := &workerConn{c: c, id: hello.WorkerId, dataAddr: hello.DataAddr, slots: int(hello.Slots),
+		out: make(chan *pb.CoordinatorMessage, 4096), lost: make(chan struct{}), metrics: map[string]*pb.AttemptMetrics{}}
+	w.lastBeat.Store(time.Now().UnixNano())
+	c.mu.Lock()
+	old := c.workers[w.id]
+	c.workers[w.id] = w
+	c.mu.Unlock()
+	if old != nil {
+		c.lose(old, "replaced by a new session of the same worker")
+	}
+	c.cfg.Log(fmt.Sprintf("worker %s joined with %d slots (data plane %s)", w.id, w.slots, w.dataAddr))
+	c.mu.Lock()
+	c.notifyLocked()
+	c.mu.Unlock()
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
+	recvErr := make(chan error, 1)
+	go func() { // ends when the handler returns and gRPC cancels the stream
+		for {
+			m, err := stream.Recv()
+			if err != nil {
+				recvErr <- err
+				return
+			}
+			c.onWorkerMessage(w, m)
+		}
+	}()
+	if err := stream.Send(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Welcome{Welcome: &pb.Welcome{HeartbeatIntervalNs: int64(c.cfg.HeartbeatInterval)}}}); err != nil {
+		c.lose(w, err.Error())
+		return err
+	}
+	check := time.NewTicker(c.cfg.HeartbeatInterval)
+	defer check.Stop()
+	reason := ""
+	for reason == "" {
+		select {
+		case m := <-w.out:
+			if err := stream.Send(m); err != nil {
+				reason = "sending to it failed: " + err.Error()
+			}
+		case err := <-recvErr:
+			reason = "its session ended: " + err.Error()
+		case <-w.lost:
+			reason = "replaced"
+		case <-check.C:
+			if silent := time.Since(time.Unix(0, w.lastBeat.Load())); silent > c.cfg.HeartbeatTimeout {
+				reason = fmt.Sprintf("no heartbeat for %v (timeout %v)", silent.Round(time.Millisecond), c.cfg.HeartbeatTimeout)
+			}
+		case <-ctx.Done():
+			reason = "the coordinator stopped"
+		case <-c.ctx.Done():
+			reason = "the coordinator stopped"
+		}
+	}
+	c.lose(w, reason)
+	return nil
+}
+
+// lose removes a worker and fails the attempts it took part in.
+func (c *Coordinator) lose(w *workerConn, reason string) {
+	c.mu.Lock()
+	select {
+	case <-w.lost:
+		c.mu.Unlock()
+		return
+	default:
+	}
+	close(w.lost)
+	if c.workers[w.id] == w {
+		delete(c.workers, w.id)
+	}
+	var xs []*remoteExecutor
+	for _, x := range c.executors {
+		xs = append(xs, x)
+	}
+	c.notifyLocked()
+	c.mu.Unlock()
+	c.cfg.Log(fmt.Sprintf("worker %s lost: %s", w.id, reason))
+	for _, x := range xs {
+		x.workerLost(w, reason)
+	}
+}
+
+func (c *Coordinator) onWorkerMessage(w *workerConn, m *pb.WorkerMessage) {
+	w.lastBeat.Store(time.Now().UnixNano())
+	var key string
+	switch x := m.Msg.(type) {
+	case *pb.WorkerMessage_Heartbeat:
+		w.mu.Lock()
+		for _, a := range x.Heartbeat.Attempts {
+			w.metrics[a.Key] = a
+		}
+		w.mu.Unlock()
+		return
+	case *pb.WorkerMessage_Snapshot:
+		key = x.Snapshot.Key
+	case *pb.WorkerMessage_Finished:
+		key = x.Finished.Key
+	case *pb.WorkerMessage_Ended:
+		key = x.Ended.Key
+	default:
+		return
+	}
+	c.mu.Lock()
+	ex := c.executors[key]
+	c.mu.Unlock()
+	if ex != nil {
+		ex.onMessage(w, m)
+	}
+}
+
+// freeSlots returns the live workers sorted by id, with their free slots.
+func (c *Coordinator) freeSlotsLocked() ([]*workerConn, int) {
+	ws := make([]*workerConn, 0, len(c.workers))
+	free := 0
+	for _, w := range c.workers {
+		ws = append(ws, w)
+		free += w.slots - w.used
+	}
+	sort.Slice(ws, func(i, j int) bool { return ws[i].id < ws[j].id })
+	return ws, free
+}

@@ -1,0 +1,35 @@
+package cluster
+
+import (
+	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/task"
+	"github.com/weir-stream/weir/internal/transport"
+)
+
+type transportEndpoint = transport.Endpoint
+
+// register creates the data plane endpoint of an attempt's runtime: remote
+// senders deliver into its local gates, and every element a local subtask
+// takes returns credit to the sender it came from. A broken connection
+// fails the attempt.
+func register(node *transport.Node, key string, rt *task.Runtime) (*transport.Endpoint, error) {
+	gate := func(v, i int) *exchange.Gate {
+		pl := rt.Plan()
+		if v < 0 || v >= len(pl.Vertices) || i < 0 || i >= pl.Vertices[v].Parallelism {
+			return nil
+		}
+		return rt.Gate(task.SubtaskID{Vertex: v, Subtask: i})
+	}
+	ep, err := node.Register(key, rt.QueueCapacity(), gate, func(err error) { rt.Kill(task.SubtaskID{}, err) })
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range rt.Plan().Vertices {
+		for i := range v.Parallelism {
+			if g := rt.Gate(task.SubtaskID{Vertex: v.ID, Subtask: i}); g != nil {
+				g.OnTake(func(ch int) { ep.Credit(v.ID, i, ch) })
+			}
+		}
+	}
+	return ep, nil
+}

@@ -1,0 +1,298 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/engine"
+	"github.com/weir-stream/weir/internal/task"
+)
+
+// Job states.
+const (
+	Waiting   = "waiting"
+	Running   = "running"
+	Finished  = "finished"
+	Failed    = "failed"
+	Cancelled = "cancelled"
+)
+
+// jobRecord is what the coordinator keeps of a job in the store, so that a
+// coordinator restarted on the same store resumes it.
+type jobRecord struct {
+	ID        string    `json:"id"`
+	Job       string    `json:"job"`
+	Args      []string  `json:"args"`
+	State     string    `json:"state"`
+	Error     string    `json:"error,omitempty"`
+	Submitted time.Time `json:"submitted"`
+	Ended     time.Time `json:"ended,omitzero"`
+}
+
+const jobsPrefix = "cluster/jobs/"
+
+// job is a submitted job.
+type job struct {
+	c      *Coordinator
+	id     string
+	job    string
+	args   []string
+	p      Pipeline
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	rec       jobRecord
+	detail    string
+	placement map[string][]task.SubtaskID // by worker
+}
+
+func (j *job) setDetail(d string) {
+	j.mu.Lock()
+	j.detail = d
+	if d != "" && j.rec.State == Running {
+		j.rec.State = Waiting
+	} else if d == "" && j.rec.State == Waiting {
+		j.rec.State = Running
+	}
+	j.mu.Unlock()
+}
+
+func (j *job) setPlacement(x *remoteExecutor) {
+	pl := map[string][]task.SubtaskID{}
+	for id, w := range x.where {
+		pl[w.id] = append(pl[w.id], id)
+	}
+	j.mu.Lock()
+	j.placement = pl
+	j.mu.Unlock()
+}
+
+// Submit starts a job.
+func (c *Coordinator) Submit(ctx context.Context, req *pb.SubmitRequest) (*pb.JobInfo, error) {
+	c.mu.Lock()
+	c.lastJob++
+	id := fmt.Sprintf("%s-%d", req.Job, c.lastJob)
+	c.mu.Unlock()
+	rec := jobRecord{ID: id, Job: req.Job, Args: req.Args, State: Running, Submitted: time.Now()}
+	j, err := c.start(ctx, rec, false)
+	if err != nil {
+		return nil, err
+	}
+	return j.info(), nil
+}
+
+// start builds and runs a job; resume restores its latest checkpoint.
+func (c *Coordinator) start(ctx context.Context, rec jobRecord, resume bool) (*job, error) {
+	if c.cfg.Program == nil || !slices.Contains(c.cfg.Program.Jobs(), rec.Job) {
+		return nil, status.Errorf(codes.NotFound, "unknown job %q", rec.Job)
+	}
+	args := slices.Clone(rec.Args)
+	if !hasFlag(args, "state-dir") {
+		args = append(args, "--state-dir", c.cfg.Store)
+	}
+	if resume && !hasFlag(args, "restore") {
+		if ok, err := c.hasCheckpoint(ctx, args, rec); err != nil {
+			return nil, err
+		} else if ok {
+			args = append(args, "--restore", "latest")
+		}
+	}
+	p, err := c.cfg.Program.Open(ctx, rec.Job, rec.ID, args)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "job %s: %v", rec.Job, err)
+	}
+	cfg, err := p.Compile(ctx)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "job %s: %v", rec.Job, err)
+	}
+	if cfg.Mode == engine.AtMostOnce {
+		return nil, status.Errorf(codes.InvalidArgument, "job %s: at-most-once is not supported in cluster mode yet; use exactly-once, at-least-once or none", rec.Job)
+	}
+	jctx, cancel := context.WithCancel(c.ctx)
+	j := &job{c: c, id: rec.ID, job: rec.Job, args: args, p: p, cancel: cancel, rec: rec}
+	if err := c.save(ctx, j); err != nil {
+		cancel()
+		return nil, err
+	}
+	c.mu.Lock()
+	c.jobs[j.id] = j
+	c.mu.Unlock()
+	c.cfg.Log(fmt.Sprintf("job %s started", j.id))
+	deploy := c.deployer(j, cfg)
+	c.jobsWG.Add(1)
+	go func() {
+		defer c.jobsWG.Done()
+		err := p.Run(jctx, deploy)
+		if c.ctx.Err() != nil {
+			return // the coordinator stops: the job stays running in the store
+		}
+		j.mu.Lock()
+		j.rec.Ended = time.Now()
+		switch {
+		case err == nil:
+			j.rec.State = Finished
+		case jctx.Err() != nil:
+			j.rec.State = Cancelled
+		default:
+			j.rec.State, j.rec.Error = Failed, err.Error()
+		}
+		j.detail = ""
+		state := j.rec.State
+		j.mu.Unlock()
+		c.cfg.Log(fmt.Sprintf("job %s %s", j.id, state))
+		if err := c.save(context.Background(), j); err != nil {
+			c.cfg.Log(fmt.Sprintf("recording the end of job %s: %v", j.id, err))
+		}
+	}()
+	return j, nil
+}
+
+// hasCheckpoint reports whether the job has a completed checkpoint to
+// resume from.
+func (c *Coordinator) hasCheckpoint(ctx context.Context, args []string, rec jobRecord) (bool, error) {
+	p, err := c.cfg.Program.Open(ctx, rec.Job, rec.ID, args)
+	if err != nil {
+		return false, err
+	}
+	cfg, err := p.Compile(ctx)
+	if err != nil || cfg.Store == nil {
+		return false, err
+	}
+	ids, err := cfg.Store.Committed(ctx, rec.ID)
+	return len(ids) > 0, err
+}
+
+func hasFlag(args []string, name string) bool {
+	for _, a := range args {
+		if a == "--"+name || strings.HasPrefix(a, "--"+name+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Coordinator) save(ctx context.Context, j *job) error {
+	j.mu.Lock()
+	b, err := json.Marshal(j.rec)
+	j.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := c.blobs.Put(ctx, jobsPrefix+j.id, b); err != nil {
+		return fmt.Errorf("recording job %s: %w", j.id, err)
+	}
+	return nil
+}
+
+// resume restarts the jobs an earlier coordinator left running.
+func (c *Coordinator) resume(ctx context.Context) error {
+	keys, err := c.blobs.List(ctx, jobsPrefix)
+	if err != nil {
+		return fmt.Errorf("listing jobs in the store: %w", err)
+	}
+	for _, k := range keys {
+		b, err := c.blobs.Get(ctx, k)
+		if err != nil {
+			return fmt.Errorf("reading job record %s: %w", k, err)
+		}
+		var rec jobRecord
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return fmt.Errorf("job record %s is corrupt: %w", k, err)
+		}
+		if i := strings.LastIndexByte(rec.ID, '-'); i >= 0 {
+			if n, err := strconv.Atoi(rec.ID[i+1:]); err == nil && n > c.lastJob {
+				c.lastJob = n
+			}
+		}
+		if rec.State != Running && rec.State != Waiting {
+			j := &job{c: c, id: rec.ID, job: rec.Job, args: rec.Args, rec: rec, cancel: func() {}}
+			c.jobs[j.id] = j
+			continue
+		}
+		c.cfg.Log(fmt.Sprintf("resuming job %s", rec.ID))
+		if _, err := c.start(ctx, rec, true); err != nil {
+			return fmt.Errorf("resuming job %s: %w", rec.ID, err)
+		}
+	}
+	return nil
+}
+
+// ListJobs lists every job the coordinator knows.
+func (c *Coordinator) ListJobs(context.Context, *pb.ListJobsRequest) (*pb.ListJobsResponse, error) {
+	c.mu.Lock()
+	jobs := make([]*job, 0, len(c.jobs))
+	for _, j := range c.jobs {
+		jobs = append(jobs, j)
+	}
+	c.mu.Unlock()
+	out := &pb.ListJobsResponse{}
+	for _, j := range jobs {
+		out.Jobs = append(out.Jobs, j.info())
+	}
+	slices.SortFunc(out.Jobs, func(a, b *pb.JobInfo) int { return int(a.SubmittedUnixMs - b.SubmittedUnixMs) })
+	return out, nil
+}
+
+// GetJob describes one job.
+func (c *Coordinator) GetJob(_ context.Context, req *pb.GetJobRequest) (*pb.JobInfo, error) {
+	j, err := c.job(req.Id)
+	if err != nil {
+		return nil, err
+	}
+	return j.info(), nil
+}
+
+// CancelJob cancels a job and returns its state.
+func (c *Coordinator) CancelJob(_ context.Context, req *pb.GetJobRequest) (*pb.JobInfo, error) {
+	j, err := c.job(req.Id)
+	if err != nil {
+		return nil, err
+	}
+	j.cancel()
+	return j.info(), nil
+}
+
+func (c *Coordinator) job(id string) (*job, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	j := c.jobs[id]
+	if j == nil {
+		return nil, status.Errorf(codes.NotFound, "no job %q", id)
+	}
+	return j, nil
+}
+
+func (j *job) info() *pb.JobInfo {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	in := &pb.JobInfo{Id: j.id, Job: j.job, Args: j.rec.Args, State: j.rec.State, Error: j.rec.Error, Detail: j.detail,
+		SubmittedUnixMs: j.rec.Submitted.UnixMilli()}
+	if !j.rec.Ended.IsZero() {
+		in.EndedUnixMs = j.rec.Ended.UnixMilli()
+	}
+	if j.p != nil {
+		if r := j.p.Report(); r != nil {
+			in.Report, _ = json.Marshal(r)
+		}
+	}
+	for w, ids := range j.placement {
+		wt := &pb.WorkerTasks{WorkerId: w}
+		for _, id := range ids {
+			wt.Subtasks = append(wt.Subtasks, ref(id))
+		}
+		in.Workers = append(in.Workers, wt)
+	}
+	slices.SortFunc(in.Workers, func(a, b *pb.WorkerTasks) int { return strings.Compare(a.WorkerId, b.WorkerId) })
+	return in
+}
+

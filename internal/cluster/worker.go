@@ -1,0 +1,256 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/transport"
+)
+
+// WorkerConfig configures a worker process.
+type WorkerConfig struct {
+	// ID names the worker; default host-pid.
+	ID string
+	// Coordinator is the coordinator's address.
+	Coordinator string
+	// Listen is the data plane's address (default 127.0.0.1:0); Advertise,
+	// if set, is the address other workers dial instead (behind NAT or
+	// in Kubernetes, the pod's address).
+	Listen, Advertise string
+	// Slots is how many subtasks of each operator the worker runs at once
+	// (one slot holds subtask i of every operator of a job). Default 1.
+	Slots    int
+	Program  Program
+	Security Security
+	// Log receives a line for each notable event.
+	Log func(string)
+}
+
+// Worker runs its share of the attempts the coordinator deploys on it.
+type Worker struct {
+	cfg  WorkerConfig
+	node *transport.Node
+}
+
+// NewWorker starts the worker's data plane. Run connects it to the
+// coordinator; Close stops the data plane.
+func NewWorker(cfg WorkerConfig) (*Worker, error) {
+	if cfg.Slots <= 0 {
+		cfg.Slots = 1
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
+	if cfg.ID == "" {
+		host, _ := os.Hostname()
+		cfg.ID = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if cfg.Log == nil {
+		cfg.Log = func(string) {}
+	}
+	server, client, err := cfg.Security.TLS()
+	if err != nil {
+		return nil, err
+	}
+	node, err := transport.Listen(cfg.Listen, transport.Config{ServerTLS: server, ClientTLS: client})
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Advertise == "" {
+		cfg.Advertise = node.Addr()
+	}
+	return &Worker{cfg: cfg, node: node}, nil
+}
+
+// DataAddr returns the address other workers send records to.
+func (w *Worker) DataAddr() string { return w.cfg.Advertise }
+
+// Close stops the data plane.
+func (w *Worker) Close() error { return w.node.Close() }
+
+// Run keeps a session with the coordinator until ctx ends, reconnecting
+// after a lost session (a restarted coordinator, say). The attempts of a
+// lost session are cancelled: the coordinator redeploys them.
+func (w *Worker) Run(ctx context.Context) error {
+	backoff := 100 * time.Millisecond
+	for {
+		start := time.Now()
+		err := w.session(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if time.Since(start) > 10*time.Second {
+			backoff = 100 * time.Millisecond
+		}
+		w.cfg.Log(fmt.Sprintf("session with coordinator %s ended: %v; reconnecting in %v", w.cfg.Coordinator, err, backoff))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// session is one connection to the coordinator.
+type session struct {
+	w   *Worker
+	ctx context.Context
+	out chan *pb.WorkerMessage
+
+	mu       sync.Mutex
+	attempts map[string]*workerAttempt
+	wg       sync.WaitGroup
+}
+
+func (w *Worker) session(ctx context.Context) error {
+	conn, err := w.cfg.Security.Dial(w.cfg.Coordinator)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := pb.NewCoordinatorClient(conn).Connect(ctx)
+	if err != nil {
+		return err
+	}
+	var jobs []string
+	if w.cfg.Program != nil {
+		jobs = w.cfg.Program.Jobs()
+	}
+	hello := &pb.Hello{WorkerId: w.cfg.ID, DataAddr: w.cfg.Advertise, Slots: int32(w.cfg.Slots), Jobs: jobs}
+	if err := stream.Send(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Hello{Hello: hello}}); err != nil {
+		return err
+	}
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	welcome := first.GetWelcome()
+	if welcome == nil {
+		return errors.New("the coordinator did not welcome the worker")
+	}
+	w.cfg.Log(fmt.Sprintf("joined coordinator %s with %d slots, data plane on %s", w.cfg.Coordinator, w.cfg.Slots, w.cfg.Advertise))
+	s := &session{w: w, ctx: ctx, out: make(chan *pb.WorkerMessage, 1024), attempts: map[string]*workerAttempt{}}
+	defer s.wg.Wait() // after cancel (deferred later, runs first)
+	defer cancel()
+	sendErr := make(chan error, 1)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		sendErr <- s.send(stream, time.Duration(welcome.HeartbeatIntervalNs))
+	}()
+	recvErr := make(chan error, 1)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			m, err := stream.Recv()
+			if err != nil {
+				recvErr <- err
+				return
+			}
+			s.handle(m)
+		}
+	}()
+	select {
+	case err = <-sendErr:
+	case err = <-recvErr:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if errors.Is(err, io.EOF) {
+		err = errors.New("the coordinator closed the session")
+	}
+	return err
+}
+
+// send writes the session's outgoing messages and heartbeats; it is the
+// only goroutine that sends on the stream.
+func (s *session) send(stream pb.Coordinator_ConnectClient, interval time.Duration) error {
+	if interval <= 0 {
+		interval = time.Second
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		var m *pb.WorkerMessage
+		select {
+		case <-s.ctx.Done():
+			return s.ctx.Err()
+		case m = <-s.out:
+		case <-t.C:
+			m = &pb.WorkerMessage{Msg: &pb.WorkerMessage_Heartbeat{Heartbeat: s.heartbeat()}}
+		}
+		if err := stream.Send(m); err != nil {
+			return err
+		}
+	}
+}
+
+// post queues a message for the coordinator; it gives up when the
+// session ends.
+func (s *session) post(m *pb.WorkerMessage) {
+	select {
+	case s.out <- m:
+	case <-s.ctx.Done():
+	}
+}
+
+func (s *session) heartbeat() *pb.Heartbeat {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	hb := &pb.Heartbeat{}
+	for key, a := range s.attempts {
+		read, written := a.counts()
+		hb.Attempts = append(hb.Attempts, &pb.AttemptMetrics{Key: key, Read: read, Written: written})
+	}
+	return hb
+}
+
+// handle acts on a message from the coordinator.
+func (s *session) handle(m *pb.CoordinatorMessage) {
+	switch x := m.Msg.(type) {
+	case *pb.CoordinatorMessage_Deploy:
+		s.deploy(x.Deploy)
+	case *pb.CoordinatorMessage_Command:
+		s.mu.Lock()
+		a := s.attempts[x.Command.Key]
+		s.mu.Unlock()
+		if a != nil {
+			a.command(x.Command)
+		}
+	}
+}
+
+func (s *session) deploy(d *pb.Deploy) {
+	a := newWorkerAttempt(s, d)
+	s.mu.Lock()
+	if _, dup := s.attempts[d.Key]; dup {
+		s.mu.Unlock()
+		return
+	}
+	s.attempts[d.Key] = a
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		err := a.run()
+		s.mu.Lock()
+		delete(s.attempts, d.Key)
+		s.mu.Unlock()
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+			s.w.cfg.Log(fmt.Sprintf("attempt %s failed: %v", d.Key, err))
+		}
+		s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Ended{Ended: &pb.AttemptEnded{Key: d.Key, Error: msg}}})
+	}()
+}

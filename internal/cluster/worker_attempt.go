@@ -1,0 +1,193 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/engine"
+	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/store"
+	"github.com/weir-stream/weir/internal/task"
+)
+
+// workerAttempt is a worker's share of one attempt. Its run goroutine owns
+// the runtime: it applies the coordinator's commands in order, so a
+// command that arrives while the attempt is still restoring waits.
+type workerAttempt struct {
+	s    *session
+	d    *pb.Deploy
+	cmds chan *pb.Command
+
+	mu sync.Mutex
+	rt *task.Runtime
+}
+
+func newWorkerAttempt(s *session, d *pb.Deploy) *workerAttempt {
+	return &workerAttempt{s: s, d: d, cmds: make(chan *pb.Command, 4096)}
+}
+
+// command queues a command; the attempt fails if it cannot keep up.
+func (a *workerAttempt) command(c *pb.Command) {
+	select {
+	case a.cmds <- c:
+	default:
+		a.mu.Lock()
+		rt := a.rt
+		a.mu.Unlock()
+		if rt != nil {
+			rt.Kill(task.SubtaskID{}, errors.New("the worker's command queue overflowed"))
+		}
+	}
+}
+
+// counts returns the records read by local sources and written by local
+// sinks.
+func (a *workerAttempt) counts() (read, written int64) {
+	a.mu.Lock()
+	rt := a.rt
+	a.mu.Unlock()
+	if rt == nil {
+		return 0, 0
+	}
+	for _, v := range rt.Plan().Vertices {
+		for i := range v.Parallelism {
+			if !rt.IsLocal(task.SubtaskID{Vertex: v.ID, Subtask: i}) {
+				continue
+			}
+			m := rt.Metrics(v.ID, i)
+			written += m.Written.Load()
+			if len(v.Inputs) == 0 {
+				read += m.RecordsIn.Load()
+			}
+		}
+	}
+	return read, written
+}
+
+func ref(id task.SubtaskID) *pb.SubtaskRef {
+	return &pb.SubtaskRef{Vertex: int32(id.Vertex), Subtask: int32(id.Subtask)}
+}
+
+func sid(r *pb.SubtaskRef) task.SubtaskID {
+	return task.SubtaskID{Vertex: int(r.GetVertex()), Subtask: int(r.GetSubtask())}
+}
+
+// run builds the attempt's pipeline, restores the local subtasks' state
+// and runs them until they finish, fail, or the coordinator cancels.
+func (a *workerAttempt) run() error {
+	ctx, cancel := context.WithCancel(a.s.ctx)
+	defer cancel()
+	w, d := a.s.w, a.d
+	if w.cfg.Program == nil {
+		return errors.New("this worker runs no program")
+	}
+	p, err := w.cfg.Program.Open(ctx, d.Job, d.Name, d.Args)
+	if err != nil {
+		return fmt.Errorf("building job %s: %w", d.Job, err)
+	}
+	cfg, err := p.Compile(ctx)
+	if err != nil {
+		return fmt.Errorf("building job %s: %w", d.Job, err)
+	}
+	if fp := engine.Fingerprint(cfg.Plan); fp != d.Fingerprint {
+		return fmt.Errorf("job %s builds a different plan here (fingerprint %s, the coordinator's %s): do all processes run the same program?", d.Job, fp, d.Fingerprint)
+	}
+	local := map[task.SubtaskID]bool{}
+	for _, r := range d.Subtasks {
+		local[sid(r)] = true
+	}
+	addr := map[task.SubtaskID]string{}
+	for _, pl := range d.Placement {
+		addr[sid(pl.Subtask)] = pl.DataAddr
+	}
+	opts := cfg.Runtime
+	opts.Checkpoint = task.CheckpointMode(d.CheckpointMode)
+	opts.AlignedTimeout = time.Duration(d.AlignedTimeoutNs)
+	opts.Attempt = int(d.Attempt)
+	opts.Local = func(id task.SubtaskID) bool { return local[id] }
+	if len(d.Restore) > 0 {
+		var m store.Metadata
+		if err := json.Unmarshal(d.Restore, &m); err != nil {
+			return fmt.Errorf("decoding the checkpoint to restore: %w", err)
+		}
+		state, err := engine.ReadState(ctx, cfg.Store, &m, opts.Local)
+		if err != nil {
+			return err
+		}
+		opts.Restore, opts.Restored = state, int64(m.ID)
+	}
+	if opts.Checkpoint != task.NoCheckpoints {
+		opts.OnSnapshot = func(r task.SnapshotResult) {
+			snap := engine.StoreSnapshot(ctx, cfg.Store, cfg.Job, r)
+			a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Snapshot{Snapshot: snapshotDone(d.Key, snap)}})
+		}
+		opts.OnFinished = func(id task.SubtaskID) {
+			a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Finished{Finished: &pb.SubtaskFinished{Key: d.Key, Subtask: ref(id)}}})
+		}
+	}
+	var ep *transportEndpoint
+	opts.Remote = func(to task.SubtaskID, ch int) exchange.Sender {
+		return ep.Sender(addr[to], to.Vertex, to.Subtask, ch)
+	}
+	rt := task.New(cfg.Plan, opts)
+	ep, err = register(w.node, d.Key, rt)
+	if err != nil {
+		return err
+	}
+	defer ep.Close()
+	a.mu.Lock()
+	a.rt = rt
+	a.mu.Unlock()
+
+	done := make(chan error, 1)
+	go func() { done <- rt.Run(ctx) }()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case c := <-a.cmds:
+			a.apply(rt, c, cancel)
+		}
+	}
+}
+
+func (a *workerAttempt) apply(rt *task.Runtime, c *pb.Command, cancel context.CancelFunc) {
+	switch c.Kind {
+	case pb.Command_TRIGGER:
+		rt.Trigger(c.Checkpoint)
+	case pb.Command_TRIGGER_SUBTASK:
+		if id := sid(c.Subtask); rt.IsLocal(id) {
+			rt.TriggerSubtask(id, c.Checkpoint)
+		}
+	case pb.Command_COMPLETE:
+		rt.Complete(c.Checkpoint)
+	case pb.Command_ABORT:
+		rt.Abort(c.Checkpoint)
+	case pb.Command_RELEASE:
+		rt.Release()
+	case pb.Command_KILL:
+		rt.Kill(sid(c.Subtask), errors.New(c.Error))
+	case pb.Command_CANCEL:
+		cancel()
+	}
+}
+
+func snapshotDone(key string, s engine.Snapshot) *pb.SnapshotDone {
+	r := s.Result
+	out := &pb.SnapshotDone{Key: key, Checkpoint: r.Checkpoint, Subtask: ref(r.Subtask),
+		AlignmentNs: int64(r.Alignment), SyncNs: int64(r.Sync)}
+	if s.Err != nil {
+		out.Error = s.Err.Error()
+		return out
+	}
+	out.Handle, _ = json.Marshal(s.Handle)
+	for _, c := range r.Channels {
+		out.Channels = append(out.Channels, &pb.ChannelCount{Edge: int32(c.Edge), From: int32(c.From), To: int32(c.To), N: c.N, Sender: c.Sender})
+	}
+	return out
+}
