@@ -268,3 +268,25 @@ func TestKafkaJobWithAnUnreachableBrokerFailsClearlyAfterRetrying(t *testing.T) 
 		t.Fatalf("got %v, want a failure naming the unreachable broker:\n%s", err, out)
 	}
 }
+
+func TestKafkaJobsCarryAvroRecords(t *testing.T) {
+	b := kafkaBrokers(t)
+	topics := kafkaTopics(t, "bids", "out")
+	mustRun(t, "run", "nexmark-to-kafka", "--events", "3000", "--brokers", b, "--sink-topic", topics[0],
+		"--format", "avro", "--progress", "off", "--guarantee", "exactly-once")
+	mustRun(t, "run", "kafka-q1", "--brokers", b, "--source-topic", topics[0], "--sink-topic", topics[1], "--bounded",
+		"--format", "avro", "--progress", "off", "--guarantee", "exactly-once")
+	in, out := readCommitted(t, topics[0]), readCommitted(t, topics[1])
+	if len(in) < 2500 || len(out) != len(in) {
+		t.Fatalf("%d Avro bids in, %d out; want about 2,760 in and as many out", len(in), len(out))
+	}
+	if slices.Equal(in, out) {
+		t.Error("q1 changed no price")
+	}
+	// Read as JSON, the Avro records are malformed: the job says so.
+	res, err := exec.Command(weirBinary(t), "run", "kafka-q1", "--brokers", b, "--source-topic", topics[0],
+		"--sink-topic", topics[1], "--bounded", "--progress", "off", "--restart-strategy", "none").CombinedOutput()
+	if err == nil || !strings.Contains(string(res), "malformed record at topic "+topics[0]) {
+		t.Errorf("reading Avro as JSON: got %v, want a malformed-record failure:\n%s", err, res)
+	}
+}
