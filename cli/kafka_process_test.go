@@ -22,7 +22,15 @@ import (
 // failures, and a read_committed consumer must see exactly the output of a
 // failure-free run.
 
-func kafkaBrokers(t *testing.T) string { return testenv.Require(t, "WEIR_KAFKA_BROKERS") }
+// kafkaBrokers returns the test broker's address. The tests run a
+// separately built weir binary, so -race -short adds nothing to them.
+func kafkaBrokers(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs a separately built weir binary; -race -short adds nothing to it")
+	}
+	return testenv.Require(t, "WEIR_KAFKA_BROKERS")
+}
 
 // kafkaTopics creates topics with 3 partitions, named after the test.
 func kafkaTopics(t *testing.T, names ...string) []string {
