@@ -182,3 +182,28 @@ func TestUnreachableBrokerFailsOpenClearly(t *testing.T) {
 		}
 	}
 }
+
+func TestSinkWritesKeysHeadersAndChosenPartitions(t *testing.T) {
+	topic := newTopic(t, 3)
+	s, err := Sink(SinkOptions[string]{Brokers: brokers(t), Topic: topic, Format: format.JSON[string](),
+		Key:         func(v string) []byte { return []byte("k-" + v) },
+		Headers:     func(v string) []Header { return []Header{{Key: "len", Value: []byte(fmt.Sprint(len(v)))}} },
+		Partitioner: ManualPartitioner, Partition: func(v string) int32 { return int32(len(v) % 3) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := connectortest.WriteAll(t.Context(), s, []string{"a", "bb", "ccc", "dddd"}, 1); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for p, recs := range committed(t, topic) {
+		for _, r := range recs {
+			got = append(got, fmt.Sprintf("%d %s %s %s=%s", p, r.Key, r.Value, r.Headers[0].Key, r.Headers[0].Value))
+		}
+	}
+	slices.Sort(got)
+	want := []string{`0 k-ccc "ccc" len=3`, `1 k-a "a" len=1`, `1 k-dddd "dddd" len=4`, `2 k-bb "bb" len=2`}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
