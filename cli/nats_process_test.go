@@ -227,3 +227,55 @@ func TestNATSJobAvroAndBadOptions(t *testing.T) {
 		t.Fatalf("Avro output differs from keycount's: %v", err)
 	}
 }
+
+// An undecodable event: with --on-malformed fail the job stops naming the
+// stream and sequence; with skip and --dead-letter it finishes, reports
+// the count, and the message is in the dead-letter stream.
+func TestNATSJobMalformedEvents(t *testing.T) {
+	url := testenv.Require(t, "WEIR_NATS_URL")
+	conn, err := nc.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	js, err := jetstream.New(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, out, dead := fmt.Sprintf("BADIN%d", syscall.Getpid()), fmt.Sprintf("BADOUT%d", syscall.Getpid()), fmt.Sprintf("BADDLQ%d", syscall.Getpid())
+	for _, name := range []string{in, out, dead} {
+		js.DeleteStream(t.Context(), name)
+		if _, err := js.CreateStream(t.Context(), jetstream.StreamConfig{Name: name, Subjects: []string{name}}); err != nil {
+			t.Fatal(err)
+		}
+		defer js.DeleteStream(t.Context(), name)
+	}
+	for i, payload := range []string{`{"key":1,"time":0}`, `{"key":2,"time":10}`, `{"key":oops}`, `{"key":1,"time":20}`} {
+		if _, err := js.Publish(t.Context(), in, []byte(payload)); err != nil {
+			t.Fatalf("publishing event %d: %v", i, err)
+		}
+	}
+	job := []string{"run", "keycount-nats", "--nats-url", url, "--stream", in, "--subject", out, "--bounded", "-p", "1"}
+	code, _, stderr := weir(t, job...)
+	if code != 1 || !strings.Contains(stderr, fmt.Sprintf("malformed record at stream %s sequence 3 (subject %s)", in, in)) {
+		t.Fatalf("--on-malformed fail: exit %d\n%s", code, stderr)
+	}
+	code, _, stderr = weir(t, append(job, "--on-malformed", "skip", "--dead-letter", dead)...)
+	if code != 0 || !strings.Contains(stderr, "skipped 1 malformed records") {
+		t.Fatalf("--on-malformed skip: exit %d\n%s", code, stderr)
+	}
+	st, err := js.Stream(t.Context(), dead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := st.GetMsg(t.Context(), 1)
+	if err != nil {
+		t.Fatalf("no dead letter: %v", err)
+	}
+	if string(m.Data) != `{"key":oops}` || m.Header.Get("Weir-Sequence") != "3" {
+		t.Fatalf("dead letter %q with headers %v", m.Data, m.Header)
+	}
+	if got := streamRows(t, js, out); len(got) != 2 { // key 1 (count 2) and key 2 in one window
+		t.Fatalf("counts %v, want two rows", got)
+	}
+}
