@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/weir-stream/weir"
@@ -78,6 +79,15 @@ func jobCommand(j weir.Job, stdout, stderr io.Writer) *cobra.Command {
 	fs := cmd.Flags()
 	fs.SortFlags = false
 	build := j.Flags(fs)
+	f.define(fs)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		return runJob(cmd.Context(), j, build, f, stdout, stderr)
+	}
+	return cmd
+}
+
+// define declares the flags every job shares.
+func (f *runFlags) define(fs *pflag.FlagSet) {
 	fs.IntVarP(&f.parallelism, "parallelism", "p", runtime.GOMAXPROCS(0), "default number of parallel subtasks per operator")
 	fs.IntVar(&f.maxParallelism, "max-parallelism", 128, "number of key groups: the upper bound of parallelism and the unit of keyed state")
 	fs.StringVarP(&f.output, "output", "o", "-", `where results go: a directory that receives one JSON-lines file per sink subtask (part-N.jsonl), or "-" for standard output`)
@@ -90,19 +100,39 @@ func jobCommand(j weir.Job, stdout, stderr io.Writer) *cobra.Command {
 	fs.StringVar(&f.latency, "latency-tracking", "off", `latency markers: "off", "sampled" (a marker every --latency-interval per source subtask) or "full" (one after every batch a source reads); sinks then also record event-time latency`)
 	fs.DurationVar(&f.latencyInterval, "latency-interval", 2*time.Second, "interval of sampled latency markers")
 	f.ft.define(fs)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		return runJob(cmd.Context(), j, build, f, stdout, stderr)
+}
+
+// baseOptions returns the pipeline options of the shared flags, except
+// the fault-tolerance ones.
+func (f *runFlags) baseOptions() ([]weir.Option, connector.MalformedPolicy, error) {
+	policy, err := connector.ParseMalformedPolicy(f.onMalformed)
+	if err != nil {
+		return nil, policy, usagef("--on-malformed: %v", err)
 	}
-	return cmd
+	if f.parallelism < 1 || f.parallelism > f.maxParallelism {
+		return nil, policy, usagef("--parallelism must be between 1 and --max-parallelism (%d), got %d", f.maxParallelism, f.parallelism)
+	}
+	base := []weir.Option{weir.WithParallelism(f.parallelism), weir.WithMaxParallelism(f.maxParallelism),
+		weir.WithWatermarkInterval(f.watermarkInterval), weir.WithIdleTimeout(f.idleTimeout)}
+	switch f.latency {
+	case "off":
+	case "sampled":
+		if f.latencyInterval <= 0 {
+			return nil, policy, usagef("--latency-interval must be positive, got %v", f.latencyInterval)
+		}
+		base = append(base, weir.WithLatencyTracking(f.latencyInterval))
+	case "full":
+		base = append(base, weir.WithLatencyTracking(-1))
+	default:
+		return nil, policy, usagef(`--latency-tracking must be "off", "sampled" or "full", not %q`, f.latency)
+	}
+	return base, policy, nil
 }
 
 func runJob(ctx context.Context, j weir.Job, build weir.Builder, f *runFlags, stdout, stderr io.Writer) error {
-	policy, err := connector.ParseMalformedPolicy(f.onMalformed)
+	base, policy, err := f.baseOptions()
 	if err != nil {
-		return usagef("--on-malformed: %v", err)
-	}
-	if f.parallelism < 1 || f.parallelism > f.maxParallelism {
-		return usagef("--parallelism must be between 1 and --max-parallelism (%d), got %d", f.maxParallelism, f.parallelism)
+		return err
 	}
 	ftOpts, err := f.ft.options()
 	if err != nil {
@@ -117,20 +147,6 @@ func runJob(ctx context.Context, j weir.Job, build weir.Builder, f *runFlags, st
 		skipped.Add(1)
 		lastSkip.Store(e.Error())
 	}}
-	base := []weir.Option{weir.WithParallelism(f.parallelism), weir.WithMaxParallelism(f.maxParallelism),
-		weir.WithWatermarkInterval(f.watermarkInterval), weir.WithIdleTimeout(f.idleTimeout)}
-	switch f.latency {
-	case "off":
-	case "sampled":
-		if f.latencyInterval <= 0 {
-			return usagef("--latency-interval must be positive, got %v", f.latencyInterval)
-		}
-		base = append(base, weir.WithLatencyTracking(f.latencyInterval))
-	case "full":
-		base = append(base, weir.WithLatencyTracking(-1))
-	default:
-		return usagef(`--latency-tracking must be "off", "sampled" or "full", not %q`, f.latency)
-	}
 	show := f.progress == "on" || (f.progress == "auto" && isTerminal(stderr))
 	logf := func(line string) {
 		if show {

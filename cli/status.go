@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/internal/cluster/pb"
 )
 
 func init() { AddCommand(statusCommand) }
@@ -20,14 +22,29 @@ func init() { AddCommand(statusCommand) }
 // ADDR` in another.
 func statusCommand(stdout, _ io.Writer) *cobra.Command {
 	var addr string
+	var c client
 	cmd := &cobra.Command{
 		Use:   "status [JOB]",
 		Short: "Show the state, tasks, checkpoints and recoveries of a running job",
 		Long: `Query the JSON API of a job started with --http and print its state, its
 tasks with their counters, watermarks and input queue fill, its checkpoints
-and its recoveries. Without JOB, list the jobs.`,
+and its recoveries. Without JOB, list the jobs. With --coordinator, ask a
+cluster's coordinator instead: the job's state, where its subtasks run, its
+checkpoints and recoveries.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("coordinator") {
+				if len(args) == 0 {
+					return usagef("status --coordinator needs a job id (see weir jobs)")
+				}
+				return c.call(cmd.Context(), func(ctx context.Context, cc pb.CoordinatorClient) error {
+					info, err := cc.GetJob(ctx, &pb.GetJobRequest{Id: args[0]})
+					if err == nil {
+						printClusterJob(stdout, info)
+					}
+					return err
+				})
+			}
 			base := addr
 			if !strings.Contains(base, "://") {
 				base = "http://" + base
@@ -87,6 +104,7 @@ and its recoveries. Without JOB, list the jobs.`,
 		},
 	}
 	cmd.Flags().StringVar(&addr, "http", "127.0.0.1:8081", "address the job serves its API on (weir run --http)")
+	c.define(cmd.Flags())
 	return cmd
 }
 

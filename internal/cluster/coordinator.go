@@ -208,7 +208,7 @@ func (c *Coordinator) Connect(stream pb.Coordinator_ConnectServer) error {
 				reason = fmt.Sprintf("no heartbeat for %v (timeout %v)", silent.Round(time.Millisecond), c.cfg.HeartbeatTimeout)
 			}
 		case <-ctx.Done():
-			reason = "the coordinator stopped"
+			reason = "its connection closed"
 		case <-c.ctx.Done():
 			reason = "the coordinator stopped"
 		}

@@ -278,8 +278,17 @@ func (p *peer) readCredits(c net.Conn) {
 		if err != nil {
 			p.mu.Lock()
 			closing := p.err != nil
+			for _, s := range p.senders {
+				closing = closing || !s.ended
+			}
+			done := p.err == nil && !closing
 			p.mu.Unlock()
-			if !closing {
+			if done {
+				// Every channel to the peer ended: the receiver may close.
+				p.close(ErrClosed)
+				return
+			}
+			if p.err == nil {
 				err = fmt.Errorf("data plane: connection to %s broke: %w", p.addr, err)
 				p.close(err)
 				p.ep.fail(err)
@@ -349,7 +358,8 @@ func (p *peer) write(t target, e exchange.Element, prio bool) error {
 type sender struct {
 	p      *peer
 	t      target
-	credit int // guarded by p.mu
+	credit int  // guarded by p.mu
+	ended  bool // End was sent; guarded by p.mu
 	wake   chan struct{}
 }
 
@@ -371,6 +381,7 @@ func (s *sender) SendTimed(ctx context.Context, e exchange.Element) (time.Durati
 		}
 		if s.credit > 0 {
 			s.credit--
+			s.ended = s.ended || e.Kind == exchange.End
 			p.mu.Unlock()
 			break
 		}

@@ -1,0 +1,287 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/internal/cluster"
+	"github.com/weir-stream/weir/internal/cluster/pb"
+)
+
+func init() {
+	AddCommand(coordinatorCommand)
+	AddCommand(workerCommand)
+	AddCommand(submitCommand)
+	AddCommand(jobsCommand)
+	AddCommand(cancelCommand)
+}
+
+const defaultCoordinator = "127.0.0.1:7070"
+
+// securityFlags declares the flags of mutual TLS and the bearer token.
+func securityFlags(fs *pflag.FlagSet, s *cluster.Security) {
+	fs.StringVar(&s.CertFile, "tls-cert", "", "this process's certificate (PEM) for mutual TLS between all processes")
+	fs.StringVar(&s.KeyFile, "tls-key", "", "the private key of --tls-cert")
+	fs.StringVar(&s.CAFile, "tls-ca", "", "the CA certificate (PEM) that signed every process's certificate")
+	fs.StringVar(&s.Token, "token", os.Getenv("WEIR_TOKEN"), "bearer token every call to the coordinator must carry (default $WEIR_TOKEN)")
+}
+
+func coordinatorFlag(fs *pflag.FlagSet, addr *string) {
+	def := os.Getenv("WEIR_COORDINATOR")
+	if def == "" {
+		def = defaultCoordinator
+	}
+	fs.StringVar(addr, "coordinator", def, "the coordinator's address (default $WEIR_COORDINATOR or "+defaultCoordinator+")")
+}
+
+func logTo(w io.Writer, who string) func(string) {
+	return func(line string) { fmt.Fprintf(w, "weir %s: %s %s\n", who, time.Now().Format("15:04:05.000"), line) }
+}
+
+func coordinatorCommand(stdout, stderr io.Writer) *cobra.Command {
+	var cfg cluster.CoordinatorConfig
+	var stateDir, store string
+	cmd := &cobra.Command{
+		Use:   "coordinator --listen ADDR (--state-dir DIR | --checkpoint-store URL)",
+		Short: "Start a cluster's coordinator",
+		Long: `Start the coordinator of a cluster: workers join it, clients submit jobs to it,
+and it places each job's subtasks on the workers' slots, drives checkpoints and
+restarts jobs when a worker is lost. Checkpoints and the record of every job go
+to the store, which all processes must reach: a directory on a shared
+filesystem, or an S3-compatible bucket (s3://bucket/prefix?endpoint=URL). A
+coordinator started again on the same store resumes the jobs that were running.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if (stateDir == "") == (store == "") {
+				return usagef("give the checkpoint store with exactly one of --state-dir and --checkpoint-store")
+			}
+			cfg.Store = stateDir + store
+			cfg.Program = program{stdout, stderr}
+			cfg.Log = logTo(stderr, "coordinator")
+			c, err := cluster.NewCoordinator(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "weir coordinator: listening on %s, store %s\n", c.Addr(), cfg.Store)
+			<-cmd.Context().Done()
+			c.Close()
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&cfg.Listen, "listen", defaultCoordinator, "address of the control plane for workers and clients")
+	fs.StringVar(&stateDir, "state-dir", "", "directory for checkpoints and job records, shared by every process")
+	fs.StringVar(&store, "checkpoint-store", "", "checkpoint store URL: file:///path or s3://bucket/prefix?endpoint=URL (credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)")
+	fs.DurationVar(&cfg.HeartbeatInterval, "heartbeat-interval", 500*time.Millisecond, "how often workers report")
+	fs.DurationVar(&cfg.HeartbeatTimeout, "heartbeat-timeout", 5*time.Second, "a worker silent this long is lost")
+	securityFlags(fs, &cfg.Security)
+	return cmd
+}
+
+func workerCommand(stdout, stderr io.Writer) *cobra.Command {
+	var cfg cluster.WorkerConfig
+	cmd := &cobra.Command{
+		Use:   "worker --coordinator ADDR --slots N [--listen ADDR]",
+		Short: "Start a worker and join a coordinator",
+		Long: `Start a worker: it joins the coordinator, runs the subtasks the coordinator
+places on its slots and exchanges records with other workers over its data
+plane (--listen). One slot runs subtask i of every operator of a job, so a job
+of parallelism p takes p slots. A worker that loses the coordinator cancels
+its tasks and joins again.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cfg.Slots < 1 {
+				return usagef("--slots must be at least 1, got %d", cfg.Slots)
+			}
+			cfg.Program = program{stdout, stderr}
+			cfg.Log = logTo(stderr, "worker")
+			w, err := cluster.NewWorker(cfg)
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			fmt.Fprintf(stderr, "weir worker: data plane on %s, joining %s\n", w.DataAddr(), cfg.Coordinator)
+			return w.Run(cmd.Context())
+		},
+	}
+	fs := cmd.Flags()
+	coordinatorFlag(fs, &cfg.Coordinator)
+	fs.IntVar(&cfg.Slots, "slots", 1, "subtasks of each operator this worker runs at once")
+	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:0", "address of the data plane (port 0 picks a free one)")
+	fs.StringVar(&cfg.Advertise, "advertise", "", "address other workers reach the data plane at (default: the --listen address)")
+	fs.StringVar(&cfg.ID, "id", "", "the worker's name (default host-pid)")
+	securityFlags(fs, &cfg.Security)
+	return cmd
+}
+
+// client holds the flags of the commands that call the coordinator.
+type client struct {
+	addr string
+	sec  cluster.Security
+}
+
+func (c *client) define(fs *pflag.FlagSet) {
+	coordinatorFlag(fs, &c.addr)
+	securityFlags(fs, &c.sec)
+}
+
+func (c *client) call(ctx context.Context, f func(context.Context, pb.CoordinatorClient) error) error {
+	conn, err := c.sec.Dial(c.addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := f(ctx, pb.NewCoordinatorClient(conn)); err != nil {
+		return fmt.Errorf("coordinator %s: %w", c.addr, err)
+	}
+	return nil
+}
+
+func submitCommand(stdout, stderr io.Writer) *cobra.Command {
+	var c client
+	var wait bool
+	cmd := &cobra.Command{
+		Use:   "submit [--coordinator ADDR] JOB [job flags] [--wait]",
+		Short: "Run a job on a cluster",
+		Long: `Submit a job to a cluster's coordinator and print its id. The job's flags are
+those of weir run JOB (see weir run JOB --help); without --state-dir the job
+checkpoints into the coordinator's store. With --wait, wait for the job to end
+and exit 0 if it finished, 1 otherwise.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			job, jobArgs := args[0], args[1:]
+			if i := slices.Index(jobArgs, "--wait"); i >= 0 {
+				wait = true
+				jobArgs = slices.Delete(jobArgs, i, i+1)
+			}
+			var info *pb.JobInfo
+			err := c.call(cmd.Context(), func(ctx context.Context, cc pb.CoordinatorClient) (err error) {
+				info, err = cc.Submit(ctx, &pb.SubmitRequest{Job: job, Args: jobArgs})
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(stdout, info.Id)
+			if !wait {
+				return nil
+			}
+			return waitJob(cmd.Context(), &c, info.Id, stderr)
+		},
+	}
+	fs := cmd.Flags()
+	fs.SetInterspersed(false) // flags after JOB are the job's
+	c.define(fs)
+	fs.BoolVar(&wait, "wait", false, "wait for the job to end")
+	return cmd
+}
+
+// waitJob polls a job until it ends.
+func waitJob(ctx context.Context, c *client, id string, stderr io.Writer) error {
+	last := ""
+	for {
+		var info *pb.JobInfo
+		err := c.call(ctx, func(ctx context.Context, cc pb.CoordinatorClient) (err error) {
+			info, err = cc.GetJob(ctx, &pb.GetJobRequest{Id: id})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if now := info.State + " " + info.Detail; now != last {
+			fmt.Fprintf(stderr, "weir: job %s %s\n", id, strings.TrimSpace(now))
+			last = now
+		}
+		switch info.State {
+		case cluster.Finished:
+			return nil
+		case cluster.Failed:
+			return fmt.Errorf("job %s failed: %s", id, info.Error)
+		case cluster.Cancelled:
+			return fmt.Errorf("job %s was cancelled", id)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+}
+
+func jobsCommand(stdout, _ io.Writer) *cobra.Command {
+	var c client
+	cmd := &cobra.Command{
+		Use:   "jobs [--coordinator ADDR]",
+		Short: "List a cluster's jobs",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return c.call(cmd.Context(), func(ctx context.Context, cc pb.CoordinatorClient) error {
+				r, err := cc.ListJobs(ctx, &pb.ListJobsRequest{})
+				if err != nil {
+					return err
+				}
+				for _, j := range r.Jobs {
+					fmt.Fprintf(stdout, "%-24s %-10s %s %s\n", j.Id, j.State, time.UnixMilli(j.SubmittedUnixMs).Format(time.RFC3339), j.Detail)
+				}
+				return nil
+			})
+		},
+	}
+	c.define(cmd.Flags())
+	return cmd
+}
+
+func cancelCommand(stdout, _ io.Writer) *cobra.Command {
+	var c client
+	cmd := &cobra.Command{
+		Use:   "cancel [--coordinator ADDR] JOB",
+		Short: "Cancel a job running on a cluster",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.call(cmd.Context(), func(ctx context.Context, cc pb.CoordinatorClient) error {
+				info, err := cc.CancelJob(ctx, &pb.GetJobRequest{Id: args[0]})
+				if err == nil {
+					fmt.Fprintf(stdout, "cancelling %s\n", info.Id)
+				}
+				return err
+			})
+		},
+	}
+	c.define(cmd.Flags())
+	return cmd
+}
+
+// printClusterJob prints what the coordinator knows of a job.
+func printClusterJob(w io.Writer, j *pb.JobInfo) {
+	fmt.Fprintf(w, "job %s (%s): %s, submitted %s\n", j.Id, j.Job, j.State, time.UnixMilli(j.SubmittedUnixMs).Format(time.RFC3339))
+	if j.Detail != "" {
+		fmt.Fprintf(w, "  %s\n", j.Detail)
+	}
+	if j.Error != "" {
+		fmt.Fprintf(w, "  error: %s\n", j.Error)
+	}
+	for _, wt := range j.Workers {
+		var ids []string
+		for _, s := range wt.Subtasks {
+			ids = append(ids, fmt.Sprintf("%d.%d", s.Vertex, s.Subtask))
+		}
+		slices.Sort(ids)
+		fmt.Fprintf(w, "  worker %s runs subtasks %s\n", wt.WorkerId, strings.Join(ids, " "))
+	}
+	var rep weir.Report
+	if len(j.Report) > 0 && json.Unmarshal(j.Report, &rep) == nil {
+		printReport(w, &rep)
+	}
+}

@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/internal/cluster"
+	"github.com/weir-stream/weir/internal/engine"
+	"github.com/weir-stream/weir/internal/hook"
+)
+
+// program is the cluster's view of the jobs registered in this binary:
+// every process of a cluster builds a job's pipeline from the same name
+// and arguments.
+type program struct {
+	stdout, stderr io.Writer
+}
+
+func (program) Jobs() []string {
+	var names []string
+	for _, j := range weir.Jobs() {
+		names = append(names, j.Name)
+	}
+	return names
+}
+
+// Open parses a job's command-line arguments as `weir run JOB` does and
+// builds its pipeline, named name.
+func (pr program) Open(_ context.Context, job, name string, args []string) (cluster.Pipeline, error) {
+	j, ok := weir.LookupJob(job)
+	if !ok {
+		return nil, fmt.Errorf("unknown job %q; available jobs: %s", job, jobNames())
+	}
+	fs := pflag.NewFlagSet(job, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	build := j.Flags(fs)
+	f := &runFlags{}
+	f.define(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	switch {
+	case f.ft.verify:
+		return nil, fmt.Errorf("--verify runs only with weir run")
+	case f.explain:
+		return nil, fmt.Errorf("--explain runs only with weir run")
+	case f.http != "":
+		return nil, fmt.Errorf("--http serves one process's job; a cluster's jobs are seen through the coordinator (weir status)")
+	}
+	base, policy, err := f.baseOptions()
+	if err != nil {
+		return nil, err
+	}
+	ftOpts, err := f.ft.options()
+	if err != nil {
+		return nil, err
+	}
+	logf := func(line string) { fmt.Fprintf(pr.stderr, "weir: job %s: %s\n", name, line) }
+	p := weir.NewPipeline(append(append(base, weir.WithName(name), weir.WithLog(logf)), ftOpts...)...)
+	cfg := weir.JobConfig{Output: f.output, Stdout: pr.stdout, OnMalformed: policy}
+	if err := build(p, cfg); err != nil {
+		return nil, err
+	}
+	if _, err := p.Explain(); err != nil {
+		return nil, err
+	}
+	return clusterPipeline{p}, nil
+}
+
+type clusterPipeline struct{ p *weir.Pipeline }
+
+func (c clusterPipeline) Compile(ctx context.Context) (engine.Config, error) { return hook.Compile(ctx, c.p) }
+
+func (c clusterPipeline) Run(ctx context.Context, d engine.Deployer) error {
+	hook.SetDeployer(c.p, d)
+	return c.p.Run(ctx)
+}
+
+func (c clusterPipeline) Report() *engine.Report { return c.p.Report() }
