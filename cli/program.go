@@ -76,7 +76,9 @@ func (pr program) Open(_ context.Context, job, name string, args []string) (clus
 
 type clusterPipeline struct{ p *weir.Pipeline }
 
-func (c clusterPipeline) Compile(ctx context.Context) (engine.Config, error) { return hook.Compile(ctx, c.p) }
+func (c clusterPipeline) Compile(ctx context.Context) (engine.Config, error) {
+	return hook.Compile(ctx, c.p)
+}
 
 func (c clusterPipeline) Run(ctx context.Context, d engine.Deployer) error {
 	hook.SetDeployer(c.p, d)

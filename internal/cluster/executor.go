@@ -293,7 +293,9 @@ func (x *remoteExecutor) Complete(id int64) {
 }
 
 // Abort tells every worker that checkpoint id was aborted.
-func (x *remoteExecutor) Abort(id int64) { x.broadcast(&pb.Command{Kind: pb.Command_ABORT, Checkpoint: id}) }
+func (x *remoteExecutor) Abort(id int64) {
+	x.broadcast(&pb.Command{Kind: pb.Command_ABORT, Checkpoint: id})
+}
 
 // Release lets the finished subtasks exit.
 func (x *remoteExecutor) Release() { x.broadcast(&pb.Command{Kind: pb.Command_RELEASE}) }

@@ -295,4 +295,3 @@ func (j *job) info() *pb.JobInfo {
 	slices.SortFunc(in.Workers, func(a, b *pb.WorkerTasks) int { return strings.Compare(a.WorkerId, b.WorkerId) })
 	return in
 }
-
