@@ -38,10 +38,27 @@ type Q17Row struct {
 	SumPrice  int64  `json:"sum_price"`
 }
 
-// Q17Key is q17's group: an auction on a day.
+// Q17Key is q17's group: an auction on a UTC day (days since the epoch).
 type Q17Key struct {
 	Auction int64
-	Day     string
+	Day     int64
+}
+
+// q17Bid is the part of a bid q17 needs: only it crosses the exchange.
+type q17Bid struct {
+	Auction, Price, DateTime int64
+}
+
+const msPerDay = 86_400_000
+
+// q17DayOf is the UTC day of an epoch-millisecond time, in days since the
+// epoch.
+func q17DayOf(ms int64) int64 {
+	d := ms / msPerDay
+	if ms < 0 && ms%msPerDay != 0 {
+		d--
+	}
+	return d
 }
 
 // q17Day formats an epoch-millisecond time as DATE_FORMAT(t, 'yyyy-MM-dd')
@@ -56,6 +73,10 @@ type q17Agg struct {
 
 type q17Fn struct {
 	agg *weir.ValueState[q17Agg, Q17Key]
+	// day and dayText cache the last day's DATE_FORMAT: bids come in
+	// time order, so nearly all share the last one.
+	day     int64
+	dayText string
 }
 
 func (f *q17Fn) Open(sc *weir.StateContext[Q17Key]) error {
@@ -63,13 +84,13 @@ func (f *q17Fn) Open(sc *weir.StateContext[Q17Key]) error {
 	return nil
 }
 
-func q17RowOf(op string, k Q17Key, a q17Agg) Q17Row {
-	return Q17Row{Op: op, Auction: k.Auction, Day: k.Day, TotalBids: a.Total,
+func q17RowOf(op string, k Q17Key, day string, a q17Agg) Q17Row {
+	return Q17Row{Op: op, Auction: k.Auction, Day: day, TotalBids: a.Total,
 		Rank1Bids: a.Rank1, Rank2Bids: a.Rank2, Rank3Bids: a.Rank3,
 		MinPrice: a.Min, MaxPrice: a.Max, AvgPrice: a.Sum / a.Total, SumPrice: a.Sum}
 }
 
-func (f *q17Fn) ProcessElement(ctx *weir.KeyedContext[Q17Key, Q17Row], b nexmark.Bid) error {
+func (f *q17Fn) ProcessElement(ctx *weir.KeyedContext[Q17Key, Q17Row], b q17Bid) error {
 	old, ok := f.agg.Value()
 	a := old
 	if !ok {
@@ -89,11 +110,14 @@ func (f *q17Fn) ProcessElement(ctx *weir.KeyedContext[Q17Key, Q17Row], b nexmark
 	a.Sum += b.Price
 	f.agg.Update(a)
 	k := ctx.Key()
+	if k.Day != f.day || f.dayText == "" {
+		f.day, f.dayText = k.Day, q17Day(b.DateTime)
+	}
 	if ok {
-		ctx.Emit(q17RowOf(UpdateBefore, k, old))
-		ctx.Emit(q17RowOf(UpdateAfter, k, a))
+		ctx.Emit(q17RowOf(UpdateBefore, k, f.dayText, old))
+		ctx.Emit(q17RowOf(UpdateAfter, k, f.dayText, a))
 	} else {
-		ctx.Emit(q17RowOf(Insert, k, a))
+		ctx.Emit(q17RowOf(Insert, k, f.dayText, a))
 	}
 	return nil
 }
@@ -101,8 +125,14 @@ func (f *q17Fn) ProcessElement(ctx *weir.KeyedContext[Q17Key, Q17Row], b nexmark
 func init() {
 	Register(Query{Name: "q17", Description: "auction statistics: bids per auction and day, by price range, with min/max/avg/sum price (changelog)",
 		Build: func(in weir.Stream[nexmark.Event], out Output) {
-			ks := weir.KeyBy(Bids(in), func(b nexmark.Bid) Q17Key { return Q17Key{b.Auction, q17Day(b.DateTime)} })
-			Emit(weir.Process(ks, func() weir.KeyedProcessFunction[Q17Key, nexmark.Bid, Q17Row] { return &q17Fn{} },
+			// Only the columns the statistics need cross the exchange.
+			bids := weir.FlatMap(in, func(e nexmark.Event, emit func(q17Bid)) {
+				if e.Kind == nexmark.BidEvent {
+					emit(q17Bid{e.Bid.Auction, e.Bid.Price, e.Bid.DateTime})
+				}
+			}, weir.Name("q17-bids"))
+			ks := weir.KeyBy(bids, func(b q17Bid) Q17Key { return Q17Key{b.Auction, q17DayOf(b.DateTime)} })
+			Emit(weir.Process(ks, func() weir.KeyedProcessFunction[Q17Key, q17Bid, Q17Row] { return &q17Fn{} },
 				weir.Name("q17")), out)
 		}})
 }

@@ -63,7 +63,23 @@ func (f *q20Fn) Open(sc *weir.StateContext[int64]) error {
 	return nil
 }
 
-func (f *q20Fn) ProcessElement1(ctx *weir.KeyedContext[int64, Q20Row], b nexmark.Bid) error {
+// q20Input is a bid or (IsAuction) an auction for q20's join, keyed by
+// auction id. An auction not of category 10 carries only its id and
+// category.
+type q20Input struct {
+	IsAuction bool
+	Bid       nexmark.Bid
+	Auction   nexmark.Auction
+}
+
+func (f *q20Fn) ProcessElement(ctx *weir.KeyedContext[int64, Q20Row], in q20Input) error {
+	if in.IsAuction {
+		return f.auctionCame(ctx, in.Auction)
+	}
+	return f.bidCame(ctx, in.Bid)
+}
+
+func (f *q20Fn) bidCame(ctx *weir.KeyedContext[int64, Q20Row], b nexmark.Bid) error {
 	a, ok := f.auction.Value()
 	switch {
 	case !ok:
@@ -74,7 +90,7 @@ func (f *q20Fn) ProcessElement1(ctx *weir.KeyedContext[int64, Q20Row], b nexmark
 	return nil
 }
 
-func (f *q20Fn) ProcessElement2(ctx *weir.KeyedContext[int64, Q20Row], a nexmark.Auction) error {
+func (f *q20Fn) auctionCame(ctx *weir.KeyedContext[int64, Q20Row], a nexmark.Auction) error {
 	if a.Category != q20Category {
 		f.auction.Update(nexmark.Auction{Category: a.Category})
 		f.pending.Clear()
@@ -91,14 +107,29 @@ func (f *q20Fn) ProcessElement2(ctx *weir.KeyedContext[int64, Q20Row], a nexmark
 func init() {
 	Register(Query{Name: "q20", Description: "bids joined with their auction, for auctions of category 10 (unbounded join)",
 		Build: func(in weir.Stream[nexmark.Event], out Output) {
-			auctions := weir.FlatMap(in, func(e nexmark.Event, emit func(nexmark.Auction)) {
-				if e.Kind == nexmark.AuctionEvent {
-					emit(e.Auction)
+			// One projection of both sides, chained to the source, and
+			// one exchange: two FlatMaps on the source would each be fed
+			// the whole encoded event (the planner chains only linear
+			// paths).
+			inputs := weir.FlatMap(in, func(e nexmark.Event, emit func(q20Input)) {
+				switch e.Kind {
+				case nexmark.AuctionEvent:
+					a := e.Auction
+					if a.Category != q20Category {
+						a = nexmark.Auction{ID: a.ID, Category: a.Category}
+					}
+					emit(q20Input{IsAuction: true, Auction: a})
+				case nexmark.BidEvent:
+					emit(q20Input{Bid: e.Bid})
 				}
-			}, weir.Name("q20-auctions"))
-			bids := weir.KeyBy(Bids(in), func(b nexmark.Bid) int64 { return b.Auction })
-			byID := weir.KeyBy(auctions, func(a nexmark.Auction) int64 { return a.ID })
-			Emit(weir.CoProcess(bids, byID, func() weir.CoProcessFunction[int64, nexmark.Bid, nexmark.Auction, Q20Row] {
+			}, weir.Name("q20-auctions-bids"))
+			keyed := weir.KeyBy(inputs, func(i q20Input) int64 {
+				if i.IsAuction {
+					return i.Auction.ID
+				}
+				return i.Bid.Auction
+			})
+			Emit(weir.Process(keyed, func() weir.KeyedProcessFunction[int64, q20Input, Q20Row] {
 				return &q20Fn{}
 			}, weir.Name("q20")), out)
 		}})

@@ -37,22 +37,30 @@ type q3Auction struct {
 
 func q3State(s string) bool { return s == "OR" || s == "ID" || s == "CA" }
 
+// q3Input is a person (Person set) or an auction for q3's join, keyed by
+// person id: the person's id, the auction's seller.
+type q3Input struct {
+	Key      int64
+	IsPerson bool
+	Auction  q3Auction
+	Person   q3Person
+}
+
 func init() {
 	Register(Query{Name: "q3", Description: "local item suggestion: sellers in OR, ID or CA of auctions in category 10 (person-auction join)", Build: func(in weir.Stream[nexmark.Event], out Output) {
-		persons := weir.FlatMap(in, func(e nexmark.Event, emit func(q3Person)) {
-			if e.Kind == nexmark.PersonEvent && q3State(e.Person.State) {
-				emit(q3Person{e.Person.ID, e.Person.Name, e.Person.City, e.Person.State})
+		// One projection of both sides, chained to the source, and one
+		// exchange: two FlatMaps on the source would each be fed the
+		// whole encoded event (the planner chains only linear paths).
+		inputs := weir.FlatMap(in, func(e nexmark.Event, emit func(q3Input)) {
+			switch {
+			case e.Kind == nexmark.PersonEvent && q3State(e.Person.State):
+				emit(q3Input{Key: e.Person.ID, IsPerson: true, Person: q3Person{e.Person.ID, e.Person.Name, e.Person.City, e.Person.State}})
+			case e.Kind == nexmark.AuctionEvent && e.Auction.Category == 10:
+				emit(q3Input{Key: e.Auction.Seller, Auction: q3Auction{e.Auction.ID, e.Auction.Seller}})
 			}
-		}, weir.Name("q3-persons"))
-		auctions := weir.FlatMap(in, func(e nexmark.Event, emit func(q3Auction)) {
-			if e.Kind == nexmark.AuctionEvent && e.Auction.Category == 10 {
-				emit(q3Auction{e.Auction.ID, e.Auction.Seller})
-			}
-		}, weir.Name("q3-auctions"))
-		rows := weir.CoProcess(
-			weir.KeyBy(auctions, func(a q3Auction) int64 { return a.Seller }),
-			weir.KeyBy(persons, func(p q3Person) int64 { return p.ID }),
-			func() weir.CoProcessFunction[int64, q3Auction, q3Person, Q3Row] { return &q3Join{} },
+		}, weir.Name("q3-persons-auctions"))
+		rows := weir.Process(weir.KeyBy(inputs, func(i q3Input) int64 { return i.Key }),
+			func() weir.KeyedProcessFunction[int64, q3Input, Q3Row] { return &q3Join{} },
 			weir.Name("q3-join"))
 		Emit(rows, out)
 	}})
@@ -70,18 +78,19 @@ func (j *q3Join) Open(sc *weir.StateContext[int64]) error {
 	return nil
 }
 
-func (j *q3Join) ProcessElement1(ctx *weir.KeyedContext[int64, Q3Row], a q3Auction) error {
+func (j *q3Join) ProcessElement(ctx *weir.KeyedContext[int64, Q3Row], in q3Input) error {
+	if in.IsPerson {
+		p := in.Person
+		for _, a := range j.auctions.Get() {
+			ctx.Emit(Q3Row{p.Name, p.City, p.State, a.ID})
+		}
+		j.persons.Add(p)
+		return nil
+	}
+	a := in.Auction
 	for _, p := range j.persons.Get() {
 		ctx.Emit(Q3Row{p.Name, p.City, p.State, a.ID})
 	}
 	j.auctions.Add(a)
-	return nil
-}
-
-func (j *q3Join) ProcessElement2(ctx *weir.KeyedContext[int64, Q3Row], p q3Person) error {
-	for _, a := range j.auctions.Get() {
-		ctx.Emit(Q3Row{p.Name, p.City, p.State, a.ID})
-	}
-	j.persons.Add(p)
 	return nil
 }

@@ -55,23 +55,36 @@ type q4Sum struct {
 	Sum, Count int64
 }
 
+// q4Input is an auction (IsAuction) or a bid for q4's per-auction join,
+// keyed by auction id.
+type q4Input struct {
+	IsAuction bool
+	Auction   q4Auction
+	Bid       q4Bid
+}
+
 func init() {
 	Register(Query{Name: "q4", Description: "average price for a category: mean of the auctions' winning bids per category (changelog)", Build: func(in weir.Stream[nexmark.Event], out Output) {
-		auctions := weir.FlatMap(in, func(e nexmark.Event, emit func(q4Auction)) {
-			if e.Kind == nexmark.AuctionEvent {
+		// One projection of both sides, chained to the source, and one
+		// exchange: two FlatMaps on the source would each be fed the
+		// whole encoded event (the planner chains only linear paths).
+		inputs := weir.FlatMap(in, func(e nexmark.Event, emit func(q4Input)) {
+			switch e.Kind {
+			case nexmark.AuctionEvent:
 				a := e.Auction
-				emit(q4Auction{a.ID, a.Category, a.DateTime, a.Expires})
+				emit(q4Input{IsAuction: true, Auction: q4Auction{a.ID, a.Category, a.DateTime, a.Expires}})
+			case nexmark.BidEvent:
+				emit(q4Input{Bid: q4Bid{e.Bid.Auction, e.Bid.Price, e.Bid.DateTime}})
 			}
-		}, weir.Name("q4-auctions"))
-		bids := weir.FlatMap(in, func(e nexmark.Event, emit func(q4Bid)) {
-			if e.Kind == nexmark.BidEvent {
-				emit(q4Bid{e.Bid.Auction, e.Bid.Price, e.Bid.DateTime})
-			}
-		}, weir.Name("q4-bids"))
-		maxes := weir.CoProcess(
-			weir.KeyBy(auctions, func(a q4Auction) int64 { return a.ID }),
-			weir.KeyBy(bids, func(b q4Bid) int64 { return b.Auction }),
-			func() weir.CoProcessFunction[int64, q4Auction, q4Bid, q4Max] { return &q4Winning{} },
+		}, weir.Name("q4-auctions-bids"))
+		maxes := weir.Process(
+			weir.KeyBy(inputs, func(i q4Input) int64 {
+				if i.IsAuction {
+					return i.Auction.ID
+				}
+				return i.Bid.Auction
+			}),
+			func() weir.KeyedProcessFunction[int64, q4Input, q4Max] { return &q4Winning{} },
 			weir.Name("q4-winning-bids"))
 		rows := weir.Process(weir.KeyBy(maxes, func(m q4Max) int64 { return m.Category }),
 			func() weir.KeyedProcessFunction[int64, q4Max, Q4Row] { return &q4Average{} },
@@ -89,12 +102,16 @@ type q4Winning struct {
 	// can only match an auction with dateTime <= t, which has arrived
 	// once the watermark reaches t; a timer at t then drops it.
 	pending *weir.ListState[q4Bid, int64]
+	// due is the time of the timer that drops the earliest pending bids:
+	// one timer per key at a time, not one per pending bid.
+	due *weir.ValueState[int64, int64]
 }
 
 func (w *q4Winning) Open(sc *weir.StateContext[int64]) error {
 	w.auction = weir.NewValueState[q4Auction](sc, "auction")
 	w.max = weir.NewValueState[int64](sc, "max")
 	w.pending = weir.NewListState[q4Bid](sc, "pending")
+	w.due = weir.NewValueState[int64](sc, "due")
 	return nil
 }
 
@@ -110,24 +127,35 @@ func (w *q4Winning) fold(ctx *weir.KeyedContext[int64, q4Max], a q4Auction, b q4
 	ctx.Emit(q4Max{Category: a.Category, Old: old, New: b.Price, HadOld: ok})
 }
 
-func (w *q4Winning) ProcessElement1(ctx *weir.KeyedContext[int64, q4Max], a q4Auction) error {
+func (w *q4Winning) ProcessElement(ctx *weir.KeyedContext[int64, q4Max], in q4Input) error {
+	if in.IsAuction {
+		return w.auctionCame(ctx, in.Auction)
+	}
+	return w.bidCame(ctx, in.Bid)
+}
+
+func (w *q4Winning) auctionCame(ctx *weir.KeyedContext[int64, q4Max], a q4Auction) error {
 	w.auction.Update(a)
 	for _, b := range w.pending.Get() {
 		w.fold(ctx, a, b)
 	}
 	w.pending.Clear()
+	w.due.Clear()
 	// Once the watermark passes expires, no bid that can match is to come.
 	ctx.RegisterEventTimer(a.Expires)
 	return nil
 }
 
-func (w *q4Winning) ProcessElement2(ctx *weir.KeyedContext[int64, q4Max], b q4Bid) error {
+func (w *q4Winning) bidCame(ctx *weir.KeyedContext[int64, q4Max], b q4Bid) error {
 	if a, ok := w.auction.Value(); ok {
 		w.fold(ctx, a, b)
 		return nil
 	}
 	w.pending.Add(b)
-	ctx.RegisterEventTimer(b.DateTime)
+	if due, ok := w.due.Value(); !ok || b.DateTime < due {
+		w.due.Update(b.DateTime)
+		ctx.RegisterEventTimer(b.DateTime)
+	}
 	return nil
 }
 
@@ -139,13 +167,29 @@ func (w *q4Winning) OnTimer(ctx *weir.KeyedContext[int64, q4Max], t int64, _ wei
 		}
 		return nil
 	}
-	var keep []q4Bid
-	for _, b := range w.pending.Get() {
+	due, ok := w.due.Value()
+	if !ok || t < due {
+		return nil // a timer made stale by an earlier bid's or by the auction
+	}
+	pending := w.pending.Get()
+	keep := make([]q4Bid, 0, len(pending))
+	next := int64(0)
+	for _, b := range pending {
 		if b.DateTime > t {
+			if len(keep) == 0 || b.DateTime < next {
+				next = b.DateTime
+			}
 			keep = append(keep, b)
 		}
 	}
+	if len(keep) == 0 {
+		w.pending.Clear()
+		w.due.Clear()
+		return nil
+	}
 	w.pending.Update(keep)
+	w.due.Update(next)
+	ctx.RegisterEventTimer(next)
 	return nil
 }
 

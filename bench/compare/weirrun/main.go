@@ -4,6 +4,7 @@
 //
 //	weirrun --query q5 --events 10000000 -p 2 [--warmup-events N]
 //	        [--checkpoint-interval 1s] [--state-dir DIR] [--generators 100]
+//	        [--cpuprofile FILE]
 //
 // One job runs over warm-up plus measured events, output discarded. The
 // measured phase starts when the source subtasks together have read the
@@ -21,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -39,8 +41,21 @@ func main() {
 	interval := flag.Duration("checkpoint-interval", 0, "exactly-once checkpoints at this interval (0: no checkpoints)")
 	stateDir := flag.String("state-dir", "", "checkpoint directory (default: a temporary one)")
 	generators := flag.Int("generators", 100, "Beam generators the event space is split into")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "weirrun:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(*query, *events, *warmup, *par, *interval, *stateDir, *generators); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "weirrun:", err)
 		os.Exit(1)
 	}
