@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/internal/cluster"
@@ -189,20 +192,41 @@ and exit 0 if it finished, 1 otherwise.`,
 }
 
 // waitJob polls a job until it ends.
+// An unreachable coordinator (restarting, say) is retried for a minute.
 func waitJob(ctx context.Context, c *client, id string, stderr io.Writer) error {
 	last := ""
+	var unreachable time.Time
 	for {
 		var info *pb.JobInfo
 		err := c.call(ctx, func(ctx context.Context, cc pb.CoordinatorClient) (err error) {
 			info, err = cc.GetJob(ctx, &pb.GetJobRequest{Id: id})
 			return err
 		})
-		if err != nil {
+		switch {
+		case status.Code(errors.Unwrap(err)) == codes.Unavailable && (unreachable.IsZero() || time.Since(unreachable) < time.Minute):
+			if unreachable.IsZero() {
+				unreachable = time.Now()
+				fmt.Fprintf(stderr, "weir: coordinator unreachable, retrying: %v\n", err)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Second):
+			}
+			continue
+		case err != nil:
 			return err
 		}
+		unreachable = time.Time{}
 		if now := info.State + " " + info.Detail; now != last {
 			fmt.Fprintf(stderr, "weir: job %s %s\n", id, strings.TrimSpace(now))
 			last = now
+		}
+		if info.State == cluster.Finished || info.State == cluster.Failed || info.State == cluster.Cancelled {
+			var rep weir.Report
+			if len(info.Report) > 0 && json.Unmarshal(info.Report, &rep) == nil {
+				printReport(stderr, &rep)
+			}
 		}
 		switch info.State {
 		case cluster.Finished:
@@ -272,6 +296,7 @@ func printClusterJob(w io.Writer, j *pb.JobInfo) {
 	if j.Error != "" {
 		fmt.Fprintf(w, "  error: %s\n", j.Error)
 	}
+	fmt.Fprintf(w, "  records read %d, written %d (this attempt)\n", j.RecordsRead, j.RecordsWritten)
 	for _, wt := range j.Workers {
 		var ids []string
 		for _, s := range wt.Subtasks {

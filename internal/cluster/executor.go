@@ -147,6 +147,9 @@ func (x *remoteExecutor) release() {
 	delete(c.executors, x.key)
 	for _, w := range x.workers {
 		w.used -= x.slotsOn(w)
+		w.mu.Lock()
+		delete(w.metrics, x.key)
+		w.mu.Unlock()
 	}
 	c.notifyLocked()
 	c.mu.Unlock()
@@ -303,15 +306,22 @@ func (x *remoteExecutor) Release() { x.broadcast(&pb.Command{Kind: pb.Command_RE
 // Written sums the records the workers' sinks wrote, as of their latest
 // heartbeats.
 func (x *remoteExecutor) Written() int64 {
-	var n int64
+	_, n := x.counts()
+	return n
+}
+
+// counts sums the records the attempt's sources read and its sinks wrote,
+// as of the workers' latest heartbeats.
+func (x *remoteExecutor) counts() (read, written int64) {
 	for _, w := range x.workers {
 		w.mu.Lock()
 		if m := w.metrics[x.key]; m != nil {
-			n += m.Written
+			read += m.Read
+			written += m.Written
 		}
 		w.mu.Unlock()
 	}
-	return n
+	return read, written
 }
 
 // Positions is not supported in cluster mode (at-most-once is refused at

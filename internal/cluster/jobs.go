@@ -54,6 +54,7 @@ type job struct {
 	rec       jobRecord
 	detail    string
 	placement map[string][]task.SubtaskID // by worker
+	current   *remoteExecutor
 }
 
 func (j *job) setDetail(d string) {
@@ -73,7 +74,7 @@ func (j *job) setPlacement(x *remoteExecutor) {
 		pl[w.id] = append(pl[w.id], id)
 	}
 	j.mu.Lock()
-	j.placement = pl
+	j.placement, j.current = pl, x
 	j.mu.Unlock()
 }
 
@@ -284,6 +285,9 @@ func (j *job) info() *pb.JobInfo {
 		if r := j.p.Report(); r != nil {
 			in.Report, _ = json.Marshal(r)
 		}
+	}
+	if x := j.current; x != nil {
+		in.RecordsRead, in.RecordsWritten = x.counts()
 	}
 	for w, ids := range j.placement {
 		wt := &pb.WorkerTasks{WorkerId: w}

@@ -265,6 +265,9 @@ func (a *attemptState) act(acts []checkpoint.Action) {
 			id := int64(x.ID)
 			e.nextID = max(e.nextID, x.ID+1)
 			e.stats[id] = &CheckpointStats{ID: id, Status: "in-progress", Triggered: time.Now()}
+			if e.cfg.LogCheckpoints {
+				e.cfg.Log(fmt.Sprintf("checkpoint %d triggered", id))
+			}
 			a.acked[id] = map[task.SubtaskID]bool{}
 			a.rt.Trigger(id)
 			for sid := range a.finished {

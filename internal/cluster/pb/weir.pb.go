@@ -1315,9 +1315,13 @@ type JobInfo struct {
 	// report is the JSON of the job's report: checkpoints and recoveries.
 	Report []byte `protobuf:"bytes,9,opt,name=report,proto3" json:"report,omitempty"`
 	// placement says which worker runs which subtask now.
-	Workers       []*WorkerTasks `protobuf:"bytes,10,rep,name=workers,proto3" json:"workers,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Workers []*WorkerTasks `protobuf:"bytes,10,rep,name=workers,proto3" json:"workers,omitempty"`
+	// records_read and records_written count the current attempt's records
+	// read by sources and written by sinks, as of the workers' heartbeats.
+	RecordsRead    int64 `protobuf:"varint,11,opt,name=records_read,json=recordsRead,proto3" json:"records_read,omitempty"`
+	RecordsWritten int64 `protobuf:"varint,12,opt,name=records_written,json=recordsWritten,proto3" json:"records_written,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *JobInfo) Reset() {
@@ -1418,6 +1422,20 @@ func (x *JobInfo) GetWorkers() []*WorkerTasks {
 		return x.Workers
 	}
 	return nil
+}
+
+func (x *JobInfo) GetRecordsRead() int64 {
+	if x != nil {
+		return x.RecordsRead
+	}
+	return 0
+}
+
+func (x *JobInfo) GetRecordsWritten() int64 {
+	if x != nil {
+		return x.RecordsWritten
+	}
+	return 0
 }
 
 type WorkerTasks struct {
@@ -1570,7 +1588,7 @@ const file_weir_proto_rawDesc = "" +
 	"\x10ListJobsResponse\x12,\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x18.weir.cluster.v1.JobInfoR\x04jobs\"\x1f\n" +
 	"\rGetJobRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\xa3\x02\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\xef\x02\n" +
 	"\aJobInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
 	"\x03job\x18\x02 \x01(\tR\x03job\x12\x12\n" +
@@ -1582,7 +1600,9 @@ const file_weir_proto_rawDesc = "" +
 	"\rended_unix_ms\x18\b \x01(\x03R\vendedUnixMs\x12\x16\n" +
 	"\x06report\x18\t \x01(\fR\x06report\x126\n" +
 	"\aworkers\x18\n" +
-	" \x03(\v2\x1c.weir.cluster.v1.WorkerTasksR\aworkers\"c\n" +
+	" \x03(\v2\x1c.weir.cluster.v1.WorkerTasksR\aworkers\x12!\n" +
+	"\frecords_read\x18\v \x01(\x03R\vrecordsRead\x12'\n" +
+	"\x0frecords_written\x18\f \x01(\x03R\x0erecordsWritten\"c\n" +
 	"\vWorkerTasks\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x127\n" +
 	"\bsubtasks\x18\x02 \x03(\v2\x1b.weir.cluster.v1.SubtaskRefR\bsubtasks2\x81\x03\n" +

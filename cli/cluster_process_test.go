@@ -1,0 +1,264 @@
+package cli_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	weirapi "github.com/weir-stream/weir"
+)
+
+// proc is a weir process of a test cluster. Its standard error is kept so
+// that the test can wait for a line.
+type proc struct {
+	t    *testing.T
+	name string
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+
+	mu    sync.Mutex
+	lines []string
+	seen  chan struct{} // closed and replaced on every new line
+}
+
+func start(t *testing.T, name string, args ...string) *proc {
+	t.Helper()
+	p := &proc{t: t, name: name, cmd: exec.Command(weirBinary(t), args...), done: make(chan struct{}), seen: make(chan struct{})}
+	stderr, err := p.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Stdout = io.Discard
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.lines = append(p.lines, sc.Text())
+			close(p.seen)
+			p.seen = make(chan struct{})
+			p.mu.Unlock()
+		}
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() { p.kill() })
+	return p
+}
+
+// waitFor waits until the process printed a line matching re, and returns
+// its submatches.
+func (p *proc) waitFor(re string) []string {
+	p.t.Helper()
+	return p.waitFrom(0, re)
+}
+
+// mark returns the number of lines printed so far, for waitFrom.
+func (p *proc) mark() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.lines)
+}
+
+// waitFrom is waitFor that looks only at lines after the first from.
+func (p *proc) waitFrom(from int, re string) []string {
+	p.t.Helper()
+	rx := regexp.MustCompile(re)
+	deadline := time.After(90 * time.Second)
+	for i := from; ; {
+		p.mu.Lock()
+		for ; i < len(p.lines); i++ {
+			if m := rx.FindStringSubmatch(p.lines[i]); m != nil {
+				p.mu.Unlock()
+				return m
+			}
+		}
+		seen := p.seen
+		p.mu.Unlock()
+		select {
+		case <-seen:
+		case <-p.done:
+			p.t.Fatalf("%s exited (%v) before printing %q:\n%s", p.name, p.err, re, p.output())
+		case <-deadline:
+			p.t.Fatalf("%s did not print %q:\n%s", p.name, re, p.output())
+		}
+	}
+}
+
+func (p *proc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.lines, "\n")
+}
+
+// kill ends the process with SIGKILL, as a machine failure would.
+func (p *proc) kill() {
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// wait waits for the process to exit and returns its error.
+func (p *proc) wait() error {
+	select {
+	case <-p.done:
+	case <-time.After(3 * time.Minute):
+		p.t.Fatalf("%s did not exit:\n%s", p.name, p.output())
+	}
+	return p.err
+}
+
+// testCluster is a coordinator and its workers, each a process.
+type testCluster struct {
+	t       *testing.T
+	dir     string
+	store   string
+	addr    string
+	coord   *proc
+	workers map[string]*proc
+}
+
+func newCluster(t *testing.T, workers int) *testCluster {
+	c := &testCluster{t: t, dir: t.TempDir(), workers: map[string]*proc{}}
+	c.store = filepath.Join(c.dir, "store")
+	c.startCoordinator("127.0.0.1:0")
+	for i := 1; i <= workers; i++ {
+		c.startWorker(fmt.Sprintf("w%d", i))
+	}
+	return c
+}
+
+func (c *testCluster) startCoordinator(listen string) {
+	c.coord = start(c.t, "coordinator", "coordinator", "--listen", listen, "--state-dir", c.store, "--heartbeat-timeout", "2s")
+	c.addr = c.coord.waitFor(`listening on (\S+),`)[1]
+}
+
+func (c *testCluster) startWorker(id string) *proc {
+	w := start(c.t, id, "worker", "--coordinator", c.addr, "--slots", "1", "--id", id)
+	w.waitFor("joined coordinator")
+	c.workers[id] = w
+	return w
+}
+
+// keycount is the job the cluster tests run: slow enough (by --rate) to
+// be killed in the middle, small enough to end in seconds.
+var keycount = []string{"keycount", "--events", "1500000", "--keys", "200", "--window", "100ms", "-p", "3"}
+
+// reference runs the job in one process without failures.
+func reference(t *testing.T, job []string) []string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "ref")
+	args := append(append([]string{"run"}, job...), "--output", out, "--progress", "off")
+	if res, err := exec.Command(weirBinary(t), args...).CombinedOutput(); err != nil {
+		t.Fatalf("reference run: %v\n%s", err, res)
+	}
+	return lines(t, out)
+}
+
+// submit submits the job with exactly-once checkpoints every 500ms and
+// returns the client process, which waits for the job to end, and the
+// output directory.
+func (c *testCluster) submit(job []string, extra ...string) (*proc, string) {
+	out := filepath.Join(c.dir, "out")
+	args := append(append([]string{"submit", "--coordinator", c.addr}, job...), "--output", out, "--guarantee", "exactly-once",
+		"--checkpoint-interval", "500ms", "--log-checkpoints", "--rate", "300000", "--wait")
+	return start(c.t, "submit", append(args, extra...)...), out
+}
+
+func (c *testCluster) check(client *proc, out string, ref []string) {
+	c.t.Helper()
+	if err := client.wait(); err != nil {
+		c.t.Fatalf("the job did not finish: %v\nclient:\n%s\ncoordinator:\n%s", err, client.output(), c.coord.output())
+	}
+	if err := weirapi.VerifyLines(weirapi.ExactlyOnce, ref, lines(c.t, out)); err != nil {
+		c.t.Fatalf("cluster output is not the failure-free output: %v\ncoordinator:\n%s", err, c.coord.output())
+	}
+}
+
+func skipShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster of processes")
+	}
+}
+
+// A worker killed mid-run is lost; the job waits for a slot, a replacement
+// joins, and the job restarts on it from the latest checkpoint. The output
+// equals the failure-free output.
+func TestClusterSurvivesAWorkerKill(t *testing.T) {
+	skipShort(t)
+	ref := reference(t, keycount)
+	c := newCluster(t, 3)
+	client, out := c.submit(keycount)
+	c.coord.waitFor(`checkpoint 2 completed`)
+	c.workers["w2"].kill()
+	c.coord.waitFor(`worker w2 lost`)
+	c.startWorker("w4")
+	c.coord.waitFor(`restarting in .* from checkpoint`)
+	c.check(client, out, ref)
+	if !strings.Contains(client.output(), "recovery 1: restored checkpoint") {
+		t.Fatalf("no recovery from a checkpoint was reported:\n%s", client.output())
+	}
+}
+
+// The kill lands while a checkpoint is in flight: that checkpoint never
+// completes and the job restores the one before.
+func TestClusterSurvivesAKillDuringACheckpoint(t *testing.T) {
+	skipShort(t)
+	ref := reference(t, keycount)
+	c := newCluster(t, 4) // a spare worker: the job restarts at once
+	client, out := c.submit(keycount)
+	c.coord.waitFor(`checkpoint 3 triggered`)
+	c.workers["w1"].kill()
+	c.check(client, out, ref)
+	if !strings.Contains(client.output(), "recovery 1: restored checkpoint") {
+		t.Fatalf("no recovery from a checkpoint was reported:\n%s", client.output())
+	}
+}
+
+// Two workers die one after the other, the second while the job recovers
+// from the first.
+func TestClusterSurvivesTwoWorkerKills(t *testing.T) {
+	skipShort(t)
+	ref := reference(t, keycount)
+	c := newCluster(t, 3)
+	client, out := c.submit(keycount)
+	c.coord.waitFor(`checkpoint 2 completed`)
+	c.workers["w1"].kill()
+	c.startWorker("w4")
+	c.coord.waitFor(`failure 1: .*restarting`)
+	c.coord.waitFrom(c.coord.mark(), `checkpoint \d+ triggered`) // the restarted attempt runs
+	c.workers["w2"].kill()
+	c.startWorker("w5")
+	c.check(client, out, ref)
+	if !strings.Contains(client.output(), "recovery 2: restored checkpoint") {
+		t.Fatalf("the second kill was not a second recovery:\n%s", client.output())
+	}
+}
+
+// The coordinator is killed and started again on the same store and
+// address: it resumes the job from its latest checkpoint, the workers
+// join it again, and the client waiting for the job sees it finish.
+func TestClusterSurvivesACoordinatorRestart(t *testing.T) {
+	skipShort(t)
+	ref := reference(t, keycount)
+	c := newCluster(t, 3)
+	client, out := c.submit(keycount)
+	c.coord.waitFor(`checkpoint 2 completed`)
+	c.coord.kill()
+	c.startCoordinator(c.addr)
+	c.coord.waitFor(`resuming job keycount-1`)
+	c.check(client, out, ref)
+	if !strings.Contains(c.coord.output(), "restoring checkpoint") {
+		t.Fatalf("the restarted coordinator did not restore a checkpoint:\n%s", c.coord.output())
+	}
+}
