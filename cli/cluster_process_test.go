@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -261,4 +262,86 @@ func TestClusterSurvivesACoordinatorRestart(t *testing.T) {
 	if !strings.Contains(c.coord.output(), "restoring checkpoint") {
 		t.Fatalf("the restarted coordinator did not restore a checkpoint:\n%s", c.coord.output())
 	}
+}
+
+// A slow sink throttles the sources on other workers through the data
+// plane's credit: the records read stay within the in-flight buffers of
+// what the sinks wrote, and the workers' memory stays bounded.
+func TestClusterBackpressureCrossesProcesses(t *testing.T) {
+	skipShort(t)
+	c := newCluster(t, 2)
+	out := filepath.Join(c.dir, "out")
+	// One event per 1ms window: the sink receives as many rows as the
+	// sources read.
+	job := []string{"keycount", "--events", "1000000000", "--keys", "1000", "--tps", "1000", "--window", "1ms", "-p", "2",
+		"--sink-delay", "20ms", "--output", out}
+	sub := start(t, "submit", append([]string{"submit", "--coordinator", c.addr}, job...)...)
+	if err := sub.wait(); err != nil {
+		t.Fatalf("submit: %v\n%s", err, sub.output())
+	}
+	const id = "keycount-1"
+	status := func() (read, written int64) {
+		res, err := exec.Command(weirBinary(t), "status", "--coordinator", c.addr, id).CombinedOutput()
+		if err != nil {
+			t.Fatalf("status: %v\n%s", err, res)
+		}
+		m := regexp.MustCompile(`records read (\d+), written (\d+)`).FindSubmatch(res)
+		if m == nil {
+			t.Fatalf("status shows no record counts:\n%s", res)
+		}
+		fmt.Sscan(string(m[1]), &read)
+		fmt.Sscan(string(m[2]), &written)
+		return read, written
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if read, written := status(); written > 0 && read > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the job wrote nothing:\n%s", c.coord.output())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// An unthrottled source reads millions of records a second. With
+	// credit, what the sources read beyond what the sinks wrote is bounded
+	// by the buffers: per channel 8 batches of 32 KiB (about 3,000 events)
+	// on 4 channels each way, the window state of one watermark interval,
+	// and a heartbeat's lag on each count.
+	const bound = 1_000_000
+	var read, written int64
+	for range 3 {
+		time.Sleep(2 * time.Second)
+		read, written = status()
+		if read-written > bound {
+			t.Fatalf("sources read %d records while sinks wrote %d: %d in flight, more than the buffers hold (%d)", read, written, read-written, bound)
+		}
+	}
+	for id, w := range c.workers {
+		if rss := rssMiB(t, w.cmd.Process.Pid); rss > 400 {
+			t.Fatalf("worker %s uses %d MiB", id, rss)
+		}
+	}
+	res, err := exec.Command(weirBinary(t), "cancel", "--coordinator", c.addr, id).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cancel: %v\n%s", err, res)
+	}
+	c.coord.waitFor(id + ` cancelled`)
+	t.Logf("after 6s: read %d, written %d", read, written)
+}
+
+// rssMiB returns a process's resident memory.
+func rssMiB(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`VmRSS:\s+(\d+) kB`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no VmRSS in /proc/%d/status", pid)
+	}
+	var kb int64
+	fmt.Sscan(string(m[1]), &kb)
+	return kb / 1024
 }

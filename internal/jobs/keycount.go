@@ -40,6 +40,9 @@ type KeyCountConfig struct {
 	// Inputs, when set, are JSON-lines files of events ({"key": 1,
 	// "time": ms}) read instead of generated ones.
 	Inputs []string
+	// SinkDelay delays every batch the sink writes, as a slow external
+	// system would (to watch backpressure).
+	SinkDelay time.Duration
 }
 
 // Event returns event i: its key and time depend only on the seed and i.
@@ -85,6 +88,7 @@ happens to lines that do not parse.`,
 			fs.Uint64Var(&c.Seed, "seed", 1, "seed of the key sequence")
 			fs.Float64Var(&c.Rate, "rate", 0, "throttle generation to this many events per second of wall-clock time (0: as fast as possible)")
 			fs.StringSliceVarP(&c.Inputs, "input", "i", nil, "read events from these JSON-lines files instead of generating them")
+			fs.DurationVar(&c.SinkDelay, "sink-delay", 0, "delay every batch the sink writes by this long, as a slow external system would (to watch backpressure)")
 			return func(p *weir.Pipeline, cfg weir.JobConfig) error {
 				if err := c.Validate(); err != nil {
 					return err
@@ -114,7 +118,7 @@ func KeyCountPipeline(p *weir.Pipeline, c KeyCountConfig, cfg weir.JobConfig) {
 	rows := weir.Map(counts, func(w weir.Windowed[int64, int64]) KeyCount {
 		return KeyCount{Key: w.Key, WindowStart: w.Window.Start, WindowEnd: w.Window.End, Count: w.Value}
 	}, weir.Name("format"))
-	weir.To(rows, "output", output[KeyCount](cfg))
+	weir.To(rows, "output", slowly(output[KeyCount](cfg), c.SinkDelay))
 }
 
 type countEvents struct{}
