@@ -1,0 +1,157 @@
+package cluster
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"io"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/weir-stream/weir/internal/cluster/pb"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// pki writes a CA and a certificate it signed for 127.0.0.1, and a second
+// certificate signed by another CA.
+func pki(t *testing.T) (good, rogue Security) {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name string, typ string, der []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	issue := func(prefix string) Security {
+		caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: prefix + " CA"}, IsCA: true,
+			BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+		caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		leaf := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: prefix}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature,
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+		caCert, _ := x509.ParseCertificate(caDER)
+		der, err := x509.CreateCertificate(rand.Reader, leaf, caCert, &key.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keyDER, _ := x509.MarshalECPrivateKey(key)
+		return Security{CAFile: write(prefix+"-ca.pem", "CERTIFICATE", caDER), CertFile: write(prefix+".pem", "CERTIFICATE", der),
+			KeyFile: write(prefix+"-key.pem", "EC PRIVATE KEY", keyDER)}
+	}
+	return issue("good"), issue("rogue")
+}
+
+func startCoordinator(t *testing.T, sec Security) *Coordinator {
+	t.Helper()
+	c, err := NewCoordinator(context.Background(), CoordinatorConfig{Listen: "127.0.0.1:0", Store: t.TempDir(), Security: sec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func listJobs(sec Security, addr string) error {
+	conn, err := sec.Dial(addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = pb.NewCoordinatorClient(conn).ListJobs(ctx, &pb.ListJobsRequest{})
+	return err
+}
+
+func TestTokenIsRequired(t *testing.T) {
+	c := startCoordinator(t, Security{Token: "s3cret"})
+	err := listJobs(Security{}, c.Addr())
+	if status.Code(err) != codes.Unauthenticated || !strings.Contains(err.Error(), "bearer token") {
+		t.Fatalf("a call without a token: %v, want Unauthenticated naming the token", err)
+	}
+	if err := listJobs(Security{Token: "wrong"}, c.Addr()); status.Code(err) != codes.Unauthenticated {
+		t.Fatalf("a call with a wrong token: %v, want Unauthenticated", err)
+	}
+	if err := listJobs(Security{Token: "s3cret"}, c.Addr()); err != nil {
+		t.Fatalf("a call with the token: %v", err)
+	}
+}
+
+func TestMutualTLSRefusesUnknownPeers(t *testing.T) {
+	good, rogue := pki(t)
+	good.Token = "s3cret"
+	c := startCoordinator(t, good)
+	if err := listJobs(good, c.Addr()); err != nil {
+		t.Fatalf("a client with a certificate of the cluster's CA: %v", err)
+	}
+	if err := listJobs(Security{Token: "s3cret"}, c.Addr()); err == nil {
+		t.Fatal("a plain-text client was served")
+	}
+	rogue.Token = "s3cret"
+	if err := listJobs(rogue, c.Addr()); err == nil {
+		t.Fatal("a client with a certificate of another CA was served")
+	}
+
+	// A worker with the cluster's certificate joins; its data plane
+	// refuses a plain connection.
+	w, err := NewWorker(WorkerConfig{ID: "w1", Coordinator: c.Addr(), Security: good})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c.mu.Lock()
+		n := len(c.workers)
+		c.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the worker with the cluster's certificate did not join")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	conn, err := net.Dial("tcp", w.DataAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Write([]byte("\x00\x00\x00\x05\x00weir")) // a data plane hello, in plain text
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got, err := io.ReadAll(conn)
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("the TLS data plane kept a plain-text connection open")
+	}
+	if len(got) > 0 && got[0] != 0x15 { // at most a TLS alert record
+		t.Fatalf("the TLS data plane answered a plain-text peer with %q", got)
+	}
+	conn.Close()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
