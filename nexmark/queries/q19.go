@@ -36,18 +36,35 @@ type Q19Row struct {
 // q19TopN is the number of ranks q19 keeps per auction.
 const q19TopN = 10
 
-func q19RowOf(op string, b nexmark.Bid, rank int) Q19Row {
-	return Q19Row{Op: op, Auction: b.Auction, Bidder: b.Bidder, Price: b.Price, Channel: b.Channel,
-		URL: b.URL, DateTime: b.DateTime, Extra: b.Extra, RankNumber: int64(rank)}
+// q19Entry is a bid in an auction's top list, without the auction: its
+// strings are kept as one (channel, url, extra concatenated), one pointer
+// for the garbage collector to follow and one copy when a checkpoint
+// encodes it.
+type q19Entry struct {
+	Bidder, Price, DateTime int64
+	ChannelEnd              int32 // Strings[:ChannelEnd] is the channel
+	URLEnd                  int32 // Strings[ChannelEnd:URLEnd] is the url
+	Strings                 string
+}
+
+func q19EntryOf(b nexmark.Bid) q19Entry {
+	return q19Entry{Bidder: b.Bidder, Price: b.Price, DateTime: b.DateTime, ChannelEnd: int32(len(b.Channel)),
+		URLEnd: int32(len(b.Channel) + len(b.URL)), Strings: b.Channel + b.URL + b.Extra}
+}
+
+func (e *q19Entry) row(op string, auction int64, rank int) Q19Row {
+	return Q19Row{Op: op, Auction: auction, Bidder: e.Bidder, Price: e.Price,
+		Channel: e.Strings[:e.ChannelEnd], URL: e.Strings[e.ChannelEnd:e.URLEnd], DateTime: e.DateTime,
+		Extra: e.Strings[e.URLEnd:], RankNumber: int64(rank)}
 }
 
 type q19Fn struct {
 	// top holds the auction's best bids, best first, at most q19TopN.
-	top *weir.ValueState[[]nexmark.Bid, int64]
+	top *weir.ValueState[[]q19Entry, int64]
 }
 
 func (f *q19Fn) Open(sc *weir.StateContext[int64]) error {
-	f.top = weir.NewValueState[[]nexmark.Bid](sc, "top")
+	f.top = weir.NewValueState[[]q19Entry](sc, "top")
 	return nil
 }
 
@@ -62,16 +79,16 @@ func (f *q19Fn) ProcessElement(ctx *weir.KeyedContext[int64, Q19Row], b nexmark.
 		return nil
 	}
 	// A new slice: the stored one may be shared with a checkpoint.
-	top := make([]nexmark.Bid, 0, min(len(old)+1, q19TopN))
+	top := make([]q19Entry, 0, min(len(old)+1, q19TopN))
 	top = append(top, old[:pos]...)
-	top = append(top, b)
+	top = append(top, q19EntryOf(b))
 	top = append(top, old[pos:min(len(old), q19TopN-1)]...)
 	for i := pos; i < len(top); i++ {
 		if i < len(old) {
-			ctx.Emit(q19RowOf(UpdateBefore, old[i], i+1))
-			ctx.Emit(q19RowOf(UpdateAfter, top[i], i+1))
+			ctx.Emit(old[i].row(UpdateBefore, b.Auction, i+1))
+			ctx.Emit(top[i].row(UpdateAfter, b.Auction, i+1))
 		} else {
-			ctx.Emit(q19RowOf(Insert, top[i], i+1))
+			ctx.Emit(top[i].row(Insert, b.Auction, i+1))
 		}
 	}
 	f.top.Update(top)

@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"sync/atomic"
 	"syscall"
@@ -43,6 +44,7 @@ func main() {
 	generators := flag.Int("generators", 100, "Beam generators the event space is split into")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	setMemoryBudget()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err == nil {
@@ -165,6 +167,20 @@ func (r countingReader) Read(ctx context.Context, buf []nexmark.Event) (int, err
 		r.ph.add(int64(n))
 	}
 	return n, err
+}
+
+// setMemoryBudget sets GOGC=400 and GOMEMLIMIT to a quarter of the
+// machine's memory, each unless the environment sets it.
+func setMemoryBudget() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		var si syscall.Sysinfo_t
+		if err := syscall.Sysinfo(&si); err == nil && si.Totalram > 0 {
+			debug.SetMemoryLimit(int64(uint64(si.Totalram) * uint64(si.Unit) / 4))
+		}
+	}
 }
 
 // cpuTime is the process's user and system CPU time.
