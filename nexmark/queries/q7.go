@@ -1,6 +1,8 @@
 package queries
 
 import (
+	"sync/atomic"
+
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/nexmark"
 )
@@ -36,9 +38,9 @@ type Q7Row struct {
 }
 
 // q7Window is what the per-window stage receives for the tumbling window
-// starting at Start: either the highest-priced bids of one auction in the
-// window (Max is their price), or, when Boundary, one bid made at exactly
-// the window's end, which matches if its price equals the window's max.
+// starting at Start: either a bid in the window that may be its highest
+// (Max is its price), or, when Boundary, a bid made at exactly the window's
+// end, which matches if its price equals the window's max.
 type q7Window struct {
 	Start    int64
 	Max      int64
@@ -46,64 +48,81 @@ type q7Window struct {
 	Boundary bool
 }
 
-// q7Top is an auction's highest bid price in a window and its bids at that
-// price.
-type q7Top struct {
-	Max  int64
-	Bids []Q7Row
-}
-
-type q7TopBids struct{}
-
-func (q7TopBids) Create() q7Top { return q7Top{Max: -1} }
-
-func (q7TopBids) Add(t q7Top, b nexmark.Bid) q7Top {
-	r := Q7Row{b.Auction, b.Bidder, b.Price, b.DateTime, b.Extra}
-	switch {
-	case b.Price > t.Max:
-		return q7Top{Max: b.Price, Bids: []Q7Row{r}}
-	case b.Price == t.Max:
-		t.Bids = append(t.Bids, r)
-	}
-	return t
-}
-
-func (q7TopBids) Merge(a, b q7Top) q7Top {
-	switch {
-	case a.Max > b.Max:
-		return a
-	case b.Max > a.Max:
-		return b
-	}
-	return q7Top{Max: a.Max, Bids: append(append([]Q7Row(nil), a.Bids...), b.Bids...)}
-}
-
-func (q7TopBids) Result(t q7Top) q7Top { return t }
-
 const q7Size = 10000 // the window size in ms
 
 func init() {
 	Register(Query{Name: "q7", Description: "highest bid: the bids with the highest price of each 10 s window", Build: func(in weir.Stream[nexmark.Event], out Output) {
-		bids := Bids(in)
-		// Combine per auction first, so that the per-window stage, which
-		// sees all of a window, gets one record per auction.
-		tops := weir.AggregateWindow(
-			weir.WindowBy(weir.KeyBy(bids, func(b nexmark.Bid) int64 { return b.Auction }), weir.Tumbling(Seconds(10))),
-			weir.Aggregator[nexmark.Bid, q7Top, q7Top](q7TopBids{}), weir.Name("q7-auction-max"))
-		perAuction := weir.Map(tops, func(w weir.Windowed[int64, q7Top]) q7Window {
-			return q7Window{Start: w.Window.Start, Max: w.Value.Max, Bids: w.Value.Bids}
-		}, weir.Name("q7-auction-tops"))
-		boundary := weir.FlatMap(bids, func(b nexmark.Bid, emit func(q7Window)) {
-			if b.DateTime%q7Size == 0 {
-				emit(q7Window{Start: b.DateTime - q7Size, Max: b.Price, Boundary: true,
-					Bids: []Q7Row{{b.Auction, b.Bidder, b.Price, b.DateTime, b.Extra}}})
+		// A local pre-filter, chained to the source, drops every bid
+		// below a price already seen in its window: it cannot be the
+		// window's maximum. Of a window's ~10^5 bids only the running
+		// maxima (about ln n of them) and ties cross the exchange.
+		f := newQ7Filter()
+		candidates := weir.FlatMap(in, func(e nexmark.Event, emit func(q7Window)) {
+			if e.Kind != nexmark.BidEvent {
+				return
 			}
-		}, weir.Name("q7-boundary-bids"))
-		rows := weir.Process(weir.KeyBy(weir.Union(perAuction, boundary), func(w q7Window) int64 { return w.Start }),
+			b := &e.Bid
+			r := Q7Row{b.Auction, b.Bidder, b.Price, b.DateTime, b.Extra}
+			start := b.DateTime - b.DateTime%q7Size
+			if f.keep(start, b.Price) {
+				emit(q7Window{Start: start, Max: b.Price, Bids: []Q7Row{r}})
+			}
+			if b.DateTime%q7Size == 0 {
+				emit(q7Window{Start: start - q7Size, Max: b.Price, Boundary: true, Bids: []Q7Row{r}})
+			}
+		}, weir.Name("q7-candidates"))
+		rows := weir.Process(weir.KeyBy(candidates, func(w q7Window) int64 { return w.Start }),
 			func() weir.KeyedProcessFunction[int64, q7Window, Q7Row] { return &q7Max{} },
 			weir.Name("q7-max"))
 		Emit(rows, out)
 	}})
+}
+
+// q7Filter holds, per window, the highest bid price the pre-filter has
+// passed, shared by the pipeline's source subtasks without locks: a ring
+// of slots, each one word holding a window's number (low 24 bits) and the
+// price (40 bits). It is an optimisation that is right whatever it
+// remembers: a bid is dropped only below a price seen in the same window,
+// and that bid reaches the window's maximum stage (again, if replayed after
+// a restore, since an equal price passes), so the dropped one could never
+// be the maximum. Losing or mixing up slots only lets more bids through.
+type q7Filter struct {
+	slots [64]atomic.Uint64
+}
+
+const (
+	q7PriceBits = 40
+	q7TagBits   = 64 - q7PriceBits
+)
+
+func newQ7Filter() *q7Filter { return &q7Filter{} }
+
+// keep reports whether a bid of price in the window starting at start may
+// be the window's maximum, recording price if it is the highest so far.
+func (f *q7Filter) keep(start, price int64) bool {
+	if price < 0 || price >= 1<<q7PriceBits {
+		return true
+	}
+	w := start / q7Size
+	tag := uint64(w) & (1<<q7TagBits - 1)
+	slot := &f.slots[uint64(w)%uint64(len(f.slots))]
+	for {
+		old := slot.Load()
+		oldTag, oldMax := old>>q7PriceBits, int64(old&(1<<q7PriceBits-1))
+		if oldTag == tag {
+			if price < oldMax {
+				return false
+			}
+			if price == oldMax {
+				return true
+			}
+		} else if int32(uint32(tag-oldTag)<<(32-q7TagBits)) < 0 && old != 0 {
+			return true // the slot holds a later window: this subtask lags
+		}
+		if slot.CompareAndSwap(old, tag<<q7PriceBits|uint64(price)) {
+			return true
+		}
+	}
 }
 
 // q7Pending is a window's state in q7Max: the highest price so far (if
