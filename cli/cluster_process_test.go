@@ -140,7 +140,7 @@ func newCluster(t *testing.T, workers int) *testCluster {
 }
 
 func (c *testCluster) startCoordinator(listen string) {
-	c.coord = start(c.t, "coordinator", "coordinator", "--listen", listen, "--state-dir", c.store, "--heartbeat-timeout", "2s")
+	c.coord = start(c.t, "coordinator", "coordinator", "--listen", listen, "--state-dir", c.store, "--heartbeat-timeout", "1s", "--heartbeat-interval", "100ms")
 	c.addr = c.coord.waitFor(`listening on (\S+),`)[1]
 }
 
@@ -344,4 +344,21 @@ func rssMiB(t *testing.T, pid int) int64 {
 	var kb int64
 	fmt.Sscan(string(m[1]), &kb)
 	return kb / 1024
+}
+
+// A worker that stops answering without closing its connections (a hung
+// machine: SIGSTOP) is lost after the heartbeat timeout, and the job
+// recovers without it.
+func TestClusterLosesASilentWorkerByHeartbeatTimeout(t *testing.T) {
+	skipShort(t)
+	ref := reference(t, keycount)
+	c := newCluster(t, 4)
+	client, out := c.submit(keycount)
+	c.coord.waitFor(`checkpoint 2 completed`)
+	w := c.workers["w2"]
+	if err := w.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	c.coord.waitFor(`worker w2 lost: no heartbeat for`)
+	c.check(client, out, ref)
 }
