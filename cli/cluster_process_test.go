@@ -15,6 +15,7 @@ import (
 	"time"
 
 	weirapi "github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/internal/testenv"
 )
 
 // proc is a weir process of a test cluster. Its standard error is kept so
@@ -130,8 +131,16 @@ type testCluster struct {
 }
 
 func newCluster(t *testing.T, workers int) *testCluster {
-	c := &testCluster{t: t, dir: t.TempDir(), workers: map[string]*proc{}}
-	c.store = filepath.Join(c.dir, "store")
+	return newClusterOn(t, workers, "")
+}
+
+// newClusterOn starts a cluster whose checkpoint store is store (a
+// directory of the test's when empty).
+func newClusterOn(t *testing.T, workers int, store string) *testCluster {
+	c := &testCluster{t: t, dir: t.TempDir(), workers: map[string]*proc{}, store: store}
+	if c.store == "" {
+		c.store = filepath.Join(c.dir, "store")
+	}
 	c.startCoordinator("127.0.0.1:0")
 	for i := 1; i <= workers; i++ {
 		c.startWorker(fmt.Sprintf("w%d", i))
@@ -140,7 +149,7 @@ func newCluster(t *testing.T, workers int) *testCluster {
 }
 
 func (c *testCluster) startCoordinator(listen string) {
-	c.coord = start(c.t, "coordinator", "coordinator", "--listen", listen, "--state-dir", c.store, "--heartbeat-timeout", "1s", "--heartbeat-interval", "100ms")
+	c.coord = start(c.t, "coordinator", "coordinator", "--listen", listen, "--checkpoint-store", c.store, "--heartbeat-timeout", "1s", "--heartbeat-interval", "100ms")
 	c.addr = c.coord.waitFor(`listening on (\S+),`)[1]
 }
 
@@ -361,4 +370,24 @@ func TestClusterLosesASilentWorkerByHeartbeatTimeout(t *testing.T) {
 	}
 	c.coord.waitFor(`worker w2 lost: no heartbeat for`)
 	c.check(client, out, ref)
+}
+
+// The processes share checkpoints through an S3-compatible object store
+// (a real versitygw server): a worker killed mid-run, and the job restores
+// from the bucket.
+func TestClusterWithAnS3CheckpointStore(t *testing.T) {
+	skipShort(t)
+	endpoint := testenv.Require(t, "WEIR_S3_ENDPOINT")
+	t.Setenv("AWS_ACCESS_KEY_ID", os.Getenv("WEIR_S3_ACCESS_KEY"))
+	t.Setenv("AWS_SECRET_ACCESS_KEY", os.Getenv("WEIR_S3_SECRET_KEY"))
+	store := fmt.Sprintf("s3://%s/%s?endpoint=%s", os.Getenv("WEIR_S3_BUCKET"), strings.ReplaceAll(t.Name(), "/", "-")+fmt.Sprint(time.Now().UnixNano()), endpoint)
+	ref := reference(t, keycount)
+	c := newClusterOn(t, 4, store)
+	client, out := c.submit(keycount)
+	c.coord.waitFor(`checkpoint 2 completed`)
+	c.workers["w3"].kill()
+	c.check(client, out, ref)
+	if !strings.Contains(client.output(), "recovery 1: restored checkpoint") {
+		t.Fatalf("no recovery from a checkpoint was reported:\n%s", client.output())
+	}
 }
