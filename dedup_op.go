@@ -1,0 +1,333 @@
+package weir
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"maps"
+	"math"
+	"reflect"
+	"slices"
+
+	"github.com/bits-and-blooms/bloom/v3"
+
+	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/state"
+	"github.com/weir-stream/weir/internal/task"
+)
+
+// dedupSlot names one piece of a Deduplicate operator's exact state: the
+// keys of one key group forwarded at event times in one generation, the
+// span [Gen*width, (Gen+1)*width). Its key group is part of the name, so
+// the slots split by key group on restore like any keyed state.
+type dedupSlot struct {
+	KeyGroup int32
+	Gen      int64
+}
+
+type dedupNode[K comparable, T any] struct {
+	key     func(T) K
+	keys    keyInfo[K]
+	horizon int64 // milliseconds
+	width   int64 // of a generation, milliseconds
+	cfg     dedupConfig
+}
+
+func (n *dedupNode[K, T]) Build(ctx *task.Context, outs []any) (task.Built, error) {
+	op := &dedupOp[K, T]{dedupNode: n, core: newKeyedCore(ctx, n.keys), next: out[T](outs, 0), late: out[T](outs, 1),
+		c: n.cfg.stats.counters()}
+	if ctx.KeyGroupEnd > ctx.KeyGroupStart { // as state.NewBackend
+		op.kgStart = ctx.KeyGroupStart
+	}
+	if n.cfg.filter {
+		// Each filter holds one key group's keys of one generation.
+		per := float64(n.cfg.expected) * float64(n.width) / float64(n.horizon) / float64(max(ctx.MaxParallelism, 1))
+		op.m, op.k = bloom.EstimateParameters(uint(max(16, math.Ceil(per))), n.cfg.fpRate)
+	}
+	return task.Built{Op: op, Inputs: []any{op}}, nil
+}
+
+// dedupOp is one subtask of Deduplicate.
+//
+// The exact state is a keyed table from slot (key group, generation) to the
+// map of the slot's keys and the event time each was forwarded at. Beside
+// each slot the operator keeps, in memory only, a Bloom filter of its keys
+// (rebuilt in Open from restored state) and a cached reference to its map.
+// A lookup tests every live generation of the key's key group: a filter's
+// "no" skips that generation, a "maybe" reads the exact map. Expiry drops
+// whole generations when the watermark passes their end plus the horizon;
+// keys of a live generation that are already past their horizon count as
+// forgotten by their stored time.
+type dedupOp[K comparable, T any] struct {
+	*dedupNode[K, T]
+	task.Base
+	core    *keyedCore[K]
+	next    task.Collector[T]
+	late    task.Collector[T]
+	seen    *state.Table[dedupSlot, map[K]int64]
+	gens    [][]*dedupGen[K] // per shard (key group), ascending by generation
+	live    []int64          // generations live in any shard, ascending
+	m, k    uint             // filter size; 0 without filters
+	kgStart int              // the first key group owned: shard s is key group kgStart+s
+	buf     [8]byte          // the current key's hash, the filters' input
+	n       dedupLocal
+	c       *dedupCounters
+}
+
+// dedupGen is the in-memory side of one slot.
+type dedupGen[K comparable] struct {
+	gen    int64
+	filter *bloom.BloomFilter // nil without the fast path
+	// ids is the slot's map as of backend epoch epoch; mutable reports
+	// whether it came from GetMutable in that epoch, so it may be changed
+	// in place until the next snapshot.
+	ids     map[K]int64
+	epoch   uint64
+	mutable bool
+}
+
+// dedupLocal are the counters the subtask goroutine keeps in plain fields;
+// publish copies them to the shared ones, so records cost no atomics.
+type dedupLocal struct {
+	forwarded, duplicates, late         int64
+	negatives, exact, falsePos, rebuilt int64
+	ids, bits                           int64
+	unpublished                         int
+}
+
+func (o *dedupOp[K, T]) Snapshot() (func() []byte, error) {
+	o.publish()
+	return o.core.Snapshot()
+}
+
+func (o *dedupOp[K, T]) Restore(data []byte) error { return o.core.Restore(data) }
+
+// Open registers the exact state, which claims a restored snapshot, and
+// rebuilds the filters and the generation lists from it.
+func (o *dedupOp[K, T]) Open(*task.Context) error {
+	if o.core.keys.codec == nil {
+		return fmt.Errorf("%s: keys of type %v cannot be checkpointed: no codec (set one with KeyedStream.WithKeyCodec)", o.core.name, reflect.TypeFor[K]())
+	}
+	sc, err := codec.For[dedupSlot]()
+	if err != nil {
+		return err
+	}
+	tc, err := codec.For[int64]()
+	if err != nil {
+		return err
+	}
+	o.seen, err = state.Register(o.core.backend, "dedup-ids", state.TableOptions[dedupSlot, map[K]int64]{
+		Key: sc, Value: state.MapCodec(o.core.keys.codec, tc), Clone: maps.Clone[map[K]int64],
+		KeyGroup: func(s dedupSlot) int { return int(s.KeyGroup) }})
+	if err != nil {
+		return err
+	}
+	o.gens = make([][]*dedupGen[K], o.seen.Shards())
+	for s := range o.gens {
+		o.seen.All(s, func(slot dedupSlot, ids map[K]int64) bool {
+			g := o.addGen(s, slot.Gen)
+			if g.filter != nil {
+				for id := range ids {
+					binary.LittleEndian.PutUint64(o.buf[:], o.core.keys.hash(id))
+					g.filter.Add(o.buf[:])
+				}
+			}
+			o.n.rebuilt += int64(len(ids))
+			o.n.ids += int64(len(ids))
+			return true
+		})
+	}
+	o.publish()
+	return nil
+}
+
+func (o *dedupOp[K, T]) Collect(ts int64, v T) {
+	if ts == NoTimestamp {
+		task.Failf("%s: record without event time; Deduplicate needs timestamps (give the source WithTimestamps)", o.core.name)
+	}
+	if o.n.unpublished++; o.n.unpublished >= 4096 {
+		o.publish()
+	}
+	if addSat(ts, o.horizon) <= o.core.wm {
+		o.n.late++
+		o.late.Collect(ts, v)
+		return
+	}
+	k := o.key(v)
+	h := o.core.keys.hash(k)
+	s := o.core.backend.Shard(task.KeyGroup(h, o.core.maxPar))
+	binary.LittleEndian.PutUint64(o.buf[:], h)
+	epoch := o.core.backend.Epoch()
+	if o.remembered(s, k, epoch) {
+		o.n.duplicates++
+		return
+	}
+	g := o.addGen(s, floorDiv(ts, o.width))
+	ids := o.writable(s, g, epoch)
+	if _, had := ids[k]; !had {
+		o.n.ids++
+	}
+	ids[k] = ts
+	if g.filter != nil {
+		g.filter.Add(o.buf[:])
+	}
+	o.n.forwarded++
+	o.next.Collect(ts, v)
+}
+
+// remembered reports whether k, whose hash is in o.buf, is remembered: held
+// in a live generation of shard s with a time whose horizon the watermark
+// has not reached.
+func (o *dedupOp[K, T]) remembered(s int, k K, epoch uint64) bool {
+	gens := o.gens[s]
+	for i := len(gens) - 1; i >= 0; i-- { // newest first: most duplicates are recent
+		g := gens[i]
+		if g.filter != nil && !g.filter.Test(o.buf[:]) {
+			o.n.negatives++
+			continue
+		}
+		o.n.exact++
+		t, ok := o.readable(s, g, epoch)[k]
+		if !ok {
+			if g.filter != nil {
+				o.n.falsePos++
+			}
+			continue
+		}
+		if addSat(t, o.horizon) > o.core.wm {
+			return true
+		}
+	}
+	return false
+}
+
+// readable returns g's map for reading.
+func (o *dedupOp[K, T]) readable(s int, g *dedupGen[K], epoch uint64) map[K]int64 {
+	if g.ids == nil || g.epoch != epoch {
+		g.ids, _ = o.seen.Get(s, dedupSlot{int32(o.kgStart + s), g.gen})
+		g.epoch, g.mutable = epoch, false
+	}
+	return g.ids
+}
+
+// writable returns g's map, which the caller may change in place: after a
+// snapshot the table copies it once (copy-on-write).
+func (o *dedupOp[K, T]) writable(s int, g *dedupGen[K], epoch uint64) map[K]int64 {
+	if g.mutable && g.epoch == epoch {
+		return g.ids
+	}
+	slot := dedupSlot{int32(o.kgStart + s), g.gen}
+	ids, ok := o.seen.GetMutable(s, slot)
+	if !ok {
+		ids = map[K]int64{}
+		o.seen.PutNew(s, slot, ids)
+	}
+	g.ids, g.epoch, g.mutable = ids, epoch, true
+	return ids
+}
+
+// addGen returns shard s's generation gen, adding it (with an empty filter)
+// if it is new.
+func (o *dedupOp[K, T]) addGen(s int, gen int64) *dedupGen[K] {
+	gens := o.gens[s]
+	i, found := slices.BinarySearchFunc(gens, gen, func(g *dedupGen[K], gen int64) int { return cmp.Compare(g.gen, gen) })
+	if found {
+		return gens[i]
+	}
+	g := &dedupGen[K]{gen: gen}
+	if o.m > 0 {
+		g.filter = bloom.New(o.m, o.k)
+		o.n.bits += int64(g.filter.Cap())
+	}
+	o.gens[s] = slices.Insert(gens, i, g)
+	if j, ok := slices.BinarySearch(o.live, gen); !ok {
+		o.live = slices.Insert(o.live, j, gen)
+	}
+	return g
+}
+
+// Watermark drops the generations whose every key is past its horizon.
+func (o *dedupOp[K, T]) Watermark(wm int64) int64 {
+	o.core.wm = wm
+	n := 0
+	for n < len(o.live) && addSat(o.genEnd(o.live[n]), o.horizon) <= wm {
+		o.dropGen(o.live[n])
+		n++
+	}
+	if n > 0 {
+		o.live = slices.Delete(o.live, 0, n)
+	}
+	o.publish()
+	return wm
+}
+
+// genEnd returns the last event time of generation gen.
+func (o *dedupOp[K, T]) genEnd(gen int64) int64 { return addSat(gen*o.width, o.width-1) }
+
+// dropGen removes generation gen from every shard.
+func (o *dedupOp[K, T]) dropGen(gen int64) {
+	for s, gens := range o.gens {
+		i, found := slices.BinarySearchFunc(gens, gen, func(g *dedupGen[K], gen int64) int { return cmp.Compare(g.gen, gen) })
+		if !found {
+			continue
+		}
+		g := gens[i]
+		slot := dedupSlot{int32(o.kgStart + s), gen}
+		ids, _ := o.seen.Get(s, slot)
+		o.n.ids -= int64(len(ids))
+		o.seen.Delete(s, slot)
+		if g.filter != nil {
+			o.n.bits -= int64(g.filter.Cap())
+		}
+		o.gens[s] = slices.Delete(gens, i, i+1)
+	}
+}
+
+func (o *dedupOp[K, T]) EndInput() error {
+	o.publish()
+	return nil
+}
+
+// Close publishes the counters and zeroes the gauges: the subtask holds
+// nothing any more.
+func (o *dedupOp[K, T]) Close() error {
+	o.publish()
+	o.c.ids.Store(0)
+	o.c.bits.Store(0)
+	return nil
+}
+
+func (o *dedupOp[K, T]) publish() {
+	c, n := o.c, &o.n
+	c.forwarded.Store(n.forwarded)
+	c.duplicates.Store(n.duplicates)
+	c.late.Store(n.late)
+	c.negatives.Store(n.negatives)
+	c.exact.Store(n.exact)
+	c.falsePos.Store(n.falsePos)
+	c.rebuilt.Store(n.rebuilt)
+	c.ids.Store(n.ids)
+	c.bits.Store(n.bits)
+	n.unpublished = 0
+}
+
+// addSat returns a+b, saturated at the int64 bounds.
+func addSat(a, b int64) int64 {
+	s := a + b
+	if b > 0 && s < a {
+		return math.MaxInt64
+	}
+	if b < 0 && s > a {
+		return math.MinInt64
+	}
+	return s
+}
+
+// floorDiv returns a/b rounded towards negative infinity, for b > 0.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
