@@ -6,6 +6,10 @@
 #     "worker lost") and restore to first output (the job's recovery time,
 #     measured at heartbeat resolution).
 # Usage: scripts/bench-cluster.sh [runs] [query] [events]
+# KEYS and WINDOW set the keycount keys and window of the recovery runs
+# (the state size; defaults 100000 and 1s), KILL_AT the checkpoint after
+# which the worker is killed (default 4); RECOVERY_ONLY=1 skips the
+# throughput runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}; query=${2:-q5}; events=${3:-20000000}
@@ -27,6 +31,8 @@ start_cluster() { # sets coord, w1, w2, addr
 }
 stop_cluster() { kill $coord $w1 $w2 2>/dev/null || true; wait $coord $w1 $w2 2>/dev/null || true; }
 
+keys=${KEYS:-100000}
+if [ -z "${RECOVERY_ONLY:-}" ]; then
 echo "== throughput: $query, $events events, parallelism 2, exactly-once, checkpoints every 1s"
 for i in $(seq "$runs"); do
   rm -rf "$tmp/out"
@@ -43,23 +49,32 @@ for i in $(seq "$runs"); do
   printf "run %d: embedded %s events/CPU-s (%.2fs wall), cluster %s events/CPU-s (%.2fs wall)\n" "$i" "$emb" "$wall" "$cl" "$(echo "$t1-$t0" | bc)"
 done
 
+fi
+
 echo "== recovery after a worker kill: keycount at 2M events/s, exactly-once, checkpoints every 500ms"
 for i in $(seq "$runs"); do
   start_cluster
   "$weir" worker --coordinator "$addr" --slots 1 --id w3 >"$tmp/w3.log" 2>&1 & w3=$!
   until grep -q "w3 joined" "$tmp/coord.log"; do sleep 0.05; done
   rm -rf "$tmp/out"
-  "$weir" submit --coordinator "$addr" keycount --events 30000000 --keys 100000 --rate 2000000 -p 2 --guarantee exactly-once \
+  "$weir" submit --coordinator "$addr" keycount --events 30000000 --keys "$keys" --window "${WINDOW:-1s}" --rate 2000000 -p 2 --guarantee exactly-once \
     --checkpoint-interval 500ms --log-checkpoints --output "$tmp/out" --wait >"$tmp/submit.log" 2>&1 & sub=$!
-  until grep -q "checkpoint 4 completed" "$tmp/coord.log"; do sleep 0.01; done
+  kill_at=${KILL_AT:-4}
+  until grep -q "checkpoint $kill_at completed" "$tmp/coord.log"; do
+    grep -q "keycount-1 \(failed\|finished\)" "$tmp/coord.log" && { echo "the job ended before checkpoint $kill_at"; exit 1; }
+    sleep 0.01
+  done
   killed=$(date +%s.%N); kill -9 $w1
   wait $sub || true
   lost=$(grep "worker w1 lost" "$tmp/coord.log" | head -1 | awk '{print $3}')
   lost_s=$(date -d "$(date +%F) $lost" +%s.%N)
   detect=$(echo "($lost_s-$killed)*1000" | bc)
   rec=$(grep -o "first output [^ ]* after" "$tmp/submit.log" | head -1 | cut -d' ' -f3)
-  size=$(grep -o "checkpoint 4 completed in [^,]*, [0-9]* bytes" "$tmp/coord.log" | head -1 | awk '{print $(NF-1), "bytes of state"}')
-  printf "run %d: detection %.0f ms, failure to first output %s (%s)\n" "$i" "$detect" "$rec" "$size"
+  size=$(grep -o "checkpoint $kill_at completed in [^,]*, [0-9]* bytes" "$tmp/coord.log" | head -1 | awk '{print $(NF-1)}')
+  running=$(grep -h "running: restored" "$tmp/w2.log" "$tmp/w3.log" | awk '{print $3}' | sort | tail -1)
+  restore=$(echo "($(date -d "$(date +%F) $running" +%s.%N)-$lost_s)*1000" | bc)
+  printf "run %d: state %s bytes; detection %.0f ms; lost to restored and running %.0f ms; failure to first output %s\n" \
+    "$i" "$size" "$detect" "$restore" "$rec"
   kill $w3 2>/dev/null || true; wait $w3 2>/dev/null || true
   stop_cluster
 done

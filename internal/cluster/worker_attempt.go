@@ -110,6 +110,7 @@ func (a *workerAttempt) run() error {
 	opts.AlignedTimeout = time.Duration(d.AlignedTimeoutNs)
 	opts.Attempt = int(d.Attempt)
 	opts.Local = func(id task.SubtaskID) bool { return local[id] }
+	restoreStart, restored := time.Now(), 0
 	if len(d.Restore) > 0 {
 		var m store.Metadata
 		if err := json.Unmarshal(d.Restore, &m); err != nil {
@@ -120,6 +121,9 @@ func (a *workerAttempt) run() error {
 			return err
 		}
 		opts.Restore, opts.Restored = state, int64(m.ID)
+		for _, b := range state {
+			restored += len(b)
+		}
 	}
 	if opts.Checkpoint != task.NoCheckpoints {
 		opts.OnSnapshot = func(r task.SnapshotResult) {
@@ -146,6 +150,9 @@ func (a *workerAttempt) run() error {
 
 	done := make(chan error, 1)
 	go func() { done <- rt.Run(ctx) }()
+	if len(d.Restore) > 0 {
+		w.cfg.Log(fmt.Sprintf("attempt %s running: restored %d bytes of state in %v", d.Key, restored, time.Since(restoreStart).Round(time.Millisecond)))
+	}
 	for {
 		select {
 		case err := <-done:
