@@ -78,9 +78,9 @@ type dedupOp[K comparable, T any] struct {
 type dedupGen[K comparable] struct {
 	gen    int64
 	filter *bloom.BloomFilter // nil without the fast path
-	// ids is the slot's map as of backend epoch epoch; mutable reports
-	// whether it came from GetMutable in that epoch, so it may be changed
-	// in place until the next snapshot.
+	// ids is the slot's current map (nil: not looked up yet); mutable
+	// reports whether it came from GetMutable in backend epoch epoch, so
+	// that it may be changed in place until the next snapshot.
 	ids     map[K]int64
 	epoch   uint64
 	mutable bool
@@ -158,7 +158,7 @@ func (o *dedupOp[K, T]) Collect(ts int64, v T) {
 	s := o.core.backend.Shard(task.KeyGroup(h, o.core.maxPar))
 	binary.LittleEndian.PutUint64(o.buf[:], h)
 	epoch := o.core.backend.Epoch()
-	if o.remembered(s, k, epoch) {
+	if o.remembered(s, k) {
 		o.n.duplicates++
 		return
 	}
@@ -178,7 +178,7 @@ func (o *dedupOp[K, T]) Collect(ts int64, v T) {
 // remembered reports whether k, whose hash is in o.buf, is remembered: held
 // in a live generation of shard s with a time whose horizon the watermark
 // has not reached.
-func (o *dedupOp[K, T]) remembered(s int, k K, epoch uint64) bool {
+func (o *dedupOp[K, T]) remembered(s int, k K) bool {
 	gens := o.gens[s]
 	for i := len(gens) - 1; i >= 0; i-- { // newest first: most duplicates are recent
 		g := gens[i]
@@ -187,7 +187,7 @@ func (o *dedupOp[K, T]) remembered(s int, k K, epoch uint64) bool {
 			continue
 		}
 		o.n.exact++
-		t, ok := o.readable(s, g, epoch)[k]
+		t, ok := o.readable(s, g)[k]
 		if !ok {
 			if g.filter != nil {
 				o.n.falsePos++
@@ -201,11 +201,13 @@ func (o *dedupOp[K, T]) remembered(s int, k K, epoch uint64) bool {
 	return false
 }
 
-// readable returns g's map for reading.
-func (o *dedupOp[K, T]) readable(s int, g *dedupGen[K], epoch uint64) map[K]int64 {
-	if g.ids == nil || g.epoch != epoch {
+// readable returns g's map for reading. The cached map stays current
+// across snapshots: only this operator writes the slot, and writable
+// replaces the cache when copy-on-write gives the slot a new map.
+func (o *dedupOp[K, T]) readable(s int, g *dedupGen[K]) map[K]int64 {
+	if g.ids == nil {
 		g.ids, _ = o.seen.Get(s, dedupSlot{int32(o.kgStart + s), g.gen})
-		g.epoch, g.mutable = epoch, false
+		g.mutable = false
 	}
 	return g.ids
 }
