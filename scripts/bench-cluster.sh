@@ -7,7 +7,8 @@
 #     measured at heartbeat resolution).
 # Usage: scripts/bench-cluster.sh [runs] [query] [events]
 # KEYS and WINDOW set the keycount keys and window of the recovery runs
-# (the state size; defaults 100000 and 1s), KILL_AT the checkpoint after
+# (the state size; defaults 100000 and 1s), EVENTS its events (default
+# 30000000), KILL_AT the checkpoint after
 # which the worker is killed (default 4); RECOVERY_ONLY=1 skips the
 # throughput runs.
 set -euo pipefail
@@ -22,7 +23,7 @@ cpu() { local t=0; for p in "$@"; do t=$((t + $(awk '{print $14+$15}' "/proc/$p/
 job=(nexmark --query "$query" --events "$events" -p 2 --guarantee exactly-once --checkpoint-interval 1s)
 
 start_cluster() { # sets coord, w1, w2, addr
-  rm -rf "$tmp/store"
+  rm -rf "$tmp/store" "$tmp"/*.log
   "$weir" coordinator --listen 127.0.0.1:0 --state-dir "$tmp/store" --heartbeat-interval 100ms >"$tmp/coord.log" 2>&1 & coord=$!
   until addr=$(grep -o 'listening on [^,]*' "$tmp/coord.log" | cut -d' ' -f3) && [ -n "$addr" ]; do sleep 0.05; done
   "$weir" worker --coordinator "$addr" --slots 1 --id w1 >"$tmp/w1.log" 2>&1 & w1=$!
@@ -57,7 +58,7 @@ for i in $(seq "$runs"); do
   "$weir" worker --coordinator "$addr" --slots 1 --id w3 >"$tmp/w3.log" 2>&1 & w3=$!
   until grep -q "w3 joined" "$tmp/coord.log"; do sleep 0.05; done
   rm -rf "$tmp/out"
-  "$weir" submit --coordinator "$addr" keycount --events 30000000 --keys "$keys" --window "${WINDOW:-1s}" --rate 2000000 -p 2 --guarantee exactly-once \
+  "$weir" submit --coordinator "$addr" keycount --events "${EVENTS:-30000000}" --keys "$keys" --window "${WINDOW:-1s}" --rate 2000000 -p 2 --guarantee exactly-once \
     --checkpoint-interval 500ms --log-checkpoints --output "$tmp/out" --wait >"$tmp/submit.log" 2>&1 & sub=$!
   kill_at=${KILL_AT:-4}
   until grep -q "checkpoint $kill_at completed" "$tmp/coord.log"; do
