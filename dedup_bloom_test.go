@@ -13,8 +13,9 @@ import (
 
 // The false-positive rate of a Bloom filter with n keys in m bits and k
 // hash functions is about (1 - e^(-kn/m))^k. These tests measure it, with
-// keys fed to the filter as Deduplicate feeds them (the 8 bytes of the
-// key's hash), and check that the measurement agrees with the formula
+// keys fed to the filter as Deduplicate feeds them (locations derived from
+// the key hash) and, for comparison, through the library's own hashing
+// (murmur3 of the key's bytes), and check that the measurement agrees with the formula
 // within a statistical tolerance: the measured rate over q queries has
 // standard deviation sqrt(p(1-p)/q); we allow four of them plus 5% of p
 // for the formula's own approximation (it treats the k bits of a key as
@@ -43,21 +44,38 @@ func TestBloomFalsePositiveRateMatchesFormula(t *testing.T) {
 	const q = 400_000
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("n=%d,m=%d,k=%d", c.n, c.m, c.k), func(t *testing.T) {
-			f := bloom.New(c.m, c.k)
-			for i := range int64(c.n) {
-				f.Add(hashInput(i))
-			}
-			fp := 0
-			for i := range int64(q) {
-				if f.Test(hashInput(int64(c.n) + i)) {
-					fp++
+			locs := make([]uint64, c.k)
+			for _, scheme := range []struct {
+				name string
+				add  func(*bloom.BloomFilter, int64)
+				test func(*bloom.BloomFilter, int64) bool
+			}{
+				{"operator", func(f *bloom.BloomFilter, i int64) {
+					filterLocations(locs, task.HashUint64(uint64(i)))
+					filterAdd(f, locs)
+				}, func(f *bloom.BloomFilter, i int64) bool {
+					filterLocations(locs, task.HashUint64(uint64(i)))
+					return f.TestLocations(locs)
+				}},
+				{"library", func(f *bloom.BloomFilter, i int64) { f.Add(hashInput(i)) },
+					func(f *bloom.BloomFilter, i int64) bool { return f.Test(hashInput(i)) }},
+			} {
+				f := bloom.New(c.m, c.k)
+				for i := range int64(c.n) {
+					scheme.add(f, i)
 				}
-			}
-			measured, predicted := float64(fp)/q, bloomFalsePositiveRate(c.n, c.m, c.k)
-			ok, tol := within(measured, predicted, q)
-			t.Logf("measured %.5f, formula %.5f (tolerance ±%.5f)", measured, predicted, tol)
-			if !ok {
-				t.Fatalf("measured false-positive rate %.5f, formula %.5f: off by more than %.5f", measured, predicted, tol)
+				fp := 0
+				for i := range int64(q) {
+					if scheme.test(f, int64(c.n)+i) {
+						fp++
+					}
+				}
+				measured, predicted := float64(fp)/q, bloomFalsePositiveRate(c.n, c.m, c.k)
+				ok, tol := within(measured, predicted, q)
+				t.Logf("%s hashing: measured %.5f, formula %.5f (tolerance ±%.5f)", scheme.name, measured, predicted, tol)
+				if !ok {
+					t.Fatalf("%s hashing: measured false-positive rate %.5f, formula %.5f: off by more than %.5f", scheme.name, measured, predicted, tol)
+				}
 			}
 		})
 	}

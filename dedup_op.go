@@ -2,7 +2,6 @@ package weir
 
 import (
 	"cmp"
-	"encoding/binary"
 	"fmt"
 	"maps"
 	"math"
@@ -43,6 +42,7 @@ func (n *dedupNode[K, T]) Build(ctx *task.Context, outs []any) (task.Built, erro
 		// Each filter holds one key group's keys of one generation.
 		per := float64(n.cfg.expected) * float64(n.width) / float64(n.horizon) / float64(max(ctx.MaxParallelism, 1))
 		op.m, op.k = bloom.EstimateParameters(uint(max(16, math.Ceil(per))), n.cfg.fpRate)
+		op.locs = make([]uint64, op.k)
 	}
 	return task.Built{Op: op, Inputs: []any{op}}, nil
 }
@@ -69,7 +69,7 @@ type dedupOp[K comparable, T any] struct {
 	live    []int64          // generations live in any shard, ascending
 	m, k    uint             // filter size; 0 without filters
 	kgStart int              // the first key group owned: shard s is key group kgStart+s
-	buf     [8]byte          // the current key's hash, the filters' input
+	locs    []uint64         // the current key's filter locations (k of them)
 	n       dedupLocal
 	c       *dedupCounters
 }
@@ -128,8 +128,8 @@ func (o *dedupOp[K, T]) Open(*task.Context) error {
 			g := o.addGen(s, slot.Gen)
 			if g.filter != nil {
 				for id := range ids {
-					binary.LittleEndian.PutUint64(o.buf[:], o.core.keys.hash(id))
-					g.filter.Add(o.buf[:])
+					filterLocations(o.locs, o.core.keys.hash(id))
+					filterAdd(g.filter, o.locs)
 				}
 			}
 			o.n.rebuilt += int64(len(ids))
@@ -156,7 +156,9 @@ func (o *dedupOp[K, T]) Collect(ts int64, v T) {
 	k := o.key(v)
 	h := o.core.keys.hash(k)
 	s := o.core.backend.Shard(task.KeyGroup(h, o.core.maxPar))
-	binary.LittleEndian.PutUint64(o.buf[:], h)
+	if o.locs != nil {
+		filterLocations(o.locs, h)
+	}
 	epoch := o.core.backend.Epoch()
 	if o.remembered(s, k) {
 		o.n.duplicates++
@@ -169,20 +171,20 @@ func (o *dedupOp[K, T]) Collect(ts int64, v T) {
 	}
 	ids[k] = ts
 	if g.filter != nil {
-		g.filter.Add(o.buf[:])
+		filterAdd(g.filter, o.locs)
 	}
 	o.n.forwarded++
 	o.next.Collect(ts, v)
 }
 
-// remembered reports whether k, whose hash is in o.buf, is remembered: held
-// in a live generation of shard s with a time whose horizon the watermark
+// remembered reports whether k, whose filter locations are in o.locs, is
+// remembered: held in a live generation of shard s with a time whose horizon the watermark
 // has not reached.
 func (o *dedupOp[K, T]) remembered(s int, k K) bool {
 	gens := o.gens[s]
 	for i := len(gens) - 1; i >= 0; i-- { // newest first: most duplicates are recent
 		g := gens[i]
-		if g.filter != nil && !g.filter.Test(o.buf[:]) {
+		if g.filter != nil && !g.filter.TestLocations(o.locs) {
 			o.n.negatives++
 			continue
 		}
@@ -311,6 +313,30 @@ func (o *dedupOp[K, T]) publish() {
 	c.ids.Store(n.ids)
 	c.bits.Store(n.bits)
 	n.unpublished = 0
+}
+
+// filterLocations sets locs to the filter locations of a key with hash h
+// (before reduction modulo the filter's size, as bloom.Locations returns
+// them). They come from the key hash by double hashing (Kirsch and
+// Mitzenmacher: location i is a + i*b) with a and b two independent mixes
+// of h, instead of the library's murmur hash of the key's bytes: the key
+// is hashed once per record, not once per live filter, and nothing is
+// allocated. The key hash alone would not do as a: within a key group it
+// is fixed modulo the max parallelism.
+func filterLocations(locs []uint64, h uint64) {
+	a := task.HashUint64(h ^ 0x5851f42d4c957f2d)
+	b := task.HashUint64(h^0x14057b7ef767814f) | 1
+	for i := range locs {
+		locs[i] = a + uint64(i)*b
+	}
+}
+
+// filterAdd sets a key's locations in f; f.TestLocations tests them.
+func filterAdd(f *bloom.BloomFilter, locs []uint64) {
+	bits, m := f.BitSet(), uint64(f.Cap())
+	for _, l := range locs {
+		bits.Set(uint(l % m))
+	}
 }
 
 // addSat returns a+b, saturated at the int64 bounds.
