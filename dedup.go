@@ -29,9 +29,10 @@ import (
 //   - "First" means first to reach the key's subtask. Copies of a record
 //     normally carry the same event time; for them the result does not
 //     depend on arrival order or on when watermarks arrive: exactly one
-//     copy is forwarded, ties between equal timestamps included. Copies
-//     whose event times differ by horizon or more may both be forwarded,
-//     depending on the watermark when the second arrives.
+//     copy is forwarded, ties between equal timestamps included (unless
+//     they are late). Copies whose event times differ by horizon or more
+//     may both be forwarded, depending on the watermark when the second
+//     arrives.
 //   - A record is late when its event time t has t+horizon <= watermark:
 //     the records it would duplicate may already be forgotten, so it is
 //     dropped and counted as late, or sent to the side output of
