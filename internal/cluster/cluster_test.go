@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/connectors/file"
@@ -62,6 +66,36 @@ func TestClusterInProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	conn, err := cluster.Security{}.Dial(c.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	client := pb.NewCoordinatorClient(conn)
+	if _, err := client.Submit(ctx, &pb.SubmitRequest{Job: "nosuchjob"}); status.Code(err) != codes.NotFound {
+		t.Fatalf("submitting an unknown job: %v, want NotFound", err)
+	}
+
+	// Submitted before any worker joined, the job waits and says why.
+	out := filepath.Join(dir, "out")
+	info, err := client.Submit(ctx, &pb.SubmitRequest{Job: "keycount", Args: []string{out}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(info.Detail, "waiting for 3 free slots: 0 free on 0 workers") {
+		if time.Now().After(deadline) {
+			t.Fatalf("a job without workers is %s (%q), want it waiting for slots", info.State, info.Detail)
+		}
+		time.Sleep(10 * time.Millisecond)
+		if info, err = client.GetJob(ctx, &pb.GetJobRequest{Id: info.Id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if info.State != cluster.Waiting {
+		t.Fatalf("state %s while waiting for slots", info.State)
+	}
+
 	type running struct {
 		w      *cluster.Worker
 		cancel context.CancelFunc
@@ -86,25 +120,6 @@ func TestClusterInProcess(t *testing.T) {
 			r.w.Close()
 		}
 	}()
-
-	conn, err := cluster.Security{}.Dial(c.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	client := pb.NewCoordinatorClient(conn)
-	out := filepath.Join(dir, "out")
-	var info *pb.JobInfo
-	deadline := time.Now().Add(30 * time.Second)
-	for { // until the workers have joined
-		if info, err = client.Submit(ctx, &pb.SubmitRequest{Job: "keycount", Args: []string{out}}); err != nil {
-			t.Fatal(err)
-		}
-		if info.Detail == "" || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 	killed := false
 	for {
 		info, err = client.GetJob(ctx, &pb.GetJobRequest{Id: info.Id})
