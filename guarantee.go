@@ -49,3 +49,38 @@ func ParseGuarantee(s string) (Guarantee, error) {
 
 // checkpoints reports whether the guarantee needs checkpoints.
 func (g Guarantee) checkpoints() bool { return g == ExactlyOnce || g == AtLeastOnce }
+
+// Failover is a job's failover strategy: what restarts when a task fails.
+type Failover int
+
+const (
+	// GlobalFailover restarts every task of the job from the latest
+	// completed checkpoint (the default).
+	GlobalFailover Failover = iota
+	// FineGrainedFailover restarts only the failed task's pipelined
+	// region — the tasks that records connect to it — from the latest
+	// completed checkpoint. The job's other regions keep running: their
+	// tasks do not restart and their sources do not rewind. It applies
+	// to exactly-once and at-least-once jobs run in one process; other
+	// jobs fail over globally. Within one connected region it restarts
+	// the whole region, as global failover does.
+	FineGrainedFailover
+)
+
+func (f Failover) String() string {
+	if f == FineGrainedFailover {
+		return "fine-grained"
+	}
+	return "global"
+}
+
+// ParseFailover parses global or fine-grained.
+func ParseFailover(s string) (Failover, error) {
+	switch strings.ToLower(s) {
+	case "global", "":
+		return GlobalFailover, nil
+	case "fine-grained":
+		return FineGrainedFailover, nil
+	}
+	return GlobalFailover, fmt.Errorf("failover must be global or fine-grained, not %q", s)
+}

@@ -50,6 +50,7 @@ type JobStatus struct {
 	Ended     time.Time `json:"ended,omitzero"`
 	Error     string    `json:"error,omitempty"`
 	Guarantee string    `json:"guarantee"`
+	Failover  string    `json:"failover"`
 }
 
 // Status returns the state of the pipeline's current or latest Run. It is
@@ -58,12 +59,13 @@ func (p *Pipeline) Status() JobStatus {
 	if s := p.status.Load(); s != nil {
 		return *s
 	}
-	return JobStatus{State: "created", Guarantee: p.cfg.guarantee.String()}
+	return JobStatus{State: "created", Guarantee: p.cfg.guarantee.String(), Failover: p.cfg.failover.String()}
 }
 
 type config struct {
 	name              string
 	guarantee         Guarantee
+	failover          Failover
 	ckpt              CheckpointConfig
 	restart           engine.RestartStrategy
 	failures          int
@@ -174,6 +176,9 @@ const Unlimited = -1
 // WithGuarantee sets the job's recovery semantics (default None).
 func WithGuarantee(g Guarantee) Option { return func(p *Pipeline) { p.cfg.guarantee = g } }
 
+// WithFailover sets the failover strategy (default GlobalFailover).
+func WithFailover(f Failover) Option { return func(p *Pipeline) { p.cfg.failover = f } }
+
 // WithCheckpoints tunes checkpoints; they are taken when the guarantee is
 // ExactlyOnce or AtLeastOnce.
 func WithCheckpoints(c CheckpointConfig) Option { return func(p *Pipeline) { p.cfg.ckpt = c } }
@@ -271,7 +276,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	live := &engine.Live{}
 	cfg.Live = live
 	p.live.Store(live)
-	st := JobStatus{State: "running", Started: time.Now(), Guarantee: p.cfg.guarantee.String()}
+	st := JobStatus{State: "running", Started: time.Now(), Guarantee: p.cfg.guarantee.String(), Failover: p.cfg.failover.String()}
 	p.status.Store(&st)
 	rep, err := engine.Run(ctx, cfg)
 	p.report.Store(rep)

@@ -44,6 +44,9 @@ func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan) (engine.Conf
 		CheckConsistency: ck.CheckConsistency,
 		Log:              logf,
 	}
+	if c.failover == FineGrainedFailover {
+		cfg.Failover = engine.FineGrained
+	}
 	switch c.guarantee {
 	case ExactlyOnce:
 		cfg.Mode = engine.ExactlyOnce

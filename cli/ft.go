@@ -11,6 +11,7 @@ import (
 // ftFlags are the fault-tolerance flags every job has.
 type ftFlags struct {
 	guarantee       string
+	failover        string
 	interval        time.Duration
 	timeout         time.Duration
 	minPause        time.Duration
@@ -34,6 +35,7 @@ type ftFlags struct {
 
 func (f *ftFlags) define(fs *pflag.FlagSet) {
 	fs.StringVar(&f.guarantee, "guarantee", "none", "recovery semantics: exactly-once (failures invisible in the output), at-least-once (nothing lost, replays may repeat), at-most-once (nothing repeated, failures lose data) or none (a failure fails the job)")
+	fs.StringVar(&f.failover, "failover", "global", "what restarts when a task fails: global (every task) or fine-grained (only the failed task's pipelined region, the tasks records connect it to; exactly-once and at-least-once in weir run)")
 	fs.DurationVar(&f.interval, "checkpoint-interval", time.Second, "time between checkpoints (exactly-once and at-least-once)")
 	fs.DurationVar(&f.timeout, "checkpoint-timeout", 10*time.Minute, "abort a checkpoint not finished after this long")
 	fs.DurationVar(&f.minPause, "checkpoint-min-pause", 0, "least time between the end of one checkpoint and the start of the next")
@@ -61,6 +63,10 @@ func (f *ftFlags) options() ([]weir.Option, error) {
 	if err != nil {
 		return nil, usagef("--guarantee: %v", err)
 	}
+	fo, err := weir.ParseFailover(f.failover)
+	if err != nil {
+		return nil, usagef("--failover: %v", err)
+	}
 	if f.interval <= 0 {
 		return nil, usagef("--checkpoint-interval must be positive, got %v", f.interval)
 	}
@@ -75,6 +81,7 @@ func (f *ftFlags) options() ([]weir.Option, error) {
 	}
 	opts := []weir.Option{
 		weir.WithGuarantee(g),
+		weir.WithFailover(fo),
 		weir.WithCheckpoints(weir.CheckpointConfig{Interval: f.interval, Timeout: f.timeout, MinPause: f.minPause,
 			MaxConcurrent: f.maxConcurrent, TolerableFailures: f.tolerable, Retained: f.retained,
 			StateDir: f.stateDir, Unaligned: f.unaligned, AlignedTimeout: f.alignedTimeout, Log: f.logCheckpoints}),

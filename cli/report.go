@@ -56,6 +56,9 @@ func printReport(w io.Writer, r *weir.Report) {
 		if rec.Duration > 0 {
 			took = fmt.Sprintf("first output %v after the failure", rec.Duration.Round(time.Millisecond))
 		}
+		if rec.Subtasks > 0 && rec.Restarted < rec.Subtasks {
+			from += fmt.Sprintf(" for %d of %d subtasks", rec.Restarted, rec.Subtasks)
+		}
 		fmt.Fprintf(w, "weir: recovery %d: restored %s, %s; cause: %s\n", i+1, from, took, rec.Cause)
 	}
 }

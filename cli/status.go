@@ -58,14 +58,14 @@ checkpoints and recoveries.`,
 			}
 			if len(args) == 0 {
 				for _, j := range jobs {
-					fmt.Fprintf(stdout, "%-20s %-10s %s\n", j.Name, j.State, j.Guarantee)
+					fmt.Fprintf(stdout, "%-20s %-10s %s, %s failover\n", j.Name, j.State, j.Guarantee, j.Failover)
 				}
 				return nil
 			}
 			name := args[0]
 			for _, j := range jobs {
 				if j.Name == name {
-					fmt.Fprintf(stdout, "job %s: %s, %s, started %s\n", j.Name, j.State, j.Guarantee, j.Started.Format(time.RFC3339))
+					fmt.Fprintf(stdout, "job %s: %s, %s, %s failover, started %s\n", j.Name, j.State, j.Guarantee, j.Failover, j.Started.Format(time.RFC3339))
 					if j.Error != "" {
 						fmt.Fprintf(stdout, "  error: %s\n", j.Error)
 					}

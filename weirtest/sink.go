@@ -31,12 +31,12 @@ type Sink[T any] struct {
 	log       []Written[T]
 	pending   map[string][]Written[T] // pre-committed, by transaction
 	committed map[string]bool
-	open      map[int][]Written[T] // per subtask: written, not pre-committed
+	open      map[string][]Written[T] // per sink subtask: written, not pre-committed
 }
 
 // NewSink returns an empty transactional sink.
 func NewSink[T any]() *Sink[T] {
-	return &Sink[T]{pending: map[string][]Written[T]{}, committed: map[string]bool{}, open: map[int][]Written[T]{}}
+	return &Sink[T]{pending: map[string][]Written[T]{}, committed: map[string]bool{}, open: map[string][]Written[T]{}}
 }
 
 // Visible returns the records made visible, in order.
@@ -68,7 +68,8 @@ func NewPlainSink[T any]() *Sink[T] {
 
 // Open opens subtask info.Subtask's writer for attempt info.Attempt.
 func (s *Sink[T]) Open(_ context.Context, info connector.SubtaskInfo) (connector.Writer[T], error) {
-	w := &writer[T]{s: s, subtask: info.Subtask, attempt: info.Attempt, barrier: -1}
+	w := &writer[T]{s: s, subtask: info.Subtask, attempt: info.Attempt, barrier: -1,
+		key: fmt.Sprintf("%s#%d", info.Operator, info.Subtask)}
 	if s.plain {
 		return plainWriter[T]{w}, nil
 	}
@@ -86,7 +87,8 @@ type writer[T any] struct {
 	s                *Sink[T]
 	subtask, attempt int
 	barrier          int64
-	committing       bool // the engine uses the commit protocol
+	committing       bool   // the engine uses the commit protocol
+	key              string // the sink operator and subtask, when several sinks share the Sink
 }
 
 func (w *writer[T]) Write(_ context.Context, batch []T) error {
@@ -96,7 +98,7 @@ func (w *writer[T]) Write(_ context.Context, batch []T) error {
 		rec := Written[T]{Value: v, Subtask: w.subtask, Attempt: w.attempt, Barrier: w.barrier}
 		w.s.log = append(w.s.log, rec)
 		if w.committing {
-			w.s.open[w.subtask] = append(w.s.open[w.subtask], rec)
+			w.s.open[w.key] = append(w.s.open[w.key], rec)
 		} else {
 			w.s.visible = append(w.s.visible, rec)
 		}
@@ -113,17 +115,17 @@ func (w *writer[T]) Flush(ctx context.Context) error {
 
 func (w *writer[T]) Close() error { return nil }
 
-func txnName(subtask, attempt int, id int64) string {
-	return fmt.Sprintf("%d/%d/%d", subtask, attempt, id)
+func txnName(key string, attempt int, id int64) string {
+	return fmt.Sprintf("%s/%d/%d", key, attempt, id)
 }
 
 func (w *writer[T]) PreCommit(_ context.Context, id int64) ([]byte, error) {
 	w.s.mu.Lock()
 	defer w.s.mu.Unlock()
 	w.barrier = id
-	name := txnName(w.subtask, w.attempt, id)
-	w.s.pending[name] = w.s.open[w.subtask]
-	w.s.open[w.subtask] = nil
+	name := txnName(w.key, w.attempt, id)
+	w.s.pending[name] = w.s.open[w.key]
+	w.s.open[w.key] = nil
 	return []byte(name), nil
 }
 
@@ -158,12 +160,12 @@ func (w *writer[T]) Recover(_ context.Context, _ int64, commit [][]byte) error {
 		}
 	}
 	// Abort whatever this subtask left behind in earlier attempts.
-	prefix := fmt.Sprintf("%d/", w.subtask)
+	prefix := w.key + "/"
 	for name := range w.s.pending {
 		if len(name) > len(prefix) && name[:len(prefix)] == prefix {
 			delete(w.s.pending, name)
 		}
 	}
-	w.s.open[w.subtask] = nil
+	w.s.open[w.key] = nil
 	return nil
 }

@@ -25,15 +25,16 @@ type attemptState struct {
 	allDone   bool
 	wantFinal bool
 	restarted time.Time // when a restarted attempt began, for recovery time
-	failure   error     // set when checkpoint failures exceed the tolerance
+	// recovering is the region that restarted (fine-grained failover);
+	// its own sinks' output marks the end of the recovery. -1: the job.
+	recovering int
+	failure    error // set when checkpoint failures exceed the tolerance
 }
 
-// attempt runs the plan once, until it finishes or fails.
-func (e *engine) attempt(ctx context.Context, restore *store.Metadata) error {
-	actx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	snaps := make(chan Snapshot)
-	fins := make(chan task.SubtaskID)
+// spec returns the attempt's runtime options and its callbacks, which
+// hand snapshots and finished subtasks to the engine's loop on snaps and
+// fins until actx ends.
+func (e *engine) spec(actx context.Context, restore *store.Metadata, snaps chan<- Snapshot, fins chan<- task.SubtaskID) AttemptSpec {
 	spec := AttemptSpec{Options: e.cfg.Runtime, Restore: restore}
 	opts := &spec.Options
 	if restore != nil {
@@ -67,9 +68,25 @@ func (e *engine) attempt(ctx context.Context, restore *store.Metadata) error {
 			}
 		}
 	}
-	var randomKill <-chan time.Time
 	if in := e.cfg.Failures; in != nil {
 		opts.Inject = in.hook
+	}
+	return spec
+}
+
+// attempt runs the plan once, until it finishes or fails.
+func (e *engine) attempt(ctx context.Context, restore *store.Metadata) error {
+	if regions := e.cfg.Plan.Regions(); e.fineGrained() && len(regions) > 1 {
+		return e.attemptRegions(ctx, restore, regions)
+	}
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	snaps := make(chan Snapshot)
+	fins := make(chan task.SubtaskID)
+	spec := e.spec(actx, restore, snaps, fins)
+	opts := &spec.Options
+	var randomKill <-chan time.Time
+	if in := e.cfg.Failures; in != nil {
 		if d, ok := in.arm(restore != nil, opts.Checkpoint != task.NoCheckpoints); ok {
 			t := time.NewTimer(d)
 			defer t.Stop()
@@ -182,7 +199,15 @@ func (a *attemptState) noteRecovery() {
 	if a.restarted.IsZero() {
 		return
 	}
-	if a.rt.Written() > 0 {
+	var written int64
+	if set, ok := a.rt.(*regionSet); ok {
+		if x := set.live[a.recovering]; x != nil {
+			written = x.Written()
+		}
+	} else {
+		written = a.rt.Written()
+	}
+	if written > 0 {
 		recs := a.e.report.Recoveries
 		recs[len(recs)-1].Duration = time.Since(a.restarted)
 		a.restarted = time.Time{}

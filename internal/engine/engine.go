@@ -69,6 +69,9 @@ type Config struct {
 	// Deploy, if set, starts attempts elsewhere (a cluster's workers);
 	// by default they run in this process.
 	Deploy Deployer
+	// Failover says what restarts after a task fails: the whole job
+	// (Global), or only the failed task's pipelined region (FineGrained).
+	Failover Failover
 	// Log receives a line for each notable event (failures, restores).
 	Log func(string)
 	// LogCheckpoints also logs every completed checkpoint.
@@ -110,6 +113,10 @@ type Recovery struct {
 	// Duration runs from the failure to the first record written after
 	// the restart (0 if nothing was written).
 	Duration time.Duration `json:"duration_ns"`
+	// Restarted is how many of the job's Subtasks restarted: all of them
+	// under global failover, the failed region's under fine-grained.
+	Restarted int `json:"restarted_subtasks"`
+	Subtasks  int `json:"subtasks"`
 }
 
 // CheckpointHistory is how many finished checkpoints a Report lists; the
@@ -260,7 +267,8 @@ func (e *engine) run(ctx context.Context) error {
 			return err
 		}
 		now := time.Now()
-		rec := Recovery{Cause: err.Error(), FailedAt: now, LastCompleted: e.report.LastCompleted()}
+		rec := Recovery{Cause: err.Error(), FailedAt: now, LastCompleted: e.report.LastCompleted(),
+			Restarted: e.cfg.Plan.Subtasks(), Subtasks: e.cfg.Plan.Subtasks()}
 		if e.latest != nil && e.cfg.Mode != AtMostOnce {
 			rec.Restored = int64(e.latest.ID)
 		}

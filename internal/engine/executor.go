@@ -111,7 +111,7 @@ func (l Local) Written() int64 {
 func (e *engine) localDeployer(ctx context.Context, spec AttemptSpec) (Executor, error) {
 	opts := spec.Options
 	if spec.Restore != nil {
-		state, err := ReadState(ctx, e.cfg.Store, spec.Restore, nil)
+		state, err := ReadState(ctx, e.cfg.Store, spec.Restore, opts.Local)
 		if err != nil {
 			return nil, &fatalError{err}
 		}

@@ -1,0 +1,118 @@
+package weirtest_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/connector"
+	"github.com/weir-stream/weir/connectors/generator"
+	"github.com/weir-stream/weir/weirtest"
+)
+
+// twoPipelines is a job of two regions that share nothing but the sink
+// object: keyed window counts of two event streams.
+func twoPipelines(p *weir.Pipeline, sink connector.Sink[windowCount]) {
+	for _, name := range []string{"left", "right"} {
+		w := weir.WindowBy(weir.KeyBy(events(p, name, 20_000, uint64(len(name))), func(e event) int64 { return e.Key }), weir.Tumbling(500*time.Millisecond))
+		weir.To(weir.AggregateWindow(w, countAgg{}, weir.Name(name+"-count")), name+"-sink", sink)
+	}
+}
+
+// With fine-grained failover, failures injected at random moments and at
+// the named points of the checkpoint protocol restart single regions, and
+// the output keeps each guarantee.
+func TestOracleFineGrainedFailover(t *testing.T) {
+	for _, v := range variants[:2] { // exactly-once and at-least-once: the guarantees with checkpoints
+		t.Run(v.name, func(t *testing.T) {
+			res := weirtest.Check(t, twoPipelines, weirtest.Options[windowCount]{
+				Guarantee: v.g, Seeds: seeds(schedulesPerJob), Checkpoints: v.ck, Compare: compareCounts(v.g),
+				Options: []weir.Option{weir.WithFailover(weir.FineGrainedFailover)},
+			})
+			if res.Injected == 0 || res.Recoveries == 0 {
+				t.Fatalf("no failure was injected or recovered from: %+v", res)
+			}
+		})
+	}
+}
+
+// countingSource counts the times its readers are opened.
+type countingSource[T any] struct {
+	connector.Source[T]
+	opens *atomic.Int32
+}
+
+func (c countingSource[T]) Open(ctx context.Context, info connector.SubtaskInfo, pos connector.Position) (connector.Reader[T], error) {
+	c.opens.Add(1)
+	return c.Source.Open(ctx, info, pos)
+}
+
+// A task of one pipeline fails; with fine-grained failover the other
+// pipeline's tasks never restart and its source never rewinds, and both
+// outputs are exactly the failure-free ones.
+func TestFineGrainedFailoverLeavesOtherRegionsRunning(t *testing.T) {
+	var opens [2]atomic.Int32
+	var failed atomic.Bool
+	job := func(p *weir.Pipeline, sink connector.Sink[windowCount]) {
+		for i, name := range []string{"failing", "steady"} {
+			src := generator.New(20_000, func(n int64) event {
+				return event{Key: int64(generator.Mix(uint64(i+1), uint64(n)) % 40), Time: n}
+			}, generator.WithRate(100_000))
+			s := weir.FromSource(p, name, countingSource[event]{src, &opens[i]}, weir.WithTimestamps(func(e event) int64 { return e.Time }, 0))
+			if name == "failing" {
+				s = weir.Map(s, func(e event) event {
+					if e.Time == 12_000 && failed.CompareAndSwap(false, true) {
+						panic(errors.New("the failing pipeline's map fails once"))
+					}
+					return e
+				})
+			}
+			w := weir.WindowBy(weir.KeyBy(s, func(e event) int64 { return e.Key }), weir.Tumbling(500*time.Millisecond))
+			weir.To(weir.AggregateWindow(w, countAgg{}, weir.Name(name+"-count")), name+"-sink", sink)
+		}
+	}
+	ref := weirtest.NewSink[windowCount]()
+	p := weir.NewPipeline(weir.WithParallelism(2))
+	failed.Store(true) // the reference run does not fail
+	job(p, ref)
+	if err := p.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	failed.Store(false)
+	opens[0].Store(0)
+	opens[1].Store(0)
+
+	got := weirtest.NewSink[windowCount]()
+	p = weir.NewPipeline(weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce), weir.WithFailover(weir.FineGrainedFailover),
+		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 20 * time.Millisecond}))
+	job(p, got)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rep := p.Report()
+	if len(rep.Recoveries) != 1 || !failed.Load() {
+		t.Fatalf("recoveries %+v, want exactly the one failure", rep.Recoveries)
+	}
+	rec := rep.Recoveries[0]
+	if rec.Restarted*2 != rec.Subtasks || !strings.Contains(rec.Cause, "fails once") {
+		t.Fatalf("recovery %+v: want half of the subtasks (the failing pipeline's) restarted", rec)
+	}
+	if n := opens[1].Load(); n != 2 {
+		t.Fatalf("the steady pipeline's source was opened %d times, want 2 (its two subtasks, never again)", n)
+	}
+	if n := opens[0].Load(); n != 4 {
+		t.Fatalf("the failing pipeline's source was opened %d times, want 4 (two subtasks, twice)", n)
+	}
+	if err := weirtest.Equal(ref.Values(), got.Visible()); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.Status(); st.Failover != "fine-grained" {
+		t.Fatalf("status shows %q failover", st.Failover)
+	}
+}
