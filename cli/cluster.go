@@ -87,6 +87,7 @@ coordinator started again on the same store resumes the jobs that were running.`
 	fs.StringVar(&store, "checkpoint-store", "", "checkpoint store URL: file:///path or s3://bucket/prefix?endpoint=URL (credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)")
 	fs.DurationVar(&cfg.HeartbeatInterval, "heartbeat-interval", 500*time.Millisecond, "how often workers report")
 	fs.DurationVar(&cfg.HeartbeatTimeout, "heartbeat-timeout", 5*time.Second, "a worker silent this long is lost")
+	fs.DurationVar(&cfg.ReplacementTimeout, "replacement-timeout", 10*time.Second, "how long a job that lost a worker waits for a replacement before it spreads the lost worker's subtasks over the remaining workers (negative: wait for free slots)")
 	securityFlags(fs, &cfg.Security)
 	return cmd
 }

@@ -128,6 +128,8 @@ type testCluster struct {
 	addr    string
 	coord   *proc
 	workers map[string]*proc
+	// replacement is the coordinator's --replacement-timeout.
+	replacement string
 }
 
 func newCluster(t *testing.T, workers int) *testCluster {
@@ -137,7 +139,7 @@ func newCluster(t *testing.T, workers int) *testCluster {
 // newClusterOn starts a cluster whose checkpoint store is store (a
 // directory of the test's when empty).
 func newClusterOn(t *testing.T, workers int, store string) *testCluster {
-	c := &testCluster{t: t, dir: t.TempDir(), workers: map[string]*proc{}, store: store}
+	c := &testCluster{t: t, dir: t.TempDir(), workers: map[string]*proc{}, store: store, replacement: "1m"}
 	if c.store == "" {
 		c.store = filepath.Join(c.dir, "store")
 	}
@@ -149,7 +151,7 @@ func newClusterOn(t *testing.T, workers int, store string) *testCluster {
 }
 
 func (c *testCluster) startCoordinator(listen string) {
-	c.coord = start(c.t, "coordinator", "coordinator", "--listen", listen, "--checkpoint-store", c.store, "--heartbeat-timeout", "1s", "--heartbeat-interval", "100ms")
+	c.coord = start(c.t, "coordinator", "coordinator", "--listen", listen, "--checkpoint-store", c.store, "--replacement-timeout", c.replacement, "--heartbeat-timeout", "1s", "--heartbeat-interval", "100ms")
 	c.addr = c.coord.waitFor(`listening on (\S+),`)[1]
 }
 
@@ -390,4 +392,24 @@ func TestClusterWithAnS3CheckpointStore(t *testing.T) {
 	if !strings.Contains(client.output(), "recovery 1: restored checkpoint") {
 		t.Fatalf("no recovery from a checkpoint was reported:\n%s", client.output())
 	}
+}
+
+// Parallel recovery: a worker is lost and none replaces it. After the
+// replacement timeout the job spreads over the two survivors, each
+// restoring its share of the lost worker's subtasks, and finishes with the
+// failure-free output.
+func TestClusterSpreadsOverSurvivorsWithoutAReplacement(t *testing.T) {
+	skipShort(t)
+	ref := reference(t, keycount)
+	c := &testCluster{t: t, dir: t.TempDir(), workers: map[string]*proc{}, replacement: "300ms"}
+	c.store = filepath.Join(c.dir, "store")
+	c.startCoordinator("127.0.0.1:0")
+	for _, id := range []string{"w1", "w2", "w3"} {
+		c.startWorker(id)
+	}
+	client, out := c.submit(keycount)
+	c.coord.waitFor(`checkpoint 2 completed`)
+	c.workers["w2"].kill()
+	c.coord.waitFor(`spreading its 3 slots over 2 workers`)
+	c.check(client, out, ref)
 }

@@ -30,6 +30,11 @@ type CoordinatorConfig struct {
 	// HeartbeatInterval is how often workers report; a worker silent for
 	// HeartbeatTimeout is lost. Defaults 500ms and 5s.
 	HeartbeatInterval, HeartbeatTimeout time.Duration
+	// ReplacementTimeout is how long a restarting job that lacks slots
+	// (a worker was lost) waits for a new worker before it spreads over
+	// the remaining ones, running more subtasks per slot (parallel
+	// recovery). Negative: wait for slots however long it takes.
+	ReplacementTimeout time.Duration
 	Security                            Security
 	Log                                 func(string)
 }
@@ -276,7 +281,7 @@ func (c *Coordinator) freeSlotsLocked() ([]*workerConn, int) {
 	free := 0
 	for _, w := range c.workers {
 		ws = append(ws, w)
-		free += w.slots - w.used
+		free += max(0, w.slots-w.used)
 	}
 	sort.Slice(ws, func(i, j int) bool { return ws[i].id < ws[j].id })
 	return ws, free

@@ -45,6 +45,15 @@ func (c *Coordinator) deployer(j *job, cfg engine.Config) engine.Deployer {
 			need = max(need, v.Parallelism)
 		}
 		var slots []*workerConn
+		// A restarted job that lacks slots waits for a replacement worker
+		// for ReplacementTimeout, then spreads over the workers it has.
+		var spread <-chan time.Time
+		if attempts > 0 && c.cfg.ReplacementTimeout >= 0 {
+			t := time.NewTimer(c.cfg.ReplacementTimeout)
+			defer t.Stop()
+			spread = t.C
+		}
+		spreading := false
 		for {
 			c.mu.Lock()
 			ws, free := c.freeSlotsLocked()
@@ -53,11 +62,19 @@ func (c *Coordinator) deployer(j *job, cfg engine.Config) engine.Deployer {
 				c.mu.Unlock()
 				break
 			}
+			if spreading && len(ws) > 0 {
+				slots = spreadLocked(ws, need)
+				c.mu.Unlock()
+				c.cfg.Log(fmt.Sprintf("job %s: no replacement within %v; spreading its %d slots over %d workers with %d free", j.id, c.cfg.ReplacementTimeout, need, len(ws), free))
+				break
+			}
 			changed := c.changed
 			c.mu.Unlock()
 			j.setDetail(fmt.Sprintf("waiting for %d free slots: %d free on %d workers", need, free, len(ws)))
 			select {
 			case <-changed:
+			case <-spread:
+				spreading, spread = true, nil
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
@@ -101,6 +118,26 @@ func placeLocked(ws []*workerConn, need int) []*workerConn {
 				out = append(out, w)
 			}
 		}
+	}
+	return out
+}
+
+// spreadLocked takes need slots where there are fewer free: first the
+// free ones, then more on the workers in turn beyond their slots, so that
+// the subtasks of a lost worker are spread over the survivors, which
+// restore their shares in parallel.
+func spreadLocked(ws []*workerConn, need int) []*workerConn {
+	var out []*workerConn
+	for _, w := range ws {
+		for w.used < w.slots && len(out) < need {
+			w.used++
+			out = append(out, w)
+		}
+	}
+	for i := 0; len(out) < need; i++ {
+		w := ws[i%len(ws)]
+		w.used++
+		out = append(out, w)
 	}
 	return out
 }
