@@ -35,8 +35,8 @@ type CoordinatorConfig struct {
 	// the remaining ones, running more subtasks per slot (parallel
 	// recovery). Negative: wait for slots however long it takes.
 	ReplacementTimeout time.Duration
-	Security                            Security
-	Log                                 func(string)
+	Security           Security
+	Log                func(string)
 }
 
 // Coordinator places jobs on workers and drives their checkpoints.
