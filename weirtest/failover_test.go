@@ -27,7 +27,7 @@ func twoPipelines(p *weir.Pipeline, sink connector.Sink[windowCount]) {
 // the named points of the checkpoint protocol restart single regions, and
 // the output keeps each guarantee.
 func TestOracleFineGrainedFailover(t *testing.T) {
-	for _, v := range variants[:2] { // exactly-once and at-least-once: the guarantees with checkpoints
+	for _, v := range []variant{variants[0], variants[1], variants[3]} { // the guarantees with checkpoints, and unaligned ones
 		t.Run(v.name, func(t *testing.T) {
 			res := weirtest.Check(t, twoPipelines, weirtest.Options[windowCount]{
 				Guarantee: v.g, Seeds: seeds(schedulesPerJob), Checkpoints: v.ck, Compare: compareCounts(v.g),
