@@ -96,7 +96,9 @@ func (s *sinkOp[T]) write() error {
 		return nil
 	}
 	err := s.w.Write(s.ctx.Ctx, s.batch)
-	s.ctx.Metrics.Written.Add(int64(len(s.batch)))
+	if s.ctx.Metrics.Written.Add(int64(len(s.batch))) == int64(len(s.batch)) {
+		s.ctx.Metrics.FirstWrite.Store(time.Now().UnixNano())
+	}
 	if len(s.ts) > 0 {
 		// Event-time latency: how far the written records' event times
 		// lag the wall clock.

@@ -361,6 +361,23 @@ func (x *remoteExecutor) counts() (read, written int64) {
 	return read, written
 }
 
+// FirstOutput returns when the attempt's sinks wrote their first record,
+// as the workers reported it.
+func (x *remoteExecutor) FirstOutput() time.Time {
+	var first int64
+	for _, w := range x.workers {
+		w.mu.Lock()
+		if m := w.metrics[x.key]; m != nil && m.FirstWriteUnixNs != 0 && (first == 0 || m.FirstWriteUnixNs < first) {
+			first = m.FirstWriteUnixNs
+		}
+		w.mu.Unlock()
+	}
+	if first == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, first)
+}
+
 // Positions is not supported in cluster mode (at-most-once is refused at
 // submission).
 func (x *remoteExecutor) Positions() map[task.SubtaskID][]byte { return nil }

@@ -209,8 +209,8 @@ func (s *session) heartbeat() *pb.Heartbeat {
 	defer s.mu.Unlock()
 	hb := &pb.Heartbeat{}
 	for key, a := range s.attempts {
-		read, written := a.counts()
-		hb.Attempts = append(hb.Attempts, &pb.AttemptMetrics{Key: key, Read: read, Written: written})
+		read, written, first := a.counts()
+		hb.Attempts = append(hb.Attempts, &pb.AttemptMetrics{Key: key, Read: read, Written: written, FirstWriteUnixNs: first})
 	}
 	return hb
 }

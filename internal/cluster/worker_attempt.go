@@ -46,13 +46,13 @@ func (a *workerAttempt) command(c *pb.Command) {
 }
 
 // counts returns the records read by local sources and written by local
-// sinks.
-func (a *workerAttempt) counts() (read, written int64) {
+// sinks, and when the sinks wrote their first record.
+func (a *workerAttempt) counts() (read, written, firstWrite int64) {
 	a.mu.Lock()
 	rt := a.rt
 	a.mu.Unlock()
 	if rt == nil {
-		return 0, 0
+		return 0, 0, 0
 	}
 	for _, v := range rt.Plan().Vertices {
 		for i := range v.Parallelism {
@@ -61,12 +61,15 @@ func (a *workerAttempt) counts() (read, written int64) {
 			}
 			m := rt.Metrics(v.ID, i)
 			written += m.Written.Load()
+			if t := m.FirstWrite.Load(); t != 0 && (firstWrite == 0 || t < firstWrite) {
+				firstWrite = t
+			}
 			if len(v.Inputs) == 0 {
 				read += m.RecordsIn.Load()
 			}
 		}
 	}
-	return read, written
+	return read, written, firstWrite
 }
 
 func ref(id task.SubtaskID) *pb.SubtaskRef {

@@ -199,17 +199,19 @@ func (a *attemptState) noteRecovery() {
 	if a.restarted.IsZero() {
 		return
 	}
-	var written int64
+	x := a.rt
 	if set, ok := a.rt.(*regionSet); ok {
-		if x := set.live[a.recovering]; x != nil {
-			written = x.Written()
-		}
-	} else {
-		written = a.rt.Written()
+		x = set.live[a.recovering]
 	}
-	if written > 0 {
+	if x != nil && x.Written() > 0 {
+		took := time.Since(a.restarted)
+		if f, ok := x.(FirstOutputer); ok {
+			if t := f.FirstOutput(); !t.IsZero() && t.After(a.restarted) {
+				took = t.Sub(a.restarted)
+			}
+		}
 		recs := a.e.report.Recoveries
-		recs[len(recs)-1].Duration = time.Since(a.restarted)
+		recs[len(recs)-1].Duration = took
 		a.restarted = time.Time{}
 		a.e.publish()
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/weir-stream/weir/internal/store"
 	"github.com/weir-stream/weir/internal/task"
@@ -31,6 +32,14 @@ type Executor interface {
 	Written() int64
 	// Positions returns where the sources stand (at-most-once recovery).
 	Positions() map[task.SubtaskID][]byte
+}
+
+// FirstOutputer is an optional ability of an Executor: the time its sinks
+// wrote their first record (zero: none yet). The engine measures recovery
+// time with it when it is there, instead of when it first sees Written
+// above zero.
+type FirstOutputer interface {
+	FirstOutput() time.Time
 }
 
 // Snapshot is a subtask's snapshot once stored: its handle in the store,
@@ -105,6 +114,22 @@ func (l Local) Written() int64 {
 		}
 	}
 	return n
+}
+
+// FirstOutput returns when the attempt's sinks wrote their first record.
+func (l Local) FirstOutput() time.Time {
+	var first int64
+	for _, v := range l.Plan().Vertices {
+		for i := range v.Parallelism {
+			if t := l.Metrics(v.ID, i).FirstWrite.Load(); t != 0 && (first == 0 || t < first) {
+				first = t
+			}
+		}
+	}
+	if first == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, first)
 }
 
 // localDeployer runs attempts in this process with the engine's store.

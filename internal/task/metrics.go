@@ -13,8 +13,9 @@ type Metrics struct {
 	BytesOut   atomic.Int64
 	// Watermark is the subtask's current input watermark.
 	Watermark atomic.Int64
-	// Written counts records handed to sink writers.
-	Written atomic.Int64
+	// Written counts records handed to sink writers; FirstWrite is when
+	// the first of them was written, Unix nanoseconds (0: none yet).
+	Written, FirstWrite atomic.Int64
 	// Skipped counts malformed records a source dropped by policy.
 	Skipped atomic.Int64
 	// Idle and Backpressured add up, in nanoseconds, the time the subtask

@@ -331,12 +331,15 @@ func (x *Heartbeat) GetAttempts() []*AttemptMetrics {
 }
 
 type AttemptMetrics struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
-	Written       int64                  `protobuf:"varint,2,opt,name=written,proto3" json:"written,omitempty"`
-	Read          int64                  `protobuf:"varint,3,opt,name=read,proto3" json:"read,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Key     string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Written int64                  `protobuf:"varint,2,opt,name=written,proto3" json:"written,omitempty"`
+	Read    int64                  `protobuf:"varint,3,opt,name=read,proto3" json:"read,omitempty"`
+	// first_write_unix_ns is when the worker's sinks of the attempt wrote
+	// their first record (0: not yet).
+	FirstWriteUnixNs int64 `protobuf:"varint,4,opt,name=first_write_unix_ns,json=firstWriteUnixNs,proto3" json:"first_write_unix_ns,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *AttemptMetrics) Reset() {
@@ -386,6 +389,13 @@ func (x *AttemptMetrics) GetWritten() int64 {
 func (x *AttemptMetrics) GetRead() int64 {
 	if x != nil {
 		return x.Read
+	}
+	return 0
+}
+
+func (x *AttemptMetrics) GetFirstWriteUnixNs() int64 {
+	if x != nil {
+		return x.FirstWriteUnixNs
 	}
 	return 0
 }
@@ -1509,11 +1519,12 @@ const file_weir_proto_rawDesc = "" +
 	"\x05slots\x18\x03 \x01(\x05R\x05slots\x12\x12\n" +
 	"\x04jobs\x18\x04 \x03(\tR\x04jobs\"H\n" +
 	"\tHeartbeat\x12;\n" +
-	"\battempts\x18\x01 \x03(\v2\x1f.weir.cluster.v1.AttemptMetricsR\battempts\"P\n" +
+	"\battempts\x18\x01 \x03(\v2\x1f.weir.cluster.v1.AttemptMetricsR\battempts\"\x7f\n" +
 	"\x0eAttemptMetrics\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x18\n" +
 	"\awritten\x18\x02 \x01(\x03R\awritten\x12\x12\n" +
-	"\x04read\x18\x03 \x01(\x03R\x04read\">\n" +
+	"\x04read\x18\x03 \x01(\x03R\x04read\x12-\n" +
+	"\x13first_write_unix_ns\x18\x04 \x01(\x03R\x10firstWriteUnixNs\">\n" +
 	"\n" +
 	"SubtaskRef\x12\x16\n" +
 	"\x06vertex\x18\x01 \x01(\x05R\x06vertex\x12\x18\n" +
