@@ -61,9 +61,9 @@ const (
 	// region — the tasks that records connect to it — from the latest
 	// completed checkpoint. The job's other regions keep running: their
 	// tasks do not restart and their sources do not rewind. It applies
-	// to exactly-once and at-least-once jobs run in one process; other
-	// jobs fail over globally. Within one connected region it restarts
-	// the whole region, as global failover does.
+	// to exactly-once and at-least-once jobs; others fail over globally.
+	// Within one connected region it restarts the whole region, as
+	// global failover does.
 	FineGrainedFailover
 )
 

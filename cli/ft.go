@@ -35,7 +35,7 @@ type ftFlags struct {
 
 func (f *ftFlags) define(fs *pflag.FlagSet) {
 	fs.StringVar(&f.guarantee, "guarantee", "none", "recovery semantics: exactly-once (failures invisible in the output), at-least-once (nothing lost, replays may repeat), at-most-once (nothing repeated, failures lose data) or none (a failure fails the job)")
-	fs.StringVar(&f.failover, "failover", "global", "what restarts when a task fails: global (every task) or fine-grained (only the failed task's pipelined region, the tasks records connect it to; exactly-once and at-least-once in weir run)")
+	fs.StringVar(&f.failover, "failover", "global", "what restarts when a task fails: global (every task) or fine-grained (only the failed task's pipelined region, the tasks records connect it to; exactly-once and at-least-once)")
 	fs.DurationVar(&f.interval, "checkpoint-interval", time.Second, "time between checkpoints (exactly-once and at-least-once)")
 	fs.DurationVar(&f.timeout, "checkpoint-timeout", 10*time.Minute, "abort a checkpoint not finished after this long")
 	fs.DurationVar(&f.minPause, "checkpoint-min-pause", 0, "least time between the end of one checkpoint and the start of the next")

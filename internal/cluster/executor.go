@@ -18,6 +18,7 @@ import (
 // engine's view of it (engine.Executor).
 type remoteExecutor struct {
 	c       *Coordinator
+	job     *job
 	key     string
 	plan    *plan.Plan
 	spec    engine.AttemptSpec
@@ -40,15 +41,20 @@ type endEvent struct {
 func (c *Coordinator) deployer(j *job, cfg engine.Config) engine.Deployer {
 	attempts := 0
 	return func(ctx context.Context, spec engine.AttemptSpec) (engine.Executor, error) {
+		// The attempt runs the subtasks spec's Local accepts: all of them,
+		// or one region's under fine-grained failover.
+		want := func(id task.SubtaskID) bool { return spec.Options.Local == nil || spec.Options.Local(id) }
 		need := 0
 		for _, v := range cfg.Plan.Vertices {
-			need = max(need, v.Parallelism)
+			if want(task.SubtaskID{Vertex: v.ID}) {
+				need = max(need, v.Parallelism)
+			}
 		}
 		var slots []*workerConn
 		// A restarted job that lacks slots waits for a replacement worker
 		// for ReplacementTimeout, then spreads over the workers it has.
 		var spread <-chan time.Time
-		if attempts > 0 && c.cfg.ReplacementTimeout >= 0 {
+		if spec.Options.Attempt > 0 && c.cfg.ReplacementTimeout >= 0 {
 			t := time.NewTimer(c.cfg.ReplacementTimeout)
 			defer t.Stop()
 			spread = t.C
@@ -86,6 +92,9 @@ func (c *Coordinator) deployer(j *job, cfg engine.Config) engine.Deployer {
 		seen := map[*workerConn]bool{}
 		for _, v := range cfg.Plan.Vertices {
 			for i := range v.Parallelism {
+				if !want(task.SubtaskID{Vertex: v.ID, Subtask: i}) {
+					continue
+				}
 				w := slots[i]
 				x.where[task.SubtaskID{Vertex: v.ID, Subtask: i}] = w
 				if !seen[w] {
@@ -97,6 +106,7 @@ func (c *Coordinator) deployer(j *job, cfg engine.Config) engine.Deployer {
 		c.mu.Lock()
 		c.executors[x.key] = x
 		c.mu.Unlock()
+		x.job = j
 		j.setPlacement(x)
 		if err := x.deploy(j, cfg); err != nil {
 			x.release()
@@ -179,6 +189,9 @@ func (x *remoteExecutor) release() {
 	}
 	x.closed = true
 	x.mu.Unlock()
+	if x.job != nil {
+		x.job.dropExecutor(x)
+	}
 	c := x.c
 	c.mu.Lock()
 	delete(c.executors, x.key)

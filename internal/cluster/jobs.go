@@ -53,8 +53,7 @@ type job struct {
 	mu        sync.Mutex
 	rec       jobRecord
 	detail    string
-	placement map[string][]task.SubtaskID // by worker
-	current   *remoteExecutor
+	executors map[*remoteExecutor]bool // the running attempts (one per region under fine-grained failover)
 }
 
 func (j *job) setDetail(d string) {
@@ -69,12 +68,17 @@ func (j *job) setDetail(d string) {
 }
 
 func (j *job) setPlacement(x *remoteExecutor) {
-	pl := map[string][]task.SubtaskID{}
-	for id, w := range x.where {
-		pl[w.id] = append(pl[w.id], id)
-	}
 	j.mu.Lock()
-	j.placement, j.current = pl, x
+	if j.executors == nil {
+		j.executors = map[*remoteExecutor]bool{}
+	}
+	j.executors[x] = true
+	j.mu.Unlock()
+}
+
+func (j *job) dropExecutor(x *remoteExecutor) {
+	j.mu.Lock()
+	delete(j.executors, x)
 	j.mu.Unlock()
 }
 
@@ -286,10 +290,16 @@ func (j *job) info() *pb.JobInfo {
 			in.Report, _ = json.Marshal(r)
 		}
 	}
-	if x := j.current; x != nil {
-		in.RecordsRead, in.RecordsWritten = x.counts()
+	placement := map[string][]task.SubtaskID{}
+	for x := range j.executors {
+		r, w := x.counts()
+		in.RecordsRead += r
+		in.RecordsWritten += w
+		for id, wc := range x.where {
+			placement[wc.id] = append(placement[wc.id], id)
+		}
 	}
-	for w, ids := range j.placement {
+	for w, ids := range placement {
 		wt := &pb.WorkerTasks{WorkerId: w}
 		for _, id := range ids {
 			wt.Subtasks = append(wt.Subtasks, ref(id))

@@ -131,6 +131,13 @@ func (a *workerAttempt) run() error {
 	if opts.Checkpoint != task.NoCheckpoints {
 		opts.OnSnapshot = func(r task.SnapshotResult) {
 			snap := engine.StoreSnapshot(ctx, cfg.Store, cfg.Job, r)
+			if snap.Err != nil && ctx.Err() != nil {
+				// The attempt is being cancelled or its session lost: the
+				// coordinator learns that from the attempt's end. Declining
+				// would count as a checkpoint failure, which under
+				// fine-grained failover could fail other regions too.
+				return
+			}
 			a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Snapshot{Snapshot: snapshotDone(d.Key, snap)}})
 		}
 		opts.OnFinished = func(id task.SubtaskID) {

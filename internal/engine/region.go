@@ -33,9 +33,9 @@ func (f Failover) String() string {
 }
 
 // fineGrained reports whether failures restart single regions: with
-// checkpoints, in this process.
+// checkpoints (exactly-once and at-least-once).
 func (e *engine) fineGrained() bool {
-	return e.cfg.Failover == FineGrained && e.checkpoints() && e.cfg.Deploy == nil
+	return e.cfg.Failover == FineGrained && e.checkpoints()
 }
 
 // regionSet is the executors of an attempt's regions, seen as one. A
@@ -139,7 +139,11 @@ func (e *engine) attemptRegions(ctx context.Context, restore *store.Metadata, re
 	deploy := func(r int, restore *store.Metadata) error {
 		spec := e.spec(actx, restore, snaps, fins)
 		spec.Options.Local = func(id task.SubtaskID) bool { return set.of[id.Vertex] == r }
-		x, err := e.localDeployer(actx, spec)
+		deployer := e.cfg.Deploy
+		if deployer == nil {
+			deployer = e.localDeployer
+		}
+		x, err := deployer(actx, spec)
 		if err != nil {
 			return err
 		}
