@@ -413,3 +413,23 @@ func TestClusterSpreadsOverSurvivorsWithoutAReplacement(t *testing.T) {
 	c.coord.waitFor(`spreading its 3 slots over 2 workers`)
 	c.check(client, out, ref)
 }
+
+// Passive standby: a standby worker takes no part in the first attempt but
+// keeps the latest checkpoint's state loaded; when a worker is lost the
+// restarted attempt is placed on it and restores from its memory, and the
+// output equals the failure-free output.
+func TestClusterPassiveStandby(t *testing.T) {
+	skipShort(t)
+	ref := reference(t, keycount)
+	c := newCluster(t, 3)
+	sb := start(t, "standby", "worker", "--coordinator", c.addr, "--slots", "1", "--id", "standby", "--standby")
+	sb.waitFor("joined coordinator")
+	client, out := c.submit(keycount)
+	sb.waitFor(`standby: loaded checkpoint 2 of keycount-1`)
+	if strings.Contains(sb.output(), "attempt keycount-1") {
+		t.Fatalf("the standby ran part of the first attempt:\n%s", sb.output())
+	}
+	c.workers["w1"].kill()
+	sb.waitFor(`attempt keycount-1/\S+ running: restored \d+ bytes of state from the standby's memory`)
+	c.check(client, out, ref)
+}

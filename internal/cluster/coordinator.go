@@ -66,6 +66,7 @@ type workerConn struct {
 	c            *Coordinator
 	id, dataAddr string
 	slots        int
+	standby      bool
 	used         int // slots taken by attempts; guarded by Coordinator.mu
 	out          chan *pb.CoordinatorMessage
 	lost         chan struct{} // closed when the session ended
@@ -164,7 +165,7 @@ func (c *Coordinator) Connect(stream pb.Coordinator_ConnectServer) error {
 	if hello == nil || hello.WorkerId == "" || hello.DataAddr == "" || hello.Slots < 1 {
 		return status.Error(codes.InvalidArgument, "a worker's session must start with a hello naming the worker, its data address and at least one slot")
 	}
-	w := &workerConn{c: c, id: hello.WorkerId, dataAddr: hello.DataAddr, slots: int(hello.Slots),
+	w := &workerConn{c: c, id: hello.WorkerId, dataAddr: hello.DataAddr, slots: int(hello.Slots), standby: hello.Standby,
 		out: make(chan *pb.CoordinatorMessage, 4096), lost: make(chan struct{}), metrics: map[string]*pb.AttemptMetrics{}}
 	w.lastBeat.Store(time.Now().UnixNano())
 	c.mu.Lock()
@@ -174,7 +175,11 @@ func (c *Coordinator) Connect(stream pb.Coordinator_ConnectServer) error {
 	if old != nil {
 		c.lose(old, "replaced by a new session of the same worker")
 	}
-	c.cfg.Log(fmt.Sprintf("worker %s joined with %d slots (data plane %s)", w.id, w.slots, w.dataAddr))
+	what := "worker"
+	if w.standby {
+		what = "standby worker"
+	}
+	c.cfg.Log(fmt.Sprintf("%s %s joined with %d slots (data plane %s)", what, w.id, w.slots, w.dataAddr))
 	c.mu.Lock()
 	c.notifyLocked()
 	c.mu.Unlock()
@@ -275,14 +280,25 @@ func (c *Coordinator) onWorkerMessage(w *workerConn, m *pb.WorkerMessage) {
 	}
 }
 
-// freeSlots returns the live workers sorted by id, with their free slots.
-func (c *Coordinator) freeSlotsLocked() ([]*workerConn, int) {
+// freeSlotsLocked returns the live workers whose slots an attempt may
+// take, and their free slots: for a first attempt the workers that are
+// not standbys, sorted by id; for a restart every worker, standbys first
+// (they hold the state loaded).
+func (c *Coordinator) freeSlotsLocked(restart bool) ([]*workerConn, int) {
 	ws := make([]*workerConn, 0, len(c.workers))
 	free := 0
 	for _, w := range c.workers {
+		if w.standby && !restart {
+			continue
+		}
 		ws = append(ws, w)
 		free += max(0, w.slots-w.used)
 	}
-	sort.Slice(ws, func(i, j int) bool { return ws[i].id < ws[j].id })
+	sort.Slice(ws, func(i, j int) bool {
+		if ws[i].standby != ws[j].standby {
+			return ws[i].standby
+		}
+		return ws[i].id < ws[j].id
+	})
 	return ws, free
 }

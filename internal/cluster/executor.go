@@ -11,6 +11,7 @@ import (
 	"github.com/weir-stream/weir/internal/cluster/pb"
 	"github.com/weir-stream/weir/internal/engine"
 	"github.com/weir-stream/weir/internal/plan"
+	"github.com/weir-stream/weir/internal/store"
 	"github.com/weir-stream/weir/internal/task"
 )
 
@@ -62,7 +63,7 @@ func (c *Coordinator) deployer(j *job, cfg engine.Config) engine.Deployer {
 		spreading := false
 		for {
 			c.mu.Lock()
-			ws, free := c.freeSlotsLocked()
+			ws, free := c.freeSlotsLocked(spec.Options.Attempt > 0)
 			if free >= need {
 				slots = placeLocked(ws, need)
 				c.mu.Unlock()
@@ -372,6 +373,31 @@ func (x *remoteExecutor) counts() (read, written int64) {
 		w.mu.Unlock()
 	}
 	return read, written
+}
+
+// Completed sends the metadata of completed checkpoint m to the standby
+// workers, which load its state.
+func (x *remoteExecutor) Completed(m *store.Metadata) {
+	if x.job == nil || m == nil {
+		return
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return
+	}
+	c := x.c
+	c.mu.Lock()
+	var standbys []*workerConn
+	for _, w := range c.workers {
+		if w.standby {
+			standbys = append(standbys, w)
+		}
+	}
+	c.mu.Unlock()
+	for _, w := range standbys {
+		w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Prefetch{Prefetch: &pb.Prefetch{
+			Name: x.job.id, Checkpoint: b, Job: x.job.job, Args: x.job.args}}})
+	}
 }
 
 // FirstOutput returns when the attempt's sinks wrote their first record,

@@ -25,7 +25,12 @@ type WorkerConfig struct {
 	Listen, Advertise string
 	// Slots is how many subtasks of each operator the worker runs at once
 	// (one slot holds subtask i of every operator of a job). Default 1.
-	Slots    int
+	Slots int
+	// Standby makes the worker a passive standby: the coordinator places
+	// only restarted attempts on it, and it keeps the state of each job's
+	// latest completed checkpoint loaded, so that a restart placed on it
+	// reads no state from the store.
+	Standby  bool
 	Program  Program
 	Security Security
 	// Log receives a line for each notable event.
@@ -34,8 +39,9 @@ type WorkerConfig struct {
 
 // Worker runs its share of the attempts the coordinator deploys on it.
 type Worker struct {
-	cfg  WorkerConfig
-	node *transport.Node
+	cfg   WorkerConfig
+	node  *transport.Node
+	cache standbyCache
 }
 
 // NewWorker starts the worker's data plane. Run connects it to the
@@ -65,7 +71,7 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if cfg.Advertise == "" {
 		cfg.Advertise = node.Addr()
 	}
-	return &Worker{cfg: cfg, node: node}, nil
+	return &Worker{cfg: cfg, node: node, cache: standbyCache{runs: map[string]*cachedCheckpoint{}}}, nil
 }
 
 // DataAddr returns the address other workers send records to.
@@ -125,7 +131,7 @@ func (w *Worker) session(ctx context.Context) error {
 	if w.cfg.Program != nil {
 		jobs = w.cfg.Program.Jobs()
 	}
-	hello := &pb.Hello{WorkerId: w.cfg.ID, DataAddr: w.cfg.Advertise, Slots: int32(w.cfg.Slots), Jobs: jobs}
+	hello := &pb.Hello{WorkerId: w.cfg.ID, DataAddr: w.cfg.Advertise, Slots: int32(w.cfg.Slots), Jobs: jobs, Standby: w.cfg.Standby}
 	if err := stream.Send(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Hello{Hello: hello}}); err != nil {
 		return err
 	}
@@ -220,6 +226,12 @@ func (s *session) handle(m *pb.CoordinatorMessage) {
 	switch x := m.Msg.(type) {
 	case *pb.CoordinatorMessage_Deploy:
 		s.deploy(x.Deploy)
+	case *pb.CoordinatorMessage_Prefetch:
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.prefetch(x.Prefetch)
+		}()
 	case *pb.CoordinatorMessage_Command:
 		s.mu.Lock()
 		a := s.attempts[x.Command.Key]

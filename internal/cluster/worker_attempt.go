@@ -113,15 +113,18 @@ func (a *workerAttempt) run() error {
 	opts.AlignedTimeout = time.Duration(d.AlignedTimeoutNs)
 	opts.Attempt = int(d.Attempt)
 	opts.Local = func(id task.SubtaskID) bool { return local[id] }
-	restoreStart, restored := time.Now(), 0
+	restoreStart, restored, from := time.Now(), 0, ""
 	if len(d.Restore) > 0 {
 		var m store.Metadata
 		if err := json.Unmarshal(d.Restore, &m); err != nil {
 			return fmt.Errorf("decoding the checkpoint to restore: %w", err)
 		}
-		state, err := engine.ReadState(ctx, cfg.Store, &m, opts.Local)
+		state, cached, err := a.restoreState(ctx, cfg, &m, opts.Local)
 		if err != nil {
 			return err
+		}
+		if cached {
+			from = " from the standby's memory"
 		}
 		opts.Restore, opts.Restored = state, int64(m.ID)
 		for _, b := range state {
@@ -161,7 +164,7 @@ func (a *workerAttempt) run() error {
 	done := make(chan error, 1)
 	go func() { done <- rt.Run(ctx) }()
 	if len(d.Restore) > 0 {
-		w.cfg.Log(fmt.Sprintf("attempt %s running: restored %d bytes of state in %v", d.Key, restored, time.Since(restoreStart).Round(time.Millisecond)))
+		w.cfg.Log(fmt.Sprintf("attempt %s running: restored %d bytes of state%s in %v", d.Key, restored, from, time.Since(restoreStart).Round(time.Millisecond)))
 	}
 	for {
 		select {

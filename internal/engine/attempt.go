@@ -318,6 +318,9 @@ func (a *attemptState) act(acts []checkpoint.Action) {
 			delete(a.acked, id)
 			a.finish(id, "completed", "")
 			a.rt.Complete(id)
+			if o, ok := a.rt.(CompletionObserver); ok {
+				o.Completed(e.latest)
+			}
 			if e.cfg.LogCheckpoints {
 				c := e.report.Checkpoints[len(e.report.Checkpoints)-1]
 				e.cfg.Log(fmt.Sprintf("checkpoint %d completed in %v, %d bytes", id, c.Duration.Round(time.Microsecond), c.Size))

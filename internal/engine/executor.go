@@ -42,6 +42,13 @@ type FirstOutputer interface {
 	FirstOutput() time.Time
 }
 
+// CompletionObserver is an optional ability of an Executor: it is told
+// the metadata of every checkpoint that completes (a cluster's standby
+// workers load its state).
+type CompletionObserver interface {
+	Completed(m *store.Metadata)
+}
+
 // Snapshot is a subtask's snapshot once stored: its handle in the store,
 // or the error that kept it from being taken or stored.
 type Snapshot struct {

@@ -76,6 +76,14 @@ func (s *regionSet) Complete(id int64) { s.each(func(x Executor) { x.Complete(id
 func (s *regionSet) Abort(id int64)    { s.each(func(x Executor) { x.Abort(id) }) }
 func (s *regionSet) Release()          { s.each(func(x Executor) { x.Release() }) }
 
+func (s *regionSet) Completed(m *store.Metadata) {
+	s.each(func(x Executor) {
+		if o, ok := x.(CompletionObserver); ok {
+			o.Completed(m)
+		}
+	})
+}
+
 func (s *regionSet) Written() int64 {
 	var n int64
 	s.each(func(x Executor) { n += x.Written() })

@@ -83,7 +83,7 @@ func (x Command_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Command_Kind.Descriptor instead.
 func (Command_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{13, 0}
+	return file_weir_proto_rawDescGZIP(), []int{14, 0}
 }
 
 type WorkerMessage struct {
@@ -223,7 +223,10 @@ type Hello struct {
 	DataAddr string `protobuf:"bytes,2,opt,name=data_addr,json=dataAddr,proto3" json:"data_addr,omitempty"`
 	Slots    int32  `protobuf:"varint,3,opt,name=slots,proto3" json:"slots,omitempty"`
 	// jobs lists the jobs the worker's program can run.
-	Jobs          []string `protobuf:"bytes,4,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	Jobs []string `protobuf:"bytes,4,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	// standby marks a passive standby: its slots take only restarted
+	// attempts, and it keeps the latest checkpoint's state loaded.
+	Standby       bool `protobuf:"varint,5,opt,name=standby,proto3" json:"standby,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -284,6 +287,13 @@ func (x *Hello) GetJobs() []string {
 		return x.Jobs
 	}
 	return nil
+}
+
+func (x *Hello) GetStandby() bool {
+	if x != nil {
+		return x.Standby
+	}
+	return false
 }
 
 type Heartbeat struct {
@@ -742,6 +752,7 @@ type CoordinatorMessage struct {
 	//	*CoordinatorMessage_Welcome
 	//	*CoordinatorMessage_Deploy
 	//	*CoordinatorMessage_Command
+	//	*CoordinatorMessage_Prefetch
 	Msg           isCoordinatorMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -811,6 +822,15 @@ func (x *CoordinatorMessage) GetCommand() *Command {
 	return nil
 }
 
+func (x *CoordinatorMessage) GetPrefetch() *Prefetch {
+	if x != nil {
+		if x, ok := x.Msg.(*CoordinatorMessage_Prefetch); ok {
+			return x.Prefetch
+		}
+	}
+	return nil
+}
+
 type isCoordinatorMessage_Msg interface {
 	isCoordinatorMessage_Msg()
 }
@@ -827,11 +847,90 @@ type CoordinatorMessage_Command struct {
 	Command *Command `protobuf:"bytes,3,opt,name=command,proto3,oneof"`
 }
 
+type CoordinatorMessage_Prefetch struct {
+	Prefetch *Prefetch `protobuf:"bytes,4,opt,name=prefetch,proto3,oneof"`
+}
+
 func (*CoordinatorMessage_Welcome) isCoordinatorMessage_Msg() {}
 
 func (*CoordinatorMessage_Deploy) isCoordinatorMessage_Msg() {}
 
 func (*CoordinatorMessage_Command) isCoordinatorMessage_Msg() {}
+
+func (*CoordinatorMessage_Prefetch) isCoordinatorMessage_Msg() {}
+
+// Prefetch asks a standby worker to load the state of a completed
+// checkpoint, so that a restart placed on it need not read the store.
+type Prefetch struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is the job run's name, which keys its checkpoints.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// checkpoint is the JSON of the checkpoint's metadata.
+	Checkpoint []byte `protobuf:"bytes,2,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	// job and args build the job, which says where its checkpoints are.
+	Job           string   `protobuf:"bytes,3,opt,name=job,proto3" json:"job,omitempty"`
+	Args          []string `protobuf:"bytes,4,rep,name=args,proto3" json:"args,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Prefetch) Reset() {
+	*x = Prefetch{}
+	mi := &file_weir_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Prefetch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Prefetch) ProtoMessage() {}
+
+func (x *Prefetch) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Prefetch.ProtoReflect.Descriptor instead.
+func (*Prefetch) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *Prefetch) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Prefetch) GetCheckpoint() []byte {
+	if x != nil {
+		return x.Checkpoint
+	}
+	return nil
+}
+
+func (x *Prefetch) GetJob() string {
+	if x != nil {
+		return x.Job
+	}
+	return ""
+}
+
+func (x *Prefetch) GetArgs() []string {
+	if x != nil {
+		return x.Args
+	}
+	return nil
+}
 
 type Welcome struct {
 	state               protoimpl.MessageState `protogen:"open.v1"`
@@ -842,7 +941,7 @@ type Welcome struct {
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
-	mi := &file_weir_proto_msgTypes[10]
+	mi := &file_weir_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -854,7 +953,7 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[10]
+	mi := &file_weir_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -867,7 +966,7 @@ func (x *Welcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Welcome.ProtoReflect.Descriptor instead.
 func (*Welcome) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{10}
+	return file_weir_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Welcome) GetHeartbeatIntervalNs() int64 {
@@ -887,7 +986,7 @@ type Placement struct {
 
 func (x *Placement) Reset() {
 	*x = Placement{}
-	mi := &file_weir_proto_msgTypes[11]
+	mi := &file_weir_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -899,7 +998,7 @@ func (x *Placement) String() string {
 func (*Placement) ProtoMessage() {}
 
 func (x *Placement) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[11]
+	mi := &file_weir_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -912,7 +1011,7 @@ func (x *Placement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Placement.ProtoReflect.Descriptor instead.
 func (*Placement) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{11}
+	return file_weir_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Placement) GetSubtask() *SubtaskRef {
@@ -953,7 +1052,7 @@ type Deploy struct {
 
 func (x *Deploy) Reset() {
 	*x = Deploy{}
-	mi := &file_weir_proto_msgTypes[12]
+	mi := &file_weir_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -965,7 +1064,7 @@ func (x *Deploy) String() string {
 func (*Deploy) ProtoMessage() {}
 
 func (x *Deploy) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[12]
+	mi := &file_weir_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -978,7 +1077,7 @@ func (x *Deploy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Deploy.ProtoReflect.Descriptor instead.
 func (*Deploy) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{12}
+	return file_weir_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Deploy) GetKey() string {
@@ -1071,7 +1170,7 @@ type Command struct {
 
 func (x *Command) Reset() {
 	*x = Command{}
-	mi := &file_weir_proto_msgTypes[13]
+	mi := &file_weir_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1083,7 +1182,7 @@ func (x *Command) String() string {
 func (*Command) ProtoMessage() {}
 
 func (x *Command) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[13]
+	mi := &file_weir_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1096,7 +1195,7 @@ func (x *Command) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Command.ProtoReflect.Descriptor instead.
 func (*Command) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{13}
+	return file_weir_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Command) GetKey() string {
@@ -1144,7 +1243,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_weir_proto_msgTypes[14]
+	mi := &file_weir_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1156,7 +1255,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[14]
+	mi := &file_weir_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1169,7 +1268,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{14}
+	return file_weir_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SubmitRequest) GetJob() string {
@@ -1194,7 +1293,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_weir_proto_msgTypes[15]
+	mi := &file_weir_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1206,7 +1305,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[15]
+	mi := &file_weir_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1219,7 +1318,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{15}
+	return file_weir_proto_rawDescGZIP(), []int{16}
 }
 
 type ListJobsResponse struct {
@@ -1231,7 +1330,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_weir_proto_msgTypes[16]
+	mi := &file_weir_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1243,7 +1342,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[16]
+	mi := &file_weir_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1256,7 +1355,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{16}
+	return file_weir_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobInfo {
@@ -1275,7 +1374,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_weir_proto_msgTypes[17]
+	mi := &file_weir_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1287,7 +1386,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[17]
+	mi := &file_weir_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1300,7 +1399,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{17}
+	return file_weir_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetJobRequest) GetId() string {
@@ -1336,7 +1435,7 @@ type JobInfo struct {
 
 func (x *JobInfo) Reset() {
 	*x = JobInfo{}
-	mi := &file_weir_proto_msgTypes[18]
+	mi := &file_weir_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1348,7 +1447,7 @@ func (x *JobInfo) String() string {
 func (*JobInfo) ProtoMessage() {}
 
 func (x *JobInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[18]
+	mi := &file_weir_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1361,7 +1460,7 @@ func (x *JobInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobInfo.ProtoReflect.Descriptor instead.
 func (*JobInfo) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{18}
+	return file_weir_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *JobInfo) GetId() string {
@@ -1458,7 +1557,7 @@ type WorkerTasks struct {
 
 func (x *WorkerTasks) Reset() {
 	*x = WorkerTasks{}
-	mi := &file_weir_proto_msgTypes[19]
+	mi := &file_weir_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1470,7 +1569,7 @@ func (x *WorkerTasks) String() string {
 func (*WorkerTasks) ProtoMessage() {}
 
 func (x *WorkerTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[19]
+	mi := &file_weir_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1483,7 +1582,7 @@ func (x *WorkerTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerTasks.ProtoReflect.Descriptor instead.
 func (*WorkerTasks) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{19}
+	return file_weir_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *WorkerTasks) GetWorkerId() string {
@@ -1512,12 +1611,13 @@ const file_weir_proto_rawDesc = "" +
 	"\bsnapshot\x18\x03 \x01(\v2\x1d.weir.cluster.v1.SnapshotDoneH\x00R\bsnapshot\x12>\n" +
 	"\bfinished\x18\x04 \x01(\v2 .weir.cluster.v1.SubtaskFinishedH\x00R\bfinished\x125\n" +
 	"\x05ended\x18\x05 \x01(\v2\x1d.weir.cluster.v1.AttemptEndedH\x00R\x05endedB\x05\n" +
-	"\x03msg\"k\n" +
+	"\x03msg\"\x85\x01\n" +
 	"\x05Hello\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x1b\n" +
 	"\tdata_addr\x18\x02 \x01(\tR\bdataAddr\x12\x14\n" +
 	"\x05slots\x18\x03 \x01(\x05R\x05slots\x12\x12\n" +
-	"\x04jobs\x18\x04 \x03(\tR\x04jobs\"H\n" +
+	"\x04jobs\x18\x04 \x03(\tR\x04jobs\x12\x18\n" +
+	"\astandby\x18\x05 \x01(\bR\astandby\"H\n" +
 	"\tHeartbeat\x12;\n" +
 	"\battempts\x18\x01 \x03(\v2\x1f.weir.cluster.v1.AttemptMetricsR\battempts\"\x7f\n" +
 	"\x0eAttemptMetrics\x12\x10\n" +
@@ -1551,12 +1651,20 @@ const file_weir_proto_rawDesc = "" +
 	"\asubtask\x18\x02 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\"6\n" +
 	"\fAttemptEnded\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05error\x18\x02 \x01(\tR\x05error\"\xba\x01\n" +
+	"\x05error\x18\x02 \x01(\tR\x05error\"\xf3\x01\n" +
 	"\x12CoordinatorMessage\x124\n" +
 	"\awelcome\x18\x01 \x01(\v2\x18.weir.cluster.v1.WelcomeH\x00R\awelcome\x121\n" +
 	"\x06deploy\x18\x02 \x01(\v2\x17.weir.cluster.v1.DeployH\x00R\x06deploy\x124\n" +
-	"\acommand\x18\x03 \x01(\v2\x18.weir.cluster.v1.CommandH\x00R\acommandB\x05\n" +
-	"\x03msg\"=\n" +
+	"\acommand\x18\x03 \x01(\v2\x18.weir.cluster.v1.CommandH\x00R\acommand\x127\n" +
+	"\bprefetch\x18\x04 \x01(\v2\x19.weir.cluster.v1.PrefetchH\x00R\bprefetchB\x05\n" +
+	"\x03msg\"d\n" +
+	"\bPrefetch\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1e\n" +
+	"\n" +
+	"checkpoint\x18\x02 \x01(\fR\n" +
+	"checkpoint\x12\x10\n" +
+	"\x03job\x18\x03 \x01(\tR\x03job\x12\x12\n" +
+	"\x04args\x18\x04 \x03(\tR\x04args\"=\n" +
 	"\aWelcome\x122\n" +
 	"\x15heartbeat_interval_ns\x18\x01 \x01(\x03R\x13heartbeatIntervalNs\"_\n" +
 	"\tPlacement\x125\n" +
@@ -1637,7 +1745,7 @@ func file_weir_proto_rawDescGZIP() []byte {
 }
 
 var file_weir_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_weir_proto_goTypes = []any{
 	(Command_Kind)(0),          // 0: weir.cluster.v1.Command.Kind
 	(*WorkerMessage)(nil),      // 1: weir.cluster.v1.WorkerMessage
@@ -1650,16 +1758,17 @@ var file_weir_proto_goTypes = []any{
 	(*SubtaskFinished)(nil),    // 8: weir.cluster.v1.SubtaskFinished
 	(*AttemptEnded)(nil),       // 9: weir.cluster.v1.AttemptEnded
 	(*CoordinatorMessage)(nil), // 10: weir.cluster.v1.CoordinatorMessage
-	(*Welcome)(nil),            // 11: weir.cluster.v1.Welcome
-	(*Placement)(nil),          // 12: weir.cluster.v1.Placement
-	(*Deploy)(nil),             // 13: weir.cluster.v1.Deploy
-	(*Command)(nil),            // 14: weir.cluster.v1.Command
-	(*SubmitRequest)(nil),      // 15: weir.cluster.v1.SubmitRequest
-	(*ListJobsRequest)(nil),    // 16: weir.cluster.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),   // 17: weir.cluster.v1.ListJobsResponse
-	(*GetJobRequest)(nil),      // 18: weir.cluster.v1.GetJobRequest
-	(*JobInfo)(nil),            // 19: weir.cluster.v1.JobInfo
-	(*WorkerTasks)(nil),        // 20: weir.cluster.v1.WorkerTasks
+	(*Prefetch)(nil),           // 11: weir.cluster.v1.Prefetch
+	(*Welcome)(nil),            // 12: weir.cluster.v1.Welcome
+	(*Placement)(nil),          // 13: weir.cluster.v1.Placement
+	(*Deploy)(nil),             // 14: weir.cluster.v1.Deploy
+	(*Command)(nil),            // 15: weir.cluster.v1.Command
+	(*SubmitRequest)(nil),      // 16: weir.cluster.v1.SubmitRequest
+	(*ListJobsRequest)(nil),    // 17: weir.cluster.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),   // 18: weir.cluster.v1.ListJobsResponse
+	(*GetJobRequest)(nil),      // 19: weir.cluster.v1.GetJobRequest
+	(*JobInfo)(nil),            // 20: weir.cluster.v1.JobInfo
+	(*WorkerTasks)(nil),        // 21: weir.cluster.v1.WorkerTasks
 }
 var file_weir_proto_depIdxs = []int32{
 	2,  // 0: weir.cluster.v1.WorkerMessage.hello:type_name -> weir.cluster.v1.Hello
@@ -1671,32 +1780,33 @@ var file_weir_proto_depIdxs = []int32{
 	5,  // 6: weir.cluster.v1.SnapshotDone.subtask:type_name -> weir.cluster.v1.SubtaskRef
 	6,  // 7: weir.cluster.v1.SnapshotDone.channels:type_name -> weir.cluster.v1.ChannelCount
 	5,  // 8: weir.cluster.v1.SubtaskFinished.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	11, // 9: weir.cluster.v1.CoordinatorMessage.welcome:type_name -> weir.cluster.v1.Welcome
-	13, // 10: weir.cluster.v1.CoordinatorMessage.deploy:type_name -> weir.cluster.v1.Deploy
-	14, // 11: weir.cluster.v1.CoordinatorMessage.command:type_name -> weir.cluster.v1.Command
-	5,  // 12: weir.cluster.v1.Placement.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	5,  // 13: weir.cluster.v1.Deploy.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	12, // 14: weir.cluster.v1.Deploy.placement:type_name -> weir.cluster.v1.Placement
-	0,  // 15: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
-	5,  // 16: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	19, // 17: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
-	20, // 18: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
-	5,  // 19: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	1,  // 20: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
-	15, // 21: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
-	16, // 22: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
-	18, // 23: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
-	18, // 24: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
-	10, // 25: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
-	19, // 26: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
-	17, // 27: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
-	19, // 28: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
-	19, // 29: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
-	25, // [25:30] is the sub-list for method output_type
-	20, // [20:25] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	12, // 9: weir.cluster.v1.CoordinatorMessage.welcome:type_name -> weir.cluster.v1.Welcome
+	14, // 10: weir.cluster.v1.CoordinatorMessage.deploy:type_name -> weir.cluster.v1.Deploy
+	15, // 11: weir.cluster.v1.CoordinatorMessage.command:type_name -> weir.cluster.v1.Command
+	11, // 12: weir.cluster.v1.CoordinatorMessage.prefetch:type_name -> weir.cluster.v1.Prefetch
+	5,  // 13: weir.cluster.v1.Placement.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	5,  // 14: weir.cluster.v1.Deploy.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	13, // 15: weir.cluster.v1.Deploy.placement:type_name -> weir.cluster.v1.Placement
+	0,  // 16: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
+	5,  // 17: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	20, // 18: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
+	21, // 19: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
+	5,  // 20: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	1,  // 21: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
+	16, // 22: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
+	17, // 23: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
+	19, // 24: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
+	19, // 25: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
+	10, // 26: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
+	20, // 27: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
+	18, // 28: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
+	20, // 29: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
+	20, // 30: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
+	26, // [26:31] is the sub-list for method output_type
+	21, // [21:26] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_weir_proto_init() }
@@ -1715,6 +1825,7 @@ func file_weir_proto_init() {
 		(*CoordinatorMessage_Welcome)(nil),
 		(*CoordinatorMessage_Deploy)(nil),
 		(*CoordinatorMessage_Command)(nil),
+		(*CoordinatorMessage_Prefetch)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1722,7 +1833,7 @@ func file_weir_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weir_proto_rawDesc), len(file_weir_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   20,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,94 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/engine"
+	"github.com/weir-stream/weir/internal/store"
+	"github.com/weir-stream/weir/internal/task"
+)
+
+// standbyCache is what a passive standby worker keeps loaded: per job run,
+// the state of every subtask in its latest completed checkpoint.
+type standbyCache struct {
+	mu   sync.Mutex
+	runs map[string]*cachedCheckpoint // by job run name
+}
+
+type cachedCheckpoint struct {
+	id    uint64
+	state map[task.SubtaskID][]byte
+}
+
+// get returns the cached state of the given subtasks in checkpoint id of
+// run name, if the cache holds that checkpoint.
+func (c *standbyCache) get(name string, id uint64, want func(task.SubtaskID) bool) (map[task.SubtaskID][]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cc := c.runs[name]
+	if cc == nil || cc.id != id {
+		return nil, false
+	}
+	out := map[task.SubtaskID][]byte{}
+	for sid, b := range cc.state {
+		if want(sid) {
+			out[sid] = b
+		}
+	}
+	return out, true
+}
+
+// prefetch loads the state of the checkpoint p names, replacing an older
+// one of the same run. It runs on the session's goroutines.
+func (s *session) prefetch(p *pb.Prefetch) {
+	w := s.w
+	var m store.Metadata
+	if err := json.Unmarshal(p.Checkpoint, &m); err != nil || w.cfg.Program == nil {
+		return
+	}
+	w.cache.mu.Lock()
+	if cc := w.cache.runs[p.Name]; cc != nil && cc.id >= m.ID {
+		w.cache.mu.Unlock()
+		return
+	}
+	w.cache.mu.Unlock()
+	pl, err := w.cfg.Program.Open(s.ctx, p.Job, p.Name, p.Args)
+	if err != nil {
+		return
+	}
+	cfg, err := pl.Compile(s.ctx)
+	if err != nil || cfg.Store == nil {
+		return
+	}
+	start := time.Now()
+	state, err := engine.ReadState(s.ctx, cfg.Store, &m, nil)
+	if err != nil {
+		w.cfg.Log(fmt.Sprintf("standby: loading checkpoint %d of %s: %v", m.ID, p.Name, err))
+		return
+	}
+	n := 0
+	for _, b := range state {
+		n += len(b)
+	}
+	w.cache.mu.Lock()
+	if cc := w.cache.runs[p.Name]; cc == nil || cc.id < m.ID {
+		w.cache.runs[p.Name] = &cachedCheckpoint{id: m.ID, state: state}
+	}
+	w.cache.mu.Unlock()
+	w.cfg.Log(fmt.Sprintf("standby: loaded checkpoint %d of %s, %d bytes in %v", m.ID, p.Name, n, time.Since(start).Round(time.Millisecond)))
+}
+
+// restoreState returns the state of the local subtasks in checkpoint m:
+// from the standby cache when it holds m, else from the store.
+func (a *workerAttempt) restoreState(ctx context.Context, cfg engine.Config, m *store.Metadata, local func(task.SubtaskID) bool) (map[task.SubtaskID][]byte, bool, error) {
+	if state, ok := a.s.w.cache.get(a.d.Name, m.ID, local); ok {
+		return state, true, nil
+	}
+	state, err := engine.ReadState(ctx, cfg.Store, m, local)
+	return state, false, err
+}
