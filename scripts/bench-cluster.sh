@@ -9,8 +9,8 @@
 # KEYS and WINDOW set the keycount keys and window of the recovery runs
 # (the state size; defaults 100000 and 1s), EVENTS its events (default
 # 30000000), KILL_AT the checkpoint after
-# which the worker is killed (default 4); RECOVERY_ONLY=1 skips the
-# throughput runs.
+# which the worker is killed (default 4); STANDBY=1 makes the spare worker
+# a passive standby; RECOVERY_ONLY=1 skips the throughput runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}; query=${2:-q5}; events=${3:-20000000}
@@ -55,7 +55,8 @@ fi
 echo "== recovery after a worker kill: keycount at 2M events/s, exactly-once, checkpoints every 500ms"
 for i in $(seq "$runs"); do
   start_cluster
-  "$weir" worker --coordinator "$addr" --slots 1 --id w3 >"$tmp/w3.log" 2>&1 & w3=$!
+  standby=(); [ -n "${STANDBY:-}" ] && standby=(--standby)
+  "$weir" worker --coordinator "$addr" --slots 1 --id w3 "${standby[@]}" >"$tmp/w3.log" 2>&1 & w3=$!
   until grep -q "w3 joined" "$tmp/coord.log"; do sleep 0.05; done
   rm -rf "$tmp/out"
   "$weir" submit --coordinator "$addr" keycount --events "${EVENTS:-30000000}" --keys "$keys" --window "${WINDOW:-1s}" --rate 2000000 -p 2 --guarantee exactly-once \
@@ -76,6 +77,7 @@ for i in $(seq "$runs"); do
   restore=$(echo "($(date -d "$(date +%F) $running" +%s.%N)-$lost_s)*1000" | bc)
   printf "run %d: state %s bytes; detection %.0f ms; lost to restored and running %.0f ms; failure to first output %s\n" \
     "$i" "$size" "$detect" "$restore" "$rec"
+  grep -ho "restored [0-9]* bytes of state.* in [0-9.]*m\?s" "$tmp/w2.log" "$tmp/w3.log" | sed 's/^/    /' || true
   kill $w3 2>/dev/null || true; wait $w3 2>/dev/null || true
   stop_cluster
 done
