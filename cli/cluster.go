@@ -292,6 +292,9 @@ func cancelCommand(stdout, _ io.Writer) *cobra.Command {
 // printClusterJob prints what the coordinator knows of a job.
 func printClusterJob(w io.Writer, j *pb.JobInfo) {
 	fmt.Fprintf(w, "job %s (%s): %s, submitted %s\n", j.Id, j.Job, j.State, time.UnixMilli(j.SubmittedUnixMs).Format(time.RFC3339))
+	if j.Guarantee != "" {
+		fmt.Fprintf(w, "  %s, %s failover\n", j.Guarantee, j.Failover)
+	}
 	if j.Detail != "" {
 		fmt.Fprintf(w, "  %s\n", j.Detail)
 	}

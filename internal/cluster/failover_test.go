@@ -122,6 +122,9 @@ func TestClusterFineGrainedFailover(t *testing.T) {
 	if !stopped {
 		t.Fatal("no worker was stopped during the run")
 	}
+	if info.Guarantee != "exactly-once" || info.Failover != "fine-grained" {
+		t.Fatalf("job info shows %q with %q failover", info.Guarantee, info.Failover)
+	}
 	if n := prog.opens["b"].Load(); n != 2 {
 		t.Fatalf("pipeline b's source was opened %d times, want 2: its region restarted", n)
 	}

@@ -54,6 +54,8 @@ type job struct {
 	rec       jobRecord
 	detail    string
 	executors map[*remoteExecutor]bool // the running attempts (one per region under fine-grained failover)
+	guarantee string
+	failover  string
 }
 
 func (j *job) setDetail(d string) {
@@ -124,7 +126,8 @@ func (c *Coordinator) start(ctx context.Context, rec jobRecord, resume bool) (*j
 		return nil, status.Errorf(codes.InvalidArgument, "job %s: at-most-once is not supported in cluster mode yet; use exactly-once, at-least-once or none", rec.Job)
 	}
 	jctx, cancel := context.WithCancel(c.ctx)
-	j := &job{c: c, id: rec.ID, job: rec.Job, args: args, p: p, cancel: cancel, rec: rec}
+	j := &job{c: c, id: rec.ID, job: rec.Job, args: args, p: p, cancel: cancel, rec: rec,
+		guarantee: cfg.Mode.String(), failover: cfg.Failover.String()}
 	if err := c.save(ctx, j); err != nil {
 		cancel()
 		return nil, err
@@ -281,7 +284,7 @@ func (j *job) info() *pb.JobInfo {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	in := &pb.JobInfo{Id: j.id, Job: j.job, Args: j.rec.Args, State: j.rec.State, Error: j.rec.Error, Detail: j.detail,
-		SubmittedUnixMs: j.rec.Submitted.UnixMilli()}
+		SubmittedUnixMs: j.rec.Submitted.UnixMilli(), Guarantee: j.guarantee, Failover: j.failover}
 	if !j.rec.Ended.IsZero() {
 		in.EndedUnixMs = j.rec.Ended.UnixMilli()
 	}

@@ -33,6 +33,18 @@ const (
 	AtMostOnce
 )
 
+func (m Mode) String() string {
+	switch m {
+	case ExactlyOnce:
+		return "exactly-once"
+	case AtLeastOnce:
+		return "at-least-once"
+	case AtMostOnce:
+		return "at-most-once"
+	}
+	return "none"
+}
+
 // Config describes a job run.
 type Config struct {
 	Job         string

@@ -1429,8 +1429,12 @@ type JobInfo struct {
 	// read by sources and written by sinks, as of the workers' heartbeats.
 	RecordsRead    int64 `protobuf:"varint,11,opt,name=records_read,json=recordsRead,proto3" json:"records_read,omitempty"`
 	RecordsWritten int64 `protobuf:"varint,12,opt,name=records_written,json=recordsWritten,proto3" json:"records_written,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// guarantee and failover are the job's recovery semantics and failover
+	// strategy.
+	Guarantee     string `protobuf:"bytes,13,opt,name=guarantee,proto3" json:"guarantee,omitempty"`
+	Failover      string `protobuf:"bytes,14,opt,name=failover,proto3" json:"failover,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobInfo) Reset() {
@@ -1545,6 +1549,20 @@ func (x *JobInfo) GetRecordsWritten() int64 {
 		return x.RecordsWritten
 	}
 	return 0
+}
+
+func (x *JobInfo) GetGuarantee() string {
+	if x != nil {
+		return x.Guarantee
+	}
+	return ""
+}
+
+func (x *JobInfo) GetFailover() string {
+	if x != nil {
+		return x.Failover
+	}
+	return ""
 }
 
 type WorkerTasks struct {
@@ -1707,7 +1725,7 @@ const file_weir_proto_rawDesc = "" +
 	"\x10ListJobsResponse\x12,\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x18.weir.cluster.v1.JobInfoR\x04jobs\"\x1f\n" +
 	"\rGetJobRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\xef\x02\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\xa9\x03\n" +
 	"\aJobInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
 	"\x03job\x18\x02 \x01(\tR\x03job\x12\x12\n" +
@@ -1721,7 +1739,9 @@ const file_weir_proto_rawDesc = "" +
 	"\aworkers\x18\n" +
 	" \x03(\v2\x1c.weir.cluster.v1.WorkerTasksR\aworkers\x12!\n" +
 	"\frecords_read\x18\v \x01(\x03R\vrecordsRead\x12'\n" +
-	"\x0frecords_written\x18\f \x01(\x03R\x0erecordsWritten\"c\n" +
+	"\x0frecords_written\x18\f \x01(\x03R\x0erecordsWritten\x12\x1c\n" +
+	"\tguarantee\x18\r \x01(\tR\tguarantee\x12\x1a\n" +
+	"\bfailover\x18\x0e \x01(\tR\bfailover\"c\n" +
 	"\vWorkerTasks\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x127\n" +
 	"\bsubtasks\x18\x02 \x03(\v2\x1b.weir.cluster.v1.SubtaskRefR\bsubtasks2\x81\x03\n" +
