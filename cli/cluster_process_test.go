@@ -433,3 +433,21 @@ func TestClusterPassiveStandby(t *testing.T) {
 	sb.waitFor(`attempt keycount-1/\S+ running: restored \d+ bytes of state from the standby's memory`)
 	c.check(client, out, ref)
 }
+
+// Killing a standby costs the running job nothing: it ran no task, so no
+// attempt fails, and the output is the failure-free output.
+func TestClusterStandbyKillLeavesTheJobRunning(t *testing.T) {
+	skipShort(t)
+	ref := reference(t, keycount)
+	c := newCluster(t, 3)
+	sb := start(t, "standby", "worker", "--coordinator", c.addr, "--slots", "1", "--id", "standby", "--standby")
+	sb.waitFor("joined coordinator")
+	client, out := c.submit(keycount)
+	sb.waitFor(`standby: loaded checkpoint 2 of keycount-1`)
+	sb.kill()
+	c.coord.waitFor(`worker standby lost`)
+	c.check(client, out, ref)
+	if strings.Contains(c.coord.output(), "failure 1:") {
+		t.Fatalf("losing the standby failed an attempt:\n%s", c.coord.output())
+	}
+}
