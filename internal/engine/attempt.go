@@ -101,22 +101,9 @@ func (e *engine) attempt(ctx context.Context, restore *store.Metadata) error {
 	if err != nil {
 		return err
 	}
-	a := &attemptState{e: e, rt: rt, finished: map[task.SubtaskID]bool{}, acked: map[int64]map[task.SubtaskID]bool{},
-		counts: map[int64]map[task.Channel][2]int64{}}
-	if len(e.report.Recoveries) > 0 {
-		a.restarted = e.report.Recoveries[len(e.report.Recoveries)-1].FailedAt
-	}
-	for _, v := range e.cfg.Plan.Vertices {
-		for i := range v.Parallelism {
-			a.tasks = append(a.tasks, task.SubtaskID{Vertex: v.ID, Subtask: i})
-		}
-	}
-	if opts.Checkpoint != task.NoCheckpoints {
-		coord, err := checkpoint.New(e.coordinatorConfig(a.tasks))
-		if err != nil {
-			return &fatalError{err}
-		}
-		a.coord = coord
+	a, err := e.newAttemptState(rt, opts.Checkpoint != task.NoCheckpoints)
+	if err != nil {
+		return err
 	}
 	done := make(chan error, 1)
 	go func() { done <- rt.Run(actx) }()
@@ -135,29 +122,63 @@ func (e *engine) attempt(ctx context.Context, restore *store.Metadata) error {
 			}
 			return err
 		case <-ticker.C:
-			a.noteRecovery()
-			if a.coord != nil {
-				a.act(a.coord.Tick())
-				if a.wantFinal {
-					a.triggerFinal()
-				}
-			}
+			a.tick()
 		case ev := <-snaps:
 			a.onSnapshot(ev)
 		case id := <-fins:
 			a.onFinished(id)
 		case <-randomKill:
 			randomKill = nil
-			if e.cfg.Failures.fireRandom() {
-				victim := a.tasks[e.cfg.Failures.pick(len(a.tasks))]
-				rt.Kill(victim, &task.InjectedError{Point: "at-a-random-moment", Subtask: victim})
-				// The next attempt arms the next failure.
-			}
+			a.killRandom() // the next attempt arms the next failure
 		}
 		if a.failure != nil && failed == nil {
 			failed = a.failure
 			rt.Kill(task.SubtaskID{}, failed)
 		}
+	}
+}
+
+// newAttemptState returns the bookkeeping of an attempt run by rt, with a
+// checkpoint coordinator when checkpoints are on.
+func (e *engine) newAttemptState(rt Executor, checkpoints bool) (*attemptState, error) {
+	a := &attemptState{e: e, rt: rt, finished: map[task.SubtaskID]bool{}, acked: map[int64]map[task.SubtaskID]bool{},
+		counts: map[int64]map[task.Channel][2]int64{}}
+	if len(e.report.Recoveries) > 0 {
+		a.restarted = e.report.Recoveries[len(e.report.Recoveries)-1].FailedAt
+	}
+	for _, v := range e.cfg.Plan.Vertices {
+		for i := range v.Parallelism {
+			a.tasks = append(a.tasks, task.SubtaskID{Vertex: v.ID, Subtask: i})
+		}
+	}
+	if checkpoints {
+		coord, err := checkpoint.New(e.coordinatorConfig(a.tasks))
+		if err != nil {
+			return nil, &fatalError{err}
+		}
+		a.coord = coord
+	}
+	return a, nil
+}
+
+// tick advances the attempt's clock: recovery time, the coordinator's
+// timers and triggers, and a final checkpoint that waits for its turn.
+func (a *attemptState) tick() {
+	a.noteRecovery()
+	if a.coord != nil {
+		a.act(a.coord.Tick())
+		if a.wantFinal {
+			a.triggerFinal()
+		}
+	}
+}
+
+// killRandom fails a random subtask, if the injector still has a failure
+// to inject.
+func (a *attemptState) killRandom() {
+	if in := a.e.cfg.Failures; in.fireRandom() {
+		victim := a.tasks[in.pick(len(a.tasks))]
+		a.rt.Kill(victim, &task.InjectedError{Point: "at-a-random-moment", Subtask: victim})
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/weir-stream/weir/internal/checkpoint"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/store"
 	"github.com/weir-stream/weir/internal/task"
@@ -170,21 +169,10 @@ func (e *engine) attemptRegions(ctx context.Context, restore *store.Metadata, re
 	}
 	arm(restore != nil)
 
-	a := &attemptState{e: e, rt: set, finished: map[task.SubtaskID]bool{}, acked: map[int64]map[task.SubtaskID]bool{},
-		counts: map[int64]map[task.Channel][2]int64{}}
-	if len(e.report.Recoveries) > 0 {
-		a.restarted = e.report.Recoveries[len(e.report.Recoveries)-1].FailedAt
-	}
-	for _, v := range e.cfg.Plan.Vertices {
-		for i := range v.Parallelism {
-			a.tasks = append(a.tasks, task.SubtaskID{Vertex: v.ID, Subtask: i})
-		}
-	}
-	coord, err := checkpoint.New(e.coordinatorConfig(a.tasks))
+	a, err := e.newAttemptState(set, true)
 	if err != nil {
-		return &fatalError{err}
+		return err
 	}
-	a.coord = coord
 	ticker := time.NewTicker(e.cfg.Tick)
 	defer ticker.Stop()
 	running := len(regions)
@@ -248,21 +236,14 @@ func (e *engine) attemptRegions(ctx context.Context, restore *store.Metadata, re
 			if len(restartAt) == 0 {
 				a.coord.Resume()
 			}
-			a.noteRecovery()
-			a.act(a.coord.Tick())
-			if a.wantFinal {
-				a.triggerFinal()
-			}
+			a.tick()
 		case ev := <-snaps:
 			a.onSnapshot(ev)
 		case id := <-fins:
 			a.onFinished(id)
 		case <-randomKill:
 			randomKill = nil
-			if e.cfg.Failures.fireRandom() {
-				victim := a.tasks[e.cfg.Failures.pick(len(a.tasks))]
-				set.Kill(victim, &task.InjectedError{Point: "at-a-random-moment", Subtask: victim})
-			}
+			a.killRandom()
 		}
 		if a.failure != nil {
 			return a.failure
