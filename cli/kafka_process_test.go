@@ -1,14 +1,12 @@
 package cli_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -114,36 +112,8 @@ func readCommitted(t *testing.T, topic string) []string {
 // completed checkpoints, and kills it with SIGKILL.
 func killAfterCheckpoints(t *testing.T, n int, args ...string) {
 	t.Helper()
-	cmd := exec.Command(weirBinary(t), args...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stderr)
-	seen := 0
-	var log []string
-	for seen < n && sc.Scan() {
-		log = append(log, sc.Text())
-		if strings.Contains(sc.Text(), " completed in ") {
-			seen++
-		}
-	}
-	if seen < n {
-		cmd.Wait()
-		t.Fatalf("the job ended after %d completed checkpoints, before it could be killed:\n%s", seen, strings.Join(log, "\n"))
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	go func() { // drain, so the process never blocks on a full pipe
-		for sc.Scan() {
-		}
-	}()
-	if err := cmd.Wait(); err == nil {
-		t.Fatal("the job finished before it was killed")
+	if !killAfterCount(t, " completed in ", n, args...) {
+		t.Fatalf("the job ended before %d checkpoints completed, before it could be killed", n)
 	}
 }
 

@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,48 +16,6 @@ import (
 	"github.com/weir-stream/weir/internal/jobs"
 	"github.com/weir-stream/weir/internal/testenv"
 )
-
-// killAfterCount runs weir with args, waits until it printed n lines
-// containing want on standard error, and kills it with SIGKILL. It returns
-// false if the job ended first (it had nothing left to do).
-func killAfterCount(t *testing.T, want string, n int, args ...string) bool {
-	t.Helper()
-	cmd := exec.Command(weirBinary(t), args...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stderr)
-	var seen int
-	var log []string
-	for seen < n && sc.Scan() {
-		log = append(log, sc.Text())
-		if strings.Contains(sc.Text(), want) {
-			seen++
-		}
-	}
-	if seen < n {
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("the job failed before it was killed: %v\n%s", err, strings.Join(log, "\n"))
-		}
-		return false
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { // drain, so the process never blocks on a full pipe
-		defer close(done)
-		for sc.Scan() {
-		}
-	}()
-	cmd.Wait()
-	<-done
-	return true
-}
 
 // keyCountRows reads keycount rows from a table as the JSON lines the
 // file sink would have written.

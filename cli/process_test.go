@@ -55,6 +55,17 @@ func lines(t *testing.T, dir string) []string {
 // error, and kills it with SIGKILL.
 func killAfter(t *testing.T, want string, args ...string) {
 	t.Helper()
+	if !killAfterCount(t, want, 1, args...) {
+		t.Fatalf("the job ended before printing %q or before it was killed", want)
+	}
+}
+
+// killAfterCount runs weir with args, waits until it printed n lines
+// containing want on standard error, and kills it with SIGKILL. It returns
+// false if the job ended first (it had nothing left to do); it fails the
+// test if the job failed first.
+func killAfterCount(t *testing.T, want string, n int, args ...string) bool {
+	t.Helper()
 	cmd := exec.Command(weirBinary(t), args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -64,27 +75,32 @@ func killAfter(t *testing.T, want string, args ...string) {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(stderr)
-	seen := false
-	for sc.Scan() {
+	var seen int
+	var log []string
+	for seen < n && sc.Scan() {
+		log = append(log, sc.Text())
 		if strings.Contains(sc.Text(), want) {
-			seen = true
-			break
+			seen++
 		}
 	}
-	if !seen {
-		cmd.Wait()
-		t.Fatalf("the job ended before printing %q", want)
+	if seen < n {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("the job failed before it was killed: %v\n%s", err, strings.Join(log, "\n"))
+		}
+		return false
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	done := make(chan struct{})
 	go func() { // drain, so the process never blocks on a full pipe
+		defer close(done)
 		for sc.Scan() {
 		}
 	}()
-	if err := cmd.Wait(); err == nil {
-		t.Fatal("the job finished before it was killed")
-	}
+	err = cmd.Wait()
+	<-done
+	return err != nil // nil: it finished on its own just before the kill
 }
 
 // Kill the whole process mid-run with SIGKILL, start it again with
