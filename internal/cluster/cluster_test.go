@@ -23,13 +23,17 @@ import (
 
 // keycountProgram runs keycount with a fixed configuration; its only
 // argument is the output directory.
-type keycountProgram struct{ store string }
+type keycountProgram struct {
+	store string
+	logs  *logLines
+}
 
 func (keycountProgram) Jobs() []string { return []string{"keycount"} }
 
 func (k keycountProgram) Open(_ context.Context, _, name string, args []string) (cluster.Pipeline, error) {
 	p := weir.NewPipeline(weir.WithName(name), weir.WithParallelism(3), weir.WithGuarantee(weir.ExactlyOnce),
-		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 100 * time.Millisecond, StateDir: k.store}))
+		weir.WithLog(func(l string) { k.logs.add(name + ": " + l) }),
+		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 100 * time.Millisecond, StateDir: k.store, Log: true}))
 	c := jobs.KeyCountConfig{Events: 400_000, Keys: 100, Window: 100 * time.Millisecond, TPS: 100_000, Seed: 1, Rate: 400_000}
 	jobs.KeyCountPipeline(p, c, weir.JobConfig{Output: args[0]})
 	return pipeline{p}, nil
@@ -50,7 +54,8 @@ func (p pipeline) Report() *engine.Report { return p.p.Report() }
 func TestClusterInProcess(t *testing.T) {
 	dir := t.TempDir()
 	store := filepath.Join(dir, "store")
-	prog := keycountProgram{store: store}
+	logs := newLogLines()
+	prog := keycountProgram{store: store, logs: logs}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -61,7 +66,7 @@ func TestClusterInProcess(t *testing.T) {
 	}
 
 	c, err := cluster.NewCoordinator(ctx, cluster.CoordinatorConfig{Listen: "127.0.0.1:0", Store: store, Program: prog,
-		HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Second})
+		HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Second, Log: logs.add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,64 +87,42 @@ func TestClusterInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(info.Detail, "waiting for 3 free slots: 0 free on 0 workers") {
-		if time.Now().After(deadline) {
-			t.Fatalf("a job without workers is %s (%q), want it waiting for slots", info.State, info.Detail)
-		}
-		time.Sleep(10 * time.Millisecond)
-		if info, err = client.GetJob(ctx, &pb.GetJobRequest{Id: info.Id}); err != nil {
-			t.Fatal(err)
-		}
+	logs.wait(t, "^job "+info.Id+" waiting for 3 free slots: 0 free on 0 workers$")
+	if info, err = client.GetJob(ctx, &pb.GetJobRequest{Id: info.Id}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(info.Detail, "waiting for 3 free slots: 0 free on 0 workers") {
+		t.Fatalf("a job without workers is %s (%q), want it waiting for slots", info.State, info.Detail)
 	}
 	if info.State != cluster.Waiting {
 		t.Fatalf("state %s while waiting for slots", info.State)
 	}
 
-	type running struct {
-		w      *cluster.Worker
-		cancel context.CancelFunc
-		done   chan error
-	}
-	workers := map[string]running{}
+	workers := map[string]*runningWorker{}
 	for i := 1; i <= 4; i++ {
 		id := fmt.Sprintf("w%d", i)
-		w, err := cluster.NewWorker(cluster.WorkerConfig{ID: id, Coordinator: c.Addr(), Program: prog})
-		if err != nil {
-			t.Fatal(err)
-		}
-		wctx, wcancel := context.WithCancel(ctx)
-		r := running{w, wcancel, make(chan error, 1)}
-		go func() { r.done <- w.Run(wctx) }()
-		workers[id] = r
+		workers[id] = startWorker(t, ctx, cluster.WorkerConfig{ID: id, Coordinator: c.Addr(), Program: prog})
 	}
 	defer func() {
 		for _, r := range workers {
-			r.cancel()
-			<-r.done
-			r.w.Close()
+			r.stop()
 		}
 	}()
+	// Once the job runs, stop the data plane and the session of a worker of
+	// the attempt: to the others it is lost.
+	logs.wait(t, "^"+info.Id+": checkpoint 2 completed")
+	if info, err = client.GetJob(ctx, &pb.GetJobRequest{Id: info.Id}); err != nil {
+		t.Fatal(err)
+	}
 	killed := false
-	for {
-		info, err = client.GetJob(ctx, &pb.GetJobRequest{Id: info.Id})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !killed && info.RecordsWritten > 0 && len(info.Workers) > 0 {
-			// Stop the data plane and the session of a worker of the
-			// attempt: to the others it is lost.
-			r := workers[info.Workers[0].WorkerId]
-			r.cancel()
-			<-r.done
-			r.w.Close()
-			delete(workers, info.Workers[0].WorkerId)
-			killed = true
-		}
-		if info.State == cluster.Finished || info.State == cluster.Failed || info.State == cluster.Cancelled {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
+	if len(info.Workers) > 0 {
+		workers[info.Workers[0].WorkerId].stop()
+		delete(workers, info.Workers[0].WorkerId)
+		killed = true
+	}
+	logs.wait(t, "^job "+info.Id+" (finished|failed|cancelled)")
+	if info, err = client.GetJob(ctx, &pb.GetJobRequest{Id: info.Id}); err != nil {
+		t.Fatal(err)
 	}
 	if info.State != cluster.Finished {
 		t.Fatalf("job %s: %s", info.State, info.Error)

@@ -34,14 +34,15 @@ func (c counted) Open(ctx context.Context, info connector.SubtaskInfo, pos conne
 type twoPipelines struct {
 	store string
 	opens map[string]*atomic.Int32
+	logs  *logLines
 }
 
 func (twoPipelines) Jobs() []string { return []string{"two"} }
 
 func (t twoPipelines) Open(_ context.Context, _, name string, args []string) (cluster.Pipeline, error) {
 	p := weir.NewPipeline(weir.WithName(name), weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce),
-		weir.WithFailover(weir.FineGrainedFailover),
-		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 100 * time.Millisecond, StateDir: t.store}))
+		weir.WithFailover(weir.FineGrainedFailover), weir.WithLog(func(l string) { t.logs.add(name + ": " + l) }),
+		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 100 * time.Millisecond, StateDir: t.store, Log: true}))
 	for i, n := range []string{"a", "b"} {
 		c := jobs.KeyCountConfig{Events: 300_000, Keys: 50, Window: 100 * time.Millisecond, TPS: 100_000, Seed: uint64(i + 1)}
 		src := counted{generator.New(c.Events, c.Event, generator.WithRate(200_000)), t.opens[n]}
@@ -59,7 +60,8 @@ func (t twoPipelines) Open(_ context.Context, _, name string, args []string) (cl
 // both outputs equal a one-process run's.
 func TestClusterFineGrainedFailover(t *testing.T) {
 	dir := t.TempDir()
-	prog := twoPipelines{store: filepath.Join(dir, "store"), opens: map[string]*atomic.Int32{"a": {}, "b": {}}}
+	logs := newLogLines()
+	prog := twoPipelines{store: filepath.Join(dir, "store"), opens: map[string]*atomic.Int32{"a": {}, "b": {}}, logs: logs}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ref := filepath.Join(dir, "ref")
@@ -71,7 +73,7 @@ func TestClusterFineGrainedFailover(t *testing.T) {
 	prog.opens["b"].Store(0)
 
 	c, err := cluster.NewCoordinator(ctx, cluster.CoordinatorConfig{Listen: "127.0.0.1:0", Store: prog.store, Program: prog,
-		HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Second})
+		HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Second, Log: logs.add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +86,7 @@ func TestClusterFineGrainedFailover(t *testing.T) {
 	}()
 	for i := 1; i <= 5; i++ { // two regions of two slots, and a spare
 		id := fmt.Sprintf("w%d", i)
-		workers[id] = startWorker(t, ctx, id, c.Addr(), prog)
+		workers[id] = startWorker(t, ctx, cluster.WorkerConfig{ID: id, Coordinator: c.Addr(), Program: prog})
 	}
 	conn, err := cluster.Security{}.Dial(c.Addr())
 	if err != nil {
@@ -97,24 +99,21 @@ func TestClusterFineGrainedFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Once the job runs, stop a worker that runs a subtask of pipeline a's
+	// source (vertex 0), and so none of pipeline b.
+	logs.wait(t, "^"+info.Id+": checkpoint 2 completed")
+	if info, err = client.GetJob(ctx, &pb.GetJobRequest{Id: info.Id}); err != nil {
+		t.Fatal(err)
+	}
 	stopped := false
-	for {
-		if info, err = client.GetJob(ctx, &pb.GetJobRequest{Id: info.Id}); err != nil {
-			t.Fatal(err)
-		}
-		if !stopped && info.RecordsWritten > 0 {
-			// Stop a worker that runs a subtask of pipeline a's source
-			// (vertex 0) and none of pipeline b.
-			if w := workerOf(info, 0); w != "" {
-				workers[w].stop()
-				delete(workers, w)
-				stopped = true
-			}
-		}
-		if info.State == cluster.Finished || info.State == cluster.Failed || info.State == cluster.Cancelled {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
+	if w := workerOf(info, 0); w != "" {
+		workers[w].stop()
+		delete(workers, w)
+		stopped = true
+	}
+	logs.wait(t, "^job "+info.Id+" (finished|failed|cancelled)")
+	if info, err = client.GetJob(ctx, &pb.GetJobRequest{Id: info.Id}); err != nil {
+		t.Fatal(err)
 	}
 	if info.State != cluster.Finished {
 		t.Fatalf("job %s: %s", info.State, info.Error)
@@ -160,28 +159,4 @@ func workerOf(info *pb.JobInfo, v int32) string {
 		}
 	}
 	return ""
-}
-
-type runningWorker struct {
-	w      *cluster.Worker
-	cancel context.CancelFunc
-	done   chan error
-}
-
-func (r *runningWorker) stop() {
-	r.cancel()
-	<-r.done
-	r.w.Close()
-}
-
-func startWorker(t *testing.T, ctx context.Context, id, addr string, prog cluster.Program) *runningWorker {
-	t.Helper()
-	w, err := cluster.NewWorker(cluster.WorkerConfig{ID: id, Coordinator: addr, Program: prog})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, cancel := context.WithCancel(ctx)
-	r := &runningWorker{w, cancel, make(chan error, 1)}
-	go func() { r.done <- w.Run(wctx) }()
-	return r
 }

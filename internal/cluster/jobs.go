@@ -58,8 +58,11 @@ type job struct {
 	failover  string
 }
 
+// setDetail says what the job waits for ("" once it runs), and logs it
+// when it changes.
 func (j *job) setDetail(d string) {
 	j.mu.Lock()
+	changed := d != j.detail
 	j.detail = d
 	if d != "" && j.rec.State == Running {
 		j.rec.State = Waiting
@@ -67,6 +70,9 @@ func (j *job) setDetail(d string) {
 		j.rec.State = Running
 	}
 	j.mu.Unlock()
+	if changed && d != "" {
+		j.c.cfg.Log(fmt.Sprintf("job %s %s", j.id, d))
+	}
 }
 
 func (j *job) setPlacement(x *remoteExecutor) {

@@ -1,4 +1,4 @@
-package cluster
+package cluster_test
 
 import (
 	"context"
@@ -17,18 +17,16 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/weir-stream/weir/internal/cluster"
 	"github.com/weir-stream/weir/internal/cluster/pb"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
 // pki writes a CA and a certificate it signed for 127.0.0.1, and a second
 // certificate signed by another CA.
-func pki(t *testing.T) (good, rogue Security) {
+func pki(t *testing.T) (good, rogue cluster.Security) {
 	t.Helper()
 	dir := t.TempDir()
 	write := func(name string, typ string, der []byte) string {
@@ -38,7 +36,7 @@ func pki(t *testing.T) (good, rogue Security) {
 		}
 		return p
 	}
-	issue := func(prefix string) Security {
+	issue := func(prefix string) cluster.Security {
 		caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: prefix + " CA"}, IsCA: true,
 			BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
@@ -56,15 +54,15 @@ func pki(t *testing.T) (good, rogue Security) {
 			t.Fatal(err)
 		}
 		keyDER, _ := x509.MarshalECPrivateKey(key)
-		return Security{CAFile: write(prefix+"-ca.pem", "CERTIFICATE", caDER), CertFile: write(prefix+".pem", "CERTIFICATE", der),
+		return cluster.Security{CAFile: write(prefix+"-ca.pem", "CERTIFICATE", caDER), CertFile: write(prefix+".pem", "CERTIFICATE", der),
 			KeyFile: write(prefix+"-key.pem", "EC PRIVATE KEY", keyDER)}
 	}
 	return issue("good"), issue("rogue")
 }
 
-func startCoordinator(t *testing.T, sec Security) *Coordinator {
+func startCoordinator(t *testing.T, sec cluster.Security, logs *logLines) *cluster.Coordinator {
 	t.Helper()
-	c, err := NewCoordinator(context.Background(), CoordinatorConfig{Listen: "127.0.0.1:0", Store: t.TempDir(), Security: sec})
+	c, err := cluster.NewCoordinator(context.Background(), cluster.CoordinatorConfig{Listen: "127.0.0.1:0", Store: t.TempDir(), Security: sec, Log: logs.add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +70,7 @@ func startCoordinator(t *testing.T, sec Security) *Coordinator {
 	return c
 }
 
-func listJobs(sec Security, addr string) error {
+func listJobs(sec cluster.Security, addr string) error {
 	conn, err := sec.Dial(addr)
 	if err != nil {
 		return err
@@ -85,15 +83,15 @@ func listJobs(sec Security, addr string) error {
 }
 
 func TestTokenIsRequired(t *testing.T) {
-	c := startCoordinator(t, Security{Token: "s3cret"})
-	err := listJobs(Security{}, c.Addr())
+	c := startCoordinator(t, cluster.Security{Token: "s3cret"}, newLogLines())
+	err := listJobs(cluster.Security{}, c.Addr())
 	if status.Code(err) != codes.Unauthenticated || !strings.Contains(err.Error(), "bearer token") {
 		t.Fatalf("a call without a token: %v, want Unauthenticated naming the token", err)
 	}
-	if err := listJobs(Security{Token: "wrong"}, c.Addr()); status.Code(err) != codes.Unauthenticated {
+	if err := listJobs(cluster.Security{Token: "wrong"}, c.Addr()); status.Code(err) != codes.Unauthenticated {
 		t.Fatalf("a call with a wrong token: %v, want Unauthenticated", err)
 	}
-	if err := listJobs(Security{Token: "s3cret"}, c.Addr()); err != nil {
+	if err := listJobs(cluster.Security{Token: "s3cret"}, c.Addr()); err != nil {
 		t.Fatalf("a call with the token: %v", err)
 	}
 }
@@ -101,11 +99,12 @@ func TestTokenIsRequired(t *testing.T) {
 func TestMutualTLSRefusesUnknownPeers(t *testing.T) {
 	good, rogue := pki(t)
 	good.Token = "s3cret"
-	c := startCoordinator(t, good)
+	logs := newLogLines()
+	c := startCoordinator(t, good, logs)
 	if err := listJobs(good, c.Addr()); err != nil {
 		t.Fatalf("a client with a certificate of the cluster's CA: %v", err)
 	}
-	if err := listJobs(Security{Token: "s3cret"}, c.Addr()); err == nil {
+	if err := listJobs(cluster.Security{Token: "s3cret"}, c.Addr()); err == nil {
 		t.Fatal("a plain-text client was served")
 	}
 	rogue.Token = "s3cret"
@@ -115,7 +114,7 @@ func TestMutualTLSRefusesUnknownPeers(t *testing.T) {
 
 	// A worker with the cluster's certificate joins; its data plane
 	// refuses a plain connection.
-	w, err := NewWorker(WorkerConfig{ID: "w1", Coordinator: c.Addr(), Security: good})
+	w, err := cluster.NewWorker(cluster.WorkerConfig{ID: "w1", Coordinator: c.Addr(), Security: good})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,19 +122,7 @@ func TestMutualTLSRefusesUnknownPeers(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c.mu.Lock()
-		n := len(c.workers)
-		c.mu.Unlock()
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the worker with the cluster's certificate did not join")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	logs.wait(t, `^worker w1 joined`)
 	conn, err := net.Dial("tcp", w.DataAddr())
 	if err != nil {
 		t.Fatal(err)

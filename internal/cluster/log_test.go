@@ -1,0 +1,86 @@
+package cluster_test
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/weir-stream/weir/internal/cluster"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// logLines collects the lines a coordinator and its jobs log, so that a
+// test waits for an event instead of polling.
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+	added chan struct{} // closed and replaced on every line
+}
+
+func newLogLines() *logLines { return &logLines{added: make(chan struct{})} }
+
+func (l *logLines) add(line string) {
+	l.mu.Lock()
+	l.lines = append(l.lines, line)
+	close(l.added)
+	l.added = make(chan struct{})
+	l.mu.Unlock()
+}
+
+// wait waits until a line matching re was logged.
+func (l *logLines) wait(t *testing.T, re string) {
+	t.Helper()
+	rx := regexp.MustCompile(re)
+	deadline := time.After(time.Minute)
+	for i := 0; ; {
+		l.mu.Lock()
+		for ; i < len(l.lines); i++ {
+			if rx.MatchString(l.lines[i]) {
+				l.mu.Unlock()
+				return
+			}
+		}
+		added := l.added
+		l.mu.Unlock()
+		select {
+		case <-added:
+		case <-deadline:
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			t.Fatalf("nothing logged %q:\n%s", re, strings.Join(l.lines, "\n"))
+		}
+	}
+}
+
+// runningWorker is a worker of a test cluster in this process.
+type runningWorker struct {
+	w      *cluster.Worker
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// stop ends the worker's session and data plane: to the coordinator and
+// the other workers it is lost.
+func (r *runningWorker) stop() {
+	r.cancel()
+	<-r.done
+	r.w.Close()
+}
+
+func startWorker(t *testing.T, ctx context.Context, cfg cluster.WorkerConfig) *runningWorker {
+	t.Helper()
+	w, err := cluster.NewWorker(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	r := &runningWorker{w, cancel, make(chan error, 1)}
+	go func() { r.done <- w.Run(wctx) }()
+	return r
+}
