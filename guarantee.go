@@ -57,13 +57,25 @@ const (
 	// GlobalFailover restarts every task of the job from the latest
 	// completed checkpoint (the default).
 	GlobalFailover Failover = iota
-	// FineGrainedFailover restarts only the failed task's pipelined
-	// region — the tasks that records connect to it — from the latest
-	// completed checkpoint. The job's other regions keep running: their
-	// tasks do not restart and their sources do not rewind. It applies
-	// to exactly-once and at-least-once jobs; others fail over globally.
-	// Within one connected region it restarts the whole region, as
-	// global failover does.
+	// FineGrainedFailover restarts only what a failure touched, from the
+	// latest completed checkpoint, while the rest of the job runs on. It
+	// applies to exactly-once and at-least-once jobs; others fail over
+	// globally.
+	//
+	// In a job run in one process with aligned checkpoints it restarts
+	// the failed subtask alone, with upstream backup: senders retain
+	// their output until a checkpoint makes it durable at the receivers
+	// and replay it to the restarted subtask, and receivers drop, by
+	// per-channel sequence number, records a restarted sender regenerates.
+	// When the failed subtask cannot regenerate its output record for
+	// record (a window fires its keys in hash order; a source whose
+	// connector is not connector.Deterministic), the subtasks downstream
+	// of it restart too. Tasks not downstream of the failure never
+	// restart, and sources never rewind except the failed one.
+	//
+	// With unaligned checkpoints, and on a cluster, it restarts the failed
+	// task's pipelined region (the tasks records connect it to) instead;
+	// the job's other regions keep running.
 	FineGrainedFailover
 )
 

@@ -66,6 +66,7 @@ type config struct {
 	name              string
 	guarantee         Guarantee
 	failover          Failover
+	retainLimit       int64
 	ckpt              CheckpointConfig
 	restart           engine.RestartStrategy
 	failures          int
@@ -178,6 +179,13 @@ func WithGuarantee(g Guarantee) Option { return func(p *Pipeline) { p.cfg.guaran
 
 // WithFailover sets the failover strategy (default GlobalFailover).
 func WithFailover(f Failover) Option { return func(p *Pipeline) { p.cfg.failover = f } }
+
+// WithRetainLimit bounds the bytes of output each subtask retains for
+// upstream backup under FineGrainedFailover (default 256 MiB). A subtask
+// past the bound drops what it retained until its next checkpoint
+// barrier, and logs it; if one of its consumers fails meanwhile, the job
+// falls back to a global rollback.
+func WithRetainLimit(bytes int64) Option { return func(p *Pipeline) { p.cfg.retainLimit = bytes } }
 
 // WithCheckpoints tunes checkpoints; they are taken when the guarantee is
 // ExactlyOnce or AtLeastOnce.

@@ -47,6 +47,7 @@ func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan) (engine.Conf
 	if c.failover == FineGrainedFailover {
 		cfg.Failover = engine.FineGrained
 	}
+	cfg.RetainLimit = c.retainLimit
 	switch c.guarantee {
 	case ExactlyOnce:
 		cfg.Mode = engine.ExactlyOnce

@@ -145,3 +145,10 @@ func (r *sourceRunner[T]) Close() error {
 	r.reader = nil
 	return err
 }
+
+// Deterministic reports whether the source's connector replays the same
+// records in the same order from a position (connector.Deterministic).
+func (s *sourceNode[T]) Deterministic() bool {
+	d, ok := s.src.(connector.Deterministic)
+	return ok && d.Deterministic()
+}

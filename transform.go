@@ -87,3 +87,12 @@ func (f *flatMapOp[In, Out]) Collect(ts int64, v In) {
 	f.ts = ts
 	f.fn(v, f.emit)
 }
+
+// Deterministic: a map emits one record per input record, in order.
+func (*mapNode[In, Out]) Deterministic() bool { return true }
+
+// Deterministic: a filter keeps records in order.
+func (*filterNode[T]) Deterministic() bool { return true }
+
+// Deterministic: a flat map emits its records per input record, in order.
+func (*flatMapNode[In, Out]) Deterministic() bool { return true }

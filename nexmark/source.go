@@ -113,3 +113,7 @@ func (r *reader) Position() connector.Position {
 }
 
 func (r *reader) Close() error { return nil }
+
+// Deterministic reports that a reader opened at a position returns the
+// same events in the same order every time (connector.Deterministic).
+func (s *source) Deterministic() bool { return true }

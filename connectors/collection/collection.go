@@ -150,3 +150,7 @@ func (w *writer[T]) Write(_ context.Context, batch []T) error {
 
 func (w *writer[T]) Flush(context.Context) error { return nil }
 func (w *writer[T]) Close() error                { return nil }
+
+// Deterministic reports that a reader opened at a position returns the
+// same records in the same order every time (connector.Deterministic).
+func (s *source[T]) Deterministic() bool { return true }

@@ -106,3 +106,7 @@ func (r *jsonReader[T]) Position() connector.Position {
 }
 
 func (r *jsonReader[T]) Close() error { return r.lr.close() }
+
+// Deterministic reports that a reader opened at a position returns the
+// same records in the same order every time (connector.Deterministic).
+func (s *jsonSource[T]) Deterministic() bool { return true }

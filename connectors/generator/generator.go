@@ -222,3 +222,11 @@ func (r *seqReader) Read(ctx context.Context, buf []int64) (int, error) {
 
 func (r *seqReader) Position() connector.Position { return r.position() }
 func (r *seqReader) Close() error                 { return nil }
+
+// Deterministic reports that a reader opened at a position returns the
+// same records in the same order every time (connector.Deterministic).
+func (s *source[T]) Deterministic() bool { return true }
+
+// Deterministic reports that a reader opened at a position returns the
+// same records in the same order every time (connector.Deterministic).
+func (s *sequence) Deterministic() bool { return true }

@@ -28,7 +28,10 @@ type attemptState struct {
 	// recovering is the region that restarted (fine-grained failover);
 	// its own sinks' output marks the end of the recovery. -1: the job.
 	recovering int
-	failure    error // set when checkpoint failures exceed the tolerance
+	// cone is the subtasks that restarted alone (fine-grained failover
+	// with upstream backup), nil otherwise.
+	cone    []task.SubtaskID
+	failure error // set when checkpoint failures exceed the tolerance
 }
 
 // spec returns the attempt's runtime options and its callbacks, which
@@ -76,6 +79,9 @@ func (e *engine) spec(actx context.Context, restore *store.Metadata, snaps chan<
 
 // attempt runs the plan once, until it finishes or fails.
 func (e *engine) attempt(ctx context.Context, restore *store.Metadata) error {
+	if e.taskFailover() {
+		return e.attemptTasks(ctx, restore)
+	}
 	if regions := e.cfg.Plan.Regions(); e.fineGrained() && len(regions) > 1 {
 		return e.attemptRegions(ctx, restore, regions)
 	}
@@ -218,6 +224,10 @@ func (e *engine) keepPositions(rt Executor) {
 // record written after the restart.
 func (a *attemptState) noteRecovery() {
 	if a.restarted.IsZero() {
+		return
+	}
+	if a.cone != nil {
+		a.noteConeRecovery()
 		return
 	}
 	x := a.rt

@@ -84,6 +84,9 @@ type Config struct {
 	// Failover says what restarts after a task fails: the whole job
 	// (Global), or only the failed task's pipelined region (FineGrained).
 	Failover Failover
+	// RetainLimit bounds the output each subtask retains for upstream
+	// backup under fine-grained failover (0: DefaultRetainLimit).
+	RetainLimit int64
 	// Log receives a line for each notable event (failures, restores).
 	Log func(string)
 	// LogCheckpoints also logs every completed checkpoint.

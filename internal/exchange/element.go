@@ -7,7 +7,10 @@
 // travel in-band on the same channel and keep FIFO order with the data.
 package exchange
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Kind is the kind of a stream element.
 type Kind uint8
@@ -32,6 +35,11 @@ const (
 	// nanoseconds) at which a source emitted it. It travels with the data,
 	// so its age when a task receives it is the delay records suffer.
 	Latency
+	// Replay starts a sender's replay of its retained output to a
+	// restarted receiver (upstream backup): the records that follow carry
+	// sequence numbers from Seq on. A restarted receiver ignores its
+	// channel until this element arrives.
+	Replay
 )
 
 func (k Kind) String() string {
@@ -50,6 +58,8 @@ func (k Kind) String() string {
 		return "marker"
 	case Latency:
 		return "latency"
+	case Replay:
+		return "replay"
 	}
 	return "unknown"
 }
@@ -66,6 +76,10 @@ type Element struct {
 	Checkpoint int64
 	// Unaligned marks a barrier of an unaligned checkpoint.
 	Unaligned bool
+	// Seq is the sequence number on its channel of the first record of a
+	// Data element (records are numbered from 0 per channel), or where a
+	// Replay element resumes.
+	Seq int64
 
 	prio bool // set inside Poll for an element taken from the priority lane
 }
@@ -75,7 +89,26 @@ type Element struct {
 type Buffer struct {
 	B []byte
 	N int
+	// retained marks a buffer a sender keeps for replay (upstream
+	// backup): receivers only read it and PutBuffer leaves it alone.
+	retained atomic.Bool
 }
+
+// Retain marks b as kept by its sender for replay: PutBuffer will not
+// recycle it until Release or Forget.
+func (b *Buffer) Retain() { b.retained.Store(true) }
+
+// Release ends Retain and returns b to the pool. Its sender calls it once
+// no receiver can read b any more.
+func (b *Buffer) Release() {
+	b.retained.Store(false)
+	PutBuffer(b)
+}
+
+// Forget ends Retain without recycling b, which a receiver may still
+// read: the receiver's PutBuffer recycles it, or, if that already came,
+// the garbage collector takes it.
+func (b *Buffer) Forget() { b.retained.Store(false) }
 
 // BufferSize is the size at which a sender ships a buffer.
 const BufferSize = 32 << 10
@@ -85,9 +118,10 @@ var bufPool = sync.Pool{New: func() any { return &Buffer{B: make([]byte, 0, Buff
 // GetBuffer returns an empty buffer from a pool.
 func GetBuffer() *Buffer { return bufPool.Get().(*Buffer) }
 
-// PutBuffer returns a buffer to the pool. The caller must not use it again.
+// PutBuffer returns a buffer to the pool, unless its sender retains it.
+// The caller must not use it again.
 func PutBuffer(b *Buffer) {
-	if cap(b.B) > 4*BufferSize {
+	if b.retained.Load() || cap(b.B) > 4*BufferSize {
 		return // let oversized buffers go
 	}
 	b.B = b.B[:0]

@@ -22,6 +22,7 @@ type Gate struct {
 	ready    chan struct{}
 	prio     []prioElement // barriers that overtook their channel's queue
 	onTake   func(ch int)  // see OnTake
+	discard  bool          // see Discard
 }
 
 type prioElement struct {
@@ -80,6 +81,13 @@ func (g *Gate) SendTimed(ctx context.Context, ch int, e Element) (time.Duration,
 	}
 	for {
 		g.mu.Lock()
+		if g.discard {
+			g.mu.Unlock()
+			if e.Buf != nil {
+				PutBuffer(e.Buf)
+			}
+			return waited(), nil
+		}
 		if q.n < g.capacity {
 			q.elems[(q.head+q.n)%len(q.elems)] = e
 			q.n++
@@ -193,6 +201,33 @@ func (g *Gate) Snapshot(ch int) []Element {
 func (g *Gate) Drain() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.drainLocked()
+}
+
+// Discard drains the gate and makes it drop whatever is sent to it from
+// now on, until Reset: the receiver failed, and its senders must neither
+// block on it nor fill it. What they send is in their retained output.
+func (g *Gate) Discard() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.discard = true
+	g.drainLocked()
+}
+
+// Reset drains the gate, unblocks every channel and ends Discard, for a
+// restarted receiver.
+func (g *Gate) Reset() {
+	g.mu.Lock()
+	g.discard = false
+	g.drainLocked()
+	for c := range g.queues {
+		g.queues[c].blocked = false
+	}
+	g.mu.Unlock()
+	g.signal()
+}
+
+func (g *Gate) drainLocked() {
 	g.prio = nil
 	for c := range g.queues {
 		q := &g.queues[c]
@@ -217,6 +252,10 @@ func (g *Gate) Drain() {
 // takes its place in the channel's FIFO order. It never waits for room.
 func (g *Gate) SendPriority(ch int, e Element) {
 	g.mu.Lock()
+	if g.discard {
+		g.mu.Unlock()
+		return
+	}
 	q := &g.queues[ch]
 	if q.n == len(q.elems) { // more overtaking barriers than marker slots: grow
 		q.grow()
@@ -260,6 +299,13 @@ func (g *Gate) OnTake(f func(ch int)) { g.onTake = f }
 // guarantees the room: the receiver granted one credit per free slot.
 func (g *Gate) Deliver(ch int, e Element) {
 	g.mu.Lock()
+	if g.discard {
+		g.mu.Unlock()
+		if e.Buf != nil {
+			PutBuffer(e.Buf)
+		}
+		return
+	}
 	q := &g.queues[ch]
 	if q.n == len(q.elems) {
 		q.grow()

@@ -30,6 +30,19 @@ type ChannelWriter interface {
 	EmitOne(j int, e exchange.Element)
 	// Channels returns the number of channels.
 	Channels() int
+	// Replay sends channel j's retained output a restarted receiver
+	// needs, which holds the records before from: a Replay element
+	// naming the receiver's incarnation, then the retained elements. With fresh, this sender restarted too and
+	// regenerated its output nondeterministically, so it replays all it
+	// retained and the receiver resumes at its first record instead.
+	Replay(j int, from, incarnation int64, fresh bool) error
+
+	// retain makes the writer keep its output in b, as writer w of its
+	// subtask, from the records sent so far.
+	retain(b *backup, w int)
+	// restoreSent sets the records sent per channel before a restore, so
+	// that sequence numbers continue where the checkpoint left them.
+	restoreSent(n []int64)
 }
 
 // Writer encodes records of type T into per-channel buffers and ships a
@@ -48,6 +61,8 @@ type Writer[T any] struct {
 	rr      int
 	metrics *Metrics
 	sent    []int64
+	backup  *backup // nil unless output is retained (upstream backup)
+	index   int     // this writer's index in its subtask, for backup
 }
 
 // NewWriter returns a writer sending on chans (one per target subtask, or
@@ -102,12 +117,31 @@ func (w *Writer[T]) ship(i int) {
 	if b.N == 0 {
 		return
 	}
-	w.sent[i] += int64(b.N)
 	w.metrics.RecordsOut.Add(int64(b.N))
 	w.metrics.BytesOut.Add(int64(len(b.B)))
-	w.send(i, exchange.Element{Kind: exchange.Data, Buf: b})
+	w.sendData(i, b)
 	w.bufs[i] = exchange.GetBuffer()
 	w.prevTS[i] = 0
+}
+
+// sendData numbers b's records on channel i and sends it.
+func (w *Writer[T]) sendData(i int, b *exchange.Buffer) {
+	e := exchange.Element{Kind: exchange.Data, Buf: b, Seq: w.sent[i]}
+	w.sent[i] += int64(b.N)
+	if w.backup != nil {
+		w.backup.keep(w.index, i, e)
+	}
+	w.send(i, e)
+}
+
+// sendControl sends control element e on channel i, after the records
+// sent so far (its Seq), retaining it.
+func (w *Writer[T]) sendControl(i int, e exchange.Element) {
+	e.Seq = w.sent[i]
+	if w.backup != nil {
+		w.backup.keep(w.index, i, e)
+	}
+	w.send(i, e)
 }
 
 func (w *Writer[T]) send(i int, e exchange.Element) {
@@ -150,15 +184,42 @@ func (w *Writer[T]) Resend(j int, b *exchange.Buffer) {
 	nb := exchange.GetBuffer()
 	nb.B = append(nb.B, b.B...)
 	nb.N = b.N
-	w.sent[j] += int64(b.N)
-	w.send(j, exchange.Element{Kind: exchange.Data, Buf: nb})
+	w.sendData(j, nb)
 }
 
 // EmitOne ships channel j's buffer, then sends e on it.
 func (w *Writer[T]) EmitOne(j int, e exchange.Element) {
 	w.ship(j)
-	w.send(j, e)
+	w.sendControl(j, e)
 }
+
+// Replay sends channel j's retained output from record from on.
+func (w *Writer[T]) Replay(j int, from, incarnation int64, fresh bool) error {
+	if w.backup == nil {
+		return fmt.Errorf("replay from record %d requested, no output retained: %w", from, ErrBackupLost)
+	}
+	if l := w.backup.logs[chanKey{w.index, j}]; fresh && l != nil && l.base >= 0 {
+		from = l.base
+	}
+	elems, err := w.backup.since(w.index, j, from)
+	if err != nil {
+		return err
+	}
+	w.send(j, exchange.Element{Kind: exchange.Replay, Seq: from, Checkpoint: incarnation})
+	for _, e := range elems {
+		w.send(j, e)
+	}
+	return nil
+}
+
+func (w *Writer[T]) retain(b *backup, index int) {
+	w.backup, w.index = b, index
+	for i := range w.chans {
+		b.start(index, i, w.sent[i])
+	}
+}
+
+func (w *Writer[T]) restoreSent(n []int64) { copy(w.sent, n) }
 
 // Channels returns the number of channels.
 func (w *Writer[T]) Channels() int { return len(w.chans) }
@@ -177,13 +238,14 @@ func (w *Writer[T]) Sent() []int64 {
 func (w *Writer[T]) Emit(e exchange.Element) {
 	for i := range w.chans {
 		w.ship(i)
-		w.send(i, e)
+		w.sendControl(i, e)
 	}
 }
 
 // Decoder decodes a data buffer and pushes its records into the chain.
+// Decode skips the first skip records: a receiver already holds them.
 type Decoder interface {
-	Decode(b *exchange.Buffer) error
+	Decode(b *exchange.Buffer, skip int) error
 }
 
 type decoder[T any] struct {
@@ -200,7 +262,7 @@ func NewDecoder[T any](c codec.Codec[T], target Collector[T], where string) Deco
 	return &decoder[T]{codec: c, target: target, where: where}
 }
 
-func (d *decoder[T]) Decode(b *exchange.Buffer) error {
+func (d *decoder[T]) Decode(b *exchange.Buffer, skip int) error {
 	src := b.B
 	var ts int64
 	for i := 0; i < b.N; i++ {
@@ -216,7 +278,9 @@ func (d *decoder[T]) Decode(b *exchange.Buffer) error {
 			return fmt.Errorf("decoding record %d of a batch on %s: %w", i, d.where, err)
 		}
 		src = src[n:]
-		d.target.Collect(ts, d.v)
+		if i >= skip {
+			d.target.Collect(ts, d.v)
+		}
 	}
 	return nil
 }

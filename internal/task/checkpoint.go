@@ -89,6 +89,11 @@ type ChannelCount struct {
 type control struct {
 	kind       controlKind
 	checkpoint int64
+	// A replay request (ctlReplay): send edge's channel to subtask to its
+	// retained output from record from on, for the incarnation asking.
+	edge, to    int
+	from        int64
+	incarnation int64
 }
 
 type controlKind int
@@ -98,6 +103,7 @@ const (
 	ctlComplete
 	ctlAbort
 	ctlRelease // a finished subtask may exit
+	ctlReplay  // replay retained output to a restarted receiver
 )
 
 // Section kinds of a subtask snapshot.
@@ -107,6 +113,7 @@ const (
 	sectionChannels byte = 3 // in-flight records of unaligned checkpoints
 	sectionFinished byte = 4 // the subtask had finished its input
 	sectionOutput   byte = 5 // output records an unaligned barrier overtook
+	sectionCounts   byte = 6 // records sent and received per channel
 )
 
 // subtaskSnapshot is a subtask's decoded snapshot.
@@ -116,6 +123,7 @@ type subtaskSnapshot struct {
 	inputs    map[int][]*exchange.Buffer // by gate channel
 	outputs   map[int][]*exchange.Buffer // by writer<<16 | channel
 	finished  bool
+	counts    []int64 // as channelCounts orders them; nil in older snapshots
 }
 
 func appendSection(dst []byte, kind byte, id int, data []byte) []byte {
@@ -157,6 +165,15 @@ func decodeSubtaskSnapshot(data []byte) (*subtaskSnapshot, error) {
 			}
 		case sectionFinished:
 			s.finished = true
+		case sectionCounts:
+			for len(body) > 0 {
+				v, n := binary.Uvarint(body)
+				if n <= 0 {
+					return nil, fmt.Errorf("subtask snapshot: bad channel count: %w", codec.ErrCorrupt)
+				}
+				s.counts = append(s.counts, int64(v))
+				body = body[n:]
+			}
 		default:
 			return nil, fmt.Errorf("subtask snapshot: unknown section kind %d: %w", kind, codec.ErrCorrupt)
 		}

@@ -56,3 +56,38 @@ type SourceRunner interface {
 	// Close releases the source.
 	Close() error
 }
+
+// Deterministic is an optional ability of a NodeImpl: given the same
+// input records in the same order, its operator emits the same records in
+// the same order (a map or a filter; not a window, which fires its keys in
+// hash-map order). A source node is deterministic when its connector is
+// (connector.Deterministic).
+type Deterministic interface {
+	Deterministic() bool
+}
+
+// ReplayDeterministic reports whether a restarted subtask of v regenerates
+// its output exactly, record for record on every channel, from its
+// restored state: v has no outputs, or every node of its chain is
+// Deterministic and its input order cannot vary (a source, or a single
+// input channel). Under fine-grained failover such a subtask restarts
+// alone; otherwise its consumers restart with it.
+func ReplayDeterministic(v *plan.Vertex) bool {
+	if len(v.Outputs) == 0 {
+		return true
+	}
+	for _, n := range v.Chain {
+		d, ok := n.Impl.(Deterministic)
+		if !ok || !d.Deterministic() {
+			return false
+		}
+	}
+	if v.Head().Kind == plan.Source {
+		return true
+	}
+	channels := 0
+	for _, e := range v.Inputs {
+		channels += e.Channels()
+	}
+	return channels == 1
+}

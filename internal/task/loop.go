@@ -28,6 +28,7 @@ func (s *subtask) runSource() error {
 			return err
 		}
 		if eof {
+			s.takeDeferred()
 			return s.finish()
 		}
 		if s.rt.opts.TrackPositions {
@@ -43,6 +44,9 @@ func (s *subtask) runSource() error {
 			}
 		}
 		src.Emit()
+		if s.catchUp != nil && !s.catchingUp() {
+			s.takeDeferred()
+		}
 		now = o.Now()
 		if n > 0 {
 			lastData = now
@@ -91,6 +95,9 @@ func (s *subtask) runSource() error {
 
 // runInputs drives a chain fed by a gate.
 func (s *subtask) runInputs() error {
+	if s.fresh {
+		s.requestReplays()
+	}
 	var timer *time.Timer
 	for {
 		ch, e, ok := s.gate.Poll()
@@ -139,11 +146,25 @@ func (s *subtask) runInputs() error {
 		if s.align != nil {
 			s.checkAlignedTimeout()
 		}
+		if s.awaiting != nil && s.awaiting[ch] {
+			s.awaitReplay(ch, e)
+			continue
+		}
 		switch e.Kind {
 		case exchange.Marker:
 			// The place of a barrier that overtook this channel's queue.
+		case exchange.Replay:
+			// A replay this incarnation did not ask for: nothing to do.
 		case exchange.Data:
-			s.tctx.Metrics.RecordsIn.Add(int64(e.Buf.N))
+			skip := 0
+			if e.Seq != s.recv[ch] {
+				var keep bool
+				if skip, keep = s.duplicates(ch, e); !keep {
+					exchange.PutBuffer(e.Buf)
+					continue
+				}
+			}
+			s.tctx.Metrics.RecordsIn.Add(int64(e.Buf.N - skip))
 			if s.chanState[ch] == idle {
 				s.chanState[ch] = active
 			}
@@ -156,8 +177,8 @@ func (s *subtask) runInputs() error {
 			if s.align != nil {
 				s.recordInflight(ch, e.Buf)
 			}
-			s.recv[ch] += int64(e.Buf.N)
-			err := s.decode[ch].Decode(e.Buf)
+			s.recv[ch] = e.Seq + int64(e.Buf.N)
+			err := s.decode[ch].Decode(e.Buf, skip)
 			exchange.PutBuffer(e.Buf)
 			if err != nil {
 				return err
@@ -186,6 +207,7 @@ func (s *subtask) runInputs() error {
 			}
 			s.combine()
 		case exchange.Barrier:
+			s.checkBarrierSeq(ch, e)
 			s.onBarrier(ch, e)
 		}
 		if len(s.procs) > 0 {
@@ -276,6 +298,7 @@ func (s *subtask) emit(e exchange.Element) {
 }
 
 func (s *subtask) flushAll() {
+	s.keepRetainedMetric()
 	for _, f := range s.flush {
 		if err := f.Flush(); err != nil {
 			Fail(err)

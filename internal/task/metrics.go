@@ -18,6 +18,11 @@ type Metrics struct {
 	Written, FirstWrite atomic.Int64
 	// Skipped counts malformed records a source dropped by policy.
 	Skipped atomic.Int64
+	// Duplicates counts records received again after a sender restarted
+	// and dropped by sequence number; Retained is the bytes of output
+	// kept for replay (upstream backup); Restarts counts restarts of this
+	// subtask alone (fine-grained failover).
+	Duplicates, Retained, Restarts atomic.Int64
 	// Idle and Backpressured add up, in nanoseconds, the time the subtask
 	// waited for input and the time it waited for room downstream; the
 	// rest of its life it was busy.

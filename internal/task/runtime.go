@@ -65,6 +65,29 @@ type Options struct {
 	// Remote returns the sending end of gate channel ch of subtask to,
 	// which runs in another process. Required when Local is set.
 	Remote func(to SubtaskID, ch int) exchange.Sender
+
+	// UpstreamBackup turns on fine-grained failover inside the runtime:
+	// senders retain their output until a checkpoint makes it durable at
+	// the receivers, and a failed subtask does not stop the others. Its
+	// failure goes to OnFailed, its gate drops what is sent to it, and
+	// the job restarts it (and whatever else it chooses) with Restart.
+	UpstreamBackup bool
+	// RetainLimit bounds the bytes of output each subtask retains; past
+	// it the subtask drops its backup until its next barrier, and a
+	// consumer that fails meanwhile cannot be replayed to (ErrBackupLost).
+	// 0: no bound.
+	RetainLimit int64
+	// OnFailed is told of a failed subtask under UpstreamBackup, from the
+	// subtask's goroutine after it stopped.
+	OnFailed func(SubtaskID, error)
+	// Log receives notable events (a dropped backup); may be nil.
+	Log func(string)
+}
+
+func (o *Options) logf(format string, args ...any) {
+	if o.Log != nil {
+		o.Log(fmt.Sprintf(format, args...))
+	}
 }
 
 func (o *Options) fill() {
@@ -93,9 +116,23 @@ type Runtime struct {
 	inboxes   [][]chan control           // [vertex][subtask]
 	positions [][]atomic.Pointer[[]byte] // [vertex][subtask], sources only
 
+	edges   []*plan.PhysicalEdge        // by edge index
+	cancels [][]context.CancelCauseFunc // [vertex][subtask], of the running incarnation
+
 	mu       sync.Mutex
+	ctx      context.Context // Run's
 	cancel   context.CancelCauseFunc
 	finished map[SubtaskID]bool
+	wg       sync.WaitGroup
+	once     sync.Once
+	first    error
+	exited   map[SubtaskID]chan struct{} // closed when the subtask's incarnation stopped
+	down     map[SubtaskID]bool          // failed, waiting for Restart (holds a wg count)
+	closed   bool                        // Run is ending; nothing restarts
+	// incarnations numbers restarted subtasks, so that a replay answers
+	// the request of the incarnation that asked.
+	incarnations int64
+	lastSent     map[SubtaskID][][]int64 // see keepSent
 }
 
 // New prepares a runtime for p: one gate per subtask with a channel per
@@ -103,7 +140,7 @@ type Runtime struct {
 func New(p *plan.Plan, opts Options) *Runtime {
 	opts.fill()
 	r := &Runtime{plan: p, opts: opts, offsets: map[*plan.PhysicalEdge]int{}, edgeIndex: map[*plan.PhysicalEdge]int{},
-		finished: map[SubtaskID]bool{}}
+		finished: map[SubtaskID]bool{}, exited: map[SubtaskID]chan struct{}{}, down: map[SubtaskID]bool{}, lastSent: map[SubtaskID][][]int64{}}
 	r.gates = make([][]*exchange.Gate, len(p.Vertices))
 	r.metrics = make([][]*Metrics, len(p.Vertices))
 	for _, v := range p.Vertices {
@@ -111,11 +148,13 @@ func New(p *plan.Plan, opts Options) *Runtime {
 		for _, e := range v.Inputs {
 			r.offsets[e] = n
 			r.edgeIndex[e] = len(r.edgeIndex)
+			r.edges = append(r.edges, e)
 			n += e.Channels()
 		}
 		r.gates[v.ID] = make([]*exchange.Gate, v.Parallelism)
 		r.metrics[v.ID] = make([]*Metrics, v.Parallelism)
 		r.inboxes = append(r.inboxes, make([]chan control, v.Parallelism))
+		r.cancels = append(r.cancels, make([]context.CancelCauseFunc, v.Parallelism))
 		r.positions = append(r.positions, make([]atomic.Pointer[[]byte], v.Parallelism))
 		for i := range v.Parallelism {
 			r.metrics[v.ID][i] = NewMetrics()
@@ -148,34 +187,45 @@ func (r *Runtime) Plan() *plan.Plan { return r.plan }
 
 // Run runs every subtask until all finish (bounded input), one fails, or
 // ctx is cancelled. It returns nil when all finished, the first failure
-// otherwise, or ctx.Err() when cancelled. All goroutines it starts have
-// exited when it returns.
+// otherwise, or ctx.Err() when cancelled. Under UpstreamBackup a failed
+// subtask does not end Run: it waits for Restart. All goroutines it
+// starts have exited when it returns.
 func (r *Runtime) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	r.mu.Lock()
-	r.cancel = cancel
+	r.ctx, r.cancel = ctx, cancel
 	r.mu.Unlock()
-	var wg sync.WaitGroup
-	var once sync.Once
-	var first error
 	for _, v := range r.plan.Vertices {
 		for i := range v.Parallelism {
-			if !r.IsLocal(SubtaskID{v.ID, i}) {
+			id := SubtaskID{v.ID, i}
+			if !r.IsLocal(id) {
 				continue
 			}
 			s := r.newSubtask(ctx, v, i)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := s.run(); err != nil && ctx.Err() == nil {
-					once.Do(func() { first = err })
-					cancel(err)
-				}
-			}()
+			s.state, s.hasState = r.opts.Restore[id]
+			r.start(s)
 		}
 	}
-	wg.Wait()
+	// Failed subtasks hold a count of wg until they restart; when Run
+	// ends first, the watcher gives those counts back.
+	stop, watched := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-ctx.Done():
+			r.mu.Lock()
+			r.closed = true
+			n := len(r.down)
+			clear(r.down)
+			r.mu.Unlock()
+			r.wg.Add(-n)
+		case <-stop:
+		}
+	}()
+	r.wg.Wait()
+	close(stop)
+	<-watched
 	for _, v := range r.plan.Vertices {
 		for _, g := range r.gates[v.ID] {
 			if g != nil {
@@ -183,13 +233,163 @@ func (r *Runtime) Run(ctx context.Context) error {
 			}
 		}
 	}
-	if first != nil {
-		return first
+	if r.first != nil {
+		return r.first
 	}
 	if err := context.Cause(ctx); err != nil {
 		return err
 	}
 	return nil
+}
+
+// start runs subtask s on a goroutine counted by wg.
+func (r *Runtime) start(s *subtask) {
+	id := s.id()
+	exited := make(chan struct{})
+	r.mu.Lock()
+	r.exited[id] = exited
+	r.mu.Unlock()
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer close(exited)
+		err := s.run()
+		if s.ctx.Err() != nil && r.ctx.Err() == nil {
+			err = context.Cause(s.ctx) // killed or stopped alone
+		}
+		if err == nil || r.ctx.Err() != nil {
+			return
+		}
+		if r.opts.UpstreamBackup && !errors.Is(err, ErrBackupLost) {
+			r.keepSent(id, s.sentCounts())
+			r.failed(id, err)
+			return
+		}
+		r.once.Do(func() { r.first = err })
+		r.cancel(err)
+	}()
+}
+
+// keepSent remembers what a stopped incarnation had sent, the most any
+// consumer can hold: a restarted source catches up to it before its next
+// barrier.
+func (r *Runtime) keepSent(id SubtaskID, sent [][]int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if prev := r.lastSent[id]; len(prev) == len(sent) {
+		for w := range sent {
+			for j := range min(len(sent[w]), len(prev[w])) {
+				sent[w][j] = max(sent[w][j], prev[w][j])
+			}
+		}
+	}
+	r.lastSent[id] = sent
+}
+
+// errStopped stops a subtask that restarts with a failed one.
+var errStopped = errors.New("stopped to restart with a failed subtask")
+
+// failed takes a subtask that stopped under UpstreamBackup out of the
+// job until Restart: its gate drops what senders send, and the job is
+// told unless the job stopped it.
+func (r *Runtime) failed(id SubtaskID, err error) {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	r.down[id] = true
+	r.wg.Add(1) // held until Restart, or given back when Run ends
+	r.mu.Unlock()
+	if g := r.gates[id.Vertex][id.Subtask]; g != nil {
+		g.Discard()
+	}
+	if !errors.Is(err, errStopped) && r.opts.OnFailed != nil {
+		r.opts.OnFailed(id, err)
+	}
+}
+
+// Stop stops the given running subtasks so that they can restart with a
+// failed one (UpstreamBackup). Their stop is not reported to OnFailed.
+func (r *Runtime) Stop(ids []SubtaskID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, id := range ids {
+		if c := r.cancels[id.Vertex][id.Subtask]; c != nil && !r.down[id] {
+			c(errStopped)
+		}
+	}
+}
+
+// Restart starts new incarnations of the given stopped subtasks
+// (UpstreamBackup), from state (the checkpoint restored, nil entries
+// starting empty), once each has stopped. A restarted subtask takes its
+// channel sequence numbers from the checkpoint and asks its senders to
+// replay their retained output from there. It returns early if ctx ends
+// or Run is ending.
+func (r *Runtime) Restart(ctx context.Context, ids []SubtaskID, state map[SubtaskID][]byte, restored int64, attempt int) {
+	for _, id := range ids {
+		r.mu.Lock()
+		ch := r.exited[id]
+		r.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	var subs []*subtask
+	for _, id := range ids {
+		if !r.down[id] {
+			continue // it finished meanwhile
+		}
+		delete(r.down, id)
+		delete(r.finished, id)
+		if g := r.gates[id.Vertex][id.Subtask]; g != nil {
+			g.Reset()
+		}
+		// Stale messages go, but replay requests are for the new
+		// incarnation to serve.
+		inbox := r.inboxes[id.Vertex][id.Subtask]
+		var replays []control
+		for len(inbox) > 0 {
+			if c := <-inbox; c.kind == ctlReplay {
+				replays = append(replays, c)
+			}
+		}
+		for _, c := range replays {
+			inbox <- c
+		}
+		r.incarnations++
+		subs = append(subs, &subtask{v: r.plan.Vertices[id.Vertex], index: id.Subtask, incarnation: r.incarnations})
+	}
+	r.mu.Unlock()
+	for i, p := range subs {
+		id := p.id()
+		s := r.newSubtask(r.ctx, p.v, p.index)
+		s.incarnation = p.incarnation
+		s.state, s.hasState = state[id]
+		s.fresh, s.countsFromState = true, true
+		if s.source != nil || r.plan.Vertices[id.Vertex].Head().Kind == plan.Source {
+			r.mu.Lock()
+			s.catchUp = r.lastSent[id]
+			r.mu.Unlock()
+		}
+		s.tctx.Attempt, s.tctx.Restored = attempt, restored
+		m := r.metrics[id.Vertex][id.Subtask]
+		m.Restarts.Add(1)
+		m.FirstWrite.Store(0) // the new incarnation's first write marks its recovery
+		subs[i] = s
+	}
+	for _, s := range subs {
+		r.start(s)
+		r.wg.Done() // the count failed held
+	}
 }
 
 // kill fails the whole attempt with err, from any goroutine.
@@ -202,9 +402,20 @@ func (r *Runtime) kill(err error) {
 	}
 }
 
-// Kill fails the attempt as if subtask id had crashed with err.
+// Kill fails the attempt as if subtask id had crashed with err; under
+// UpstreamBackup it fails that subtask alone.
 func (r *Runtime) Kill(id SubtaskID, err error) {
-	r.kill(&Failure{Task: r.plan.Vertices[id.Vertex].Name(), Subtask: id.Subtask, Err: err})
+	f := &Failure{Task: r.plan.Vertices[id.Vertex].Name(), Subtask: id.Subtask, Err: err}
+	if r.opts.UpstreamBackup {
+		r.mu.Lock()
+		c := r.cancels[id.Vertex][id.Subtask]
+		r.mu.Unlock()
+		if c != nil {
+			c(f)
+		}
+		return
+	}
+	r.kill(f)
 }
 
 // send delivers a control message to a subtask without blocking the

@@ -1,6 +1,7 @@
 package task
 
 import (
+	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -61,6 +62,7 @@ func (s *subtask) freeze(id int64, aligned time.Duration, forward, priority bool
 		}
 	}
 	f.counts = s.channelCounts()
+	s.noteTrimPoint(id, f.counts)
 	// Output the barrier overtook is stored here, not reflected by the
 	// receivers: it does not count as sent before the snapshot.
 	k := 0
@@ -108,6 +110,11 @@ func (s *subtask) reportFrozen(f *frozen, inflight [][]*exchange.Buffer, extra [
 		if finished {
 			out = appendSection(out, sectionFinished, 0, nil)
 		}
+		var counts []byte
+		for _, c := range f.counts {
+			counts = binary.AppendUvarint(counts, uint64(c.N))
+		}
+		out = appendSection(out, sectionCounts, 0, counts)
 		for i, enc := range f.encs {
 			if enc != nil {
 				out = appendSection(out, sectionOperator, chain[i].ID, enc())
@@ -126,7 +133,7 @@ func (s *subtask) reportFrozen(f *frozen, inflight [][]*exchange.Buffer, extra [
 			}
 		}
 		if err := s.inject(PointSnapshotBeforeAck, f.id); err != nil {
-			s.rt.kill(s.fail(err))
+			s.rt.Kill(SubtaskID{s.v.ID, s.index}, err)
 			return
 		}
 		s.report(SnapshotResult{Checkpoint: f.id, State: out, Alignment: f.aligned, Sync: f.sync,
@@ -170,6 +177,10 @@ func (s *subtask) report(r SnapshotResult) {
 func (s *subtask) handleControl(c control) {
 	switch c.kind {
 	case ctlTrigger:
+		if s.catchingUp() {
+			s.deferred = max(s.deferred, c.checkpoint)
+			return
+		}
 		if c.checkpoint > s.lastCheckpoint {
 			// A source injects the barrier; a finished subtask snapshots
 			// its final state.
@@ -179,6 +190,7 @@ func (s *subtask) handleControl(c control) {
 		if err := s.inject(PointCompleteBeforeCommit, c.checkpoint); err != nil {
 			Fail(err)
 		}
+		s.trimBackup(c.checkpoint)
 		for i, op := range s.ops {
 			if l, ok := op.(CheckpointListener); ok {
 				if err := l.CheckpointComplete(c.checkpoint); err != nil {
@@ -197,6 +209,8 @@ func (s *subtask) handleControl(c control) {
 		}
 	case ctlRelease:
 		s.released = true
+	case ctlReplay:
+		s.replay(c)
 	}
 }
 

@@ -47,6 +47,20 @@ type subtask struct {
 	replayed       bool // the replay injection point was passed
 	startPos       []byte
 	markerTurn     int
+
+	// Restore and upstream backup (replay.go).
+	state           []byte // snapshot to restore
+	hasState        bool
+	countsFromState bool // take channel sequence numbers from state (restarted alone)
+	fresh           bool // restarted alone: regenerates its output, asks for replays
+	incarnation     int64
+	deterministic   bool // see ReplayDeterministic
+	awaiting        []bool
+	backup          *backup
+	trimAt          []trimPoint
+	lostLogged      bool
+	catchUp         [][]int64 // see catchingUp
+	deferred        int64     // a checkpoint triggered while catching up
 }
 
 type chanState uint8
@@ -59,8 +73,15 @@ const (
 
 func (r *Runtime) newSubtask(ctx context.Context, v *plan.Vertex, i int) *subtask {
 	start, end := KeyGroupRange(r.plan.MaxParallelism, v.Parallelism, i)
+	ctx, cancel := context.WithCancelCause(ctx)
+	r.mu.Lock()
+	if c := r.cancels[v.ID][i]; c != nil {
+		c(errStopped) // the previous incarnation's context, already done
+	}
+	r.cancels[v.ID][i] = cancel
+	r.mu.Unlock()
 	s := &subtask{rt: r, v: v, index: i, ctx: ctx, gate: r.gates[v.ID][i], inWM: MinWatermark, outWM: MinWatermark,
-		inbox: r.inboxes[v.ID][i]}
+		inbox: r.inboxes[v.ID][i], deterministic: ReplayDeterministic(v)}
 	s.tctx = Context{Ctx: ctx, Job: r.opts.Job, Subtask: i, Parallelism: v.Parallelism, Attempt: r.opts.Attempt, Restored: r.opts.Restored,
 		TrackLatency:   r.opts.LatencyInterval != 0,
 		MaxParallelism: r.plan.MaxParallelism, KeyGroupStart: start, KeyGroupEnd: end,
@@ -99,6 +120,7 @@ func (s *subtask) run() (err error) {
 	if err := s.restore(); err != nil {
 		return err
 	}
+	s.startBackup()
 	for i := len(s.ops) - 1; i >= 0; i-- {
 		if err := s.ops[i].Open(s.opCtx(i)); err != nil {
 			s.ops = s.ops[i+1:] // close only what was opened
@@ -139,7 +161,7 @@ func (s *subtask) replayInflight() {
 		// Restored records are state, not traffic of this attempt: they do
 		// not count as received on the channel.
 		for _, b := range bufs {
-			if err := s.decode[c].Decode(b); err != nil {
+			if err := s.decode[c].Decode(b, 0); err != nil {
 				Fail(fmt.Errorf("restoring in-flight input: %w", err))
 			}
 		}
@@ -154,7 +176,7 @@ func (s *subtask) restore() error {
 	if pos, ok := s.rt.opts.Positions[id]; ok {
 		s.startPos = pos
 	}
-	data, ok := s.rt.opts.Restore[id]
+	data, ok := s.state, s.hasState
 	if !ok {
 		return nil
 	}
@@ -169,6 +191,11 @@ func (s *subtask) restore() error {
 	s.snap = snap
 	if s.source != nil {
 		s.startPos = snap.position
+	}
+	if s.countsFromState && snap.counts != nil {
+		if err := s.restoreCounts(snap.counts); err != nil {
+			return err
+		}
 	}
 	for i, op := range s.ops {
 		st, ok := snap.operators[s.v.Chain[i].ID]

@@ -15,7 +15,8 @@ import (
 //
 //	hello   0 | endpoint key (the dialer's first frame)
 //	element 1 | vertex i32 | subtask i32 | channel i32 | kind u8 | flags u8 |
-//	            time i64 | checkpoint i64 | records i32 | encoded records
+//	            time i64 | checkpoint i64 | seq i64 | records i32 |
+//	            encoded records
 //	credit  2 | vertex i32 | subtask i32 | channel i32 | n i32
 //
 // Elements flow from the dialer (sender) to the listener (receiver);
@@ -37,7 +38,7 @@ type target struct {
 }
 
 const (
-	elementHeader = 4 + 1 + 12 + 1 + 1 + 8 + 8 + 4
+	elementHeader = 4 + 1 + 12 + 1 + 1 + 8 + 8 + 8 + 4
 	creditFrame   = 4 + 1 + 12 + 4
 	maxFrame      = 64 << 20 // far above any batch; guards against garbage
 )
@@ -58,6 +59,7 @@ func appendElementHeader(b []byte, t target, e exchange.Element, prio bool, payl
 	b = append(b, byte(e.Kind), flags)
 	b = binary.BigEndian.AppendUint64(b, uint64(e.Time))
 	b = binary.BigEndian.AppendUint64(b, uint64(e.Checkpoint))
+	b = binary.BigEndian.AppendUint64(b, uint64(e.Seq))
 	n := 0
 	if e.Buf != nil {
 		n = e.Buf.N
@@ -137,9 +139,10 @@ func (f *frameReader) element(n int) (target, exchange.Element, bool, error) {
 	}
 	t := readTarget(h)
 	e := exchange.Element{Kind: exchange.Kind(h[12]), Time: int64(binary.BigEndian.Uint64(h[14:])),
-		Checkpoint: int64(binary.BigEndian.Uint64(h[22:])), Unaligned: h[13]&flagUnaligned != 0}
+		Checkpoint: int64(binary.BigEndian.Uint64(h[22:])), Seq: int64(binary.BigEndian.Uint64(h[30:])),
+		Unaligned: h[13]&flagUnaligned != 0}
 	prio := h[13]&flagPriority != 0
-	records := int(binary.BigEndian.Uint32(h[30:]))
+	records := int(binary.BigEndian.Uint32(h[38:]))
 	payload := n - body
 	if e.Kind == exchange.Data {
 		b := exchange.GetBuffer()

@@ -1,0 +1,253 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/weir-stream/weir/internal/plan"
+	"github.com/weir-stream/weir/internal/store"
+	"github.com/weir-stream/weir/internal/task"
+)
+
+// DefaultRetainLimit bounds the output each subtask retains for upstream
+// backup when Config.RetainLimit is 0.
+const DefaultRetainLimit = 256 << 20
+
+// taskFailover reports whether a failure restarts single subtasks, with
+// upstream backup: fine-grained failover of an attempt in this process
+// with aligned exactly-once or at-least-once checkpoints. Unaligned
+// checkpoints store in-flight records with the snapshot, which replay by
+// sequence number does not cover; a cluster restarts pipelined regions.
+func (e *engine) taskFailover() bool {
+	return e.fineGrained() && e.cfg.Deploy == nil && !e.cfg.Unaligned && e.cfg.AlignedTimeout == 0
+}
+
+// cone returns the subtasks that restart when id fails: id, and when its
+// output cannot be regenerated record for record (task.ReplayDeterministic)
+// every subtask downstream of it, whose input would differ from what they
+// consumed.
+func cone(p *plan.Plan, id task.SubtaskID) []task.SubtaskID {
+	out := []task.SubtaskID{id}
+	if task.ReplayDeterministic(p.Vertices[id.Vertex]) {
+		return out
+	}
+	seen := map[task.SubtaskID]bool{id: true}
+	for i := 0; i < len(out); i++ {
+		cur := out[i]
+		for _, e := range p.Vertices[cur.Vertex].Outputs {
+			targets := []int{cur.Subtask}
+			if e.Partitioning != plan.Forward {
+				targets = targets[:0]
+				for j := range e.Target.Parallelism {
+					targets = append(targets, j)
+				}
+			}
+			for _, j := range targets {
+				t := task.SubtaskID{Vertex: e.Target.ID, Subtask: j}
+				if !seen[t] {
+					seen[t] = true
+					out = append(out, t)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// attemptTasks runs the plan in this process with upstream backup and
+// restarts failed subtasks alone (with their cone), by the restart
+// strategy, from the latest completed checkpoint, while every other
+// subtask runs on: running senders replay their retained output to the
+// restarted ones, and running receivers drop the records they already
+// have by sequence number. In-flight checkpoints are aborted at a failure
+// and triggering pauses until the restarted subtasks run. A sender that
+// lost its backup (task.ErrBackupLost) fails the attempt, and the job
+// falls back to a global rollback.
+func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) error {
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	snaps := make(chan Snapshot)
+	fins := make(chan task.SubtaskID)
+	type failure struct {
+		id  task.SubtaskID
+		err error
+	}
+	fails := make(chan failure)
+	spec := e.spec(actx, restore, snaps, fins)
+	opts := &spec.Options
+	opts.UpstreamBackup = true
+	opts.RetainLimit = e.cfg.RetainLimit
+	if opts.RetainLimit == 0 {
+		opts.RetainLimit = DefaultRetainLimit
+	}
+	opts.Log = e.cfg.Log
+	opts.OnFailed = func(id task.SubtaskID, err error) {
+		select {
+		case fails <- failure{id, err}:
+		case <-actx.Done():
+		}
+	}
+	x, err := e.localDeployer(actx, spec)
+	if err != nil {
+		return err
+	}
+	rt := x.(Local).Runtime
+	a, err := e.newAttemptState(x, true)
+	if err != nil {
+		return err
+	}
+	var randomKill <-chan time.Time
+	var killTimer *time.Timer
+	defer func() {
+		if killTimer != nil {
+			killTimer.Stop()
+		}
+	}()
+	arm := func(restored bool) {
+		if in := e.cfg.Failures; in != nil {
+			if d, ok := in.arm(restored, true); ok {
+				if killTimer != nil {
+					killTimer.Stop()
+				}
+				killTimer = time.NewTimer(d)
+				randomKill = killTimer.C
+			}
+		}
+	}
+	arm(restore != nil)
+	done := make(chan error, 1)
+	go func() { done <- x.Run(actx) }()
+	ticker := time.NewTicker(e.cfg.Tick)
+	defer ticker.Stop()
+	pending := map[task.SubtaskID]bool{}
+	var restartAt time.Time
+	for {
+		select {
+		case err := <-done:
+			a.noteRecovery()
+			if errors.Is(err, task.ErrBackupLost) {
+				e.cfg.Log(fmt.Sprintf("upstream backup lost (%v): falling back to a global rollback", err))
+			}
+			return err
+		case f := <-fails:
+			now := time.Now()
+			restart := cone(e.cfg.Plan, f.id)
+			var stop []task.SubtaskID
+			for _, id := range restart {
+				if !pending[id] && id != f.id {
+					stop = append(stop, id)
+				}
+				pending[id] = true
+			}
+			rt.Stop(stop)
+			rec := Recovery{Cause: f.err.Error(), FailedAt: now, LastCompleted: e.report.LastCompleted(),
+				Restarted: len(restart), Subtasks: e.cfg.Plan.Subtasks()}
+			if e.latest != nil {
+				rec.Restored = int64(e.latest.ID)
+			}
+			e.report.Recoveries = append(e.report.Recoveries, rec)
+			e.publish()
+			delay, ok := e.cfg.Restart.Next(now)
+			if !ok {
+				return &fatalError{fmt.Errorf("restart strategy %s gave up after %d failures: %w", e.cfg.Restart, len(e.report.Recoveries), f.err)}
+			}
+			e.cfg.Log(fmt.Sprintf("failure %d: %v; restarting %d of %d subtasks in %v from %s; the others run on",
+				len(e.report.Recoveries), f.err, len(restart), e.cfg.Plan.Subtasks(), delay, e.describeRestore()))
+			a.act(a.coord.JobFailed())
+			for _, id := range restart {
+				delete(a.finished, id)
+			}
+			a.allDone = false
+			a.restarted, a.cone = now, restart
+			if at := now.Add(delay); at.After(restartAt) {
+				restartAt = at
+			}
+		case <-ticker.C:
+			if len(pending) > 0 && !time.Now().Before(restartAt) {
+				if err := e.restartTasks(actx, rt, pending); err != nil {
+					return err
+				}
+				clear(pending)
+				a.coord.Resume()
+				arm(e.latest != nil)
+			}
+			a.tick()
+		case ev := <-snaps:
+			a.onSnapshot(ev)
+		case id := <-fins:
+			a.onFinished(id)
+		case <-randomKill:
+			randomKill = nil
+			a.killRandom()
+		}
+		if a.failure != nil {
+			return a.failure
+		}
+	}
+}
+
+// restartTasks restarts the pending subtasks from the latest completed
+// checkpoint (empty when there is none).
+func (e *engine) restartTasks(ctx context.Context, rt *task.Runtime, pending map[task.SubtaskID]bool) error {
+	m, err := e.restoreState(ctx)
+	if err != nil {
+		return err
+	}
+	state := map[task.SubtaskID][]byte{}
+	var restored int64
+	if m != nil {
+		restored = int64(m.ID)
+		if state, err = ReadState(ctx, e.cfg.Store, m, func(id task.SubtaskID) bool { return pending[id] }); err != nil {
+			return &fatalError{err}
+		}
+	}
+	ids := make([]task.SubtaskID, 0, len(pending))
+	for id := range pending {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b task.SubtaskID) int {
+		if a.Vertex != b.Vertex {
+			return a.Vertex - b.Vertex
+		}
+		return a.Subtask - b.Subtask
+	})
+	rt.Restart(ctx, ids, state, restored, len(e.report.Recoveries))
+	return nil
+}
+
+// noteConeRecovery measures the recovery of subtasks restarted alone:
+// from the failure to the first record a restarted sink wrote, or, when
+// no sink restarted, to when every restarted subtask ran again.
+func (a *attemptState) noteConeRecovery() {
+	rt := a.rt.(Local)
+	var first, started int64
+	sinks := false
+	for _, id := range a.cone {
+		m := rt.Metrics(id.Vertex, id.Subtask)
+		if a.e.cfg.Plan.Vertices[id.Vertex].Tail().Kind == plan.Sink {
+			sinks = true
+			if t := m.FirstWrite.Load(); t > a.restarted.UnixNano() && (first == 0 || t < first) {
+				first = t
+			}
+		}
+		t := m.Started.Load()
+		if t <= a.restarted.UnixNano() {
+			return // not running again yet
+		}
+		started = max(started, t)
+	}
+	end := started
+	if sinks {
+		if first == 0 {
+			return
+		}
+		end = first
+	}
+	recs := a.e.report.Recoveries
+	recs[len(recs)-1].Duration = time.Unix(0, end).Sub(a.restarted)
+	a.restarted, a.cone = time.Time{}, nil
+	a.e.publish()
+}

@@ -1,0 +1,209 @@
+package weirtest_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/connector"
+	"github.com/weir-stream/weir/connectors/generator"
+	"github.com/weir-stream/weir/weirtest"
+)
+
+// deepJob has two keyed stages: window counts per key, re-keyed by count
+// parity and summed per window. A failure of the first stage, whose
+// windows fire in hash order, restarts the second stage with it.
+func deepJob(p *weir.Pipeline, sink connector.Sink[windowCount]) {
+	w := weir.WindowBy(weir.KeyBy(events(p, "events", 20_000, 3), func(e event) int64 { return e.Key }), weir.Tumbling(500*time.Millisecond))
+	counts := weir.AggregateWindow(w, countAgg{}, weir.Name("count"))
+	asEvents := weir.Map(counts, func(c windowCount) event { return event{Key: c.Value % 2, Time: c.Window.End - 1} })
+	w2 := weir.WindowBy(weir.KeyBy(asEvents, func(e event) int64 { return e.Key }), weir.Tumbling(500*time.Millisecond))
+	weir.To(weir.AggregateWindow(w2, countAgg{}, weir.Name("parity")), "sink", sink)
+}
+
+// With fine-grained failover in one connected job, failures injected at
+// random moments and at the named points of the checkpoint protocol
+// restart single subtasks (with upstream backup and replay) or their
+// downstream cone, and the output keeps each guarantee.
+func TestOracleUpstreamBackup(t *testing.T) {
+	jobs := []struct {
+		name string
+		job  func(*weir.Pipeline, connector.Sink[windowCount])
+	}{{"one-stage", windowJob}, {"two-stage", deepJob}}
+	for _, j := range jobs {
+		for _, v := range []variant{variants[0], variants[1]} { // exactly-once and at-least-once, aligned
+			t.Run(j.name+"/"+v.name, func(t *testing.T) {
+				res := weirtest.Check(t, j.job, weirtest.Options[windowCount]{
+					Guarantee: v.g, Seeds: seeds(schedulesPerJob), Checkpoints: v.ck, Compare: compareCounts(v.g),
+					Options: []weir.Option{weir.WithFailover(weir.FineGrainedFailover)},
+				})
+				if res.Injected == 0 || res.Recoveries == 0 {
+					t.Fatalf("no failure was injected or recovered from: %+v", res)
+				}
+			})
+		}
+	}
+}
+
+// countingSink counts the writers opened per subtask: one per incarnation.
+type countingSink[T any] struct {
+	connector.Sink[T]
+	mu    *sync.Mutex
+	opens map[int]int
+}
+
+func (c countingSink[T]) Open(ctx context.Context, info connector.SubtaskInfo) (connector.Writer[T], error) {
+	c.mu.Lock()
+	c.opens[info.Subtask]++
+	c.mu.Unlock()
+	return c.Sink.Open(ctx, info)
+}
+
+// In one connected job, a window subtask fails, and then, while that one
+// recovers, a source subtask upstream of it fails too. Only the two
+// failed subtasks restart: the other window subtask never restarts, the
+// other source never rewinds, and the output is exactly the failure-free
+// one.
+func TestUpstreamBackupRestartsOnlyTheFailedSubtasks(t *testing.T) {
+	var sourceOpens atomic.Int32
+	var windowFailed, sourceFailed atomic.Bool
+	mu := &sync.Mutex{}
+	job := func(p *weir.Pipeline, sink connector.Sink[windowCount]) {
+		src := generator.New(40_000, func(n int64) event {
+			return event{Key: int64(generator.Mix(7, uint64(n)) % 40), Time: n}
+		}, generator.WithRate(100_000))
+		s := weir.FromSource(p, "events", countingSource[event]{src, &sourceOpens, true}, weir.WithTimestamps(func(e event) int64 { return e.Time }, 0))
+		s = weir.Map(s, func(e event) event {
+			// The source's subtask 0 (even events) fails once the window
+			// subtask failed, while that one recovers.
+			if e.Time%2 == 0 && e.Time > 22_000 && windowFailed.Load() && sourceFailed.CompareAndSwap(false, true) {
+				panic(errors.New("the source fails while its consumer recovers"))
+			}
+			return e
+		})
+		w := weir.WindowBy(weir.KeyBy(s, func(e event) int64 { return e.Key }), weir.Tumbling(500*time.Millisecond))
+		counts := weir.Map(weir.AggregateWindow(w, countAgg{}, weir.Name("count")), func(c windowCount) windowCount {
+			if c.Window.End == 20_000 && c.Key%2 == 0 && windowFailed.CompareAndSwap(false, true) {
+				panic(errors.New("a window subtask fails once"))
+			}
+			return c
+		})
+		weir.To(counts, "sink", sink)
+	}
+	ref := weirtest.NewSink[windowCount]()
+	p := weir.NewPipeline(weir.WithParallelism(2))
+	windowFailed.Store(true)
+	sourceFailed.Store(true) // the reference run does not fail
+	job(p, ref)
+	if err := p.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	windowFailed.Store(false)
+	sourceFailed.Store(false)
+	sourceOpens.Store(0)
+
+	got := weirtest.NewSink[windowCount]()
+	sink := countingSink[windowCount]{got, mu, map[int]int{}}
+	var logs []string
+	var logMu sync.Mutex
+	p = weir.NewPipeline(weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce), weir.WithFailover(weir.FineGrainedFailover),
+		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 20 * time.Millisecond}),
+		weir.WithLog(func(s string) { logMu.Lock(); logs = append(logs, s); logMu.Unlock() }))
+	job(p, sink)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rep := p.Report()
+	if len(rep.Recoveries) != 2 || !windowFailed.Load() || !sourceFailed.Load() {
+		t.Fatalf("recoveries %+v, want the two failures", rep.Recoveries)
+	}
+	for _, rec := range rep.Recoveries {
+		if rec.Restarted != 1 || rec.Subtasks != 4 {
+			t.Fatalf("recovery %+v: want 1 of 4 subtasks restarted", rec)
+		}
+	}
+	if n := sourceOpens.Load(); n != 3 {
+		t.Fatalf("the source was opened %d times, want 3 (two subtasks, and the failed one again)", n)
+	}
+	mu.Lock()
+	opens := sink.opens
+	mu.Unlock()
+	if opens[0]+opens[1] != 3 || min(opens[0], opens[1]) != 1 {
+		t.Fatalf("sink writers opened per subtask: %v; want one window subtask restarted once and the other never", opens)
+	}
+	if err := weirtest.Equal(ref.Values(), got.Visible()); err != nil {
+		t.Fatal(err)
+	}
+	logMu.Lock()
+	defer logMu.Unlock()
+	if !strings.Contains(strings.Join(logs, "\n"), "the others run on") {
+		t.Fatalf("no log line about a fine-grained restart:\n%s", strings.Join(logs, "\n"))
+	}
+}
+
+// When a sender's retained output outgrows its bound, it drops it and
+// says so; a consumer that fails then cannot be replayed to, and the job
+// falls back to a global rollback, still exactly once.
+func TestUpstreamBackupBoundFallsBackToGlobalRollback(t *testing.T) {
+	var failed atomic.Bool
+	job := func(p *weir.Pipeline, sink connector.Sink[windowCount]) {
+		w := weir.WindowBy(weir.KeyBy(events(p, "events", 20_000, 5), func(e event) int64 { return e.Key }), weir.Tumbling(500*time.Millisecond))
+		counts := weir.Map(weir.AggregateWindow(w, countAgg{}), func(c windowCount) windowCount {
+			if c.Window.End == 10_000 && failed.CompareAndSwap(false, true) {
+				panic(errors.New("a window subtask fails once"))
+			}
+			return c
+		})
+		weir.To(counts, "sink", sink)
+	}
+	ref := weirtest.NewSink[windowCount]()
+	p := weir.NewPipeline(weir.WithParallelism(2))
+	failed.Store(true)
+	job(p, ref)
+	if err := p.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	failed.Store(false)
+
+	got := weirtest.NewSink[windowCount]()
+	var logs []string
+	var logMu sync.Mutex
+	p = weir.NewPipeline(weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce), weir.WithFailover(weir.FineGrainedFailover),
+		weir.WithRetainLimit(1), // every batch outgrows it
+		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 20 * time.Millisecond}),
+		weir.WithLog(func(s string) { logMu.Lock(); logs = append(logs, s); logMu.Unlock() }))
+	job(p, got)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := p.Run(ctx); err != nil {
+		logMu.Lock()
+		t.Log(strings.Join(logs, "\n"))
+		logMu.Unlock()
+		t.Fatal(err)
+	}
+	if err := weirtest.Equal(ref.Values(), got.Visible()); err != nil {
+		t.Fatal(err)
+	}
+	rep := p.Report()
+	logMu.Lock()
+	all := strings.Join(logs, "\n")
+	logMu.Unlock()
+	if !failed.Load() || len(rep.Recoveries) != 2 {
+		t.Fatalf("recoveries %+v, want the fine-grained attempt and the global fallback", rep.Recoveries)
+	}
+	if last := rep.Recoveries[1]; last.Restarted != last.Subtasks || !strings.Contains(last.Cause, "upstream backup lost") {
+		t.Fatalf("second recovery %+v: want a global rollback for the lost backup", last)
+	}
+	for _, want := range []string{"exceeded 1 bytes and was dropped", "falling back to a global rollback"} {
+		if !strings.Contains(all, want) {
+			t.Fatalf("the log does not say %q:\n%s", want, all)
+		}
+	}
+}
