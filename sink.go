@@ -49,6 +49,7 @@ type sinkOp[T any] struct {
 	pending  map[int64][]byte
 	restored [][]byte // transactions to commit on Recover
 	ts       []int64  // event times of the batch, with latency tracking
+	wrote    bool     // this operator wrote its first batch
 }
 
 func (s *sinkOp[T]) Open(ctx *task.Context) error {
@@ -96,7 +97,11 @@ func (s *sinkOp[T]) write() error {
 		return nil
 	}
 	err := s.w.Write(s.ctx.Ctx, s.batch)
-	if s.ctx.Metrics.Written.Add(int64(len(s.batch))) == int64(len(s.batch)) {
+	s.ctx.Metrics.Written.Add(int64(len(s.batch)))
+	if !s.wrote {
+		// The first write of this incarnation (a subtask restarted alone
+		// keeps counting Written).
+		s.wrote = true
 		s.ctx.Metrics.FirstWrite.Store(time.Now().UnixNano())
 	}
 	if len(s.ts) > 0 {

@@ -38,6 +38,7 @@ type queue struct {
 	elems   []Element // ring buffer
 	head    int
 	n       int
+	extra   int // replayed elements queued beyond capacity (see DeliverReplay)
 	blocked bool
 	space   chan struct{} // signalled when an element is removed from a full queue
 }
@@ -88,7 +89,10 @@ func (g *Gate) SendTimed(ctx context.Context, ch int, e Element) (time.Duration,
 			}
 			return waited(), nil
 		}
-		if q.n < g.capacity {
+		if q.n-q.extra < g.capacity {
+			if q.n == len(q.elems) {
+				q.grow()
+			}
 			q.elems[(q.head+q.n)%len(q.elems)] = e
 			q.n++
 			wake := !q.blocked
@@ -148,8 +152,14 @@ func (g *Gate) poll() (ch int, e Element, ok bool) {
 		e = q.elems[q.head]
 		q.elems[q.head] = Element{}
 		q.head = (q.head + 1) % len(q.elems)
-		wasFull := q.n == g.capacity
+		wasFull := q.n-q.extra == g.capacity
 		q.n--
+		if q.extra > 0 {
+			// Count the removal against the replayed backlog first: live
+			// senders get room once it is consumed.
+			q.extra--
+			wasFull = false
+		}
 		g.next = (c + 1) % n
 		if wasFull {
 			select {
@@ -240,6 +250,7 @@ func (g *Gate) drainLocked() {
 			q.head = (q.head + 1) % len(q.elems)
 			q.n--
 		}
+		q.extra = 0
 		select {
 		case q.space <- struct{}{}:
 		default:
@@ -319,6 +330,30 @@ func (g *Gate) Deliver(ch int, e Element) {
 	}
 }
 
+// DeliverReplay appends e to channel ch without waiting, beyond the
+// channel's capacity: a sender replaying its retained output to a
+// restarted receiver hands it over at once and goes on serving its other
+// channels, while live sends on ch still wait for room.
+func (g *Gate) DeliverReplay(ch int, e Element) {
+	g.mu.Lock()
+	if g.discard {
+		g.mu.Unlock()
+		return // retained buffers are the sender's; nothing to return
+	}
+	q := &g.queues[ch]
+	if q.n == len(q.elems) {
+		q.grow()
+	}
+	q.elems[(q.head+q.n)%len(q.elems)] = e
+	q.n++
+	q.extra++
+	wake := !q.blocked
+	g.mu.Unlock()
+	if wake {
+		g.signal()
+	}
+}
+
 func (q *queue) grow() {
 	grown := make([]Element, len(q.elems)*2)
 	for i := 0; i < q.n; i++ {
@@ -358,6 +393,17 @@ func (c Channel) SendTimed(ctx context.Context, e Element) (time.Duration, error
 	return c.Gate.SendTimed(ctx, c.Index, e)
 }
 
+// Replay hands e over without waiting: to a local gate with
+// Gate.DeliverReplay; a remote channel waits for credit as SendTimed does.
+func (c Channel) Replay(ctx context.Context, e Element) error {
+	if c.Remote != nil {
+		_, err := c.Remote.SendTimed(ctx, e)
+		return err
+	}
+	c.Gate.DeliverReplay(c.Index, e)
+	return nil
+}
+
 // SendPriority sends barrier e ahead of the queued elements; see
 // Gate.SendPriority.
 func (c Channel) SendPriority(e Element) {
@@ -378,7 +424,7 @@ func (g *Gate) Fill() float64 {
 	}
 	n := 0
 	for i := range g.queues {
-		n += min(g.queues[i].n, g.capacity)
+		n += min(g.queues[i].n-g.queues[i].extra, g.capacity)
 	}
 	return float64(n) / float64(len(g.queues)*g.capacity)
 }

@@ -110,3 +110,62 @@ func TestDrainRecyclesBuffers(t *testing.T) {
 		t.Fatal("elements left after Drain")
 	}
 }
+
+// A replayed backlog goes in at once, beyond the capacity; live sends
+// queue behind it in FIFO order and wait only for room among live
+// elements, which the backlog's consumption makes.
+func TestGateReplayBacklogDoesNotBlockTheSender(t *testing.T) {
+	g := NewGate(1, 2)
+	for i := range 50 {
+		g.DeliverReplay(0, data(i))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	for i := range 2 {
+		if err := g.Send(ctx, 0, data(100+i)); err != nil {
+			t.Fatalf("live send %d behind the backlog: %v", i, err)
+		}
+	}
+	short, cancelShort := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancelShort()
+	if err := g.Send(short, 0, data(200)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a third live send found room in a channel of capacity 2: %v", err)
+	}
+	for i := range 52 {
+		_, e, ok := g.Poll()
+		want := i
+		if i >= 50 {
+			want = 100 + i - 50
+		}
+		if !ok || e.Buf.N != want {
+			t.Fatalf("element %d: got %v (ok %v), want %d", i, e.Buf, ok, want)
+		}
+	}
+	if err := g.Send(ctx, 0, data(300)); err != nil {
+		t.Fatalf("live send after the backlog was consumed: %v", err)
+	}
+}
+
+// A discarding gate (its receiver failed) drops what is sent, and never
+// blocks the sender, until Reset.
+func TestGateDiscardsUntilReset(t *testing.T) {
+	g := NewGate(1, 1)
+	g.Discard()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	for i := range 10 {
+		if err := g.Send(ctx, 0, data(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, ok := g.Poll(); ok {
+		t.Fatal("a discarding gate delivered an element")
+	}
+	g.Reset()
+	if err := g.Send(ctx, 0, data(7)); err != nil {
+		t.Fatal(err)
+	}
+	if _, e, ok := g.Poll(); !ok || e.Buf.N != 7 {
+		t.Fatalf("after Reset got %v, %v", e, ok)
+	}
+}

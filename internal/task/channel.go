@@ -205,9 +205,13 @@ func (w *Writer[T]) Replay(j int, from, incarnation int64, fresh bool) error {
 	if err != nil {
 		return err
 	}
-	w.send(j, exchange.Element{Kind: exchange.Replay, Seq: from, Checkpoint: incarnation})
+	if err := w.chans[j].Replay(w.ctx, exchange.Element{Kind: exchange.Replay, Seq: from, Checkpoint: incarnation}); err != nil {
+		Fail(err)
+	}
 	for _, e := range elems {
-		w.send(j, e)
+		if err := w.chans[j].Replay(w.ctx, e); err != nil {
+			Fail(err)
+		}
 	}
 	return nil
 }

@@ -96,6 +96,7 @@ func (s *subtask) runSource() error {
 // runInputs drives a chain fed by a gate.
 func (s *subtask) runInputs() error {
 	if s.fresh {
+		s.gate.Reset()
 		s.requestReplays()
 	}
 	var timer *time.Timer

@@ -350,9 +350,9 @@ func (r *Runtime) Restart(ctx context.Context, ids []SubtaskID, state map[Subtas
 		}
 		delete(r.down, id)
 		delete(r.finished, id)
-		if g := r.gates[id.Vertex][id.Subtask]; g != nil {
-			g.Reset()
-		}
+		// The gate keeps dropping what is sent to it until the new
+		// incarnation restored its state and asks for replays: senders
+		// must not block on it meanwhile.
 		// Stale messages go, but replay requests are for the new
 		// incarnation to serve.
 		inbox := r.inboxes[id.Vertex][id.Subtask]
