@@ -138,9 +138,9 @@ func BenchmarkRecoveryByState(b *testing.B) {
 					reread += read.Load() - total
 				}
 				n := time.Duration(b.N)
-				b.ReportMetric(float64((recovery/n).Milliseconds()), "recovery-ms")
-				b.ReportMetric(float64((steadyGap/n).Milliseconds()), "steady-pause-ms")
-				b.ReportMetric(float64((failedGap/n).Milliseconds()), "failed-pause-ms")
+				b.ReportMetric(float64((recovery / n).Milliseconds()), "recovery-ms")
+				b.ReportMetric(float64((steadyGap / n).Milliseconds()), "steady-pause-ms")
+				b.ReportMetric(float64((failedGap / n).Milliseconds()), "failed-pause-ms")
 				b.ReportMetric(float64(reread)/float64(b.N), "reread-records")
 				b.ReportMetric(0, "ns/op")
 			})
