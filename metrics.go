@@ -52,6 +52,13 @@ type SubtaskMetrics struct {
 	// fired?"), as "task [subtask n]"; empty for sources and when no input
 	// is active.
 	WatermarkHeldBackBy string `json:"watermark_held_back_by,omitempty"`
+	// Under fine-grained failover: Restarts counts the subtask's restarts
+	// on its own, Duplicates the records it received again from a
+	// restarted sender and dropped by sequence number, RetainedBytes the
+	// output it keeps for replay (upstream backup).
+	Restarts      int64 `json:"restarts,omitempty"`
+	Duplicates    int64 `json:"duplicates,omitempty"`
+	RetainedBytes int64 `json:"retained_bytes,omitempty"`
 }
 
 // Histogram is a latency histogram: Counts[i] counts durations up to
@@ -91,7 +98,8 @@ func (p *Pipeline) Metrics() []TaskMetrics {
 		for s := range v.Parallelism {
 			sm := rt.Metrics(v.ID, s)
 			sub := SubtaskMetrics{RecordsIn: sm.RecordsIn.Load(), RecordsOut: sm.RecordsOut.Load(), BytesOut: sm.BytesOut.Load(),
-				RecordsWritten: sm.Written.Load(), Watermark: sm.Watermark.Load(), QueueFill: rt.QueueFill(v.ID, s)}
+				RecordsWritten: sm.Written.Load(), Watermark: sm.Watermark.Load(), QueueFill: rt.QueueFill(v.ID, s),
+				Restarts: sm.Restarts.Load(), Duplicates: sm.Duplicates.Load(), RetainedBytes: sm.Retained.Load()}
 			sub.Latency.Counts, sub.Latency.Sum = sm.Latency.Snapshot()
 			sub.Idle, sub.Backpressured = time.Duration(sm.Idle.Load()), time.Duration(sm.Backpressured.Load())
 			if c := sm.HeldBackBy.Load(); c >= 0 {

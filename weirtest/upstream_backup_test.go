@@ -141,6 +141,18 @@ func TestUpstreamBackupRestartsOnlyTheFailedSubtasks(t *testing.T) {
 	if err := weirtest.Equal(ref.Values(), got.Visible()); err != nil {
 		t.Fatal(err)
 	}
+	var restarts, dups int64
+	for _, tm := range p.Metrics() {
+		for _, sm := range tm.Subtasks {
+			restarts += sm.Restarts
+			if !tm.Source {
+				dups += sm.Duplicates
+			}
+		}
+	}
+	if restarts != 2 || dups == 0 {
+		t.Fatalf("metrics count %d subtask restarts and %d duplicates dropped; want 2 and some (the restarted source regenerated records the windows had)", restarts, dups)
+	}
 	logMu.Lock()
 	defer logMu.Unlock()
 	if !strings.Contains(strings.Join(logs, "\n"), "the others run on") {

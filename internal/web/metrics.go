@@ -29,26 +29,29 @@ type collector struct {
 }
 
 var (
-	taskLabels     = []string{"job", "task", "subtask"}
-	descRecordsIn  = prometheus.NewDesc("weir_task_records_in_total", "Records a subtask received (sources: read).", taskLabels, nil)
-	descRecordsOut = prometheus.NewDesc("weir_task_records_out_total", "Records a subtask sent to other tasks.", taskLabels, nil)
-	descBytesOut   = prometheus.NewDesc("weir_task_bytes_out_total", "Encoded bytes a subtask sent to other tasks.", taskLabels, nil)
-	descWritten    = prometheus.NewDesc("weir_sink_records_written_total", "Records a subtask's sink wrote.", taskLabels, nil)
-	descWatermark  = prometheus.NewDesc("weir_task_watermark_milliseconds", "A subtask's input watermark, epoch milliseconds.", taskLabels, nil)
-	descLag        = prometheus.NewDesc("weir_task_watermark_lag_seconds", "Wall-clock time minus a subtask's input watermark.", taskLabels, nil)
-	descQueue      = prometheus.NewDesc("weir_task_input_queue_fill_ratio", "How full a subtask's input queues are (1: its senders are backpressured).", taskLabels, nil)
-	descCkpts      = prometheus.NewDesc("weir_checkpoints_total", "Checkpoints that ended, by status.", []string{"job", "status"}, nil)
-	descCkptDur    = prometheus.NewDesc("weir_checkpoint_last_duration_seconds", "Duration of the latest completed checkpoint.", []string{"job"}, nil)
-	descCkptSize   = prometheus.NewDesc("weir_checkpoint_last_size_bytes", "State size of the latest completed checkpoint.", []string{"job"}, nil)
-	descCkptAlign  = prometheus.NewDesc("weir_checkpoint_last_alignment_seconds", "Longest barrier alignment of the latest completed checkpoint.", []string{"job"}, nil)
-	descRestarts   = prometheus.NewDesc("weir_job_restarts_total", "Failures the job recovered from.", []string{"job"}, nil)
-	descRecovery   = prometheus.NewDesc("weir_job_last_recovery_seconds", "Time from the latest failure to the first record written after it.", []string{"job"}, nil)
-	descUp         = prometheus.NewDesc("weir_job_running", "1 while the job runs.", []string{"job"}, nil)
-	descIdle       = prometheus.NewDesc("weir_task_idle_seconds_total", "Time a subtask waited for input.", taskLabels, nil)
-	descBackpress  = prometheus.NewDesc("weir_task_backpressured_seconds_total", "Time a subtask waited for room in its receivers' queues.", taskLabels, nil)
-	descBusy       = prometheus.NewDesc("weir_task_busy_seconds_total", "Time a subtask neither idle nor backpressured.", taskLabels, nil)
-	descLatency    = prometheus.NewDesc("weir_task_latency_seconds", "Age of latency markers when they reach a subtask (queueing and processing delay since the source).", taskLabels, nil)
-	descEventLat   = prometheus.NewDesc("weir_sink_event_time_latency_seconds", "Wall-clock time minus the event time of records a sink wrote.", taskLabels, nil)
+	taskLabels      = []string{"job", "task", "subtask"}
+	descRecordsIn   = prometheus.NewDesc("weir_task_records_in_total", "Records a subtask received (sources: read).", taskLabels, nil)
+	descRecordsOut  = prometheus.NewDesc("weir_task_records_out_total", "Records a subtask sent to other tasks.", taskLabels, nil)
+	descBytesOut    = prometheus.NewDesc("weir_task_bytes_out_total", "Encoded bytes a subtask sent to other tasks.", taskLabels, nil)
+	descWritten     = prometheus.NewDesc("weir_sink_records_written_total", "Records a subtask's sink wrote.", taskLabels, nil)
+	descWatermark   = prometheus.NewDesc("weir_task_watermark_milliseconds", "A subtask's input watermark, epoch milliseconds.", taskLabels, nil)
+	descLag         = prometheus.NewDesc("weir_task_watermark_lag_seconds", "Wall-clock time minus a subtask's input watermark.", taskLabels, nil)
+	descQueue       = prometheus.NewDesc("weir_task_input_queue_fill_ratio", "How full a subtask's input queues are (1: its senders are backpressured).", taskLabels, nil)
+	descCkpts       = prometheus.NewDesc("weir_checkpoints_total", "Checkpoints that ended, by status.", []string{"job", "status"}, nil)
+	descCkptDur     = prometheus.NewDesc("weir_checkpoint_last_duration_seconds", "Duration of the latest completed checkpoint.", []string{"job"}, nil)
+	descCkptSize    = prometheus.NewDesc("weir_checkpoint_last_size_bytes", "State size of the latest completed checkpoint.", []string{"job"}, nil)
+	descCkptAlign   = prometheus.NewDesc("weir_checkpoint_last_alignment_seconds", "Longest barrier alignment of the latest completed checkpoint.", []string{"job"}, nil)
+	descRestarts    = prometheus.NewDesc("weir_job_restarts_total", "Failures the job recovered from.", []string{"job"}, nil)
+	descRecovery    = prometheus.NewDesc("weir_job_last_recovery_seconds", "Time from the latest failure to the first record written after it.", []string{"job"}, nil)
+	descUp          = prometheus.NewDesc("weir_job_running", "1 while the job runs.", []string{"job"}, nil)
+	descIdle        = prometheus.NewDesc("weir_task_idle_seconds_total", "Time a subtask waited for input.", taskLabels, nil)
+	descBackpress   = prometheus.NewDesc("weir_task_backpressured_seconds_total", "Time a subtask waited for room in its receivers' queues.", taskLabels, nil)
+	descBusy        = prometheus.NewDesc("weir_task_busy_seconds_total", "Time a subtask neither idle nor backpressured.", taskLabels, nil)
+	descLatency     = prometheus.NewDesc("weir_task_latency_seconds", "Age of latency markers when they reach a subtask (queueing and processing delay since the source).", taskLabels, nil)
+	descEventLat    = prometheus.NewDesc("weir_sink_event_time_latency_seconds", "Wall-clock time minus the event time of records a sink wrote.", taskLabels, nil)
+	descTaskRestart = prometheus.NewDesc("weir_task_restarts_total", "Restarts of a subtask on its own (fine-grained failover).", taskLabels, nil)
+	descDuplicates  = prometheus.NewDesc("weir_task_duplicates_dropped_total", "Records a subtask received again from a restarted sender and dropped by sequence number.", taskLabels, nil)
+	descRetained    = prometheus.NewDesc("weir_task_retained_bytes", "Output a subtask keeps for replay to a restarted consumer (upstream backup).", taskLabels, nil)
 )
 
 // histogram converts a weir histogram to a constant Prometheus one.
@@ -67,7 +70,8 @@ func histogram(d *prometheus.Desc, h weir.Histogram, labels []string) (prometheu
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRecordsIn, descRecordsOut, descBytesOut, descWritten, descWatermark, descLag,
-		descQueue, descCkpts, descCkptDur, descCkptSize, descCkptAlign, descRestarts, descRecovery, descUp, descLatency, descEventLat, descIdle, descBackpress, descBusy} {
+		descQueue, descCkpts, descCkptDur, descCkptSize, descCkptAlign, descRestarts, descRecovery, descUp, descLatency, descEventLat, descIdle, descBackpress, descBusy,
+		descTaskRestart, descDuplicates, descRetained} {
 		ch <- d
 	}
 }
@@ -94,6 +98,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 				ch <- prometheus.MustNewConstMetric(descIdle, prometheus.CounterValue, s.Idle.Seconds(), l...)
 				ch <- prometheus.MustNewConstMetric(descBackpress, prometheus.CounterValue, s.Backpressured.Seconds(), l...)
 				ch <- prometheus.MustNewConstMetric(descBusy, prometheus.CounterValue, s.Busy.Seconds(), l...)
+				ch <- prometheus.MustNewConstMetric(descTaskRestart, prometheus.CounterValue, float64(s.Restarts), l...)
+				ch <- prometheus.MustNewConstMetric(descDuplicates, prometheus.CounterValue, float64(s.Duplicates), l...)
+				ch <- prometheus.MustNewConstMetric(descRetained, prometheus.GaugeValue, float64(s.RetainedBytes), l...)
 				if m, ok := histogram(descLatency, s.Latency, l); ok {
 					ch <- m
 				}
