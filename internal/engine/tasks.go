@@ -124,6 +124,7 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 	defer ticker.Stop()
 	pending := map[task.SubtaskID]bool{}
 	var restartAt time.Time
+	var ready <-chan struct{} // the restarted subtasks asked for their replays
 	for {
 		select {
 		case err := <-done:
@@ -167,14 +168,18 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 			}
 		case <-ticker.C:
 			if len(pending) > 0 && !time.Now().Before(restartAt) {
-				if err := e.restartTasks(actx, rt, pending); err != nil {
+				if ready, err = e.restartTasks(actx, rt, pending); err != nil {
 					return err
 				}
 				clear(pending)
-				a.coord.Resume()
 				arm(e.latest != nil)
 			}
 			a.tick()
+		case <-ready:
+			ready = nil
+			if len(pending) == 0 {
+				a.coord.Resume()
+			}
 		case ev := <-snaps:
 			a.onSnapshot(ev)
 		case id := <-fins:
@@ -190,18 +195,19 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 }
 
 // restartTasks restarts the pending subtasks from the latest completed
-// checkpoint (empty when there is none).
-func (e *engine) restartTasks(ctx context.Context, rt *task.Runtime, pending map[task.SubtaskID]bool) error {
+// checkpoint (empty when there is none). The channel it returns is closed
+// once they asked for their replays; checkpoints resume then.
+func (e *engine) restartTasks(ctx context.Context, rt *task.Runtime, pending map[task.SubtaskID]bool) (<-chan struct{}, error) {
 	m, err := e.restoreState(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	state := map[task.SubtaskID][]byte{}
 	var restored int64
 	if m != nil {
 		restored = int64(m.ID)
 		if state, err = ReadState(ctx, e.cfg.Store, m, func(id task.SubtaskID) bool { return pending[id] }); err != nil {
-			return &fatalError{err}
+			return nil, &fatalError{err}
 		}
 	}
 	ids := make([]task.SubtaskID, 0, len(pending))
@@ -214,8 +220,7 @@ func (e *engine) restartTasks(ctx context.Context, rt *task.Runtime, pending map
 		}
 		return a.Subtask - b.Subtask
 	})
-	rt.Restart(ctx, ids, state, restored, len(e.report.Recoveries))
-	return nil
+	return rt.Restart(ctx, ids, state, restored, len(e.report.Recoveries)), nil
 }
 
 // noteConeRecovery measures the recovery of subtasks restarted alone:

@@ -14,6 +14,9 @@ func (s *subtask) runSource() error {
 	if err := src.Open(s.opCtx(0), s.startPos); err != nil {
 		return fmt.Errorf("opening source %q: %w", s.v.Head().Name, err)
 	}
+	if s.ready != nil {
+		s.ready()
+	}
 	o := &s.rt.opts
 	now := o.Now()
 	lastWM, lastFlush, lastData, lastMarker := now, now, now, now
@@ -98,6 +101,7 @@ func (s *subtask) runInputs() error {
 	if s.fresh {
 		s.gate.Reset()
 		s.requestReplays()
+		s.ready()
 	}
 	var timer *time.Timer
 	for {

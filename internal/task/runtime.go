@@ -253,6 +253,9 @@ func (r *Runtime) start(s *subtask) {
 	go func() {
 		defer r.wg.Done()
 		defer close(exited)
+		if s.ready != nil {
+			defer s.ready()
+		}
 		err := s.run()
 		if s.ctx.Err() != nil && r.ctx.Err() == nil {
 			err = context.Cause(s.ctx) // killed or stopped alone
@@ -327,7 +330,14 @@ func (r *Runtime) Stop(ids []SubtaskID) {
 // channel sequence numbers from the checkpoint and asks its senders to
 // replay their retained output from there. It returns early if ctx ends
 // or Run is ending.
-func (r *Runtime) Restart(ctx context.Context, ids []SubtaskID, state map[SubtaskID][]byte, restored int64, attempt int) {
+//
+// The returned channel is closed once every restarted subtask restored
+// its state and asked for its replays (or opened its source, or stopped
+// again). Checkpoints must not be triggered before: a barrier that
+// reached a restarting subtask's gate before its replay began would be
+// dropped with the rest.
+func (r *Runtime) Restart(ctx context.Context, ids []SubtaskID, state map[SubtaskID][]byte, restored int64, attempt int) <-chan struct{} {
+	ready := make(chan struct{})
 	for _, id := range ids {
 		r.mu.Lock()
 		ch := r.exited[id]
@@ -335,13 +345,15 @@ func (r *Runtime) Restart(ctx context.Context, ids []SubtaskID, state map[Subtas
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return
+			close(ready)
+			return ready
 		}
 	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return
+		close(ready)
+		return ready
 	}
 	var subs []*subtask
 	for _, id := range ids {
@@ -369,9 +381,12 @@ func (r *Runtime) Restart(ctx context.Context, ids []SubtaskID, state map[Subtas
 		subs = append(subs, &subtask{v: r.plan.Vertices[id.Vertex], index: id.Subtask, incarnation: r.incarnations})
 	}
 	r.mu.Unlock()
+	var pending sync.WaitGroup
+	pending.Add(len(subs))
 	for i, p := range subs {
 		id := p.id()
 		s := r.newSubtask(r.ctx, p.v, p.index)
+		s.ready = sync.OnceFunc(pending.Done)
 		s.incarnation = p.incarnation
 		s.state, s.hasState = state[id]
 		s.fresh, s.countsFromState = true, true
@@ -390,6 +405,13 @@ func (r *Runtime) Restart(ctx context.Context, ids []SubtaskID, state map[Subtas
 		r.start(s)
 		r.wg.Done() // the count failed held
 	}
+	// Every restarted subtask calls ready at the latest when it stops, so
+	// this goroutine ends with them.
+	go func() {
+		pending.Wait()
+		close(ready)
+	}()
+	return ready
 }
 
 // kill fails the whole attempt with err, from any goroutine.

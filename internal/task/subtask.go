@@ -54,6 +54,7 @@ type subtask struct {
 	countsFromState bool // take channel sequence numbers from state (restarted alone)
 	fresh           bool // restarted alone: regenerates its output, asks for replays
 	incarnation     int64
+	ready           func() // restarted: called once replays were asked for (see Restart)
 	deterministic   bool // see ReplayDeterministic
 	awaiting        []bool
 	backup          *backup
