@@ -55,7 +55,7 @@ type subtask struct {
 	fresh           bool // restarted alone: regenerates its output, asks for replays
 	incarnation     int64
 	ready           func() // restarted: called once replays were asked for (see Restart)
-	deterministic   bool // see ReplayDeterministic
+	deterministic   bool   // see ReplayDeterministic
 	awaiting        []bool
 	backup          *backup
 	trimAt          []trimPoint
