@@ -26,6 +26,19 @@ func deepJob(p *weir.Pipeline, sink connector.Sink[windowCount]) {
 	weir.To(weir.AggregateWindow(w2, countAgg{}, weir.Name("parity")), "sink", sink)
 }
 
+// rebalancedJob spreads the events round robin over a map, whose
+// subtasks merge two input channels in arrival order, then counts them
+// per key and window.
+func rebalancedJob(p *weir.Pipeline, sink connector.Sink[windowCount]) {
+	rebalancedWith(p, sink, 20_000, func(e event) event { return e })
+}
+
+func rebalancedWith(p *weir.Pipeline, sink connector.Sink[windowCount], n int64, f func(event) event) {
+	m := weir.Map(weir.Rebalance(events(p, "events", n, 9)), f, weir.Name("merge"))
+	w := weir.WindowBy(weir.KeyBy(m, func(e event) int64 { return e.Key }), weir.Tumbling(500*time.Millisecond))
+	weir.To(weir.AggregateWindow(w, countAgg{}, weir.Name("count")), "sink", sink)
+}
+
 // With fine-grained failover in one connected job, failures injected at
 // random moments and at the named points of the checkpoint protocol
 // restart single subtasks (with upstream backup and replay) or their
@@ -34,7 +47,7 @@ func TestOracleUpstreamBackup(t *testing.T) {
 	jobs := []struct {
 		name string
 		job  func(*weir.Pipeline, connector.Sink[windowCount])
-	}{{"one-stage", windowJob}, {"two-stage", deepJob}}
+	}{{"one-stage", windowJob}, {"two-stage", deepJob}, {"rebalanced", rebalancedJob}}
 	for _, j := range jobs {
 		for _, v := range []variant{variants[0], variants[1]} { // exactly-once and at-least-once, aligned
 			t.Run(j.name+"/"+v.name, func(t *testing.T) {
@@ -223,4 +236,66 @@ func TestUpstreamBackupBoundFallsBackToGlobalRollback(t *testing.T) {
 			t.Fatalf("the log does not say %q:\n%s", want, all)
 		}
 	}
+}
+
+// A map that merges two input channels fails. Its runtime logged the
+// order in which it consumed them, so it restarts alone and repeats that
+// order: its regenerated output carries the same sequence numbers, and
+// the window subtasks downstream drop what they already have instead of
+// restarting. The output is exactly the failure-free one.
+func TestUpstreamBackupRepeatsTheLoggedConsumptionOrder(t *testing.T) {
+	var failed atomic.Bool
+	mu := &sync.Mutex{}
+	fail := func(e event) event {
+		if e.Time == 70_000 && failed.CompareAndSwap(false, true) {
+			panic(errors.New("the merging map fails once"))
+		}
+		return e
+	}
+	ref := weirtest.NewSink[windowCount]()
+	p := weir.NewPipeline(weir.WithParallelism(2))
+	failed.Store(true)
+	rebalancedWith(p, ref, 100_000, fail)
+	if err := p.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	failed.Store(false)
+
+	got := weirtest.NewSink[windowCount]()
+	sink := countingSink[windowCount]{got, mu, map[int]int{}}
+	// Checkpoints far apart leave the windows holding much of the map's
+	// output since the latest one, which the restarted map regenerates.
+	p = weir.NewPipeline(weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce), weir.WithFailover(weir.FineGrainedFailover),
+		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 400 * time.Millisecond}))
+	rebalancedWith(p, sink, 100_000, fail)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rep := p.Report()
+	if len(rep.Recoveries) != 1 || !failed.Load() {
+		t.Fatalf("recoveries %+v, want the one failure", rep.Recoveries)
+	}
+	if rec := rep.Recoveries[0]; rec.Restarted != 1 || !strings.Contains(rec.Cause, "merging map") {
+		t.Fatalf("recovery %+v: want the map subtask restarted alone", rec)
+	}
+	mu.Lock()
+	opens := sink.opens
+	mu.Unlock()
+	if opens[0] != 1 || opens[1] != 1 {
+		t.Fatalf("sink writers opened per subtask: %v; the windows downstream must not restart", opens)
+	}
+	if err := weirtest.Equal(ref.Values(), got.Visible()); err != nil {
+		t.Fatal(err)
+	}
+	var dups int64
+	for _, tm := range p.Metrics() {
+		if strings.Contains(tm.Name, "count") {
+			for _, sm := range tm.Subtasks {
+				dups += sm.Duplicates
+			}
+		}
+	}
+	t.Logf("the windows dropped %d records the restarted map regenerated", dups)
 }

@@ -26,12 +26,12 @@ func (e *engine) taskFailover() bool {
 }
 
 // cone returns the subtasks that restart when id fails: id, and when its
-// output cannot be regenerated record for record (task.ReplayDeterministic)
-// every subtask downstream of it, whose input would differ from what they
-// consumed.
+// output cannot be regenerated record for record (task.ReplayDeterministic,
+// with the consumption order logged) every subtask downstream of it,
+// whose input would differ from what they consumed.
 func cone(p *plan.Plan, id task.SubtaskID) []task.SubtaskID {
 	out := []task.SubtaskID{id}
-	if task.ReplayDeterministic(p.Vertices[id.Vertex]) {
+	if task.ReplayDeterministic(p.Vertices[id.Vertex], true) {
 		return out
 	}
 	seen := map[task.SubtaskID]bool{id: true}

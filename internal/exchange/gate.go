@@ -149,27 +149,28 @@ func (g *Gate) poll() (ch int, e Element, ok bool) {
 		if q.n == 0 || q.blocked {
 			continue
 		}
-		e = q.elems[q.head]
-		q.elems[q.head] = Element{}
-		q.head = (q.head + 1) % len(q.elems)
-		wasFull := q.n-q.extra == g.capacity
-		q.n--
-		if q.extra > 0 {
-			// Count the removal against the replayed backlog first: live
-			// senders get room once it is consumed.
-			q.extra--
-			wasFull = false
-		}
 		g.next = (c + 1) % n
-		if wasFull {
-			select {
-			case q.space <- struct{}{}:
-			default:
-			}
-		}
-		return c, e, true
+		return c, q.take(g.capacity), true
 	}
 	return 0, Element{}, false
+}
+
+// PollChannel removes and returns the next element of channel ch, blocked
+// or not: a restarted task that repeats a logged consumption order takes
+// its channels in that order. ok is false when ch holds nothing.
+func (g *Gate) PollChannel(ch int) (e Element, ok bool) {
+	g.mu.Lock()
+	q := &g.queues[ch]
+	if q.n == 0 {
+		g.mu.Unlock()
+		return Element{}, false
+	}
+	e = q.take(g.capacity)
+	g.mu.Unlock()
+	if g.onTake != nil && e.Kind != Marker {
+		g.onTake(ch)
+	}
+	return e, true
 }
 
 // Ready is signalled after a Send to an unblocked channel and after Unblock.
@@ -352,6 +353,29 @@ func (g *Gate) DeliverReplay(ch int, e Element) {
 	if wake {
 		g.signal()
 	}
+}
+
+// take removes the queue's first element and wakes a sender waiting for
+// room; the queue is not empty. The gate's lock is held.
+func (q *queue) take(capacity int) Element {
+	e := q.elems[q.head]
+	q.elems[q.head] = Element{}
+	q.head = (q.head + 1) % len(q.elems)
+	wasFull := q.n-q.extra == capacity
+	q.n--
+	if q.extra > 0 {
+		// Count the removal against the replayed backlog first: live
+		// senders get room once it is consumed.
+		q.extra--
+		wasFull = false
+	}
+	if wasFull {
+		select {
+		case q.space <- struct{}{}:
+		default:
+		}
+	}
+	return e
 }
 
 func (q *queue) grow() {

@@ -223,7 +223,18 @@ func (w *Writer[T]) retain(b *backup, index int) {
 	}
 }
 
-func (w *Writer[T]) restoreSent(n []int64) { copy(w.sent, n) }
+func (w *Writer[T]) restoreSent(n []int64) {
+	copy(w.sent, n)
+	if w.part == plan.Rebalance {
+		// Round robin continues where the checkpoint left it, so that a
+		// deterministic task sends the same records to the same channels.
+		var total int64
+		for _, c := range n {
+			total += c
+		}
+		w.rr = int((int64(w.rr) + total) % int64(len(w.chans)))
+	}
+}
 
 // Channels returns the number of channels.
 func (w *Writer[T]) Channels() int { return len(w.chans) }
@@ -247,9 +258,11 @@ func (w *Writer[T]) Emit(e exchange.Element) {
 }
 
 // Decoder decodes a data buffer and pushes its records into the chain.
-// Decode skips the first skip records: a receiver already holds them.
+// Decode pushes records from up to (not including) to, counted from 0 in
+// the batch: the ones before from a receiver already holds, the ones from
+// to on it takes later (deterministic replay).
 type Decoder interface {
-	Decode(b *exchange.Buffer, skip int) error
+	Decode(b *exchange.Buffer, from, to int) error
 }
 
 type decoder[T any] struct {
@@ -266,10 +279,10 @@ func NewDecoder[T any](c codec.Codec[T], target Collector[T], where string) Deco
 	return &decoder[T]{codec: c, target: target, where: where}
 }
 
-func (d *decoder[T]) Decode(b *exchange.Buffer, skip int) error {
+func (d *decoder[T]) Decode(b *exchange.Buffer, from, to int) error {
 	src := b.B
 	var ts int64
-	for i := 0; i < b.N; i++ {
+	for i := 0; i < to; i++ {
 		delta, n := binary.Varint(src)
 		if n <= 0 {
 			return fmt.Errorf("decoding record %d of a batch on %s: bad timestamp: %w", i, d.where, codec.ErrCorrupt)
@@ -282,7 +295,7 @@ func (d *decoder[T]) Decode(b *exchange.Buffer, skip int) error {
 			return fmt.Errorf("decoding record %d of a batch on %s: %w", i, d.where, err)
 		}
 		src = src[n:]
-		if i >= skip {
+		if i >= from {
 			d.target.Collect(ts, d.v)
 		}
 	}

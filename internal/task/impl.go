@@ -69,10 +69,12 @@ type Deterministic interface {
 // ReplayDeterministic reports whether a restarted subtask of v regenerates
 // its output exactly, record for record on every channel, from its
 // restored state: v has no outputs, or every node of its chain is
-// Deterministic and its input order cannot vary (a source, or a single
-// input channel). Under fine-grained failover such a subtask restarts
-// alone; otherwise its consumers restart with it.
-func ReplayDeterministic(v *plan.Vertex) bool {
+// Deterministic and its input order cannot vary (a source, a single input
+// channel, or, with logged, several channels whose consumption order the
+// runtime logs and a restarted subtask repeats). Under fine-grained
+// failover such a subtask restarts alone; otherwise its consumers restart
+// with it.
+func ReplayDeterministic(v *plan.Vertex, logged bool) bool {
 	if len(v.Outputs) == 0 {
 		return true
 	}
@@ -89,5 +91,5 @@ func ReplayDeterministic(v *plan.Vertex) bool {
 	for _, e := range v.Inputs {
 		channels += e.Channels()
 	}
-	return channels == 1
+	return channels == 1 || logged
 }

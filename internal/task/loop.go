@@ -105,7 +105,7 @@ func (s *subtask) runInputs() error {
 	}
 	var timer *time.Timer
 	for {
-		ch, e, ok := s.gate.Poll()
+		ch, e, ok := s.poll()
 		if !ok {
 			if err := s.ctx.Err(); err != nil {
 				return err
@@ -161,7 +161,7 @@ func (s *subtask) runInputs() error {
 		case exchange.Replay:
 			// A replay this incarnation did not ask for: nothing to do.
 		case exchange.Data:
-			skip := 0
+			skip, limit := 0, e.Buf.N
 			if e.Seq != s.recv[ch] {
 				var keep bool
 				if skip, keep = s.duplicates(ch, e); !keep {
@@ -169,7 +169,10 @@ func (s *subtask) runInputs() error {
 					continue
 				}
 			}
-			s.tctx.Metrics.RecordsIn.Add(int64(e.Buf.N - skip))
+			if s.follow != nil {
+				limit = s.followLimit(ch, e)
+			}
+			s.tctx.Metrics.RecordsIn.Add(int64(limit - skip))
 			if s.chanState[ch] == idle {
 				s.chanState[ch] = active
 			}
@@ -182,11 +185,16 @@ func (s *subtask) runInputs() error {
 			if s.align != nil {
 				s.recordInflight(ch, e.Buf)
 			}
-			s.recv[ch] = e.Seq + int64(e.Buf.N)
-			err := s.decode[ch].Decode(e.Buf, skip)
-			exchange.PutBuffer(e.Buf)
+			s.recv[ch] = e.Seq + int64(limit)
+			err := s.decode[ch].Decode(e.Buf, skip, limit)
+			if limit == e.Buf.N {
+				exchange.PutBuffer(e.Buf)
+			}
 			if err != nil {
 				return err
+			}
+			if s.det != nil {
+				s.det.record(ch, s.recv[ch])
 			}
 		case exchange.Watermark:
 			if e.Time > s.chanWM[ch] {

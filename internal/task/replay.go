@@ -159,6 +159,10 @@ func (s *subtask) awaitReplay(ch int, e exchange.Element) {
 // subtask already has, and whether any are new.
 func (s *subtask) duplicates(ch int, e exchange.Element) (skip int, keep bool) {
 	recv := s.recv[ch]
+	if s.follow != nil && e.Seq < recv && e.Seq+int64(e.Buf.N) > recv {
+		// The rest of a batch split by the logged order, or a duplicate.
+		return int(recv - e.Seq), true
+	}
 	if e.Seq > recv {
 		ic := s.inChan[ch]
 		Fail(fmt.Errorf("records %d to %d on the channel from subtask %d of %q are missing (the next batch starts at record %d)",

@@ -118,6 +118,7 @@ type Runtime struct {
 
 	edges   []*plan.PhysicalEdge        // by edge index
 	cancels [][]context.CancelCauseFunc // [vertex][subtask], of the running incarnation
+	dets    [][]*determinants           // [vertex][subtask]: logged consumption order, or nil
 
 	mu       sync.Mutex
 	ctx      context.Context // Run's
@@ -155,6 +156,8 @@ func New(p *plan.Plan, opts Options) *Runtime {
 		r.metrics[v.ID] = make([]*Metrics, v.Parallelism)
 		r.inboxes = append(r.inboxes, make([]chan control, v.Parallelism))
 		r.cancels = append(r.cancels, make([]context.CancelCauseFunc, v.Parallelism))
+		r.dets = append(r.dets, make([]*determinants, v.Parallelism))
+		logOrder := opts.UpstreamBackup && n > 1 && ReplayDeterministic(v, true) && len(v.Outputs) > 0
 		r.positions = append(r.positions, make([]atomic.Pointer[[]byte], v.Parallelism))
 		for i := range v.Parallelism {
 			r.metrics[v.ID][i] = NewMetrics()
@@ -162,6 +165,9 @@ func New(p *plan.Plan, opts Options) *Runtime {
 				continue
 			}
 			r.gates[v.ID][i] = exchange.NewGate(n, opts.QueueCapacity)
+			if logOrder {
+				r.dets[v.ID][i] = &determinants{}
+			}
 			r.inboxes[v.ID][i] = make(chan control, 256)
 		}
 	}

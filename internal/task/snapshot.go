@@ -63,6 +63,9 @@ func (s *subtask) freeze(id int64, aligned time.Duration, forward, priority bool
 	}
 	f.counts = s.channelCounts()
 	s.noteTrimPoint(id, f.counts)
+	if s.det != nil {
+		s.det.mark(id)
+	}
 	// Output the barrier overtook is stored here, not reflected by the
 	// receivers: it does not count as sent before the snapshot.
 	k := 0
@@ -191,6 +194,9 @@ func (s *subtask) handleControl(c control) {
 			Fail(err)
 		}
 		s.trimBackup(c.checkpoint)
+		if s.det != nil {
+			s.det.trim(c.checkpoint)
+		}
 		for i, op := range s.ops {
 			if l, ok := op.(CheckpointListener); ok {
 				if err := l.CheckpointComplete(c.checkpoint); err != nil {

@@ -61,7 +61,10 @@ type subtask struct {
 	trimAt          []trimPoint
 	lostLogged      bool
 	catchUp         [][]int64 // see catchingUp
-	deferred        int64     // a checkpoint triggered while catching up
+	det             *determinants
+	follow          []detEntry         // the logged order a restarted subtask repeats
+	pending         []exchange.Element // per channel: a batch's rest, split by follow
+	deferred        int64              // a checkpoint triggered while catching up
 }
 
 type chanState uint8
@@ -82,7 +85,7 @@ func (r *Runtime) newSubtask(ctx context.Context, v *plan.Vertex, i int) *subtas
 	r.cancels[v.ID][i] = cancel
 	r.mu.Unlock()
 	s := &subtask{rt: r, v: v, index: i, ctx: ctx, gate: r.gates[v.ID][i], inWM: MinWatermark, outWM: MinWatermark,
-		inbox: r.inboxes[v.ID][i], deterministic: ReplayDeterministic(v)}
+		inbox: r.inboxes[v.ID][i], deterministic: ReplayDeterministic(v, r.opts.UpstreamBackup), det: r.dets[v.ID][i]}
 	s.tctx = Context{Ctx: ctx, Job: r.opts.Job, Subtask: i, Parallelism: v.Parallelism, Attempt: r.opts.Attempt, Restored: r.opts.Restored,
 		TrackLatency:   r.opts.LatencyInterval != 0,
 		MaxParallelism: r.plan.MaxParallelism, KeyGroupStart: start, KeyGroupEnd: end,
@@ -122,6 +125,9 @@ func (s *subtask) run() (err error) {
 		return err
 	}
 	s.startBackup()
+	if err := s.startFollowing(s.tctx.Restored); err != nil {
+		return err
+	}
 	for i := len(s.ops) - 1; i >= 0; i-- {
 		if err := s.ops[i].Open(s.opCtx(i)); err != nil {
 			s.ops = s.ops[i+1:] // close only what was opened
@@ -162,7 +168,7 @@ func (s *subtask) replayInflight() {
 		// Restored records are state, not traffic of this attempt: they do
 		// not count as received on the channel.
 		for _, b := range bufs {
-			if err := s.decode[c].Decode(b, 0); err != nil {
+			if err := s.decode[c].Decode(b, 0, b.N); err != nil {
 				Fail(fmt.Errorf("restoring in-flight input: %w", err))
 			}
 		}
