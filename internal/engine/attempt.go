@@ -91,14 +91,9 @@ func (e *engine) attempt(ctx context.Context, restore *store.Metadata) error {
 	fins := make(chan task.SubtaskID)
 	spec := e.spec(actx, restore, snaps, fins)
 	opts := &spec.Options
-	var randomKill <-chan time.Time
-	if in := e.cfg.Failures; in != nil {
-		if d, ok := in.arm(restore != nil, opts.Checkpoint != task.NoCheckpoints); ok {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			randomKill = t.C
-		}
-	}
+	kills := killClock{in: e.cfg.Failures}
+	kills.arm(restore != nil, opts.Checkpoint != task.NoCheckpoints)
+	defer kills.stop()
 	deploy := e.cfg.Deploy
 	if deploy == nil {
 		deploy = e.localDeployer
@@ -133,8 +128,8 @@ func (e *engine) attempt(ctx context.Context, restore *store.Metadata) error {
 			a.onSnapshot(ev)
 		case id := <-fins:
 			a.onFinished(id)
-		case <-randomKill:
-			randomKill = nil
+		case <-kills.C:
+			kills.fired()
 			a.killRandom() // the next attempt arms the next failure
 		}
 		if a.failure != nil && failed == nil {

@@ -104,3 +104,34 @@ func (in *Injector) hook(p task.Point, _ task.SubtaskID, _ int64) bool {
 	in.injected++
 	return true
 }
+
+// killClock times an attempt's random-moment kills: arm asks the injector
+// for the next failure and, if it is a random-moment kill, sets the timer
+// C fires at. The zero value with no injector never fires.
+type killClock struct {
+	in    *Injector
+	timer *time.Timer
+	C     <-chan time.Time
+}
+
+// arm arms the next failure (see Injector.arm), replacing a pending kill.
+func (k *killClock) arm(restored, checkpoints bool) {
+	if k.in == nil {
+		return
+	}
+	if d, ok := k.in.arm(restored, checkpoints); ok {
+		k.stop()
+		k.timer = time.NewTimer(d)
+		k.C = k.timer.C
+	}
+}
+
+// fired notes that C fired: nothing is pending until the next arm.
+func (k *killClock) fired() { k.C = nil }
+
+// stop releases the timer.
+func (k *killClock) stop() {
+	if k.timer != nil {
+		k.timer.Stop()
+	}
+}

@@ -125,24 +125,8 @@ func (e *engine) attemptRegions(ctx context.Context, restore *store.Metadata, re
 			size[r] += e.cfg.Plan.Vertices[v].Parallelism
 		}
 	}
-	var randomKill <-chan time.Time
-	var killTimer *time.Timer
-	defer func() {
-		if killTimer != nil {
-			killTimer.Stop()
-		}
-	}()
-	arm := func(restored bool) {
-		if in := e.cfg.Failures; in != nil {
-			if d, ok := in.arm(restored, true); ok {
-				if killTimer != nil {
-					killTimer.Stop()
-				}
-				killTimer = time.NewTimer(d)
-				randomKill = killTimer.C
-			}
-		}
-	}
+	kills := killClock{in: e.cfg.Failures}
+	defer kills.stop()
 	deploy := func(r int, restore *store.Metadata) error {
 		spec := e.spec(actx, restore, snaps, fins)
 		spec.Options.Local = func(id task.SubtaskID) bool { return set.of[id.Vertex] == r }
@@ -167,7 +151,7 @@ func (e *engine) attemptRegions(ctx context.Context, restore *store.Metadata, re
 			return err
 		}
 	}
-	arm(restore != nil)
+	kills.arm(restore != nil, true)
 
 	a, err := e.newAttemptState(set, true)
 	if err != nil {
@@ -195,16 +179,9 @@ func (e *engine) attemptRegions(ctx context.Context, restore *store.Metadata, re
 				return d.err
 			}
 			now := time.Now()
-			rec := Recovery{Cause: d.err.Error(), FailedAt: now, LastCompleted: e.report.LastCompleted(),
-				Restarted: size[d.r], Subtasks: e.cfg.Plan.Subtasks()}
-			if e.latest != nil {
-				rec.Restored = int64(e.latest.ID)
-			}
-			e.report.Recoveries = append(e.report.Recoveries, rec)
-			e.publish()
-			delay, ok := e.cfg.Restart.Next(now)
-			if !ok {
-				return &fatalError{fmt.Errorf("restart strategy %s gave up after %d failures: %w", e.cfg.Restart, len(e.report.Recoveries), d.err)}
+			delay, err := e.partialFailure(d.err, size[d.r], now)
+			if err != nil {
+				return err
 			}
 			e.cfg.Log(fmt.Sprintf("failure %d: %v; restarting %d of %d subtasks (its region) in %v from %s",
 				len(e.report.Recoveries), d.err, size[d.r], e.cfg.Plan.Subtasks(), delay, e.describeRestore()))
@@ -231,7 +208,7 @@ func (e *engine) attemptRegions(ctx context.Context, restore *store.Metadata, re
 				}
 				delete(restartAt, r)
 				running++
-				arm(m != nil)
+				kills.arm(m != nil, true)
 			}
 			if len(restartAt) == 0 {
 				a.coord.Resume()
@@ -241,12 +218,30 @@ func (e *engine) attemptRegions(ctx context.Context, restore *store.Metadata, re
 			a.onSnapshot(ev)
 		case id := <-fins:
 			a.onFinished(id)
-		case <-randomKill:
-			randomKill = nil
+		case <-kills.C:
+			kills.fired()
 			a.killRandom()
 		}
 		if a.failure != nil {
 			return a.failure
 		}
 	}
+}
+
+// partialFailure records a failure after which restarted of the job's
+// subtasks restart while the others run on, and returns the restart
+// strategy's delay, or a fatal error when the strategy gave up.
+func (e *engine) partialFailure(cause error, restarted int, now time.Time) (time.Duration, error) {
+	rec := Recovery{Cause: cause.Error(), FailedAt: now, LastCompleted: e.report.LastCompleted(),
+		Restarted: restarted, Subtasks: e.cfg.Plan.Subtasks()}
+	if e.latest != nil {
+		rec.Restored = int64(e.latest.ID)
+	}
+	e.report.Recoveries = append(e.report.Recoveries, rec)
+	e.publish()
+	delay, ok := e.cfg.Restart.Next(now)
+	if !ok {
+		return 0, &fatalError{fmt.Errorf("restart strategy %s gave up after %d failures: %w", e.cfg.Restart, len(e.report.Recoveries), cause)}
+	}
+	return delay, nil
 }

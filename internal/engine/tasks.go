@@ -99,25 +99,9 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 	if err != nil {
 		return err
 	}
-	var randomKill <-chan time.Time
-	var killTimer *time.Timer
-	defer func() {
-		if killTimer != nil {
-			killTimer.Stop()
-		}
-	}()
-	arm := func(restored bool) {
-		if in := e.cfg.Failures; in != nil {
-			if d, ok := in.arm(restored, true); ok {
-				if killTimer != nil {
-					killTimer.Stop()
-				}
-				killTimer = time.NewTimer(d)
-				randomKill = killTimer.C
-			}
-		}
-	}
-	arm(restore != nil)
+	kills := killClock{in: e.cfg.Failures}
+	defer kills.stop()
+	kills.arm(restore != nil, true)
 	done := make(chan error, 1)
 	go func() { done <- x.Run(actx) }()
 	ticker := time.NewTicker(e.cfg.Tick)
@@ -144,16 +128,9 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 				pending[id] = true
 			}
 			rt.Stop(stop)
-			rec := Recovery{Cause: f.err.Error(), FailedAt: now, LastCompleted: e.report.LastCompleted(),
-				Restarted: len(restart), Subtasks: e.cfg.Plan.Subtasks()}
-			if e.latest != nil {
-				rec.Restored = int64(e.latest.ID)
-			}
-			e.report.Recoveries = append(e.report.Recoveries, rec)
-			e.publish()
-			delay, ok := e.cfg.Restart.Next(now)
-			if !ok {
-				return &fatalError{fmt.Errorf("restart strategy %s gave up after %d failures: %w", e.cfg.Restart, len(e.report.Recoveries), f.err)}
+			delay, err := e.partialFailure(f.err, len(restart), now)
+			if err != nil {
+				return err
 			}
 			e.cfg.Log(fmt.Sprintf("failure %d: %v; restarting %d of %d subtasks in %v from %s; the others run on",
 				len(e.report.Recoveries), f.err, len(restart), e.cfg.Plan.Subtasks(), delay, e.describeRestore()))
@@ -172,7 +149,7 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 					return err
 				}
 				clear(pending)
-				arm(e.latest != nil)
+				kills.arm(e.latest != nil, true)
 			}
 			a.tick()
 		case <-ready:
@@ -184,8 +161,8 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 			a.onSnapshot(ev)
 		case id := <-fins:
 			a.onFinished(id)
-		case <-randomKill:
-			randomKill = nil
+		case <-kills.C:
+			kills.fired()
 			a.killRandom()
 		}
 		if a.failure != nil {
