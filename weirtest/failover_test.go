@@ -29,15 +29,7 @@ func twoPipelines(p *weir.Pipeline, sink connector.Sink[windowCount]) {
 // the output keeps each guarantee.
 func TestOracleFineGrainedFailover(t *testing.T) {
 	for _, v := range []variant{variants[0], variants[1], variants[3]} { // the guarantees with checkpoints, and unaligned ones
-		t.Run(v.name, func(t *testing.T) {
-			res := weirtest.Check(t, twoPipelines, weirtest.Options[windowCount]{
-				Guarantee: v.g, Seeds: seeds(schedulesPerJob), Checkpoints: v.ck, Compare: compareCounts(v.g),
-				Options: []weir.Option{weir.WithFailover(weir.FineGrainedFailover)},
-			})
-			if res.Injected == 0 || res.Recoveries == 0 {
-				t.Fatalf("no failure was injected or recovered from: %+v", res)
-			}
-		})
+		t.Run(v.name, func(t *testing.T) { checkFineGrained(t, twoPipelines, v) })
 	}
 }
 
@@ -89,26 +81,14 @@ func testFineGrainedRegions(t *testing.T, det bool) {
 			weir.To(weir.AggregateWindow(w, countAgg{}, weir.Name(name+"-count")), name+"-sink", sink)
 		}
 	}
-	ref := weirtest.NewSink[windowCount]()
-	p := weir.NewPipeline(weir.WithParallelism(2))
 	failed.Store(true) // the reference run does not fail
-	job(p, ref)
-	if err := p.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	ref := referenceRun(t, job)
 	failed.Store(false)
 	opens[0].Store(0)
 	opens[1].Store(0)
 
 	got := weirtest.NewSink[windowCount]()
-	p = weir.NewPipeline(weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce), weir.WithFailover(weir.FineGrainedFailover),
-		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 20 * time.Millisecond}))
-	job(p, got)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := p.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
+	p := fineGrainedRun(t, job, got, 20*time.Millisecond)
 	rep := p.Report()
 	if len(rep.Recoveries) != 1 || !failed.Load() {
 		t.Fatalf("recoveries %+v, want exactly the one failure", rep.Recoveries)
@@ -127,10 +107,51 @@ func testFineGrainedRegions(t *testing.T, det bool) {
 	if n := opens[0].Load(); n != 3 {
 		t.Fatalf("the failing pipeline's source was opened %d times, want 3 (two subtasks, and the failed one again)", n)
 	}
-	if err := weirtest.Equal(ref.Values(), got.Visible()); err != nil {
+	if err := weirtest.Equal(ref, got.Visible()); err != nil {
 		t.Fatal(err)
 	}
 	if st := p.Status(); st.Failover != "fine-grained" {
 		t.Fatalf("status shows %q failover", st.Failover)
+	}
+}
+
+// referenceRun runs job once at parallelism 2 without failures (the
+// caller disarms its failure hooks first) and returns what it wrote.
+func referenceRun(t *testing.T, job func(*weir.Pipeline, connector.Sink[windowCount])) []windowCount {
+	t.Helper()
+	ref := weirtest.NewSink[windowCount]()
+	p := weir.NewPipeline(weir.WithParallelism(2))
+	job(p, ref)
+	if err := p.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return ref.Values()
+}
+
+// fineGrainedRun runs job exactly-once at parallelism 2 with fine-grained
+// failover and checkpoints every interval, writing into sink, and returns
+// the pipeline once it finished.
+func fineGrainedRun(t *testing.T, job func(*weir.Pipeline, connector.Sink[windowCount]), sink connector.Sink[windowCount], interval time.Duration, opts ...weir.Option) *weir.Pipeline {
+	t.Helper()
+	opts = append([]weir.Option{weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce), weir.WithFailover(weir.FineGrainedFailover),
+		weir.WithCheckpoints(weir.CheckpointConfig{Interval: interval})}, opts...)
+	p := weir.NewPipeline(opts...)
+	job(p, sink)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// checkFineGrained runs the oracle on job with fine-grained failover.
+func checkFineGrained(t *testing.T, job func(*weir.Pipeline, connector.Sink[windowCount]), v variant) {
+	res := weirtest.Check(t, job, weirtest.Options[windowCount]{
+		Guarantee: v.g, Seeds: seeds(schedulesPerJob), Checkpoints: v.ck, Compare: compareCounts(v.g),
+		Options: []weir.Option{weir.WithFailover(weir.FineGrainedFailover)},
+	})
+	if res.Injected == 0 || res.Recoveries == 0 {
+		t.Fatalf("no failure was injected or recovered from: %+v", res)
 	}
 }

@@ -50,15 +50,7 @@ func TestOracleUpstreamBackup(t *testing.T) {
 	}{{"one-stage", windowJob}, {"two-stage", deepJob}, {"rebalanced", rebalancedJob}}
 	for _, j := range jobs {
 		for _, v := range []variant{variants[0], variants[1]} { // exactly-once and at-least-once, aligned
-			t.Run(j.name+"/"+v.name, func(t *testing.T) {
-				res := weirtest.Check(t, j.job, weirtest.Options[windowCount]{
-					Guarantee: v.g, Seeds: seeds(schedulesPerJob), Checkpoints: v.ck, Compare: compareCounts(v.g),
-					Options: []weir.Option{weir.WithFailover(weir.FineGrainedFailover)},
-				})
-				if res.Injected == 0 || res.Recoveries == 0 {
-					t.Fatalf("no failure was injected or recovered from: %+v", res)
-				}
-			})
+			t.Run(j.name+"/"+v.name, func(t *testing.T) { checkFineGrained(t, j.job, v) })
 		}
 	}
 }
@@ -115,14 +107,9 @@ func TestUpstreamBackupRestartsOnlyTheFailedSubtasks(t *testing.T) {
 		})
 		weir.To(counts, "sink", sink)
 	}
-	ref := weirtest.NewSink[windowCount]()
-	p := weir.NewPipeline(weir.WithParallelism(2))
 	windowFailed.Store(true)
 	sourceFailed.Store(true) // the reference run does not fail
-	job(p, ref)
-	if err := p.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	ref := referenceRun(t, job)
 	windowFailed.Store(false)
 	sourceFailed.Store(false)
 	sourceOpens.Store(0)
@@ -130,17 +117,8 @@ func TestUpstreamBackupRestartsOnlyTheFailedSubtasks(t *testing.T) {
 
 	got := weirtest.NewSink[windowCount]()
 	sink := countingSink[windowCount]{got, mu, map[int]int{}}
-	var logs []string
-	var logMu sync.Mutex
-	p = weir.NewPipeline(weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce), weir.WithFailover(weir.FineGrainedFailover),
-		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 20 * time.Millisecond}),
-		weir.WithLog(func(s string) { logMu.Lock(); logs = append(logs, s); logMu.Unlock() }))
-	job(p, sink)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := p.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
+	logs := &logLines{}
+	p := fineGrainedRun(t, job, sink, 20*time.Millisecond, weir.WithLog(logs.add))
 	rep := p.Report()
 	if len(rep.Recoveries) != 2 || !windowFailed.Load() || !sourceFailed.Load() {
 		t.Fatalf("recoveries %+v, want the two failures", rep.Recoveries)
@@ -159,7 +137,7 @@ func TestUpstreamBackupRestartsOnlyTheFailedSubtasks(t *testing.T) {
 	if opens[0]+opens[1] != 3 || min(opens[0], opens[1]) != 1 {
 		t.Fatalf("sink writers opened per subtask: %v; want one window subtask restarted once and the other never", opens)
 	}
-	if err := weirtest.Equal(ref.Values(), got.Visible()); err != nil {
+	if err := weirtest.Equal(ref, got.Visible()); err != nil {
 		t.Fatal(err)
 	}
 	var restarts int64
@@ -171,10 +149,8 @@ func TestUpstreamBackupRestartsOnlyTheFailedSubtasks(t *testing.T) {
 	if restarts != 2 {
 		t.Fatalf("metrics count %d subtask restarts, want 2", restarts)
 	}
-	logMu.Lock()
-	defer logMu.Unlock()
-	if !strings.Contains(strings.Join(logs, "\n"), "the others run on") {
-		t.Fatalf("no log line about a fine-grained restart:\n%s", strings.Join(logs, "\n"))
+	if all := logs.String(); !strings.Contains(all, "the others run on") {
+		t.Fatalf("no log line about a fine-grained restart:\n%s", all)
 	}
 }
 
@@ -193,38 +169,20 @@ func TestUpstreamBackupBoundFallsBackToGlobalRollback(t *testing.T) {
 		})
 		weir.To(counts, "sink", sink)
 	}
-	ref := weirtest.NewSink[windowCount]()
-	p := weir.NewPipeline(weir.WithParallelism(2))
 	failed.Store(true)
-	job(p, ref)
-	if err := p.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	ref := referenceRun(t, job)
 	failed.Store(false)
 
 	got := weirtest.NewSink[windowCount]()
-	var logs []string
-	var logMu sync.Mutex
-	p = weir.NewPipeline(weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce), weir.WithFailover(weir.FineGrainedFailover),
+	logs := &logLines{}
+	p := fineGrainedRun(t, job, got, 20*time.Millisecond,
 		weir.WithRetainLimit(1), // every batch outgrows it
-		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 20 * time.Millisecond}),
-		weir.WithLog(func(s string) { logMu.Lock(); logs = append(logs, s); logMu.Unlock() }))
-	job(p, got)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := p.Run(ctx); err != nil {
-		logMu.Lock()
-		t.Log(strings.Join(logs, "\n"))
-		logMu.Unlock()
-		t.Fatal(err)
-	}
-	if err := weirtest.Equal(ref.Values(), got.Visible()); err != nil {
+		weir.WithLog(logs.add))
+	if err := weirtest.Equal(ref, got.Visible()); err != nil {
 		t.Fatal(err)
 	}
 	rep := p.Report()
-	logMu.Lock()
-	all := strings.Join(logs, "\n")
-	logMu.Unlock()
+	all := logs.String()
 	if !failed.Load() || len(rep.Recoveries) != 2 {
 		t.Fatalf("recoveries %+v, want the fine-grained attempt and the global fallback", rep.Recoveries)
 	}
@@ -252,27 +210,16 @@ func TestUpstreamBackupRepeatsTheLoggedConsumptionOrder(t *testing.T) {
 		}
 		return e
 	}
-	ref := weirtest.NewSink[windowCount]()
-	p := weir.NewPipeline(weir.WithParallelism(2))
+	job := func(p *weir.Pipeline, sink connector.Sink[windowCount]) { rebalancedWith(p, sink, 100_000, fail) }
 	failed.Store(true)
-	rebalancedWith(p, ref, 100_000, fail)
-	if err := p.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	ref := referenceRun(t, job)
 	failed.Store(false)
 
 	got := weirtest.NewSink[windowCount]()
 	sink := countingSink[windowCount]{got, mu, map[int]int{}}
 	// Checkpoints far apart leave the windows holding much of the map's
 	// output since the latest one, which the restarted map regenerates.
-	p = weir.NewPipeline(weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce), weir.WithFailover(weir.FineGrainedFailover),
-		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 400 * time.Millisecond}))
-	rebalancedWith(p, sink, 100_000, fail)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := p.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
+	p := fineGrainedRun(t, job, sink, 400*time.Millisecond)
 	rep := p.Report()
 	if len(rep.Recoveries) != 1 || !failed.Load() {
 		t.Fatalf("recoveries %+v, want the one failure", rep.Recoveries)
@@ -286,7 +233,7 @@ func TestUpstreamBackupRepeatsTheLoggedConsumptionOrder(t *testing.T) {
 	if opens[0] != 1 || opens[1] != 1 {
 		t.Fatalf("sink writers opened per subtask: %v; the windows downstream must not restart", opens)
 	}
-	if err := weirtest.Equal(ref.Values(), got.Visible()); err != nil {
+	if err := weirtest.Equal(ref, got.Visible()); err != nil {
 		t.Fatal(err)
 	}
 	var dups int64
@@ -298,4 +245,22 @@ func TestUpstreamBackupRepeatsTheLoggedConsumptionOrder(t *testing.T) {
 		}
 	}
 	t.Logf("the windows dropped %d records the restarted map regenerated", dups)
+}
+
+// logLines collects a job's log lines, from any goroutine.
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logLines) add(s string) {
+	l.mu.Lock()
+	l.lines = append(l.lines, s)
+	l.mu.Unlock()
+}
+
+func (l *logLines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
 }
