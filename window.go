@@ -126,10 +126,15 @@ type windowNode[K comparable, T, Acc, Out any] struct {
 	emit     func(K, Window, Acc, func(Out))
 }
 
+// Deterministic reports whether the window fires in an order its input
+// decides (see task.Context.Ordered): tumbling and sliding windows do;
+// session windows, which merge, do not claim it.
+func (n *windowNode[K, T, Acc, Out]) Deterministic() bool { return !n.assigner.Merging() }
+
 func (n *windowNode[K, T, Acc, Out]) Build(ctx *task.Context, outs []any) (task.Built, error) {
 	core := newKeyedCore(ctx, n.keys)
 	if !n.assigner.Merging() {
-		op := &bucketOperator[K, T, Acc, Out]{windowNode: n, core: core, next: out[Out](outs, 0), late: out[T](outs, 1)}
+		op := &bucketOperator[K, T, Acc, Out]{windowNode: n, core: core, next: out[Out](outs, 0), late: out[T](outs, 1), ordered: ctx.Ordered}
 		op.out = op.collect
 		return task.Built{Op: op, Inputs: []any{op}}, nil
 	}

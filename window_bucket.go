@@ -1,9 +1,12 @@
 package weir
 
 import (
+	"bytes"
+	"cmp"
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 
 	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/state"
@@ -34,6 +37,21 @@ type bucketOperator[K comparable, T, Acc, Out any] struct {
 	lastWin    Window
 	lastBucket map[K]Acc
 	lastEpoch  uint64
+	// ordered fires windows and keys in a fixed order (task.Context.Ordered).
+	ordered bool
+	due     []dueWindow
+	keysBuf []orderedKey[K]
+}
+
+type dueWindow struct {
+	t   int64
+	win Window
+}
+
+type orderedKey[K comparable] struct {
+	hash uint64
+	enc  []byte // the key's encoding, compared when hashes collide
+	k    K
 }
 
 func (o *bucketOperator[K, T, Acc, Out]) Snapshot() (func() []byte, error) { return o.core.Snapshot() }
@@ -114,31 +132,95 @@ func (o *bucketOperator[K, T, Acc, Out]) Collect(ts int64, v T) {
 // the buckets whose allowed lateness expired.
 func (o *bucketOperator[K, T, Acc, Out]) Watermark(wm int64) int64 {
 	o.core.wm = wm
+	if o.ordered {
+		o.watermarkOrdered(wm)
+		return wm
+	}
 	for {
 		t, win, ok := o.timers.PopDue(wm)
 		if !ok {
 			break
 		}
-		b, live := o.buckets.Get(0, win)
-		if !live {
-			continue
-		}
-		if t == win.MaxTimestamp() {
-			o.emitTS = t
+		o.fire(t, win, wm, func(b map[K]Acc) {
 			for k, acc := range b {
 				o.emit(k, win, acc, o.out)
 			}
-		}
-		if cleanup := cleanupTime(win, o.lateness); cleanup <= wm {
-			o.buckets.Delete(0, win)
-			if o.lastBucket != nil && o.lastWin == win {
-				o.lastBucket = nil
-			}
-		} else {
-			o.timers.Register(cleanup, win)
-		}
+		})
 	}
 	return wm
+}
+
+// watermarkOrdered fires the due windows by time, then window start and
+// end, each window's keys by hash and then encoding: an order the input
+// alone decides, whatever the timer heap's or the maps' history.
+func (o *bucketOperator[K, T, Acc, Out]) watermarkOrdered(wm int64) {
+	for {
+		o.due = o.due[:0]
+		for {
+			t, win, ok := o.timers.PopDue(wm)
+			if !ok {
+				break
+			}
+			o.due = append(o.due, dueWindow{t, win})
+		}
+		if len(o.due) == 0 {
+			return
+		}
+		slices.SortFunc(o.due, func(a, b dueWindow) int {
+			return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.win.Start, b.win.Start), cmp.Compare(a.win.End, b.win.End))
+		})
+		for _, d := range o.due {
+			o.fire(d.t, d.win, wm, o.emitSorted(d.win))
+		}
+	}
+}
+
+// emitSorted returns what fires a bucket's keys in hash order.
+func (o *bucketOperator[K, T, Acc, Out]) emitSorted(win Window) func(map[K]Acc) {
+	return func(b map[K]Acc) {
+		ks := o.keysBuf[:0]
+		for k := range b {
+			ks = append(ks, orderedKey[K]{hash: o.keys.hash(k), k: k})
+		}
+		slices.SortFunc(ks, func(a, b orderedKey[K]) int {
+			if c := cmp.Compare(a.hash, b.hash); c != 0 {
+				return c
+			}
+			if a.enc == nil {
+				a.enc = o.keys.codec.Append(nil, a.k)
+			}
+			if b.enc == nil {
+				b.enc = o.keys.codec.Append(nil, b.k)
+			}
+			return bytes.Compare(a.enc, b.enc)
+		})
+		for _, k := range ks {
+			o.emit(k.k, win, b[k.k], o.out)
+		}
+		clear(ks)
+		o.keysBuf = ks[:0]
+	}
+}
+
+// fire handles window win's timer at t: at the window's end it emits the
+// bucket with each, and once the allowed lateness passed it drops it.
+func (o *bucketOperator[K, T, Acc, Out]) fire(t int64, win Window, wm int64, each func(map[K]Acc)) {
+	b, live := o.buckets.Get(0, win)
+	if !live {
+		return
+	}
+	if t == win.MaxTimestamp() {
+		o.emitTS = t
+		each(b)
+	}
+	if cleanup := cleanupTime(win, o.lateness); cleanup <= wm {
+		o.buckets.Delete(0, win)
+		if o.lastBucket != nil && o.lastWin == win {
+			o.lastBucket = nil
+		}
+	} else {
+		o.timers.Register(cleanup, win)
+	}
 }
 
 // cleanupTime is when a window's state goes: the allowed lateness after its

@@ -16,8 +16,8 @@ import (
 )
 
 // deepJob has two keyed stages: window counts per key, re-keyed by count
-// parity and summed per window. A failure of the first stage, whose
-// windows fire in hash order, restarts the second stage with it.
+// parity and summed per window. The first stage's windows fire in a
+// fixed order under fine-grained failover, so it restarts alone.
 func deepJob(p *weir.Pipeline, sink connector.Sink[windowCount]) {
 	w := weir.WindowBy(weir.KeyBy(events(p, "events", 20_000, 3), func(e event) int64 { return e.Key }), weir.Tumbling(500*time.Millisecond))
 	counts := weir.AggregateWindow(w, countAgg{}, weir.Name("count"))
@@ -245,6 +245,72 @@ func TestUpstreamBackupRepeatsTheLoggedConsumptionOrder(t *testing.T) {
 		}
 	}
 	t.Logf("the windows dropped %d records the restarted map regenerated", dups)
+}
+
+// A window subtask with a stage downstream fails halfway through firing
+// a window of thousands of keys, part of which it had shipped. Under
+// fine-grained failover its windows fire keys in hash order, not map
+// order, so it regenerates its output record for record: it restarts
+// alone, and the second stage drops the part it already has instead of
+// restarting. (In map order the second stage would drop the wrong
+// records; this test failed that way before the order was fixed.)
+func TestUpstreamBackupRestartsAWindowAloneWithItsOutputRegenerated(t *testing.T) {
+	var fired atomic.Int64
+	mu := &sync.Mutex{}
+	job := func(p *weir.Pipeline, sink connector.Sink[windowCount]) {
+		src := generator.New(200_000, func(i int64) event {
+			return event{Key: int64(generator.Mix(11, uint64(i)) % 100_000), Time: i}
+		}, generator.WithRate(100_000))
+		s := weir.FromSource(p, "events", src, weir.WithTimestamps(func(e event) int64 { return e.Time }, 0))
+		w := weir.WindowBy(weir.KeyBy(s, func(e event) int64 { return e.Key }), weir.Tumbling(40*time.Second))
+		counts := weir.Map(weir.AggregateWindow(w, countAgg{}, weir.Name("count")), func(c windowCount) windowCount {
+			// Subtask 0 owns key groups 0 to 63 and fires about 16,500
+			// keys of this window, some 3,000 per shipped buffer and
+			// channel; it fails at the 12,000th.
+			if c.Window.End == 80_000 && weir.KeyGroupOf(c.Key, 128) < 64 && fired.Add(1) == 12_000 {
+				panic(errors.New("a first-stage window subtask fails while firing"))
+			}
+			return c
+		})
+		asEvents := weir.Map(counts, func(c windowCount) event { return event{Key: c.Key % 7, Time: c.Window.End - 1} })
+		w2 := weir.WindowBy(weir.KeyBy(asEvents, func(e event) int64 { return e.Key }), weir.Tumbling(40*time.Second))
+		weir.To(weir.AggregateWindow(w2, countAgg{}, weir.Name("second")), "sink", sink)
+	}
+	fired.Store(-1 << 40) // the reference run does not fail
+	ref := referenceRun(t, job)
+	fired.Store(0)
+
+	got := weirtest.NewSink[windowCount]()
+	sink := countingSink[windowCount]{got, mu, map[int]int{}}
+	p := fineGrainedRun(t, job, sink, 200*time.Millisecond)
+	rep := p.Report()
+	if len(rep.Recoveries) != 1 || fired.Load() < 12_000 {
+		t.Fatalf("recoveries %+v, want the one failure", rep.Recoveries)
+	}
+	if rec := rep.Recoveries[0]; rec.Restarted != 1 {
+		t.Fatalf("recovery %+v: want the window subtask restarted alone", rec)
+	}
+	mu.Lock()
+	opens := sink.opens
+	mu.Unlock()
+	if opens[0] != 1 || opens[1] != 1 {
+		t.Fatalf("sink writers opened per subtask: %v; the second stage must not restart", opens)
+	}
+	if err := weirtest.Equal(ref, got.Visible()); err != nil {
+		t.Fatal(err)
+	}
+	var dups int64
+	for _, tm := range p.Metrics() {
+		if strings.Contains(tm.Name, "second") {
+			for _, sm := range tm.Subtasks {
+				dups += sm.Duplicates
+			}
+		}
+	}
+	if dups == 0 {
+		t.Fatal("the second stage dropped no regenerated records: the failure came before any of the window's output was shipped")
+	}
+	t.Logf("the second stage dropped %d records the restarted window regenerated", dups)
 }
 
 // logLines collects a job's log lines, from any goroutine.

@@ -59,9 +59,9 @@ type SourceRunner interface {
 
 // Deterministic is an optional ability of a NodeImpl: given the same
 // input records in the same order, its operator emits the same records in
-// the same order (a map or a filter; not a window, which fires its keys in
-// hash-map order). A source node is deterministic when its connector is
-// (connector.Deterministic).
+// the same order (a map or a filter; a tumbling window when
+// Context.Ordered is set; not a session window). A source node is
+// deterministic when its connector is (connector.Deterministic).
 type Deterministic interface {
 	Deterministic() bool
 }

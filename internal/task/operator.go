@@ -91,6 +91,11 @@ type Context struct {
 	Now func() int64
 	// Metrics counts what the subtask does.
 	Metrics *Metrics
+	// Ordered asks operators whose node is Deterministic to emit in an
+	// order that depends on their input and state alone, not on map
+	// iteration (fine-grained failover and active standby compare
+	// regenerated output record for record). It may cost them a sort.
+	Ordered bool
 }
 
 // failure carries an error out of a Collect call chain by panic; the task

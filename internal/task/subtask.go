@@ -87,7 +87,7 @@ func (r *Runtime) newSubtask(ctx context.Context, v *plan.Vertex, i int) *subtas
 	s := &subtask{rt: r, v: v, index: i, ctx: ctx, gate: r.gates[v.ID][i], inWM: MinWatermark, outWM: MinWatermark,
 		inbox: r.inboxes[v.ID][i], deterministic: ReplayDeterministic(v, r.opts.UpstreamBackup), det: r.dets[v.ID][i]}
 	s.tctx = Context{Ctx: ctx, Job: r.opts.Job, Subtask: i, Parallelism: v.Parallelism, Attempt: r.opts.Attempt, Restored: r.opts.Restored,
-		TrackLatency:   r.opts.LatencyInterval != 0,
+		TrackLatency: r.opts.LatencyInterval != 0, Ordered: r.opts.UpstreamBackup,
 		MaxParallelism: r.plan.MaxParallelism, KeyGroupStart: start, KeyGroupEnd: end,
 		Now: func() int64 { return r.opts.Now().UnixMilli() }, Metrics: r.metrics[v.ID][i]}
 	return s
