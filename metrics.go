@@ -55,8 +55,10 @@ type SubtaskMetrics struct {
 	// Under fine-grained failover: Restarts counts the subtask's restarts
 	// on its own, Duplicates the records it received again from a
 	// restarted sender and dropped by sequence number, RetainedBytes the
-	// output it keeps for replay (upstream backup).
+	// output it keeps for replay (upstream backup). Takeovers counts its
+	// failures its active standby took over.
 	Restarts      int64 `json:"restarts,omitempty"`
+	Takeovers     int64 `json:"takeovers,omitempty"`
 	Duplicates    int64 `json:"duplicates,omitempty"`
 	RetainedBytes int64 `json:"retained_bytes,omitempty"`
 }
@@ -99,7 +101,7 @@ func (p *Pipeline) Metrics() []TaskMetrics {
 			sm := rt.Metrics(v.ID, s)
 			sub := SubtaskMetrics{RecordsIn: sm.RecordsIn.Load(), RecordsOut: sm.RecordsOut.Load(), BytesOut: sm.BytesOut.Load(),
 				RecordsWritten: sm.Written.Load(), Watermark: sm.Watermark.Load(), QueueFill: rt.QueueFill(v.ID, s),
-				Restarts: sm.Restarts.Load(), Duplicates: sm.Duplicates.Load(), RetainedBytes: sm.Retained.Load()}
+				Restarts: sm.Restarts.Load(), Takeovers: sm.Takeovers.Load(), Duplicates: sm.Duplicates.Load(), RetainedBytes: sm.Retained.Load()}
 			sub.Latency.Counts, sub.Latency.Sum = sm.Latency.Snapshot()
 			sub.Idle, sub.Backpressured = time.Duration(sm.Idle.Load()), time.Duration(sm.Backpressured.Load())
 			if c := sm.HeldBackBy.Load(); c >= 0 {

@@ -51,6 +51,8 @@ type JobStatus struct {
 	Error     string    `json:"error,omitempty"`
 	Guarantee string    `json:"guarantee"`
 	Failover  string    `json:"failover"`
+	// Standby is "active" when the job runs active standbys.
+	Standby string `json:"standby,omitempty"`
 }
 
 // Status returns the state of the pipeline's current or latest Run. It is
@@ -59,7 +61,14 @@ func (p *Pipeline) Status() JobStatus {
 	if s := p.status.Load(); s != nil {
 		return *s
 	}
-	return JobStatus{State: "created", Guarantee: p.cfg.guarantee.String(), Failover: p.cfg.failover.String()}
+	return JobStatus{State: "created", Guarantee: p.cfg.guarantee.String(), Failover: p.cfg.failover.String(), Standby: p.cfg.standby()}
+}
+
+func (c *config) standby() string {
+	if c.activeStandby {
+		return "active"
+	}
+	return ""
 }
 
 type config struct {
@@ -67,6 +76,7 @@ type config struct {
 	guarantee         Guarantee
 	failover          Failover
 	retainLimit       int64
+	activeStandby     bool
 	ckpt              CheckpointConfig
 	restart           engine.RestartStrategy
 	failures          int
@@ -187,6 +197,17 @@ func WithFailover(f Failover) Option { return func(p *Pipeline) { p.cfg.failover
 // falls back to a global rollback.
 func WithRetainLimit(bytes int64) Option { return func(p *Pipeline) { p.cfg.retainLimit = bytes } }
 
+// WithActiveStandby runs an active standby of every task that can have
+// one under FineGrainedFailover in one process: a second instance of the
+// task that processes the same input in the same order, at about twice
+// the task's cost, while receivers keep the first copy of each record.
+// When the task fails its standby takes its place: nothing restarts and
+// no source rewinds. A task can have one when it reads inputs, has
+// outputs, and regenerates them exactly (Map, Filter, FlatMap, tumbling
+// and sliding windows); sources and sinks restart alone instead. A new
+// standby starts from the next completed checkpoint.
+func WithActiveStandby() Option { return func(p *Pipeline) { p.cfg.activeStandby = true } }
+
 // WithCheckpoints tunes checkpoints; they are taken when the guarantee is
 // ExactlyOnce or AtLeastOnce.
 func WithCheckpoints(c CheckpointConfig) Option { return func(p *Pipeline) { p.cfg.ckpt = c } }
@@ -284,7 +305,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	live := &engine.Live{}
 	cfg.Live = live
 	p.live.Store(live)
-	st := JobStatus{State: "running", Started: time.Now(), Guarantee: p.cfg.guarantee.String(), Failover: p.cfg.failover.String()}
+	st := JobStatus{State: "running", Started: time.Now(), Guarantee: p.cfg.guarantee.String(), Failover: p.cfg.failover.String(), Standby: p.cfg.standby()}
 	p.status.Store(&st)
 	rep, err := engine.Run(ctx, cfg)
 	p.report.Store(rep)

@@ -48,6 +48,9 @@ func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan) (engine.Conf
 		cfg.Failover = engine.FineGrained
 	}
 	cfg.RetainLimit = c.retainLimit
+	// Without checkpoints a failure fails the job: failover, and so the
+	// standbys, play no part.
+	cfg.ActiveStandby = c.activeStandby && c.guarantee.checkpoints()
 	switch c.guarantee {
 	case ExactlyOnce:
 		cfg.Mode = engine.ExactlyOnce
@@ -57,6 +60,9 @@ func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan) (engine.Conf
 		cfg.Mode = engine.AtMostOnce
 	default:
 		cfg.Mode = engine.None
+	}
+	if c.activeStandby && (c.failover != FineGrainedFailover || ck.Unaligned || ck.AlignedTimeout > 0) {
+		return cfg, errors.New("active standby needs fine-grained failover and aligned checkpoints")
 	}
 	if cfg.Restart == nil {
 		if cfg.Mode == engine.None {

@@ -13,6 +13,7 @@ type ftFlags struct {
 	guarantee       string
 	failover        string
 	retainLimit     int64
+	activeStandby   bool
 	interval        time.Duration
 	timeout         time.Duration
 	minPause        time.Duration
@@ -38,6 +39,7 @@ func (f *ftFlags) define(fs *pflag.FlagSet) {
 	fs.StringVar(&f.guarantee, "guarantee", "none", "recovery semantics: exactly-once (failures invisible in the output), at-least-once (nothing lost, replays may repeat), at-most-once (nothing repeated, failures lose data) or none (a failure fails the job)")
 	fs.StringVar(&f.failover, "failover", "global", "what restarts when a task fails: global (every task) or fine-grained (exactly-once and at-least-once: in weir run with aligned checkpoints the failed subtask alone, with upstream backup, plus the subtasks downstream of it when it cannot regenerate its output exactly; with unaligned checkpoints and on a cluster, the failed task's pipelined region)")
 	fs.Int64Var(&f.retainLimit, "retain-limit", 256<<20, "fine-grained failover: bytes of output each subtask retains for replay to a restarted consumer; past it the job falls back to a global rollback if a consumer fails before the next checkpoint")
+	fs.BoolVar(&f.activeStandby, "active-standby", false, "fine-grained failover in weir run with aligned checkpoints: run a standby instance of every task that reads inputs, has outputs and regenerates them exactly; a failed task's standby takes its place, at about twice the task's cost")
 	fs.DurationVar(&f.interval, "checkpoint-interval", time.Second, "time between checkpoints (exactly-once and at-least-once)")
 	fs.DurationVar(&f.timeout, "checkpoint-timeout", 10*time.Minute, "abort a checkpoint not finished after this long")
 	fs.DurationVar(&f.minPause, "checkpoint-min-pause", 0, "least time between the end of one checkpoint and the start of the next")
@@ -75,6 +77,9 @@ func (f *ftFlags) options() ([]weir.Option, error) {
 	if f.retainLimit <= 0 {
 		return nil, usagef("--retain-limit must be positive, got %d", f.retainLimit)
 	}
+	if f.activeStandby && fo != weir.FineGrainedFailover {
+		return nil, usagef("--active-standby needs --failover fine-grained")
+	}
 	if f.restore != "" && f.stateDir == "" && f.restore == "latest" {
 		return nil, usagef("--restore latest needs --state-dir")
 	}
@@ -91,6 +96,9 @@ func (f *ftFlags) options() ([]weir.Option, error) {
 			MaxConcurrent: f.maxConcurrent, TolerableFailures: f.tolerable, Retained: f.retained,
 			StateDir: f.stateDir, Unaligned: f.unaligned, AlignedTimeout: f.alignedTimeout, Log: f.logCheckpoints}),
 		weir.WithRestartStrategy(f.restart, f.restartAttempts, f.restartDelay, f.restartMax, f.restartInterval),
+	}
+	if f.activeStandby {
+		opts = append(opts, weir.WithActiveStandby())
 	}
 	if f.restore != "" {
 		opts = append(opts, weir.WithRestore(f.restore))

@@ -87,6 +87,10 @@ type Config struct {
 	// RetainLimit bounds the output each subtask retains for upstream
 	// backup under fine-grained failover (0: DefaultRetainLimit).
 	RetainLimit int64
+	// ActiveStandby runs an active standby of every subtask that can have
+	// one (task.Replicated) under fine-grained failover with upstream
+	// backup; a failed primary's standby takes its place.
+	ActiveStandby bool
 	// Log receives a line for each notable event (failures, restores).
 	Log func(string)
 	// LogCheckpoints also logs every completed checkpoint.
@@ -132,6 +136,10 @@ type Recovery struct {
 	// under global failover, the failed region's under fine-grained.
 	Restarted int `json:"restarted_subtasks"`
 	Subtasks  int `json:"subtasks"`
+	// Takeover marks a failure an active standby took over: nothing
+	// restarted, and Duration runs to the moment the standby had applied
+	// its primary's input and read the primary's inputs.
+	Takeover bool `json:"takeover,omitempty"`
 }
 
 // CheckpointHistory is how many finished checkpoints a Report lists; the
@@ -227,6 +235,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		cfg.Log = func(string) {}
 	}
 	e := &engine{cfg: cfg, nextID: 1, stats: map[int64]*CheckpointStats{}}
+	if cfg.ActiveStandby && !e.taskFailover() {
+		return nil, errors.New("engine: active standby runs in one process only, with fine-grained failover and aligned checkpoints")
+	}
 	if e.checkpoints() {
 		if cfg.Store == nil {
 			return nil, errors.New("engine: checkpoints need a store")

@@ -90,6 +90,16 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 		case <-actx.Done():
 		}
 	}
+	takeovers := make(chan takeover)
+	if e.cfg.ActiveStandby {
+		opts.ActiveStandby = true
+		opts.OnFailover = func(id task.SubtaskID, err error, at time.Time) {
+			select {
+			case takeovers <- takeover{id, err, at}:
+			case <-actx.Done():
+			}
+		}
+	}
 	x, err := e.localDeployer(actx, spec)
 	if err != nil {
 		return err
@@ -106,6 +116,11 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 	go func() { done <- x.Run(actx) }()
 	ticker := time.NewTicker(e.cfg.Tick)
 	defer ticker.Stop()
+	sb := newStandbys(e, rt)
+	defer func() {
+		cancel()
+		sb.wait()
+	}()
 	pending := map[task.SubtaskID]bool{}
 	var restartAt time.Time
 	var ready <-chan struct{} // the restarted subtasks asked for their replays
@@ -143,7 +158,17 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 			if at := now.Add(delay); at.After(restartAt) {
 				restartAt = at
 			}
+		case t := <-takeovers:
+			if err := e.takenOver(a, t); err != nil {
+				return err
+			}
+			kills.arm(e.latest != nil, true)
+		case id := <-sb.done:
+			delete(sb.starting, id)
 		case <-ticker.C:
+			if e.cfg.ActiveStandby && len(pending) == 0 {
+				sb.start(actx)
+			}
 			if len(pending) > 0 && !time.Now().Before(restartAt) {
 				if ready, err = e.restartTasks(actx, rt, pending); err != nil {
 					return err
@@ -163,7 +188,9 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 			a.onFinished(id)
 		case <-kills.C:
 			kills.fired()
-			a.killRandom()
+			if !sb.killRandom() {
+				a.killRandom()
+			}
 		}
 		if a.failure != nil {
 			return a.failure

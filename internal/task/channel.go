@@ -37,12 +37,29 @@ type ChannelWriter interface {
 	// retained and the receiver resumes at its first record instead.
 	Replay(j int, from, incarnation int64, fresh bool) error
 
+	// Refresh ships channel j's buffer, then sends control element e on
+	// it outside the numbered stream: neither counted nor retained nor
+	// deduplicated against an active standby (a watermark or idleness a
+	// restarted receiver must learn after its replay).
+	Refresh(j int, e exchange.Element)
+
 	// retain makes the writer keep its output in b, as writer w of its
 	// subtask, from the records sent so far.
 	retain(b *backup, w int)
 	// restoreSent sets the records sent per channel before a restore, so
 	// that sequence numbers continue where the checkpoint left them.
 	restoreSent(n []int64)
+	// controls returns the control elements sent per channel (see share);
+	// restoreControls sets them from a checkpoint.
+	controls() []int64
+	restoreControls(n []int64)
+	// share makes the writer send through cursors, one per channel, that
+	// it shares with the writer of its subtask's active standby;
+	// resetCursors moves them to where this writer stands.
+	share(cursors []*cursor)
+	resetCursors()
+	// setMetrics makes the writer count into m.
+	setMetrics(m *Metrics)
 }
 
 // Writer encodes records of type T into per-channel buffers and ships a
@@ -61,8 +78,10 @@ type Writer[T any] struct {
 	rr      int
 	metrics *Metrics
 	sent    []int64
-	backup  *backup // nil unless output is retained (upstream backup)
-	index   int     // this writer's index in its subtask, for backup
+	backup  *backup   // nil unless output is retained (upstream backup)
+	index   int       // this writer's index in its subtask, for backup
+	ctl     []int64   // control elements sent per channel (in the numbered stream)
+	cursors []*cursor // shared with an active standby's writer, or nil
 }
 
 // NewWriter returns a writer sending on chans (one per target subtask, or
@@ -70,7 +89,7 @@ type Writer[T any] struct {
 func NewWriter[T any](ctx *Context, c codec.Codec[T], part plan.Partitioning, hash func(T) uint64, chans []exchange.Channel) *Writer[T] {
 	w := &Writer[T]{ctx: ctx.Ctx, codec: c, part: part, hash: hash, maxPar: ctx.MaxParallelism,
 		chans: chans, bufs: make([]*exchange.Buffer, len(chans)), prevTS: make([]int64, len(chans)), metrics: ctx.Metrics,
-		sent: make([]int64, len(chans))}
+		sent: make([]int64, len(chans)), ctl: make([]int64, len(chans))}
 	if part == plan.Rebalance {
 		w.rr = ctx.Subtask % len(chans) // spread the first records of parallel senders
 	}
@@ -117,8 +136,6 @@ func (w *Writer[T]) ship(i int) {
 	if b.N == 0 {
 		return
 	}
-	w.metrics.RecordsOut.Add(int64(b.N))
-	w.metrics.BytesOut.Add(int64(len(b.B)))
 	w.sendData(i, b)
 	w.bufs[i] = exchange.GetBuffer()
 	w.prevTS[i] = 0
@@ -127,24 +144,65 @@ func (w *Writer[T]) ship(i int) {
 // sendData numbers b's records on channel i and sends it.
 func (w *Writer[T]) sendData(i int, b *exchange.Buffer) {
 	e := exchange.Element{Kind: exchange.Data, Buf: b, Seq: w.sent[i]}
+	at := w.sent[i] + w.ctl[i]
 	w.sent[i] += int64(b.N)
 	if w.backup != nil {
 		w.backup.keep(w.index, i, e)
 	}
-	w.send(i, e)
+	w.send(i, e, at, int64(b.N))
 }
 
 // sendControl sends control element e on channel i, after the records
-// sent so far (its Seq), retaining it.
+// sent so far (its Seq), retaining it. Latency markers are not part of
+// the numbered stream.
 func (w *Writer[T]) sendControl(i int, e exchange.Element) {
 	e.Seq = w.sent[i]
 	if w.backup != nil {
 		w.backup.keep(w.index, i, e)
 	}
-	w.send(i, e)
+	if e.Kind == exchange.Latency {
+		w.deliver(i, e)
+		return
+	}
+	at := w.sent[i] + w.ctl[i]
+	w.ctl[i]++
+	w.send(i, e, at, 1)
 }
 
-func (w *Writer[T]) send(i int, e exchange.Element) {
+// send delivers e, which covers positions [at, at+n) of channel i's
+// stream (records and control elements counted together), unless an
+// active standby sharing the channel's cursor delivered them first;
+// positions already delivered are the receiver's to drop (records, by
+// sequence number) or never reach it (control elements, which are never
+// cut).
+func (w *Writer[T]) send(i int, e exchange.Element, at, n int64) {
+	if w.cursors == nil {
+		w.deliver(i, e)
+		return
+	}
+	c := w.cursors[i]
+	c.mu.Lock()
+	if at+n <= c.pos {
+		c.mu.Unlock()
+		if e.Kind == exchange.Data {
+			exchange.PutBuffer(e.Buf) // kept if the backup retains it
+		}
+		return
+	}
+	if at > c.pos {
+		c.mu.Unlock()
+		Failf("output channel %d: position %d is past the %d its active standby pair delivered", i, at, c.pos)
+	}
+	c.pos = at + n
+	defer c.mu.Unlock()
+	w.deliver(i, e)
+}
+
+func (w *Writer[T]) deliver(i int, e exchange.Element) {
+	if e.Kind == exchange.Data {
+		w.metrics.RecordsOut.Add(int64(e.Buf.N))
+		w.metrics.BytesOut.Add(int64(len(e.Buf.B)))
+	}
 	blocked, err := w.chans[i].SendTimed(w.ctx, e)
 	if blocked > 0 {
 		w.metrics.Backpressured.Add(int64(blocked))
@@ -193,6 +251,13 @@ func (w *Writer[T]) EmitOne(j int, e exchange.Element) {
 	w.sendControl(j, e)
 }
 
+// Refresh ships channel j's buffer, then sends e outside the numbered stream.
+func (w *Writer[T]) Refresh(j int, e exchange.Element) {
+	w.ship(j)
+	e.Seq = w.sent[j]
+	w.deliver(j, e)
+}
+
 // Replay sends channel j's retained output from record from on.
 func (w *Writer[T]) Replay(j int, from, incarnation int64, fresh bool) error {
 	if w.backup == nil {
@@ -235,6 +300,22 @@ func (w *Writer[T]) restoreSent(n []int64) {
 		w.rr = int((int64(w.rr) + total) % int64(len(w.chans)))
 	}
 }
+
+func (w *Writer[T]) controls() []int64 { return append([]int64(nil), w.ctl...) }
+
+func (w *Writer[T]) restoreControls(n []int64) { copy(w.ctl, n) }
+
+func (w *Writer[T]) share(c []*cursor) { w.cursors = c }
+
+func (w *Writer[T]) resetCursors() {
+	for i, c := range w.cursors {
+		c.mu.Lock()
+		c.pos = w.sent[i] + w.ctl[i]
+		c.mu.Unlock()
+	}
+}
+
+func (w *Writer[T]) setMetrics(m *Metrics) { w.metrics = m }
 
 // Channels returns the number of channels.
 func (w *Writer[T]) Channels() int { return len(w.chans) }

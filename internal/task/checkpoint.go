@@ -108,12 +108,14 @@ const (
 
 // Section kinds of a subtask snapshot.
 const (
-	sectionOperator byte = 1 // an operator's state, by node ID
-	sectionPosition byte = 2 // the source position
-	sectionChannels byte = 3 // in-flight records of unaligned checkpoints
-	sectionFinished byte = 4 // the subtask had finished its input
-	sectionOutput   byte = 5 // output records an unaligned barrier overtook
-	sectionCounts   byte = 6 // records sent and received per channel
+	sectionOperator   byte = 1 // an operator's state, by node ID
+	sectionPosition   byte = 2 // the source position
+	sectionChannels   byte = 3 // in-flight records of unaligned checkpoints
+	sectionFinished   byte = 4 // the subtask had finished its input
+	sectionOutput     byte = 5 // output records an unaligned barrier overtook
+	sectionCounts     byte = 6 // records sent and received per channel
+	sectionControls   byte = 7 // control elements sent per output channel (active standby)
+	sectionWatermarks byte = 8 // the subtask's watermark state (wmstate.go)
 )
 
 // subtaskSnapshot is a subtask's decoded snapshot.
@@ -124,6 +126,8 @@ type subtaskSnapshot struct {
 	outputs   map[int][]*exchange.Buffer // by writer<<16 | channel
 	finished  bool
 	counts    []int64 // as channelCounts orders them; nil in older snapshots
+	controls  []int64 // per output channel, in writer order; nil without active standby
+	wms       []byte  // watermark state; nil in older snapshots
 }
 
 func appendSection(dst []byte, kind byte, id int, data []byte) []byte {
@@ -165,14 +169,22 @@ func decodeSubtaskSnapshot(data []byte) (*subtaskSnapshot, error) {
 			}
 		case sectionFinished:
 			s.finished = true
-		case sectionCounts:
+		case sectionWatermarks:
+			s.wms = body
+		case sectionCounts, sectionControls:
+			var vs []int64
 			for len(body) > 0 {
 				v, n := binary.Uvarint(body)
 				if n <= 0 {
 					return nil, fmt.Errorf("subtask snapshot: bad channel count: %w", codec.ErrCorrupt)
 				}
-				s.counts = append(s.counts, int64(v))
+				vs = append(vs, int64(v))
 				body = body[n:]
+			}
+			if kind == sectionCounts {
+				s.counts = vs
+			} else {
+				s.controls = vs
 			}
 		default:
 			return nil, fmt.Errorf("subtask snapshot: unknown section kind %d: %w", kind, codec.ErrCorrupt)

@@ -54,8 +54,8 @@ func (e *InjectedError) Error() string {
 
 // inject asks Options.Inject whether to fail at point p.
 func (s *subtask) inject(p Point, checkpoint int64) error {
-	if s.rt.opts.Inject == nil {
-		return nil
+	if s.rt.opts.Inject == nil || s.standby != nil {
+		return nil // a standby is killed by KillStandby
 	}
 	if s.rt.opts.Inject(p, SubtaskID{s.v.ID, s.index}, checkpoint) {
 		return &InjectedError{Point: p.String(), Subtask: SubtaskID{s.v.ID, s.index}, Checkpoint: checkpoint}

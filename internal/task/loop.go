@@ -105,6 +105,9 @@ func (s *subtask) runInputs() error {
 	}
 	var timer *time.Timer
 	for {
+		if s.log != nil && (s.unsafe || s.awaiting != nil || len(s.follow) > 0) {
+			s.noteUnsafe()
+		}
 		ch, e, ok := s.poll()
 		if !ok {
 			if err := s.ctx.Err(); err != nil {
@@ -155,13 +158,9 @@ func (s *subtask) runInputs() error {
 			s.awaitReplay(ch, e)
 			continue
 		}
-		switch e.Kind {
-		case exchange.Marker:
-			// The place of a barrier that overtook this channel's queue.
-		case exchange.Replay:
-			// A replay this incarnation did not ask for: nothing to do.
-		case exchange.Data:
-			skip, limit := 0, e.Buf.N
+		skip, limit := 0, 0
+		if e.Kind == exchange.Data {
+			limit = e.Buf.N
 			if e.Seq != s.recv[ch] {
 				var keep bool
 				if skip, keep = s.duplicates(ch, e); !keep {
@@ -172,61 +171,80 @@ func (s *subtask) runInputs() error {
 			if s.follow != nil {
 				limit = s.followLimit(ch, e)
 			}
-			s.tctx.Metrics.RecordsIn.Add(int64(limit - skip))
-			if s.chanState[ch] == idle {
-				s.chanState[ch] = active
-			}
-			if s.restored && !s.replayed {
-				s.replayed = true
-				if err := s.inject(PointReplay, 0); err != nil {
-					return err
-				}
-			}
-			if s.align != nil {
-				s.recordInflight(ch, e.Buf)
-			}
-			s.recv[ch] = e.Seq + int64(limit)
-			err := s.decode[ch].Decode(e.Buf, skip, limit)
-			if limit == e.Buf.N {
-				exchange.PutBuffer(e.Buf)
-			}
-			if err != nil {
-				return err
-			}
-			if s.det != nil {
-				s.det.record(ch, s.recv[ch])
-			}
-		case exchange.Watermark:
-			if e.Time > s.chanWM[ch] {
-				s.chanWM[ch] = e.Time
-			}
-			if s.chanState[ch] == idle {
-				s.chanState[ch] = active
-			}
-			s.combine()
-		case exchange.Latency:
-			s.tctx.Metrics.Latency.Observe(s.rt.opts.Now().Sub(time.Unix(0, e.Time)))
-			s.forwardLatency(e)
-		case exchange.Idle:
-			if s.chanState[ch] == active {
-				s.chanState[ch] = idle
-			}
-			s.combine()
-		case exchange.End:
-			s.chanState[ch] = ended
-			s.maybeAligned()
-			if s.allEnded() {
-				return s.finish()
-			}
-			s.combine()
-		case exchange.Barrier:
-			s.checkBarrierSeq(ch, e)
-			s.onBarrier(ch, e)
 		}
-		if len(s.procs) > 0 {
-			s.fireProcessingTimers()
+		if s.log != nil {
+			s.logInput(ch, e, skip, limit)
+		}
+		if done, err := s.process(ch, e, skip, limit); done || err != nil {
+			return err
 		}
 	}
+}
+
+// process handles element e of gate channel ch; of a data batch, the
+// records from skip up to limit. done is set when the input ended.
+func (s *subtask) process(ch int, e exchange.Element, skip, limit int) (done bool, err error) {
+	switch e.Kind {
+	case exchange.Marker:
+		// The place of a barrier that overtook this channel's queue.
+	case exchange.Replay:
+		// A replay this incarnation did not ask for: nothing to do.
+	case exchange.Data:
+		s.tctx.Metrics.RecordsIn.Add(int64(limit - skip))
+		if s.chanState[ch] == idle {
+			s.chanState[ch] = active
+		}
+		if s.restored && !s.replayed {
+			s.replayed = true
+			if err := s.inject(PointReplay, 0); err != nil {
+				return false, err
+			}
+		}
+		if s.align != nil {
+			s.recordInflight(ch, e.Buf)
+		}
+		s.recv[ch] = e.Seq + int64(limit)
+		err := s.decode[ch].Decode(e.Buf, skip, limit)
+		if limit == e.Buf.N {
+			exchange.PutBuffer(e.Buf)
+		}
+		if err != nil {
+			return false, err
+		}
+		if s.det != nil {
+			s.det.record(ch, s.recv[ch])
+		}
+	case exchange.Watermark:
+		if e.Time > s.chanWM[ch] {
+			s.chanWM[ch] = e.Time
+		}
+		if s.chanState[ch] == idle {
+			s.chanState[ch] = active
+		}
+		s.combine()
+	case exchange.Latency:
+		s.tctx.Metrics.Latency.Observe(s.rt.opts.Now().Sub(time.Unix(0, e.Time)))
+		s.forwardLatency(e)
+	case exchange.Idle:
+		if s.chanState[ch] == active {
+			s.chanState[ch] = idle
+		}
+		s.combine()
+	case exchange.End:
+		s.chanState[ch] = ended
+		s.maybeAligned()
+		if s.allEnded() {
+			return true, s.finish()
+		}
+		s.combine()
+	case exchange.Barrier:
+		s.checkBarrierSeq(ch, e)
+		s.onBarrier(ch, e)
+	}
+	if len(s.procs) > 0 {
+		s.fireProcessingTimers()
+	}
+	return false, nil
 }
 
 func (s *subtask) allEnded() bool {
@@ -336,7 +354,9 @@ func (s *subtask) finish() error {
 	s.flushAll()
 	s.emit(exchange.Element{Kind: exchange.End})
 	s.finished = true
-	s.rt.markFinished(SubtaskID{s.v.ID, s.index})
+	if s.standby == nil {
+		s.rt.markFinished(SubtaskID{s.v.ID, s.index})
+	}
 	return nil
 }
 
@@ -367,7 +387,7 @@ func (s *subtask) fireProcessingTimers() {
 // in turn, as Flink forwards its latency markers: enough to sample every
 // path without multiplying the markers.
 func (s *subtask) forwardLatency(e exchange.Element) {
-	if len(s.outs) == 0 {
+	if len(s.outs) == 0 || s.standby != nil {
 		return
 	}
 	s.markerTurn++

@@ -21,8 +21,9 @@ type Metrics struct {
 	// Duplicates counts records received again after a sender restarted
 	// and dropped by sequence number; Retained is the bytes of output
 	// kept for replay (upstream backup); Restarts counts restarts of this
-	// subtask alone (fine-grained failover).
-	Duplicates, Retained, Restarts atomic.Int64
+	// subtask alone (fine-grained failover); Takeovers counts failures
+	// of its primary that its active standby took over.
+	Duplicates, Retained, Restarts, Takeovers atomic.Int64
 	// Idle and Backpressured add up, in nanoseconds, the time the subtask
 	// waited for input and the time it waited for room downstream; the
 	// rest of its life it was busy.

@@ -99,8 +99,9 @@ func (s *subtask) keepRetainedMetric() {
 }
 
 // restoreCounts sets the writers' sequence numbers and the received
-// counts from the snapshot's channel counts.
-func (s *subtask) restoreCounts(counts []int64) error {
+// counts from the snapshot's channel counts, and the control elements
+// sent (ctl, active standby) when the snapshot holds them.
+func (s *subtask) restoreCounts(counts, ctl []int64) error {
 	want := len(s.recv)
 	for w := range s.outs {
 		want += len(s.outCh[w])
@@ -108,10 +109,19 @@ func (s *subtask) restoreCounts(counts []int64) error {
 	if len(counts) != want {
 		return fmt.Errorf("restoring channel counts: the checkpoint has %d, the task %d channels", len(counts), want)
 	}
+	if ctl != nil && len(ctl) != want-len(s.recv) {
+		return fmt.Errorf("restoring control counts: the checkpoint has %d, the task %d output channels", len(ctl), want-len(s.recv))
+	}
 	k := 0
 	for w, o := range s.outs {
 		n := len(s.outCh[w])
 		o.restoreSent(counts[k : k+n])
+		if ctl != nil {
+			o.restoreControls(ctl[k : k+n])
+		}
+		if s.resetCursors {
+			o.resetCursors()
+		}
 		k += n
 	}
 	copy(s.recv, counts[k:])
@@ -143,6 +153,9 @@ func (s *subtask) awaitReplay(ch int, e exchange.Element) {
 		}
 		s.awaiting[ch] = false
 		s.recv[ch] = e.Seq
+		if s.log != nil {
+			s.log.append(logEntry{kind: logReplayStart, ch: ch, e: exchange.Element{Seq: e.Seq}})
+		}
 		for _, w := range s.awaiting {
 			if w {
 				return
@@ -196,10 +209,10 @@ func (s *subtask) replay(c control) {
 		// The receiver's channel watermark restarts from nothing: tell it
 		// where this sender stands.
 		if s.outWM > MinWatermark {
-			o.EmitOne(j, exchange.Element{Kind: exchange.Watermark, Time: s.outWM})
+			o.Refresh(j, exchange.Element{Kind: exchange.Watermark, Time: s.outWM})
 		}
 		if s.idle {
-			o.EmitOne(j, exchange.Element{Kind: exchange.Idle})
+			o.Refresh(j, exchange.Element{Kind: exchange.Idle})
 		}
 	}
 }

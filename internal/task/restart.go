@@ -120,6 +120,17 @@ func (r *Runtime) Restart(ctx context.Context, ids []SubtaskID, state map[Subtas
 		subs = append(subs, &subtask{v: r.plan.Vertices[id.Vertex], index: id.Subtask, incarnation: r.incarnations})
 	}
 	r.mu.Unlock()
+	// A restarted subtask's standby followed the failed incarnation's
+	// input; it stops, and its log starts again at the checkpoint.
+	for _, p := range subs {
+		id := p.id()
+		if ch := r.dropStandby(id); ch != nil {
+			<-ch
+		}
+		if l := r.logs[id.Vertex][id.Subtask]; l != nil {
+			l.restart(restored)
+		}
+	}
 	var pending sync.WaitGroup
 	pending.Add(len(subs))
 	for i, p := range subs {
@@ -129,6 +140,7 @@ func (r *Runtime) Restart(ctx context.Context, ids []SubtaskID, state map[Subtas
 		s.incarnation = p.incarnation
 		s.state, s.hasState = state[id]
 		s.fresh, s.countsFromState = true, true
+		s.resetCursors = r.cursors[id.Vertex][id.Subtask] != nil
 		if s.source != nil || r.plan.Vertices[id.Vertex].Head().Kind == plan.Source {
 			r.mu.Lock()
 			s.catchUp = r.lastSent[id]

@@ -82,6 +82,13 @@ type Options struct {
 	OnFailed func(SubtaskID, error)
 	// Log receives notable events (a dropped backup); may be nil.
 	Log func(string)
+	// ActiveStandby, with UpstreamBackup, runs an active standby of every
+	// Replicated subtask (standby.go). When the primary fails its standby
+	// takes its place, and OnFailover is told, from the standby's
+	// goroutine, with the primary's failure and when it happened. Its
+	// input log is bounded by RetainLimit too.
+	ActiveStandby bool
+	OnFailover    func(id SubtaskID, err error, failed time.Time)
 }
 
 func (o *Options) logf(format string, args ...any) {
@@ -134,6 +141,12 @@ type Runtime struct {
 	// the request of the incarnation that asked.
 	incarnations int64
 	lastSent     map[SubtaskID][][]int64 // see keepSent
+
+	// Active standby (standby.go), for replicated subtasks.
+	logs           [][]*inputLog   // [vertex][subtask]
+	cursors        [][][][]*cursor // [vertex][subtask][writer][channel]
+	standbyMetrics [][]*Metrics    // [vertex][subtask]
+	standbys       map[SubtaskID]*standby
 }
 
 // New prepares a runtime for p: one gate per subtask with a channel per
@@ -141,7 +154,8 @@ type Runtime struct {
 func New(p *plan.Plan, opts Options) *Runtime {
 	opts.fill()
 	r := &Runtime{plan: p, opts: opts, offsets: map[*plan.PhysicalEdge]int{}, edgeIndex: map[*plan.PhysicalEdge]int{},
-		finished: map[SubtaskID]bool{}, exited: map[SubtaskID]chan struct{}{}, down: map[SubtaskID]bool{}, lastSent: map[SubtaskID][][]int64{}}
+		finished: map[SubtaskID]bool{}, exited: map[SubtaskID]chan struct{}{}, down: map[SubtaskID]bool{}, lastSent: map[SubtaskID][][]int64{},
+		standbys: map[SubtaskID]*standby{}}
 	r.gates = make([][]*exchange.Gate, len(p.Vertices))
 	r.metrics = make([][]*Metrics, len(p.Vertices))
 	for _, v := range p.Vertices {
@@ -157,6 +171,10 @@ func New(p *plan.Plan, opts Options) *Runtime {
 		r.inboxes = append(r.inboxes, make([]chan control, v.Parallelism))
 		r.cancels = append(r.cancels, make([]context.CancelCauseFunc, v.Parallelism))
 		r.dets = append(r.dets, make([]*determinants, v.Parallelism))
+		r.logs = append(r.logs, make([]*inputLog, v.Parallelism))
+		r.cursors = append(r.cursors, make([][][]*cursor, v.Parallelism))
+		r.standbyMetrics = append(r.standbyMetrics, make([]*Metrics, v.Parallelism))
+		replicated := opts.UpstreamBackup && opts.ActiveStandby && Replicated(v)
 		logOrder := opts.UpstreamBackup && n > 1 && ReplayDeterministic(v, true) && len(v.Outputs) > 0
 		r.positions = append(r.positions, make([]atomic.Pointer[[]byte], v.Parallelism))
 		for i := range v.Parallelism {
@@ -167,6 +185,9 @@ func New(p *plan.Plan, opts Options) *Runtime {
 			r.gates[v.ID][i] = exchange.NewGate(n, opts.QueueCapacity)
 			if logOrder {
 				r.dets[v.ID][i] = &determinants{}
+			}
+			if replicated {
+				r.initStandby(v, i)
 			}
 			r.inboxes[v.ID][i] = make(chan control, 256)
 		}
@@ -211,6 +232,16 @@ func (r *Runtime) Run(ctx context.Context) error {
 			s := r.newSubtask(ctx, v, i)
 			s.state, s.hasState = r.opts.Restore[id]
 			r.start(s)
+		}
+	}
+	for _, v := range r.plan.Vertices {
+		for i, l := range r.logs[v.ID] {
+			if l != nil {
+				state, ok := r.opts.Restore[SubtaskID{v.ID, i}]
+				if err := r.startStandby(SubtaskID{v.ID, i}, state, ok, r.opts.Restored, false); err != nil {
+					r.kill(err)
+				}
+			}
 		}
 	}
 	// Failed subtasks hold a count of wg until they restart; when Run
@@ -266,17 +297,27 @@ func (r *Runtime) start(s *subtask) {
 		if s.ctx.Err() != nil && r.ctx.Err() == nil {
 			err = context.Cause(s.ctx) // killed or stopped alone
 		}
-		if err == nil || r.ctx.Err() != nil {
-			return
-		}
-		if r.opts.UpstreamBackup && !errors.Is(err, ErrBackupLost) {
-			r.keepSent(id, s.sentCounts())
-			r.failed(id, err)
-			return
-		}
-		r.once.Do(func() { r.first = err })
-		r.cancel(err)
+		r.exit(id, s, err)
 	}()
+}
+
+// exit handles the end of subtask id's running incarnation s: under
+// UpstreamBackup a failure hands it to its standby or takes it out until
+// Restart; otherwise it fails the attempt.
+func (r *Runtime) exit(id SubtaskID, s *subtask, err error) {
+	if err == nil || r.ctx.Err() != nil {
+		return
+	}
+	if r.opts.UpstreamBackup && !errors.Is(err, ErrBackupLost) {
+		if !errors.Is(err, errStopped) && r.takeover(id, err) {
+			return
+		}
+		r.keepSent(id, s.sentCounts())
+		r.failed(id, err)
+		return
+	}
+	r.once.Do(func() { r.first = err })
+	r.cancel(err)
 }
 
 // kill fails the whole attempt with err, from any goroutine.

@@ -16,6 +16,8 @@ type frozen struct {
 	pos     []byte
 	encs    []func() []byte
 	counts  []ChannelCount
+	ctl     []int64              // control elements sent per output channel
+	wms     []byte               // watermark state
 	output  [][]*exchange.Buffer // per writer and channel: records the barrier overtook
 	aligned time.Duration
 	sync    time.Duration
@@ -62,9 +64,18 @@ func (s *subtask) freeze(id int64, aligned time.Duration, forward, priority bool
 		}
 	}
 	f.counts = s.channelCounts()
+	if s.source == nil {
+		f.wms = s.encodeWatermarks()
+	}
+	for _, o := range s.outs {
+		f.ctl = append(f.ctl, o.controls()...)
+	}
 	s.noteTrimPoint(id, f.counts)
 	if s.det != nil {
 		s.det.mark(id)
+	}
+	if s.log != nil {
+		s.log.mark(id)
 	}
 	// Output the barrier overtook is stored here, not reflected by the
 	// receivers: it does not count as sent before the snapshot.
@@ -85,6 +96,10 @@ func (s *subtask) freeze(id int64, aligned time.Duration, forward, priority bool
 func (s *subtask) takeSnapshot(id int64, aligned time.Duration, forward bool) {
 	// Sources of unaligned checkpoints send their barrier ahead of their
 	// queued output too.
+	if s.standby != nil {
+		s.standbyBarrier(id)
+		return
+	}
 	priority := s.rt.opts.Checkpoint == Unaligned
 	if f := s.freeze(id, aligned, forward, priority); f != nil {
 		s.reportFrozen(f, nil, nil)
@@ -118,6 +133,16 @@ func (s *subtask) reportFrozen(f *frozen, inflight [][]*exchange.Buffer, extra [
 			counts = binary.AppendUvarint(counts, uint64(c.N))
 		}
 		out = appendSection(out, sectionCounts, 0, counts)
+		if f.wms != nil {
+			out = appendSection(out, sectionWatermarks, 0, f.wms)
+		}
+		if s.rt.logs[s.v.ID][s.index] != nil {
+			var ctl []byte
+			for _, n := range f.ctl {
+				ctl = binary.AppendUvarint(ctl, uint64(n))
+			}
+			out = appendSection(out, sectionControls, 0, ctl)
+		}
 		for i, enc := range f.encs {
 			if enc != nil {
 				out = appendSection(out, sectionOperator, chain[i].ID, enc())
@@ -178,6 +203,14 @@ func (s *subtask) report(r SnapshotResult) {
 
 // handleControl acts on a message from the job.
 func (s *subtask) handleControl(c control) {
+	if s.standby != nil {
+		// A standby follows its primary's decisions, which its log holds;
+		// it only trims the output it retains.
+		if c.kind == ctlComplete {
+			s.trimBackup(c.checkpoint)
+		}
+		return
+	}
 	switch c.kind {
 	case ctlTrigger:
 		if s.catchingUp() {
@@ -197,6 +230,9 @@ func (s *subtask) handleControl(c control) {
 		if s.det != nil {
 			s.det.trim(c.checkpoint)
 		}
+		if s.log != nil {
+			s.log.trim(c.checkpoint)
+		}
 		for i, op := range s.ops {
 			if l, ok := op.(CheckpointListener); ok {
 				if err := l.CheckpointComplete(c.checkpoint); err != nil {
@@ -206,6 +242,9 @@ func (s *subtask) handleControl(c control) {
 		}
 	case ctlAbort:
 		if s.align != nil && s.align.id == c.checkpoint {
+			if s.log != nil {
+				s.log.append(logEntry{kind: logAbort, checkpoint: c.checkpoint})
+			}
 			s.abortAlignment()
 		}
 		for _, op := range s.ops {

@@ -65,6 +65,13 @@ type subtask struct {
 	follow          []detEntry         // the logged order a restarted subtask repeats
 	pending         []exchange.Element // per channel: a batch's rest, split by follow
 	deferred        int64              // a checkpoint triggered while catching up
+
+	// Active standby (standby.go).
+	standby      *standby  // set while this instance is a standby
+	log          *inputLog // a replicated primary's input log
+	unsafe       bool      // see noteUnsafe
+	resetCursors bool      // restarted alone: the shared cursors restart from its checkpoint
+	wmRestored   bool      // the watermark state came from the checkpoint (wmstate.go)
 }
 
 type chanState uint8
@@ -76,7 +83,6 @@ const (
 )
 
 func (r *Runtime) newSubtask(ctx context.Context, v *plan.Vertex, i int) *subtask {
-	start, end := KeyGroupRange(r.plan.MaxParallelism, v.Parallelism, i)
 	ctx, cancel := context.WithCancelCause(ctx)
 	r.mu.Lock()
 	if c := r.cancels[v.ID][i]; c != nil {
@@ -84,12 +90,18 @@ func (r *Runtime) newSubtask(ctx context.Context, v *plan.Vertex, i int) *subtas
 	}
 	r.cancels[v.ID][i] = cancel
 	r.mu.Unlock()
+	return r.makeSubtask(ctx, v, i, r.metrics[v.ID][i])
+}
+
+// makeSubtask returns subtask i of v, running in ctx and counting into m.
+func (r *Runtime) makeSubtask(ctx context.Context, v *plan.Vertex, i int, m *Metrics) *subtask {
+	start, end := KeyGroupRange(r.plan.MaxParallelism, v.Parallelism, i)
 	s := &subtask{rt: r, v: v, index: i, ctx: ctx, gate: r.gates[v.ID][i], inWM: MinWatermark, outWM: MinWatermark,
-		inbox: r.inboxes[v.ID][i], deterministic: ReplayDeterministic(v, r.opts.UpstreamBackup), det: r.dets[v.ID][i]}
+		inbox: r.inboxes[v.ID][i], deterministic: ReplayDeterministic(v, r.opts.UpstreamBackup), det: r.dets[v.ID][i], log: r.logs[v.ID][i]}
 	s.tctx = Context{Ctx: ctx, Job: r.opts.Job, Subtask: i, Parallelism: v.Parallelism, Attempt: r.opts.Attempt, Restored: r.opts.Restored,
 		TrackLatency: r.opts.LatencyInterval != 0, Ordered: r.opts.UpstreamBackup,
 		MaxParallelism: r.plan.MaxParallelism, KeyGroupStart: start, KeyGroupEnd: end,
-		Now: func() int64 { return r.opts.Now().UnixMilli() }, Metrics: r.metrics[v.ID][i]}
+		Now: func() int64 { return r.opts.Now().UnixMilli() }, Metrics: m}
 	return s
 }
 
@@ -134,14 +146,18 @@ func (s *subtask) run() (err error) {
 			return fmt.Errorf("opening %q: %w", s.v.Chain[i].Name, err)
 		}
 	}
+	s.openWatermark()
 	s.replayInflight()
-	if s.source != nil {
+	switch {
+	case s.source != nil:
 		err = s.runSource()
-	} else {
+	case s.standby != nil:
+		err = s.runStandby()
+	default:
 		err = s.runInputs()
 	}
-	if err != nil {
-		return err
+	if err != nil || s.standby != nil {
+		return err // a standby that finished before its primary stopped ends here
 	}
 	return s.waitReleased()
 }
@@ -200,8 +216,13 @@ func (s *subtask) restore() error {
 		s.startPos = snap.position
 	}
 	if s.countsFromState && snap.counts != nil {
-		if err := s.restoreCounts(snap.counts); err != nil {
+		if err := s.restoreCounts(snap.counts, snap.controls); err != nil {
 			return err
+		}
+		if snap.wms != nil {
+			if err := s.restoreWatermarks(snap.wms); err != nil {
+				return err
+			}
 		}
 	}
 	for i, op := range s.ops {
@@ -258,6 +279,9 @@ func (s *subtask) build() error {
 			return fmt.Errorf("output of %q to %q: %w", tail.Name, e.To.Name, err)
 		}
 		s.outs = append(s.outs, w)
+		if cs := s.rt.cursors[v.ID][s.index]; cs != nil {
+			w.share(cs[len(s.outs)-1])
+		}
 		var chs []Channel
 		ei := s.rt.edgeIndex[e]
 		if e.Partitioning == plan.Forward {

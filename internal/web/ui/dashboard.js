@@ -482,7 +482,7 @@
     view.startSec = parseTime(job.started);
     $("job-title").textContent = "Tasks of " + name;
     const ended = parseTime(job.ended);
-    $("job-info").textContent = `${job.state} · ${job.guarantee} · ${job.failover || "global"} failover` + (view.startSec ? ` · started ${fmtClock(view.startSec)}` : "") +
+    $("job-info").textContent = `${job.state} · ${job.guarantee} · ${job.failover || "global"} failover` + (job.standby ? ` · ${job.standby} standby` : "") + (view.startSec ? ` · started ${fmtClock(view.startSec)}` : "") +
       (ended ? ` · ended ${fmtClock(ended)}` : "") + (job.error ? ` · error: ${job.error}` : "");
     record(view, tasks, now);
     renderRecoveries(view, recs);

@@ -1,0 +1,31 @@
+package weir
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/weir-stream/weir/internal/task"
+)
+
+// KillForTest fails subtask i of the running task whose name contains
+// name, or that subtask's active standby, as a crash would. It reports
+// whether the job runs such a task.
+func KillForTest(p *Pipeline, name string, i int, standby bool) bool {
+	rt := p.running.Load()
+	if rt == nil {
+		return false
+	}
+	for _, v := range rt.Plan().Vertices {
+		if !strings.Contains(v.Name(), name) {
+			continue
+		}
+		id := task.SubtaskID{Vertex: v.ID, Subtask: i}
+		if standby {
+			rt.KillStandby(id, errors.New("killed by the test"))
+		} else {
+			rt.Kill(id, errors.New("killed by the test"))
+		}
+		return true
+	}
+	return false
+}

@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/weir-stream/weir/internal/task"
+)
+
+// This file is the engine's side of active standby (task/standby.go):
+// recording a takeover, and starting new standbys for the subtasks that
+// lost theirs, from the latest completed checkpoint.
+
+// takeover is a failure an active standby took over.
+type takeover struct {
+	id     task.SubtaskID
+	err    error
+	failed time.Time
+}
+
+// takenOver records t as a recovery in which nothing restarted. The
+// checkpoints in flight are aborted: the failed primary may have
+// consumed a checkpoint's last barrier without taking its snapshot, and
+// its standby, which only forwards barriers, would never acknowledge it.
+func (e *engine) takenOver(a *attemptState, t takeover) error {
+	if _, err := e.partialFailure(t.err, 0, t.failed); err != nil {
+		return err
+	}
+	recs := e.report.Recoveries
+	rec := &recs[len(recs)-1]
+	rec.Takeover = true
+	rec.Duration = time.Since(t.failed)
+	e.publish()
+	e.cfg.Log(fmt.Sprintf("failure %d: %v; the active standby of subtask %s took its place after %v; nothing restarts",
+		len(recs), t.err, t.id, rec.Duration.Round(time.Microsecond)))
+	a.act(a.coord.JobFailed())
+	a.coord.Resume()
+	return nil
+}
+
+// standbys starts new standbys, each on a goroutine it waits for.
+type standbys struct {
+	e        *engine
+	rt       *task.Runtime
+	starting map[task.SubtaskID]bool
+	done     chan task.SubtaskID
+	wg       sync.WaitGroup
+}
+
+func newStandbys(e *engine, rt *task.Runtime) *standbys {
+	return &standbys{e: e, rt: rt, starting: map[task.SubtaskID]bool{}, done: make(chan task.SubtaskID)}
+}
+
+// start starts a standby for every replicated subtask without one, from
+// the latest completed checkpoint; one whose log no longer reaches back
+// to it is tried again later.
+func (sb *standbys) start(ctx context.Context) {
+	m := sb.e.latest
+	for _, id := range sb.rt.MissingStandbys() {
+		if sb.starting[id] {
+			continue
+		}
+		sb.starting[id] = true
+		sb.wg.Add(1)
+		go func() {
+			defer sb.wg.Done()
+			var state []byte
+			var restored int64
+			if m != nil {
+				restored = int64(m.ID)
+				st, err := ReadState(ctx, sb.e.cfg.Store, m, func(s task.SubtaskID) bool { return s == id })
+				if err != nil {
+					sb.e.cfg.Log(fmt.Sprintf("starting a standby of subtask %s: %v", id, err))
+				}
+				state = st[id]
+			}
+			if state == nil && restored > 0 {
+				// Not read: try again later.
+			} else if err := sb.rt.StartStandby(id, state, restored); err == nil {
+				sb.e.cfg.Log(fmt.Sprintf("subtask %s has an active standby again, from checkpoint %d", id, restored))
+			}
+			select {
+			case sb.done <- id:
+			case <-ctx.Done():
+			}
+		}()
+	}
+}
+
+// killRandom kills a random standby instead of a subtask, one time in
+// three, when failures are injected and standbys run; it reports whether
+// it did.
+func (sb *standbys) killRandom() bool {
+	in := sb.e.cfg.Failures
+	ids := sb.rt.Standbys()
+	if in == nil || len(ids) == 0 || in.pick(3) != 0 || !in.fireRandom() {
+		return false
+	}
+	victim := ids[in.pick(len(ids))]
+	sb.rt.KillStandby(victim, &task.InjectedError{Point: "standby-at-a-random-moment", Subtask: victim})
+	return true
+}
+
+// wait waits for the standbys being started.
+func (sb *standbys) wait() { sb.wg.Wait() }

@@ -1,0 +1,177 @@
+package task
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/plan"
+)
+
+// This file is the runtime's side of active standby (standby.go).
+
+// initStandby prepares the input log and output cursors of replicated
+// subtask i of v.
+func (r *Runtime) initStandby(v *plan.Vertex, i int) {
+	l := newInputLog(r.opts.RetainLimit)
+	l.marks = append(l.marks, logMark{id: r.opts.Restored})
+	r.logs[v.ID][i] = l
+	r.standbyMetrics[v.ID][i] = NewMetrics()
+	cs := make([][]*cursor, len(v.Outputs))
+	for w, e := range v.Outputs {
+		n := 1
+		if e.Partitioning != plan.Forward {
+			n = e.Target.Parallelism
+		}
+		cs[w] = make([]*cursor, n)
+		for j := range cs[w] {
+			cs[w][j] = &cursor{}
+		}
+	}
+	r.cursors[v.ID][i] = cs
+}
+
+// StartStandby starts an active standby of subtask id from checkpoint
+// restored, whose state for id is state (nil: empty), following the
+// primary's input log from that checkpoint's mark. It fails when the log
+// no longer reaches back to it, when id has a standby, or when id is down.
+func (r *Runtime) StartStandby(id SubtaskID, state []byte, restored int64) error {
+	return r.startStandby(id, state, state != nil, restored, true)
+}
+
+func (r *Runtime) startStandby(id SubtaskID, state []byte, hasState bool, restored int64, counts bool) error {
+	l := r.logs[id.Vertex][id.Subtask]
+	if l == nil {
+		return fmt.Errorf("subtask %s has no active standby", id)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || r.standbys[id] != nil || r.down[id] || r.ctx == nil || r.ctx.Err() != nil {
+		return fmt.Errorf("subtask %s cannot take a standby now", id)
+	}
+	at, ok := l.startReading(restored)
+	if !ok {
+		return fmt.Errorf("the input log of subtask %s does not reach back to checkpoint %d", id, restored)
+	}
+	ctx, cancel := context.WithCancelCause(r.ctx)
+	v := r.plan.Vertices[id.Vertex]
+	s := r.makeSubtask(ctx, v, id.Subtask, r.standbyMetrics[id.Vertex][id.Subtask])
+	s.gate = exchange.NewGate(r.gates[id.Vertex][id.Subtask].Channels(), 1) // never fed
+	s.inbox = make(chan control, 256)
+	s.det, s.log = nil, nil
+	s.state, s.hasState, s.countsFromState = state, hasState, counts
+	s.tctx.Restored = restored
+	st := &standby{s: s, cancel: cancel, exited: make(chan struct{}), at: at}
+	s.standby = st
+	r.standbys[id] = st
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer close(st.exited)
+		err := s.run()
+		if s.ctx.Err() != nil && r.ctx.Err() == nil {
+			err = context.Cause(s.ctx)
+		}
+		r.mu.Lock()
+		promoted := st.promoted
+		if !promoted && r.standbys[id] == st {
+			delete(r.standbys, id)
+		}
+		r.mu.Unlock()
+		if promoted {
+			r.exit(id, s, err)
+			return
+		}
+		l.stopReading()
+		if err != nil && r.ctx.Err() == nil && err != errStopped {
+			r.opts.logf("the active standby of subtask %s stopped: %v", id, err)
+		}
+	}()
+	return nil
+}
+
+// takeover hands subtask id, whose primary failed with err, to its
+// standby; false when it has none that can take its place (one that
+// cannot is stopped).
+func (r *Runtime) takeover(id SubtaskID, err error) bool {
+	l := r.logs[id.Vertex][id.Subtask]
+	if l == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.standbys[id]
+	if st == nil || r.closed {
+		return false
+	}
+	delete(r.standbys, id)
+	l.mu.Lock()
+	ok := !l.lost && !l.unsafe
+	l.gone = ok
+	l.mu.Unlock()
+	if !ok {
+		st.cancel(errStopped)
+		return false
+	}
+	st.promoted, st.failure, st.failedAt = true, err, time.Now().UnixNano()
+	r.cancels[id.Vertex][id.Subtask] = st.cancel
+	r.exited[id] = st.exited
+	l.signal()
+	return true
+}
+
+// dropStandby stops subtask id's standby, if it has one, and returns a
+// channel closed once it stopped.
+func (r *Runtime) dropStandby(id SubtaskID) <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.standbys[id]
+	if st == nil {
+		return nil
+	}
+	delete(r.standbys, id)
+	st.cancel(errStopped)
+	return st.exited
+}
+
+// KillStandby fails subtask id's standby with err, as if it had crashed.
+func (r *Runtime) KillStandby(id SubtaskID, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st := r.standbys[id]; st != nil {
+		st.cancel(&Failure{Task: r.plan.Vertices[id.Vertex].Name(), Subtask: id.Subtask, Err: fmt.Errorf("standby: %w", err)})
+	}
+}
+
+// Standbys returns the subtasks that have a running standby.
+func (r *Runtime) Standbys() []SubtaskID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]SubtaskID, 0, len(r.standbys))
+	for id := range r.standbys {
+		out = append(out, id)
+	}
+	return out
+}
+
+// MissingStandbys returns the replicated subtasks that run without a
+// standby (it failed, took over, or its log was dropped).
+func (r *Runtime) MissingStandbys() []SubtaskID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []SubtaskID
+	for _, v := range r.plan.Vertices {
+		for i, l := range r.logs[v.ID] {
+			id := SubtaskID{v.ID, i}
+			if l != nil && r.standbys[id] == nil && !r.down[id] && !r.finished[id] {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}
+
+// StandbyMetrics returns the counters of subtask i of vertex v's standby
+// (nil when it has none).
+func (r *Runtime) StandbyMetrics(v, i int) *Metrics { return r.standbyMetrics[v][i] }

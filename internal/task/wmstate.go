@@ -1,0 +1,90 @@
+package task
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/weir-stream/weir/codec"
+)
+
+// A subtask's watermark state (its channels' watermarks and idleness,
+// its input and output watermarks) goes into its snapshot too. A
+// subtask restarted alone, or a standby started from a checkpoint,
+// restores it, so that it emits the same watermarks and idleness at the
+// same places as the incarnation it replaces: its consumers, and an
+// active standby's cursors, count those control elements.
+
+// encodeWatermarks returns the subtask's watermark state.
+func (s *subtask) encodeWatermarks() []byte {
+	out := binary.AppendVarint(nil, s.inWM)
+	out = binary.AppendVarint(out, s.outWM)
+	idle := uint64(0)
+	if s.idle {
+		idle = 1
+	}
+	out = binary.AppendUvarint(out, idle)
+	for c, wm := range s.chanWM {
+		out = binary.AppendVarint(out, wm)
+		out = binary.AppendUvarint(out, uint64(s.chanState[c]))
+	}
+	return out
+}
+
+// restoreWatermarks sets the watermark state from a snapshot's section.
+func (s *subtask) restoreWatermarks(data []byte) error {
+	bad := fmt.Errorf("restoring watermarks: %w", codec.ErrCorrupt)
+	next := func() (int64, bool) {
+		v, n := binary.Varint(data)
+		if n <= 0 {
+			return 0, false
+		}
+		data = data[n:]
+		return v, true
+	}
+	nextU := func() (uint64, bool) {
+		v, n := binary.Uvarint(data)
+		if n <= 0 {
+			return 0, false
+		}
+		data = data[n:]
+		return v, true
+	}
+	in, ok1 := next()
+	out, ok2 := next()
+	idle, ok3 := nextU()
+	if !ok1 || !ok2 || !ok3 {
+		return bad
+	}
+	wms := make([]int64, 0, len(s.chanWM))
+	states := make([]chanState, 0, len(s.chanWM))
+	for len(data) > 0 {
+		wm, ok := next()
+		st, ok2 := nextU()
+		if !ok || !ok2 || st > uint64(ended) {
+			return bad
+		}
+		wms, states = append(wms, wm), append(states, chanState(st))
+	}
+	if len(wms) != len(s.chanWM) {
+		return fmt.Errorf("restoring watermarks: the checkpoint has %d channels, the task %d", len(wms), len(s.chanWM))
+	}
+	copy(s.chanWM, wms)
+	copy(s.chanState, states)
+	s.inWM, s.outWM, s.idle = in, out, idle == 1
+	s.tctx.Metrics.Watermark.Store(in)
+	s.wmRestored = true
+	return nil
+}
+
+// openWatermark tells the opened chain the restored input watermark, as
+// the incarnation before had told it; the timers it fired then are not in
+// the restored state, so nothing fires again, and nothing is emitted.
+func (s *subtask) openWatermark() {
+	if !s.wmRestored || s.inWM == MinWatermark {
+		return
+	}
+	w := s.inWM
+	for _, op := range s.ops {
+		w = op.Watermark(w)
+	}
+}
