@@ -1,7 +1,10 @@
 package weir
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/state"
@@ -48,6 +51,18 @@ type TimerHandler[K comparable, Out any] interface {
 // once per subtask before any record; it creates the state handles.
 type StateOpener[K comparable] interface {
 	Open(sc *StateContext[K]) error
+}
+
+// DeterministicFunction is an optional ability of a keyed process
+// function. Deterministic returns true when, given the same records in
+// the same order, the function emits the same records in the same order:
+// it reads no clock, registers no processing-time timers, and its output
+// depends on nothing but its records, state and event-time timers. Under
+// fine-grained failover such a function's task restarts alone, and can
+// have an active standby; its event-time timers of equal time then fire
+// in key-hash order rather than in the timer heap's.
+type DeterministicFunction interface {
+	Deterministic() bool
 }
 
 // ProcessFunc adapts a plain function to KeyedProcessFunction.
@@ -121,8 +136,9 @@ func (sc *StateContext[K]) setErr(err error) {
 // KeyedContext is what a keyed function sees while it handles a record or a
 // timer. It is valid only during that call.
 type KeyedContext[K comparable, Out any] struct {
-	core *keyedCore[K]
-	out  task.Collector[Out]
+	core    *keyedCore[K]
+	out     task.Collector[Out]
+	ordered bool // a deterministic function under task.Context.Ordered
 }
 
 // Key returns the current key.
@@ -152,7 +168,12 @@ func (c *KeyedContext[K, Out]) DeleteEventTimer(t int64) { c.core.events.Delete(
 
 // RegisterProcessingTimer asks for OnTimer when the wall clock reaches t
 // (epoch milliseconds), for the current key.
-func (c *KeyedContext[K, Out]) RegisterProcessingTimer(t int64) { c.core.procs.Register(t, c.core.key) }
+func (c *KeyedContext[K, Out]) RegisterProcessingTimer(t int64) {
+	if c.ordered {
+		task.Failf("%s: a function that says it is deterministic registered a processing-time timer", c.core.name)
+	}
+	c.core.procs.Register(t, c.core.key)
+}
 
 // DeleteProcessingTimer cancels the current key's processing-time timer at t.
 func (c *KeyedContext[K, Out]) DeleteProcessingTimer(t int64) { c.core.procs.Delete(t, c.core.key) }
@@ -161,6 +182,11 @@ func (c *KeyedContext[K, Out]) DeleteProcessingTimer(t int64) { c.core.procs.Del
 // subtask.
 func Process[K comparable, In, Out any](ks KeyedStream[K, In], newFn func() KeyedProcessFunction[K, In, Out], os ...OpOption) Stream[Out] {
 	node := &processNode[K, In, Out]{key: ks.key, newFn: newFn}
+	// A function made for the purpose answers once.
+	node.det = sync.OnceValue(func() bool {
+		d, ok := newFn().(DeterministicFunction)
+		return ok && d.Deterministic()
+	})
 	n := ks.s.p.addNode(opts("process", os), plan.Operator, 1, node)
 	node.keys = connectKeyed(ks, n, 0)
 	return newStream[Out](ks.s.p, n, 0)
@@ -170,12 +196,17 @@ type processNode[K comparable, In, Out any] struct {
 	key   func(In) K
 	keys  keyInfo[K]
 	newFn func() KeyedProcessFunction[K, In, Out]
+	det   func() bool
 }
+
+// Deterministic reports whether the function says it is (see
+// DeterministicFunction).
+func (p *processNode[K, In, Out]) Deterministic() bool { return p.det() }
 
 func (p *processNode[K, In, Out]) Build(ctx *task.Context, outs []any) (task.Built, error) {
 	op := &processOp[K, In, Out]{key: p.key, fn: p.newFn()}
 	op.core = newKeyedCore[K](ctx, p.keys)
-	op.ctx = KeyedContext[K, Out]{core: op.core, out: out[Out](outs, 0)}
+	op.ctx = KeyedContext[K, Out]{core: op.core, out: out[Out](outs, 0), ordered: ctx.Ordered && p.Deterministic()}
 	return task.Built{Op: op, Inputs: []any{op}}, nil
 }
 
@@ -185,6 +216,7 @@ type processOp[K comparable, In, Out any] struct {
 	key  func(In) K
 	fn   KeyedProcessFunction[K, In, Out]
 	ctx  KeyedContext[K, Out]
+	due  []dueTimer[K]
 }
 
 // Snapshot freezes the operator's keyed state and timers.
@@ -216,19 +248,60 @@ func (p *processOp[K, In, Out]) Collect(ts int64, v In) {
 }
 
 func (p *processOp[K, In, Out]) Watermark(wm int64) int64 {
+	if p.ctx.ordered {
+		p.watermarkOrdered(wm)
+		return wm
+	}
 	for {
 		t, k, ok := p.core.events.PopDue(wm)
 		if !ok {
 			break
 		}
-		p.core.setKey(k)
-		p.core.ts = t
-		if err := p.onTimer(t, EventTime); err != nil {
-			task.Fail(fmt.Errorf("%s: event timer: %w", p.core.name, err))
-		}
+		p.fireEvent(t, k)
 	}
 	p.core.wm = wm
 	return wm
+}
+
+func (p *processOp[K, In, Out]) fireEvent(t int64, k K) {
+	p.core.setKey(k)
+	p.core.ts = t
+	if err := p.onTimer(t, EventTime); err != nil {
+		task.Fail(fmt.Errorf("%s: event timer: %w", p.core.name, err))
+	}
+}
+
+// watermarkOrdered fires the due event-time timers by time, then key hash
+// and encoding: an order the input alone decides.
+func (p *processOp[K, In, Out]) watermarkOrdered(wm int64) {
+	for {
+		p.due = p.due[:0]
+		for {
+			t, k, ok := p.core.events.PopDue(wm)
+			if !ok {
+				break
+			}
+			p.due = append(p.due, dueTimer[K]{t: t, k: orderedKey[K]{hash: p.core.keys.hash(k), k: k}})
+		}
+		if len(p.due) == 0 {
+			break
+		}
+		slices.SortFunc(p.due, func(a, b dueTimer[K]) int {
+			if c := cmp.Compare(a.t, b.t); c != 0 {
+				return c
+			}
+			return compareKeys(p.core.keys.codec, a.k, b.k)
+		})
+		for _, d := range p.due {
+			p.fireEvent(d.t, d.k.k)
+		}
+	}
+	p.core.wm = wm
+}
+
+type dueTimer[K comparable] struct {
+	t int64
+	k orderedKey[K]
 }
 
 func (p *processOp[K, In, Out]) NextProcessingTime() (int64, bool) { return p.core.procs.Next() }

@@ -50,8 +50,16 @@ type dueWindow struct {
 
 type orderedKey[K comparable] struct {
 	hash uint64
-	enc  []byte // the key's encoding, compared when hashes collide
 	k    K
+}
+
+// compareKeys orders keys by hash, then, when hashes collide, by their
+// encoding in c.
+func compareKeys[K comparable](c codec.Codec[K], a, b orderedKey[K]) int {
+	if x := cmp.Compare(a.hash, b.hash); x != 0 || a.k == b.k {
+		return x
+	}
+	return bytes.Compare(c.Append(nil, a.k), c.Append(nil, b.k))
 }
 
 func (o *bucketOperator[K, T, Acc, Out]) Snapshot() (func() []byte, error) { return o.core.Snapshot() }
@@ -182,18 +190,7 @@ func (o *bucketOperator[K, T, Acc, Out]) emitSorted(win Window) func(map[K]Acc) 
 		for k := range b {
 			ks = append(ks, orderedKey[K]{hash: o.keys.hash(k), k: k})
 		}
-		slices.SortFunc(ks, func(a, b orderedKey[K]) int {
-			if c := cmp.Compare(a.hash, b.hash); c != 0 {
-				return c
-			}
-			if a.enc == nil {
-				a.enc = o.keys.codec.Append(nil, a.k)
-			}
-			if b.enc == nil {
-				b.enc = o.keys.codec.Append(nil, b.k)
-			}
-			return bytes.Compare(a.enc, b.enc)
-		})
+		slices.SortFunc(ks, func(a, b orderedKey[K]) int { return compareKeys(o.keys.codec, a, b) })
 		for _, k := range ks {
 			o.emit(k.k, win, b[k.k], o.out)
 		}

@@ -95,6 +95,7 @@ func benchCommand(stdout, stderr io.Writer) *cobra.Command {
 	var f queries.Flags
 	var query string
 	var parallelism int
+	var ft ftFlags
 	nx := &cobra.Command{
 		Use:   "nexmark",
 		Short: "Measure a Nexmark query: events/s and events per CPU-second",
@@ -108,7 +109,14 @@ func benchCommand(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			p := weir.NewPipeline(weir.WithParallelism(parallelism), weir.WithName("bench-"+query))
+			if ft.verify {
+				return usagef("--verify belongs to weir run; bench measures and does not compare outputs")
+			}
+			opts, err := ft.options()
+			if err != nil {
+				return err
+			}
+			p := weir.NewPipeline(append(opts, weir.WithParallelism(parallelism), weir.WithName("bench-"+query))...)
 			in, err := queries.Events(p, c)
 			if err != nil {
 				return err
@@ -130,6 +138,7 @@ func benchCommand(stdout, stderr io.Writer) *cobra.Command {
 	nx.Flags().StringVarP(&query, "query", "q", "q0", "the query")
 	nx.Flags().IntVarP(&parallelism, "parallelism", "p", runtime.GOMAXPROCS(0), "subtasks per operator")
 	f.Define(nx.Flags())
+	ft.define(nx.Flags())
 	cmd.AddCommand(nx)
 	return cmd
 }

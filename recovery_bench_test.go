@@ -1,9 +1,9 @@
-package weirtest_test
+package weir_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -55,8 +55,7 @@ func (g *subtaskGaps) maxGap(subtask int) time.Duration {
 
 // kbValue keeps about 1 KB of state per key and passes records on.
 type kbValue struct {
-	v    *weir.ValueState[string, int64]
-	fail func(int64)
+	v *weir.ValueState[string, int64]
 }
 
 var value1k = string(make([]byte, 1000))
@@ -66,8 +65,12 @@ func (f *kbValue) Open(sc *weir.StateContext[int64]) error {
 	return nil
 }
 
+// Deterministic: the function reads no clock and sets no timers, so under
+// fine-grained failover its task restarts alone and can have an active
+// standby.
+func (*kbValue) Deterministic() bool { return true }
+
 func (f *kbValue) ProcessElement(ctx *weir.KeyedContext[int64, int64], n int64) error {
-	f.fail(n)
 	f.v.Update(value1k)
 	ctx.Emit(n)
 	return nil
@@ -75,16 +78,27 @@ func (f *kbValue) ProcessElement(ctx *weir.KeyedContext[int64, int64], n int64) 
 
 // BenchmarkRecoveryByState runs a keyed job at 100,000 events/s with 10
 // MB or 100 MB of keyed state (1 KB per key), parallelism 2, exactly-once
-// checkpoints every second; one keyed subtask fails once, 2 s after the
-// state is built. It reports the recovery time (failure to the restarted
+// checkpoints every second; one keyed subtask is killed once, 2 s after
+// the state is built (its primary, when it has a standby). It reports the recovery time (failure to the restarted
 // tasks' first output), the longest output pause of the keyed subtask
 // that did not fail (its key groups) and of the failed one, and the
 // records the sources read again, under global and fine-grained failover,
-// and the pauses of a run without failure as the baseline.
+// fine-grained with active standbys, and the pauses of a run without
+// failure (with and without standbys) as the baseline. Chaining is off,
+// so that the keyed task has an output (to its sink) and can have a
+// standby.
 func BenchmarkRecoveryByState(b *testing.B) {
 	for _, mb := range []int64{10, 100} {
-		for _, mode := range []string{"no-failure", "global", "fine-grained"} {
-			f, _ := weir.ParseFailover(mode)
+		for _, mode := range []string{"no-failure", "no-failure-standby", "global", "fine-grained", "active-standby"} {
+			opts := []weir.Option{weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce), weir.WithChaining(false),
+				weir.WithCheckpoints(weir.CheckpointConfig{Interval: time.Second})}
+			if mode != "global" {
+				opts = append(opts, weir.WithFailover(weir.FineGrainedFailover))
+			}
+			if strings.HasSuffix(mode, "standby") {
+				opts = append(opts, weir.WithActiveStandby())
+			}
+			noFailure := strings.HasPrefix(mode, "no-failure")
 			b.Run(fmt.Sprintf("%dMB/%s", mb, mode), func(b *testing.B) {
 				keys := mb << 10 // 1 KB each
 				total := keys + 400_000
@@ -92,14 +106,16 @@ func BenchmarkRecoveryByState(b *testing.B) {
 				var recovery, steadyGap, failedGap time.Duration
 				var reread int64
 				for range b.N {
-					var failed atomic.Bool
-					failed.Store(mode == "no-failure")
 					var read atomic.Int64
+					reached := make(chan struct{})
+					var once sync.Once
 					sink := &subtaskGaps{times: map[int][]time.Time{}}
-					p := weir.NewPipeline(weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce), weir.WithFailover(f),
-						weir.WithCheckpoints(weir.CheckpointConfig{Interval: time.Second}))
+					p := weir.NewPipeline(opts...)
 					src := generator.New(total, func(n int64) int64 {
 						read.Add(1)
+						if n == failAt {
+							once.Do(func() { close(reached) })
+						}
 						return n
 					}, generator.WithRate(100_000))
 					s := weir.FromSource(p, "events", src, weir.WithTimestamps(func(n int64) int64 { return n }, 0))
@@ -109,20 +125,24 @@ func BenchmarkRecoveryByState(b *testing.B) {
 						}
 						return int64(generator.Mix(1, uint64(n)) % uint64(keys))
 					})
-					out := weir.Process(keyed, func() weir.KeyedProcessFunction[int64, int64, int64] {
-						return &kbValue{fail: func(n int64) {
-							if n >= failAt && failed.CompareAndSwap(false, true) {
-								panic(errors.New("injected"))
-							}
-						}}
-					})
+					out := weir.Process(keyed, func() weir.KeyedProcessFunction[int64, int64, int64] { return &kbValue{} })
 					weir.To(out, "sink", sink)
-					if err := p.Run(context.Background()); err != nil {
+					done := make(chan error, 1)
+					go func() { done <- p.Run(context.Background()) }()
+					if !noFailure {
+						select {
+						case <-reached:
+							weir.KillForTest(p, "process", 0, false)
+						case err := <-done:
+							b.Fatalf("the job ended before the kill: %v", err)
+						}
+					}
+					if err := <-done; err != nil {
 						b.Fatal(err)
 					}
 					rep := p.Report()
 					want := 1
-					if mode == "no-failure" {
+					if noFailure {
 						want = 0
 					}
 					if len(rep.Recoveries) != want {
@@ -138,7 +158,7 @@ func BenchmarkRecoveryByState(b *testing.B) {
 					reread += read.Load() - total
 				}
 				n := time.Duration(b.N)
-				b.ReportMetric(float64((recovery / n).Milliseconds()), "recovery-ms")
+				b.ReportMetric(float64(recovery/n)/1e6, "recovery-ms")
 				b.ReportMetric(float64((steadyGap / n).Milliseconds()), "steady-pause-ms")
 				b.ReportMetric(float64((failedGap / n).Milliseconds()), "failed-pause-ms")
 				b.ReportMetric(float64(reread)/float64(b.N), "reread-records")
