@@ -168,3 +168,23 @@ func TestActiveStandbyTakesOverAfterItWasReplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Active standby is refused, not silently dropped, where it cannot run.
+func TestActiveStandbyRefusedWhereItCannotRun(t *testing.T) {
+	cases := []struct {
+		name string
+		opts []weir.Option
+	}{
+		{"global failover", []weir.Option{weir.WithGuarantee(weir.ExactlyOnce)}},
+		{"unaligned checkpoints", []weir.Option{weir.WithGuarantee(weir.ExactlyOnce), weir.WithFailover(weir.FineGrainedFailover),
+			weir.WithCheckpoints(weir.CheckpointConfig{Interval: time.Second, Unaligned: true})}},
+	}
+	for _, c := range cases {
+		p := weir.NewPipeline(append(c.opts, weir.WithActiveStandby())...)
+		standbyJob(p, weirtest.NewSink[tickCount](), &countingOpens{}, 0, nil)
+		err := p.Run(context.Background())
+		if err == nil || !strings.Contains(err.Error(), "active standby needs fine-grained failover and aligned checkpoints") {
+			t.Errorf("%s: got %v, want the active standby refused", c.name, err)
+		}
+	}
+}

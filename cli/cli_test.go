@@ -47,6 +47,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"run", "keycount", "--parallelism", "0"}, "--parallelism must be between 1"},
 		{[]string{"run", "keycount", "--on-malformed", "ignore"}, `"fail" or "skip"`},
 		{[]string{"run", "wordcount"}, "--input is required"},
+		{[]string{"run", "keycount", "--active-standby"}, "--active-standby needs --failover fine-grained"},
+		{[]string{"bench", "nexmark", "--verify"}, "--verify belongs to weir run"},
 	}
 	for _, c := range cases {
 		code, _, stderr := weir(t, c.args...)

@@ -50,6 +50,7 @@ var (
 	descLatency     = prometheus.NewDesc("weir_task_latency_seconds", "Age of latency markers when they reach a subtask (queueing and processing delay since the source).", taskLabels, nil)
 	descEventLat    = prometheus.NewDesc("weir_sink_event_time_latency_seconds", "Wall-clock time minus the event time of records a sink wrote.", taskLabels, nil)
 	descTaskRestart = prometheus.NewDesc("weir_task_restarts_total", "Restarts of a subtask on its own (fine-grained failover).", taskLabels, nil)
+	descTakeover    = prometheus.NewDesc("weir_task_takeovers_total", "Failures of a subtask its active standby took over.", taskLabels, nil)
 	descDuplicates  = prometheus.NewDesc("weir_task_duplicates_dropped_total", "Records a subtask received again from a restarted sender and dropped by sequence number.", taskLabels, nil)
 	descRetained    = prometheus.NewDesc("weir_task_retained_bytes", "Output a subtask keeps for replay to a restarted consumer (upstream backup).", taskLabels, nil)
 )
@@ -71,7 +72,7 @@ func histogram(d *prometheus.Desc, h weir.Histogram, labels []string) (prometheu
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRecordsIn, descRecordsOut, descBytesOut, descWritten, descWatermark, descLag,
 		descQueue, descCkpts, descCkptDur, descCkptSize, descCkptAlign, descRestarts, descRecovery, descUp, descLatency, descEventLat, descIdle, descBackpress, descBusy,
-		descTaskRestart, descDuplicates, descRetained} {
+		descTaskRestart, descTakeover, descDuplicates, descRetained} {
 		ch <- d
 	}
 }
@@ -99,6 +100,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 				ch <- prometheus.MustNewConstMetric(descBackpress, prometheus.CounterValue, s.Backpressured.Seconds(), l...)
 				ch <- prometheus.MustNewConstMetric(descBusy, prometheus.CounterValue, s.Busy.Seconds(), l...)
 				ch <- prometheus.MustNewConstMetric(descTaskRestart, prometheus.CounterValue, float64(s.Restarts), l...)
+				ch <- prometheus.MustNewConstMetric(descTakeover, prometheus.CounterValue, float64(s.Takeovers), l...)
 				ch <- prometheus.MustNewConstMetric(descDuplicates, prometheus.CounterValue, float64(s.Duplicates), l...)
 				ch <- prometheus.MustNewConstMetric(descRetained, prometheus.GaugeValue, float64(s.RetainedBytes), l...)
 				if m, ok := histogram(descLatency, s.Latency, l); ok {
