@@ -135,7 +135,11 @@ func (b *Backend) Restore(snapshots ...[]byte) error {
 			if k <= 0 || uint64(len(rest)-k) < l {
 				return fmt.Errorf("state: section %q is truncated: %w", name, codec.ErrCorrupt)
 			}
-			b.restored[name] = append(b.restored[name], rest[k:k+int(l)]...)
+			if prev, ok := b.restored[name]; ok {
+				b.restored[name] = append(prev[:len(prev):len(prev)], rest[k:k+int(l)]...)
+			} else {
+				b.restored[name] = rest[k : k+int(l)] // read, not kept: no copy
+			}
 			data = rest[k+int(l):]
 		}
 	}

@@ -187,26 +187,35 @@ func (t *Table[K, V]) freeze() func([]byte) []byte {
 }
 
 // restore decodes entries, keeping those of the key groups this instance
-// owns.
+// owns. Snapshots hold entries key group by key group (freeze writes them
+// shard by shard), so the key-group check hashes the first key of each
+// run.
 func (t *Table[K, V]) restore(data []byte) error {
+	checked := -1
+	// Decoded through an interface, a local key or value would escape:
+	// one of each, reused, saves two allocations per entry.
+	kp, vp := new(K), new(V)
+	var zk K
+	var zv V
 	for len(data) > 0 {
 		kg, n := binary.Uvarint(data)
 		if n <= 0 {
 			return fmt.Errorf("bad key group: %w", codec.ErrCorrupt)
 		}
 		data = data[n:]
-		var k K
-		n, err := t.key.Decode(data, &k)
+		*kp = zk
+		n, err := t.key.Decode(data, kp)
 		if err != nil {
 			return fmt.Errorf("key: %w", err)
 		}
 		data = data[n:]
-		var v V
-		n, err = t.value.Decode(data, &v)
+		*vp = zv
+		n, err = t.value.Decode(data, vp)
 		if err != nil {
 			return fmt.Errorf("value: %w", err)
 		}
 		data = data[n:]
+		k, v := *kp, *vp
 		if t.keyGroup == nil {
 			t.shards[0][k] = v
 			continue
@@ -214,8 +223,11 @@ func (t *Table[K, V]) restore(data []byte) error {
 		if int(kg) < t.b.kgStart || int(kg) >= t.b.kgEnd {
 			continue // another subtask's key group
 		}
-		if got := t.keyGroup(k); got != int(kg) {
-			return fmt.Errorf("key stored in key group %d hashes to %d; the key hash or max parallelism changed", kg, got)
+		if int(kg) != checked {
+			if got := t.keyGroup(k); got != int(kg) {
+				return fmt.Errorf("key stored in key group %d hashes to %d; the key hash or max parallelism changed", kg, got)
+			}
+			checked = int(kg)
 		}
 		t.shards[int(kg)-t.b.kgStart][k] = v
 	}
