@@ -88,7 +88,7 @@ func (f *kbValue) ProcessElement(ctx *weir.KeyedContext[int64, int64], n int64) 
 // so that the keyed task has an output (to its sink) and can have a
 // standby.
 func BenchmarkRecoveryByState(b *testing.B) {
-	for _, mb := range []int64{10, 100} {
+	for _, mb := range []int64{10, 100, 1024} {
 		for _, mode := range []string{"no-failure", "no-failure-standby", "global", "fine-grained", "active-standby"} {
 			opts := []weir.Option{weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce), weir.WithChaining(false),
 				weir.WithCheckpoints(weir.CheckpointConfig{Interval: time.Second})}

@@ -19,7 +19,7 @@
 # binary to use instead of building this checkout), KEEP (a directory that
 # receives each run's logs and samples).
 # Reported per run: detection (kill to "worker lost"), lost to the last
-# "running: restored" worker line (logged before the tasks decode their
+# "running: restored" worker line (logged once the tasks decoded their
 # state), and records not processed
 #   D = R*(t - t_kill) - (P(t) - P_kill),
 # the input the sources would have read since the kill at the rate R they

@@ -162,12 +162,20 @@ func (a *workerAttempt) run() error {
 	a.mu.Unlock()
 
 	done := make(chan error, 1)
+	read := time.Since(restoreStart)
+	decodeStart := time.Now()
 	go func() { done <- rt.Run(ctx) }()
+	var decoded <-chan struct{}
 	if len(d.Restore) > 0 {
-		w.cfg.Log(fmt.Sprintf("attempt %s running: restored %d bytes of state%s in %v", d.Key, restored, from, time.Since(restoreStart).Round(time.Millisecond)))
+		decoded = rt.Restored()
 	}
 	for {
 		select {
+		case <-decoded:
+			decoded = nil
+			// Logged once the tasks decoded the state: only then do they run.
+			w.cfg.Log(fmt.Sprintf("attempt %s running: restored %d bytes of state%s in %v (read %v, decoded %v)", d.Key, restored, from,
+				(read + time.Since(decodeStart)).Round(time.Millisecond), read.Round(time.Millisecond), time.Since(decodeStart).Round(time.Millisecond)))
 		case err := <-done:
 			return err
 		case c := <-a.cmds:

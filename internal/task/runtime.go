@@ -147,6 +147,9 @@ type Runtime struct {
 	cursors        [][][][]*cursor // [vertex][subtask][writer][channel]
 	standbyMetrics [][]*Metrics    // [vertex][subtask]
 	standbys       map[SubtaskID]*standby
+
+	restoring sync.WaitGroup // subtasks started by Run that have not restored their state
+	restored  chan struct{}  // closed once none has (see Restored)
 }
 
 // New prepares a runtime for p: one gate per subtask with a channel per
@@ -155,7 +158,7 @@ func New(p *plan.Plan, opts Options) *Runtime {
 	opts.fill()
 	r := &Runtime{plan: p, opts: opts, offsets: map[*plan.PhysicalEdge]int{}, edgeIndex: map[*plan.PhysicalEdge]int{},
 		finished: map[SubtaskID]bool{}, exited: map[SubtaskID]chan struct{}{}, down: map[SubtaskID]bool{}, lastSent: map[SubtaskID][][]int64{},
-		standbys: map[SubtaskID]*standby{}}
+		standbys: map[SubtaskID]*standby{}, restored: make(chan struct{})}
 	r.gates = make([][]*exchange.Gate, len(p.Vertices))
 	r.metrics = make([][]*Metrics, len(p.Vertices))
 	for _, v := range p.Vertices {
@@ -195,6 +198,11 @@ func New(p *plan.Plan, opts Options) *Runtime {
 	return r
 }
 
+// Restored returns a channel closed once every subtask Run started has
+// restored its state (decoded it into its operators) or stopped: when a
+// restored attempt really runs.
+func (r *Runtime) Restored() <-chan struct{} { return r.restored }
+
 // QueueCapacity returns the elements each input channel holds: the credit
 // a remote sender starts with.
 func (r *Runtime) QueueCapacity() int { return r.opts.QueueCapacity }
@@ -231,9 +239,15 @@ func (r *Runtime) Run(ctx context.Context) error {
 			}
 			s := r.newSubtask(ctx, v, i)
 			s.state, s.hasState = r.opts.Restore[id]
+			r.restoring.Add(1)
+			s.restoredDone = sync.OnceFunc(r.restoring.Done)
 			r.start(s)
 		}
 	}
+	go func() {
+		r.restoring.Wait() // every subtask calls restoredDone by the time it stops
+		close(r.restored)
+	}()
 	for _, v := range r.plan.Vertices {
 		for i, l := range r.logs[v.ID] {
 			if l != nil {
@@ -263,6 +277,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 	r.wg.Wait()
 	close(stop)
 	<-watched
+	<-r.restored
 	for _, v := range r.plan.Vertices {
 		for _, g := range r.gates[v.ID] {
 			if g != nil {

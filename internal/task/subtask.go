@@ -72,6 +72,7 @@ type subtask struct {
 	unsafe       bool      // see noteUnsafe
 	resetCursors bool      // restarted alone: the shared cursors restart from its checkpoint
 	wmRestored   bool      // the watermark state came from the checkpoint (wmstate.go)
+	restoredDone func()    // started by Run: tells Runtime.Restored (once)
 }
 
 type chanState uint8
@@ -113,6 +114,9 @@ func (s *subtask) fail(err error) error {
 // operator bug) into errors.
 func (s *subtask) run() (err error) {
 	defer func() { s.tctx.Metrics.Ended.Store(time.Now().UnixNano()) }()
+	if s.restoredDone != nil {
+		defer s.restoredDone()
+	}
 	defer s.async.Wait()
 	defer func() {
 		if p := recover(); p != nil {
@@ -135,6 +139,9 @@ func (s *subtask) run() (err error) {
 	}
 	if err := s.restore(); err != nil {
 		return err
+	}
+	if s.restoredDone != nil {
+		s.restoredDone()
 	}
 	s.startBackup()
 	if err := s.startFollowing(s.tctx.Restored); err != nil {
