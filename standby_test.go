@@ -188,3 +188,48 @@ func TestActiveStandbyRefusedWhereItCannotRun(t *testing.T) {
 		}
 	}
 }
+
+// liar says it is deterministic but emits as many copies of each record
+// as the number of functions made before it: a primary and its standby
+// disagree.
+type liar struct{ copies int }
+
+func (liar) Deterministic() bool { return true }
+
+func (l liar) ProcessElement(ctx *weir.KeyedContext[int64, tick], t tick) error {
+	for range l.copies {
+		ctx.Emit(t)
+	}
+	return nil
+}
+
+// A task whose standby's output differs from its primary's is caught at
+// the first control element where they part, and the job fails with a
+// message saying the task is not deterministic: neither a takeover nor a
+// restart could keep its output exact.
+func TestActiveStandbyDivergenceFailsTheJob(t *testing.T) {
+	var made sync.Mutex
+	n := 0
+	p := weir.NewPipeline(weir.WithParallelism(1), weir.WithGuarantee(weir.ExactlyOnce), weir.WithChaining(false),
+		weir.WithFailover(weir.FineGrainedFailover), weir.WithActiveStandby(),
+		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 100 * time.Millisecond}))
+	src := generator.New(50_000, func(i int64) tick { return tick{Key: i % 10, Time: i} }, generator.WithRate(100_000))
+	s := weir.FromSource(p, "ticks", src, weir.WithTimestamps(func(t tick) int64 { return t.Time }, 0))
+	out := weir.Process(weir.KeyBy(s, func(t tick) int64 { return t.Key }), func() weir.KeyedProcessFunction[int64, tick, tick] {
+		made.Lock()
+		defer made.Unlock()
+		n++
+		return liar{copies: n}
+	}, weir.Name("liar"))
+	weir.To(out, "sink", weirtest.NewSink[tick]())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := p.Run(ctx)
+	if err == nil || !strings.Contains(err.Error(), "the task is not deterministic") || !strings.Contains(err.Error(), "liar") {
+		t.Fatalf("got %v, want the job failed because the task is not deterministic", err)
+	}
+	if rep := p.Report(); len(rep.Recoveries) != 0 {
+		t.Fatalf("recoveries %+v: a divergence must not be taken over or restarted", rep.Recoveries)
+	}
+	t.Log(err)
+}

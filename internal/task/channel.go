@@ -183,15 +183,22 @@ func (w *Writer[T]) send(i int, e exchange.Element, at, n int64) {
 	c := w.cursors[i]
 	c.mu.Lock()
 	if at+n <= c.pos {
+		err := c.check(at, n, e)
 		c.mu.Unlock()
 		if e.Kind == exchange.Data {
 			exchange.PutBuffer(e.Buf) // kept if the backup retains it
+		}
+		if err != nil {
+			Fail(fmt.Errorf("%w: the output of its primary and of its active standby to channel %d differ, %v; make it deterministic or run it without --active-standby", ErrNotDeterministic, i, err))
 		}
 		return
 	}
 	if at > c.pos {
 		c.mu.Unlock()
 		Failf("output channel %d: position %d is past the %d its active standby pair delivered", i, at, c.pos)
+	}
+	if e.Kind != exchange.Data {
+		c.record(at, e)
 	}
 	c.pos = at + n
 	defer c.mu.Unlock()
@@ -311,6 +318,7 @@ func (w *Writer[T]) resetCursors() {
 	for i, c := range w.cursors {
 		c.mu.Lock()
 		c.pos = w.sent[i] + w.ctl[i]
+		c.n = 0 // what was delivered past it may be regenerated differently
 		c.mu.Unlock()
 	}
 }

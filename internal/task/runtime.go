@@ -323,7 +323,7 @@ func (r *Runtime) exit(id SubtaskID, s *subtask, err error) {
 	if err == nil || r.ctx.Err() != nil {
 		return
 	}
-	if r.opts.UpstreamBackup && !errors.Is(err, ErrBackupLost) {
+	if r.opts.UpstreamBackup && !errors.Is(err, ErrBackupLost) && !errors.Is(err, ErrNotDeterministic) {
 		if !errors.Is(err, errStopped) && r.takeover(id, err) {
 			return
 		}

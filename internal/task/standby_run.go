@@ -2,6 +2,7 @@ package task
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -84,6 +85,11 @@ func (r *Runtime) startStandby(id SubtaskID, state []byte, hasState bool, restor
 			return
 		}
 		l.stopReading()
+		if errors.Is(err, ErrNotDeterministic) {
+			r.once.Do(func() { r.first = err })
+			r.cancel(err)
+			return
+		}
 		if err != nil && r.ctx.Err() == nil && err != errStopped {
 			r.opts.logf("the active standby of subtask %s stopped: %v", id, err)
 		}
