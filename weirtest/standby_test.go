@@ -27,9 +27,9 @@ func TestOracleActiveStandby(t *testing.T) {
 		takeovers := strings.Count(all, "took its place")
 		t.Logf("%+v; %d takeovers, %d standbys started again", res, takeovers, strings.Count(all, "has an active standby again"))
 		// In the one-stage job the windows are chained to the sink: no
-		// task has a standby. In the others some failures must have been
-		// taken over.
-		if !strings.Contains(t.Name(), "one-stage") && takeovers == 0 {
+		// task has a standby. In the others some of the full schedule's
+		// failures must have been taken over (-short runs too few).
+		if !testing.Short() && !strings.Contains(t.Name(), "one-stage") && takeovers == 0 {
 			t.Fatal("no failure was taken over by a standby")
 		}
 	})
