@@ -58,14 +58,14 @@ checkpoints and recoveries.`,
 			}
 			if len(args) == 0 {
 				for _, j := range jobs {
-					fmt.Fprintf(stdout, "%-20s %-10s %s, %s failover\n", j.Name, j.State, j.Guarantee, j.Failover)
+					fmt.Fprintf(stdout, "%-20s %-10s %s, %s failover%s\n", j.Name, j.State, j.Guarantee, j.Failover, standbyNote(j.Standby))
 				}
 				return nil
 			}
 			name := args[0]
 			for _, j := range jobs {
 				if j.Name == name {
-					fmt.Fprintf(stdout, "job %s: %s, %s, %s failover, started %s\n", j.Name, j.State, j.Guarantee, j.Failover, j.Started.Format(time.RFC3339))
+					fmt.Fprintf(stdout, "job %s: %s, %s, %s failover%s, started %s\n", j.Name, j.State, j.Guarantee, j.Failover, standbyNote(j.Standby), j.Started.Format(time.RFC3339))
 					if j.Error != "" {
 						fmt.Fprintf(stdout, "  error: %s\n", j.Error)
 					}
@@ -83,6 +83,12 @@ checkpoints and recoveries.`,
 					if s.WatermarkHeldBackBy != "" {
 						fmt.Fprintf(stdout, ", watermark held back by %s", s.WatermarkHeldBackBy)
 					}
+					if s.Restarts > 0 {
+						fmt.Fprintf(stdout, ", restarted alone %d times", s.Restarts)
+					}
+					if s.Takeovers > 0 {
+						fmt.Fprintf(stdout, ", taken over by its standby %d times", s.Takeovers)
+					}
 					fmt.Fprintln(stdout)
 				}
 			}
@@ -98,6 +104,10 @@ checkpoints and recoveries.`,
 				return err
 			}
 			for i, r := range recs {
+				if r.Takeover {
+					fmt.Fprintf(stdout, "recovery %d: taken over by an active standby in %v after %s\n", i+1, r.Duration, r.Cause)
+					continue
+				}
 				fmt.Fprintf(stdout, "recovery %d: restored %d after %s\n", i+1, r.Restored, r.Cause)
 			}
 			return nil
@@ -120,4 +130,12 @@ func getJSON(url string, v any) error {
 		return fmt.Errorf("status: %s: %s", resp.Status, strings.TrimSpace(string(body)))
 	}
 	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// standbyNote names a job's standbys for a status line.
+func standbyNote(standby string) string {
+	if standby == "" {
+		return ""
+	}
+	return ", " + standby + " standby"
 }

@@ -15,6 +15,7 @@ import (
 
 func TestStatusShowsAJob(t *testing.T) {
 	p := weirapi.NewPipeline(weirapi.WithName("numbers"), weirapi.WithGuarantee(weirapi.ExactlyOnce),
+		weirapi.WithFailover(weirapi.FineGrainedFailover), weirapi.WithActiveStandby(),
 		weirapi.WithCheckpoints(weirapi.CheckpointConfig{Interval: 5 * time.Millisecond}))
 	src := weirapi.FromSource(p, "gen", generator.Sequence(0, 20000))
 	weirapi.To(weirapi.Filter(src, func(v int64) bool { return v%2 == 0 }), "out", discardSink{})
@@ -24,7 +25,8 @@ func TestStatusShowsAJob(t *testing.T) {
 	srv := httptest.NewServer(web.NewServer(p))
 	defer srv.Close()
 	code, stdout, stderr := weir(t, "status", "--http", srv.URL)
-	if code != 0 || !strings.Contains(stdout, "numbers") || !strings.Contains(stdout, "finished") {
+	if code != 0 || !strings.Contains(stdout, "numbers") || !strings.Contains(stdout, "finished") ||
+		!strings.Contains(stdout, "fine-grained failover, active standby") {
 		t.Fatalf("list: exit %d\n%s%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = weir(t, "status", "--http", srv.URL, "numbers")
