@@ -14,6 +14,7 @@ type ftFlags struct {
 	failover        string
 	retainLimit     int64
 	activeStandby   bool
+	chaining        bool
 	interval        time.Duration
 	timeout         time.Duration
 	minPause        time.Duration
@@ -40,6 +41,7 @@ func (f *ftFlags) define(fs *pflag.FlagSet) {
 	fs.StringVar(&f.failover, "failover", "global", "what restarts when a task fails: global (every task) or fine-grained (exactly-once and at-least-once: in weir run with aligned checkpoints the failed subtask alone, with upstream backup, plus the subtasks downstream of it when it cannot regenerate its output exactly; with unaligned checkpoints and on a cluster, the failed task's pipelined region)")
 	fs.Int64Var(&f.retainLimit, "retain-limit", 256<<20, "fine-grained failover: bytes of output each subtask retains for replay to a restarted consumer; past it the job falls back to a global rollback if a consumer fails before the next checkpoint")
 	fs.BoolVar(&f.activeStandby, "active-standby", false, "fine-grained failover in weir run with aligned checkpoints: run a standby instance of every task that reads inputs, has outputs and regenerates them exactly; a failed task's standby takes its place, at about twice the task's cost")
+	fs.BoolVar(&f.chaining, "chaining", true, "chain operators into one task where records can pass directly; --chaining=false makes every operator a task of its own (a stateful task then has an output of its own, and can have an active standby)")
 	fs.DurationVar(&f.interval, "checkpoint-interval", time.Second, "time between checkpoints (exactly-once and at-least-once)")
 	fs.DurationVar(&f.timeout, "checkpoint-timeout", 10*time.Minute, "abort a checkpoint not finished after this long")
 	fs.DurationVar(&f.minPause, "checkpoint-min-pause", 0, "least time between the end of one checkpoint and the start of the next")
@@ -99,6 +101,9 @@ func (f *ftFlags) options() ([]weir.Option, error) {
 	}
 	if f.activeStandby {
 		opts = append(opts, weir.WithActiveStandby())
+	}
+	if !f.chaining {
+		opts = append(opts, weir.WithChaining(false))
 	}
 	if f.restore != "" {
 		opts = append(opts, weir.WithRestore(f.restore))

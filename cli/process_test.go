@@ -160,6 +160,21 @@ func TestVerifyEachGuaranteeWithInjectedFailures(t *testing.T) {
 	}
 }
 
+// weir run with active standbys: failures injected into primaries (taken
+// over) and standbys (replaced), checked against a failure-free run.
+func TestVerifyActiveStandbyWithInjectedFailures(t *testing.T) {
+	for seed := 1; seed <= 3; seed++ {
+		out := filepath.Join(t.TempDir(), "out")
+		code, _, stderr := weir(t, "run", "keycount", "--events", "1500000", "--rate", "1000000", "--keys", "1000", "-p", "2",
+			"--guarantee", "exactly-once", "--failover", "fine-grained", "--active-standby", "--chaining=false",
+			"--checkpoint-interval", "100ms", "--inject-failures", "4", "--failure-seed", string(rune('0'+seed)),
+			"--verify", "--output", out, "--progress", "off")
+		if code != 0 || !strings.Contains(stderr, "verified exactly-once") || !strings.Contains(stderr, "active standby: 4 of 8 subtasks have one") {
+			t.Fatalf("seed %d: exit %d\n%s", seed, code, stderr)
+		}
+	}
+}
+
 func TestRestoreRefusesOtherParallelismAndMissingCheckpoint(t *testing.T) {
 	state, out := t.TempDir(), t.TempDir()
 	args := []string{"run", "keycount", "--events", "20000", "--keys", "10", "--guarantee", "exactly-once", "--state-dir", state, "--output", out, "--progress", "off"}

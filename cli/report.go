@@ -46,6 +46,10 @@ func printReport(w io.Writer, r *weir.Report) {
 		fmt.Fprintf(w, "weir: %d failures injected\n", r.Injected)
 	}
 	for i, rec := range r.Recoveries {
+		if rec.Takeover {
+			fmt.Fprintf(w, "weir: recovery %d: taken over by an active standby in %v, nothing restarted; cause: %s\n", i+1, rec.Duration.Round(time.Microsecond), rec.Cause)
+			continue
+		}
 		from := "the beginning"
 		if rec.Amnesia {
 			from = "empty state with sources where they stopped"

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,6 +39,24 @@ func (e *engine) takenOver(a *attemptState, t takeover) error {
 	a.act(a.coord.JobFailed())
 	a.coord.Resume()
 	return nil
+}
+
+// logStandbys says which tasks have active standbys, and, when none can,
+// why: a job run with standbys must not silently run without.
+func (e *engine) logStandbys() {
+	var names []string
+	n := 0
+	for _, v := range e.cfg.Plan.Vertices {
+		if task.Replicated(v) {
+			names = append(names, v.Name())
+			n += v.Parallelism
+		}
+	}
+	if n == 0 {
+		e.cfg.Log("active standby: no task can have one (each is a source, ends in a sink, or is not deterministic; --chaining=false separates sinks); failures restart tasks alone")
+		return
+	}
+	e.cfg.Log(fmt.Sprintf("active standby: %d of %d subtasks have one, of tasks %s", n, e.cfg.Plan.Subtasks(), strings.Join(names, ", ")))
 }
 
 // standbys starts new standbys, each on a goroutine it waits for.

@@ -92,6 +92,7 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 	}
 	takeovers := make(chan takeover)
 	if e.cfg.ActiveStandby {
+		e.logStandbys()
 		opts.ActiveStandby = true
 		opts.OnFailover = func(id task.SubtaskID, err error, at time.Time) {
 			select {
@@ -188,7 +189,9 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 			a.onFinished(id)
 		case <-kills.C:
 			kills.fired()
-			if !sb.killRandom() {
+			if sb.killRandom() {
+				kills.arm(e.latest != nil, true) // no recovery follows to arm the next
+			} else {
 				a.killRandom()
 			}
 		}
