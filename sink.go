@@ -75,7 +75,7 @@ func (s *sinkOp[T]) Open(ctx *task.Context) error {
 		if i, ok := s.sink.(connector.Idempotent); ok && i.Idempotent() {
 			return nil
 		}
-		return fmt.Errorf("sink %q cannot write exactly-once: its writer neither commits with checkpoints (connector.Committer) nor is idempotent (connector.Idempotent); choose another sink or --guarantee at-least-once", ctx.Operator)
+		return task.Permanent(fmt.Errorf("sink %q cannot write exactly-once: its writer neither commits with checkpoints (connector.Committer) nor is idempotent (connector.Idempotent); choose another sink or --guarantee at-least-once", ctx.Operator))
 	}
 	return nil
 }

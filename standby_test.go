@@ -233,3 +233,20 @@ func TestActiveStandbyDivergenceFailsTheJob(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// A sink that cannot give exactly-once fails the job at once, under
+// either failover: no restart could cure it.
+func TestSinkThatCannotGiveTheGuaranteeFailsWithoutRestarts(t *testing.T) {
+	for _, f := range []weir.Failover{weir.GlobalFailover, weir.FineGrainedFailover} {
+		p := weir.NewPipeline(weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce), weir.WithFailover(f),
+			weir.WithCheckpoints(weir.CheckpointConfig{Interval: 50 * time.Millisecond}))
+		weir.To(weir.FromSource(p, "numbers", generator.Sequence(0, 1000)), "plain", &sink[int64]{})
+		err := p.Run(context.Background())
+		if err == nil || !strings.Contains(err.Error(), `sink "plain" cannot write exactly-once`) {
+			t.Fatalf("%v: got %v, want the sink refused", f, err)
+		}
+		if n := len(p.Report().Recoveries); n != 0 {
+			t.Fatalf("%v: %d recoveries, want none", f, n)
+		}
+	}
+}

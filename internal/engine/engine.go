@@ -289,7 +289,7 @@ func (e *engine) run(ctx context.Context) error {
 			return ctx.Err()
 		}
 		var fatal *fatalError
-		if errors.As(err, &fatal) || e.cfg.Mode == None || errors.Is(err, task.ErrNotDeterministic) {
+		if errors.As(err, &fatal) || e.cfg.Mode == None || errors.Is(err, task.ErrNotDeterministic) || task.IsPermanent(err) {
 			return err
 		}
 		now := time.Now()

@@ -232,6 +232,9 @@ func (e *engine) attemptRegions(ctx context.Context, restore *store.Metadata, re
 // subtasks restart while the others run on, and returns the restart
 // strategy's delay, or a fatal error when the strategy gave up.
 func (e *engine) partialFailure(cause error, restarted int, now time.Time) (time.Duration, error) {
+	if task.IsPermanent(cause) {
+		return 0, &fatalError{cause}
+	}
 	rec := Recovery{Cause: cause.Error(), FailedAt: now, LastCompleted: e.report.LastCompleted(),
 		Restarted: restarted, Subtasks: e.cfg.Plan.Subtasks()}
 	if e.latest != nil {

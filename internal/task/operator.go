@@ -10,6 +10,7 @@ package task
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 )
@@ -101,6 +102,23 @@ type Context struct {
 // failure carries an error out of a Collect call chain by panic; the task
 // recovers it.
 type failure struct{ err error }
+
+// Permanent marks err as a failure no restart can cure, such as a sink
+// that cannot give the job's guarantee: the engine fails the job at once
+// instead of restarting tasks into the same error.
+func Permanent(err error) error { return &permanentError{err} }
+
+// IsPermanent reports whether err, or an error it wraps, was marked with
+// Permanent.
+func IsPermanent(err error) bool {
+	var p *permanentError
+	return errors.As(err, &p)
+}
+
+type permanentError struct{ err error }
+
+func (p *permanentError) Error() string { return p.err.Error() }
+func (p *permanentError) Unwrap() error { return p.err }
 
 // Fail aborts the current task with err. Operators call it from Collect,
 // which returns no error; the task recovers it and fails the job with err.
