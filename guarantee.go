@@ -68,8 +68,8 @@ const (
 	// and replay it to the restarted subtask, and receivers drop, by
 	// per-channel sequence number, records a restarted sender regenerates.
 	// When the failed subtask cannot regenerate its output record for
-	// record (a session window or a keyed process function; a source
-	// whose connector is not connector.Deterministic), the subtasks downstream
+	// record (a keyed process function that is not a DeterministicFunction;
+	// a source whose connector is not connector.Deterministic), the subtasks downstream
 	// of it restart too. Tasks not downstream of the failure never
 	// restart, and sources never rewind except the failed one.
 	//

@@ -203,8 +203,9 @@ func WithRetainLimit(bytes int64) Option { return func(p *Pipeline) { p.cfg.reta
 // the task's cost, while receivers keep the first copy of each record.
 // When the task fails its standby takes its place: nothing restarts and
 // no source rewinds. A task can have one when it reads inputs, has
-// outputs, and regenerates them exactly (Map, Filter, FlatMap, tumbling
-// and sliding windows); sources and sinks restart alone instead. A new
+// outputs, and regenerates them exactly (Map, Filter, FlatMap, windows,
+// keyed process functions that implement DeterministicFunction); sources
+// and sinks restart alone instead. A new
 // standby starts from the next completed checkpoint.
 func WithActiveStandby() Option { return func(p *Pipeline) { p.cfg.activeStandby = true } }
 

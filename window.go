@@ -126,10 +126,11 @@ type windowNode[K comparable, T, Acc, Out any] struct {
 	emit     func(K, Window, Acc, func(Out))
 }
 
-// Deterministic reports whether the window fires in an order its input
-// decides (see task.Context.Ordered): tumbling and sliding windows do;
-// session windows, which merge, do not claim it.
-func (n *windowNode[K, T, Acc, Out]) Deterministic() bool { return !n.assigner.Merging() }
+// Deterministic reports that the window fires in an order its input
+// decides when task.Context.Ordered is set: tumbling and sliding windows
+// by window and key hash, session windows by timer time, key hash and
+// window.
+func (n *windowNode[K, T, Acc, Out]) Deterministic() bool { return true }
 
 func (n *windowNode[K, T, Acc, Out]) Build(ctx *task.Context, outs []any) (task.Built, error) {
 	core := newKeyedCore(ctx, n.keys)
@@ -138,7 +139,7 @@ func (n *windowNode[K, T, Acc, Out]) Build(ctx *task.Context, outs []any) (task.
 		op.out = op.collect
 		return task.Built{Op: op, Inputs: []any{op}}, nil
 	}
-	op := &sessionOperator[K, T, Acc, Out]{windowNode: n, core: core, next: out[Out](outs, 0), late: out[T](outs, 1)}
+	op := &sessionOperator[K, T, Acc, Out]{windowNode: n, core: core, next: out[Out](outs, 0), late: out[T](outs, 1), ordered: ctx.Ordered}
 	op.out = op.collect
 	return task.Built{Op: op, Inputs: []any{op}}, nil
 }

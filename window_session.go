@@ -1,6 +1,7 @@
 package weir
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/weir-stream/weir/codec"
@@ -29,6 +30,14 @@ type sessionOperator[K comparable, T, Acc, Out any] struct {
 	wins     []Window // scratch
 	emitTS   int64
 	out      func(Out)
+	ordered  bool // fire in a fixed order (task.Context.Ordered)
+	due      []dueSession[K]
+}
+
+type dueSession[K comparable] struct {
+	t  int64
+	k  orderedKey[K]
+	wk winKey[K]
 }
 
 func (o *sessionOperator[K, T, Acc, Out]) Snapshot() (func() []byte, error) { return o.core.Snapshot() }
@@ -158,30 +167,64 @@ func (o *sessionOperator[K, T, Acc, Out]) fire(wk winKey[K], acc Acc) {
 // those whose allowed lateness expired.
 func (o *sessionOperator[K, T, Acc, Out]) Watermark(wm int64) int64 {
 	o.core.wm = wm
+	if o.ordered {
+		o.watermarkOrdered(wm)
+		return wm
+	}
 	for {
 		t, wk, ok := o.timers.PopDue(wm)
 		if !ok {
 			break
 		}
-		o.core.setKey(wk.Key)
-		acc, live := o.contents.Get(o.core.shard, wk)
-		if !live {
-			continue
-		}
-		if t == wk.Win.MaxTimestamp() {
-			o.fire(wk, acc)
-		}
-		if cleanup := cleanupTime(wk.Win, o.lateness); cleanup <= wm {
-			o.clear(wk)
-		} else {
-			o.timers.Register(cleanup, wk)
-		}
+		o.onTimer(t, wk, wm)
 	}
 	return wm
 }
 
-// clear drops a session's contents and removes it from the key's active
-// sessions (copying the list, which a snapshot may share).
+// watermarkOrdered fires the due timers by time, then key hash and
+// encoding, then window: an order the input alone decides, whatever the
+// timer heap's history.
+func (o *sessionOperator[K, T, Acc, Out]) watermarkOrdered(wm int64) {
+	for {
+		o.due = o.due[:0]
+		for {
+			t, wk, ok := o.timers.PopDue(wm)
+			if !ok {
+				break
+			}
+			o.due = append(o.due, dueSession[K]{t: t, k: orderedKey[K]{hash: o.core.keys.hash(wk.Key), k: wk.Key}, wk: wk})
+		}
+		if len(o.due) == 0 {
+			return
+		}
+		slices.SortFunc(o.due, func(a, b dueSession[K]) int {
+			return cmp.Or(cmp.Compare(a.t, b.t), compareKeys(o.core.keys.codec, a.k, b.k),
+				cmp.Compare(a.wk.Win.Start, b.wk.Win.Start), cmp.Compare(a.wk.Win.End, b.wk.Win.End))
+		})
+		for _, d := range o.due {
+			o.onTimer(d.t, d.wk, wm)
+		}
+	}
+}
+
+// onTimer handles the timer of window wk at t: at the window's end it
+// fires it, and once the allowed lateness passed it drops it.
+func (o *sessionOperator[K, T, Acc, Out]) onTimer(t int64, wk winKey[K], wm int64) {
+	o.core.setKey(wk.Key)
+	acc, live := o.contents.Get(o.core.shard, wk)
+	if !live {
+		return
+	}
+	if t == wk.Win.MaxTimestamp() {
+		o.fire(wk, acc)
+	}
+	if cleanup := cleanupTime(wk.Win, o.lateness); cleanup <= wm {
+		o.clear(wk)
+	} else {
+		o.timers.Register(cleanup, wk)
+	}
+}
+
 func (o *sessionOperator[K, T, Acc, Out]) clear(wk winKey[K]) {
 	sh := o.core.shard
 	o.contents.Delete(sh, wk)

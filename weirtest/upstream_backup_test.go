@@ -26,6 +26,18 @@ func deepJob(p *weir.Pipeline, sink connector.Sink[windowCount]) {
 	weir.To(weir.AggregateWindow(w2, countAgg{}, weir.Name("parity")), "sink", sink)
 }
 
+// sessionJob counts events per key and session window (a gap of 60 ms
+// of event time), then counts the sessions by parity of their size per
+// tumbling window: session timers of equal time fire in key-hash order
+// under fine-grained failover, so the first stage restarts alone.
+func sessionJob(p *weir.Pipeline, sink connector.Sink[windowCount]) {
+	w := weir.WindowBy(weir.KeyBy(events(p, "events", 20_000, 13), func(e event) int64 { return e.Key }), weir.Session(60*time.Millisecond))
+	sessions := weir.AggregateWindow(w, countAgg{}, weir.Name("sessions"))
+	asEvents := weir.Map(sessions, func(c windowCount) event { return event{Key: c.Value % 2, Time: c.Window.End - 1} })
+	w2 := weir.WindowBy(weir.KeyBy(asEvents, func(e event) int64 { return e.Key }), weir.Tumbling(500*time.Millisecond))
+	weir.To(weir.AggregateWindow(w2, countAgg{}, weir.Name("by-parity")), "sink", sink)
+}
+
 // rebalancedJob spreads the events round robin over a map, whose
 // subtasks merge two input channels in arrival order, then counts them
 // per key and window.
@@ -53,7 +65,7 @@ func forFineGrainedJobs(t *testing.T, check func(*testing.T, func(*weir.Pipeline
 	jobs := []struct {
 		name string
 		job  func(*weir.Pipeline, connector.Sink[windowCount])
-	}{{"one-stage", windowJob}, {"two-stage", deepJob}, {"rebalanced", rebalancedJob}}
+	}{{"one-stage", windowJob}, {"two-stage", deepJob}, {"rebalanced", rebalancedJob}, {"sessions", sessionJob}}
 	for _, j := range jobs {
 		for _, v := range []variant{variants[0], variants[1]} {
 			t.Run(j.name+"/"+v.name, func(t *testing.T) { check(t, j.job, v) })
@@ -261,19 +273,36 @@ func TestUpstreamBackupRepeatsTheLoggedConsumptionOrder(t *testing.T) {
 // restarting. (In map order the second stage would drop the wrong
 // records; this test failed that way before the order was fixed.)
 func TestUpstreamBackupRestartsAWindowAloneWithItsOutputRegenerated(t *testing.T) {
+	checkRestartAloneRegenerates(t, weir.Tumbling(40*time.Second), func(i int64) int64 { return i }, 80_000)
+}
+
+// The same for session windows: 40,000 events share each timestamp, so
+// some 33,000 sessions end at the same time and their timers tie; under
+// fine-grained failover they fire in key-hash order, not the timer heap's.
+func TestUpstreamBackupRestartsASessionWindowAloneWithItsOutputRegenerated(t *testing.T) {
+	checkRestartAloneRegenerates(t, weir.Session(2*time.Second), func(i int64) int64 { return i / 40_000 * 10_000 }, 12_000)
+}
+
+// checkRestartAloneRegenerates runs 200,000 events of 100,000 keys, with
+// event times timeOf, through windows of a, counts per key, and counts
+// those counts again per key mod 7 in a second stage. Subtask 0 of the
+// first stage, which owns key groups 0 to 63 and fires about 16,500 keys
+// of the window ending at failEnd (some 3,000 per shipped buffer and
+// channel), fails at the 12,000th. It must restart alone and regenerate
+// its output exactly: the second stage drops what it already has, and
+// the output equals the failure-free one.
+func checkRestartAloneRegenerates(t *testing.T, a weir.WindowAssigner, timeOf func(int64) int64, failEnd int64) {
+	t.Helper()
 	var fired atomic.Int64
 	mu := &sync.Mutex{}
 	job := func(p *weir.Pipeline, sink connector.Sink[windowCount]) {
 		src := generator.New(200_000, func(i int64) event {
-			return event{Key: int64(generator.Mix(11, uint64(i)) % 100_000), Time: i}
+			return event{Key: int64(generator.Mix(11, uint64(i)) % 100_000), Time: timeOf(i)}
 		}, generator.WithRate(100_000))
 		s := weir.FromSource(p, "events", src, weir.WithTimestamps(func(e event) int64 { return e.Time }, 0))
-		w := weir.WindowBy(weir.KeyBy(s, func(e event) int64 { return e.Key }), weir.Tumbling(40*time.Second))
+		w := weir.WindowBy(weir.KeyBy(s, func(e event) int64 { return e.Key }), a)
 		counts := weir.Map(weir.AggregateWindow(w, countAgg{}, weir.Name("count")), func(c windowCount) windowCount {
-			// Subtask 0 owns key groups 0 to 63 and fires about 16,500
-			// keys of this window, some 3,000 per shipped buffer and
-			// channel; it fails at the 12,000th.
-			if c.Window.End == 80_000 && weir.KeyGroupOf(c.Key, 128) < 64 && fired.Add(1) == 12_000 {
+			if c.Window.End == failEnd && weir.KeyGroupOf(c.Key, 128) < 64 && fired.Add(1) == 12_000 {
 				panic(errors.New("a first-stage window subtask fails while firing"))
 			}
 			return c

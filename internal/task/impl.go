@@ -59,8 +59,8 @@ type SourceRunner interface {
 
 // Deterministic is an optional ability of a NodeImpl: given the same
 // input records in the same order, its operator emits the same records in
-// the same order (a map or a filter; a tumbling window when
-// Context.Ordered is set; not a session window). A source node is
+// the same order (a map or a filter; a window when Context.Ordered is
+// set). A source node is
 // deterministic when its connector is (connector.Deterministic).
 type Deterministic interface {
 	Deterministic() bool
