@@ -1,9 +1,7 @@
 package weir
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/weir-stream/weir/internal/plan"
@@ -216,7 +214,7 @@ type processOp[K comparable, In, Out any] struct {
 	key  func(In) K
 	fn   KeyedProcessFunction[K, In, Out]
 	ctx  KeyedContext[K, Out]
-	due  []dueTimer[K]
+	due  orderedTimers[K]
 }
 
 // Snapshot freezes the operator's keyed state and timers.
@@ -272,36 +270,10 @@ func (p *processOp[K, In, Out]) fireEvent(t int64, k K) {
 }
 
 // watermarkOrdered fires the due event-time timers by time, then key hash
-// and encoding: an order the input alone decides.
+// and encoding (ordered.go).
 func (p *processOp[K, In, Out]) watermarkOrdered(wm int64) {
-	for {
-		p.due = p.due[:0]
-		for {
-			t, k, ok := p.core.events.PopDue(wm)
-			if !ok {
-				break
-			}
-			p.due = append(p.due, dueTimer[K]{t: t, k: orderedKey[K]{hash: p.core.keys.hash(k), k: k}})
-		}
-		if len(p.due) == 0 {
-			break
-		}
-		slices.SortFunc(p.due, func(a, b dueTimer[K]) int {
-			if c := cmp.Compare(a.t, b.t); c != 0 {
-				return c
-			}
-			return compareKeys(p.core.keys.codec, a.k, b.k)
-		})
-		for _, d := range p.due {
-			p.fireEvent(d.t, d.k.k)
-		}
-	}
+	p.due.fire(p.core.events, wm, p.core.keys.hash, byEncoding(p.core.keys.codec), p.fireEvent)
 	p.core.wm = wm
-}
-
-type dueTimer[K comparable] struct {
-	t int64
-	k orderedKey[K]
 }
 
 func (p *processOp[K, In, Out]) NextProcessingTime() (int64, bool) { return p.core.procs.Next() }

@@ -1,7 +1,6 @@
 package weir
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
 	"maps"
@@ -37,29 +36,10 @@ type bucketOperator[K comparable, T, Acc, Out any] struct {
 	lastWin    Window
 	lastBucket map[K]Acc
 	lastEpoch  uint64
-	// ordered fires windows and keys in a fixed order (task.Context.Ordered).
+	// ordered fires windows and keys in a fixed order (ordered.go).
 	ordered bool
-	due     []dueWindow
-	keysBuf []orderedKey[K]
-}
-
-type dueWindow struct {
-	t   int64
-	win Window
-}
-
-type orderedKey[K comparable] struct {
-	hash uint64
-	k    K
-}
-
-// compareKeys orders keys by hash, then, when hashes collide, by their
-// encoding in c.
-func compareKeys[K comparable](c codec.Codec[K], a, b orderedKey[K]) int {
-	if x := cmp.Compare(a.hash, b.hash); x != 0 || a.k == b.k {
-		return x
-	}
-	return bytes.Compare(c.Append(nil, a.k), c.Append(nil, b.k))
+	due     orderedTimers[Window]
+	keysBuf []dueTimer[K] // a window's keys with their hashes, to sort
 }
 
 func (o *bucketOperator[K, T, Acc, Out]) Snapshot() (func() []byte, error) { return o.core.Snapshot() }
@@ -158,29 +138,10 @@ func (o *bucketOperator[K, T, Acc, Out]) Watermark(wm int64) int64 {
 	return wm
 }
 
-// watermarkOrdered fires the due windows by time, then window start and
-// end, each window's keys by hash and then encoding: an order the input
-// alone decides, whatever the timer heap's or the maps' history.
+// watermarkOrdered fires the due windows by time, then window, and each
+// window's keys by hash, then encoding (ordered.go).
 func (o *bucketOperator[K, T, Acc, Out]) watermarkOrdered(wm int64) {
-	for {
-		o.due = o.due[:0]
-		for {
-			t, win, ok := o.timers.PopDue(wm)
-			if !ok {
-				break
-			}
-			o.due = append(o.due, dueWindow{t, win})
-		}
-		if len(o.due) == 0 {
-			return
-		}
-		slices.SortFunc(o.due, func(a, b dueWindow) int {
-			return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.win.Start, b.win.Start), cmp.Compare(a.win.End, b.win.End))
-		})
-		for _, d := range o.due {
-			o.fire(d.t, d.win, wm, o.emitSorted(d.win))
-		}
-	}
+	o.due.fire(o.timers, wm, nil, byWindow, func(t int64, win Window) { o.fire(t, win, wm, o.emitSorted(win)) })
 }
 
 // emitSorted returns what fires a bucket's keys in hash order.
@@ -188,9 +149,15 @@ func (o *bucketOperator[K, T, Acc, Out]) emitSorted(win Window) func(map[K]Acc) 
 	return func(b map[K]Acc) {
 		ks := o.keysBuf[:0]
 		for k := range b {
-			ks = append(ks, orderedKey[K]{hash: o.keys.hash(k), k: k})
+			ks = append(ks, dueTimer[K]{hash: o.keys.hash(k), k: k})
 		}
-		slices.SortFunc(ks, func(a, b orderedKey[K]) int { return compareKeys(o.keys.codec, a, b) })
+		enc := byEncoding(o.keys.codec)
+		slices.SortFunc(ks, func(a, b dueTimer[K]) int {
+			if c := cmp.Compare(a.hash, b.hash); c != 0 {
+				return c
+			}
+			return enc(a.k, b.k)
+		})
 		for _, k := range ks {
 			o.emit(k.k, win, b[k.k], o.out)
 		}

@@ -1,7 +1,6 @@
 package weir
 
 import (
-	"cmp"
 	"slices"
 
 	"github.com/weir-stream/weir/codec"
@@ -30,14 +29,8 @@ type sessionOperator[K comparable, T, Acc, Out any] struct {
 	wins     []Window // scratch
 	emitTS   int64
 	out      func(Out)
-	ordered  bool // fire in a fixed order (task.Context.Ordered)
-	due      []dueSession[K]
-}
-
-type dueSession[K comparable] struct {
-	t  int64
-	k  orderedKey[K]
-	wk winKey[K]
+	ordered  bool // fire in a fixed order (ordered.go)
+	due      orderedTimers[winKey[K]]
 }
 
 func (o *sessionOperator[K, T, Acc, Out]) Snapshot() (func() []byte, error) { return o.core.Snapshot() }
@@ -182,29 +175,17 @@ func (o *sessionOperator[K, T, Acc, Out]) Watermark(wm int64) int64 {
 }
 
 // watermarkOrdered fires the due timers by time, then key hash and
-// encoding, then window: an order the input alone decides, whatever the
-// timer heap's history.
+// encoding, then window (ordered.go).
 func (o *sessionOperator[K, T, Acc, Out]) watermarkOrdered(wm int64) {
-	for {
-		o.due = o.due[:0]
-		for {
-			t, wk, ok := o.timers.PopDue(wm)
-			if !ok {
-				break
+	enc := byEncoding(o.core.keys.codec)
+	o.due.fire(o.timers, wm, func(wk winKey[K]) uint64 { return o.core.keys.hash(wk.Key) },
+		func(a, b winKey[K]) int {
+			if c := enc(a.Key, b.Key); c != 0 {
+				return c
 			}
-			o.due = append(o.due, dueSession[K]{t: t, k: orderedKey[K]{hash: o.core.keys.hash(wk.Key), k: wk.Key}, wk: wk})
-		}
-		if len(o.due) == 0 {
-			return
-		}
-		slices.SortFunc(o.due, func(a, b dueSession[K]) int {
-			return cmp.Or(cmp.Compare(a.t, b.t), compareKeys(o.core.keys.codec, a.k, b.k),
-				cmp.Compare(a.wk.Win.Start, b.wk.Win.Start), cmp.Compare(a.wk.Win.End, b.wk.Win.End))
-		})
-		for _, d := range o.due {
-			o.onTimer(d.t, d.wk, wm)
-		}
-	}
+			return byWindow(a.Win, b.Win)
+		},
+		func(t int64, wk winKey[K]) { o.onTimer(t, wk, wm) })
 }
 
 // onTimer handles the timer of window wk at t: at the window's end it
