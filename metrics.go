@@ -56,9 +56,13 @@ type SubtaskMetrics struct {
 	// on its own, Duplicates the records it received again from a
 	// restarted sender and dropped by sequence number, RetainedBytes the
 	// output it keeps for replay (upstream backup). Takeovers counts its
-	// failures its active standby took over.
+	// failures its active standby took over; Standby says it has one
+	// running, StandbyLag how many input elements that standby has yet
+	// to apply (what a takeover would apply before reading the inputs).
 	Restarts      int64 `json:"restarts,omitempty"`
 	Takeovers     int64 `json:"takeovers,omitempty"`
+	Standby       bool  `json:"standby,omitempty"`
+	StandbyLag    int64 `json:"standby_lag,omitempty"`
 	Duplicates    int64 `json:"duplicates,omitempty"`
 	RetainedBytes int64 `json:"retained_bytes,omitempty"`
 }
@@ -102,6 +106,7 @@ func (p *Pipeline) Metrics() []TaskMetrics {
 			sub := SubtaskMetrics{RecordsIn: sm.RecordsIn.Load(), RecordsOut: sm.RecordsOut.Load(), BytesOut: sm.BytesOut.Load(),
 				RecordsWritten: sm.Written.Load(), Watermark: sm.Watermark.Load(), QueueFill: rt.QueueFill(v.ID, s),
 				Restarts: sm.Restarts.Load(), Takeovers: sm.Takeovers.Load(), Duplicates: sm.Duplicates.Load(), RetainedBytes: sm.Retained.Load()}
+			sub.StandbyLag, sub.Standby = rt.StandbyLag(v.ID, s)
 			sub.Latency.Counts, sub.Latency.Sum = sm.Latency.Snapshot()
 			sub.Idle, sub.Backpressured = time.Duration(sm.Idle.Load()), time.Duration(sm.Backpressured.Load())
 			if c := sm.HeldBackBy.Load(); c >= 0 {

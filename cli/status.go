@@ -89,6 +89,9 @@ checkpoints and recoveries.`,
 					if s.Takeovers > 0 {
 						fmt.Fprintf(stdout, ", taken over by its standby %d times", s.Takeovers)
 					}
+					if s.Standby {
+						fmt.Fprintf(stdout, ", standby %d elements behind", s.StandbyLag)
+					}
 					fmt.Fprintln(stdout)
 				}
 			}

@@ -261,6 +261,17 @@ func (l *inputLog) startReading(id int64) (at int64, ok bool) {
 	return 0, false
 }
 
+// lag returns how many entries the standby has yet to apply (0 when no
+// standby reads).
+func (l *inputLog) lag() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.read < 0 {
+		return 0
+	}
+	return l.base + int64(len(l.entries)) - l.read
+}
+
 // stopReading says no standby reads any more.
 func (l *inputLog) stopReading() {
 	l.mu.Lock()

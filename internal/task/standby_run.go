@@ -178,6 +178,16 @@ func (r *Runtime) MissingStandbys() []SubtaskID {
 	return out
 }
 
-// StandbyMetrics returns the counters of subtask i of vertex v's standby
-// (nil when it has none).
-func (r *Runtime) StandbyMetrics(v, i int) *Metrics { return r.standbyMetrics[v][i] }
+// StandbyLag returns how many input elements subtask i of vertex v's
+// active standby has yet to apply: what a takeover would apply before
+// reading the gate. ok is false when the subtask has no standby.
+func (r *Runtime) StandbyLag(v, i int) (lag int64, ok bool) {
+	l := r.logs[v][i]
+	if l == nil {
+		return 0, false
+	}
+	r.mu.Lock()
+	_, ok = r.standbys[SubtaskID{v, i}]
+	r.mu.Unlock()
+	return l.lag(), ok
+}

@@ -55,3 +55,49 @@ func TestCursorCheckIgnoresPositionsOlderThanItsRing(t *testing.T) {
 		t.Fatal("a recent divergence went unnoticed")
 	}
 }
+
+// The input log: a standby reads from a checkpoint's mark, its lag is
+// what it has yet to apply, a completed checkpoint trims up to its mark
+// but not past what the standby still reads, and a log past its bound is
+// lost to the standby until a later mark.
+func TestInputLogMarksTrimsAndBounds(t *testing.T) {
+	data := func(n int) logEntry {
+		return logEntry{e: exchange.Element{Kind: exchange.Data, Buf: &exchange.Buffer{B: make([]byte, n), N: 1}}}
+	}
+	l := newInputLog(1000)
+	l.marks = append(l.marks, logMark{id: 0})
+	l.append(data(100))
+	l.mark(1)
+	l.append(data(100))
+	l.append(data(100))
+	at, ok := l.startReading(0)
+	if !ok || at != 0 || l.lag() != 3 {
+		t.Fatalf("reading from checkpoint 0: at %d, ok %v, lag %d; want 0, true, 3", at, ok, l.lag())
+	}
+	if _, ok, _, _ := l.next(0); !ok {
+		t.Fatal("no first entry")
+	}
+	l.trim(1) // the standby still applies entry 0: nothing goes
+	if l.base != 0 || len(l.entries) != 3 {
+		t.Fatalf("trimmed to base %d with %d entries while the standby read entry 0", l.base, len(l.entries))
+	}
+	if _, ok, _, _ := l.next(1); !ok || l.lag() != 2 {
+		t.Fatalf("after entry 0 the lag is %d, want 2", l.lag())
+	}
+	l.trim(1)
+	if l.base != 1 || l.bytes != 200 {
+		t.Fatalf("trim to checkpoint 1's mark: base %d, %d bytes; want 1 and 200", l.base, l.bytes)
+	}
+	l.append(data(900)) // past the bound
+	if _, _, _, lost := l.next(2); !lost {
+		t.Fatal("a log past its bound was not lost to its standby")
+	}
+	l.stopReading()
+	if _, ok := l.startReading(1); ok {
+		t.Fatal("a standby started from a mark the lost log dropped")
+	}
+	l.mark(2)
+	if at, ok := l.startReading(2); !ok || at != l.base {
+		t.Fatalf("after the next mark: at %d, ok %v; want %d, true", at, ok, l.base)
+	}
+}

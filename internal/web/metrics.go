@@ -51,6 +51,7 @@ var (
 	descEventLat    = prometheus.NewDesc("weir_sink_event_time_latency_seconds", "Wall-clock time minus the event time of records a sink wrote.", taskLabels, nil)
 	descTaskRestart = prometheus.NewDesc("weir_task_restarts_total", "Restarts of a subtask on its own (fine-grained failover).", taskLabels, nil)
 	descTakeover    = prometheus.NewDesc("weir_task_takeovers_total", "Failures of a subtask its active standby took over.", taskLabels, nil)
+	descStandbyLag  = prometheus.NewDesc("weir_task_standby_lag_elements", "Input elements a subtask's active standby has yet to apply.", taskLabels, nil)
 	descDuplicates  = prometheus.NewDesc("weir_task_duplicates_dropped_total", "Records a subtask received again from a restarted sender and dropped by sequence number.", taskLabels, nil)
 	descRetained    = prometheus.NewDesc("weir_task_retained_bytes", "Output a subtask keeps for replay to a restarted consumer (upstream backup).", taskLabels, nil)
 )
@@ -72,7 +73,7 @@ func histogram(d *prometheus.Desc, h weir.Histogram, labels []string) (prometheu
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRecordsIn, descRecordsOut, descBytesOut, descWritten, descWatermark, descLag,
 		descQueue, descCkpts, descCkptDur, descCkptSize, descCkptAlign, descRestarts, descRecovery, descUp, descLatency, descEventLat, descIdle, descBackpress, descBusy,
-		descTaskRestart, descTakeover, descDuplicates, descRetained} {
+		descTaskRestart, descTakeover, descStandbyLag, descDuplicates, descRetained} {
 		ch <- d
 	}
 }
@@ -101,6 +102,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 				ch <- prometheus.MustNewConstMetric(descBusy, prometheus.CounterValue, s.Busy.Seconds(), l...)
 				ch <- prometheus.MustNewConstMetric(descTaskRestart, prometheus.CounterValue, float64(s.Restarts), l...)
 				ch <- prometheus.MustNewConstMetric(descTakeover, prometheus.CounterValue, float64(s.Takeovers), l...)
+				if s.Standby {
+					ch <- prometheus.MustNewConstMetric(descStandbyLag, prometheus.GaugeValue, float64(s.StandbyLag), l...)
+				}
 				ch <- prometheus.MustNewConstMetric(descDuplicates, prometheus.CounterValue, float64(s.Duplicates), l...)
 				ch <- prometheus.MustNewConstMetric(descRetained, prometheus.GaugeValue, float64(s.RetainedBytes), l...)
 				if m, ok := histogram(descLatency, s.Latency, l); ok {
