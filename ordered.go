@@ -79,3 +79,53 @@ func byEncoding[K comparable](c codec.Codec[K]) func(a, b K) int {
 func byWindow(a, b Window) int {
 	return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.End, b.End))
 }
+
+// sortByHash sorts ks by hash, then tie, using tmp as scratch: a radix
+// sort on the hash's top 32 bits (four passes of a byte), then a
+// comparison sort of each run whose top bits are equal, which random
+// hashes make rare and short. It is how a window orders thousands of
+// keys at every firing; a comparison sort of them costs several times
+// more. Short slices use the comparison sort.
+func sortByHash[K comparable](ks []dueTimer[K], tmp *[]dueTimer[K], tie func(a, b K) int) {
+	full := func(a, b dueTimer[K]) int {
+		if c := cmp.Compare(a.hash, b.hash); c != 0 {
+			return c
+		}
+		return tie(a.k, b.k)
+	}
+	if len(ks) < 256 {
+		slices.SortFunc(ks, full)
+		return
+	}
+	if cap(*tmp) < len(ks) {
+		*tmp = make([]dueTimer[K], len(ks))
+	}
+	src, dst := ks, (*tmp)[:len(ks)]
+	for shift := uint(32); shift < 64; shift += 8 {
+		var count [257]int
+		for i := range src {
+			count[int(byte(src[i].hash>>shift))+1]++
+		}
+		for b := 1; b < 257; b++ {
+			count[b] += count[b-1]
+		}
+		for i := range src {
+			b := byte(src[i].hash >> shift)
+			dst[count[b]] = src[i]
+			count[b]++
+		}
+		src, dst = dst, src
+	}
+	// Four passes leave the result in ks again.
+	for i := 0; i < len(ks); {
+		j := i + 1
+		for j < len(ks) && ks[j].hash>>32 == ks[i].hash>>32 {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(ks[i:j], full)
+		}
+		i = j
+	}
+	clear(*tmp)
+}

@@ -1,11 +1,9 @@
 package weir
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"reflect"
-	"slices"
 
 	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/state"
@@ -40,6 +38,7 @@ type bucketOperator[K comparable, T, Acc, Out any] struct {
 	ordered bool
 	due     orderedTimers[Window]
 	keysBuf []dueTimer[K] // a window's keys with their hashes, to sort
+	sortBuf []dueTimer[K]
 }
 
 func (o *bucketOperator[K, T, Acc, Out]) Snapshot() (func() []byte, error) { return o.core.Snapshot() }
@@ -151,13 +150,7 @@ func (o *bucketOperator[K, T, Acc, Out]) emitSorted(win Window) func(map[K]Acc) 
 		for k := range b {
 			ks = append(ks, dueTimer[K]{hash: o.keys.hash(k), k: k})
 		}
-		enc := byEncoding(o.keys.codec)
-		slices.SortFunc(ks, func(a, b dueTimer[K]) int {
-			if c := cmp.Compare(a.hash, b.hash); c != 0 {
-				return c
-			}
-			return enc(a.k, b.k)
-		})
+		sortByHash(ks, &o.sortBuf, byEncoding(o.keys.codec))
 		for _, k := range ks {
 			o.emit(k.k, win, b[k.k], o.out)
 		}
