@@ -377,9 +377,10 @@ func (s *subtask) takeOver() {
 	// The primary may have stopped between its alignment's end and
 	// unblocking its channels: the gate's channels are blocked exactly
 	// where the standby, which applied all the primary consumed, waits
-	// for barriers.
+	// for barriers (aligned checkpoints only block).
+	aligned := s.rt.opts.Checkpoint == Aligned
 	for c := range s.recv {
-		if s.align != nil && s.align.seen[c] && s.align.frozen == nil {
+		if aligned && s.align != nil && s.align.seen[c] && s.align.frozen == nil {
 			s.gate.Block(c)
 		} else {
 			s.gate.Unblock(c)
