@@ -243,7 +243,10 @@
       b.el.dataset.rate = rate == null ? "" : rate.toFixed(1);
       b.el.dataset.queueFill = fill.toFixed(3);
       b.l1.textContent = `${rate == null ? "–" : nf.format(rate)} rec/s · queue ${(fill * 100).toFixed(0)}% · p=${t.parallelism}`;
-      b.l2.textContent = `in ${nf.format(t.records_in)} · ${t.sink ? "written " + nf.format(t.records_written) : "out " + nf.format(t.records_out)}`;
+      const standbys = t.subtasks.filter((s) => s.standby).length;
+      const recovered = t.subtasks.reduce((n, s) => n + (s.restarts || 0) + (s.takeovers || 0), 0);
+      b.l2.textContent = `in ${nf.format(t.records_in)} · ${t.sink ? "written " + nf.format(t.records_written) : "out " + nf.format(t.records_out)}` +
+        (standbys ? ` · ${standbys} standby` : "") + (recovered ? ` · ${recovered} recovered alone` : "");
       b.l3.textContent = validWatermark(t.watermark) ? `watermark lag ${((Date.now() - t.watermark) / 1000).toFixed(1)} s` : "no watermark";
     });
   }
@@ -461,7 +464,9 @@
     }
     for (const r of recs.slice().reverse()) {
       const tr = el("tr", { class: "recovery" });
-      const restored = r.amnesia ? "none (at-most-once)" : r.restored ? "#" + r.restored : "started over";
+      let restored = r.amnesia ? "none (at-most-once)" : r.restored ? "#" + r.restored : "started over";
+      if (r.takeover) restored = "taken over by its active standby";
+      else if (r.subtasks && r.restarted_subtasks < r.subtasks) restored += ` (${r.restarted_subtasks} of ${r.subtasks} subtasks)`;
       tr.append(el("td", null, fmtClock(parseTime(r.failed_at))), el("td", { class: "cause" }, r.cause), el("td", null, restored),
         el("td", null, r.last_completed ? "#" + r.last_completed : "–"), el("td", null, r.duration_ns ? fmtDur(r.duration_ns) : "–"));
       tb.append(tr);
