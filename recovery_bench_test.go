@@ -3,6 +3,8 @@ package weir_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -88,7 +90,17 @@ func (f *kbValue) ProcessElement(ctx *weir.KeyedContext[int64, int64], n int64) 
 // so that the keyed task has an output (to its sink) and can have a
 // standby.
 func BenchmarkRecoveryByState(b *testing.B) {
-	for _, mb := range []int64{10, 100, 1024} {
+	sizes := []int64{10, 100}
+	if s := os.Getenv("WEIR_STATE_MB"); s != "" {
+		// One size instead, such as 1024: 1 GB takes minutes per mode
+		// and some 10 GB of memory.
+		mb, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || mb < 1 {
+			b.Fatalf("WEIR_STATE_MB=%q: want a number of megabytes", s)
+		}
+		sizes = []int64{mb}
+	}
+	for _, mb := range sizes {
 		for _, mode := range []string{"no-failure", "no-failure-standby", "global", "fine-grained", "active-standby"} {
 			opts := []weir.Option{weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce), weir.WithChaining(false),
 				weir.WithCheckpoints(weir.CheckpointConfig{Interval: time.Second})}
