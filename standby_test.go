@@ -136,6 +136,11 @@ func TestActiveStandbyTakesOverAfterItWasReplaced(t *testing.T) {
 	case err := <-done:
 		t.Fatalf("the job ended before the standby was replaced: %v\n%s", err, logs)
 	}
+	for _, tm := range p.Metrics() {
+		if strings.HasPrefix(tm.Name, "count") && !tm.Subtasks[0].Standby {
+			t.Fatalf("after its replacement, subtask 0 of %q reports no standby: %+v", tm.Name, tm.Subtasks[0])
+		}
+	}
 	weir.KillForTest(p, "count", 0, false)
 	if err := <-done; err != nil {
 		t.Fatalf("%v\n%s", err, logs)
