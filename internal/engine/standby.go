@@ -64,21 +64,27 @@ type standbys struct {
 	e        *engine
 	rt       *task.Runtime
 	starting map[task.SubtaskID]bool
-	done     chan task.SubtaskID
+	failed   map[task.SubtaskID]int64 // the checkpoint each last failed to start from
+	done     chan started
 	wg       sync.WaitGroup
 }
 
 func newStandbys(e *engine, rt *task.Runtime) *standbys {
-	return &standbys{e: e, rt: rt, starting: map[task.SubtaskID]bool{}, done: make(chan task.SubtaskID)}
+	return &standbys{e: e, rt: rt, starting: map[task.SubtaskID]bool{}, failed: map[task.SubtaskID]int64{}, done: make(chan started)}
 }
 
 // start starts a standby for every replicated subtask without one, from
-// the latest completed checkpoint; one whose log no longer reaches back
-// to it is tried again later.
+// the latest completed checkpoint; one that could not start from it (its
+// log no longer reaches back to it) is tried again from the next one,
+// not at every tick.
 func (sb *standbys) start(ctx context.Context) {
 	m := sb.e.latest
+	var latest int64
+	if m != nil {
+		latest = int64(m.ID)
+	}
 	for _, id := range sb.rt.MissingStandbys() {
-		if sb.starting[id] {
+		if last, ok := sb.failed[id]; sb.starting[id] || ok && last == latest {
 			continue
 		}
 		sb.starting[id] = true
@@ -95,16 +101,35 @@ func (sb *standbys) start(ctx context.Context) {
 				}
 				state = st[id]
 			}
-			if state == nil && restored > 0 {
-				// Not read: try again later.
-			} else if err := sb.rt.StartStandby(id, state, restored); err == nil {
-				sb.e.cfg.Log(fmt.Sprintf("subtask %s has an active standby again, from checkpoint %d", id, restored))
+			ok := false
+			if state != nil || restored == 0 { // else not read: try again later
+				if err := sb.rt.StartStandby(id, state, restored); err == nil {
+					ok = true
+					sb.e.cfg.Log(fmt.Sprintf("subtask %s has an active standby again, from checkpoint %d", id, restored))
+				}
 			}
 			select {
-			case sb.done <- id:
+			case sb.done <- started{id, restored, ok}:
 			case <-ctx.Done():
 			}
 		}()
+	}
+}
+
+// started is the outcome of starting a standby from checkpoint from.
+type started struct {
+	id   task.SubtaskID
+	from int64
+	ok   bool
+}
+
+// ended records a start's outcome.
+func (sb *standbys) ended(r started) {
+	delete(sb.starting, r.id)
+	if r.ok {
+		delete(sb.failed, r.id)
+	} else {
+		sb.failed[r.id] = r.from
 	}
 }
 

@@ -164,8 +164,8 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 				return err
 			}
 			kills.arm(e.latest != nil, true)
-		case id := <-sb.done:
-			delete(sb.starting, id)
+		case r := <-sb.done:
+			sb.ended(r)
 		case <-ticker.C:
 			if e.cfg.ActiveStandby && len(pending) == 0 {
 				sb.start(actx)

@@ -67,8 +67,10 @@ func (s *subtask) freeze(id int64, aligned time.Duration, forward, priority bool
 	if s.source == nil {
 		f.wms = s.encodeWatermarks()
 	}
-	for _, o := range s.outs {
-		f.ctl = append(f.ctl, o.controls()...)
+	if s.rt.cursors[s.v.ID][s.index] != nil { // an active standby's pair restores them
+		for _, o := range s.outs {
+			f.ctl = append(f.ctl, o.controls()...)
+		}
 	}
 	s.noteTrimPoint(id, f.counts)
 	if s.det != nil {
@@ -136,7 +138,7 @@ func (s *subtask) reportFrozen(f *frozen, inflight [][]*exchange.Buffer, extra [
 		if f.wms != nil {
 			out = appendSection(out, sectionWatermarks, 0, f.wms)
 		}
-		if s.rt.logs[s.v.ID][s.index] != nil {
+		if f.ctl != nil {
 			var ctl []byte
 			for _, n := range f.ctl {
 				ctl = binary.AppendUvarint(ctl, uint64(n))
