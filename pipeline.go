@@ -205,8 +205,9 @@ func WithRetainLimit(bytes int64) Option { return func(p *Pipeline) { p.cfg.reta
 // no source rewinds. A task can have one when it reads inputs, has
 // outputs, and regenerates them exactly (Map, Filter, FlatMap, windows,
 // keyed process functions that implement DeterministicFunction); sources
-// and sinks restart alone instead. A new
-// standby starts from the next completed checkpoint.
+// and sinks restart alone instead. A standby that failed or took over
+// is replaced from the latest completed checkpoint (or the next one, when
+// the primary's input log no longer reaches back to it).
 func WithActiveStandby() Option { return func(p *Pipeline) { p.cfg.activeStandby = true } }
 
 // WithCheckpoints tunes checkpoints; they are taken when the guarantee is
