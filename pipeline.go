@@ -304,6 +304,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		return fmt.Errorf("job %q: %w", p.cfg.name, err)
 	}
 	cfg.Deploy = p.deploy
+	cfg.SubtaskRestarts = p.deploy != nil // the cluster's executors restart single subtasks
 	live := &engine.Live{}
 	cfg.Live = live
 	p.live.Store(live)

@@ -410,7 +410,7 @@ func TestClusterSpreadsOverSurvivorsWithoutAReplacement(t *testing.T) {
 	client, out := c.submit(keycount)
 	c.coord.waitFor(`checkpoint 2 completed`)
 	c.workers["w2"].kill()
-	c.coord.waitFor(`spreading its 3 slots over 2 workers`)
+	c.coord.waitFor(`spreading 3 slots over 2 workers`)
 	c.check(client, out, ref)
 }
 

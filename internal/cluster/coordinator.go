@@ -269,6 +269,14 @@ func (c *Coordinator) onWorkerMessage(w *workerConn, m *pb.WorkerMessage) {
 		key = x.Finished.Key
 	case *pb.WorkerMessage_Ended:
 		key = x.Ended.Key
+	case *pb.WorkerMessage_Failed:
+		key = x.Failed.Key
+	case *pb.WorkerMessage_Restarted:
+		key = x.Restarted.Key
+	case *pb.WorkerMessage_Replay:
+		key = x.Replay.Key
+	case *pb.WorkerMessage_Moved:
+		key = x.Moved.Key
 	default:
 		return
 	}

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
 	"github.com/weir-stream/weir/internal/engine"
@@ -16,25 +19,43 @@ import (
 )
 
 // remoteExecutor is one attempt of a job spread over workers: the
-// engine's view of it (engine.Executor).
+// engine's view of it (engine.Executor). Each worker runs a share of it;
+// under fine-grained failover with upstream backup (restart.go) the
+// subtasks of a lost worker restart in new shares on other workers.
 type remoteExecutor struct {
-	c       *Coordinator
-	job     *job
-	key     string
-	plan    *plan.Plan
-	spec    engine.AttemptSpec
-	where   map[task.SubtaskID]*workerConn
-	workers []*workerConn // distinct, in placement order
+	c    *Coordinator
+	job  *job
+	key  string
+	cfg  engine.Config
+	plan *plan.Plan
+	spec engine.AttemptSpec
 
-	mu     sync.Mutex
-	ended  map[string]bool // workers whose share ended
-	events chan endEvent
-	closed bool
+	mu      sync.Mutex
+	shares  []*share                   // every share, in placement order
+	where   map[task.SubtaskID]*share  // where each subtask runs now
+	events  chan endEvent
+	closed  bool // released
+	failed  bool // failed or cancelled: nothing restarts
+	restart restarts // see restart.go
+	wg      sync.WaitGroup
 }
 
+// share is one worker's part of an attempt, with the data plane endpoint
+// and command routing key it runs under.
+type share struct {
+	key   string
+	w     *workerConn
+	ended bool          // its end was reported, or its worker lost
+	lost  bool          // its worker was lost
+	done  chan struct{} // closed when it ended
+	live  bool          // deployed, so commands reach it
+}
+
+// endEvent is the end of a share, or with a nil share a failure of the
+// attempt as a whole.
 type endEvent struct {
-	worker string
-	err    error
+	sh  *share
+	err error
 }
 
 // deployer returns the job's engine.Deployer: it waits for enough free
@@ -51,57 +72,28 @@ func (c *Coordinator) deployer(j *job, cfg engine.Config) engine.Deployer {
 				need = max(need, v.Parallelism)
 			}
 		}
-		var slots []*workerConn
-		// A restarted job that lacks slots waits for a replacement worker
-		// for ReplacementTimeout, then spreads over the workers it has.
-		var spread <-chan time.Time
-		if spec.Options.Attempt > 0 && c.cfg.ReplacementTimeout >= 0 {
-			t := time.NewTimer(c.cfg.ReplacementTimeout)
-			defer t.Stop()
-			spread = t.C
+		slots, err := c.takeSlots(ctx, j, need, spec.Options.Attempt > 0)
+		if err != nil {
+			return nil, err
 		}
-		spreading := false
-		for {
-			c.mu.Lock()
-			ws, free := c.freeSlotsLocked(spec.Options.Attempt > 0)
-			if free >= need {
-				slots = placeLocked(ws, need)
-				c.mu.Unlock()
-				break
-			}
-			if spreading && len(ws) > 0 {
-				slots = spreadLocked(ws, need)
-				c.mu.Unlock()
-				c.cfg.Log(fmt.Sprintf("job %s: no replacement within %v; spreading its %d slots over %d workers with %d free", j.id, c.cfg.ReplacementTimeout, need, len(ws), free))
-				break
-			}
-			changed := c.changed
-			c.mu.Unlock()
-			j.setDetail(fmt.Sprintf("waiting for %d free slots: %d free on %d workers", need, free, len(ws)))
-			select {
-			case <-changed:
-			case <-spread:
-				spreading, spread = true, nil
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		}
-		j.setDetail("")
 		attempts++
-		x := &remoteExecutor{c: c, key: fmt.Sprintf("%s/%d.%d", j.id, c.epoch, attempts), plan: cfg.Plan, spec: spec,
-			where: map[task.SubtaskID]*workerConn{}, ended: map[string]bool{}, events: make(chan endEvent, 64)}
-		seen := map[*workerConn]bool{}
+		x := &remoteExecutor{c: c, key: fmt.Sprintf("%s/%d.%d", j.id, c.epoch, attempts), cfg: cfg, plan: cfg.Plan, spec: spec,
+			where: map[task.SubtaskID]*share{}, events: make(chan endEvent, 256)}
+		x.restart.init()
+		seen := map[*workerConn]*share{}
 		for _, v := range cfg.Plan.Vertices {
 			for i := range v.Parallelism {
 				if !want(task.SubtaskID{Vertex: v.ID, Subtask: i}) {
 					continue
 				}
 				w := slots[i]
-				x.where[task.SubtaskID{Vertex: v.ID, Subtask: i}] = w
-				if !seen[w] {
-					seen[w] = true
-					x.workers = append(x.workers, w)
+				sh := seen[w]
+				if sh == nil {
+					sh = &share{key: x.key, w: w, done: make(chan struct{}), live: true}
+					seen[w] = sh
+					x.shares = append(x.shares, sh)
 				}
+				x.where[task.SubtaskID{Vertex: v.ID, Subtask: i}] = sh
 			}
 		}
 		c.mu.Lock()
@@ -114,6 +106,45 @@ func (c *Coordinator) deployer(j *job, cfg engine.Config) engine.Deployer {
 			return nil, err
 		}
 		return x, nil
+	}
+}
+
+// takeSlots waits until need slots are free and takes them. A restart
+// (standbys first) that lacks slots waits for a replacement worker for
+// ReplacementTimeout, then spreads over the workers it has.
+func (c *Coordinator) takeSlots(ctx context.Context, j *job, need int, restart bool) ([]*workerConn, error) {
+	var spread <-chan time.Time
+	if restart && c.cfg.ReplacementTimeout >= 0 {
+		t := time.NewTimer(c.cfg.ReplacementTimeout)
+		defer t.Stop()
+		spread = t.C
+	}
+	spreading := false
+	defer j.setDetail("")
+	for {
+		c.mu.Lock()
+		ws, free := c.freeSlotsLocked(restart)
+		if free >= need {
+			slots := placeLocked(ws, need)
+			c.mu.Unlock()
+			return slots, nil
+		}
+		if spreading && len(ws) > 0 {
+			slots := spreadLocked(ws, need)
+			c.mu.Unlock()
+			c.cfg.Log(fmt.Sprintf("job %s: no replacement within %v; spreading %d slots over %d workers with %d free", j.id, c.cfg.ReplacementTimeout, need, len(ws), free))
+			return slots, nil
+		}
+		changed := c.changed
+		c.mu.Unlock()
+		j.setDetail(fmt.Sprintf("waiting for %d free slots: %d free on %d workers", need, free, len(ws)))
+		select {
+		case <-changed:
+		case <-spread:
+			spreading, spread = true, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 }
 
@@ -154,31 +185,51 @@ func spreadLocked(ws []*workerConn, need int) []*workerConn {
 }
 
 func (x *remoteExecutor) deploy(j *job, cfg engine.Config) error {
-	var placement []*pb.Placement
-	for id, w := range x.where {
-		placement = append(placement, &pb.Placement{Subtask: ref(id), DataAddr: w.dataAddr})
+	restore, err := encodeRestore(x.spec.Restore)
+	if err != nil {
+		return err
 	}
-	var restore []byte
-	if x.spec.Restore != nil {
-		var err error
-		if restore, err = json.Marshal(x.spec.Restore); err != nil {
-			return err
-		}
-	}
-	for _, w := range x.workers {
-		d := &pb.Deploy{Key: x.key, Job: j.job, Name: j.id, Args: j.args, Placement: placement,
-			Fingerprint: cfg.Fingerprint, CheckpointMode: int32(x.spec.Options.Checkpoint),
-			AlignedTimeoutNs: int64(x.spec.Options.AlignedTimeout), Attempt: int32(x.spec.Options.Attempt), Restore: restore}
-		for id, ww := range x.where {
-			if ww == w {
-				d.Subtasks = append(d.Subtasks, ref(id))
-			}
-		}
-		if !w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Deploy{Deploy: d}}) {
-			return fmt.Errorf("deploying on worker %s: the worker is gone", w.id)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	placement := x.placementLocked()
+	for _, sh := range x.shares {
+		d := x.deployMessage(sh, placement, restore)
+		if !sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Deploy{Deploy: d}}) {
+			return fmt.Errorf("deploying on worker %s: the worker is gone", sh.w.id)
 		}
 	}
 	return nil
+}
+
+func encodeRestore(m *store.Metadata) ([]byte, error) {
+	if m == nil {
+		return nil, nil
+	}
+	return json.Marshal(m)
+}
+
+// placementLocked says where every subtask of the attempt runs.
+func (x *remoteExecutor) placementLocked() []*pb.Placement {
+	var out []*pb.Placement
+	for id, sh := range x.where {
+		out = append(out, &pb.Placement{Subtask: ref(id), DataAddr: sh.w.dataAddr, DataKey: sh.key})
+	}
+	return out
+}
+
+// deployMessage is the Deploy of share sh.
+func (x *remoteExecutor) deployMessage(sh *share, placement []*pb.Placement, restore []byte) *pb.Deploy {
+	o := x.spec.Options
+	d := &pb.Deploy{Key: sh.key, Job: x.job.job, Name: x.job.id, Args: x.job.args, Placement: placement,
+		Fingerprint: x.cfg.Fingerprint, CheckpointMode: int32(o.Checkpoint),
+		AlignedTimeoutNs: int64(o.AlignedTimeout), Attempt: int32(o.Attempt), Restore: restore,
+		UpstreamBackup: o.UpstreamBackup, RetainLimit: o.RetainLimit}
+	for id, s := range x.where {
+		if s == sh {
+			d.Subtasks = append(d.Subtasks, ref(id))
+		}
+	}
+	return d
 }
 
 // release gives the attempt's slots back and stops routing its messages.
@@ -194,36 +245,69 @@ func (x *remoteExecutor) release() {
 		x.job.dropExecutor(x)
 	}
 	c := x.c
+	x.mu.Lock()
+	shares := slices.Clone(x.shares)
+	used := map[*share]int{}
+	for _, sh := range shares {
+		used[sh] = x.slotsOnLocked(sh)
+	}
+	x.mu.Unlock()
 	c.mu.Lock()
-	delete(c.executors, x.key)
-	for _, w := range x.workers {
-		w.used -= x.slotsOn(w)
-		w.mu.Lock()
-		delete(w.metrics, x.key)
-		w.mu.Unlock()
+	for _, sh := range shares {
+		delete(c.executors, sh.key)
+		sh.w.used -= used[sh]
+		sh.w.mu.Lock()
+		delete(sh.w.metrics, sh.key)
+		sh.w.mu.Unlock()
 	}
 	c.notifyLocked()
 	c.mu.Unlock()
 }
 
-// slotsOn counts the slots the attempt holds on w: the distinct subtask
+// slotsOnLocked counts the slots share sh holds: the distinct subtask
 // indexes placed there.
-func (x *remoteExecutor) slotsOn(w *workerConn) int {
+func (x *remoteExecutor) slotsOnLocked(sh *share) int {
 	idx := map[int]bool{}
-	for id, ww := range x.where {
-		if ww == w {
+	for id, s := range x.where {
+		if s == sh {
 			idx[id.Subtask] = true
 		}
 	}
 	return len(idx)
 }
 
+// workerLost ends the shares of worker w: under fine-grained failover
+// with upstream backup each of their subtasks failed alone; otherwise
+// the attempt failed.
 func (x *remoteExecutor) workerLost(w *workerConn, reason string) {
-	for _, ww := range x.workers {
-		if ww == w {
-			x.post(endEvent{w.id, fmt.Errorf("worker %s lost: %s", w.id, reason)})
-			return
+	err := fmt.Errorf("worker %s lost: %s", w.id, reason)
+	x.mu.Lock()
+	var lost []*share
+	for _, sh := range x.shares {
+		if sh.w == w && !sh.ended {
+			sh.lost = true
+			lost = append(lost, sh)
 		}
+	}
+	var failed []task.SubtaskID
+	alone := x.spec.Options.UpstreamBackup && !x.failed
+	if alone {
+		for id, sh := range x.where {
+			if sh.lost {
+				failed = append(failed, id)
+			}
+		}
+	}
+	x.mu.Unlock()
+	for _, sh := range lost {
+		if alone {
+			x.post(endEvent{sh, nil})
+		} else {
+			x.post(endEvent{sh, err})
+		}
+	}
+	for _, id := range failed {
+		x.subtaskFailed(id, err)
 	}
 }
 
@@ -232,6 +316,18 @@ func (x *remoteExecutor) post(ev endEvent) {
 	case x.events <- ev:
 	default: // Run has enough to decide; more ends change nothing
 	}
+}
+
+// shareOf returns worker w's share under key.
+func (x *remoteExecutor) shareOf(w *workerConn, key string) *share {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, sh := range x.shares {
+		if sh.key == key && sh.w == w {
+			return sh
+		}
+	}
+	return nil
 }
 
 func (x *remoteExecutor) onMessage(w *workerConn, m *pb.WorkerMessage) {
@@ -262,7 +358,11 @@ func (x *remoteExecutor) onMessage(w *workerConn, m *pb.WorkerMessage) {
 		if v.Ended.Error != "" {
 			err = fmt.Errorf("on worker %s: %s", w.id, v.Ended.Error)
 		}
-		x.post(endEvent{w.id, err})
+		if sh := x.shareOf(w, v.Ended.Key); sh != nil {
+			x.post(endEvent{sh, err})
+		}
+	default:
+		x.onRestartMessage(w, m)
 	}
 }
 
@@ -270,14 +370,21 @@ func (x *remoteExecutor) onMessage(w *workerConn, m *pb.WorkerMessage) {
 // the others' shares; Run returns once they ended or were lost.
 func (x *remoteExecutor) Run(ctx context.Context) error {
 	defer x.release()
+	defer x.wg.Wait()
 	var first error
 	cancelled := false
 	for !x.allEnded() {
 		select {
 		case ev := <-x.events:
 			x.mu.Lock()
-			again := x.ended[ev.worker]
-			x.ended[ev.worker] = true
+			again := ev.sh != nil // nil: a failure of the attempt as a whole
+			if sh := ev.sh; sh != nil && !sh.ended {
+				sh.ended, again = true, false
+				close(sh.done)
+			}
+			if ev.err != nil {
+				x.failed = true // nothing restarts any more
+			}
 			x.mu.Unlock()
 			if !again && ev.err != nil && first == nil {
 				first = ev.err
@@ -285,6 +392,9 @@ func (x *remoteExecutor) Run(ctx context.Context) error {
 				cancelled = true
 			}
 		case <-ctx.Done():
+			x.mu.Lock()
+			x.failed = true
+			x.mu.Unlock()
 			if !cancelled {
 				x.cancelAll()
 				cancelled = true
@@ -301,31 +411,54 @@ func (x *remoteExecutor) Run(ctx context.Context) error {
 	return nil
 }
 
+// allEnded reports whether every share ended and, unless the attempt
+// failed, no subtask of a lost worker waits for its restart.
 func (x *remoteExecutor) allEnded() bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return len(x.ended) == len(x.workers)
+	for _, sh := range x.shares {
+		if !sh.ended {
+			return false
+		}
+	}
+	if !x.failed {
+		for _, sh := range x.where {
+			if sh.lost {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (x *remoteExecutor) cancelAll() { x.broadcast(&pb.Command{Kind: pb.Command_CANCEL}) }
 
 func (x *remoteExecutor) broadcast(cmd *pb.Command) {
-	cmd.Key = x.key
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	for _, w := range x.workers {
-		if !x.ended[w.id] {
-			w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: cmd}})
+	for _, sh := range x.shares {
+		if !sh.ended && sh.live {
+			c := proto.Clone(cmd).(*pb.Command)
+			c.Key = sh.key
+			sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: c}})
 		}
 	}
 }
 
-// Kill fails the attempt as subtask id's failure.
-func (x *remoteExecutor) Kill(id task.SubtaskID, err error) {
-	if w := x.where[id]; w != nil {
-		w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: &pb.Command{Key: x.key,
-			Kind: pb.Command_KILL, Subtask: ref(id), Error: err.Error()}}})
+// command sends cmd to the share that runs subtask id, if it runs.
+func (x *remoteExecutor) command(id task.SubtaskID, cmd *pb.Command) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if sh := x.where[id]; sh != nil && !sh.ended && sh.live {
+		cmd.Key = sh.key
+		sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: cmd}})
 	}
+}
+
+// Kill fails the attempt as subtask id's failure (under upstream backup,
+// subtask id alone).
+func (x *remoteExecutor) Kill(id task.SubtaskID, err error) {
+	x.command(id, &pb.Command{Kind: pb.Command_KILL, Subtask: ref(id), Error: err.Error()})
 }
 
 // Trigger starts checkpoint id on every worker of the attempt.
@@ -335,10 +468,7 @@ func (x *remoteExecutor) Trigger(id int64) {
 
 // TriggerSubtask asks the worker of sid to checkpoint it directly.
 func (x *remoteExecutor) TriggerSubtask(sid task.SubtaskID, id int64) {
-	if w := x.where[sid]; w != nil {
-		w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: &pb.Command{Key: x.key,
-			Kind: pb.Command_TRIGGER_SUBTASK, Subtask: ref(sid), Checkpoint: id}}})
-	}
+	x.command(sid, &pb.Command{Kind: pb.Command_TRIGGER_SUBTASK, Subtask: ref(sid), Checkpoint: id})
 }
 
 // Complete tells every worker that checkpoint id completed.
@@ -364,15 +494,32 @@ func (x *remoteExecutor) Written() int64 {
 // counts sums the records the attempt's sources read and its sinks wrote,
 // as of the workers' latest heartbeats.
 func (x *remoteExecutor) counts() (read, written int64) {
-	for _, w := range x.workers {
-		w.mu.Lock()
-		if m := w.metrics[x.key]; m != nil {
+	for _, sh := range x.sharesNow() {
+		sh.w.mu.Lock()
+		if m := sh.w.metrics[sh.key]; m != nil {
 			read += m.Read
 			written += m.Written
 		}
-		w.mu.Unlock()
+		sh.w.mu.Unlock()
 	}
 	return read, written
+}
+
+func (x *remoteExecutor) sharesNow() []*share {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return slices.Clone(x.shares)
+}
+
+// placement returns the subtasks each worker runs, by worker id.
+func (x *remoteExecutor) placement() map[string][]task.SubtaskID {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	out := map[string][]task.SubtaskID{}
+	for id, sh := range x.where {
+		out[sh.w.id] = append(out[sh.w.id], id)
+	}
+	return out
 }
 
 // Completed sends the metadata of completed checkpoint m to the standby
@@ -404,12 +551,12 @@ func (x *remoteExecutor) Completed(m *store.Metadata) {
 // as the workers reported it.
 func (x *remoteExecutor) FirstOutput() time.Time {
 	var first int64
-	for _, w := range x.workers {
-		w.mu.Lock()
-		if m := w.metrics[x.key]; m != nil && m.FirstWriteUnixNs != 0 && (first == 0 || m.FirstWriteUnixNs < first) {
+	for _, sh := range x.sharesNow() {
+		sh.w.mu.Lock()
+		if m := sh.w.metrics[sh.key]; m != nil && m.FirstWriteUnixNs != 0 && (first == 0 || m.FirstWriteUnixNs < first) {
 			first = m.FirstWriteUnixNs
 		}
-		w.mu.Unlock()
+		sh.w.mu.Unlock()
 	}
 	if first == 0 {
 		return time.Time{}

@@ -18,22 +18,11 @@ import (
 	"github.com/weir-stream/weir/internal/jobs"
 )
 
-// counted counts the times its readers are opened.
-type counted struct {
-	connector.Source[jobs.KeyEvent]
-	opens *atomic.Int32
-}
-
-func (c counted) Open(ctx context.Context, info connector.SubtaskInfo, pos connector.Position) (connector.Reader[jobs.KeyEvent], error) {
-	c.opens.Add(1)
-	return c.Source.Open(ctx, info, pos)
-}
-
 // twoPipelines runs two independent keyed window counts, "a" and "b",
 // with fine-grained failover; args[0] is the output directory.
 type twoPipelines struct {
 	store string
-	opens map[string]*atomic.Int32
+	opens map[string][]atomic.Int32 // per pipeline, per source subtask
 	logs  *logLines
 }
 
@@ -45,7 +34,7 @@ func (t twoPipelines) Open(_ context.Context, _, name string, args []string) (cl
 		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 100 * time.Millisecond, StateDir: t.store, Log: true}))
 	for i, n := range []string{"a", "b"} {
 		c := jobs.KeyCountConfig{Events: 300_000, Keys: 50, Window: 100 * time.Millisecond, TPS: 100_000, Seed: uint64(i + 1)}
-		src := counted{generator.New(c.Events, c.Event, generator.WithRate(200_000)), t.opens[n]}
+		src := &openedBySubtask{generator.New(c.Events, c.Event, generator.WithRate(200_000)), t.opens[n]}
 		ev := weir.FromSource(p, n+"-events", connector.Source[jobs.KeyEvent](src), weir.WithTimestamps(func(e jobs.KeyEvent) int64 { return e.Time }, 0))
 		w := weir.WindowBy(weir.KeyBy(ev, func(e jobs.KeyEvent) int64 { return e.Key }), weir.Tumbling(c.Window))
 		counts := weir.AggregateWindow(w, weir.Count[jobs.KeyEvent](), weir.Name(n+"-count"))
@@ -55,13 +44,13 @@ func (t twoPipelines) Open(_ context.Context, _, name string, args []string) (cl
 	return pipeline{p}, nil
 }
 
-// On a cluster, fine-grained failover restarts only the region whose
-// worker was lost: the other pipeline's sources are never reopened, and
-// both outputs equal a one-process run's.
+// On a cluster, fine-grained failover restarts only the subtasks of the
+// lost worker, in both pipelines: the source subtasks of the other
+// workers are never reopened, and both outputs equal a one-process run's.
 func TestClusterFineGrainedFailover(t *testing.T) {
 	dir := t.TempDir()
 	logs := newLogLines()
-	prog := twoPipelines{store: filepath.Join(dir, "store"), opens: map[string]*atomic.Int32{"a": {}, "b": {}}, logs: logs}
+	prog := twoPipelines{store: filepath.Join(dir, "store"), opens: map[string][]atomic.Int32{"a": make([]atomic.Int32, 2), "b": make([]atomic.Int32, 2)}, logs: logs}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ref := filepath.Join(dir, "ref")
@@ -69,8 +58,10 @@ func TestClusterFineGrainedFailover(t *testing.T) {
 	if err := rp.(pipeline).p.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	prog.opens["a"].Store(0)
-	prog.opens["b"].Store(0)
+	for _, o := range prog.opens {
+		o[0].Store(0)
+		o[1].Store(0)
+	}
 
 	c, err := cluster.NewCoordinator(ctx, cluster.CoordinatorConfig{Listen: "127.0.0.1:0", Store: prog.store, Program: prog,
 		HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Second, Log: logs.add})
@@ -84,7 +75,7 @@ func TestClusterFineGrainedFailover(t *testing.T) {
 			w.stop()
 		}
 	}()
-	for i := 1; i <= 5; i++ { // two regions of two slots, and a spare
+	for i := 1; i <= 3; i++ { // two slots, and a spare
 		id := fmt.Sprintf("w%d", i)
 		workers[id] = startWorker(t, ctx, cluster.WorkerConfig{ID: id, Coordinator: c.Addr(), Program: prog})
 	}
@@ -99,14 +90,14 @@ func TestClusterFineGrainedFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Once the job runs, stop a worker that runs a subtask of pipeline a's
-	// source (vertex 0), and so none of pipeline b.
+	// Once the job runs, stop the worker that runs subtask 1 of every
+	// task (slot sharing).
 	logs.wait(t, "^"+info.Id+": checkpoint 2 completed")
 	if info, err = client.GetJob(ctx, &pb.GetJobRequest{Id: info.Id}); err != nil {
 		t.Fatal(err)
 	}
 	stopped := false
-	if w := workerOf(info, 0); w != "" {
+	if w := workerOfSubtask(info, 0, 1); w != "" {
 		workers[w].stop()
 		delete(workers, w)
 		stopped = true
@@ -124,11 +115,13 @@ func TestClusterFineGrainedFailover(t *testing.T) {
 	if info.Guarantee != "exactly-once" || info.Failover != "fine-grained" {
 		t.Fatalf("job info shows %q with %q failover", info.Guarantee, info.Failover)
 	}
-	if n := prog.opens["b"].Load(); n != 2 {
-		t.Fatalf("pipeline b's source was opened %d times, want 2: its region restarted", n)
-	}
-	if n := prog.opens["a"].Load(); n < 4 {
-		t.Fatalf("pipeline a's source was opened %d times, want it restarted", n)
+	for n, o := range prog.opens {
+		if got := o[0].Load(); got != 1 {
+			t.Fatalf("pipeline %s: the surviving source subtask was opened %d times, want once: it rewound", n, got)
+		}
+		if got := o[1].Load(); got != 2 {
+			t.Fatalf("pipeline %s: the lost source subtask was opened %d times, want twice", n, got)
+		}
 	}
 	for _, n := range []string{"a", "b"} {
 		got, err := file.ReadLines(filepath.Join(out, n))
@@ -145,18 +138,4 @@ func TestClusterFineGrainedFailover(t *testing.T) {
 			t.Fatalf("pipeline %s: %d rows, want the one-process run's %d", n, len(got), len(want))
 		}
 	}
-}
-
-// workerOf returns a worker running a subtask of vertex v. Each region's
-// attempt takes slots of its own and every worker has one slot, so that
-// worker runs nothing of the other region.
-func workerOf(info *pb.JobInfo, v int32) string {
-	for _, w := range info.Workers {
-		for _, s := range w.Subtasks {
-			if s.Vertex == v {
-				return w.WorkerId
-			}
-		}
-	}
-	return ""
 }

@@ -304,8 +304,8 @@ func (j *job) info() *pb.JobInfo {
 		r, w := x.counts()
 		in.RecordsRead += r
 		in.RecordsWritten += w
-		for id, wc := range x.where {
-			placement[wc.id] = append(placement[wc.id], id)
+		for w, ids := range x.placement() {
+			placement[w] = append(placement[w], ids...)
 		}
 	}
 	for w, ids := range placement {

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,6 +26,11 @@ type workerAttempt struct {
 
 	mu sync.Mutex
 	rt *task.Runtime
+
+	// Set by run before it applies commands.
+	cfg engine.Config
+	ep  *transportEndpoint
+	bg  sync.WaitGroup // restarts in progress (restart_worker.go)
 }
 
 func newWorkerAttempt(s *session, d *pb.Deploy) *workerAttempt {
@@ -104,15 +110,18 @@ func (a *workerAttempt) run() error {
 	for _, r := range d.Subtasks {
 		local[sid(r)] = true
 	}
-	addr := map[task.SubtaskID]string{}
+	addr, keys := map[task.SubtaskID]string{}, map[task.SubtaskID]string{}
 	for _, pl := range d.Placement {
 		addr[sid(pl.Subtask)] = pl.DataAddr
+		keys[sid(pl.Subtask)] = cmp.Or(pl.DataKey, d.Key)
 	}
 	opts := cfg.Runtime
 	opts.Checkpoint = task.CheckpointMode(d.CheckpointMode)
 	opts.AlignedTimeout = time.Duration(d.AlignedTimeoutNs)
 	opts.Attempt = int(d.Attempt)
 	opts.Local = func(id task.SubtaskID) bool { return local[id] }
+	a.cfg = cfg
+	a.upstreamBackup(&opts)
 	restoreStart, restored, from := time.Now(), 0, ""
 	if len(d.Restore) > 0 {
 		var m store.Metadata
@@ -149,7 +158,7 @@ func (a *workerAttempt) run() error {
 	}
 	var ep *transportEndpoint
 	opts.Remote = func(to task.SubtaskID, ch int) exchange.Sender {
-		return ep.Sender(addr[to], to.Vertex, to.Subtask, ch)
+		return ep.SenderTo(addr[to], keys[to], to.Vertex, to.Subtask, ch)
 	}
 	rt := task.New(cfg.Plan, opts)
 	ep, err = register(w.node, d.Key, rt)
@@ -157,8 +166,11 @@ func (a *workerAttempt) run() error {
 		return err
 	}
 	defer ep.Close()
+	if opts.UpstreamBackup {
+		ep.SurviveLostPeers()
+	}
 	a.mu.Lock()
-	a.rt = rt
+	a.rt, a.ep = rt, ep
 	a.mu.Unlock()
 
 	done := make(chan error, 1)
@@ -166,25 +178,33 @@ func (a *workerAttempt) run() error {
 	decodeStart := time.Now()
 	go func() { done <- rt.Run(ctx) }()
 	var decoded <-chan struct{}
-	if len(d.Restore) > 0 {
+	if len(d.Restore) > 0 && !d.Rejoin {
 		decoded = rt.Restored()
 	}
+	rejoined := rt.Rejoined()
 	for {
 		select {
+		case <-rejoined:
+			rejoined = nil
+			a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Restarted{Restarted: &pb.Restarted{Key: d.Key, Token: d.Token}}})
+			w.cfg.Log(fmt.Sprintf("attempt %s running: restarted %d subtasks of a lost worker from %d bytes of state%s in %v", d.Key, len(d.Subtasks), restored, from,
+				(read + time.Since(decodeStart)).Round(time.Millisecond)))
 		case <-decoded:
 			decoded = nil
 			// Logged once the tasks decoded the state: only then do they run.
 			w.cfg.Log(fmt.Sprintf("attempt %s running: restored %d bytes of state%s in %v (read %v, decoded %v)", d.Key, restored, from,
 				(read + time.Since(decodeStart)).Round(time.Millisecond), read.Round(time.Millisecond), time.Since(decodeStart).Round(time.Millisecond)))
 		case err := <-done:
+			cancel()
+			a.bg.Wait()
 			return err
 		case c := <-a.cmds:
-			a.apply(rt, c, cancel)
+			a.apply(ctx, rt, c, cancel)
 		}
 	}
 }
 
-func (a *workerAttempt) apply(rt *task.Runtime, c *pb.Command, cancel context.CancelFunc) {
+func (a *workerAttempt) apply(ctx context.Context, rt *task.Runtime, c *pb.Command, cancel context.CancelFunc) {
 	switch c.Kind {
 	case pb.Command_TRIGGER:
 		rt.Trigger(c.Checkpoint)
@@ -202,6 +222,8 @@ func (a *workerAttempt) apply(rt *task.Runtime, c *pb.Command, cancel context.Ca
 		rt.Kill(sid(c.Subtask), errors.New(c.Error))
 	case pb.Command_CANCEL:
 		cancel()
+	default:
+		a.applyRestart(ctx, rt, c)
 	}
 }
 

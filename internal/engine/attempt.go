@@ -222,7 +222,9 @@ func (a *attemptState) noteRecovery() {
 		return
 	}
 	if a.cone != nil {
-		a.noteConeRecovery()
+		if _, ok := a.rt.(Local); ok {
+			a.noteConeRecovery()
+		}
 		return
 	}
 	x := a.rt

@@ -87,6 +87,11 @@ type Config struct {
 	// RetainLimit bounds the output each subtask retains for upstream
 	// backup under fine-grained failover (0: DefaultRetainLimit).
 	RetainLimit int64
+	// SubtaskRestarts says that Deploy's executors restart single
+	// subtasks (SubtaskRestarter), so that fine-grained failover on a
+	// cluster restarts failed subtasks alone, with upstream backup, as
+	// it does in one process.
+	SubtaskRestarts bool
 	// ActiveStandby runs an active standby of every subtask that can have
 	// one (task.Replicated) under fine-grained failover with upstream
 	// backup; a failed primary's standby takes its place.
@@ -235,7 +240,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		cfg.Log = func(string) {}
 	}
 	e := &engine{cfg: cfg, nextID: 1, stats: map[int64]*CheckpointStats{}}
-	if cfg.ActiveStandby && !e.taskFailover() {
+	if cfg.ActiveStandby && (!e.taskFailover() || cfg.Deploy != nil) {
 		return nil, errors.New("engine: active standby runs in one process only, with fine-grained failover and aligned checkpoints")
 	}
 	if e.checkpoints() {

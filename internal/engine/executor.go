@@ -49,6 +49,21 @@ type CompletionObserver interface {
 	Completed(m *store.Metadata)
 }
 
+// SubtaskRestarter is an optional ability of an Executor on a cluster:
+// restarting single subtasks while the others run (fine-grained failover
+// with upstream backup, Config.SubtaskRestarts). The failures of single
+// subtasks, and of every subtask of a lost process, reach
+// AttemptSpec.Options.OnFailed instead of ending Run.
+type SubtaskRestarter interface {
+	// Stop stops running subtasks so that they restart with a failed one.
+	Stop(ids []task.SubtaskID)
+	// Restart starts the given stopped or failed subtasks again from
+	// checkpoint m (nil: with empty state), in their process or, when it
+	// was lost, in another. The channel it returns is closed once they
+	// restored their state and asked for their replays (or Run ended).
+	Restart(ctx context.Context, ids []task.SubtaskID, m *store.Metadata, attempt int) (<-chan struct{}, error)
+}
+
 // Snapshot is a subtask's snapshot once stored: its handle in the store,
 // or the error that kept it from being taken or stored.
 type Snapshot struct {

@@ -138,6 +138,9 @@ func (sb *standbys) ended(r started) {
 // it did.
 func (sb *standbys) killRandom() bool {
 	in := sb.e.cfg.Failures
+	if sb.rt == nil {
+		return false // a cluster runs no active standbys
+	}
 	ids := sb.rt.Standbys()
 	if in == nil || len(ids) == 0 || in.pick(3) != 0 || !in.fireRandom() {
 		return false

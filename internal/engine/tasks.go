@@ -17,12 +17,13 @@ import (
 const DefaultRetainLimit = 256 << 20
 
 // taskFailover reports whether a failure restarts single subtasks, with
-// upstream backup: fine-grained failover of an attempt in this process
-// with aligned exactly-once or at-least-once checkpoints. Unaligned
-// checkpoints store in-flight records with the snapshot, which replay by
-// sequence number does not cover; a cluster restarts pipelined regions.
+// upstream backup: fine-grained failover with aligned exactly-once or
+// at-least-once checkpoints, in this process or on a cluster whose
+// executors can (Config.SubtaskRestarts). Unaligned checkpoints store
+// in-flight records with the snapshot, which replay by sequence number
+// does not cover; they restart pipelined regions.
 func (e *engine) taskFailover() bool {
-	return e.fineGrained() && e.cfg.Deploy == nil && !e.cfg.Unaligned && e.cfg.AlignedTimeout == 0
+	return e.fineGrained() && (e.cfg.Deploy == nil || e.cfg.SubtaskRestarts) && !e.cfg.Unaligned && e.cfg.AlignedTimeout == 0
 }
 
 // cone returns the subtasks that restart when id fails: id, and when its
@@ -101,11 +102,18 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 			}
 		}
 	}
-	x, err := e.localDeployer(actx, spec)
+	deploy := e.cfg.Deploy
+	if deploy == nil {
+		deploy = e.localDeployer
+	}
+	x, err := deploy(actx, spec)
 	if err != nil {
 		return err
 	}
-	rt := x.(Local).Runtime
+	var rt *task.Runtime // nil on a cluster
+	if l, ok := x.(Local); ok {
+		rt = l.Runtime
+	}
 	a, err := e.newAttemptState(x, true)
 	if err != nil {
 		return err
@@ -123,6 +131,7 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 		sb.wait()
 	}()
 	pending := map[task.SubtaskID]bool{}
+	lastCause := "" // of the latest failure, whose subtasks may still come
 	var restartAt time.Time
 	var ready <-chan struct{} // the restarted subtasks asked for their replays
 	for {
@@ -137,13 +146,27 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 			now := time.Now()
 			restart := cone(e.cfg.Plan, f.id)
 			var stop []task.SubtaskID
+			added := 0
 			for _, id := range restart {
 				if !pending[id] && id != f.id {
 					stop = append(stop, id)
 				}
+				if !pending[id] {
+					added++
+				}
 				pending[id] = true
 			}
-			rt.Stop(stop)
+			stopTasks(x, stop)
+			if len(pending) > added && f.err.Error() == lastCause {
+				// Another subtask of the same failure (a lost worker's):
+				// it restarts with the others, as one recovery.
+				recs := e.report.Recoveries
+				recs[len(recs)-1].Restarted += added
+				a.cone = append(a.cone, restart...)
+				e.publish()
+				continue
+			}
+			lastCause = f.err.Error()
 			delay, err := e.partialFailure(f.err, len(restart), now)
 			if err != nil {
 				return err
@@ -171,7 +194,7 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 				sb.start(actx)
 			}
 			if len(pending) > 0 && !time.Now().Before(restartAt) {
-				if ready, err = e.restartTasks(actx, rt, pending); err != nil {
+				if ready, err = e.restartTasks(actx, x, pending); err != nil {
 					return err
 				}
 				clear(pending)
@@ -180,6 +203,9 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 			a.tick()
 		case <-ready:
 			ready = nil
+			if rt == nil {
+				a.noteRemoteConeRecovery()
+			}
 			if len(pending) == 0 {
 				a.coord.Resume()
 			}
@@ -201,21 +227,23 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 	}
 }
 
+// stopTasks stops running subtasks of x so that they restart with a
+// failed one.
+func stopTasks(x Executor, ids []task.SubtaskID) {
+	if l, ok := x.(Local); ok {
+		l.Stop(ids)
+	} else {
+		x.(SubtaskRestarter).Stop(ids)
+	}
+}
+
 // restartTasks restarts the pending subtasks from the latest completed
 // checkpoint (empty when there is none). The channel it returns is closed
 // once they asked for their replays; checkpoints resume then.
-func (e *engine) restartTasks(ctx context.Context, rt *task.Runtime, pending map[task.SubtaskID]bool) (<-chan struct{}, error) {
+func (e *engine) restartTasks(ctx context.Context, x Executor, pending map[task.SubtaskID]bool) (<-chan struct{}, error) {
 	m, err := e.restoreState(ctx)
 	if err != nil {
 		return nil, err
-	}
-	state := map[task.SubtaskID][]byte{}
-	var restored int64
-	if m != nil {
-		restored = int64(m.ID)
-		if state, err = ReadState(ctx, e.cfg.Store, m, func(id task.SubtaskID) bool { return pending[id] }); err != nil {
-			return nil, &fatalError{err}
-		}
 	}
 	ids := make([]task.SubtaskID, 0, len(pending))
 	for id := range pending {
@@ -227,7 +255,33 @@ func (e *engine) restartTasks(ctx context.Context, rt *task.Runtime, pending map
 		}
 		return a.Subtask - b.Subtask
 	})
-	return rt.Restart(ctx, ids, state, restored, len(e.report.Recoveries)), nil
+	l, ok := x.(Local)
+	if !ok {
+		return x.(SubtaskRestarter).Restart(ctx, ids, m, len(e.report.Recoveries))
+	}
+	state := map[task.SubtaskID][]byte{}
+	var restored int64
+	if m != nil {
+		restored = int64(m.ID)
+		if state, err = ReadState(ctx, e.cfg.Store, m, func(id task.SubtaskID) bool { return pending[id] }); err != nil {
+			return nil, &fatalError{err}
+		}
+	}
+	return l.Restart(ctx, ids, state, restored, len(e.report.Recoveries)), nil
+}
+
+// noteRemoteConeRecovery measures the recovery of subtasks restarted
+// alone on a cluster: from the failure to when every restarted subtask
+// restored its state and asked for its replays. (The cluster's metrics
+// do not tell when a restarted sink wrote its first record.)
+func (a *attemptState) noteRemoteConeRecovery() {
+	if a.cone == nil || a.restarted.IsZero() {
+		return
+	}
+	recs := a.e.report.Recoveries
+	recs[len(recs)-1].Duration = time.Since(a.restarted)
+	a.restarted, a.cone = time.Time{}, nil
+	a.e.publish()
 }
 
 // noteConeRecovery measures the recovery of subtasks restarted alone:

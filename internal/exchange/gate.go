@@ -211,8 +211,9 @@ func (g *Gate) Snapshot(ch int) []Element {
 // It is used when a task is torn down.
 func (g *Gate) Drain() {
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.drainLocked()
+	taken := g.drainLocked()
+	g.mu.Unlock()
+	g.credit(taken)
 }
 
 // Discard drains the gate and makes it drop whatever is sent to it from
@@ -220,9 +221,10 @@ func (g *Gate) Drain() {
 // block on it nor fill it. What they send is in their retained output.
 func (g *Gate) Discard() {
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	g.discard = true
-	g.drainLocked()
+	taken := g.drainLocked()
+	g.mu.Unlock()
+	g.credit(taken)
 }
 
 // Reset drains the gate, unblocks every channel and ends Discard, for a
@@ -230,15 +232,18 @@ func (g *Gate) Discard() {
 func (g *Gate) Reset() {
 	g.mu.Lock()
 	g.discard = false
-	g.drainLocked()
+	taken := g.drainLocked()
 	for c := range g.queues {
 		g.queues[c].blocked = false
 	}
 	g.mu.Unlock()
+	g.credit(taken)
 	g.signal()
 }
 
-func (g *Gate) drainLocked() {
+// drainLocked empties every queue. It returns, per channel, the elements
+// removed that a remote sender spent credit on (nil if none), for credit.
+func (g *Gate) drainLocked() (taken []int) {
 	g.prio = nil
 	for c := range g.queues {
 		q := &g.queues[c]
@@ -247,6 +252,12 @@ func (g *Gate) drainLocked() {
 			q.elems[q.head] = Element{}
 			if e.Buf != nil {
 				PutBuffer(e.Buf)
+			}
+			if e.Kind != Marker && g.onTake != nil {
+				if taken == nil {
+					taken = make([]int, len(g.queues))
+				}
+				taken[c]++
 			}
 			q.head = (q.head + 1) % len(q.elems)
 			q.n--
@@ -257,6 +268,7 @@ func (g *Gate) drainLocked() {
 		default:
 		}
 	}
+	return taken
 }
 
 // SendPriority delivers barrier e on channel ch ahead of the elements
@@ -299,6 +311,15 @@ func (g *Gate) AheadOfMarker(ch int, id int64) []*Buffer {
 	return out
 }
 
+// credit returns the credit of the elements drainLocked removed.
+func (g *Gate) credit(taken []int) {
+	for c, n := range taken {
+		for range n {
+			g.onTake(c)
+		}
+	}
+}
+
 // OnTake sets f to be called, on the receiver's goroutine and outside the
 // gate's lock, after Poll removed an element that was sent with Send or
 // Deliver (not a priority barrier or its marker) from channel ch. The
@@ -315,6 +336,9 @@ func (g *Gate) Deliver(ch int, e Element) {
 		g.mu.Unlock()
 		if e.Buf != nil {
 			PutBuffer(e.Buf)
+		}
+		if g.onTake != nil {
+			g.onTake(ch) // the remote sender must not wait for a failed receiver
 		}
 		return
 	}

@@ -89,6 +89,20 @@ type Options struct {
 	// input log is bounded by RetainLimit too.
 	ActiveStandby bool
 	OnFailover    func(id SubtaskID, err error, failed time.Time)
+
+	// RequestReplay, with UpstreamBackup and Local, carries a restarted
+	// local subtask's replay request to sender, which runs in another
+	// process; that process hands it to its runtime's Replay. It must not
+	// block for long.
+	RequestReplay func(sender SubtaskID, q ReplayRequest)
+	// Rejoin starts the local subtasks as restarted incarnations of
+	// subtasks a lost process ran (remote.go), from Restore, numbering
+	// their incarnations above Incarnation. Delivered holds, per channel
+	// out of a local source, the records its receivers hold from the lost
+	// incarnation: the source sends no barrier before it caught up.
+	Rejoin      bool
+	Incarnation int64
+	Delivered   map[Channel]int64
 }
 
 func (o *Options) logf(format string, args ...any) {
@@ -150,6 +164,7 @@ type Runtime struct {
 
 	restoring sync.WaitGroup // subtasks started by Run that have not restored their state
 	restored  chan struct{}  // closed once none has (see Restored)
+	rejoined  chan struct{} // see Rejoined
 }
 
 // New prepares a runtime for p: one gate per subtask with a channel per
@@ -159,6 +174,9 @@ func New(p *plan.Plan, opts Options) *Runtime {
 	r := &Runtime{plan: p, opts: opts, offsets: map[*plan.PhysicalEdge]int{}, edgeIndex: map[*plan.PhysicalEdge]int{},
 		finished: map[SubtaskID]bool{}, exited: map[SubtaskID]chan struct{}{}, down: map[SubtaskID]bool{}, lastSent: map[SubtaskID][][]int64{},
 		standbys: map[SubtaskID]*standby{}, restored: make(chan struct{})}
+	if opts.Rejoin {
+		r.rejoined = make(chan struct{})
+	}
 	r.gates = make([][]*exchange.Gate, len(p.Vertices))
 	r.metrics = make([][]*Metrics, len(p.Vertices))
 	for _, v := range p.Vertices {
@@ -231,10 +249,13 @@ func (r *Runtime) Run(ctx context.Context) error {
 	r.mu.Lock()
 	r.ctx, r.cancel = ctx, cancel
 	r.mu.Unlock()
+	if r.opts.Rejoin {
+		r.rejoin(ctx)
+	}
 	for _, v := range r.plan.Vertices {
 		for i := range v.Parallelism {
 			id := SubtaskID{v.ID, i}
-			if !r.IsLocal(id) {
+			if !r.IsLocal(id) || r.opts.Rejoin {
 				continue
 			}
 			s := r.newSubtask(ctx, v, i)
@@ -364,6 +385,10 @@ func (r *Runtime) Kill(id SubtaskID, err error) {
 // send delivers a control message to a subtask without blocking the
 // caller for long; inboxes are large and drained on every step.
 func (r *Runtime) send(id SubtaskID, c control) {
+	if !r.IsLocal(id) {
+		r.sendRemote(id, c)
+		return
+	}
 	select {
 	case r.inboxes[id.Vertex][id.Subtask] <- c:
 	default:

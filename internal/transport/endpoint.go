@@ -2,9 +2,11 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/weir-stream/weir/internal/exchange"
@@ -22,13 +24,19 @@ type Endpoint struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 
-	mu      sync.Mutex
-	peers   map[string]*peer     // outgoing, by address
-	feeds   map[target]*incoming // which connection feeds each local channel
-	inbound map[*incoming]struct{}
-	closed  bool
-	wg      sync.WaitGroup
+	mu        sync.Mutex
+	peers     map[peerKey]*peer    // outgoing
+	feeds     map[target]*incoming // which connection feeds each local channel
+	delivered map[target]int64     // per local channel: where the latest element delivered ends (see Sever)
+	inbound   map[*incoming]struct{}
+	closed    bool
+	survive   bool // see SurviveLostPeers
+	wg        sync.WaitGroup
 }
+
+// peerKey names a receiving endpoint: the node's address and the
+// endpoint's key there.
+type peerKey struct{ addr, key string }
 
 // Register creates the endpoint key on the node. gate returns the input
 // gate of a local subtask (nil if the subtask is not local); capacity is
@@ -40,7 +48,7 @@ type Endpoint struct {
 func (n *Node) Register(key string, capacity int, gate func(vertex, subtask int) *exchange.Gate, fail func(error)) (*Endpoint, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ep := &Endpoint{node: n, key: key, capacity: capacity, gate: gate, ctx: ctx, cancel: cancel,
-		peers: map[string]*peer{}, feeds: map[target]*incoming{}, inbound: map[*incoming]struct{}{}}
+		peers: map[peerKey]*peer{}, feeds: map[target]*incoming{}, delivered: map[target]int64{}, inbound: map[*incoming]struct{}{}}
 	var once sync.Once
 	ep.fail = func(err error) { once.Do(func() { fail(err) }) }
 	n.mu.Lock()
@@ -87,25 +95,116 @@ func (ep *Endpoint) Close() {
 	ep.wg.Wait()
 }
 
+// SurviveLostPeers makes the endpoint outlive its peers, for a job that
+// restarts single subtasks (upstream backup): a broken connection no
+// longer fails it. A channel to a lost receiver drops what is sent to it
+// (the sender retains its output for replay) until Move points it at the
+// receiver's replacement, or until a Replay element reconnects it; a
+// channel from a lost sender waits for the sender's replacement to
+// connect. Call it right after Register.
+func (ep *Endpoint) SurviveLostPeers() {
+	ep.mu.Lock()
+	ep.survive = true
+	ep.mu.Unlock()
+}
+
 // Sender returns the sending end of gate channel ch of subtask (vertex,
-// subtask), which runs in the process whose node listens on addr.
+// subtask), which runs in the process whose node listens on addr, in an
+// endpoint registered under this endpoint's key.
 func (ep *Endpoint) Sender(addr string, vertex, subtask, ch int) exchange.Sender {
+	return ep.SenderTo(addr, ep.key, vertex, subtask, ch)
+}
+
+// SenderTo is Sender to the endpoint registered under key on addr.
+func (ep *Endpoint) SenderTo(addr, key string, vertex, subtask, ch int) exchange.Sender {
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
-	p := ep.peers[addr]
-	if p == nil {
-		p = &peer{ep: ep, addr: addr, senders: map[target]*sender{}, ready: make(chan struct{})}
-		ep.peers[addr] = p
-		if ep.closed {
-			p.close(ErrClosed)
+	p := ep.peerLocked(peerKey{addr, key})
+	t := target{int32(vertex), int32(subtask), int32(ch)}
+	s := &sender{t: t, wake: make(chan struct{}, 1)}
+	p.attach(s)
+	return s
+}
+
+// peerLocked returns the usable peer for k, replacing a lost one.
+func (ep *Endpoint) peerLocked(k peerKey) *peer {
+	p := ep.peers[k]
+	if p != nil && !p.isLost() {
+		return p
+	}
+	p = &peer{ep: ep, addr: k.addr, key: k.key, senders: map[target]*sender{}, ready: make(chan struct{})}
+	ep.peers[k] = p
+	if ep.closed {
+		p.close(ErrClosed)
+	}
+	return p
+}
+
+// Move points the channels to subtask (vertex, subtask) at its
+// replacement, in the endpoint registered under key on addr, with fresh
+// credit. What the old receiver did not take is the sender's to replay.
+func (ep *Endpoint) Move(vertex, subtask int, addr, key string) {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	var moving []*sender
+	for _, p := range ep.peers {
+		p.mu.Lock()
+		for t, s := range p.senders {
+			if t.vertex == int32(vertex) && t.subtask == int32(subtask) {
+				moving = append(moving, s)
+				delete(p.senders, t)
+			}
+		}
+		p.mu.Unlock()
+	}
+	np := ep.peerLocked(peerKey{addr, key})
+	for _, s := range moving {
+		np.attach(s)
+	}
+}
+
+// reconnect moves s to a fresh peer at the same place when its peer is
+// lost: a replay starts on a working connection.
+func (ep *Endpoint) reconnect(s *sender) {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	old := s.p.Load()
+	if !old.isLost() {
+		return
+	}
+	old.mu.Lock()
+	delete(old.senders, s.t)
+	old.mu.Unlock()
+	ep.peerLocked(peerKey{old.addr, old.key}).attach(s)
+}
+
+// Sever closes the connections that feed the given local gate channels
+// ((vertex, subtask, channel) each): their sender was lost, and nothing
+// more may arrive from it. It returns, per channel, where the last
+// element delivered on it ended, the most over the sender's incarnations:
+// at least the records the receiver holds from it (-1: nothing was
+// delivered).
+func (ep *Endpoint) Sever(chans [][3]int) []int64 {
+	out := make([]int64, len(chans))
+	var conns []net.Conn
+	ep.mu.Lock()
+	for i, c := range chans {
+		t := target{int32(c[0]), int32(c[1]), int32(c[2])}
+		out[i] = -1
+		if n, ok := ep.delivered[t]; ok {
+			out[i] = n
+		}
+		if in := ep.feeds[t]; in != nil {
+			in.cut = true
+			conns = append(conns, in.conn)
+			delete(ep.feeds, t)
 		}
 	}
-	t := target{int32(vertex), int32(subtask), int32(ch)}
-	s := &sender{p: p, t: t, credit: ep.capacity, wake: make(chan struct{}, 1)}
-	p.mu.Lock()
-	p.senders[t] = s
-	p.mu.Unlock()
-	return s
+	ep.mu.Unlock()
+	for _, c := range conns {
+		c.Close()
+	}
+	return out
 }
 
 // Credit returns one unit of credit for gate channel ch of local subtask
@@ -126,7 +225,8 @@ type incoming struct {
 	conn  net.Conn
 	wmu   sync.Mutex
 	buf   []byte
-	ended map[target]bool // channels that delivered End
+	ended map[target]bool // channels that delivered End; guarded by the endpoint's mu
+	cut   bool            // severed (Sever); guarded by the endpoint's mu
 }
 
 func (in *incoming) credit(t target) {
@@ -163,8 +263,8 @@ func (ep *Endpoint) receive(c net.Conn, fr *frameReader) {
 		}
 	}
 	ep.mu.Unlock()
-	if closed || open == 0 {
-		return // the attempt ended, or the sender finished every channel
+	if closed || open == 0 || ep.survive {
+		return // the attempt ended, the sender finished every channel, or its replacement will connect
 	}
 	ep.fail(fmt.Errorf("data plane: connection from %s broke with %d channels unfinished: %w", c.RemoteAddr(), open, err))
 }
@@ -187,8 +287,22 @@ func (ep *Endpoint) deliver(in *incoming, fr *frameReader) error {
 			return fmt.Errorf("%w: no local channel %d of subtask %d of task %d", errBadFrame, t.ch, t.subtask, t.vertex)
 		}
 		ep.mu.Lock()
+		if in.cut {
+			ep.mu.Unlock() // a severed sender's connection: nothing more from it
+			if e.Buf != nil {
+				exchange.PutBuffer(e.Buf)
+			}
+			continue
+		}
 		if ep.feeds[t] != in {
 			ep.feeds[t] = in
+		}
+		end := e.Seq
+		if e.Kind == exchange.Data {
+			end += int64(e.Buf.N)
+		}
+		if e.Kind != exchange.Latency && e.Kind != exchange.Replay && end > ep.delivered[t] {
+			ep.delivered[t] = end
 		}
 		if e.Kind == exchange.End {
 			in.ended[t] = true
@@ -207,6 +321,7 @@ func (ep *Endpoint) deliver(in *incoming, fr *frameReader) error {
 type peer struct {
 	ep   *Endpoint
 	addr string
+	key  string // the receiving endpoint's
 
 	dialOnce sync.Once
 	ready    chan struct{} // closed once dialled (or failed)
@@ -225,7 +340,7 @@ func (p *peer) connect() error {
 		defer close(p.ready)
 		c, err := p.ep.node.dial(p.ep.ctx, p.addr)
 		if err == nil {
-			_, err = c.Write(appendHello(nil, p.ep.key))
+			_, err = c.Write(appendHello(nil, p.key))
 		}
 		p.mu.Lock()
 		if err == nil && p.err != nil { // closed while dialling
@@ -288,10 +403,15 @@ func (p *peer) readCredits(c net.Conn) {
 				p.close(ErrClosed)
 				return
 			}
-			if p.err == nil {
+			p.mu.Lock()
+			first := p.err == nil
+			p.mu.Unlock()
+			if first {
 				err = fmt.Errorf("data plane: connection to %s broke: %w", p.addr, err)
 				p.close(err)
-				p.ep.fail(err)
+				if !p.ep.surviving() {
+					p.ep.fail(err)
+				}
 			}
 			return
 		}
@@ -308,6 +428,33 @@ func (p *peer) readCredits(c net.Conn) {
 			}
 		}
 	}
+}
+
+// attach makes s send through p, with a receiver's whole credit.
+func (p *peer) attach(s *sender) {
+	p.mu.Lock()
+	s.credit = p.ep.capacity
+	s.p.Store(p)
+	p.senders[s.t] = s
+	p.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// isLost reports whether the connection failed (rather than closed with
+// its endpoint or after its last channel ended).
+func (p *peer) isLost() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err != nil && !errors.Is(p.err, ErrClosed)
+}
+
+func (ep *Endpoint) surviving() bool {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	return ep.survive
 }
 
 // close makes the peer unusable with err and wakes its waiting senders.
@@ -356,16 +503,18 @@ func (p *peer) write(t target, e exchange.Element, prio bool) error {
 
 // sender is one remote channel.
 type sender struct {
-	p      *peer
+	p      atomic.Pointer[peer] // changes with Move and reconnect
 	t      target
 	credit int  // guarded by p.mu
 	ended  bool // End was sent; guarded by p.mu
 	wake   chan struct{}
 }
 
-// SendTimed waits for credit, then sends e.
+// SendTimed waits for credit, then sends e. Under SurviveLostPeers a
+// lost receiver's channel drops e (and reports success), except a Replay
+// element, which reconnects first.
 func (s *sender) SendTimed(ctx context.Context, e exchange.Element) (time.Duration, error) {
-	p := s.p
+	var p *peer
 	var start time.Time
 	waited := func() time.Duration {
 		if start.IsZero() {
@@ -374,10 +523,21 @@ func (s *sender) SendTimed(ctx context.Context, e exchange.Element) (time.Durati
 		return time.Since(start)
 	}
 	for {
+		p = s.p.Load()
 		p.mu.Lock()
 		if err := p.err; err != nil {
 			p.mu.Unlock()
-			return waited(), err
+			if errors.Is(err, ErrClosed) || !p.ep.surviving() {
+				return waited(), err
+			}
+			if e.Kind == exchange.Replay {
+				p.ep.reconnect(s)
+				continue
+			}
+			if e.Buf != nil {
+				exchange.PutBuffer(e.Buf)
+			}
+			return waited(), nil
 		}
 		if s.credit > 0 {
 			s.credit--
@@ -395,11 +555,15 @@ func (s *sender) SendTimed(ctx context.Context, e exchange.Element) (time.Durati
 			return waited(), ctx.Err()
 		}
 	}
-	return waited(), p.write(s.t, e, false)
+	err := p.write(s.t, e, false)
+	if err != nil && p.ep.surviving() && !errors.Is(err, ErrClosed) {
+		return waited(), nil // lost with the receiver; the replay repeats it
+	}
+	return waited(), err
 }
 
 // SendPriority sends barrier e ahead of the receiver's queue, without
 // credit. An error makes the peer unusable; the next SendTimed reports it.
 func (s *sender) SendPriority(e exchange.Element) {
-	s.p.write(s.t, e, true)
+	s.p.Load().write(s.t, e, true)
 }

@@ -35,18 +35,33 @@ const (
 	Command_RELEASE         Command_Kind = 4
 	Command_KILL            Command_Kind = 5
 	Command_CANCEL          Command_Kind = 6
+	// STOP stops subtasks to restart with a failed one.
+	Command_STOP Command_Kind = 7
+	// RESTART restarts stopped or failed subtasks from restore (empty:
+	// empty state), answered by Restarted with token.
+	Command_RESTART Command_Kind = 8
+	// REPLAY passes a replay request to its sender.
+	Command_REPLAY Command_Kind = 9
+	// MOVE says that subtasks a lost worker ran now run where moves
+	// says: the worker severs the channels from them, points its
+	// channels to them there, and answers Moved with token.
+	Command_MOVE Command_Kind = 10
 )
 
 // Enum value maps for Command_Kind.
 var (
 	Command_Kind_name = map[int32]string{
-		0: "TRIGGER",
-		1: "TRIGGER_SUBTASK",
-		2: "COMPLETE",
-		3: "ABORT",
-		4: "RELEASE",
-		5: "KILL",
-		6: "CANCEL",
+		0:  "TRIGGER",
+		1:  "TRIGGER_SUBTASK",
+		2:  "COMPLETE",
+		3:  "ABORT",
+		4:  "RELEASE",
+		5:  "KILL",
+		6:  "CANCEL",
+		7:  "STOP",
+		8:  "RESTART",
+		9:  "REPLAY",
+		10: "MOVE",
 	}
 	Command_Kind_value = map[string]int32{
 		"TRIGGER":         0,
@@ -56,6 +71,10 @@ var (
 		"RELEASE":         4,
 		"KILL":            5,
 		"CANCEL":          6,
+		"STOP":            7,
+		"RESTART":         8,
+		"REPLAY":          9,
+		"MOVE":            10,
 	}
 )
 
@@ -83,7 +102,7 @@ func (x Command_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Command_Kind.Descriptor instead.
 func (Command_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{14, 0}
+	return file_weir_proto_rawDescGZIP(), []int{18, 0}
 }
 
 type WorkerMessage struct {
@@ -95,6 +114,10 @@ type WorkerMessage struct {
 	//	*WorkerMessage_Snapshot
 	//	*WorkerMessage_Finished
 	//	*WorkerMessage_Ended
+	//	*WorkerMessage_Failed
+	//	*WorkerMessage_Restarted
+	//	*WorkerMessage_Replay
+	//	*WorkerMessage_Moved
 	Msg           isWorkerMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -182,6 +205,42 @@ func (x *WorkerMessage) GetEnded() *AttemptEnded {
 	return nil
 }
 
+func (x *WorkerMessage) GetFailed() *SubtaskFailed {
+	if x != nil {
+		if x, ok := x.Msg.(*WorkerMessage_Failed); ok {
+			return x.Failed
+		}
+	}
+	return nil
+}
+
+func (x *WorkerMessage) GetRestarted() *Restarted {
+	if x != nil {
+		if x, ok := x.Msg.(*WorkerMessage_Restarted); ok {
+			return x.Restarted
+		}
+	}
+	return nil
+}
+
+func (x *WorkerMessage) GetReplay() *ReplayRequest {
+	if x != nil {
+		if x, ok := x.Msg.(*WorkerMessage_Replay); ok {
+			return x.Replay
+		}
+	}
+	return nil
+}
+
+func (x *WorkerMessage) GetMoved() *Moved {
+	if x != nil {
+		if x, ok := x.Msg.(*WorkerMessage_Moved); ok {
+			return x.Moved
+		}
+	}
+	return nil
+}
+
 type isWorkerMessage_Msg interface {
 	isWorkerMessage_Msg()
 }
@@ -206,6 +265,22 @@ type WorkerMessage_Ended struct {
 	Ended *AttemptEnded `protobuf:"bytes,5,opt,name=ended,proto3,oneof"`
 }
 
+type WorkerMessage_Failed struct {
+	Failed *SubtaskFailed `protobuf:"bytes,6,opt,name=failed,proto3,oneof"`
+}
+
+type WorkerMessage_Restarted struct {
+	Restarted *Restarted `protobuf:"bytes,7,opt,name=restarted,proto3,oneof"`
+}
+
+type WorkerMessage_Replay struct {
+	Replay *ReplayRequest `protobuf:"bytes,8,opt,name=replay,proto3,oneof"`
+}
+
+type WorkerMessage_Moved struct {
+	Moved *Moved `protobuf:"bytes,9,opt,name=moved,proto3,oneof"`
+}
+
 func (*WorkerMessage_Hello) isWorkerMessage_Msg() {}
 
 func (*WorkerMessage_Heartbeat) isWorkerMessage_Msg() {}
@@ -215,6 +290,280 @@ func (*WorkerMessage_Snapshot) isWorkerMessage_Msg() {}
 func (*WorkerMessage_Finished) isWorkerMessage_Msg() {}
 
 func (*WorkerMessage_Ended) isWorkerMessage_Msg() {}
+
+func (*WorkerMessage_Failed) isWorkerMessage_Msg() {}
+
+func (*WorkerMessage_Restarted) isWorkerMessage_Msg() {}
+
+func (*WorkerMessage_Replay) isWorkerMessage_Msg() {}
+
+func (*WorkerMessage_Moved) isWorkerMessage_Msg() {}
+
+// SubtaskFailed reports a subtask that failed alone (fine-grained
+// failover with upstream backup): the others run on.
+type SubtaskFailed struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Subtask       *SubtaskRef            `protobuf:"bytes,2,opt,name=subtask,proto3" json:"subtask,omitempty"`
+	Error         string                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubtaskFailed) Reset() {
+	*x = SubtaskFailed{}
+	mi := &file_weir_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubtaskFailed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubtaskFailed) ProtoMessage() {}
+
+func (x *SubtaskFailed) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubtaskFailed.ProtoReflect.Descriptor instead.
+func (*SubtaskFailed) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *SubtaskFailed) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *SubtaskFailed) GetSubtask() *SubtaskRef {
+	if x != nil {
+		return x.Subtask
+	}
+	return nil
+}
+
+func (x *SubtaskFailed) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// Restarted answers a RESTART command (or a share deployed to rejoin):
+// its subtasks restored their state and asked for their replays.
+type Restarted struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Token         int64                  `protobuf:"varint,2,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Restarted) Reset() {
+	*x = Restarted{}
+	mi := &file_weir_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Restarted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Restarted) ProtoMessage() {}
+
+func (x *Restarted) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Restarted.ProtoReflect.Descriptor instead.
+func (*Restarted) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Restarted) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Restarted) GetToken() int64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
+// ReplayRequest asks sender to replay its retained output on edge's
+// channel to subtask to, from record from on, for the receiver's
+// incarnation. Workers send it to the coordinator, which passes it on
+// in a REPLAY command to the worker that runs sender.
+type ReplayRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Sender        *SubtaskRef            `protobuf:"bytes,2,opt,name=sender,proto3" json:"sender,omitempty"`
+	Edge          int32                  `protobuf:"varint,3,opt,name=edge,proto3" json:"edge,omitempty"`
+	To            int32                  `protobuf:"varint,4,opt,name=to,proto3" json:"to,omitempty"`
+	From          int64                  `protobuf:"varint,5,opt,name=from,proto3" json:"from,omitempty"`
+	Incarnation   int64                  `protobuf:"varint,6,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplayRequest) Reset() {
+	*x = ReplayRequest{}
+	mi := &file_weir_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplayRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplayRequest) ProtoMessage() {}
+
+func (x *ReplayRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplayRequest.ProtoReflect.Descriptor instead.
+func (*ReplayRequest) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ReplayRequest) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *ReplayRequest) GetSender() *SubtaskRef {
+	if x != nil {
+		return x.Sender
+	}
+	return nil
+}
+
+func (x *ReplayRequest) GetEdge() int32 {
+	if x != nil {
+		return x.Edge
+	}
+	return 0
+}
+
+func (x *ReplayRequest) GetTo() int32 {
+	if x != nil {
+		return x.To
+	}
+	return 0
+}
+
+func (x *ReplayRequest) GetFrom() int64 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+func (x *ReplayRequest) GetIncarnation() int64 {
+	if x != nil {
+		return x.Incarnation
+	}
+	return 0
+}
+
+// Moved answers a MOVE command: per channel from the moved subtasks into
+// this worker's subtasks, the records delivered before it was severed.
+type Moved struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Token         int64                  `protobuf:"varint,2,opt,name=token,proto3" json:"token,omitempty"`
+	Delivered     []*ChannelCount        `protobuf:"bytes,3,rep,name=delivered,proto3" json:"delivered,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Moved) Reset() {
+	*x = Moved{}
+	mi := &file_weir_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Moved) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Moved) ProtoMessage() {}
+
+func (x *Moved) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Moved.ProtoReflect.Descriptor instead.
+func (*Moved) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Moved) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Moved) GetToken() int64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
+func (x *Moved) GetDelivered() []*ChannelCount {
+	if x != nil {
+		return x.Delivered
+	}
+	return nil
+}
 
 type Hello struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -233,7 +582,7 @@ type Hello struct {
 
 func (x *Hello) Reset() {
 	*x = Hello{}
-	mi := &file_weir_proto_msgTypes[1]
+	mi := &file_weir_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -245,7 +594,7 @@ func (x *Hello) String() string {
 func (*Hello) ProtoMessage() {}
 
 func (x *Hello) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[1]
+	mi := &file_weir_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -258,7 +607,7 @@ func (x *Hello) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hello.ProtoReflect.Descriptor instead.
 func (*Hello) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{1}
+	return file_weir_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Hello) GetWorkerId() string {
@@ -305,7 +654,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_weir_proto_msgTypes[2]
+	mi := &file_weir_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -317,7 +666,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[2]
+	mi := &file_weir_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -330,7 +679,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{2}
+	return file_weir_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Heartbeat) GetAttempts() []*AttemptMetrics {
@@ -354,7 +703,7 @@ type AttemptMetrics struct {
 
 func (x *AttemptMetrics) Reset() {
 	*x = AttemptMetrics{}
-	mi := &file_weir_proto_msgTypes[3]
+	mi := &file_weir_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -366,7 +715,7 @@ func (x *AttemptMetrics) String() string {
 func (*AttemptMetrics) ProtoMessage() {}
 
 func (x *AttemptMetrics) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[3]
+	mi := &file_weir_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -379,7 +728,7 @@ func (x *AttemptMetrics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptMetrics.ProtoReflect.Descriptor instead.
 func (*AttemptMetrics) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{3}
+	return file_weir_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *AttemptMetrics) GetKey() string {
@@ -420,7 +769,7 @@ type SubtaskRef struct {
 
 func (x *SubtaskRef) Reset() {
 	*x = SubtaskRef{}
-	mi := &file_weir_proto_msgTypes[4]
+	mi := &file_weir_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -432,7 +781,7 @@ func (x *SubtaskRef) String() string {
 func (*SubtaskRef) ProtoMessage() {}
 
 func (x *SubtaskRef) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[4]
+	mi := &file_weir_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -445,7 +794,7 @@ func (x *SubtaskRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskRef.ProtoReflect.Descriptor instead.
 func (*SubtaskRef) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{4}
+	return file_weir_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SubtaskRef) GetVertex() int32 {
@@ -475,7 +824,7 @@ type ChannelCount struct {
 
 func (x *ChannelCount) Reset() {
 	*x = ChannelCount{}
-	mi := &file_weir_proto_msgTypes[5]
+	mi := &file_weir_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -487,7 +836,7 @@ func (x *ChannelCount) String() string {
 func (*ChannelCount) ProtoMessage() {}
 
 func (x *ChannelCount) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[5]
+	mi := &file_weir_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -500,7 +849,7 @@ func (x *ChannelCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelCount.ProtoReflect.Descriptor instead.
 func (*ChannelCount) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{5}
+	return file_weir_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ChannelCount) GetEdge() int32 {
@@ -556,7 +905,7 @@ type SnapshotDone struct {
 
 func (x *SnapshotDone) Reset() {
 	*x = SnapshotDone{}
-	mi := &file_weir_proto_msgTypes[6]
+	mi := &file_weir_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -568,7 +917,7 @@ func (x *SnapshotDone) String() string {
 func (*SnapshotDone) ProtoMessage() {}
 
 func (x *SnapshotDone) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[6]
+	mi := &file_weir_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -581,7 +930,7 @@ func (x *SnapshotDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDone.ProtoReflect.Descriptor instead.
 func (*SnapshotDone) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{6}
+	return file_weir_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SnapshotDone) GetKey() string {
@@ -650,7 +999,7 @@ type SubtaskFinished struct {
 
 func (x *SubtaskFinished) Reset() {
 	*x = SubtaskFinished{}
-	mi := &file_weir_proto_msgTypes[7]
+	mi := &file_weir_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -662,7 +1011,7 @@ func (x *SubtaskFinished) String() string {
 func (*SubtaskFinished) ProtoMessage() {}
 
 func (x *SubtaskFinished) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[7]
+	mi := &file_weir_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -675,7 +1024,7 @@ func (x *SubtaskFinished) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskFinished.ProtoReflect.Descriptor instead.
 func (*SubtaskFinished) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{7}
+	return file_weir_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SubtaskFinished) GetKey() string {
@@ -703,7 +1052,7 @@ type AttemptEnded struct {
 
 func (x *AttemptEnded) Reset() {
 	*x = AttemptEnded{}
-	mi := &file_weir_proto_msgTypes[8]
+	mi := &file_weir_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -715,7 +1064,7 @@ func (x *AttemptEnded) String() string {
 func (*AttemptEnded) ProtoMessage() {}
 
 func (x *AttemptEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[8]
+	mi := &file_weir_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -728,7 +1077,7 @@ func (x *AttemptEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptEnded.ProtoReflect.Descriptor instead.
 func (*AttemptEnded) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{8}
+	return file_weir_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AttemptEnded) GetKey() string {
@@ -760,7 +1109,7 @@ type CoordinatorMessage struct {
 
 func (x *CoordinatorMessage) Reset() {
 	*x = CoordinatorMessage{}
-	mi := &file_weir_proto_msgTypes[9]
+	mi := &file_weir_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -772,7 +1121,7 @@ func (x *CoordinatorMessage) String() string {
 func (*CoordinatorMessage) ProtoMessage() {}
 
 func (x *CoordinatorMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[9]
+	mi := &file_weir_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -785,7 +1134,7 @@ func (x *CoordinatorMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoordinatorMessage.ProtoReflect.Descriptor instead.
 func (*CoordinatorMessage) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{9}
+	return file_weir_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CoordinatorMessage) GetMsg() isCoordinatorMessage_Msg {
@@ -876,7 +1225,7 @@ type Prefetch struct {
 
 func (x *Prefetch) Reset() {
 	*x = Prefetch{}
-	mi := &file_weir_proto_msgTypes[10]
+	mi := &file_weir_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -888,7 +1237,7 @@ func (x *Prefetch) String() string {
 func (*Prefetch) ProtoMessage() {}
 
 func (x *Prefetch) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[10]
+	mi := &file_weir_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -901,7 +1250,7 @@ func (x *Prefetch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Prefetch.ProtoReflect.Descriptor instead.
 func (*Prefetch) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{10}
+	return file_weir_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Prefetch) GetName() string {
@@ -941,7 +1290,7 @@ type Welcome struct {
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
-	mi := &file_weir_proto_msgTypes[11]
+	mi := &file_weir_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -953,7 +1302,7 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[11]
+	mi := &file_weir_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -966,7 +1315,7 @@ func (x *Welcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Welcome.ProtoReflect.Descriptor instead.
 func (*Welcome) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{11}
+	return file_weir_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Welcome) GetHeartbeatIntervalNs() int64 {
@@ -977,16 +1326,19 @@ func (x *Welcome) GetHeartbeatIntervalNs() int64 {
 }
 
 type Placement struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Subtask       *SubtaskRef            `protobuf:"bytes,1,opt,name=subtask,proto3" json:"subtask,omitempty"`
-	DataAddr      string                 `protobuf:"bytes,2,opt,name=data_addr,json=dataAddr,proto3" json:"data_addr,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Subtask  *SubtaskRef            `protobuf:"bytes,1,opt,name=subtask,proto3" json:"subtask,omitempty"`
+	DataAddr string                 `protobuf:"bytes,2,opt,name=data_addr,json=dataAddr,proto3" json:"data_addr,omitempty"`
+	// data_key is the data plane endpoint the subtask runs in: the key of
+	// the share that runs it (empty: the attempt's key).
+	DataKey       string `protobuf:"bytes,3,opt,name=data_key,json=dataKey,proto3" json:"data_key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Placement) Reset() {
 	*x = Placement{}
-	mi := &file_weir_proto_msgTypes[12]
+	mi := &file_weir_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -998,7 +1350,7 @@ func (x *Placement) String() string {
 func (*Placement) ProtoMessage() {}
 
 func (x *Placement) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[12]
+	mi := &file_weir_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1011,7 +1363,7 @@ func (x *Placement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Placement.ProtoReflect.Descriptor instead.
 func (*Placement) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{12}
+	return file_weir_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Placement) GetSubtask() *SubtaskRef {
@@ -1024,6 +1376,13 @@ func (x *Placement) GetSubtask() *SubtaskRef {
 func (x *Placement) GetDataAddr() string {
 	if x != nil {
 		return x.DataAddr
+	}
+	return ""
+}
+
+func (x *Placement) GetDataKey() string {
+	if x != nil {
+		return x.DataKey
 	}
 	return ""
 }
@@ -1045,14 +1404,26 @@ type Deploy struct {
 	AlignedTimeoutNs int64        `protobuf:"varint,9,opt,name=aligned_timeout_ns,json=alignedTimeoutNs,proto3" json:"aligned_timeout_ns,omitempty"`
 	Attempt          int32        `protobuf:"varint,10,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	// restore is the checkpoint to restore (JSON of its metadata), if any.
-	Restore       []byte `protobuf:"bytes,11,opt,name=restore,proto3" json:"restore,omitempty"`
+	Restore []byte `protobuf:"bytes,11,opt,name=restore,proto3" json:"restore,omitempty"`
+	// upstream_backup restarts failed subtasks alone (fine-grained
+	// failover), with retain_limit bytes of retained output per subtask.
+	UpstreamBackup bool  `protobuf:"varint,12,opt,name=upstream_backup,json=upstreamBackup,proto3" json:"upstream_backup,omitempty"`
+	RetainLimit    int64 `protobuf:"varint,13,opt,name=retain_limit,json=retainLimit,proto3" json:"retain_limit,omitempty"`
+	// rejoin starts the subtasks as replacements of subtasks a lost worker
+	// ran, numbering their incarnations above incarnation; delivered holds
+	// what their receivers hold from the lost ones. The worker answers
+	// Restarted with token.
+	Rejoin        bool            `protobuf:"varint,14,opt,name=rejoin,proto3" json:"rejoin,omitempty"`
+	Incarnation   int64           `protobuf:"varint,15,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
+	Delivered     []*ChannelCount `protobuf:"bytes,16,rep,name=delivered,proto3" json:"delivered,omitempty"`
+	Token         int64           `protobuf:"varint,17,opt,name=token,proto3" json:"token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Deploy) Reset() {
 	*x = Deploy{}
-	mi := &file_weir_proto_msgTypes[13]
+	mi := &file_weir_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1064,7 +1435,7 @@ func (x *Deploy) String() string {
 func (*Deploy) ProtoMessage() {}
 
 func (x *Deploy) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[13]
+	mi := &file_weir_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1077,7 +1448,7 @@ func (x *Deploy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Deploy.ProtoReflect.Descriptor instead.
 func (*Deploy) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{13}
+	return file_weir_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Deploy) GetKey() string {
@@ -1157,6 +1528,48 @@ func (x *Deploy) GetRestore() []byte {
 	return nil
 }
 
+func (x *Deploy) GetUpstreamBackup() bool {
+	if x != nil {
+		return x.UpstreamBackup
+	}
+	return false
+}
+
+func (x *Deploy) GetRetainLimit() int64 {
+	if x != nil {
+		return x.RetainLimit
+	}
+	return 0
+}
+
+func (x *Deploy) GetRejoin() bool {
+	if x != nil {
+		return x.Rejoin
+	}
+	return false
+}
+
+func (x *Deploy) GetIncarnation() int64 {
+	if x != nil {
+		return x.Incarnation
+	}
+	return 0
+}
+
+func (x *Deploy) GetDelivered() []*ChannelCount {
+	if x != nil {
+		return x.Delivered
+	}
+	return nil
+}
+
+func (x *Deploy) GetToken() int64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
 type Command struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
@@ -1164,13 +1577,19 @@ type Command struct {
 	Checkpoint    int64                  `protobuf:"varint,3,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
 	Subtask       *SubtaskRef            `protobuf:"bytes,4,opt,name=subtask,proto3" json:"subtask,omitempty"`
 	Error         string                 `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	Subtasks      []*SubtaskRef          `protobuf:"bytes,6,rep,name=subtasks,proto3" json:"subtasks,omitempty"`
+	Restore       []byte                 `protobuf:"bytes,7,opt,name=restore,proto3" json:"restore,omitempty"`
+	Attempt       int32                  `protobuf:"varint,8,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Token         int64                  `protobuf:"varint,9,opt,name=token,proto3" json:"token,omitempty"`
+	Replay        *ReplayRequest         `protobuf:"bytes,10,opt,name=replay,proto3" json:"replay,omitempty"`
+	Moves         []*Placement           `protobuf:"bytes,11,rep,name=moves,proto3" json:"moves,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Command) Reset() {
 	*x = Command{}
-	mi := &file_weir_proto_msgTypes[14]
+	mi := &file_weir_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1182,7 +1601,7 @@ func (x *Command) String() string {
 func (*Command) ProtoMessage() {}
 
 func (x *Command) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[14]
+	mi := &file_weir_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1195,7 +1614,7 @@ func (x *Command) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Command.ProtoReflect.Descriptor instead.
 func (*Command) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{14}
+	return file_weir_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Command) GetKey() string {
@@ -1233,6 +1652,48 @@ func (x *Command) GetError() string {
 	return ""
 }
 
+func (x *Command) GetSubtasks() []*SubtaskRef {
+	if x != nil {
+		return x.Subtasks
+	}
+	return nil
+}
+
+func (x *Command) GetRestore() []byte {
+	if x != nil {
+		return x.Restore
+	}
+	return nil
+}
+
+func (x *Command) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *Command) GetToken() int64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
+func (x *Command) GetReplay() *ReplayRequest {
+	if x != nil {
+		return x.Replay
+	}
+	return nil
+}
+
+func (x *Command) GetMoves() []*Placement {
+	if x != nil {
+		return x.Moves
+	}
+	return nil
+}
+
 type SubmitRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Job           string                 `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
@@ -1243,7 +1704,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_weir_proto_msgTypes[15]
+	mi := &file_weir_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1255,7 +1716,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[15]
+	mi := &file_weir_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1268,7 +1729,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{15}
+	return file_weir_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SubmitRequest) GetJob() string {
@@ -1293,7 +1754,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_weir_proto_msgTypes[16]
+	mi := &file_weir_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1305,7 +1766,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[16]
+	mi := &file_weir_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1318,7 +1779,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{16}
+	return file_weir_proto_rawDescGZIP(), []int{20}
 }
 
 type ListJobsResponse struct {
@@ -1330,7 +1791,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_weir_proto_msgTypes[17]
+	mi := &file_weir_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1342,7 +1803,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[17]
+	mi := &file_weir_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1355,7 +1816,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{17}
+	return file_weir_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobInfo {
@@ -1374,7 +1835,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_weir_proto_msgTypes[18]
+	mi := &file_weir_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1386,7 +1847,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[18]
+	mi := &file_weir_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1399,7 +1860,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{18}
+	return file_weir_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetJobRequest) GetId() string {
@@ -1439,7 +1900,7 @@ type JobInfo struct {
 
 func (x *JobInfo) Reset() {
 	*x = JobInfo{}
-	mi := &file_weir_proto_msgTypes[19]
+	mi := &file_weir_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1451,7 +1912,7 @@ func (x *JobInfo) String() string {
 func (*JobInfo) ProtoMessage() {}
 
 func (x *JobInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[19]
+	mi := &file_weir_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1464,7 +1925,7 @@ func (x *JobInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobInfo.ProtoReflect.Descriptor instead.
 func (*JobInfo) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{19}
+	return file_weir_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *JobInfo) GetId() string {
@@ -1575,7 +2036,7 @@ type WorkerTasks struct {
 
 func (x *WorkerTasks) Reset() {
 	*x = WorkerTasks{}
-	mi := &file_weir_proto_msgTypes[20]
+	mi := &file_weir_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1587,7 +2048,7 @@ func (x *WorkerTasks) String() string {
 func (*WorkerTasks) ProtoMessage() {}
 
 func (x *WorkerTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[20]
+	mi := &file_weir_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1600,7 +2061,7 @@ func (x *WorkerTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerTasks.ProtoReflect.Descriptor instead.
 func (*WorkerTasks) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{20}
+	return file_weir_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *WorkerTasks) GetWorkerId() string {
@@ -1622,14 +2083,36 @@ var File_weir_proto protoreflect.FileDescriptor
 const file_weir_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"weir.proto\x12\x0fweir.cluster.v1\"\xb6\x02\n" +
+	"weir.proto\x12\x0fweir.cluster.v1\"\x96\x04\n" +
 	"\rWorkerMessage\x12.\n" +
 	"\x05hello\x18\x01 \x01(\v2\x16.weir.cluster.v1.HelloH\x00R\x05hello\x12:\n" +
 	"\theartbeat\x18\x02 \x01(\v2\x1a.weir.cluster.v1.HeartbeatH\x00R\theartbeat\x12;\n" +
 	"\bsnapshot\x18\x03 \x01(\v2\x1d.weir.cluster.v1.SnapshotDoneH\x00R\bsnapshot\x12>\n" +
 	"\bfinished\x18\x04 \x01(\v2 .weir.cluster.v1.SubtaskFinishedH\x00R\bfinished\x125\n" +
-	"\x05ended\x18\x05 \x01(\v2\x1d.weir.cluster.v1.AttemptEndedH\x00R\x05endedB\x05\n" +
-	"\x03msg\"\x85\x01\n" +
+	"\x05ended\x18\x05 \x01(\v2\x1d.weir.cluster.v1.AttemptEndedH\x00R\x05ended\x128\n" +
+	"\x06failed\x18\x06 \x01(\v2\x1e.weir.cluster.v1.SubtaskFailedH\x00R\x06failed\x12:\n" +
+	"\trestarted\x18\a \x01(\v2\x1a.weir.cluster.v1.RestartedH\x00R\trestarted\x128\n" +
+	"\x06replay\x18\b \x01(\v2\x1e.weir.cluster.v1.ReplayRequestH\x00R\x06replay\x12.\n" +
+	"\x05moved\x18\t \x01(\v2\x16.weir.cluster.v1.MovedH\x00R\x05movedB\x05\n" +
+	"\x03msg\"n\n" +
+	"\rSubtaskFailed\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x125\n" +
+	"\asubtask\x18\x02 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\x12\x14\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\"3\n" +
+	"\tRestarted\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\x03R\x05token\"\xb0\x01\n" +
+	"\rReplayRequest\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x123\n" +
+	"\x06sender\x18\x02 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\x06sender\x12\x12\n" +
+	"\x04edge\x18\x03 \x01(\x05R\x04edge\x12\x0e\n" +
+	"\x02to\x18\x04 \x01(\x05R\x02to\x12\x12\n" +
+	"\x04from\x18\x05 \x01(\x03R\x04from\x12 \n" +
+	"\vincarnation\x18\x06 \x01(\x03R\vincarnation\"l\n" +
+	"\x05Moved\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\x03R\x05token\x12;\n" +
+	"\tdelivered\x18\x03 \x03(\v2\x1d.weir.cluster.v1.ChannelCountR\tdelivered\"\x85\x01\n" +
 	"\x05Hello\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x1b\n" +
 	"\tdata_addr\x18\x02 \x01(\tR\bdataAddr\x12\x14\n" +
@@ -1684,10 +2167,11 @@ const file_weir_proto_rawDesc = "" +
 	"\x03job\x18\x03 \x01(\tR\x03job\x12\x12\n" +
 	"\x04args\x18\x04 \x03(\tR\x04args\"=\n" +
 	"\aWelcome\x122\n" +
-	"\x15heartbeat_interval_ns\x18\x01 \x01(\x03R\x13heartbeatIntervalNs\"_\n" +
+	"\x15heartbeat_interval_ns\x18\x01 \x01(\x03R\x13heartbeatIntervalNs\"z\n" +
 	"\tPlacement\x125\n" +
 	"\asubtask\x18\x01 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\x12\x1b\n" +
-	"\tdata_addr\x18\x02 \x01(\tR\bdataAddr\"\xf4\x02\n" +
+	"\tdata_addr\x18\x02 \x01(\tR\bdataAddr\x12\x19\n" +
+	"\bdata_key\x18\x03 \x01(\tR\adataKey\"\xcd\x04\n" +
 	"\x06Deploy\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x10\n" +
 	"\x03job\x18\x02 \x01(\tR\x03job\x12\x12\n" +
@@ -1700,7 +2184,13 @@ const file_weir_proto_rawDesc = "" +
 	"\x12aligned_timeout_ns\x18\t \x01(\x03R\x10alignedTimeoutNs\x12\x18\n" +
 	"\aattempt\x18\n" +
 	" \x01(\x05R\aattempt\x12\x18\n" +
-	"\arestore\x18\v \x01(\fR\arestore\"\xa1\x02\n" +
+	"\arestore\x18\v \x01(\fR\arestore\x12'\n" +
+	"\x0fupstream_backup\x18\f \x01(\bR\x0eupstreamBackup\x12!\n" +
+	"\fretain_limit\x18\r \x01(\x03R\vretainLimit\x12\x16\n" +
+	"\x06rejoin\x18\x0e \x01(\bR\x06rejoin\x12 \n" +
+	"\vincarnation\x18\x0f \x01(\x03R\vincarnation\x12;\n" +
+	"\tdelivered\x18\x10 \x03(\v2\x1d.weir.cluster.v1.ChannelCountR\tdelivered\x12\x14\n" +
+	"\x05token\x18\x11 \x01(\x03R\x05token\"\xbc\x04\n" +
 	"\aCommand\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.weir.cluster.v1.Command.KindR\x04kind\x12\x1e\n" +
@@ -1708,7 +2198,14 @@ const file_weir_proto_rawDesc = "" +
 	"checkpoint\x18\x03 \x01(\x03R\n" +
 	"checkpoint\x125\n" +
 	"\asubtask\x18\x04 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\x12\x14\n" +
-	"\x05error\x18\x05 \x01(\tR\x05error\"d\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error\x127\n" +
+	"\bsubtasks\x18\x06 \x03(\v2\x1b.weir.cluster.v1.SubtaskRefR\bsubtasks\x12\x18\n" +
+	"\arestore\x18\a \x01(\fR\arestore\x12\x18\n" +
+	"\aattempt\x18\b \x01(\x05R\aattempt\x12\x14\n" +
+	"\x05token\x18\t \x01(\x03R\x05token\x126\n" +
+	"\x06replay\x18\n" +
+	" \x01(\v2\x1e.weir.cluster.v1.ReplayRequestR\x06replay\x120\n" +
+	"\x05moves\x18\v \x03(\v2\x1a.weir.cluster.v1.PlacementR\x05moves\"\x91\x01\n" +
 	"\x04Kind\x12\v\n" +
 	"\aTRIGGER\x10\x00\x12\x13\n" +
 	"\x0fTRIGGER_SUBTASK\x10\x01\x12\f\n" +
@@ -1717,7 +2214,13 @@ const file_weir_proto_rawDesc = "" +
 	"\aRELEASE\x10\x04\x12\b\n" +
 	"\x04KILL\x10\x05\x12\n" +
 	"\n" +
-	"\x06CANCEL\x10\x06\"5\n" +
+	"\x06CANCEL\x10\x06\x12\b\n" +
+	"\x04STOP\x10\a\x12\v\n" +
+	"\aRESTART\x10\b\x12\n" +
+	"\n" +
+	"\x06REPLAY\x10\t\x12\b\n" +
+	"\x04MOVE\x10\n" +
+	"\"5\n" +
 	"\rSubmitRequest\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x12\n" +
 	"\x04args\x18\x02 \x03(\tR\x04args\"\x11\n" +
@@ -1765,68 +2268,83 @@ func file_weir_proto_rawDescGZIP() []byte {
 }
 
 var file_weir_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_weir_proto_goTypes = []any{
 	(Command_Kind)(0),          // 0: weir.cluster.v1.Command.Kind
 	(*WorkerMessage)(nil),      // 1: weir.cluster.v1.WorkerMessage
-	(*Hello)(nil),              // 2: weir.cluster.v1.Hello
-	(*Heartbeat)(nil),          // 3: weir.cluster.v1.Heartbeat
-	(*AttemptMetrics)(nil),     // 4: weir.cluster.v1.AttemptMetrics
-	(*SubtaskRef)(nil),         // 5: weir.cluster.v1.SubtaskRef
-	(*ChannelCount)(nil),       // 6: weir.cluster.v1.ChannelCount
-	(*SnapshotDone)(nil),       // 7: weir.cluster.v1.SnapshotDone
-	(*SubtaskFinished)(nil),    // 8: weir.cluster.v1.SubtaskFinished
-	(*AttemptEnded)(nil),       // 9: weir.cluster.v1.AttemptEnded
-	(*CoordinatorMessage)(nil), // 10: weir.cluster.v1.CoordinatorMessage
-	(*Prefetch)(nil),           // 11: weir.cluster.v1.Prefetch
-	(*Welcome)(nil),            // 12: weir.cluster.v1.Welcome
-	(*Placement)(nil),          // 13: weir.cluster.v1.Placement
-	(*Deploy)(nil),             // 14: weir.cluster.v1.Deploy
-	(*Command)(nil),            // 15: weir.cluster.v1.Command
-	(*SubmitRequest)(nil),      // 16: weir.cluster.v1.SubmitRequest
-	(*ListJobsRequest)(nil),    // 17: weir.cluster.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),   // 18: weir.cluster.v1.ListJobsResponse
-	(*GetJobRequest)(nil),      // 19: weir.cluster.v1.GetJobRequest
-	(*JobInfo)(nil),            // 20: weir.cluster.v1.JobInfo
-	(*WorkerTasks)(nil),        // 21: weir.cluster.v1.WorkerTasks
+	(*SubtaskFailed)(nil),      // 2: weir.cluster.v1.SubtaskFailed
+	(*Restarted)(nil),          // 3: weir.cluster.v1.Restarted
+	(*ReplayRequest)(nil),      // 4: weir.cluster.v1.ReplayRequest
+	(*Moved)(nil),              // 5: weir.cluster.v1.Moved
+	(*Hello)(nil),              // 6: weir.cluster.v1.Hello
+	(*Heartbeat)(nil),          // 7: weir.cluster.v1.Heartbeat
+	(*AttemptMetrics)(nil),     // 8: weir.cluster.v1.AttemptMetrics
+	(*SubtaskRef)(nil),         // 9: weir.cluster.v1.SubtaskRef
+	(*ChannelCount)(nil),       // 10: weir.cluster.v1.ChannelCount
+	(*SnapshotDone)(nil),       // 11: weir.cluster.v1.SnapshotDone
+	(*SubtaskFinished)(nil),    // 12: weir.cluster.v1.SubtaskFinished
+	(*AttemptEnded)(nil),       // 13: weir.cluster.v1.AttemptEnded
+	(*CoordinatorMessage)(nil), // 14: weir.cluster.v1.CoordinatorMessage
+	(*Prefetch)(nil),           // 15: weir.cluster.v1.Prefetch
+	(*Welcome)(nil),            // 16: weir.cluster.v1.Welcome
+	(*Placement)(nil),          // 17: weir.cluster.v1.Placement
+	(*Deploy)(nil),             // 18: weir.cluster.v1.Deploy
+	(*Command)(nil),            // 19: weir.cluster.v1.Command
+	(*SubmitRequest)(nil),      // 20: weir.cluster.v1.SubmitRequest
+	(*ListJobsRequest)(nil),    // 21: weir.cluster.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),   // 22: weir.cluster.v1.ListJobsResponse
+	(*GetJobRequest)(nil),      // 23: weir.cluster.v1.GetJobRequest
+	(*JobInfo)(nil),            // 24: weir.cluster.v1.JobInfo
+	(*WorkerTasks)(nil),        // 25: weir.cluster.v1.WorkerTasks
 }
 var file_weir_proto_depIdxs = []int32{
-	2,  // 0: weir.cluster.v1.WorkerMessage.hello:type_name -> weir.cluster.v1.Hello
-	3,  // 1: weir.cluster.v1.WorkerMessage.heartbeat:type_name -> weir.cluster.v1.Heartbeat
-	7,  // 2: weir.cluster.v1.WorkerMessage.snapshot:type_name -> weir.cluster.v1.SnapshotDone
-	8,  // 3: weir.cluster.v1.WorkerMessage.finished:type_name -> weir.cluster.v1.SubtaskFinished
-	9,  // 4: weir.cluster.v1.WorkerMessage.ended:type_name -> weir.cluster.v1.AttemptEnded
-	4,  // 5: weir.cluster.v1.Heartbeat.attempts:type_name -> weir.cluster.v1.AttemptMetrics
-	5,  // 6: weir.cluster.v1.SnapshotDone.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	6,  // 7: weir.cluster.v1.SnapshotDone.channels:type_name -> weir.cluster.v1.ChannelCount
-	5,  // 8: weir.cluster.v1.SubtaskFinished.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	12, // 9: weir.cluster.v1.CoordinatorMessage.welcome:type_name -> weir.cluster.v1.Welcome
-	14, // 10: weir.cluster.v1.CoordinatorMessage.deploy:type_name -> weir.cluster.v1.Deploy
-	15, // 11: weir.cluster.v1.CoordinatorMessage.command:type_name -> weir.cluster.v1.Command
-	11, // 12: weir.cluster.v1.CoordinatorMessage.prefetch:type_name -> weir.cluster.v1.Prefetch
-	5,  // 13: weir.cluster.v1.Placement.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	5,  // 14: weir.cluster.v1.Deploy.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	13, // 15: weir.cluster.v1.Deploy.placement:type_name -> weir.cluster.v1.Placement
-	0,  // 16: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
-	5,  // 17: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	20, // 18: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
-	21, // 19: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
-	5,  // 20: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	1,  // 21: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
-	16, // 22: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
-	17, // 23: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
-	19, // 24: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
-	19, // 25: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
-	10, // 26: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
-	20, // 27: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
-	18, // 28: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
-	20, // 29: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
-	20, // 30: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
-	26, // [26:31] is the sub-list for method output_type
-	21, // [21:26] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	6,  // 0: weir.cluster.v1.WorkerMessage.hello:type_name -> weir.cluster.v1.Hello
+	7,  // 1: weir.cluster.v1.WorkerMessage.heartbeat:type_name -> weir.cluster.v1.Heartbeat
+	11, // 2: weir.cluster.v1.WorkerMessage.snapshot:type_name -> weir.cluster.v1.SnapshotDone
+	12, // 3: weir.cluster.v1.WorkerMessage.finished:type_name -> weir.cluster.v1.SubtaskFinished
+	13, // 4: weir.cluster.v1.WorkerMessage.ended:type_name -> weir.cluster.v1.AttemptEnded
+	2,  // 5: weir.cluster.v1.WorkerMessage.failed:type_name -> weir.cluster.v1.SubtaskFailed
+	3,  // 6: weir.cluster.v1.WorkerMessage.restarted:type_name -> weir.cluster.v1.Restarted
+	4,  // 7: weir.cluster.v1.WorkerMessage.replay:type_name -> weir.cluster.v1.ReplayRequest
+	5,  // 8: weir.cluster.v1.WorkerMessage.moved:type_name -> weir.cluster.v1.Moved
+	9,  // 9: weir.cluster.v1.SubtaskFailed.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	9,  // 10: weir.cluster.v1.ReplayRequest.sender:type_name -> weir.cluster.v1.SubtaskRef
+	10, // 11: weir.cluster.v1.Moved.delivered:type_name -> weir.cluster.v1.ChannelCount
+	8,  // 12: weir.cluster.v1.Heartbeat.attempts:type_name -> weir.cluster.v1.AttemptMetrics
+	9,  // 13: weir.cluster.v1.SnapshotDone.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	10, // 14: weir.cluster.v1.SnapshotDone.channels:type_name -> weir.cluster.v1.ChannelCount
+	9,  // 15: weir.cluster.v1.SubtaskFinished.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	16, // 16: weir.cluster.v1.CoordinatorMessage.welcome:type_name -> weir.cluster.v1.Welcome
+	18, // 17: weir.cluster.v1.CoordinatorMessage.deploy:type_name -> weir.cluster.v1.Deploy
+	19, // 18: weir.cluster.v1.CoordinatorMessage.command:type_name -> weir.cluster.v1.Command
+	15, // 19: weir.cluster.v1.CoordinatorMessage.prefetch:type_name -> weir.cluster.v1.Prefetch
+	9,  // 20: weir.cluster.v1.Placement.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	9,  // 21: weir.cluster.v1.Deploy.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	17, // 22: weir.cluster.v1.Deploy.placement:type_name -> weir.cluster.v1.Placement
+	10, // 23: weir.cluster.v1.Deploy.delivered:type_name -> weir.cluster.v1.ChannelCount
+	0,  // 24: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
+	9,  // 25: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	9,  // 26: weir.cluster.v1.Command.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	4,  // 27: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
+	17, // 28: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
+	24, // 29: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
+	25, // 30: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
+	9,  // 31: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	1,  // 32: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
+	20, // 33: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
+	21, // 34: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
+	23, // 35: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
+	23, // 36: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
+	14, // 37: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
+	24, // 38: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
+	22, // 39: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
+	24, // 40: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
+	24, // 41: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
+	37, // [37:42] is the sub-list for method output_type
+	32, // [32:37] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_weir_proto_init() }
@@ -1840,8 +2358,12 @@ func file_weir_proto_init() {
 		(*WorkerMessage_Snapshot)(nil),
 		(*WorkerMessage_Finished)(nil),
 		(*WorkerMessage_Ended)(nil),
+		(*WorkerMessage_Failed)(nil),
+		(*WorkerMessage_Restarted)(nil),
+		(*WorkerMessage_Replay)(nil),
+		(*WorkerMessage_Moved)(nil),
 	}
-	file_weir_proto_msgTypes[9].OneofWrappers = []any{
+	file_weir_proto_msgTypes[13].OneofWrappers = []any{
 		(*CoordinatorMessage_Welcome)(nil),
 		(*CoordinatorMessage_Deploy)(nil),
 		(*CoordinatorMessage_Command)(nil),
@@ -1853,7 +2375,7 @@ func file_weir_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weir_proto_rawDesc), len(file_weir_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   21,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

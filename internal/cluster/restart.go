@@ -1,0 +1,289 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/engine"
+	"github.com/weir-stream/weir/internal/store"
+	"github.com/weir-stream/weir/internal/task"
+)
+
+// This file is the coordinator's side of restarting single subtasks on a
+// cluster (engine.SubtaskRestarter): fine-grained failover with upstream
+// backup across workers.
+//
+// A subtask that fails on a live worker restarts there (RESTART). The
+// subtasks of a lost worker restart in a new share of the attempt on
+// another worker, standbys first:
+//
+//  1. every other share is told where they run now (MOVE): it severs the
+//     channels from the lost subtasks, points its channels to them at the
+//     new share, and answers with the records it holds from each;
+//  2. the new share is deployed to rejoin: its subtasks restore the
+//     checkpoint, and its sources send no barrier before they caught up
+//     with what their receivers hold;
+//  3. restarted subtasks ask their senders for replays through the
+//     coordinator (ReplayRequest, REPLAY), which holds the requests for a
+//     sender that is itself moving until its new share is deployed.
+//
+// Every answer carries a token; Restart's channel is closed once each
+// restarted subtask asked for its replays.
+
+// restarts is the bookkeeping of an executor's restarts, guarded by the
+// executor's mu.
+type restarts struct {
+	tokens  int64
+	waiting map[int64]chan *pb.Moved             // unanswered MOVE and RESTART commands and rejoining shares
+	pending map[task.SubtaskID][]*pb.ReplayRequest // for senders being moved
+	moved   int                                    // shares created to rejoin
+}
+
+func (r *restarts) init() {
+	r.waiting = map[int64]chan *pb.Moved{}
+	r.pending = map[task.SubtaskID][]*pb.ReplayRequest{}
+}
+
+// tokenLocked returns a new token and the channel its answer arrives on.
+func (x *remoteExecutor) tokenLocked() (int64, chan *pb.Moved) {
+	x.restart.tokens++
+	ch := make(chan *pb.Moved, 1)
+	x.restart.waiting[x.restart.tokens] = ch
+	return x.restart.tokens, ch
+}
+
+func (x *remoteExecutor) answer(token int64, m *pb.Moved) {
+	x.mu.Lock()
+	ch := x.restart.waiting[token]
+	delete(x.restart.waiting, token)
+	x.mu.Unlock()
+	if ch != nil {
+		ch <- m
+	}
+}
+
+// subtaskFailed tells the engine that subtask id failed alone.
+func (x *remoteExecutor) subtaskFailed(id task.SubtaskID, err error) {
+	on := x.spec.Options.OnFailed
+	if on == nil {
+		return
+	}
+	x.wg.Add(1)
+	go func() { // OnFailed waits for the engine, or for the attempt's end
+		defer x.wg.Done()
+		on(id, err)
+	}()
+}
+
+func (x *remoteExecutor) onRestartMessage(w *workerConn, m *pb.WorkerMessage) {
+	switch v := m.Msg.(type) {
+	case *pb.WorkerMessage_Failed:
+		x.subtaskFailed(sid(v.Failed.Subtask), fmt.Errorf("on worker %s: %s", w.id, v.Failed.Error))
+	case *pb.WorkerMessage_Restarted:
+		x.answer(v.Restarted.Token, &pb.Moved{})
+	case *pb.WorkerMessage_Moved:
+		x.answer(v.Moved.Token, v.Moved)
+	case *pb.WorkerMessage_Replay:
+		x.routeReplay(v.Replay)
+	}
+}
+
+// routeReplay passes a replay request on to the share that runs its
+// sender, or holds it while the sender moves.
+func (x *remoteExecutor) routeReplay(q *pb.ReplayRequest) {
+	sender := sid(q.Sender)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	sh := x.where[sender]
+	switch {
+	case sh == nil:
+	case sh.lost || !sh.live:
+		x.restart.pending[sender] = append(x.restart.pending[sender], q)
+	case !sh.ended:
+		sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: &pb.Command{
+			Key: sh.key, Kind: pb.Command_REPLAY, Replay: q}}})
+	}
+}
+
+// Stop stops running subtasks so that they restart with a failed one.
+func (x *remoteExecutor) Stop(ids []task.SubtaskID) {
+	for _, id := range ids {
+		x.command(id, &pb.Command{Kind: pb.Command_STOP, Subtasks: []*pb.SubtaskRef{ref(id)}})
+	}
+}
+
+// Restart restarts failed or stopped subtasks from checkpoint m: those of
+// live workers where they ran, those of lost workers in new shares.
+func (x *remoteExecutor) Restart(ctx context.Context, ids []task.SubtaskID, m *store.Metadata, attempt int) (<-chan struct{}, error) {
+	restore, err := encodeRestore(m)
+	if err != nil {
+		return nil, err
+	}
+	ready := make(chan struct{})
+	x.wg.Add(1)
+	go func() {
+		defer x.wg.Done()
+		defer close(ready)
+		if err := x.restartTasks(ctx, ids, restore, attempt); err != nil && ctx.Err() == nil {
+			x.post(endEvent{nil, err})
+		}
+	}()
+	return ready, nil
+}
+
+// awaited is an answer a restart waits for, from share sh.
+type awaited struct {
+	sh *share
+	ch chan *pb.Moved
+}
+
+func (a awaited) wait(ctx context.Context) *pb.Moved {
+	select {
+	case m := <-a.ch:
+		return m
+	case <-a.sh.done:
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+func (x *remoteExecutor) restartTasks(ctx context.Context, ids []task.SubtaskID, restore []byte, attempt int) error {
+	x.mu.Lock()
+	inPlace := map[*share][]*pb.SubtaskRef{}
+	var moving []task.SubtaskID
+	for _, id := range ids {
+		switch sh := x.where[id]; {
+		case sh == nil || sh.ended && !sh.lost:
+		case sh.lost:
+			moving = append(moving, id)
+		default:
+			inPlace[sh] = append(inPlace[sh], ref(id))
+		}
+	}
+	var waits []awaited
+	for sh, refs := range inPlace {
+		tok, ch := x.tokenLocked()
+		sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: &pb.Command{Key: sh.key,
+			Kind: pb.Command_RESTART, Subtasks: refs, Restore: restore, Attempt: int32(attempt), Token: tok}}})
+		waits = append(waits, awaited{sh, ch})
+	}
+	x.mu.Unlock()
+	if len(moving) > 0 {
+		more, err := x.move(ctx, moving, restore, attempt)
+		if err != nil {
+			return err
+		}
+		waits = append(waits, more...)
+	}
+	for _, a := range waits {
+		a.wait(ctx)
+	}
+	return nil
+}
+
+// move restarts the subtasks of lost workers in new shares, and returns
+// the answers to wait for: each new share's rejoin.
+func (x *remoteExecutor) move(ctx context.Context, ids []task.SubtaskID, restore []byte, attempt int) ([]awaited, error) {
+	var idx []int
+	for _, id := range ids {
+		if !slices.Contains(idx, id.Subtask) {
+			idx = append(idx, id.Subtask)
+		}
+	}
+	slices.Sort(idx)
+	slots, err := x.c.takeSlots(ctx, x.job, len(idx), true)
+	if err != nil {
+		return nil, err
+	}
+	// 1. New shares, one per worker.
+	x.mu.Lock()
+	byWorker := map[*workerConn]*share{}
+	var fresh []*share
+	var moves []*pb.Placement
+	for _, id := range ids {
+		w := slots[slices.Index(idx, id.Subtask)]
+		sh := byWorker[w]
+		if sh == nil {
+			x.restart.moved++
+			sh = &share{key: fmt.Sprintf("%s/r%d", x.key, x.restart.moved), w: w, done: make(chan struct{})}
+			byWorker[w] = sh
+			fresh = append(fresh, sh)
+			x.shares = append(x.shares, sh)
+		}
+		x.where[id] = sh
+		moves = append(moves, &pb.Placement{Subtask: ref(id), DataAddr: w.dataAddr, DataKey: sh.key})
+	}
+	// 2. Every other share severs the lost subtasks and points to the new.
+	var told []awaited
+	for _, sh := range x.shares {
+		if sh.live && !sh.ended {
+			tok, ch := x.tokenLocked()
+			sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: &pb.Command{Key: sh.key,
+				Kind: pb.Command_MOVE, Moves: moves, Token: tok}}})
+			told = append(told, awaited{sh, ch})
+		}
+	}
+	x.mu.Unlock()
+	x.c.mu.Lock()
+	for _, sh := range fresh {
+		x.c.executors[sh.key] = x
+	}
+	x.c.mu.Unlock()
+	delivered := map[task.Channel]int64{}
+	for _, a := range told {
+		m := a.wait(ctx)
+		if m == nil {
+			continue
+		}
+		for _, c := range m.Delivered {
+			ch := task.Channel{Edge: int(c.Edge), From: int(c.From), To: int(c.To)}
+			delivered[ch] = max(delivered[ch], c.N)
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	var counts []*pb.ChannelCount
+	for c, n := range delivered {
+		counts = append(counts, &pb.ChannelCount{Edge: int32(c.Edge), From: int32(c.From), To: int32(c.To), N: n})
+	}
+	// 3. Deploy the new shares to rejoin, then pass on the replay
+	// requests held for their subtasks.
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.failed {
+		return nil, errors.New("the attempt ended")
+	}
+	placement := x.placementLocked()
+	var waits []awaited
+	for _, sh := range fresh {
+		d := x.deployMessage(sh, placement, restore)
+		tok, ch := x.tokenLocked()
+		d.Attempt, d.Rejoin, d.Incarnation, d.Delivered, d.Token = int32(attempt), true, int64(attempt)<<20, counts, tok
+		var names []string
+		for _, r := range d.Subtasks {
+			names = append(names, sid(r).String())
+		}
+		x.c.cfg.Log(fmt.Sprintf("job %s: restarting subtasks %s of a lost worker on worker %s", x.job.id, strings.Join(names, ", "), sh.w.id))
+		if !sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Deploy{Deploy: d}}) {
+			return nil, fmt.Errorf("restarting subtasks on worker %s: the worker is gone", sh.w.id)
+		}
+		sh.live = true
+		for _, r := range d.Subtasks {
+			id := sid(r)
+			for _, q := range x.restart.pending[id] {
+				sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: &pb.Command{
+					Key: sh.key, Kind: pb.Command_REPLAY, Replay: q}}})
+			}
+			delete(x.restart.pending, id)
+		}
+		waits = append(waits, awaited{sh, ch})
+	}
+	return waits, nil
+}
+
+var _ engine.SubtaskRestarter = (*remoteExecutor)(nil)

@@ -1,0 +1,154 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/connector"
+	"github.com/weir-stream/weir/connectors/file"
+	"github.com/weir-stream/weir/connectors/generator"
+	"github.com/weir-stream/weir/internal/cluster"
+	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/jobs"
+)
+
+// openedBySubtask counts the times each subtask's reader is opened.
+type openedBySubtask struct {
+	connector.Source[jobs.KeyEvent]
+	opens []atomic.Int32
+}
+
+func (c *openedBySubtask) Open(ctx context.Context, info connector.SubtaskInfo, pos connector.Position) (connector.Reader[jobs.KeyEvent], error) {
+	c.opens[info.Subtask].Add(1)
+	return c.Source.Open(ctx, info, pos)
+}
+
+// keyedWindows runs one keyed window count at parallelism 2 with
+// fine-grained failover; args[0] is the output directory. Every keyed
+// channel connects the subtasks, so the job is one pipelined region.
+type keyedWindows struct {
+	store string
+	src   *openedBySubtask
+	logs  *logLines
+}
+
+func (keyedWindows) Jobs() []string { return []string{"windows"} }
+
+func (k keyedWindows) Open(_ context.Context, _, name string, args []string) (cluster.Pipeline, error) {
+	p := weir.NewPipeline(weir.WithName(name), weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce),
+		weir.WithFailover(weir.FineGrainedFailover), weir.WithLog(func(l string) { k.logs.add(name + ": " + l) }),
+		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 100 * time.Millisecond, StateDir: k.store, Log: true}))
+	ev := weir.FromSource(p, "events", connector.Source[jobs.KeyEvent](k.src), weir.WithTimestamps(func(e jobs.KeyEvent) int64 { return e.Time }, 0))
+	w := weir.WindowBy(weir.KeyBy(ev, func(e jobs.KeyEvent) int64 { return e.Key }), weir.Tumbling(100*time.Millisecond))
+	counts := weir.AggregateWindow(w, weir.Count[jobs.KeyEvent](), weir.Name("count"))
+	rows := weir.Map(counts, func(w weir.Windowed[int64, int64]) string { return fmt.Sprint(w.Key, w.Window.Start, w.Value) }, weir.Name("format"))
+	weir.To(rows, "output", file.JSONSink[string](args[0]))
+	return pipeline{p}, nil
+}
+
+// On a cluster, fine-grained failover restarts the subtasks of a lost
+// worker alone, on a spare worker, while the others run on: the source
+// subtask of the surviving worker is never reopened (never rewinds), and
+// the output equals a one-process run's.
+func TestClusterRestartsTheSubtasksOfALostWorkerAlone(t *testing.T) {
+	dir := t.TempDir()
+	logs := newLogLines()
+	c := jobs.KeyCountConfig{Events: 400_000, Keys: 50, Window: 100 * time.Millisecond, TPS: 100_000, Seed: 7}
+	src := &openedBySubtask{Source: generator.New(c.Events, c.Event, generator.WithRate(200_000)), opens: make([]atomic.Int32, 2)}
+	prog := keyedWindows{store: filepath.Join(dir, "store"), src: src, logs: logs}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ref := filepath.Join(dir, "ref")
+	rp, _ := prog.Open(ctx, "windows", "ref", []string{ref})
+	if err := rp.(pipeline).p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	src.opens[0].Store(0)
+	src.opens[1].Store(0)
+
+	co, err := cluster.NewCoordinator(ctx, cluster.CoordinatorConfig{Listen: "127.0.0.1:0", Store: prog.store, Program: prog,
+		HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Second, Log: logs.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer co.Close()
+	workers := map[string]*runningWorker{}
+	defer func() {
+		for _, w := range workers {
+			w.stop()
+		}
+	}()
+	for i := 1; i <= 2; i++ {
+		id := fmt.Sprintf("w%d", i)
+		workers[id] = startWorker(t, ctx, cluster.WorkerConfig{ID: id, Coordinator: co.Addr(), Program: prog, Log: func(l string) { logs.add(id + ": " + l) }})
+	}
+	conn, err := cluster.Security{}.Dial(co.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	client := pb.NewCoordinatorClient(conn)
+	out := filepath.Join(dir, "out")
+	info, err := client.Submit(ctx, &pb.SubmitRequest{Job: "windows", Args: []string{out}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs.wait(t, "^"+info.Id+": checkpoint 2 completed")
+	workers["w3"] = startWorker(t, ctx, cluster.WorkerConfig{ID: "w3", Coordinator: co.Addr(), Program: prog, Log: func(l string) { logs.add("w3: " + l) }})
+	logs.wait(t, "worker w3 joined")
+	if info, err = client.GetJob(ctx, &pb.GetJobRequest{Id: info.Id}); err != nil {
+		t.Fatal(err)
+	}
+	lost := workerOfSubtask(info, 0, 1)
+	if lost == "" {
+		t.Fatal("no worker runs subtask 1 of the source")
+	}
+	workers[lost].stop()
+	delete(workers, lost)
+	logs.wait(t, "^job "+info.Id+" (finished|failed|cancelled)")
+	if info, err = client.GetJob(ctx, &pb.GetJobRequest{Id: info.Id}); err != nil {
+		t.Fatal(err)
+	}
+	if info.State != cluster.Finished {
+		t.Fatalf("job %s: %s", info.State, info.Error)
+	}
+	logs.wait(t, "^job "+info.Id+": restarting subtasks .* of a lost worker on worker w3")
+	logs.wait(t, "^"+info.Id+": failure 1: .*restarting [0-9]+ of [0-9]+ subtasks")
+	if n := src.opens[0].Load(); n != 1 {
+		t.Fatalf("the surviving source subtask was opened %d times, want once: it rewound", n)
+	}
+	if n := src.opens[1].Load(); n != 2 {
+		t.Fatalf("the lost source subtask was opened %d times, want twice", n)
+	}
+	got, err := file.ReadLines(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := file.ReadLines(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("%d rows, want the one-process run's %d", len(got), len(want))
+	}
+}
+
+// workerOfSubtask returns the worker running subtask i of vertex v.
+func workerOfSubtask(info *pb.JobInfo, v, i int32) string {
+	for _, w := range info.Workers {
+		for _, s := range w.Subtasks {
+			if s.Vertex == v && s.Subtask == i {
+				return w.WorkerId
+			}
+		}
+	}
+	return ""
+}

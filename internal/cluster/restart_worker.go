@@ -1,0 +1,116 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/store"
+	"github.com/weir-stream/weir/internal/task"
+)
+
+// This file is a worker's side of restarting single subtasks (see
+// restart.go): failures of single subtasks and replay requests go to the
+// coordinator; STOP, RESTART, REPLAY and MOVE come from it.
+
+// upstreamBackup sets the runtime options of a share deployed with
+// upstream backup.
+func (a *workerAttempt) upstreamBackup(opts *task.Options) {
+	d := a.d
+	if !d.UpstreamBackup {
+		return
+	}
+	opts.UpstreamBackup, opts.RetainLimit = true, d.RetainLimit
+	opts.Log = a.s.w.cfg.Log
+	opts.OnFailed = func(id task.SubtaskID, err error) {
+		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Failed{Failed: &pb.SubtaskFailed{Key: d.Key, Subtask: ref(id), Error: err.Error()}}})
+	}
+	opts.RequestReplay = func(sender task.SubtaskID, q task.ReplayRequest) {
+		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Replay{Replay: &pb.ReplayRequest{Key: d.Key, Sender: ref(sender),
+			Edge: int32(q.Edge), To: int32(q.To), From: q.From, Incarnation: q.Incarnation}}})
+	}
+	if d.Rejoin {
+		opts.Rejoin, opts.Incarnation = true, d.Incarnation
+		opts.Delivered = map[task.Channel]int64{}
+		for _, c := range d.Delivered {
+			opts.Delivered[task.Channel{Edge: int(c.Edge), From: int(c.From), To: int(c.To)}] = c.N
+		}
+	}
+}
+
+// applyRestart applies the commands of fine-grained failover.
+func (a *workerAttempt) applyRestart(ctx context.Context, rt *task.Runtime, c *pb.Command) {
+	switch c.Kind {
+	case pb.Command_STOP:
+		var ids []task.SubtaskID
+		for _, r := range c.Subtasks {
+			ids = append(ids, sid(r))
+		}
+		rt.Stop(ids)
+	case pb.Command_RESTART:
+		a.bg.Add(1)
+		go func() {
+			defer a.bg.Done()
+			if err := a.restartHere(ctx, rt, c); err != nil && ctx.Err() == nil {
+				rt.Kill(task.SubtaskID{}, err) // fails the share: the job falls back to a global rollback
+				return
+			}
+			a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Restarted{Restarted: &pb.Restarted{Key: a.d.Key, Token: c.Token}}})
+		}()
+	case pb.Command_REPLAY:
+		q := c.Replay
+		rt.Replay(sid(q.Sender), task.ReplayRequest{Edge: int(q.Edge), To: int(q.To), From: q.From, Incarnation: q.Incarnation})
+	case pb.Command_MOVE:
+		moved := &pb.Moved{Key: a.d.Key, Token: c.Token}
+		for _, pl := range c.Moves {
+			from := sid(pl.Subtask)
+			ins := rt.InputsFrom(from)
+			chans := make([][3]int, len(ins))
+			for i, in := range ins {
+				chans[i] = [3]int{in.To.Vertex, in.To.Subtask, in.Gate}
+			}
+			for i, n := range a.ep.Sever(chans) {
+				if n >= 0 {
+					ch := ins[i].Channel
+					moved.Delivered = append(moved.Delivered, &pb.ChannelCount{Edge: int32(ch.Edge), From: int32(ch.From), To: int32(ch.To), N: n})
+				}
+			}
+			a.ep.Move(from.Vertex, from.Subtask, pl.DataAddr, pl.DataKey)
+		}
+		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Moved{Moved: moved}})
+	}
+}
+
+// restartHere restarts failed or stopped local subtasks from the
+// checkpoint c names, and waits until they asked for their replays.
+func (a *workerAttempt) restartHere(ctx context.Context, rt *task.Runtime, c *pb.Command) error {
+	want := map[task.SubtaskID]bool{}
+	var ids []task.SubtaskID
+	for _, r := range c.Subtasks {
+		if id := sid(r); rt.IsLocal(id) {
+			want[id] = true
+			ids = append(ids, id)
+		}
+	}
+	state := map[task.SubtaskID][]byte{}
+	var restored int64
+	if len(c.Restore) > 0 {
+		var m store.Metadata
+		if err := json.Unmarshal(c.Restore, &m); err != nil {
+			return fmt.Errorf("decoding the checkpoint to restore: %w", err)
+		}
+		var err error
+		if state, _, err = a.restoreState(ctx, a.cfg, &m, func(id task.SubtaskID) bool { return want[id] }); err != nil {
+			return fmt.Errorf("restarting subtasks: %w", err)
+		}
+		restored = int64(m.ID)
+	}
+	select {
+	case <-rt.Restart(ctx, ids, state, restored, int(c.Attempt)):
+		return nil
+	case <-ctx.Done():
+		return errors.New("the attempt ended")
+	}
+}
