@@ -31,11 +31,11 @@ type remoteExecutor struct {
 	spec engine.AttemptSpec
 
 	mu      sync.Mutex
-	shares  []*share                   // every share, in placement order
-	where   map[task.SubtaskID]*share  // where each subtask runs now
+	shares  []*share                  // every share, in placement order
+	where   map[task.SubtaskID]*share // where each subtask runs now
 	events  chan endEvent
-	closed  bool // released
-	failed  bool // failed or cancelled: nothing restarts
+	closed  bool     // released
+	failed  bool     // failed or cancelled: nothing restarts
 	restart restarts // see restart.go
 	wg      sync.WaitGroup
 }

@@ -38,7 +38,7 @@ import (
 // executor's mu.
 type restarts struct {
 	tokens  int64
-	waiting map[int64]chan *pb.Moved             // unanswered MOVE and RESTART commands and rejoining shares
+	waiting map[int64]chan *pb.Moved               // unanswered MOVE and RESTART commands and rejoining shares
 	pending map[task.SubtaskID][]*pb.ReplayRequest // for senders being moved
 	moved   int                                    // shares created to rejoin
 }

@@ -164,7 +164,7 @@ type Runtime struct {
 
 	restoring sync.WaitGroup // subtasks started by Run that have not restored their state
 	restored  chan struct{}  // closed once none has (see Restored)
-	rejoined  chan struct{} // see Rejoined
+	rejoined  chan struct{}  // see Rejoined
 }
 
 // New prepares a runtime for p: one gate per subtask with a channel per
