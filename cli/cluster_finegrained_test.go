@@ -1,0 +1,56 @@
+package cli_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// With fine-grained failover a killed worker's subtasks restart alone on
+// a spare worker, with upstream backup, while the other workers' subtasks
+// run on; the output equals the failure-free output.
+func TestClusterFineGrainedRestartsOnlyTheKilledWorkersSubtasks(t *testing.T) {
+	skipShort(t)
+	ref := reference(t, keycount)
+	c := newCluster(t, 4) // three slots and a spare
+	client, out := c.submit(keycount, "--failover", "fine-grained")
+	c.coord.waitFor(`checkpoint 2 completed`)
+	c.workers["w2"].kill() // the job runs on w1 to w3 (placed in id order)
+	c.coord.waitFor(`worker w2 lost`)
+	c.coord.waitFor(`restarting subtasks .* of a lost worker on worker w4`)
+	c.check(client, out, ref)
+	if !regexp.MustCompile(`recovery 1: restored checkpoint \d+ for \d+ of \d+ subtasks`).MatchString(client.output()) {
+		t.Fatalf("the recovery did not restart part of the job:\n%s", client.output())
+	}
+}
+
+// A worker running restarted subtasks is killed while they recover: they
+// restart again elsewhere, and the output is still exact.
+func TestClusterFineGrainedSurvivesAKillDuringRecovery(t *testing.T) {
+	skipShort(t)
+	ref := reference(t, keycount)
+	c := newCluster(t, 5) // three slots and two spares
+	client, out := c.submit(keycount, "--failover", "fine-grained")
+	c.coord.waitFor(`checkpoint 2 completed`)
+	c.workers["w2"].kill()
+	second := c.coord.waitFor(`restarting subtasks .* of a lost worker on worker (w\d)`)[1]
+	c.workers[second].kill()
+	c.coord.waitFor(`worker ` + second + ` lost`)
+	c.check(client, out, ref)
+}
+
+// Failures injected into single subtasks restart them in place, on their
+// live workers, while everything else runs on.
+func TestClusterFineGrainedWithInjectedFailures(t *testing.T) {
+	skipShort(t)
+	ref := reference(t, keycount)
+	c := newCluster(t, 3)
+	client, out := c.submit(keycount, "--failover", "fine-grained", "--inject-failures", "3", "--failure-seed", "5")
+	c.check(client, out, ref)
+	if !strings.Contains(client.output(), "recovery 3: restored") {
+		t.Fatalf("fewer than three recoveries:\n%s", client.output())
+	}
+	if n := strings.Count(c.coord.output(), "restarting 1 of 6 subtasks"); n < 3 {
+		t.Fatalf("%d failures restarted one subtask alone, want 3:\n%s", n, c.coord.output())
+	}
+}
