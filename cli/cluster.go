@@ -310,6 +310,13 @@ func printClusterJob(w io.Writer, j *pb.JobInfo) {
 		slices.Sort(ids)
 		fmt.Fprintf(w, "  worker %s runs subtasks %s\n", wt.WorkerId, strings.Join(ids, " "))
 	}
+	for _, c := range j.Subtasks {
+		if !c.Reported {
+			fmt.Fprintf(w, "  subtask %d.%d on %s: not reported yet\n", c.Subtask.GetVertex(), c.Subtask.GetSubtask(), c.WorkerId)
+			continue
+		}
+		fmt.Fprintf(w, "  subtask %d.%d on %s: in %d, out %d\n", c.Subtask.GetVertex(), c.Subtask.GetSubtask(), c.WorkerId, c.RecordsIn, c.RecordsOut)
+	}
 	var rep weir.Report
 	if len(j.Report) > 0 && json.Unmarshal(j.Report, &rep) == nil {
 		printReport(w, &rep)

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -18,6 +19,18 @@ func TestClusterFineGrainedRestartsOnlyTheKilledWorkersSubtasks(t *testing.T) {
 	c.workers["w2"].kill() // the job runs on w1 to w3 (placed in id order)
 	c.coord.waitFor(`worker w2 lost`)
 	c.coord.waitFor(`restarting subtasks .* of a lost worker on worker w4`)
+	c.workers["w4"].waitFor(`running: restarted \d+ subtasks of a lost worker`)
+	status, err := exec.Command(weirBinary(t), "status", "--coordinator", c.addr, "keycount-1").CombinedOutput()
+	if err != nil {
+		t.Fatalf("weir status: %v\n%s", err, status)
+	}
+	// Subtask 1 of every task ran on w2 (slot 1) and now runs on w4; the
+	// others run on where they were.
+	for _, want := range []string{`subtask 0\.1 on w4: (in \d+|not reported yet)`, `subtask 0\.0 on w1: in [1-9]\d*`, `worker w4 runs subtasks 0\.1 1\.1`} {
+		if !regexp.MustCompile(want).Match(status) {
+			t.Fatalf("weir status does not match %q:\n%s", want, status)
+		}
+	}
 	c.check(client, out, ref)
 	if !regexp.MustCompile(`recovery 1: restored checkpoint \d+ for \d+ of \d+ subtasks`).MatchString(client.output()) {
 		t.Fatalf("the recovery did not restart part of the job:\n%s", client.output())

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -509,6 +510,29 @@ func (x *remoteExecutor) sharesNow() []*share {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return slices.Clone(x.shares)
+}
+
+// subtaskCounts returns the counters of every subtask from the share
+// that runs it now, as of its worker's latest heartbeat.
+func (x *remoteExecutor) subtaskCounts() []*pb.SubtaskCounts {
+	x.mu.Lock()
+	where := maps.Clone(x.where)
+	x.mu.Unlock()
+	var out []*pb.SubtaskCounts
+	for id, sh := range where {
+		c := &pb.SubtaskCounts{Subtask: ref(id), WorkerId: sh.w.id}
+		sh.w.mu.Lock()
+		if m := sh.w.metrics[sh.key]; m != nil {
+			for _, r := range m.Subtasks {
+				if sid(r.Subtask) == id {
+					c.RecordsIn, c.RecordsOut, c.Reported = r.RecordsIn, r.RecordsOut, true
+				}
+			}
+		}
+		sh.w.mu.Unlock()
+		out = append(out, c)
+	}
+	return out
 }
 
 // placement returns the subtasks each worker runs, by worker id.

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -304,6 +305,7 @@ func (j *job) info() *pb.JobInfo {
 		r, w := x.counts()
 		in.RecordsRead += r
 		in.RecordsWritten += w
+		in.Subtasks = append(in.Subtasks, x.subtaskCounts()...)
 		for w, ids := range x.placement() {
 			placement[w] = append(placement[w], ids...)
 		}
@@ -316,5 +318,8 @@ func (j *job) info() *pb.JobInfo {
 		in.Workers = append(in.Workers, wt)
 	}
 	slices.SortFunc(in.Workers, func(a, b *pb.WorkerTasks) int { return strings.Compare(a.WorkerId, b.WorkerId) })
+	slices.SortFunc(in.Subtasks, func(a, b *pb.SubtaskCounts) int {
+		return cmp.Or(cmp.Compare(a.Subtask.GetVertex(), b.Subtask.GetVertex()), cmp.Compare(a.Subtask.GetSubtask(), b.Subtask.GetSubtask()))
+	})
 	return in
 }

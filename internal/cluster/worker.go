@@ -214,9 +214,8 @@ func (s *session) heartbeat() *pb.Heartbeat {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	hb := &pb.Heartbeat{}
-	for key, a := range s.attempts {
-		read, written, first := a.counts()
-		hb.Attempts = append(hb.Attempts, &pb.AttemptMetrics{Key: key, Read: read, Written: written, FirstWriteUnixNs: first})
+	for _, a := range s.attempts {
+		hb.Attempts = append(hb.Attempts, a.metrics())
 	}
 	return hb
 }

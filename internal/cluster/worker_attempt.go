@@ -51,21 +51,26 @@ func (a *workerAttempt) command(c *pb.Command) {
 	}
 }
 
-// counts returns the records read by local sources and written by local
-// sinks, and when the sinks wrote their first record.
-func (a *workerAttempt) counts() (read, written, firstWrite int64) {
+// metrics returns the attempt's counters for a heartbeat: the records
+// read by local sources and written by local sinks, when the sinks wrote
+// their first record, and each local subtask's records in and out.
+func (a *workerAttempt) metrics() *pb.AttemptMetrics {
 	a.mu.Lock()
 	rt := a.rt
 	a.mu.Unlock()
+	out := &pb.AttemptMetrics{Key: a.d.Key}
 	if rt == nil {
-		return 0, 0, 0
+		return out
 	}
+	var read, written, firstWrite int64
 	for _, v := range rt.Plan().Vertices {
 		for i := range v.Parallelism {
-			if !rt.IsLocal(task.SubtaskID{Vertex: v.ID, Subtask: i}) {
+			id := task.SubtaskID{Vertex: v.ID, Subtask: i}
+			if !rt.IsLocal(id) {
 				continue
 			}
 			m := rt.Metrics(v.ID, i)
+			out.Subtasks = append(out.Subtasks, &pb.SubtaskCounts{Subtask: ref(id), RecordsIn: m.RecordsIn.Load(), RecordsOut: m.RecordsOut.Load()})
 			written += m.Written.Load()
 			if t := m.FirstWrite.Load(); t != 0 && (firstWrite == 0 || t < firstWrite) {
 				firstWrite = t
@@ -75,7 +80,8 @@ func (a *workerAttempt) counts() (read, written, firstWrite int64) {
 			}
 		}
 	}
-	return read, written, firstWrite
+	out.Read, out.Written, out.FirstWriteUnixNs = read, written, firstWrite
+	return out
 }
 
 func ref(id task.SubtaskID) *pb.SubtaskRef {

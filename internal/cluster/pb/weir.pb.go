@@ -102,7 +102,7 @@ func (x Command_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Command_Kind.Descriptor instead.
 func (Command_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{18, 0}
+	return file_weir_proto_rawDescGZIP(), []int{19, 0}
 }
 
 type WorkerMessage struct {
@@ -697,8 +697,10 @@ type AttemptMetrics struct {
 	// first_write_unix_ns is when the worker's sinks of the attempt wrote
 	// their first record (0: not yet).
 	FirstWriteUnixNs int64 `protobuf:"varint,4,opt,name=first_write_unix_ns,json=firstWriteUnixNs,proto3" json:"first_write_unix_ns,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// subtasks are the counters of each subtask the worker runs.
+	Subtasks      []*SubtaskCounts `protobuf:"bytes,5,rep,name=subtasks,proto3" json:"subtasks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AttemptMetrics) Reset() {
@@ -759,6 +761,93 @@ func (x *AttemptMetrics) GetFirstWriteUnixNs() int64 {
 	return 0
 }
 
+func (x *AttemptMetrics) GetSubtasks() []*SubtaskCounts {
+	if x != nil {
+		return x.Subtasks
+	}
+	return nil
+}
+
+// SubtaskCounts are one subtask's record counters, as of its worker's
+// latest heartbeat.
+type SubtaskCounts struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Subtask *SubtaskRef            `protobuf:"bytes,1,opt,name=subtask,proto3" json:"subtask,omitempty"`
+	// records_in counts the records it took in (a source: read).
+	RecordsIn  int64  `protobuf:"varint,2,opt,name=records_in,json=recordsIn,proto3" json:"records_in,omitempty"`
+	RecordsOut int64  `protobuf:"varint,3,opt,name=records_out,json=recordsOut,proto3" json:"records_out,omitempty"`
+	WorkerId   string `protobuf:"bytes,4,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	// reported is false until the worker's heartbeats include the subtask.
+	Reported      bool `protobuf:"varint,5,opt,name=reported,proto3" json:"reported,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubtaskCounts) Reset() {
+	*x = SubtaskCounts{}
+	mi := &file_weir_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubtaskCounts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubtaskCounts) ProtoMessage() {}
+
+func (x *SubtaskCounts) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubtaskCounts.ProtoReflect.Descriptor instead.
+func (*SubtaskCounts) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *SubtaskCounts) GetSubtask() *SubtaskRef {
+	if x != nil {
+		return x.Subtask
+	}
+	return nil
+}
+
+func (x *SubtaskCounts) GetRecordsIn() int64 {
+	if x != nil {
+		return x.RecordsIn
+	}
+	return 0
+}
+
+func (x *SubtaskCounts) GetRecordsOut() int64 {
+	if x != nil {
+		return x.RecordsOut
+	}
+	return 0
+}
+
+func (x *SubtaskCounts) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
+}
+
+func (x *SubtaskCounts) GetReported() bool {
+	if x != nil {
+		return x.Reported
+	}
+	return false
+}
+
 type SubtaskRef struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Vertex        int32                  `protobuf:"varint,1,opt,name=vertex,proto3" json:"vertex,omitempty"`
@@ -769,7 +858,7 @@ type SubtaskRef struct {
 
 func (x *SubtaskRef) Reset() {
 	*x = SubtaskRef{}
-	mi := &file_weir_proto_msgTypes[8]
+	mi := &file_weir_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -781,7 +870,7 @@ func (x *SubtaskRef) String() string {
 func (*SubtaskRef) ProtoMessage() {}
 
 func (x *SubtaskRef) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[8]
+	mi := &file_weir_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -794,7 +883,7 @@ func (x *SubtaskRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskRef.ProtoReflect.Descriptor instead.
 func (*SubtaskRef) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{8}
+	return file_weir_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SubtaskRef) GetVertex() int32 {
@@ -824,7 +913,7 @@ type ChannelCount struct {
 
 func (x *ChannelCount) Reset() {
 	*x = ChannelCount{}
-	mi := &file_weir_proto_msgTypes[9]
+	mi := &file_weir_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -836,7 +925,7 @@ func (x *ChannelCount) String() string {
 func (*ChannelCount) ProtoMessage() {}
 
 func (x *ChannelCount) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[9]
+	mi := &file_weir_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -849,7 +938,7 @@ func (x *ChannelCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelCount.ProtoReflect.Descriptor instead.
 func (*ChannelCount) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{9}
+	return file_weir_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ChannelCount) GetEdge() int32 {
@@ -905,7 +994,7 @@ type SnapshotDone struct {
 
 func (x *SnapshotDone) Reset() {
 	*x = SnapshotDone{}
-	mi := &file_weir_proto_msgTypes[10]
+	mi := &file_weir_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -917,7 +1006,7 @@ func (x *SnapshotDone) String() string {
 func (*SnapshotDone) ProtoMessage() {}
 
 func (x *SnapshotDone) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[10]
+	mi := &file_weir_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -930,7 +1019,7 @@ func (x *SnapshotDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDone.ProtoReflect.Descriptor instead.
 func (*SnapshotDone) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{10}
+	return file_weir_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SnapshotDone) GetKey() string {
@@ -999,7 +1088,7 @@ type SubtaskFinished struct {
 
 func (x *SubtaskFinished) Reset() {
 	*x = SubtaskFinished{}
-	mi := &file_weir_proto_msgTypes[11]
+	mi := &file_weir_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1011,7 +1100,7 @@ func (x *SubtaskFinished) String() string {
 func (*SubtaskFinished) ProtoMessage() {}
 
 func (x *SubtaskFinished) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[11]
+	mi := &file_weir_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1024,7 +1113,7 @@ func (x *SubtaskFinished) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskFinished.ProtoReflect.Descriptor instead.
 func (*SubtaskFinished) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{11}
+	return file_weir_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SubtaskFinished) GetKey() string {
@@ -1052,7 +1141,7 @@ type AttemptEnded struct {
 
 func (x *AttemptEnded) Reset() {
 	*x = AttemptEnded{}
-	mi := &file_weir_proto_msgTypes[12]
+	mi := &file_weir_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1064,7 +1153,7 @@ func (x *AttemptEnded) String() string {
 func (*AttemptEnded) ProtoMessage() {}
 
 func (x *AttemptEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[12]
+	mi := &file_weir_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1077,7 +1166,7 @@ func (x *AttemptEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptEnded.ProtoReflect.Descriptor instead.
 func (*AttemptEnded) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{12}
+	return file_weir_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AttemptEnded) GetKey() string {
@@ -1109,7 +1198,7 @@ type CoordinatorMessage struct {
 
 func (x *CoordinatorMessage) Reset() {
 	*x = CoordinatorMessage{}
-	mi := &file_weir_proto_msgTypes[13]
+	mi := &file_weir_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1121,7 +1210,7 @@ func (x *CoordinatorMessage) String() string {
 func (*CoordinatorMessage) ProtoMessage() {}
 
 func (x *CoordinatorMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[13]
+	mi := &file_weir_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1134,7 +1223,7 @@ func (x *CoordinatorMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoordinatorMessage.ProtoReflect.Descriptor instead.
 func (*CoordinatorMessage) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{13}
+	return file_weir_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CoordinatorMessage) GetMsg() isCoordinatorMessage_Msg {
@@ -1225,7 +1314,7 @@ type Prefetch struct {
 
 func (x *Prefetch) Reset() {
 	*x = Prefetch{}
-	mi := &file_weir_proto_msgTypes[14]
+	mi := &file_weir_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1237,7 +1326,7 @@ func (x *Prefetch) String() string {
 func (*Prefetch) ProtoMessage() {}
 
 func (x *Prefetch) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[14]
+	mi := &file_weir_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1250,7 +1339,7 @@ func (x *Prefetch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Prefetch.ProtoReflect.Descriptor instead.
 func (*Prefetch) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{14}
+	return file_weir_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Prefetch) GetName() string {
@@ -1290,7 +1379,7 @@ type Welcome struct {
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
-	mi := &file_weir_proto_msgTypes[15]
+	mi := &file_weir_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1302,7 +1391,7 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[15]
+	mi := &file_weir_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1315,7 +1404,7 @@ func (x *Welcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Welcome.ProtoReflect.Descriptor instead.
 func (*Welcome) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{15}
+	return file_weir_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Welcome) GetHeartbeatIntervalNs() int64 {
@@ -1338,7 +1427,7 @@ type Placement struct {
 
 func (x *Placement) Reset() {
 	*x = Placement{}
-	mi := &file_weir_proto_msgTypes[16]
+	mi := &file_weir_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1350,7 +1439,7 @@ func (x *Placement) String() string {
 func (*Placement) ProtoMessage() {}
 
 func (x *Placement) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[16]
+	mi := &file_weir_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1363,7 +1452,7 @@ func (x *Placement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Placement.ProtoReflect.Descriptor instead.
 func (*Placement) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{16}
+	return file_weir_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Placement) GetSubtask() *SubtaskRef {
@@ -1423,7 +1512,7 @@ type Deploy struct {
 
 func (x *Deploy) Reset() {
 	*x = Deploy{}
-	mi := &file_weir_proto_msgTypes[17]
+	mi := &file_weir_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1435,7 +1524,7 @@ func (x *Deploy) String() string {
 func (*Deploy) ProtoMessage() {}
 
 func (x *Deploy) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[17]
+	mi := &file_weir_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1448,7 +1537,7 @@ func (x *Deploy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Deploy.ProtoReflect.Descriptor instead.
 func (*Deploy) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{17}
+	return file_weir_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Deploy) GetKey() string {
@@ -1589,7 +1678,7 @@ type Command struct {
 
 func (x *Command) Reset() {
 	*x = Command{}
-	mi := &file_weir_proto_msgTypes[18]
+	mi := &file_weir_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1601,7 +1690,7 @@ func (x *Command) String() string {
 func (*Command) ProtoMessage() {}
 
 func (x *Command) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[18]
+	mi := &file_weir_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1614,7 +1703,7 @@ func (x *Command) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Command.ProtoReflect.Descriptor instead.
 func (*Command) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{18}
+	return file_weir_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Command) GetKey() string {
@@ -1704,7 +1793,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_weir_proto_msgTypes[19]
+	mi := &file_weir_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1716,7 +1805,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[19]
+	mi := &file_weir_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1729,7 +1818,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{19}
+	return file_weir_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SubmitRequest) GetJob() string {
@@ -1754,7 +1843,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_weir_proto_msgTypes[20]
+	mi := &file_weir_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1766,7 +1855,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[20]
+	mi := &file_weir_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1779,7 +1868,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{20}
+	return file_weir_proto_rawDescGZIP(), []int{21}
 }
 
 type ListJobsResponse struct {
@@ -1791,7 +1880,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_weir_proto_msgTypes[21]
+	mi := &file_weir_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1803,7 +1892,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[21]
+	mi := &file_weir_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1816,7 +1905,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{21}
+	return file_weir_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobInfo {
@@ -1835,7 +1924,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_weir_proto_msgTypes[22]
+	mi := &file_weir_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1847,7 +1936,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[22]
+	mi := &file_weir_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1860,7 +1949,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{22}
+	return file_weir_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetJobRequest) GetId() string {
@@ -1892,15 +1981,18 @@ type JobInfo struct {
 	RecordsWritten int64 `protobuf:"varint,12,opt,name=records_written,json=recordsWritten,proto3" json:"records_written,omitempty"`
 	// guarantee and failover are the job's recovery semantics and failover
 	// strategy.
-	Guarantee     string `protobuf:"bytes,13,opt,name=guarantee,proto3" json:"guarantee,omitempty"`
-	Failover      string `protobuf:"bytes,14,opt,name=failover,proto3" json:"failover,omitempty"`
+	Guarantee string `protobuf:"bytes,13,opt,name=guarantee,proto3" json:"guarantee,omitempty"`
+	Failover  string `protobuf:"bytes,14,opt,name=failover,proto3" json:"failover,omitempty"`
+	// subtasks are the counters of every subtask of the running attempt,
+	// from where it runs now (a subtask restarted elsewhere counts anew).
+	Subtasks      []*SubtaskCounts `protobuf:"bytes,15,rep,name=subtasks,proto3" json:"subtasks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobInfo) Reset() {
 	*x = JobInfo{}
-	mi := &file_weir_proto_msgTypes[23]
+	mi := &file_weir_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1912,7 +2004,7 @@ func (x *JobInfo) String() string {
 func (*JobInfo) ProtoMessage() {}
 
 func (x *JobInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[23]
+	mi := &file_weir_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1925,7 +2017,7 @@ func (x *JobInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobInfo.ProtoReflect.Descriptor instead.
 func (*JobInfo) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{23}
+	return file_weir_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *JobInfo) GetId() string {
@@ -2026,6 +2118,13 @@ func (x *JobInfo) GetFailover() string {
 	return ""
 }
 
+func (x *JobInfo) GetSubtasks() []*SubtaskCounts {
+	if x != nil {
+		return x.Subtasks
+	}
+	return nil
+}
+
 type WorkerTasks struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	WorkerId      string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
@@ -2036,7 +2135,7 @@ type WorkerTasks struct {
 
 func (x *WorkerTasks) Reset() {
 	*x = WorkerTasks{}
-	mi := &file_weir_proto_msgTypes[24]
+	mi := &file_weir_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2048,7 +2147,7 @@ func (x *WorkerTasks) String() string {
 func (*WorkerTasks) ProtoMessage() {}
 
 func (x *WorkerTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[24]
+	mi := &file_weir_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2061,7 +2160,7 @@ func (x *WorkerTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerTasks.ProtoReflect.Descriptor instead.
 func (*WorkerTasks) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{24}
+	return file_weir_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *WorkerTasks) GetWorkerId() string {
@@ -2120,12 +2219,21 @@ const file_weir_proto_rawDesc = "" +
 	"\x04jobs\x18\x04 \x03(\tR\x04jobs\x12\x18\n" +
 	"\astandby\x18\x05 \x01(\bR\astandby\"H\n" +
 	"\tHeartbeat\x12;\n" +
-	"\battempts\x18\x01 \x03(\v2\x1f.weir.cluster.v1.AttemptMetricsR\battempts\"\x7f\n" +
+	"\battempts\x18\x01 \x03(\v2\x1f.weir.cluster.v1.AttemptMetricsR\battempts\"\xbb\x01\n" +
 	"\x0eAttemptMetrics\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x18\n" +
 	"\awritten\x18\x02 \x01(\x03R\awritten\x12\x12\n" +
 	"\x04read\x18\x03 \x01(\x03R\x04read\x12-\n" +
-	"\x13first_write_unix_ns\x18\x04 \x01(\x03R\x10firstWriteUnixNs\">\n" +
+	"\x13first_write_unix_ns\x18\x04 \x01(\x03R\x10firstWriteUnixNs\x12:\n" +
+	"\bsubtasks\x18\x05 \x03(\v2\x1e.weir.cluster.v1.SubtaskCountsR\bsubtasks\"\xbf\x01\n" +
+	"\rSubtaskCounts\x125\n" +
+	"\asubtask\x18\x01 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\x12\x1d\n" +
+	"\n" +
+	"records_in\x18\x02 \x01(\x03R\trecordsIn\x12\x1f\n" +
+	"\vrecords_out\x18\x03 \x01(\x03R\n" +
+	"recordsOut\x12\x1b\n" +
+	"\tworker_id\x18\x04 \x01(\tR\bworkerId\x12\x1a\n" +
+	"\breported\x18\x05 \x01(\bR\breported\">\n" +
 	"\n" +
 	"SubtaskRef\x12\x16\n" +
 	"\x06vertex\x18\x01 \x01(\x05R\x06vertex\x12\x18\n" +
@@ -2228,7 +2336,7 @@ const file_weir_proto_rawDesc = "" +
 	"\x10ListJobsResponse\x12,\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x18.weir.cluster.v1.JobInfoR\x04jobs\"\x1f\n" +
 	"\rGetJobRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\xa9\x03\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\xe5\x03\n" +
 	"\aJobInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
 	"\x03job\x18\x02 \x01(\tR\x03job\x12\x12\n" +
@@ -2244,7 +2352,8 @@ const file_weir_proto_rawDesc = "" +
 	"\frecords_read\x18\v \x01(\x03R\vrecordsRead\x12'\n" +
 	"\x0frecords_written\x18\f \x01(\x03R\x0erecordsWritten\x12\x1c\n" +
 	"\tguarantee\x18\r \x01(\tR\tguarantee\x12\x1a\n" +
-	"\bfailover\x18\x0e \x01(\tR\bfailover\"c\n" +
+	"\bfailover\x18\x0e \x01(\tR\bfailover\x12:\n" +
+	"\bsubtasks\x18\x0f \x03(\v2\x1e.weir.cluster.v1.SubtaskCountsR\bsubtasks\"c\n" +
 	"\vWorkerTasks\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x127\n" +
 	"\bsubtasks\x18\x02 \x03(\v2\x1b.weir.cluster.v1.SubtaskRefR\bsubtasks2\x81\x03\n" +
@@ -2268,7 +2377,7 @@ func file_weir_proto_rawDescGZIP() []byte {
 }
 
 var file_weir_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_weir_proto_goTypes = []any{
 	(Command_Kind)(0),          // 0: weir.cluster.v1.Command.Kind
 	(*WorkerMessage)(nil),      // 1: weir.cluster.v1.WorkerMessage
@@ -2279,72 +2388,76 @@ var file_weir_proto_goTypes = []any{
 	(*Hello)(nil),              // 6: weir.cluster.v1.Hello
 	(*Heartbeat)(nil),          // 7: weir.cluster.v1.Heartbeat
 	(*AttemptMetrics)(nil),     // 8: weir.cluster.v1.AttemptMetrics
-	(*SubtaskRef)(nil),         // 9: weir.cluster.v1.SubtaskRef
-	(*ChannelCount)(nil),       // 10: weir.cluster.v1.ChannelCount
-	(*SnapshotDone)(nil),       // 11: weir.cluster.v1.SnapshotDone
-	(*SubtaskFinished)(nil),    // 12: weir.cluster.v1.SubtaskFinished
-	(*AttemptEnded)(nil),       // 13: weir.cluster.v1.AttemptEnded
-	(*CoordinatorMessage)(nil), // 14: weir.cluster.v1.CoordinatorMessage
-	(*Prefetch)(nil),           // 15: weir.cluster.v1.Prefetch
-	(*Welcome)(nil),            // 16: weir.cluster.v1.Welcome
-	(*Placement)(nil),          // 17: weir.cluster.v1.Placement
-	(*Deploy)(nil),             // 18: weir.cluster.v1.Deploy
-	(*Command)(nil),            // 19: weir.cluster.v1.Command
-	(*SubmitRequest)(nil),      // 20: weir.cluster.v1.SubmitRequest
-	(*ListJobsRequest)(nil),    // 21: weir.cluster.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),   // 22: weir.cluster.v1.ListJobsResponse
-	(*GetJobRequest)(nil),      // 23: weir.cluster.v1.GetJobRequest
-	(*JobInfo)(nil),            // 24: weir.cluster.v1.JobInfo
-	(*WorkerTasks)(nil),        // 25: weir.cluster.v1.WorkerTasks
+	(*SubtaskCounts)(nil),      // 9: weir.cluster.v1.SubtaskCounts
+	(*SubtaskRef)(nil),         // 10: weir.cluster.v1.SubtaskRef
+	(*ChannelCount)(nil),       // 11: weir.cluster.v1.ChannelCount
+	(*SnapshotDone)(nil),       // 12: weir.cluster.v1.SnapshotDone
+	(*SubtaskFinished)(nil),    // 13: weir.cluster.v1.SubtaskFinished
+	(*AttemptEnded)(nil),       // 14: weir.cluster.v1.AttemptEnded
+	(*CoordinatorMessage)(nil), // 15: weir.cluster.v1.CoordinatorMessage
+	(*Prefetch)(nil),           // 16: weir.cluster.v1.Prefetch
+	(*Welcome)(nil),            // 17: weir.cluster.v1.Welcome
+	(*Placement)(nil),          // 18: weir.cluster.v1.Placement
+	(*Deploy)(nil),             // 19: weir.cluster.v1.Deploy
+	(*Command)(nil),            // 20: weir.cluster.v1.Command
+	(*SubmitRequest)(nil),      // 21: weir.cluster.v1.SubmitRequest
+	(*ListJobsRequest)(nil),    // 22: weir.cluster.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),   // 23: weir.cluster.v1.ListJobsResponse
+	(*GetJobRequest)(nil),      // 24: weir.cluster.v1.GetJobRequest
+	(*JobInfo)(nil),            // 25: weir.cluster.v1.JobInfo
+	(*WorkerTasks)(nil),        // 26: weir.cluster.v1.WorkerTasks
 }
 var file_weir_proto_depIdxs = []int32{
 	6,  // 0: weir.cluster.v1.WorkerMessage.hello:type_name -> weir.cluster.v1.Hello
 	7,  // 1: weir.cluster.v1.WorkerMessage.heartbeat:type_name -> weir.cluster.v1.Heartbeat
-	11, // 2: weir.cluster.v1.WorkerMessage.snapshot:type_name -> weir.cluster.v1.SnapshotDone
-	12, // 3: weir.cluster.v1.WorkerMessage.finished:type_name -> weir.cluster.v1.SubtaskFinished
-	13, // 4: weir.cluster.v1.WorkerMessage.ended:type_name -> weir.cluster.v1.AttemptEnded
+	12, // 2: weir.cluster.v1.WorkerMessage.snapshot:type_name -> weir.cluster.v1.SnapshotDone
+	13, // 3: weir.cluster.v1.WorkerMessage.finished:type_name -> weir.cluster.v1.SubtaskFinished
+	14, // 4: weir.cluster.v1.WorkerMessage.ended:type_name -> weir.cluster.v1.AttemptEnded
 	2,  // 5: weir.cluster.v1.WorkerMessage.failed:type_name -> weir.cluster.v1.SubtaskFailed
 	3,  // 6: weir.cluster.v1.WorkerMessage.restarted:type_name -> weir.cluster.v1.Restarted
 	4,  // 7: weir.cluster.v1.WorkerMessage.replay:type_name -> weir.cluster.v1.ReplayRequest
 	5,  // 8: weir.cluster.v1.WorkerMessage.moved:type_name -> weir.cluster.v1.Moved
-	9,  // 9: weir.cluster.v1.SubtaskFailed.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	9,  // 10: weir.cluster.v1.ReplayRequest.sender:type_name -> weir.cluster.v1.SubtaskRef
-	10, // 11: weir.cluster.v1.Moved.delivered:type_name -> weir.cluster.v1.ChannelCount
+	10, // 9: weir.cluster.v1.SubtaskFailed.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	10, // 10: weir.cluster.v1.ReplayRequest.sender:type_name -> weir.cluster.v1.SubtaskRef
+	11, // 11: weir.cluster.v1.Moved.delivered:type_name -> weir.cluster.v1.ChannelCount
 	8,  // 12: weir.cluster.v1.Heartbeat.attempts:type_name -> weir.cluster.v1.AttemptMetrics
-	9,  // 13: weir.cluster.v1.SnapshotDone.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	10, // 14: weir.cluster.v1.SnapshotDone.channels:type_name -> weir.cluster.v1.ChannelCount
-	9,  // 15: weir.cluster.v1.SubtaskFinished.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	16, // 16: weir.cluster.v1.CoordinatorMessage.welcome:type_name -> weir.cluster.v1.Welcome
-	18, // 17: weir.cluster.v1.CoordinatorMessage.deploy:type_name -> weir.cluster.v1.Deploy
-	19, // 18: weir.cluster.v1.CoordinatorMessage.command:type_name -> weir.cluster.v1.Command
-	15, // 19: weir.cluster.v1.CoordinatorMessage.prefetch:type_name -> weir.cluster.v1.Prefetch
-	9,  // 20: weir.cluster.v1.Placement.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	9,  // 21: weir.cluster.v1.Deploy.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	17, // 22: weir.cluster.v1.Deploy.placement:type_name -> weir.cluster.v1.Placement
-	10, // 23: weir.cluster.v1.Deploy.delivered:type_name -> weir.cluster.v1.ChannelCount
-	0,  // 24: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
-	9,  // 25: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	9,  // 26: weir.cluster.v1.Command.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	4,  // 27: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
-	17, // 28: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
-	24, // 29: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
-	25, // 30: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
-	9,  // 31: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	1,  // 32: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
-	20, // 33: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
-	21, // 34: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
-	23, // 35: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
-	23, // 36: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
-	14, // 37: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
-	24, // 38: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
-	22, // 39: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
-	24, // 40: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
-	24, // 41: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
-	37, // [37:42] is the sub-list for method output_type
-	32, // [32:37] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	9,  // 13: weir.cluster.v1.AttemptMetrics.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
+	10, // 14: weir.cluster.v1.SubtaskCounts.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	10, // 15: weir.cluster.v1.SnapshotDone.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	11, // 16: weir.cluster.v1.SnapshotDone.channels:type_name -> weir.cluster.v1.ChannelCount
+	10, // 17: weir.cluster.v1.SubtaskFinished.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	17, // 18: weir.cluster.v1.CoordinatorMessage.welcome:type_name -> weir.cluster.v1.Welcome
+	19, // 19: weir.cluster.v1.CoordinatorMessage.deploy:type_name -> weir.cluster.v1.Deploy
+	20, // 20: weir.cluster.v1.CoordinatorMessage.command:type_name -> weir.cluster.v1.Command
+	16, // 21: weir.cluster.v1.CoordinatorMessage.prefetch:type_name -> weir.cluster.v1.Prefetch
+	10, // 22: weir.cluster.v1.Placement.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	10, // 23: weir.cluster.v1.Deploy.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	18, // 24: weir.cluster.v1.Deploy.placement:type_name -> weir.cluster.v1.Placement
+	11, // 25: weir.cluster.v1.Deploy.delivered:type_name -> weir.cluster.v1.ChannelCount
+	0,  // 26: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
+	10, // 27: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	10, // 28: weir.cluster.v1.Command.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	4,  // 29: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
+	18, // 30: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
+	25, // 31: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
+	26, // 32: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
+	9,  // 33: weir.cluster.v1.JobInfo.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
+	10, // 34: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	1,  // 35: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
+	21, // 36: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
+	22, // 37: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
+	24, // 38: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
+	24, // 39: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
+	15, // 40: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
+	25, // 41: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
+	23, // 42: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
+	25, // 43: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
+	25, // 44: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
+	40, // [40:45] is the sub-list for method output_type
+	35, // [35:40] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_weir_proto_init() }
@@ -2363,7 +2476,7 @@ func file_weir_proto_init() {
 		(*WorkerMessage_Replay)(nil),
 		(*WorkerMessage_Moved)(nil),
 	}
-	file_weir_proto_msgTypes[13].OneofWrappers = []any{
+	file_weir_proto_msgTypes[14].OneofWrappers = []any{
 		(*CoordinatorMessage_Welcome)(nil),
 		(*CoordinatorMessage_Deploy)(nil),
 		(*CoordinatorMessage_Command)(nil),
@@ -2375,7 +2488,7 @@ func file_weir_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weir_proto_rawDesc), len(file_weir_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   25,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
