@@ -19,17 +19,24 @@
 # binary to use instead of building this checkout), KEEP (a directory that
 # receives each run's logs and samples).
 # Reported per run: detection (kill to "worker lost"), lost to the last
-# "running: restored" worker line (logged once the tasks decoded their
-# state), and records not processed
-#   D = R*(t - t_kill) - (P(t) - P_kill),
-# the input the sources would have read since the kill at the rate R they
-# read before it, less what they read beyond their position at the kill
-# (so replayed records count), also as time at that rate. P is the
-# sources' position: before the kill the records read (weir status,
-# sampled every 100 ms, line fitted over the FIT s before the kill); after
-# it the restored checkpoint's source positions (read from the store) plus
-# the new attempt's records read. D is averaged over the samples from 1 s
-# after recovery (both conditions above) to the end (POST - 1 s).
+# worker line "running: restored" (global, standby) or "running:
+# restarted" (fine-grained: only w1's subtasks restart, on w3), each
+# logged once the tasks decoded their state; the longest pause of the
+# keyed subtask that ran on w1 (its key groups failed) and of the one on
+# w2 (unaffected key groups): the longest time between two samples at
+# which its records in had changed, from 1 s before the kill to 1 s after
+# recovery; and records not processed
+#   D = sum over source subtasks i of R_i*(t - t_kill) - (P_i(t) - P_i,kill),
+# the input the sources would have read since the kill at the rate R_i
+# they read before it, less what they read beyond their position at the
+# kill (so replayed records count), also as time at the total rate. P_i is
+# source subtask i's position: before the kill its records read (weir
+# status, sampled every 100 ms, line fitted over the FIT s before the
+# kill); after it, for a subtask that restarted, the restored checkpoint's
+# position of it (read from the store) plus the records it read since,
+# and for one that ran on, its records read. D is averaged over the
+# samples from 1 s after recovery (both conditions above) to the end
+# (POST - 1 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}; mb=${2:-10}; modes=${3:-global standby fine-grained}
@@ -44,11 +51,12 @@ now() { date +%s.%N; }
 at() { date -d "$(date +%F) $1" +%s.%N; } # HH:MM:SS.mmm of a log line today
 hwm() { awk '/VmHWM/ {printf "%.1f", $2/1048576}' "/proc/$1/status" 2>/dev/null || echo "?"; }
 
-# positions DIR: records the sources of a checkpoint had read, from their
-# subtask snapshots (a position section: kind 2, uvarint id, uvarint length,
-# then the generator's uvarint index of its next event, subtask + p*read).
+# positions DIR: records each source subtask of a checkpoint had read, as
+# "p0 p1", from their subtask snapshots (a position section: kind 2,
+# uvarint id, uvarint length, then the generator's uvarint index of its
+# next event, subtask + p*read).
 positions() {
-  local total=0 f p s pos
+  local f p s pos out=(0 0)
   p=$(ls "$1/state" | awk -F- '{print $2}' | sort -n | tail -1); p=$((p + 1))
   for f in "$1"/state/*; do
     s=${f##*-}
@@ -57,16 +65,24 @@ positions() {
       while (b[i] >= 128) i++; i++; while (b[i] >= 128) i++; i++
       v = 0; m = 1; while (1) { v += (b[i] % 128) * m; if (b[i] < 128) break; m *= 128; i++ }
       printf "%d", v }')
-    [ -n "$pos" ] && total=$((total + (pos - s) / p))
+    [ -n "$pos" ] && out[$s]=$(((pos - s) / p))
   done
-  echo "$total"
+  echo "${out[0]} ${out[1]}"
+}
+
+# counters: the records in of source subtasks 0.0 and 0.1 and keyed
+# subtasks 1.0 and 1.1 from weir status (-1: not reported).
+counters() {
+  awk 'BEGIN { c["0.0"] = c["0.1"] = c["1.0"] = c["1.1"] = -1 }
+    $1 == "subtask" && $4 == "in" { sub(/,/, "", $5); c[$2] = $5 }
+    END { if (c["0.0"] != -1 || c["0.1"] != -1) print c["0.0"], c["0.1"], c["1.0"], c["1.1"] }'
 }
 
 run() { # mode run
-  local mode=$1 i=$2 standby=() failover=() ck killed lost running
+  local mode=$1 i=$2 standby=() failover=() ck killed lost running need=2
   rm -rf "$tmp/store" "$tmp"/*.log "$tmp/samples"
   [ "$mode" = standby ] && standby=(--standby)
-  [ "$mode" = fine-grained ] && failover=(--failover fine-grained)
+  [ "$mode" = fine-grained ] && { failover=(--failover fine-grained --retain-limit 4294967296); need=1; }
   "$weir" coordinator --listen 127.0.0.1:0 --state-dir "$tmp/store" --heartbeat-interval 100ms >"$tmp/coord.log" 2>&1 & coord=$!
   until addr=$(grep -o 'listening on [^,]*' "$tmp/coord.log" | cut -d' ' -f3) && [ -n "$addr" ]; do sleep 0.05; done
   "$weir" worker --coordinator "$addr" --slots 1 --id w1 >"$tmp/w1.log" 2>&1 & w1=$!
@@ -76,8 +92,8 @@ run() { # mode run
   until grep -q "w1 joined" "$tmp/coord.log" && grep -q "w2 joined" "$tmp/coord.log" && grep -q "w3 joined" "$tmp/coord.log"; do sleep 0.05; done
   "$weir" submit --coordinator "$addr" keycount --events 100000000000 --keys "$keys" --window 1h --rate "$rate" -p 2 \
     --guarantee exactly-once --checkpoint-interval 500ms --log-checkpoints "${failover[@]}" --output "$tmp/out" --wait >"$tmp/submit.log" 2>&1 & sub=$!
-  while :; do # every 100 ms: time and records read by the current attempt's sources
-    t=$(now); r=$("$weir" status --coordinator "$addr" keycount-1 2>/dev/null | grep -o 'records read [0-9]*' | cut -d' ' -f3) || true
+  while :; do # every 100 ms: time and the counters of the subtasks where they run now
+    t=$(now); r=$("$weir" status --coordinator "$addr" keycount-1 2>/dev/null | counters) || true
     [ -n "$r" ] && echo "$t $r" >>"$tmp/samples"; sleep 0.1
   done & sampler=$!
   pids+=($sub $sampler)
@@ -101,12 +117,12 @@ run() { # mode run
   local w1hwm pre past=""; w1hwm=$(hwm $w1); pre=$(tail -1 "$tmp/samples" | cut -d' ' -f2)
   killed=$(now); kill -9 $w1
   local pck; pck=$(positions "$tmp/store/jobs/keycount-1/chk-$(printf %012d "${ck% *}")") # before newer ones replace it
-  until [ "$(grep -h "running: restored" "$tmp/w2.log" "$tmp/w3.log" | wc -l)" -ge 2 ]; do
+  until [ "$(grep -h "running: re" "$tmp/w2.log" "$tmp/w3.log" | wc -l)" -ge $need ]; do
     grep -q "keycount-1 failed" "$tmp/coord.log" && break; sleep 0.05
   done
-  running=$(grep -h "running: restored" "$tmp/w2.log" "$tmp/w3.log" | awk '{print $3}' | sort | tail -1)
-  while :; do # until a checkpoint of the new attempt completed (every task runs) and the sources are past the kill position, then POST s more
-    [ -z "$past" ] && [ $((pck + $(tail -1 "$tmp/samples" | cut -d' ' -f2))) -gt "$pre" ] &&
+  running=$(grep -h "running: re" "$tmp/w2.log" "$tmp/w3.log" | awk '{print $3}' | sort | tail -1)
+  while :; do # until a checkpoint after the failure completed (every task runs) and the restarted source is past its kill position, then POST s more
+    [ -z "$past" ] && [ "$(tail -1 "$tmp/samples" | cut -d' ' -f2)" -ge 0 ] && [ $((${pck% *} + $(tail -1 "$tmp/samples" | cut -d' ' -f2))) -gt "$pre" ] &&
       awk '/failure 1:/ {f = 1} f && /completed in/ {ok = 1} END {exit !ok}' "$tmp/coord.log" && past=$(now)
     [ -n "$past" ] && [ "$(echo "$(now) - $past > $post" | bc)" = 1 ] && break
     [ "$(echo "$(now) - $killed > $timeout" | bc)" = 1 ] && { echo "run $i $mode: not recovered after $timeout s"; break; }
@@ -122,19 +138,29 @@ run() { # mode run
   lost=$(at "$(grep "worker w1 lost" "$tmp/coord.log" | head -1 | awk '{print $3}')")
   running=$(at "$running")
   awk -v fit="${FIT:-2}" -v k="$killed" -v l="$lost" -v r="$running" -v past="${past:-0}" -v pck="$pck" -v ck="$ck" -v i="$i" -v m="$mode" '
-    { t[n] = $1 - k; x[n++] = $2 }   # seconds since the kill
+    # pause(c): the longest time between two samples at which column c changed, from 1 s before the kill to hi
+    function pause(c,  j, prev, last, g) { last = ""; g = 0
+      for (j = 0; j < n; j++) { if (t[j] < -1 || t[j] > hi) continue
+        if (last == "" || (v[j, c] != prev && v[j, c] >= 0)) { if (last != "" && t[j] - last > g) g = t[j] - last; last = t[j] }
+        prev = v[j, c] }
+      return g }
+    { t[n] = $1 - k; for (c = 2; c <= 5; c++) v[n, c] = $c; n++ }   # seconds since the kill
     END {
-      for (j = 0; j < n; j++) if (t[j] < 0 && t[j] >= -fit) { sn++; st += t[j]; sx += x[j]; stt += t[j]*t[j]; stx += t[j]*x[j] }
-      R = (sn*stx - st*sx) / (sn*stt - st*st); pk = (sx - R*st)/sn             # line through the FIT s before the kill, at the kill
-      lo = past > 0 ? past - k + 1 : t[n-1] - 2
-      for (j = 0; j < n; j++) if (t[j] >= lo) {                              # from 1 s after recovery on: its steady rate
-        an++; d += R*t[j] - (pck + x[j] - pk); at += t[j]; ax += x[j]; att += t[j]*t[j]; atx += t[j]*x[j] }
-      R2 = (an*atx - at*ax) / (an*att - at*at)                                # its rate
-      split(ck, c, " ")
-      printf "run %d %s: checkpoint %d, %.0f bytes; detection %.0f ms; lost to running %.0f ms; rate %.0f/s, after %.0f/s; replayed %.0f; not processed %.0f = %.0f ms at the rate (%d samples)\n",
-        i, m, c[1], c[2], (l-k)*1000, (r-l)*1000, R, R2, pk - pck, d/an, d/an/R*1000, an }' "$tmp/samples" | tee -a "$tmp/results"
+      split(pck, p0, " "); split(ck, cp, " ")
+      for (s = 0; s < 2; s++) {                                              # per source subtask: line through the FIT s before the kill
+        sn = st = sx = stt = stx = 0
+        for (j = 0; j < n; j++) if (t[j] < 0 && t[j] >= -fit && v[j, 2+s] >= 0) { sn++; st += t[j]; sx += v[j, 2+s]; stt += t[j]*t[j]; stx += t[j]*v[j, 2+s] }
+        R[s] = (sn*stx - st*sx) / (sn*stt - st*st); pk[s] = (sx - R[s]*st)/sn
+        re[s] = m != "fine-grained" || s == 0                              # restarted: from the checkpoint, counting anew
+      }
+      lo = past > 0 ? past - k + 1 : t[n-1] - 2; hi = past > 0 ? past - k + 1 : t[n-1]
+      for (j = 0; j < n; j++) if (t[j] >= lo && v[j, 2] >= 0 && v[j, 3] >= 0) { # from 1 s after recovery on
+        an++; for (s = 0; s < 2; s++) d += R[s]*t[j] - ((re[s] ? p0[s+1] : 0) + v[j, 2+s] - pk[s]) }
+      rate = R[0] + R[1]
+      printf "run %d %s: checkpoint %d, %.0f bytes; detection %.0f ms; lost to running %.0f ms; pause failed %.0f ms, unaffected %.0f ms; rate %.0f/s; replayed %.0f; not processed %.0f = %.0f ms at the rate (%d samples)\n",
+        i, m, cp[1], cp[2], (l-k)*1000, (r-l)*1000, pause(4)*1000, pause(5)*1000, rate, pk[0] - p0[1] + (re[1] ? pk[1] - p0[2] : 0), d/an, d/an/rate*1000, an }' "$tmp/samples" | tee -a "$tmp/results"
   echo "    load $(cut -d' ' -f1-3 /proc/loadavg); peak RSS GiB w1 $w1hwm w2 $w2hwm w3 $w3hwm; $(grep -o 'recovery 1: .*; cause' "$tmp/submit.log" | head -1 | sed 's/; cause//')"
-  grep -ho "restored [0-9]* bytes of state.* in [0-9.]*m\?s" "$tmp/w2.log" "$tmp/w3.log" | sed 's/^/    /' || true
+  grep -ho "re[a-z]* [0-9]* [a-z ]*bytes of state.* in [0-9.]*m\?s" "$tmp/w2.log" "$tmp/w3.log" | sed 's/^/    /' || true
   kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; pids=()
   [ -z "${KEEP:-}" ] || { mkdir -p "$KEEP/$mb-$mode-$i" && cp "$tmp"/*.log "$tmp/samples" "$KEEP/$mb-$mode-$i/"; }
 }
@@ -146,6 +172,7 @@ for m in $modes; do
   grep " $m: " "$tmp/results" 2>/dev/null | awk -v m="$m" '
     function med(a, n, f,  s, j, k, t) { if (f == "") f = "%.0f"; for (j = 1; j <= n; j++) s[j] = a[j]; for (j = 1; j <= n; j++) for (k = j+1; k <= n; k++) if (s[k] < s[j]) { t = s[j]; s[j] = s[k]; s[k] = t }
       return sprintf(f " (" f "-" f ")", n % 2 ? s[(n+1)/2] : (s[n/2]+s[n/2+1])/2, s[1], s[n]) }
-    { n++; for (f = 1; f <= NF; f++) { if ($f == "checkpoint") b[n] = $(f+2)/1e6; if ($f == "detection") d[n] = $(f+1); if ($f == "running") r[n] = $(f+1); if ($f == "=") g[n] = $(f+1); if ($f == "not") p[n] = $(f+2) } }
-    END { if (n) printf "%s: %d runs; state MB %s; detection ms %s; lost to running ms %s; not processed %s = ms %s\n", m, n, med(b, n, "%.1f"), med(d, n), med(r, n), med(p, n), med(g, n) }'
+    { n++; for (f = 1; f <= NF; f++) { if ($f == "checkpoint") b[n] = $(f+2)/1e6; if ($f == "detection") d[n] = $(f+1); if ($f == "running") r[n] = $(f+1); if ($f == "=") g[n] = $(f+1); if ($f == "not") p[n] = $(f+2)
+      if ($f == "failed") pf[n] = $(f+1); if ($f == "unaffected") pu[n] = $(f+1) } }
+    END { if (n) printf "%s: %d runs; state MB %s; detection ms %s; lost to running ms %s; pause failed ms %s, unaffected ms %s; not processed %s = ms %s\n", m, n, med(b, n, "%.1f"), med(d, n), med(r, n), med(pf, n), med(pu, n), med(p, n), med(g, n) }'
 done

@@ -91,7 +91,9 @@ func (r *Runtime) catchUpFrom(id SubtaskID) [][]int64 {
 // rejoin starts the local subtasks as restarted incarnations
 // (Options.Rejoin): they restore the checkpoint, ask their senders for
 // replays, and sources catch up with what their lost incarnation had
-// delivered before they send a barrier. It returns once they started;
+// delivered before they send a barrier. A subtask whose output depends
+// on a logged consumption order of merged inputs cannot rejoin: that log
+// was lost with its process. It returns once they started;
 // Rejoined is closed once they asked for their replays.
 func (r *Runtime) rejoin(ctx context.Context) {
 	var ids []SubtaskID
@@ -111,6 +113,12 @@ func (r *Runtime) rejoin(ctx context.Context) {
 			r.exited[id] = exited
 			if v.Head().Kind == plan.Source {
 				r.lastSent[id] = r.catchUpFrom(id)
+			}
+			if d := r.dets[v.ID][i]; d != nil {
+				// The order its lost incarnation consumed its inputs in
+				// was logged in the lost process: it cannot be repeated,
+				// and the restart fails over globally (ErrBackupLost).
+				d.base = -1
 			}
 		}
 	}
