@@ -36,14 +36,22 @@ func (l *logLines) add(line string) {
 // wait waits until a line matching re was logged.
 func (l *logLines) wait(t *testing.T, re string) {
 	t.Helper()
+	l.waitCount(t, re, 1)
+}
+
+// waitCount waits until n lines matching re were logged.
+func (l *logLines) waitCount(t *testing.T, re string, n int) {
+	t.Helper()
 	rx := regexp.MustCompile(re)
 	deadline := time.After(time.Minute)
 	for i := 0; ; {
 		l.mu.Lock()
 		for ; i < len(l.lines); i++ {
 			if rx.MatchString(l.lines[i]) {
-				l.mu.Unlock()
-				return
+				if n--; n == 0 {
+					l.mu.Unlock()
+					return
+				}
 			}
 		}
 		added := l.added

@@ -39,6 +39,10 @@ type keyedWindows struct {
 	// unchained runs every operator as a task of its own: the window
 	// task then merges two input channels and has outputs.
 	unchained bool
+	// inject kills this many subtasks at random moments (seed chooses),
+	// in the cluster run only.
+	inject int
+	seed   uint64
 }
 
 func (keyedWindows) Jobs() []string { return []string{"windows"} }
@@ -47,6 +51,10 @@ func (k keyedWindows) Open(_ context.Context, _, name string, args []string) (cl
 	p := weir.NewPipeline(weir.WithName(name), weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce), weir.WithChaining(!k.unchained),
 		weir.WithFailover(weir.FineGrainedFailover), weir.WithLog(func(l string) { k.logs.add(name + ": " + l) }),
 		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 100 * time.Millisecond, StateDir: k.store, Log: true}))
+	if k.inject > 0 && name != "ref" {
+		weir.WithInjectedFailures(k.inject, k.seed)(p)
+		weir.WithRestartStrategy("fixed-delay", 100, 50*time.Millisecond, 0, 0)(p)
+	}
 	ev := weir.FromSource(p, "events", connector.Source[jobs.KeyEvent](k.src), weir.WithTimestamps(func(e jobs.KeyEvent) int64 { return e.Time }, 0))
 	w := weir.WindowBy(weir.KeyBy(ev, func(e jobs.KeyEvent) int64 { return e.Key }), weir.Tumbling(100*time.Millisecond))
 	counts := weir.AggregateWindow(w, weir.Count[jobs.KeyEvent](), weir.Name("count"))
@@ -60,7 +68,7 @@ func (k keyedWindows) Open(_ context.Context, _, name string, args []string) (cl
 // subtask of the surviving worker is never reopened (never rewinds), and
 // the output equals a one-process run's.
 func TestClusterRestartsTheSubtasksOfALostWorkerAlone(t *testing.T) {
-	logs, src := runAndLoseAWorker(t, false)
+	logs, src := loseAWorker{after: 2, victim: 1}.run(t)
 	logs.wait(t, "restarting subtasks .* of a lost worker on worker w3")
 	logs.wait(t, ": failure 1: .*restarting [0-9]+ of [0-9]+ subtasks")
 	if n := src.opens[0].Load(); n != 1 {
@@ -76,24 +84,49 @@ func TestClusterRestartsTheSubtasksOfALostWorkerAlone(t *testing.T) {
 // on that worker. The job falls back to a global rollback, and the output
 // is still exact.
 func TestClusterFallsBackToAGlobalRollbackWithoutTheLostConsumptionOrder(t *testing.T) {
-	logs, src := runAndLoseAWorker(t, true)
+	logs, src := loseAWorker{unchained: true, after: 2, victim: 1}.run(t)
 	logs.wait(t, ": failure 2: .*the order in which it consumed its inputs since checkpoint [0-9]+ was not kept.*; restarting in")
 	if n := src.opens[0].Load(); n < 2 {
 		t.Fatalf("the surviving source subtask was opened %d times, want it rewound by the global rollback", n)
 	}
 }
 
-// runAndLoseAWorker runs keyedWindows on a cluster of two workers, stops
-// the one that runs subtask 1 of the source once a third joined, and
-// checks that the job finishes with a one-process run's output. It
-// returns the logs and the source's opens during the cluster run.
-func runAndLoseAWorker(t *testing.T, unchained bool) (*logLines, *openedBySubtask) {
+// The cluster's oracle under fine-grained failover: both job shapes,
+// with failures injected into single subtasks at random and a worker
+// lost at a random checkpoint, give a one-process run's output exactly.
+func TestClusterOracleFineGrained(t *testing.T) {
+	seeds := 3
+	if testing.Short() {
+		seeds = 2
+	}
+	for _, unchained := range []bool{false, true} {
+		for seed := range uint64(seeds) {
+			sc := loseAWorker{unchained: unchained, inject: 2, seed: seed + 1, after: 1 + int(seed%3), victim: int32(seed % 2)}
+			t.Run(fmt.Sprintf("unchained=%v/seed=%d", unchained, seed+1), func(t *testing.T) { sc.run(t) })
+		}
+	}
+}
+
+// loseAWorker runs keyedWindows on a cluster of two workers, stops the
+// one that runs subtask victim of the source once after checkpoints
+// completed and a third worker joined, and checks that the job finishes
+// with a one-process run's output. run returns the logs and the source's
+// opens during the cluster run.
+type loseAWorker struct {
+	unchained bool
+	inject    int
+	seed      uint64
+	after     int
+	victim    int32
+}
+
+func (sc loseAWorker) run(t *testing.T) (*logLines, *openedBySubtask) {
 	t.Helper()
 	dir := t.TempDir()
 	logs := newLogLines()
 	c := jobs.KeyCountConfig{Events: 400_000, Keys: 50, Window: 100 * time.Millisecond, TPS: 100_000, Seed: 7}
 	src := &openedBySubtask{Source: generator.New(c.Events, c.Event, generator.WithRate(200_000)), opens: make([]atomic.Int32, 2)}
-	prog := keyedWindows{store: filepath.Join(dir, "store"), src: src, logs: logs, unchained: unchained}
+	prog := keyedWindows{store: filepath.Join(dir, "store"), src: src, logs: logs, unchained: sc.unchained, inject: sc.inject, seed: sc.seed}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ref := filepath.Join(dir, "ref")
@@ -131,15 +164,15 @@ func runAndLoseAWorker(t *testing.T, unchained bool) (*logLines, *openedBySubtas
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs.wait(t, "^"+info.Id+": checkpoint 2 completed")
+	logs.waitCount(t, "^"+info.Id+": checkpoint [0-9]+ completed", sc.after)
 	workers["w3"] = startWorker(t, ctx, cluster.WorkerConfig{ID: "w3", Coordinator: co.Addr(), Program: prog, Log: func(l string) { logs.add("w3: " + l) }})
 	logs.wait(t, "worker w3 joined")
 	if info, err = client.GetJob(ctx, &pb.GetJobRequest{Id: info.Id}); err != nil {
 		t.Fatal(err)
 	}
-	lost := workerOfSubtask(info, 0, 1)
+	lost := workerOfSubtask(info, 0, sc.victim)
 	if lost == "" {
-		t.Fatal("no worker runs subtask 1 of the source")
+		t.Fatalf("no worker runs subtask %d of the source", sc.victim)
 	}
 	workers[lost].stop()
 	delete(workers, lost)
@@ -161,7 +194,18 @@ func runAndLoseAWorker(t *testing.T, unchained bool) (*logLines, *openedBySubtas
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
-		t.Fatalf("%d rows, want the one-process run's %d", len(got), len(want))
+		seen := map[string]int{}
+		for _, g := range got {
+			seen[g]++
+		}
+		var missing []string
+		for _, w := range want {
+			if seen[w] == 0 {
+				missing = append(missing, w)
+			}
+			seen[w]--
+		}
+		t.Fatalf("%d rows, want the one-process run's %d; missing %d: %.20v", len(got), len(want), len(missing), missing)
 	}
 	return logs, src
 }

@@ -77,6 +77,7 @@ func (a *workerAttempt) applyRestart(ctx context.Context, rt *task.Runtime, c *p
 					moved.Delivered = append(moved.Delivered, &pb.ChannelCount{Edge: int32(ch.Edge), From: int32(ch.From), To: int32(ch.To), N: n})
 				}
 			}
+			a.place(pl) // for the senders of subtasks that restart here later
 			a.ep.Move(from.Vertex, from.Subtask, pl.DataAddr, pl.DataKey)
 		}
 		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Moved{Moved: moved}})

@@ -31,6 +31,12 @@ type workerAttempt struct {
 	cfg engine.Config
 	ep  *transportEndpoint
 	bg  sync.WaitGroup // restarts in progress (restart_worker.go)
+
+	// Where each subtask runs: its worker's data address and endpoint
+	// key, changed by MOVE.
+	placeMu sync.Mutex
+	addr    map[task.SubtaskID]string
+	keys    map[task.SubtaskID]string
 }
 
 func newWorkerAttempt(s *session, d *pb.Deploy) *workerAttempt {
@@ -84,6 +90,14 @@ func (a *workerAttempt) metrics() *pb.AttemptMetrics {
 	return out
 }
 
+// place records where a subtask runs.
+func (a *workerAttempt) place(pl *pb.Placement) {
+	a.placeMu.Lock()
+	defer a.placeMu.Unlock()
+	a.addr[sid(pl.Subtask)] = pl.DataAddr
+	a.keys[sid(pl.Subtask)] = cmp.Or(pl.DataKey, a.d.Key)
+}
+
 func ref(id task.SubtaskID) *pb.SubtaskRef {
 	return &pb.SubtaskRef{Vertex: int32(id.Vertex), Subtask: int32(id.Subtask)}
 }
@@ -116,10 +130,9 @@ func (a *workerAttempt) run() error {
 	for _, r := range d.Subtasks {
 		local[sid(r)] = true
 	}
-	addr, keys := map[task.SubtaskID]string{}, map[task.SubtaskID]string{}
+	a.addr, a.keys = map[task.SubtaskID]string{}, map[task.SubtaskID]string{}
 	for _, pl := range d.Placement {
-		addr[sid(pl.Subtask)] = pl.DataAddr
-		keys[sid(pl.Subtask)] = cmp.Or(pl.DataKey, d.Key)
+		a.place(pl)
 	}
 	opts := cfg.Runtime
 	opts.Checkpoint = task.CheckpointMode(d.CheckpointMode)
@@ -164,7 +177,10 @@ func (a *workerAttempt) run() error {
 	}
 	var ep *transportEndpoint
 	opts.Remote = func(to task.SubtaskID, ch int) exchange.Sender {
-		return ep.SenderTo(addr[to], keys[to], to.Vertex, to.Subtask, ch)
+		a.placeMu.Lock()
+		addr, key := a.addr[to], a.keys[to]
+		a.placeMu.Unlock()
+		return ep.SenderTo(addr, key, to.Vertex, to.Subtask, ch)
 	}
 	rt := task.New(cfg.Plan, opts)
 	ep, err = register(w.node, d.Key, rt)

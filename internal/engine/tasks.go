@@ -143,6 +143,13 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 			}
 			return err
 		case f := <-fails:
+			if restore != nil && e.latest != nil && e.latest.ID == restore.ID {
+				// The attempt restored its checkpoint globally: its channels
+				// count records from 0, not from that checkpoint's counts, so
+				// a subtask restored from it alone would not line up with
+				// its running senders and receivers.
+				return fmt.Errorf("%w (before this attempt's first checkpoint, so the job restarts as a whole)", f.err)
+			}
 			now := time.Now()
 			restart := cone(e.cfg.Plan, f.id)
 			var stop []task.SubtaskID
