@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # Recovery after a worker is killed with SIGKILL, by state size and mode.
 # Usage: scripts/bench-recovery.sh [runs] [state MB] [modes]
-#   modes: any of global, standby, fine-grained (default: all three); the
-#   runs go round-robin over the modes, so load from other work falls on
-#   all of them alike.
+#   modes: any of global, standby, fine-grained, fine-grained-standby
+#   (default: all four); the runs go round-robin over the modes, so load
+#   from other work falls on all of them alike.
 # Each run starts a coordinator and workers w1, w2, w3 (one slot each; w3 a
-# passive standby in mode standby), submits keycount with parallelism 2 and
+# passive standby in the standby modes), submits keycount with parallelism 2 and
 # one 1 h window over keys drawn from 10^18 (nearly every event a new key,
 # so the window state grows with the input), kills w1 with SIGKILL once a
-# completed checkpoint holds at least the given MB (in mode standby, once
-# the standby has loaded the latest completed one), samples the job until
-# POST seconds after a checkpoint of the restarted attempt completed (so
-# every task runs again) and its sources read past their position at the
-# kill, then cancels it (the window never fires, so there is no output).
+# completed checkpoint holds at least the given MB (in the standby modes,
+# once the standby has loaded the latest completed one), samples the job
+# until POST seconds after a checkpoint after the failure completed (so
+# every task runs again) and the restarted source read past its position
+# at the kill, then cancels it (the window never fires, so there is no output).
 # Env: RATE (events/s, default 250000), KEYS (default 10^18), POST (s,
 # default 3), FIT (s before the kill the rate is taken from, default 2),
 # TIMEOUT (s to reach the size, and to recover; default 480), WEIR (a weir
@@ -39,7 +39,7 @@
 # (POST - 1 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=${1:-3}; mb=${2:-10}; modes=${3:-global standby fine-grained}
+runs=${1:-3}; mb=${2:-10}; modes=${3:-global standby fine-grained fine-grained-standby}
 rate=${RATE:-250000}; keys=${KEYS:-1000000000000000000}; post=${POST:-3}; timeout=${TIMEOUT:-480}
 kill_bytes=$((mb * 1000000))
 tmp=$(mktemp -d)
@@ -81,8 +81,8 @@ counters() {
 run() { # mode run
   local mode=$1 i=$2 standby=() failover=() ck killed lost running need=2
   rm -rf "$tmp/store" "$tmp"/*.log "$tmp/samples"
-  [ "$mode" = standby ] && standby=(--standby)
-  [ "$mode" = fine-grained ] && { failover=(--failover fine-grained --retain-limit 4294967296); need=1; }
+  case $mode in *standby) standby=(--standby) ;; esac
+  case $mode in fine-grained*) failover=(--failover fine-grained --retain-limit 4294967296); need=1 ;; esac
   "$weir" coordinator --listen 127.0.0.1:0 --state-dir "$tmp/store" --heartbeat-interval 100ms >"$tmp/coord.log" 2>&1 & coord=$!
   until addr=$(grep -o 'listening on [^,]*' "$tmp/coord.log" | cut -d' ' -f3) && [ -n "$addr" ]; do sleep 0.05; done
   "$weir" worker --coordinator "$addr" --slots 1 --id w1 >"$tmp/w1.log" 2>&1 & w1=$!
@@ -108,7 +108,7 @@ run() { # mode run
     fi
     sleep 0.01
   done
-  while [ "$mode" = standby ]; do # kill once the standby holds the latest completed checkpoint
+  while [[ $mode == *standby ]]; do # kill once the standby holds the latest completed checkpoint
     ck=$(awk '/completed in/ {c = $5 " " $(NF-1)} END {print c}' "$tmp/coord.log")
     grep -q "standby: loaded checkpoint ${ck% *} of" "$tmp/w3.log" && break
     [ "$(echo "$(now) - $start > $timeout" | bc)" = 1 ] && { echo "run $i $mode: the standby did not load checkpoint ${ck% *}"; break; }
@@ -151,7 +151,7 @@ run() { # mode run
         sn = st = sx = stt = stx = 0
         for (j = 0; j < n; j++) if (t[j] < 0 && t[j] >= -fit && v[j, 2+s] >= 0) { sn++; st += t[j]; sx += v[j, 2+s]; stt += t[j]*t[j]; stx += t[j]*v[j, 2+s] }
         R[s] = (sn*stx - st*sx) / (sn*stt - st*st); pk[s] = (sx - R[s]*st)/sn
-        re[s] = m != "fine-grained" || s == 0                              # restarted: from the checkpoint, counting anew
+        re[s] = m !~ /^fine-grained/ || s == 0                             # restarted: from the checkpoint, counting anew
       }
       lo = past > 0 ? past - k + 1 : t[n-1] - 2; hi = past > 0 ? past - k + 1 : t[n-1]
       for (j = 0; j < n; j++) if (t[j] >= lo && v[j, 2] >= 0 && v[j, 3] >= 0) { # from 1 s after recovery on
