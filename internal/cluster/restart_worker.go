@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
 	"github.com/weir-stream/weir/internal/store"
@@ -14,6 +15,25 @@ import (
 // This file is a worker's side of restarting single subtasks (see
 // restart.go): failures of single subtasks and replay requests go to the
 // coordinator; STOP, RESTART, REPLAY and MOVE come from it.
+
+// stallGrace is how long a channel whose connection broke waits for the
+// coordinator to restart its sender elsewhere (which severs it) before
+// its receiver restarts: longer than a worker's loss takes to detect.
+const stallGrace = 10 * time.Second
+
+// restartStalled fails the local receivers of channels whose connection
+// broke while their sender lives on: restarted, they ask for replays,
+// which reconnect.
+func (a *workerAttempt) restartStalled(rt *task.Runtime, chans [][3]int) {
+	seen := map[task.SubtaskID]bool{}
+	for _, c := range chans {
+		id := task.SubtaskID{Vertex: c[0], Subtask: c[1]}
+		if !seen[id] {
+			seen[id] = true
+			rt.Kill(id, fmt.Errorf("the connection of its input channel %d broke while its sender runs on", c[2]))
+		}
+	}
+}
 
 // upstreamBackup sets the runtime options of a share deployed with
 // upstream backup.

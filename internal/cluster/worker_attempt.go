@@ -189,7 +189,7 @@ func (a *workerAttempt) run() error {
 	}
 	defer ep.Close()
 	if opts.UpstreamBackup {
-		ep.SurviveLostPeers()
+		ep.SurviveLostPeers(stallGrace, func(chans [][3]int) { a.restartStalled(rt, chans) })
 	}
 	a.mu.Lock()
 	a.rt, a.ep = rt, ep

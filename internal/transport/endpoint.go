@@ -31,6 +31,8 @@ type Endpoint struct {
 	inbound   map[*incoming]struct{}
 	closed    bool
 	survive   bool // see SurviveLostPeers
+	grace     time.Duration
+	onStall   func(chans [][3]int)
 	wg        sync.WaitGroup
 }
 
@@ -101,10 +103,15 @@ func (ep *Endpoint) Close() {
 // (the sender retains its output for replay) until Move points it at the
 // receiver's replacement, or until a Replay element reconnects it; a
 // channel from a lost sender waits for the sender's replacement to
-// connect. Call it right after Register.
-func (ep *Endpoint) SurviveLostPeers() {
+// connect. A connection that broke while its sender lives on is not
+// replaced by anyone: when grace has passed and its channels were neither
+// severed (Sever) nor fed by a new connection, onStall (if set) is called
+// from the transport's goroutine with those channels, (vertex, subtask,
+// channel) each, for the job to restart their receivers. Call it right
+// after Register.
+func (ep *Endpoint) SurviveLostPeers(grace time.Duration, onStall func(chans [][3]int)) {
 	ep.mu.Lock()
-	ep.survive = true
+	ep.survive, ep.grace, ep.onStall = true, grace, onStall
 	ep.mu.Unlock()
 }
 
@@ -255,7 +262,7 @@ func (ep *Endpoint) receive(c net.Conn, fr *frameReader) {
 	}()
 	err := ep.deliver(in, fr)
 	ep.mu.Lock()
-	closed := ep.closed
+	closed, survive := ep.closed, ep.survive
 	open := 0
 	for t := range ep.feeds {
 		if ep.feeds[t] == in && !in.ended[t] {
@@ -263,10 +270,45 @@ func (ep *Endpoint) receive(c net.Conn, fr *frameReader) {
 		}
 	}
 	ep.mu.Unlock()
-	if closed || open == 0 || ep.survive {
-		return // the attempt ended, the sender finished every channel, or its replacement will connect
+	switch {
+	case closed || open == 0: // the attempt ended, or the sender finished every channel
+	case survive:
+		ep.awaitReplacement(in)
+	default:
+		ep.fail(fmt.Errorf("data plane: connection from %s broke with %d channels unfinished: %w", c.RemoteAddr(), open, err))
 	}
-	ep.fail(fmt.Errorf("data plane: connection from %s broke with %d channels unfinished: %w", c.RemoteAddr(), open, err))
+}
+
+// awaitReplacement waits the grace period after incoming connection in
+// broke, then reports its channels that nobody took over (see
+// SurviveLostPeers).
+func (ep *Endpoint) awaitReplacement(in *incoming) {
+	ep.mu.Lock()
+	grace, onStall := ep.grace, ep.onStall
+	ep.mu.Unlock()
+	if onStall == nil {
+		return
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ep.ctx.Done():
+		return
+	}
+	var stalled [][3]int
+	ep.mu.Lock()
+	if !in.cut && !ep.closed {
+		for t, f := range ep.feeds {
+			if f == in && !in.ended[t] {
+				stalled = append(stalled, [3]int{int(t.vertex), int(t.subtask), int(t.ch)})
+			}
+		}
+	}
+	ep.mu.Unlock()
+	if len(stalled) > 0 {
+		onStall(stalled)
+	}
 }
 
 func (ep *Endpoint) deliver(in *incoming, fr *frameReader) error {

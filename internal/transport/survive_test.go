@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/weir-stream/weir/internal/exchange"
 )
@@ -13,7 +14,7 @@ import (
 // credit, and the replacement receives from then on.
 func TestASurvivingSenderMovesToTheReplacementOfALostReceiver(t *testing.T) {
 	s := pair(t, 2, 1)
-	s.snd.SurviveLostPeers()
+	s.snd.SurviveLostPeers(time.Minute, nil)
 	snd := s.snd.Sender(s.b.Addr(), 1, 0, 0)
 	if _, err := snd.SendTimed(context.Background(), data(1)); err != nil {
 		t.Fatal(err)
@@ -65,8 +66,8 @@ func TestASurvivingSenderMovesToTheReplacementOfALostReceiver(t *testing.T) {
 // endpoint survives.
 func TestSeverCutsALostSendersChannelAndCountsItsRecords(t *testing.T) {
 	s := pair(t, 8, 1)
-	s.rcv.SurviveLostPeers()
-	s.snd.SurviveLostPeers()
+	s.rcv.SurviveLostPeers(time.Minute, nil)
+	s.snd.SurviveLostPeers(time.Minute, nil)
 	snd := s.snd.Sender(s.b.Addr(), 1, 0, 0)
 	for i, seq := range []int64{0, 1, 2} {
 		e := data(i)
@@ -83,5 +84,41 @@ func TestSeverCutsALostSendersChannelAndCountsItsRecords(t *testing.T) {
 	case err := <-s.failed:
 		t.Fatalf("an endpoint failed: %v", err)
 	default:
+	}
+}
+
+// A connection that breaks while its sender lives on (nobody severs its
+// channels, no replacement connects) is reported after the grace period,
+// so that the job can restart the receivers; a severed one is not.
+func TestABrokenConnectionFromALiveSenderIsReportedAfterTheGrace(t *testing.T) {
+	for _, sever := range []bool{false, true} {
+		s := pair(t, 8, 1)
+		stalled := make(chan [][3]int, 1)
+		s.rcv.SurviveLostPeers(50*time.Millisecond, func(chans [][3]int) { stalled <- chans })
+		s.snd.SurviveLostPeers(time.Minute, nil)
+		snd := s.snd.Sender(s.b.Addr(), 1, 0, 0)
+		if _, err := snd.SendTimed(context.Background(), data(1)); err != nil {
+			t.Fatal(err)
+		}
+		poll(t, s.g)
+		if sever {
+			s.rcv.Sever([][3]int{{1, 0, 0}})
+		} else {
+			s.rcv.mu.Lock()
+			for in := range s.rcv.inbound {
+				in.conn.Close() // the network, not the sender, broke it
+			}
+			s.rcv.mu.Unlock()
+		}
+		select {
+		case got := <-stalled:
+			if sever || len(got) != 1 || got[0] != [3]int{1, 0, 0} {
+				t.Fatalf("sever=%v: reported %v", sever, got)
+			}
+		case <-time.After(500 * time.Millisecond):
+			if !sever {
+				t.Fatal("a connection broken under a live sender was not reported")
+			}
+		}
 	}
 }
