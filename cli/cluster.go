@@ -47,8 +47,11 @@ func coordinatorFlag(fs *pflag.FlagSet, addr *string) {
 	fs.StringVar(addr, "coordinator", def, "the coordinator's address (default $WEIR_COORDINATOR or "+defaultCoordinator+")")
 }
 
+// logTo returns a log function, safe for concurrent use, that writes to
+// w as who.
 func logTo(w io.Writer, who string) func(string) {
-	return func(line string) { fmt.Fprintf(w, "weir %s: %s %s\n", who, time.Now().Format("15:04:05.000"), line) }
+	l := &lockedWriter{w: w}
+	return func(line string) { fmt.Fprintf(l, "weir %s: %s %s\n", who, time.Now().Format("15:04:05.000"), line) }
 }
 
 func coordinatorCommand(stdout, stderr io.Writer) *cobra.Command {

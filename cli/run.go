@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -130,6 +131,10 @@ func (f *runFlags) baseOptions() ([]weir.Option, connector.MalformedPolicy, erro
 }
 
 func runJob(ctx context.Context, j weir.Job, build weir.Builder, f *runFlags, stdout, stderr io.Writer) error {
+	terminal := isTerminal(stderr)
+	// The job logs from several goroutines (the engine, tasks, standbys)
+	// while the progress line is redrawn from another.
+	stderr = &lockedWriter{w: stderr}
 	base, policy, err := f.baseOptions()
 	if err != nil {
 		return err
@@ -147,7 +152,7 @@ func runJob(ctx context.Context, j weir.Job, build weir.Builder, f *runFlags, st
 		skipped.Add(1)
 		lastSkip.Store(e.Error())
 	}}
-	show := f.progress == "on" || (f.progress == "auto" && isTerminal(stderr))
+	show := f.progress == "on" || (f.progress == "auto" && terminal)
 	logf := func(line string) {
 		if show {
 			fmt.Fprint(stderr, "\r\033[K") // clear the progress line
@@ -300,4 +305,16 @@ func prepareOutput(dir string) error {
 		}
 	}
 	return nil
+}
+
+// lockedWriter serializes writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
