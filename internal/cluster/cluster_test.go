@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/weir-stream/weir"
-	"github.com/weir-stream/weir/connectors/file"
 	"github.com/weir-stream/weir/internal/cluster"
 	"github.com/weir-stream/weir/internal/cluster/pb"
 	"github.com/weir-stream/weir/internal/engine"
@@ -120,26 +118,8 @@ func TestClusterInProcess(t *testing.T) {
 		delete(workers, info.Workers[0].WorkerId)
 		killed = true
 	}
-	logs.wait(t, "^job "+info.Id+" (finished|failed|cancelled)")
-	if info, err = client.GetJob(ctx, &pb.GetJobRequest{Id: info.Id}); err != nil {
-		t.Fatal(err)
-	}
-	if info.State != cluster.Finished {
-		t.Fatalf("job %s: %s", info.State, info.Error)
-	}
-	got, err := file.ReadLines(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := file.ReadLines(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(got)
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		t.Fatalf("cluster output (%d rows) differs from the one-process output (%d rows)", len(got), len(want))
-	}
+	awaitFinished(t, ctx, client, logs, info.Id)
+	sameOutput(t, out, ref)
 	if !killed {
 		t.Fatal("no worker was stopped during the run")
 	}

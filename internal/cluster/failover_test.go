@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -102,13 +101,7 @@ func TestClusterFineGrainedFailover(t *testing.T) {
 		delete(workers, w)
 		stopped = true
 	}
-	logs.wait(t, "^job "+info.Id+" (finished|failed|cancelled)")
-	if info, err = client.GetJob(ctx, &pb.GetJobRequest{Id: info.Id}); err != nil {
-		t.Fatal(err)
-	}
-	if info.State != cluster.Finished {
-		t.Fatalf("job %s: %s", info.State, info.Error)
-	}
+	info = awaitFinished(t, ctx, client, logs, info.Id)
 	if !stopped {
 		t.Fatal("no worker was stopped during the run")
 	}
@@ -124,18 +117,6 @@ func TestClusterFineGrainedFailover(t *testing.T) {
 		}
 	}
 	for _, n := range []string{"a", "b"} {
-		got, err := file.ReadLines(filepath.Join(out, n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := file.ReadLines(filepath.Join(ref, n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		slices.Sort(got)
-		slices.Sort(want)
-		if !slices.Equal(got, want) {
-			t.Fatalf("pipeline %s: %d rows, want the one-process run's %d", n, len(got), len(want))
-		}
+		sameOutput(t, filepath.Join(out, n), filepath.Join(ref, n))
 	}
 }

@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -10,7 +11,9 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/weir-stream/weir/connectors/file"
 	"github.com/weir-stream/weir/internal/cluster"
+	"github.com/weir-stream/weir/internal/cluster/pb"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -91,4 +94,50 @@ func startWorker(t *testing.T, ctx context.Context, cfg cluster.WorkerConfig) *r
 	r := &runningWorker{w, cancel, make(chan error, 1)}
 	go func() { r.done <- w.Run(wctx) }()
 	return r
+}
+
+// awaitFinished waits until job id ended and fails the test unless it
+// finished; it returns the job's final info.
+func awaitFinished(t *testing.T, ctx context.Context, client pb.CoordinatorClient, logs *logLines, id string) *pb.JobInfo {
+	t.Helper()
+	logs.wait(t, "^job "+id+" (finished|failed|cancelled)")
+	info, err := client.GetJob(ctx, &pb.GetJobRequest{Id: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State != cluster.Finished {
+		t.Fatalf("job %s: %s", info.State, info.Error)
+	}
+	return info
+}
+
+// sameOutput fails the test unless the file sink directories out and ref
+// hold the same lines, in any order, and names the lines missing.
+func sameOutput(t *testing.T, out, ref string) {
+	t.Helper()
+	got, err := file.ReadLines(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := file.ReadLines(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if slices.Equal(got, want) {
+		return
+	}
+	seen := map[string]int{}
+	for _, g := range got {
+		seen[g]++
+	}
+	var missing []string
+	for _, w := range want {
+		if seen[w] == 0 {
+			missing = append(missing, w)
+		}
+		seen[w]--
+	}
+	t.Fatalf("%s: %d rows, want the one-process run's %d; missing %d: %.20v", out, len(got), len(want), len(missing), missing)
 }

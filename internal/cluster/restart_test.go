@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -176,37 +175,8 @@ func (sc loseAWorker) run(t *testing.T) (*logLines, *openedBySubtask) {
 	}
 	workers[lost].stop()
 	delete(workers, lost)
-	logs.wait(t, "^job "+info.Id+" (finished|failed|cancelled)")
-	if info, err = client.GetJob(ctx, &pb.GetJobRequest{Id: info.Id}); err != nil {
-		t.Fatal(err)
-	}
-	if info.State != cluster.Finished {
-		t.Fatalf("job %s: %s", info.State, info.Error)
-	}
-	got, err := file.ReadLines(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := file.ReadLines(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(got)
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		seen := map[string]int{}
-		for _, g := range got {
-			seen[g]++
-		}
-		var missing []string
-		for _, w := range want {
-			if seen[w] == 0 {
-				missing = append(missing, w)
-			}
-			seen[w]--
-		}
-		t.Fatalf("%d rows, want the one-process run's %d; missing %d: %.20v", len(got), len(want), len(missing), missing)
-	}
+	awaitFinished(t, ctx, client, logs, info.Id)
+	sameOutput(t, out, ref)
 	return logs, src
 }
 
