@@ -200,8 +200,12 @@ func (a *workerAttempt) run() error {
 	decodeStart := time.Now()
 	go func() { done <- rt.Run(ctx) }()
 	var decoded <-chan struct{}
-	if len(d.Restore) > 0 && !d.Rejoin {
+	if len(d.Restore) > 0 {
 		decoded = rt.Restored()
+	}
+	what := fmt.Sprintf("restored %d bytes of state%s", restored, from)
+	if d.Rejoin {
+		what = fmt.Sprintf("restarted %d subtasks of a lost worker from %d bytes of state%s", len(d.Subtasks), restored, from)
 	}
 	rejoined := rt.Rejoined()
 	for {
@@ -209,12 +213,13 @@ func (a *workerAttempt) run() error {
 		case <-rejoined:
 			rejoined = nil
 			a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Restarted{Restarted: &pb.Restarted{Key: d.Key, Token: d.Token}}})
-			w.cfg.Log(fmt.Sprintf("attempt %s running: restarted %d subtasks of a lost worker from %d bytes of state%s in %v", d.Key, len(d.Subtasks), restored, from,
-				(read + time.Since(decodeStart)).Round(time.Millisecond)))
+			if len(d.Restore) == 0 {
+				w.cfg.Log(fmt.Sprintf("attempt %s running: restarted %d subtasks of a lost worker from the beginning", d.Key, len(d.Subtasks)))
+			}
 		case <-decoded:
 			decoded = nil
 			// Logged once the tasks decoded the state: only then do they run.
-			w.cfg.Log(fmt.Sprintf("attempt %s running: restored %d bytes of state%s in %v (read %v, decoded %v)", d.Key, restored, from,
+			w.cfg.Log(fmt.Sprintf("attempt %s running: %s in %v (read %v, decoded %v)", d.Key, what,
 				(read + time.Since(decodeStart)).Round(time.Millisecond), read.Round(time.Millisecond), time.Since(decodeStart).Round(time.Millisecond)))
 		case err := <-done:
 			cancel()

@@ -123,7 +123,7 @@ func (r *Runtime) rejoin(ctx context.Context) {
 		}
 	}
 	r.mu.Unlock()
-	ready := r.Restart(ctx, ids, r.opts.Restore, r.opts.Restored, r.opts.Attempt)
+	ready := r.restart(ctx, ids, r.opts.Restore, r.opts.Restored, r.opts.Attempt, true)
 	r.wg.Add(1)
 	go func() { // ready is closed at the latest when the subtasks stop
 		defer r.wg.Done()

@@ -76,6 +76,12 @@ func (r *Runtime) Stop(ids []SubtaskID) {
 // reached a restarting subtask's gate before its replay began would be
 // dropped with the rest.
 func (r *Runtime) Restart(ctx context.Context, ids []SubtaskID, state map[SubtaskID][]byte, restored int64, attempt int) <-chan struct{} {
+	return r.restart(ctx, ids, state, restored, attempt, false)
+}
+
+// restart is Restart; rejoin marks the first start of a rejoined
+// runtime's subtasks (remote.go), which Restored covers.
+func (r *Runtime) restart(ctx context.Context, ids []SubtaskID, state map[SubtaskID][]byte, restored int64, attempt int, rejoin bool) <-chan struct{} {
 	ready := make(chan struct{})
 	for _, id := range ids {
 		r.mu.Lock()
@@ -147,6 +153,10 @@ func (r *Runtime) Restart(ctx context.Context, ids []SubtaskID, state map[Subtas
 			r.mu.Unlock()
 		}
 		s.tctx.Attempt, s.tctx.Restored = attempt, restored
+		if rejoin {
+			r.restoring.Add(1) // Restored tells when a rejoined runtime decoded its state
+			s.restoredDone = sync.OnceFunc(r.restoring.Done)
+		}
 		m := r.metrics[id.Vertex][id.Subtask]
 		m.Restarts.Add(1)
 		m.FirstWrite.Store(0) // the new incarnation's first write marks its recovery
