@@ -74,7 +74,7 @@ positions() {
 # subtasks 1.0 and 1.1 from weir status (-1: not reported).
 counters() {
   awk 'BEGIN { c["0.0"] = c["0.1"] = c["1.0"] = c["1.1"] = -1 }
-    $1 == "subtask" && $4 == "in" { sub(/,/, "", $5); c[$2] = $5 }
+    $1 == "subtask" && $5 == "in" { sub(/,/, "", $6); c[$2] = $6 }
     END { if (c["0.0"] != -1 || c["0.1"] != -1) print c["0.0"], c["0.1"], c["1.0"], c["1.1"] }'
 }
 

@@ -140,9 +140,6 @@ func (s *subtask) run() (err error) {
 	if err := s.restore(); err != nil {
 		return err
 	}
-	if s.restoredDone != nil {
-		s.restoredDone()
-	}
 	s.startBackup()
 	if err := s.startFollowing(s.tctx.Restored); err != nil {
 		return err
@@ -152,6 +149,9 @@ func (s *subtask) run() (err error) {
 			s.ops = s.ops[i+1:] // close only what was opened
 			return fmt.Errorf("opening %q: %w", s.v.Chain[i].Name, err)
 		}
+	}
+	if s.restoredDone != nil {
+		s.restoredDone() // operators may finish decoding their state in Open
 	}
 	s.openWatermark()
 	s.replayInflight()
