@@ -25,7 +25,8 @@
 # keyed subtask that ran on w1 (its key groups failed) and of the one on
 # w2 (unaffected key groups): the longest time between two samples at
 # which its records in had changed, from 1 s before the kill to 1 s after
-# recovery; and records not processed
+# recovery (and, as the sampling's resolution, the longest such time of
+# the one on w2 in the FIT s before the kill); and records not processed
 #   D = sum over source subtasks i of R_i*(t - t_kill) - (P_i(t) - P_i,kill),
 # the input the sources would have read since the kill at the rate R_i
 # they read before it, less what they read beyond their position at the
@@ -138,9 +139,9 @@ run() { # mode run
   lost=$(at "$(grep "worker w1 lost" "$tmp/coord.log" | head -1 | awk '{print $3}')")
   running=$(at "$running")
   awk -v fit="${FIT:-2}" -v k="$killed" -v l="$lost" -v r="$running" -v past="${past:-0}" -v pck="$pck" -v ck="$ck" -v i="$i" -v m="$mode" '
-    # pause(c): the longest time between two samples at which column c changed, from 1 s before the kill to hi
-    function pause(c,  j, prev, last, g) { last = ""; g = 0
-      for (j = 0; j < n; j++) { if (t[j] < -1 || t[j] > hi) continue
+    # pause(c, from, to): the longest time between two samples at which column c changed, between from and to
+    function pause(c, from, to,  j, prev, last, g) { last = ""; g = 0
+      for (j = 0; j < n; j++) { if (t[j] < from || t[j] > to) continue
         if (last == "" || (v[j, c] != prev && v[j, c] >= 0)) { if (last != "" && t[j] - last > g) g = t[j] - last; last = t[j] }
         prev = v[j, c] }
       return g }
@@ -157,8 +158,8 @@ run() { # mode run
       for (j = 0; j < n; j++) if (t[j] >= lo && v[j, 2] >= 0 && v[j, 3] >= 0) { # from 1 s after recovery on
         an++; for (s = 0; s < 2; s++) d += R[s]*t[j] - ((re[s] ? p0[s+1] : 0) + v[j, 2+s] - pk[s]) }
       rate = R[0] + R[1]
-      printf "run %d %s: checkpoint %d, %.0f bytes; detection %.0f ms; lost to running %.0f ms; pause failed %.0f ms, unaffected %.0f ms; rate %.0f/s; replayed %.0f; not processed %.0f = %.0f ms at the rate (%d samples)\n",
-        i, m, cp[1], cp[2], (l-k)*1000, (r-l)*1000, pause(4)*1000, pause(5)*1000, rate, pk[0] - p0[1] + (re[1] ? pk[1] - p0[2] : 0), d/an, d/an/rate*1000, an }' "$tmp/samples" | tee -a "$tmp/results"
+      printf "run %d %s: checkpoint %d, %.0f bytes; detection %.0f ms; lost to running %.0f ms; pause failed %.0f ms, unaffected %.0f ms, before the kill %.0f ms; rate %.0f/s; replayed %.0f; not processed %.0f = %.0f ms at the rate (%d samples)\n",
+        i, m, cp[1], cp[2], (l-k)*1000, (r-l)*1000, pause(4, -1, hi)*1000, pause(5, -1, hi)*1000, pause(5, -fit, 0)*1000, rate, pk[0] - p0[1] + (re[1] ? pk[1] - p0[2] : 0), d/an, d/an/rate*1000, an }' "$tmp/samples" | tee -a "$tmp/results"
   echo "    load $(cut -d' ' -f1-3 /proc/loadavg); peak RSS GiB w1 $w1hwm w2 $w2hwm w3 $w3hwm; $(grep -o 'recovery 1: .*; cause' "$tmp/submit.log" | head -1 | sed 's/; cause//')"
   grep -ho "re[a-z]* [0-9]* [a-z ]*bytes of state.* in [0-9.]*m\?s" "$tmp/w2.log" "$tmp/w3.log" | sed 's/^/    /' || true
   kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; pids=()
@@ -173,6 +174,6 @@ for m in $modes; do
     function med(a, n, f,  s, j, k, t) { if (f == "") f = "%.0f"; for (j = 1; j <= n; j++) s[j] = a[j]; for (j = 1; j <= n; j++) for (k = j+1; k <= n; k++) if (s[k] < s[j]) { t = s[j]; s[j] = s[k]; s[k] = t }
       return sprintf(f " (" f "-" f ")", n % 2 ? s[(n+1)/2] : (s[n/2]+s[n/2+1])/2, s[1], s[n]) }
     { n++; for (f = 1; f <= NF; f++) { if ($f == "checkpoint") b[n] = $(f+2)/1e6; if ($f == "detection") d[n] = $(f+1); if ($f == "running") r[n] = $(f+1); if ($f == "=") g[n] = $(f+1); if ($f == "not") p[n] = $(f+2)
-      if ($f == "failed") pf[n] = $(f+1); if ($f == "unaffected") pu[n] = $(f+1) } }
-    END { if (n) printf "%s: %d runs; state MB %s; detection ms %s; lost to running ms %s; pause failed ms %s, unaffected ms %s; not processed %s = ms %s\n", m, n, med(b, n, "%.1f"), med(d, n), med(r, n), med(pf, n), med(pu, n), med(p, n), med(g, n) }'
+      if ($f == "failed") pf[n] = $(f+1); if ($f == "unaffected") pu[n] = $(f+1); if ($f == "kill") pb[n] = $(f+1) } }
+    END { if (n) printf "%s: %d runs; state MB %s; detection ms %s; lost to running ms %s; pause failed ms %s, unaffected ms %s, before the kill ms %s; not processed %s = ms %s\n", m, n, med(b, n, "%.1f"), med(d, n), med(r, n), med(pf, n), med(pu, n), med(pb, n), med(p, n), med(g, n) }'
 done
