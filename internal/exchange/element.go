@@ -80,8 +80,6 @@ type Element struct {
 	// Data element (records are numbered from 0 per channel), or where a
 	// Replay element resumes.
 	Seq int64
-
-	prio bool // set inside Poll for an element taken from the priority lane
 }
 
 // Buffer is a batch of encoded records: N records back to back in B, each a

@@ -125,22 +125,20 @@ func (g *Gate) signal() {
 // channels in turn so that no channel starves. ok is false when no unblocked
 // channel holds an element.
 func (g *Gate) Poll() (ch int, e Element, ok bool) {
-	ch, e, ok = g.poll()
-	if ok && g.onTake != nil && !e.prio && e.Kind != Marker {
+	ch, e, credit, ok := g.poll()
+	if ok && credit && g.onTake != nil && e.Kind != Marker {
 		g.onTake(ch)
 	}
-	e.prio = false
 	return ch, e, ok
 }
 
-func (g *Gate) poll() (ch int, e Element, ok bool) {
+func (g *Gate) poll() (ch int, e Element, credit, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(g.prio) > 0 {
 		p := g.prio[0]
 		g.prio = g.prio[1:]
-		p.e.prio = true
-		return p.ch, p.e, true
+		return p.ch, p.e, false, true
 	}
 	n := len(g.queues)
 	for i := 0; i < n; i++ {
@@ -150,9 +148,10 @@ func (g *Gate) poll() (ch int, e Element, ok bool) {
 			continue
 		}
 		g.next = (c + 1) % n
-		return c, q.take(g.capacity), true
+		e, credit := q.take(g.capacity)
+		return c, e, credit, true
 	}
-	return 0, Element{}, false
+	return 0, Element{}, false, false
 }
 
 // PollChannel removes and returns the next element of channel ch, blocked
@@ -165,9 +164,9 @@ func (g *Gate) PollChannel(ch int) (e Element, ok bool) {
 		g.mu.Unlock()
 		return Element{}, false
 	}
-	e = q.take(g.capacity)
+	e, credit := q.take(g.capacity)
 	g.mu.Unlock()
-	if g.onTake != nil && e.Kind != Marker {
+	if credit && g.onTake != nil && e.Kind != Marker {
 		g.onTake(ch)
 	}
 	return e, true
@@ -247,20 +246,24 @@ func (g *Gate) drainLocked() (taken []int) {
 	g.prio = nil
 	for c := range g.queues {
 		q := &g.queues[c]
+		credited := -q.extra // replayed elements carry no credit
 		for q.n > 0 {
 			e := q.elems[q.head]
 			q.elems[q.head] = Element{}
 			if e.Buf != nil {
 				PutBuffer(e.Buf)
 			}
-			if e.Kind != Marker && g.onTake != nil {
-				if taken == nil {
-					taken = make([]int, len(g.queues))
-				}
-				taken[c]++
+			if e.Kind != Marker {
+				credited++
 			}
 			q.head = (q.head + 1) % len(q.elems)
 			q.n--
+		}
+		if credited > 0 && g.onTake != nil {
+			if taken == nil {
+				taken = make([]int, len(g.queues))
+			}
+			taken[c] = credited
 		}
 		q.extra = 0
 		select {
@@ -358,7 +361,8 @@ func (g *Gate) Deliver(ch int, e Element) {
 // DeliverReplay appends e to channel ch without waiting, beyond the
 // channel's capacity: a sender replaying its retained output to a
 // restarted receiver hands it over at once and goes on serving its other
-// channels, while live sends on ch still wait for room.
+// channels, while live sends on ch still wait for room. Replayed elements
+// carry no credit: taking them returns none to a remote sender.
 func (g *Gate) DeliverReplay(ch int, e Element) {
 	g.mu.Lock()
 	if g.discard {
@@ -381,17 +385,17 @@ func (g *Gate) DeliverReplay(ch int, e Element) {
 
 // take removes the queue's first element and wakes a sender waiting for
 // room; the queue is not empty. The gate's lock is held.
-func (q *queue) take(capacity int) Element {
-	e := q.elems[q.head]
+func (q *queue) take(capacity int) (e Element, credit bool) {
+	e = q.elems[q.head]
 	q.elems[q.head] = Element{}
 	q.head = (q.head + 1) % len(q.elems)
 	wasFull := q.n-q.extra == capacity
 	q.n--
 	if q.extra > 0 {
 		// Count the removal against the replayed backlog first: live
-		// senders get room once it is consumed.
+		// senders get room (and remote ones credit) once it is consumed.
 		q.extra--
-		wasFull = false
+		return e, false
 	}
 	if wasFull {
 		select {
@@ -399,7 +403,7 @@ func (q *queue) take(capacity int) Element {
 		default:
 		}
 	}
-	return e
+	return e, true
 }
 
 func (q *queue) grow() {
@@ -416,6 +420,11 @@ func (q *queue) grow() {
 // waits. After SendTimed returns nil the sender no longer owns e.Buf.
 type Sender interface {
 	SendTimed(ctx context.Context, e Element) (time.Duration, error)
+	// SendReplay sends e, part of a replay to a restarted receiver,
+	// without credit: the receiver queues it beyond its capacity (see
+	// Gate.DeliverReplay), so that the sender does not wait while the
+	// receiver works through its backlog.
+	SendReplay(ctx context.Context, e Element) error
 	SendPriority(e Element)
 }
 
@@ -441,12 +450,11 @@ func (c Channel) SendTimed(ctx context.Context, e Element) (time.Duration, error
 	return c.Gate.SendTimed(ctx, c.Index, e)
 }
 
-// Replay hands e over without waiting: to a local gate with
-// Gate.DeliverReplay; a remote channel waits for credit as SendTimed does.
+// Replay hands e over without waiting for room: to a local gate with
+// Gate.DeliverReplay, to a remote one with Sender.SendReplay.
 func (c Channel) Replay(ctx context.Context, e Element) error {
 	if c.Remote != nil {
-		_, err := c.Remote.SendTimed(ctx, e)
-		return err
+		return c.Remote.SendReplay(ctx, e)
 	}
 	c.Gate.DeliverReplay(c.Index, e)
 	return nil

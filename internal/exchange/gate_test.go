@@ -169,3 +169,34 @@ func TestGateDiscardsUntilReset(t *testing.T) {
 		t.Fatalf("after Reset got %v, %v", e, ok)
 	}
 }
+
+// Remote senders get credit back only for what they spent it on: taking
+// a replayed element returns none, taking a live one returns one, and a
+// gate that drops what it holds (Discard) returns the credit of the live
+// elements it dropped, as does one that drops what is delivered to it.
+func TestGateReturnsCreditOnlyForLiveElements(t *testing.T) {
+	g := NewGate(1, 4)
+	credit := 0
+	g.OnTake(func(int) { credit++ })
+	g.Deliver(0, Element{Kind: Watermark, Time: 1})
+	for i := range 3 {
+		g.DeliverReplay(0, Element{Kind: Watermark, Time: int64(10 + i)})
+	}
+	g.Deliver(0, Element{Kind: Watermark, Time: 2})
+	for range 5 {
+		if _, _, ok := g.Poll(); !ok {
+			t.Fatal("an element is missing")
+		}
+	}
+	if credit != 2 {
+		t.Fatalf("taking 2 live and 3 replayed elements returned %d credits, want 2", credit)
+	}
+	credit = 0
+	g.Deliver(0, Element{Kind: Watermark, Time: 3})
+	g.DeliverReplay(0, Element{Kind: Watermark, Time: 20})
+	g.Discard()
+	g.Deliver(0, Element{Kind: Watermark, Time: 4})
+	if credit != 2 {
+		t.Fatalf("dropping 1 live and 1 replayed element and then 1 live returned %d credits, want 2", credit)
+	}
+}

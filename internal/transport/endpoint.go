@@ -320,7 +320,7 @@ func (ep *Endpoint) deliver(in *incoming, fr *frameReader) error {
 		if typ != frameElement {
 			return fmt.Errorf("%w: type %d from a sender", errBadFrame, typ)
 		}
-		t, e, prio, err := fr.element(n)
+		t, e, flags, err := fr.element(n)
 		if err != nil {
 			return err
 		}
@@ -350,9 +350,12 @@ func (ep *Endpoint) deliver(in *incoming, fr *frameReader) error {
 			in.ended[t] = true
 		}
 		ep.mu.Unlock()
-		if prio {
+		switch {
+		case flags&flagPriority != 0:
 			g.SendPriority(int(t.ch), e)
-		} else {
+		case flags&flagReplay != 0:
+			g.DeliverReplay(int(t.ch), e)
+		default:
 			g.Deliver(int(t.ch), e)
 		}
 	}
@@ -519,7 +522,7 @@ func (p *peer) close(err error) {
 }
 
 // write sends one element frame. The peer owns e.Buf afterwards.
-func (p *peer) write(t target, e exchange.Element, prio bool) error {
+func (p *peer) write(t target, e exchange.Element, flags byte) error {
 	if err := p.connect(); err != nil {
 		return err
 	}
@@ -528,7 +531,7 @@ func (p *peer) write(t target, e exchange.Element, prio bool) error {
 		payload = e.Buf.B
 	}
 	p.wmu.Lock()
-	p.hdr = appendElementHeader(p.hdr[:0], t, e, prio, len(payload))
+	p.hdr = appendElementHeader(p.hdr[:0], t, e, flags, len(payload))
 	bufs := net.Buffers{p.hdr, payload}
 	_, err := bufs.WriteTo(p.conn)
 	p.wmu.Unlock()
@@ -556,6 +559,17 @@ type sender struct {
 // lost receiver's channel drops e (and reports success), except a Replay
 // element, which reconnects first.
 func (s *sender) SendTimed(ctx context.Context, e exchange.Element) (time.Duration, error) {
+	return s.send(ctx, e, true)
+}
+
+// SendReplay sends e, part of a replay, without credit; see SendTimed for
+// a lost receiver.
+func (s *sender) SendReplay(ctx context.Context, e exchange.Element) error {
+	_, err := s.send(ctx, e, false)
+	return err
+}
+
+func (s *sender) send(ctx context.Context, e exchange.Element, credit bool) (time.Duration, error) {
 	var p *peer
 	var start time.Time
 	waited := func() time.Duration {
@@ -581,8 +595,10 @@ func (s *sender) SendTimed(ctx context.Context, e exchange.Element) (time.Durati
 			}
 			return waited(), nil
 		}
-		if s.credit > 0 {
-			s.credit--
+		if !credit || s.credit > 0 {
+			if credit {
+				s.credit--
+			}
 			s.ended = s.ended || e.Kind == exchange.End
 			p.mu.Unlock()
 			break
@@ -597,7 +613,11 @@ func (s *sender) SendTimed(ctx context.Context, e exchange.Element) (time.Durati
 			return waited(), ctx.Err()
 		}
 	}
-	err := p.write(s.t, e, false)
+	var flags byte
+	if !credit {
+		flags = flagReplay
+	}
+	err := p.write(s.t, e, flags)
 	if err != nil && p.ep.surviving() && !errors.Is(err, ErrClosed) {
 		return waited(), nil // lost with the receiver; the replay repeats it
 	}
@@ -607,5 +627,5 @@ func (s *sender) SendTimed(ctx context.Context, e exchange.Element) (time.Durati
 // SendPriority sends barrier e ahead of the receiver's queue, without
 // credit. An error makes the peer unusable; the next SendTimed reports it.
 func (s *sender) SendPriority(e exchange.Element) {
-	s.p.Load().write(s.t, e, true)
+	s.p.Load().write(s.t, e, flagPriority)
 }

@@ -30,6 +30,7 @@ const (
 const (
 	flagPriority  = 1 << 0
 	flagUnaligned = 1 << 1
+	flagReplay    = 1 << 2 // sent without credit (exchange.Sender.SendReplay)
 )
 
 // target addresses one channel of one subtask's input gate.
@@ -45,14 +46,10 @@ const (
 
 // appendElementHeader encodes the header of an element frame whose
 // records take payload bytes.
-func appendElementHeader(b []byte, t target, e exchange.Element, prio bool, payload int) []byte {
+func appendElementHeader(b []byte, t target, e exchange.Element, flags byte, payload int) []byte {
 	b = binary.BigEndian.AppendUint32(b, uint32(elementHeader-4+payload))
 	b = append(b, frameElement)
 	b = appendTarget(b, t)
-	var flags byte
-	if prio {
-		flags |= flagPriority
-	}
 	if e.Unaligned {
 		flags |= flagUnaligned
 	}
@@ -126,22 +123,23 @@ func (f *frameReader) hello(n int) (string, error) {
 	return string(b), nil
 }
 
-// element reads the body of an element frame of n bytes. Data elements
-// get a buffer from the exchange pool, which the receiver owns.
-func (f *frameReader) element(n int) (target, exchange.Element, bool, error) {
+// element reads the body of an element frame of n bytes, and its flags.
+// Data elements get a buffer from the exchange pool, which the receiver
+// owns.
+func (f *frameReader) element(n int) (target, exchange.Element, byte, error) {
 	const body = elementHeader - 5
 	if n < body {
-		return target{}, exchange.Element{}, false, fmt.Errorf("%w: element of %d bytes", errBadFrame, n)
+		return target{}, exchange.Element{}, 0, fmt.Errorf("%w: element of %d bytes", errBadFrame, n)
 	}
 	h := f.hdr[:body]
 	if _, err := io.ReadFull(f.r, h); err != nil {
-		return target{}, exchange.Element{}, false, err
+		return target{}, exchange.Element{}, 0, err
 	}
 	t := readTarget(h)
 	e := exchange.Element{Kind: exchange.Kind(h[12]), Time: int64(binary.BigEndian.Uint64(h[14:])),
 		Checkpoint: int64(binary.BigEndian.Uint64(h[22:])), Seq: int64(binary.BigEndian.Uint64(h[30:])),
 		Unaligned: h[13]&flagUnaligned != 0}
-	prio := h[13]&flagPriority != 0
+	flags := h[13]
 	records := int(binary.BigEndian.Uint32(h[38:]))
 	payload := n - body
 	if e.Kind == exchange.Data {
@@ -151,14 +149,14 @@ func (f *frameReader) element(n int) (target, exchange.Element, bool, error) {
 		}
 		b.B = b.B[:payload]
 		if _, err := io.ReadFull(f.r, b.B); err != nil {
-			return t, e, prio, err
+			return t, e, flags, err
 		}
 		b.N = records
 		e.Buf = b
 	} else if payload != 0 {
-		return t, e, prio, fmt.Errorf("%w: %s element with %d payload bytes", errBadFrame, e.Kind, payload)
+		return t, e, flags, fmt.Errorf("%w: %s element with %d payload bytes", errBadFrame, e.Kind, payload)
 	}
-	return t, e, prio, nil
+	return t, e, flags, nil
 }
 
 // credit reads the body of a credit frame of n bytes.

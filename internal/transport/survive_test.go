@@ -122,3 +122,30 @@ func TestABrokenConnectionFromALiveSenderIsReportedAfterTheGrace(t *testing.T) {
 		}
 	}
 }
+
+// A replay goes out without credit: a sender whose credit is spent
+// replays its whole backlog to a receiver that takes nothing meanwhile.
+func TestAReplayNeedsNoCredit(t *testing.T) {
+	const capacity = 2
+	s := pair(t, capacity, 1)
+	snd := s.snd.Sender(s.b.Addr(), 1, 0, 0)
+	for i := range capacity {
+		if _, err := snd.SendTimed(context.Background(), data(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 10 { // beyond the credit, which is spent
+		if err := snd.SendReplay(context.Background(), data(10+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range capacity + 10 {
+		want := i
+		if i >= capacity {
+			want = 10 + i - capacity
+		}
+		if _, e := poll(t, s.g); e.Buf.B[0] != byte(want) {
+			t.Fatalf("element %d: got record %d, want %d", i, e.Buf.B[0], want)
+		}
+	}
+}
