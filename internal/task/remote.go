@@ -114,6 +114,11 @@ func (r *Runtime) rejoin(ctx context.Context) {
 			if v.Head().Kind == plan.Source {
 				r.lastSent[id] = r.catchUpFrom(id)
 			}
+			if g := r.gates[v.ID][i]; g != nil {
+				// As a failed subtask's gate does until its restart asks
+				// for replays: senders must not wait for the state to load.
+				g.Discard()
+			}
 			if d := r.dets[v.ID][i]; d != nil {
 				// The order its lost incarnation consumed its inputs in
 				// was logged in the lost process: it cannot be repeated,
