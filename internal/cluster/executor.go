@@ -102,7 +102,7 @@ func (c *Coordinator) deployer(j *job, cfg engine.Config) engine.Deployer {
 		c.mu.Unlock()
 		x.job = j
 		j.setPlacement(x)
-		if err := x.deploy(j, cfg); err != nil {
+		if err := x.deploy(); err != nil {
 			x.release()
 			return nil, err
 		}
@@ -185,7 +185,7 @@ func spreadLocked(ws []*workerConn, need int) []*workerConn {
 	return out
 }
 
-func (x *remoteExecutor) deploy(j *job, cfg engine.Config) error {
+func (x *remoteExecutor) deploy() error {
 	restore, err := encodeRestore(x.spec.Restore)
 	if err != nil {
 		return err

@@ -111,8 +111,14 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 		return err
 	}
 	var rt *task.Runtime // nil on a cluster
-	if l, ok := x.(Local); ok {
-		rt = l.Runtime
+	var restarter SubtaskRestarter
+	switch l := x.(type) {
+	case Local:
+		rt, restarter = l.Runtime, localRestarter{l.Runtime, e.cfg.Store}
+	case SubtaskRestarter:
+		restarter = l
+	default:
+		return errors.New("engine: the deployer's executor cannot restart single subtasks")
 	}
 	a, err := e.newAttemptState(x, true)
 	if err != nil {
@@ -163,7 +169,7 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 				}
 				pending[id] = true
 			}
-			stopTasks(x, stop)
+			restarter.Stop(stop)
 			if len(pending) > added && f.err.Error() == lastCause {
 				// Another subtask of the same failure (a lost worker's):
 				// it restarts with the others, as one recovery.
@@ -201,7 +207,7 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 				sb.start(actx)
 			}
 			if len(pending) > 0 && !time.Now().Before(restartAt) {
-				if ready, err = e.restartTasks(actx, x, pending); err != nil {
+				if ready, err = e.restartTasks(actx, restarter, pending); err != nil {
 					return err
 				}
 				clear(pending)
@@ -234,20 +240,10 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 	}
 }
 
-// stopTasks stops running subtasks of x so that they restart with a
-// failed one.
-func stopTasks(x Executor, ids []task.SubtaskID) {
-	if l, ok := x.(Local); ok {
-		l.Stop(ids)
-	} else {
-		x.(SubtaskRestarter).Stop(ids)
-	}
-}
-
 // restartTasks restarts the pending subtasks from the latest completed
 // checkpoint (empty when there is none). The channel it returns is closed
 // once they asked for their replays; checkpoints resume then.
-func (e *engine) restartTasks(ctx context.Context, x Executor, pending map[task.SubtaskID]bool) (<-chan struct{}, error) {
+func (e *engine) restartTasks(ctx context.Context, r SubtaskRestarter, pending map[task.SubtaskID]bool) (<-chan struct{}, error) {
 	m, err := e.restoreState(ctx)
 	if err != nil {
 		return nil, err
@@ -262,19 +258,29 @@ func (e *engine) restartTasks(ctx context.Context, x Executor, pending map[task.
 		}
 		return a.Subtask - b.Subtask
 	})
-	l, ok := x.(Local)
-	if !ok {
-		return x.(SubtaskRestarter).Restart(ctx, ids, m, len(e.report.Recoveries))
-	}
+	return r.Restart(ctx, ids, m, len(e.report.Recoveries))
+}
+
+// localRestarter restarts single subtasks of an attempt in this process,
+// reading their state from the job's store.
+type localRestarter struct {
+	rt    *task.Runtime
+	store *store.Checkpoints
+}
+
+func (l localRestarter) Stop(ids []task.SubtaskID) { l.rt.Stop(ids) }
+
+func (l localRestarter) Restart(ctx context.Context, ids []task.SubtaskID, m *store.Metadata, attempt int) (<-chan struct{}, error) {
 	state := map[task.SubtaskID][]byte{}
 	var restored int64
 	if m != nil {
 		restored = int64(m.ID)
-		if state, err = ReadState(ctx, e.cfg.Store, m, func(id task.SubtaskID) bool { return pending[id] }); err != nil {
+		var err error
+		if state, err = ReadState(ctx, l.store, m, func(id task.SubtaskID) bool { return slices.Contains(ids, id) }); err != nil {
 			return nil, &fatalError{err}
 		}
 	}
-	return l.Restart(ctx, ids, state, restored, len(e.report.Recoveries)), nil
+	return l.rt.Restart(ctx, ids, state, restored, attempt), nil
 }
 
 // noteRemoteConeRecovery measures the recovery of subtasks restarted

@@ -222,12 +222,14 @@ func (ep *Endpoint) deliver(in *incoming, fr *frameReader) error {
 		if ep.feeds[t] != in {
 			ep.feeds[t] = in
 		}
-		end := e.Seq
-		if e.Kind == exchange.Data {
-			end += int64(e.Buf.N)
-		}
-		if e.Kind != exchange.Latency && e.Kind != exchange.Replay && end > ep.delivered[t] {
-			ep.delivered[t] = end
+		if ep.survive { // Sever's counts
+			end := e.Seq
+			if e.Kind == exchange.Data {
+				end += int64(e.Buf.N)
+			}
+			if e.Kind != exchange.Latency && e.Kind != exchange.Replay && end > ep.delivered[t] {
+				ep.delivered[t] = end
+			}
 		}
 		if e.Kind == exchange.End {
 			in.ended[t] = true
