@@ -38,7 +38,11 @@ type remoteExecutor struct {
 	closed  bool     // released
 	failed  bool     // failed or cancelled: nothing restarts
 	restart restarts // see restart.go
-	wg      sync.WaitGroup
+	// Active standby (replica.go): the replica share of each subtask
+	// whose standby runs, and the latest checkpoint triggered.
+	replicas    map[task.SubtaskID]*share
+	lastTrigger int64
+	wg          sync.WaitGroup
 }
 
 // share is one worker's part of an attempt, with the data plane endpoint
@@ -50,6 +54,9 @@ type share struct {
 	lost  bool          // its worker was lost
 	done  chan struct{} // closed when it ended
 	live  bool          // deployed, so commands reach it
+	// replica: it runs active standbys (replica.go), and subtasks only
+	// once they took their primaries' place.
+	replica bool
 }
 
 // endEvent is the end of a share, or with a nil share a failure of the
@@ -97,10 +104,21 @@ func (c *Coordinator) deployer(j *job, cfg engine.Config) engine.Deployer {
 				x.where[task.SubtaskID{Vertex: v.ID, Subtask: i}] = sh
 			}
 		}
+		x.job = j
 		c.mu.Lock()
 		c.executors[x.key] = x
+		var replicas []*share
+		if spec.Options.ActiveStandby {
+			var ws []*workerConn
+			for _, w := range c.workers {
+				ws = append(ws, w)
+			}
+			replicas = x.placeReplicasLocked(ws)
+		}
+		for _, sh := range replicas {
+			c.executors[sh.key] = x
+		}
 		c.mu.Unlock()
-		x.job = j
 		j.setPlacement(x)
 		if err := x.deploy(); err != nil {
 			x.release()
@@ -192,7 +210,7 @@ func (x *remoteExecutor) deploy() error {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	placement := x.placementLocked()
+	placement := append(x.placementLocked(), x.replicaPlacementLocked()...)
 	for _, sh := range x.shares {
 		d := x.deployMessage(sh, placement, restore)
 		if !sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Deploy{Deploy: d}}) {
@@ -224,8 +242,13 @@ func (x *remoteExecutor) deployMessage(sh *share, placement []*pb.Placement, res
 	d := &pb.Deploy{Key: sh.key, Job: x.job.job, Name: x.job.id, Args: x.job.args, Placement: placement,
 		Fingerprint: x.cfg.Fingerprint, CheckpointMode: int32(o.Checkpoint),
 		AlignedTimeoutNs: int64(o.AlignedTimeout), Attempt: int32(o.Attempt), Restore: restore,
-		UpstreamBackup: o.UpstreamBackup, RetainLimit: o.RetainLimit}
-	for id, s := range x.where {
+		UpstreamBackup: o.UpstreamBackup, RetainLimit: o.RetainLimit,
+		ActiveStandby: o.ActiveStandby && len(x.replicas) > 0, Replica: sh.replica}
+	where := x.where
+	if d.Replica {
+		where = x.replicas
+	}
+	for id, s := range where {
 		if s == sh {
 			d.Subtasks = append(d.Subtasks, ref(id))
 		}
@@ -464,6 +487,9 @@ func (x *remoteExecutor) Kill(id task.SubtaskID, err error) {
 
 // Trigger starts checkpoint id on every worker of the attempt.
 func (x *remoteExecutor) Trigger(id int64) {
+	x.mu.Lock()
+	x.lastTrigger = max(x.lastTrigger, id)
+	x.mu.Unlock()
 	x.broadcast(&pb.Command{Kind: pb.Command_TRIGGER, Checkpoint: id})
 }
 

@@ -33,7 +33,7 @@ func (t twoPipelines) Open(_ context.Context, _, name string, args []string) (cl
 		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 100 * time.Millisecond, StateDir: t.store, Log: true}))
 	for i, n := range []string{"a", "b"} {
 		c := jobs.KeyCountConfig{Events: 300_000, Keys: 50, Window: 100 * time.Millisecond, TPS: 100_000, Seed: uint64(i + 1)}
-		src := &openedBySubtask{generator.New(c.Events, c.Event, generator.WithRate(200_000)), t.opens[n]}
+		src := &openedBySubtask{Source: generator.New(c.Events, c.Event, generator.WithRate(200_000)), opens: t.opens[n]}
 		ev := weir.FromSource(p, n+"-events", connector.Source[jobs.KeyEvent](src), weir.WithTimestamps(func(e jobs.KeyEvent) int64 { return e.Time }, 0))
 		w := weir.WindowBy(weir.KeyBy(ev, func(e jobs.KeyEvent) int64 { return e.Key }), weir.Tumbling(c.Window))
 		counts := weir.AggregateWindow(w, weir.Count[jobs.KeyEvent](), weir.Name(n+"-count"))

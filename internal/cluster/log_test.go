@@ -2,6 +2,8 @@ package cluster_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -29,6 +31,9 @@ type logLines struct {
 func newLogLines() *logLines { return &logLines{added: make(chan struct{})} }
 
 func (l *logLines) add(line string) {
+	if os.Getenv("WEIR_TEST_LOGS") != "" {
+		fmt.Fprintln(os.Stderr, line)
+	}
 	l.mu.Lock()
 	l.lines = append(l.lines, line)
 	close(l.added)

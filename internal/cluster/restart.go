@@ -82,6 +82,10 @@ func (x *remoteExecutor) subtaskFailed(id task.SubtaskID, err error) {
 func (x *remoteExecutor) onRestartMessage(w *workerConn, m *pb.WorkerMessage) {
 	switch v := m.Msg.(type) {
 	case *pb.WorkerMessage_Failed:
+		if v.Failed.Standby {
+			x.standbyStopped(w, sid(v.Failed.Subtask), v.Failed.Error)
+			return
+		}
 		x.subtaskFailed(sid(v.Failed.Subtask), fmt.Errorf("on worker %s: %s", w.id, v.Failed.Error))
 	case *pb.WorkerMessage_Restarted:
 		x.answer(v.Restarted.Token, &pb.Moved{})
@@ -173,7 +177,7 @@ func (x *remoteExecutor) restartTasks(ctx context.Context, ids []task.SubtaskID,
 	}
 	x.mu.Unlock()
 	if len(moving) > 0 {
-		more, err := x.move(ctx, moving, restore, attempt)
+		more, err := x.move(ctx, moving, ids, restore, attempt)
 		if err != nil {
 			return err
 		}
@@ -185,9 +189,13 @@ func (x *remoteExecutor) restartTasks(ctx context.Context, ids []task.SubtaskID,
 	return nil
 }
 
-// move restarts the subtasks of lost workers in new shares, and returns
-// the answers to wait for: each new share's rejoin.
-func (x *remoteExecutor) move(ctx context.Context, ids []task.SubtaskID, restore []byte, attempt int) ([]awaited, error) {
+// move restarts the subtasks of lost workers (ids, of all restarting)
+// in new shares, or promotes their active standbys, and returns the
+// answers to wait for: each new share's rejoin, each promotion.
+func (x *remoteExecutor) move(ctx context.Context, ids, all []task.SubtaskID, restore []byte, attempt int) ([]awaited, error) {
+	x.mu.Lock()
+	promote, ids := x.promotableLocked(ids, all)
+	x.mu.Unlock()
 	var idx []int
 	for _, id := range ids {
 		if !slices.Contains(idx, id.Subtask) {
@@ -195,15 +203,29 @@ func (x *remoteExecutor) move(ctx context.Context, ids []task.SubtaskID, restore
 		}
 	}
 	slices.Sort(idx)
-	slots, err := x.c.takeSlots(ctx, x.job, len(idx), true)
-	if err != nil {
-		return nil, err
+	var slots []*workerConn
+	if len(idx) > 0 {
+		var err error
+		if slots, err = x.c.takeSlots(ctx, x.job, len(idx), true); err != nil {
+			return nil, err
+		}
 	}
-	// 1. New shares, one per worker.
+	// 1. New shares, one per worker; standbys that take their place.
 	x.mu.Lock()
 	byWorker := map[*workerConn]*share{}
 	var fresh []*share
 	var moves []*pb.Placement
+	for sh, pids := range promote {
+		before := x.slotsOnLocked(sh)
+		for _, id := range pids {
+			x.where[id] = sh
+			moves = append(moves, &pb.Placement{Subtask: ref(id), DataAddr: sh.w.dataAddr, DataKey: sh.key})
+		}
+		taken := x.slotsOnLocked(sh) - before
+		x.c.mu.Lock()
+		sh.w.used += taken // given back by release, as every share's
+		x.c.mu.Unlock()
+	}
 	for _, id := range ids {
 		w := slots[slices.Index(idx, id.Subtask)]
 		sh := byWorker[w]
@@ -258,8 +280,11 @@ func (x *remoteExecutor) move(ctx context.Context, ids []task.SubtaskID, restore
 	if x.failed {
 		return nil, errors.New("the attempt ended")
 	}
-	placement := x.placementLocked()
+	placement := append(x.placementLocked(), x.replicaPlacementLocked()...)
 	var waits []awaited
+	for sh, pids := range promote {
+		waits = append(waits, x.promoteLocked(sh, pids, counts, attempt))
+	}
 	for _, sh := range fresh {
 		d := x.deployMessage(sh, placement, restore)
 		tok, ch := x.tokenLocked()

@@ -3,7 +3,9 @@ package cluster_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,11 +19,16 @@ import (
 	"github.com/weir-stream/weir/internal/jobs"
 )
 
-// openedBySubtask counts the times each subtask's reader is opened.
+// openedBySubtask counts the times each subtask's reader is opened. It
+// regenerates its records exactly after a rewind only if deterministic
+// says so (connector.Deterministic).
 type openedBySubtask struct {
 	connector.Source[jobs.KeyEvent]
-	opens []atomic.Int32
+	opens         []atomic.Int32
+	deterministic bool
 }
+
+func (c *openedBySubtask) Deterministic() bool { return c.deterministic }
 
 func (c *openedBySubtask) Open(ctx context.Context, info connector.SubtaskInfo, pos connector.Position) (connector.Reader[jobs.KeyEvent], error) {
 	c.opens[info.Subtask].Add(1)
@@ -42,6 +49,8 @@ type keyedWindows struct {
 	// in the cluster run only.
 	inject int
 	seed   uint64
+	// standby runs active standbys.
+	standby bool
 }
 
 func (keyedWindows) Jobs() []string { return []string{"windows"} }
@@ -50,6 +59,9 @@ func (k keyedWindows) Open(_ context.Context, _, name string, args []string) (cl
 	p := weir.NewPipeline(weir.WithName(name), weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce), weir.WithChaining(!k.unchained),
 		weir.WithFailover(weir.FineGrainedFailover), weir.WithLog(func(l string) { k.logs.add(name + ": " + l) }),
 		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 100 * time.Millisecond, StateDir: k.store, Log: true}))
+	if k.standby && name != "ref" {
+		weir.WithActiveStandby()(p)
+	}
 	if k.inject > 0 && name != "ref" {
 		weir.WithInjectedFailures(k.inject, k.seed)(p)
 		weir.WithRestartStrategy("fixed-delay", 100, 50*time.Millisecond, 0, 0)(p)
@@ -90,7 +102,23 @@ func TestClusterFallsBackToAGlobalRollbackWithoutTheLostConsumptionOrder(t *test
 	}
 }
 
-// The cluster's oracle under fine-grained failover: both job shapes,
+// With active standbys on a cluster, the standbys of a lost worker's
+// window and format subtasks, which ran on the other worker, take their
+// place: the job does not fall back to a global rollback (as it does
+// without them, above), the surviving source never rewinds, and the
+// output is exact.
+func TestClusterActiveStandbyTakesTheLostWorkersPlace(t *testing.T) {
+	logs, src := loseAWorker{unchained: true, standby: true, after: 2, victim: 1}.run(t)
+	logs.wait(t, "active standbys of subtasks 1.1, 2.1 on worker w[12]")
+	logs.wait(t, "the active standbys of subtasks 1.1, 2.1 on worker w[12] take their place")
+	logs.wait(t, "took their place")
+	if n := src.opens[0].Load(); n != 1 {
+		t.Fatalf("the surviving source subtask was opened %d times, want once: it rewound", n)
+	}
+}
+
+// The cluster's oracle under fine-grained failover: both job shapes, and
+// the unchained one with active standbys (and a deterministic source),
 // with failures injected into single subtasks at random and a worker
 // lost at a random checkpoint, give a one-process run's output exactly.
 func TestClusterOracleFineGrained(t *testing.T) {
@@ -98,10 +126,13 @@ func TestClusterOracleFineGrained(t *testing.T) {
 	if testing.Short() {
 		seeds = 2
 	}
-	for _, unchained := range []bool{false, true} {
+	if n, err := strconv.Atoi(os.Getenv("WEIR_ORACLE_SEEDS")); err == nil && n > 0 {
+		seeds = n // more, while debugging
+	}
+	for _, shape := range []struct{ unchained, standby bool }{{false, false}, {true, false}, {true, true}} {
 		for seed := range uint64(seeds) {
-			sc := loseAWorker{unchained: unchained, inject: 2, seed: seed + 1, after: 1 + int(seed%3), victim: int32(seed % 2)}
-			t.Run(fmt.Sprintf("unchained=%v/seed=%d", unchained, seed+1), func(t *testing.T) { sc.run(t) })
+			sc := loseAWorker{unchained: shape.unchained, standby: shape.standby, inject: 2, seed: seed + 1, after: 1 + int(seed%3), victim: int32(seed % 2)}
+			t.Run(fmt.Sprintf("unchained=%v/standby=%v/seed=%d", shape.unchained, shape.standby, seed+1), func(t *testing.T) { sc.run(t) })
 		}
 	}
 }
@@ -117,6 +148,7 @@ type loseAWorker struct {
 	seed      uint64
 	after     int
 	victim    int32
+	standby   bool
 }
 
 func (sc loseAWorker) run(t *testing.T) (*logLines, *openedBySubtask) {
@@ -124,8 +156,9 @@ func (sc loseAWorker) run(t *testing.T) (*logLines, *openedBySubtask) {
 	dir := t.TempDir()
 	logs := newLogLines()
 	c := jobs.KeyCountConfig{Events: 400_000, Keys: 50, Window: 100 * time.Millisecond, TPS: 100_000, Seed: 7}
-	src := &openedBySubtask{Source: generator.New(c.Events, c.Event, generator.WithRate(200_000)), opens: make([]atomic.Int32, 2)}
-	prog := keyedWindows{store: filepath.Join(dir, "store"), src: src, logs: logs, unchained: sc.unchained, inject: sc.inject, seed: sc.seed}
+	src := &openedBySubtask{Source: generator.New(c.Events, c.Event, generator.WithRate(200_000)), opens: make([]atomic.Int32, 2),
+		deterministic: sc.standby}
+	prog := keyedWindows{store: filepath.Join(dir, "store"), src: src, logs: logs, unchained: sc.unchained, inject: sc.inject, seed: sc.seed, standby: sc.standby}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ref := filepath.Join(dir, "ref")

@@ -51,6 +51,7 @@ func (a *workerAttempt) upstreamBackup(opts *task.Options) {
 		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Replay{Replay: &pb.ReplayRequest{Key: d.Key, Sender: ref(sender),
 			Edge: int32(q.Edge), To: int32(q.To), From: q.From, Incarnation: q.Incarnation}}})
 	}
+	a.activeStandby(opts)
 	if d.Rejoin {
 		opts.Rejoin, opts.Incarnation = true, d.Incarnation
 		opts.Delivered = map[task.Channel]int64{}
@@ -79,6 +80,8 @@ func (a *workerAttempt) applyRestart(ctx context.Context, rt *task.Runtime, c *p
 			}
 			a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Restarted{Restarted: &pb.Restarted{Key: a.d.Key, Token: c.Token}}})
 		}()
+	case pb.Command_PROMOTE:
+		a.promote(ctx, rt, c)
 	case pb.Command_REPLAY:
 		q := c.Replay
 		rt.Replay(sid(q.Sender), task.ReplayRequest{Edge: int(q.Edge), To: int(q.To), From: q.From, Incarnation: q.Incarnation})

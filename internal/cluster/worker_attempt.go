@@ -37,6 +37,7 @@ type workerAttempt struct {
 	placeMu sync.Mutex
 	addr    map[task.SubtaskID]string
 	keys    map[task.SubtaskID]string
+	replica map[task.SubtaskID]*pb.Placement // where active standbys run
 }
 
 func newWorkerAttempt(s *session, d *pb.Deploy) *workerAttempt {
@@ -94,6 +95,10 @@ func (a *workerAttempt) metrics() *pb.AttemptMetrics {
 func (a *workerAttempt) place(pl *pb.Placement) {
 	a.placeMu.Lock()
 	defer a.placeMu.Unlock()
+	if pl.Replica {
+		a.replica[sid(pl.Subtask)] = pl
+		return
+	}
 	a.addr[sid(pl.Subtask)] = pl.DataAddr
 	a.keys[sid(pl.Subtask)] = cmp.Or(pl.DataKey, a.d.Key)
 }
@@ -130,7 +135,7 @@ func (a *workerAttempt) run() error {
 	for _, r := range d.Subtasks {
 		local[sid(r)] = true
 	}
-	a.addr, a.keys = map[task.SubtaskID]string{}, map[task.SubtaskID]string{}
+	a.addr, a.keys, a.replica = map[task.SubtaskID]string{}, map[task.SubtaskID]string{}, map[task.SubtaskID]*pb.Placement{}
 	for _, pl := range d.Placement {
 		a.place(pl)
 	}
@@ -190,6 +195,9 @@ func (a *workerAttempt) run() error {
 	defer ep.Close()
 	if opts.UpstreamBackup {
 		ep.SurviveLostPeers(stallGrace, func(chans [][3]int) { a.restartStalled(rt, chans) })
+	}
+	if opts.StandbyElsewhere {
+		a.shipLogs(ctx, rt, ep, opts.Restored)
 	}
 	a.mu.Lock()
 	a.rt, a.ep = rt, ep

@@ -240,8 +240,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		cfg.Log = func(string) {}
 	}
 	e := &engine{cfg: cfg, nextID: 1, stats: map[int64]*CheckpointStats{}}
-	if cfg.ActiveStandby && (!e.taskFailover() || cfg.Deploy != nil) {
-		return nil, errors.New("engine: active standby runs in one process only, with fine-grained failover and aligned checkpoints")
+	if cfg.ActiveStandby && !e.taskFailover() {
+		return nil, errors.New("engine: active standby needs fine-grained failover and aligned checkpoints")
 	}
 	if e.checkpoints() {
 		if cfg.Store == nil {

@@ -26,11 +26,11 @@ func (e *engine) taskFailover() bool {
 	return e.fineGrained() && (e.cfg.Deploy == nil || e.cfg.SubtaskRestarts) && !e.cfg.Unaligned && e.cfg.AlignedTimeout == 0
 }
 
-// cone returns the subtasks that restart when id fails: id, and when its
+// Cone returns the subtasks that restart when id fails: id, and when its
 // output cannot be regenerated record for record (task.ReplayDeterministic,
 // with the consumption order logged) every subtask downstream of it,
 // whose input would differ from what they consumed.
-func cone(p *plan.Plan, id task.SubtaskID) []task.SubtaskID {
+func Cone(p *plan.Plan, id task.SubtaskID) []task.SubtaskID {
 	out := []task.SubtaskID{id}
 	if task.ReplayDeterministic(p.Vertices[id.Vertex], true) {
 		return out
@@ -157,7 +157,7 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 				return fmt.Errorf("%w (before this attempt's first checkpoint, so the job restarts as a whole)", f.err)
 			}
 			now := time.Now()
-			restart := cone(e.cfg.Plan, f.id)
+			restart := Cone(e.cfg.Plan, f.id)
 			var stop []task.SubtaskID
 			added := 0
 			for _, id := range restart {
@@ -203,8 +203,8 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 		case r := <-sb.done:
 			sb.ended(r)
 		case <-ticker.C:
-			if e.cfg.ActiveStandby && len(pending) == 0 {
-				sb.start(actx)
+			if e.cfg.ActiveStandby && len(pending) == 0 && rt != nil {
+				sb.start(actx) // a cluster's executor places standbys itself
 			}
 			if len(pending) > 0 && !time.Now().Before(restartAt) {
 				if ready, err = e.restartTasks(actx, restarter, pending); err != nil {

@@ -58,6 +58,14 @@ type ChannelWriter interface {
 	// resetCursors moves them to where this writer stands.
 	share(cursors []*cursor)
 	resetCursors()
+	// mute makes the writer hold back what it sends on channel j before
+	// record from[j] (a data batch that ends there, a control element
+	// before it), and, with nil, everything: an active standby's output
+	// in another process than its primary's (replica.go). sendFrom sets
+	// from and sends the retained output from there on (from all of it
+	// where from[j] < 0).
+	mute(from []int64)
+	sendFrom(from []int64) error
 	// setMetrics makes the writer count into m.
 	setMetrics(m *Metrics)
 }
@@ -82,6 +90,8 @@ type Writer[T any] struct {
 	index   int       // this writer's index in its subtask, for backup
 	ctl     []int64   // control elements sent per channel (in the numbered stream)
 	cursors []*cursor // shared with an active standby's writer, or nil
+	muted   bool      // see mute
+	from    []int64   // see mute
 }
 
 // NewWriter returns a writer sending on chans (one per target subtask, or
@@ -206,6 +216,12 @@ func (w *Writer[T]) send(i int, e exchange.Element, at, n int64) {
 }
 
 func (w *Writer[T]) deliver(i int, e exchange.Element) {
+	if w.muted && w.holds(i, e) {
+		if e.Kind == exchange.Data {
+			exchange.PutBuffer(e.Buf) // kept if the backup retains it
+		}
+		return
+	}
 	if e.Kind == exchange.Data {
 		w.metrics.RecordsOut.Add(int64(e.Buf.N))
 		w.metrics.BytesOut.Add(int64(len(e.Buf.B)))
@@ -324,6 +340,39 @@ func (w *Writer[T]) resetCursors() {
 }
 
 func (w *Writer[T]) setMetrics(m *Metrics) { w.metrics = m }
+
+func (w *Writer[T]) mute(from []int64) { w.muted, w.from = true, from }
+
+// holds reports whether e, for channel i, is held back by mute.
+func (w *Writer[T]) holds(i int, e exchange.Element) bool {
+	if w.from == nil {
+		return true
+	}
+	if e.Kind == exchange.Data {
+		return e.Seq+int64(e.Buf.N) <= w.from[i]
+	}
+	return e.Seq < w.from[i]
+}
+
+func (w *Writer[T]) sendFrom(from []int64) error {
+	w.mute(from)
+	if w.backup == nil {
+		return nil
+	}
+	for j := range w.chans {
+		if l := w.backup.logs[chanKey{w.index, j}]; from[j] < 0 && l != nil {
+			from[j] = l.base // unknown: all it retained
+		}
+		elems, err := w.backup.since(w.index, j, from[j])
+		if err != nil {
+			return err
+		}
+		for _, e := range elems {
+			w.deliver(j, e)
+		}
+	}
+	return nil
+}
 
 // Channels returns the number of channels.
 func (w *Writer[T]) Channels() int { return len(w.chans) }

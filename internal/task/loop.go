@@ -323,6 +323,9 @@ func (s *subtask) emitWatermark(w int64) {
 }
 
 func (s *subtask) emit(e exchange.Element) {
+	if e.Kind == exchange.Barrier && e.Checkpoint <= s.dropBarriers {
+		return // aborted before this former standby took over (replica.go)
+	}
 	for _, o := range s.outs {
 		o.Emit(e)
 	}

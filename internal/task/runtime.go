@@ -95,6 +95,20 @@ type Options struct {
 	// process; that process hands it to its runtime's Replay. It must not
 	// block for long.
 	RequestReplay func(sender SubtaskID, q ReplayRequest)
+	// StandbyElsewhere, with ActiveStandby and Local, keeps the input
+	// logs of the local replicated subtasks for active standbys in
+	// another process (ShipLog) instead of running standbys here.
+	StandbyElsewhere bool
+	// Replica, with ActiveStandby and Local, runs the local subtasks as
+	// the active standbys of primaries in another process (replica.go):
+	// each follows the log its primary ships to LogGate and sends nothing
+	// until Promote makes it the subtask. Its writers send to the
+	// subtasks' primaries wherever they run (Remote), never to a local
+	// gate.
+	Replica bool
+	// OnStandbyStopped is told when an active standby stopped without
+	// taking its primary's place (its log was dropped, it failed).
+	OnStandbyStopped func(SubtaskID, error)
 	// Rejoin starts the local subtasks as restarted incarnations of
 	// subtasks a lost process ran (remote.go), from Restore, numbering
 	// their incarnations above Incarnation. Delivered holds, per channel
@@ -161,6 +175,7 @@ type Runtime struct {
 	cursors        [][][][]*cursor // [vertex][subtask][writer][channel]
 	standbyMetrics [][]*Metrics    // [vertex][subtask]
 	standbys       map[SubtaskID]*standby
+	logGates       [][]*exchange.Gate // [vertex][subtask], under Options.Replica
 
 	restoring sync.WaitGroup // subtasks started by Run that have not restored their state
 	restored  chan struct{}  // closed once none has (see Restored)
@@ -210,6 +225,18 @@ func New(p *plan.Plan, opts Options) *Runtime {
 			if replicated {
 				r.initStandby(v, i)
 			}
+			if replicated && opts.Replica {
+				if r.logGates == nil {
+					r.logGates = make([][]*exchange.Gate, len(p.Vertices))
+				}
+				if r.logGates[v.ID] == nil {
+					r.logGates[v.ID] = make([]*exchange.Gate, v.Parallelism)
+				}
+				r.logGates[v.ID][i] = exchange.NewGate(1, opts.QueueCapacity)
+				// Until a promotion its senders send to its primary; a
+				// moved one's elements wait for its replay request.
+				r.gates[v.ID][i].Discard()
+			}
 			r.inboxes[v.ID][i] = make(chan control, 256)
 		}
 	}
@@ -252,10 +279,13 @@ func (r *Runtime) Run(ctx context.Context) error {
 	if r.opts.Rejoin {
 		r.rejoin(ctx)
 	}
+	var pumps sync.WaitGroup // of the logs of standbys whose primaries run elsewhere
+	pctx, cancelPumps := context.WithCancel(ctx)
+	defer cancelPumps()
 	for _, v := range r.plan.Vertices {
 		for i := range v.Parallelism {
 			id := SubtaskID{v.ID, i}
-			if !r.IsLocal(id) || r.opts.Rejoin {
+			if !r.IsLocal(id) || r.opts.Rejoin || r.opts.Replica {
 				continue
 			}
 			s := r.newSubtask(ctx, v, i)
@@ -271,7 +301,14 @@ func (r *Runtime) Run(ctx context.Context) error {
 	}()
 	for _, v := range r.plan.Vertices {
 		for i, l := range r.logs[v.ID] {
-			if l != nil {
+			if l != nil && r.opts.Replica {
+				pumps.Add(1)
+				go func() {
+					defer pumps.Done()
+					r.pump(pctx, SubtaskID{v.ID, i})
+				}()
+			}
+			if l != nil && !r.opts.StandbyElsewhere {
 				state, ok := r.opts.Restore[SubtaskID{v.ID, i}]
 				if err := r.startStandby(SubtaskID{v.ID, i}, state, ok, r.opts.Restored, false); err != nil {
 					r.kill(err)
@@ -296,6 +333,8 @@ func (r *Runtime) Run(ctx context.Context) error {
 		}
 	}()
 	r.wg.Wait()
+	cancelPumps()
+	pumps.Wait()
 	close(stop)
 	<-watched
 	<-r.restored
@@ -469,7 +508,7 @@ func (r *Runtime) chans(e *plan.PhysicalEdge, i int) []exchange.Channel {
 	gates := r.gates[e.Target.ID]
 	ch := func(j, idx int) exchange.Channel {
 		to := SubtaskID{e.Target.ID, j}
-		if !r.IsLocal(to) {
+		if !r.IsLocal(to) || r.opts.Replica { // a replica's local subtasks are standbys
 			return exchange.Channel{Index: idx, Remote: r.opts.Remote(to, idx)}
 		}
 		return exchange.Channel{Gate: gates[j], Index: idx}

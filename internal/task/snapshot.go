@@ -210,6 +210,13 @@ func (s *subtask) handleControl(c control) {
 		// it only trims the output it retains.
 		if c.kind == ctlComplete {
 			s.trimBackup(c.checkpoint)
+			if s.rt.opts.Replica {
+				s.rt.logs[s.v.ID][s.index].trim(c.checkpoint)
+			}
+		}
+		if c.kind == ctlReplay && s.rt.opts.Replica {
+			// For after a promotion: the request reached it first.
+			s.replays = append(s.replays, c)
 		}
 		return
 	}

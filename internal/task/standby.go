@@ -304,6 +304,11 @@ type standby struct {
 	promoted bool  // its primary stopped; it takes over (under Runtime.mu)
 	failure  error // the primary's failure it takes over from
 	failedAt int64 // when, in Unix nanoseconds
+
+	// Set by Promote (Options.Replica), under Runtime.mu.
+	promotion   *Promotion
+	incarnation int64
+	ready       func()
 }
 
 // Replicated reports whether subtasks of v get an active standby: they
@@ -374,6 +379,14 @@ func (s *subtask) takeOver() {
 	st := s.standby
 	s.standby = nil
 	s.gate = r.gates[id.Vertex][id.Subtask]
+	if r.opts.Replica {
+		s.det, s.tctx.Metrics = r.dets[id.Vertex][id.Subtask], r.metrics[id.Vertex][id.Subtask]
+		for _, o := range s.outs {
+			o.setMetrics(s.tctx.Metrics)
+		}
+		s.takeOverElsewhere(st)
+		return
+	}
 	// The primary may have stopped between its alignment's end and
 	// unblocking its channels: the gate's channels are blocked exactly
 	// where the standby, which applied all the primary consumed, waits

@@ -30,7 +30,9 @@ func (r *Runtime) initStandby(v *plan.Vertex, i int) {
 			cs[w][j] = &cursor{}
 		}
 	}
-	r.cursors[v.ID][i] = cs
+	if !r.opts.StandbyElsewhere && !r.opts.Replica {
+		r.cursors[v.ID][i] = cs
+	}
 }
 
 // StartStandby starts an active standby of subtask id from checkpoint
@@ -60,6 +62,9 @@ func (r *Runtime) startStandby(id SubtaskID, state []byte, hasState bool, restor
 	s := r.makeSubtask(ctx, v, id.Subtask, r.standbyMetrics[id.Vertex][id.Subtask])
 	s.gate = exchange.NewGate(r.gates[id.Vertex][id.Subtask].Channels(), 1) // never fed
 	s.inbox = make(chan control, 256)
+	if r.opts.Replica {
+		s.inbox = r.inboxes[id.Vertex][id.Subtask] // no primary reads it here
+	}
 	s.det, s.log = nil, nil
 	s.state, s.hasState, s.countsFromState = state, hasState, counts
 	s.tctx.Restored = restored
@@ -75,11 +80,14 @@ func (r *Runtime) startStandby(id SubtaskID, state []byte, hasState bool, restor
 			err = context.Cause(s.ctx)
 		}
 		r.mu.Lock()
-		promoted := st.promoted
+		promoted, ready := st.promoted, st.ready
 		if !promoted && r.standbys[id] == st {
 			delete(r.standbys, id)
 		}
 		r.mu.Unlock()
+		if ready != nil {
+			ready() // a promoted standby that stopped before it asked for replays
+		}
 		if promoted {
 			r.exit(id, s, err)
 			return
@@ -92,6 +100,9 @@ func (r *Runtime) startStandby(id SubtaskID, state []byte, hasState bool, restor
 		}
 		if err != nil && r.ctx.Err() == nil && err != errStopped {
 			r.opts.logf("the active standby of subtask %s stopped: %v", id, err)
+			if r.opts.OnStandbyStopped != nil {
+				r.opts.OnStandbyStopped(id, err)
+			}
 		}
 	}()
 	return nil

@@ -71,6 +71,8 @@ type subtask struct {
 	log          *inputLog // a replicated primary's input log
 	unsafe       bool      // see noteUnsafe
 	resetCursors bool      // restarted alone: the shared cursors restart from its checkpoint
+	dropBarriers int64     // promoted from a standby elsewhere: barriers up to it were aborted (replica.go)
+	replays      []control // replay requests that reached a standby elsewhere before its promotion
 	wmRestored   bool      // the watermark state came from the checkpoint (wmstate.go)
 	restoredDone func()    // started by Run: tells Runtime.Restored (once)
 }
@@ -288,6 +290,9 @@ func (s *subtask) build() error {
 		s.outs = append(s.outs, w)
 		if cs := s.rt.cursors[v.ID][s.index]; cs != nil {
 			w.share(cs[len(s.outs)-1])
+		}
+		if s.standby != nil && s.rt.opts.Replica {
+			w.mute(nil) // until Promote: its primary's output is the subtask's
 		}
 		var chs []Channel
 		ei := s.rt.edgeIndex[e]

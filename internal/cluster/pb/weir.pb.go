@@ -46,6 +46,12 @@ const (
 	// says: the worker severs the channels from them, points its
 	// channels to them there, and answers Moved with token.
 	Command_MOVE Command_Kind = 10
+	// PROMOTE makes the active standbys of subtasks a lost worker ran
+	// take their place: delivered holds what the receivers hold from
+	// them, checkpoint the latest checkpoint triggered (aborted), attempt
+	// numbers their incarnations. Answered by Restarted with token once
+	// they asked for replays.
+	Command_PROMOTE Command_Kind = 11
 )
 
 // Enum value maps for Command_Kind.
@@ -62,6 +68,7 @@ var (
 		8:  "RESTART",
 		9:  "REPLAY",
 		10: "MOVE",
+		11: "PROMOTE",
 	}
 	Command_Kind_value = map[string]int32{
 		"TRIGGER":         0,
@@ -75,6 +82,7 @@ var (
 		"RESTART":         8,
 		"REPLAY":          9,
 		"MOVE":            10,
+		"PROMOTE":         11,
 	}
 )
 
@@ -302,10 +310,12 @@ func (*WorkerMessage_Moved) isWorkerMessage_Msg() {}
 // SubtaskFailed reports a subtask that failed alone (fine-grained
 // failover with upstream backup): the others run on.
 type SubtaskFailed struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
-	Subtask       *SubtaskRef            `protobuf:"bytes,2,opt,name=subtask,proto3" json:"subtask,omitempty"`
-	Error         string                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Key     string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Subtask *SubtaskRef            `protobuf:"bytes,2,opt,name=subtask,proto3" json:"subtask,omitempty"`
+	Error   string                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	// standby: the subtask's active standby stopped, not the subtask.
+	Standby       bool `protobuf:"varint,4,opt,name=standby,proto3" json:"standby,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -359,6 +369,13 @@ func (x *SubtaskFailed) GetError() string {
 		return x.Error
 	}
 	return ""
+}
+
+func (x *SubtaskFailed) GetStandby() bool {
+	if x != nil {
+		return x.Standby
+	}
+	return false
 }
 
 // Restarted answers a RESTART command (or a share deployed to rejoin):
@@ -1420,7 +1437,10 @@ type Placement struct {
 	DataAddr string                 `protobuf:"bytes,2,opt,name=data_addr,json=dataAddr,proto3" json:"data_addr,omitempty"`
 	// data_key is the data plane endpoint the subtask runs in: the key of
 	// the share that runs it (empty: the attempt's key).
-	DataKey       string `protobuf:"bytes,3,opt,name=data_key,json=dataKey,proto3" json:"data_key,omitempty"`
+	DataKey string `protobuf:"bytes,3,opt,name=data_key,json=dataKey,proto3" json:"data_key,omitempty"`
+	// replica: this is where the subtask's active standby runs, not the
+	// subtask.
+	Replica       bool `protobuf:"varint,4,opt,name=replica,proto3" json:"replica,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1476,6 +1496,13 @@ func (x *Placement) GetDataKey() string {
 	return ""
 }
 
+func (x *Placement) GetReplica() bool {
+	if x != nil {
+		return x.Replica
+	}
+	return false
+}
+
 // Deploy starts the worker's share of one attempt of a job.
 type Deploy struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1502,10 +1529,15 @@ type Deploy struct {
 	// ran, numbering their incarnations above incarnation; delivered holds
 	// what their receivers hold from the lost ones. The worker answers
 	// Restarted with token.
-	Rejoin        bool            `protobuf:"varint,14,opt,name=rejoin,proto3" json:"rejoin,omitempty"`
-	Incarnation   int64           `protobuf:"varint,15,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
-	Delivered     []*ChannelCount `protobuf:"bytes,16,rep,name=delivered,proto3" json:"delivered,omitempty"`
-	Token         int64           `protobuf:"varint,17,opt,name=token,proto3" json:"token,omitempty"`
+	Rejoin      bool            `protobuf:"varint,14,opt,name=rejoin,proto3" json:"rejoin,omitempty"`
+	Incarnation int64           `protobuf:"varint,15,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
+	Delivered   []*ChannelCount `protobuf:"bytes,16,rep,name=delivered,proto3" json:"delivered,omitempty"`
+	Token       int64           `protobuf:"varint,17,opt,name=token,proto3" json:"token,omitempty"`
+	// active_standby: the replicated subtasks have active standbys on
+	// other workers, which the placement's replica entries name; with
+	// replica, this share runs those standbys of its subtasks.
+	ActiveStandby bool `protobuf:"varint,18,opt,name=active_standby,json=activeStandby,proto3" json:"active_standby,omitempty"`
+	Replica       bool `protobuf:"varint,19,opt,name=replica,proto3" json:"replica,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1659,6 +1691,20 @@ func (x *Deploy) GetToken() int64 {
 	return 0
 }
 
+func (x *Deploy) GetActiveStandby() bool {
+	if x != nil {
+		return x.ActiveStandby
+	}
+	return false
+}
+
+func (x *Deploy) GetReplica() bool {
+	if x != nil {
+		return x.Replica
+	}
+	return false
+}
+
 type Command struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
@@ -1672,6 +1718,7 @@ type Command struct {
 	Token         int64                  `protobuf:"varint,9,opt,name=token,proto3" json:"token,omitempty"`
 	Replay        *ReplayRequest         `protobuf:"bytes,10,opt,name=replay,proto3" json:"replay,omitempty"`
 	Moves         []*Placement           `protobuf:"bytes,11,rep,name=moves,proto3" json:"moves,omitempty"`
+	Delivered     []*ChannelCount        `protobuf:"bytes,12,rep,name=delivered,proto3" json:"delivered,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1779,6 +1826,13 @@ func (x *Command) GetReplay() *ReplayRequest {
 func (x *Command) GetMoves() []*Placement {
 	if x != nil {
 		return x.Moves
+	}
+	return nil
+}
+
+func (x *Command) GetDelivered() []*ChannelCount {
+	if x != nil {
+		return x.Delivered
 	}
 	return nil
 }
@@ -2193,11 +2247,12 @@ const file_weir_proto_rawDesc = "" +
 	"\trestarted\x18\a \x01(\v2\x1a.weir.cluster.v1.RestartedH\x00R\trestarted\x128\n" +
 	"\x06replay\x18\b \x01(\v2\x1e.weir.cluster.v1.ReplayRequestH\x00R\x06replay\x12.\n" +
 	"\x05moved\x18\t \x01(\v2\x16.weir.cluster.v1.MovedH\x00R\x05movedB\x05\n" +
-	"\x03msg\"n\n" +
+	"\x03msg\"\x88\x01\n" +
 	"\rSubtaskFailed\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x125\n" +
 	"\asubtask\x18\x02 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\x12\x14\n" +
-	"\x05error\x18\x03 \x01(\tR\x05error\"3\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\x12\x18\n" +
+	"\astandby\x18\x04 \x01(\bR\astandby\"3\n" +
 	"\tRestarted\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\x03R\x05token\"\xb0\x01\n" +
@@ -2275,11 +2330,12 @@ const file_weir_proto_rawDesc = "" +
 	"\x03job\x18\x03 \x01(\tR\x03job\x12\x12\n" +
 	"\x04args\x18\x04 \x03(\tR\x04args\"=\n" +
 	"\aWelcome\x122\n" +
-	"\x15heartbeat_interval_ns\x18\x01 \x01(\x03R\x13heartbeatIntervalNs\"z\n" +
+	"\x15heartbeat_interval_ns\x18\x01 \x01(\x03R\x13heartbeatIntervalNs\"\x94\x01\n" +
 	"\tPlacement\x125\n" +
 	"\asubtask\x18\x01 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\x12\x1b\n" +
 	"\tdata_addr\x18\x02 \x01(\tR\bdataAddr\x12\x19\n" +
-	"\bdata_key\x18\x03 \x01(\tR\adataKey\"\xcd\x04\n" +
+	"\bdata_key\x18\x03 \x01(\tR\adataKey\x12\x18\n" +
+	"\areplica\x18\x04 \x01(\bR\areplica\"\x8e\x05\n" +
 	"\x06Deploy\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x10\n" +
 	"\x03job\x18\x02 \x01(\tR\x03job\x12\x12\n" +
@@ -2298,7 +2354,9 @@ const file_weir_proto_rawDesc = "" +
 	"\x06rejoin\x18\x0e \x01(\bR\x06rejoin\x12 \n" +
 	"\vincarnation\x18\x0f \x01(\x03R\vincarnation\x12;\n" +
 	"\tdelivered\x18\x10 \x03(\v2\x1d.weir.cluster.v1.ChannelCountR\tdelivered\x12\x14\n" +
-	"\x05token\x18\x11 \x01(\x03R\x05token\"\xbc\x04\n" +
+	"\x05token\x18\x11 \x01(\x03R\x05token\x12%\n" +
+	"\x0eactive_standby\x18\x12 \x01(\bR\ractiveStandby\x12\x18\n" +
+	"\areplica\x18\x13 \x01(\bR\areplica\"\x86\x05\n" +
 	"\aCommand\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.weir.cluster.v1.Command.KindR\x04kind\x12\x1e\n" +
@@ -2313,7 +2371,8 @@ const file_weir_proto_rawDesc = "" +
 	"\x05token\x18\t \x01(\x03R\x05token\x126\n" +
 	"\x06replay\x18\n" +
 	" \x01(\v2\x1e.weir.cluster.v1.ReplayRequestR\x06replay\x120\n" +
-	"\x05moves\x18\v \x03(\v2\x1a.weir.cluster.v1.PlacementR\x05moves\"\x91\x01\n" +
+	"\x05moves\x18\v \x03(\v2\x1a.weir.cluster.v1.PlacementR\x05moves\x12;\n" +
+	"\tdelivered\x18\f \x03(\v2\x1d.weir.cluster.v1.ChannelCountR\tdelivered\"\x9e\x01\n" +
 	"\x04Kind\x12\v\n" +
 	"\aTRIGGER\x10\x00\x12\x13\n" +
 	"\x0fTRIGGER_SUBTASK\x10\x01\x12\f\n" +
@@ -2328,7 +2387,8 @@ const file_weir_proto_rawDesc = "" +
 	"\n" +
 	"\x06REPLAY\x10\t\x12\b\n" +
 	"\x04MOVE\x10\n" +
-	"\"5\n" +
+	"\x12\v\n" +
+	"\aPROMOTE\x10\v\"5\n" +
 	"\rSubmitRequest\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x12\n" +
 	"\x04args\x18\x02 \x03(\tR\x04args\"\x11\n" +
@@ -2439,25 +2499,26 @@ var file_weir_proto_depIdxs = []int32{
 	10, // 28: weir.cluster.v1.Command.subtasks:type_name -> weir.cluster.v1.SubtaskRef
 	4,  // 29: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
 	18, // 30: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
-	25, // 31: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
-	26, // 32: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
-	9,  // 33: weir.cluster.v1.JobInfo.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
-	10, // 34: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	1,  // 35: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
-	21, // 36: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
-	22, // 37: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
-	24, // 38: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
-	24, // 39: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
-	15, // 40: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
-	25, // 41: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
-	23, // 42: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
-	25, // 43: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
-	25, // 44: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
-	40, // [40:45] is the sub-list for method output_type
-	35, // [35:40] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	11, // 31: weir.cluster.v1.Command.delivered:type_name -> weir.cluster.v1.ChannelCount
+	25, // 32: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
+	26, // 33: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
+	9,  // 34: weir.cluster.v1.JobInfo.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
+	10, // 35: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	1,  // 36: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
+	21, // 37: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
+	22, // 38: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
+	24, // 39: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
+	24, // 40: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
+	15, // 41: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
+	25, // 42: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
+	23, // 43: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
+	25, // 44: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
+	25, // 45: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
+	41, // [41:46] is the sub-list for method output_type
+	36, // [36:41] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_weir_proto_init() }

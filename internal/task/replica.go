@@ -1,0 +1,346 @@
+package task
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/weir-stream/weir/internal/exchange"
+)
+
+// This file is active standby across processes (Options.StandbyElsewhere
+// on the primaries' side, Options.Replica on the standbys'). A primary's
+// input log (standby.go) travels to its standby in another process as a
+// stream of elements (ShipLog), which the standby's runtime appends to a
+// log of its own (LogGate, pump); the standby applies it as a standby in
+// the same process does. It sends nothing: its writers hold back what it
+// emits, which its upstream backup retains. When the primary's process is
+// lost, Promote makes the standby the subtask: it applies the rest of the
+// log that reached it, asks its senders to replay from what it consumed
+// (their retained output covers it), and sends the output its receivers
+// lack from its retained output before it goes on.
+
+// ErrLogLost is returned by ShipLog when the log no longer holds what
+// the standby needs: it was dropped for its size, or restarted with its
+// subtask.
+var ErrLogLost = errors.New("the input log was dropped or restarted")
+
+// Kinds of log entries on the wire, beyond logKind.
+const (
+	wireMark logKind = 16 + iota // the primary took a checkpoint's snapshot here
+	wireLost                     // the log ends: the standby must stop
+)
+
+// appendLogEntry encodes en as the payload of a wire element.
+func appendLogEntry(b []byte, en logEntry) []byte {
+	b = append(b, byte(en.kind))
+	b = binary.AppendUvarint(b, uint64(en.ch))
+	b = binary.AppendUvarint(b, uint64(en.skip))
+	b = binary.AppendUvarint(b, uint64(en.limit))
+	b = binary.AppendVarint(b, en.checkpoint)
+	e := en.e
+	unaligned := byte(0)
+	if e.Unaligned {
+		unaligned = 1
+	}
+	b = append(b, byte(e.Kind), unaligned)
+	b = binary.AppendVarint(b, e.Time)
+	b = binary.AppendVarint(b, e.Checkpoint)
+	b = binary.AppendVarint(b, e.Seq)
+	if e.Kind == exchange.Data && e.Buf != nil && en.kind == logElement {
+		b = binary.AppendUvarint(b, uint64(e.Buf.N))
+		b = append(b, e.Buf.B...)
+	} else {
+		b = binary.AppendUvarint(b, 0)
+	}
+	return b
+}
+
+var errBadLogEntry = errors.New("bad input log entry")
+
+// decodeLogEntry decodes a wire element's payload. A data batch gets a
+// buffer of its own.
+func decodeLogEntry(b []byte) (en logEntry, err error) {
+	if len(b) < 1 {
+		return en, errBadLogEntry
+	}
+	en.kind = logKind(b[0])
+	b = b[1:]
+	var u [3]uint64
+	for i := range u {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			return en, errBadLogEntry
+		}
+		u[i], b = v, b[n:]
+	}
+	en.ch, en.skip, en.limit = int(u[0]), int(u[1]), int(u[2])
+	var n int
+	if en.checkpoint, n = binary.Varint(b); n <= 0 || len(b) < n+2 {
+		return en, errBadLogEntry
+	}
+	b = b[n:]
+	en.e.Kind, en.e.Unaligned = exchange.Kind(b[0]), b[1] == 1
+	b = b[2:]
+	for _, p := range []*int64{&en.e.Time, &en.e.Checkpoint, &en.e.Seq} {
+		if *p, n = binary.Varint(b); n <= 0 {
+			return en, errBadLogEntry
+		}
+		b = b[n:]
+	}
+	records, n := binary.Uvarint(b)
+	if n <= 0 {
+		return en, errBadLogEntry
+	}
+	b = b[n:]
+	if en.kind == logElement && en.e.Kind == exchange.Data {
+		en.e.Buf = &exchange.Buffer{B: append([]byte(nil), b...), N: int(records)}
+	}
+	return en, nil
+}
+
+// ShipLog prepares to send the input log of local subtask id, whose
+// active standby runs in another process, from checkpoint from's mark on:
+// from now on the log keeps what the returned function has not sent. That
+// function sends the log through send (one element per entry, in order)
+// until ctx ends or send fails. Both fail with ErrLogLost when the log
+// does not reach back to from, or is dropped or restarted; the function
+// then sends a last element that tells the standby to stop.
+func (r *Runtime) ShipLog(id SubtaskID, from int64) (func(ctx context.Context, send func(exchange.Element) error) error, error) {
+	l := r.logs[id.Vertex][id.Subtask]
+	if l == nil {
+		return nil, fmt.Errorf("subtask %s keeps no input log", id)
+	}
+	at, ok := l.startReading(from)
+	if !ok {
+		return nil, fmt.Errorf("from checkpoint %d: %w", from, ErrLogLost)
+	}
+	return func(ctx context.Context, send func(exchange.Element) error) error {
+		defer l.stopReading()
+		ship := func(en logEntry) error {
+			b := exchange.GetBuffer()
+			b.B, b.N = appendLogEntry(b.B[:0], en), 1
+			return send(exchange.Element{Kind: exchange.Data, Buf: b})
+		}
+		marked := from
+		for {
+			for _, m := range l.marksUpTo(at) {
+				if m.id > marked {
+					marked = m.id
+					if err := ship(logEntry{kind: wireMark, checkpoint: m.id}); err != nil {
+						return err
+					}
+				}
+			}
+			en, ok, _, lost := l.next(at)
+			if lost {
+				_ = ship(logEntry{kind: wireLost})
+				return ErrLogLost
+			}
+			if !ok {
+				select {
+				case <-l.ready:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				continue
+			}
+			at++
+			if err := ship(en); err != nil {
+				return err
+			}
+		}
+	}, nil
+}
+
+// marksUpTo returns the marks at or before absolute entry index at.
+func (l *inputLog) marksUpTo(at int64) []logMark {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []logMark
+	for _, m := range l.marks {
+		if m.at <= at {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// LogGate returns the gate through which the input log of local subtask
+// id's primary arrives (Options.Replica), for the network transport to
+// deliver into; nil for other subtasks.
+func (r *Runtime) LogGate(id SubtaskID) *exchange.Gate {
+	if r.logGates == nil || r.logGates[id.Vertex] == nil {
+		return nil
+	}
+	return r.logGates[id.Vertex][id.Subtask]
+}
+
+// pump appends what arrives on subtask id's log gate to its log, until
+// the log's end or ctx ends. Marks become the log's marks, so that a
+// completed checkpoint trims it.
+func (r *Runtime) pump(ctx context.Context, id SubtaskID) {
+	g, l := r.logGates[id.Vertex][id.Subtask], r.logs[id.Vertex][id.Subtask]
+	for {
+		_, e, ok := g.Poll()
+		if !ok {
+			select {
+			case <-g.Ready():
+				continue
+			case <-ctx.Done():
+				return
+			}
+		}
+		if e.Kind != exchange.Data {
+			continue
+		}
+		en, err := decodeLogEntry(e.Buf.B)
+		exchange.PutBuffer(e.Buf)
+		if err != nil {
+			r.opts.logf("the input log of subtask %s's primary: %v; its active standby stops", id, err)
+			en.kind = wireLost
+		}
+		switch en.kind {
+		case wireMark:
+			l.mark(en.checkpoint)
+		case wireLost:
+			l.mu.Lock()
+			l.dropLocked()
+			l.signal()
+			l.mu.Unlock()
+			return
+		default:
+			l.appendOwned(en)
+		}
+	}
+}
+
+// appendOwned is append for an entry whose data buffer is the log's own.
+func (l *inputLog) appendOwned(en logEntry) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lost {
+		return
+	}
+	if b := en.e.Buf; b != nil {
+		b.Retain()
+		l.bytes += int64(len(b.B))
+	}
+	l.entries = append(l.entries, en)
+	if l.limit > 0 && l.bytes > l.limit {
+		l.dropLocked()
+	}
+	l.signal()
+}
+
+// Promotion makes active standbys (Options.Replica) their subtasks, after
+// their primaries' process was lost.
+type Promotion struct {
+	// Delivered holds, per output channel, the records the receivers hold
+	// from the lost primary; the standby sends its retained output from
+	// there on, and nothing before. On a channel it does not name (its
+	// receiver was lost too, and restarts) the standby sends all it
+	// retained.
+	Delivered map[Channel]int64
+	// Aborted is the latest checkpoint triggered before the loss, which
+	// the job aborted: the standby forwards no barrier up to it.
+	Aborted int64
+	// Incarnation numbers the promoted subtasks' replay requests.
+	Incarnation int64
+}
+
+// Promote makes the standbys of the given local subtasks take their
+// place: each applies the rest of the log that reached it, then reads its
+// gate, asking its senders for replays. The returned channel is closed
+// once each asked for its replays (or stopped). A subtask without a
+// running standby fails.
+func (r *Runtime) Promote(ids []SubtaskID, p Promotion) (<-chan struct{}, error) {
+	ready := make(chan struct{})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var sts []*standby
+	for _, id := range ids {
+		st := r.standbys[id]
+		if st == nil || r.closed {
+			return nil, fmt.Errorf("subtask %s has no active standby running", id)
+		}
+		sts = append(sts, st)
+	}
+	waiting := len(sts)
+	if waiting == 0 {
+		close(ready)
+		return ready, nil
+	}
+	done := func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if waiting--; waiting == 0 {
+			close(ready)
+		}
+	}
+	for i, st := range sts {
+		id := ids[i]
+		delete(r.standbys, id)
+		l := r.logs[id.Vertex][id.Subtask]
+		l.mu.Lock()
+		l.gone = true
+		l.signal()
+		l.mu.Unlock()
+		r.incarnations++
+		st.promoted, st.promotion = true, &p
+		st.incarnation = p.Incarnation + r.incarnations
+		st.ready = onceFunc(done)
+		r.cancels[id.Vertex][id.Subtask] = st.cancel
+		r.exited[id] = st.exited
+	}
+	return ready, nil
+}
+
+func onceFunc(f func()) func() {
+	called := false
+	return func() {
+		if !called {
+			called = true
+			f()
+		}
+	}
+}
+
+// takeOverElsewhere is takeOver for a standby whose primary ran in a
+// lost process: the gate it reads now drops what arrives until it asks
+// for replays from what it consumed; its consumption order before is not
+// logged here, so a restart of it falls back to a global rollback until
+// a checkpoint completes; in-flight checkpoints are aborted; and its
+// writers send what the receivers lack.
+func (s *subtask) takeOverElsewhere(st *standby) {
+	p := st.promotion
+	s.incarnation, s.fresh = st.incarnation, true
+	s.ready = st.ready
+	if s.det != nil {
+		s.det.base = -1
+	}
+	if s.align != nil && s.align.id <= p.Aborted {
+		s.abortAlignment()
+	}
+	s.dropBarriers = p.Aborted
+	defer func() {
+		for _, c := range s.replays {
+			s.replay(c)
+		}
+		s.replays = nil
+	}()
+	for w, o := range s.outs {
+		from := make([]int64, len(s.outCh[w]))
+		for j, ch := range s.outCh[w] {
+			from[j] = -1
+			if n, ok := p.Delivered[ch]; ok && n >= 0 {
+				from[j] = n
+			}
+		}
+		if err := o.sendFrom(from); err != nil {
+			Fail(fmt.Errorf("taking over from a lost primary: %w", err))
+		}
+	}
+}
+
