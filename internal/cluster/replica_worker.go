@@ -91,4 +91,3 @@ func (a *workerAttempt) promote(ctx context.Context, rt *task.Runtime, c *pb.Com
 		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Restarted{Restarted: &pb.Restarted{Key: a.d.Key, Token: c.Token}}})
 	}()
 }
-

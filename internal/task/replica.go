@@ -343,4 +343,3 @@ func (s *subtask) takeOverElsewhere(st *standby) {
 		}
 	}
 }
-
