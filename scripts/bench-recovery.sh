@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Recovery after a worker is killed with SIGKILL, by state size and mode.
 # Usage: scripts/bench-recovery.sh [runs] [state MB] [modes]
-#   modes: any of global, standby, fine-grained, fine-grained-standby
-#   (default: all four); the runs go round-robin over the modes, so load
+#   modes: any of global, standby, fine-grained, fine-grained-standby,
+#   active-standby (fine-grained with active standbys and --chaining=false,
+#   so that the window task has a standby; default: all five); the runs go round-robin over the modes, so load
 #   from other work falls on all of them alike.
 # Each run starts a coordinator and workers w1, w2, w3 (one slot each; w3 a
 # passive standby in the standby modes), submits keycount with parallelism 2 and
@@ -21,7 +22,8 @@
 # Reported per run: detection (kill to "worker lost"), lost to the last
 # worker line "running: restored" (global, standby) or "running:
 # restarted" (fine-grained: only w1's subtasks restart, on w3), each
-# logged once the tasks decoded their state; the longest pause of the
+# logged once the tasks decoded their state, and with active standbys the
+# line "took their place" of the promoted standbys; the longest pause of the
 # keyed subtask that ran on w1 (its key groups failed) and of the one on
 # w2 (unaffected key groups): the longest time between two samples at
 # which its records in had changed, from 1 s before the kill to 1 s after
@@ -40,7 +42,7 @@
 # (POST - 1 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=${1:-3}; mb=${2:-10}; modes=${3:-global standby fine-grained fine-grained-standby}
+runs=${1:-3}; mb=${2:-10}; modes=${3:-global standby fine-grained fine-grained-standby active-standby}
 rate=${RATE:-250000}; keys=${KEYS:-1000000000000000000}; post=${POST:-3}; timeout=${TIMEOUT:-480}
 kill_bytes=$((mb * 1000000))
 tmp=$(mktemp -d)
@@ -82,8 +84,9 @@ counters() {
 run() { # mode run
   local mode=$1 i=$2 standby=() failover=() ck killed lost running need=2
   rm -rf "$tmp/store" "$tmp"/*.log "$tmp/samples"
-  case $mode in *standby) standby=(--standby) ;; esac
+  case $mode in standby|fine-grained-standby) standby=(--standby) ;; esac
   case $mode in fine-grained*) failover=(--failover fine-grained --retain-limit 4294967296); need=1 ;; esac
+  case $mode in active-standby) failover=(--failover fine-grained --retain-limit 4294967296 --active-standby --chaining=false); need=2 ;; esac
   "$weir" coordinator --listen 127.0.0.1:0 --state-dir "$tmp/store" --heartbeat-interval 100ms >"$tmp/coord.log" 2>&1 & coord=$!
   until addr=$(grep -o 'listening on [^,]*' "$tmp/coord.log" | cut -d' ' -f3) && [ -n "$addr" ]; do sleep 0.05; done
   "$weir" worker --coordinator "$addr" --slots 1 --id w1 >"$tmp/w1.log" 2>&1 & w1=$!
@@ -109,7 +112,7 @@ run() { # mode run
     fi
     sleep 0.01
   done
-  while [[ $mode == *standby ]]; do # kill once the standby holds the latest completed checkpoint
+  while [[ $mode == standby || $mode == fine-grained-standby ]]; do # kill once the standby holds the latest completed checkpoint
     ck=$(awk '/completed in/ {c = $5 " " $(NF-1)} END {print c}' "$tmp/coord.log")
     grep -q "standby: loaded checkpoint ${ck% *} of" "$tmp/w3.log" && break
     [ "$(echo "$(now) - $start > $timeout" | bc)" = 1 ] && { echo "run $i $mode: the standby did not load checkpoint ${ck% *}"; break; }
@@ -118,10 +121,10 @@ run() { # mode run
   local w1hwm pre past=""; w1hwm=$(hwm $w1); pre=$(tail -1 "$tmp/samples" | cut -d' ' -f2)
   killed=$(now); kill -9 $w1
   local pck; pck=$(positions "$tmp/store/jobs/keycount-1/chk-$(printf %012d "${ck% *}")") # before newer ones replace it
-  until [ "$(grep -h "running: re" "$tmp/w2.log" "$tmp/w3.log" | wc -l)" -ge $need ]; do
+  until [ "$(grep -h "running: re\|took their place" "$tmp/w2.log" "$tmp/w3.log" | wc -l)" -ge $need ]; do
     grep -q "keycount-1 failed" "$tmp/coord.log" && break; sleep 0.05
   done
-  running=$(grep -h "running: re" "$tmp/w2.log" "$tmp/w3.log" | awk '{print $3}' | sort | tail -1)
+  running=$(grep -h "running: re\|took their place" "$tmp/w2.log" "$tmp/w3.log" | awk '{print $3}' | sort | tail -1)
   while :; do # until a checkpoint after the failure completed (every task runs) and the restarted source is past its kill position, then POST s more
     [ -z "$past" ] && [ "$(tail -1 "$tmp/samples" | cut -d' ' -f2)" -ge 0 ] && [ $((${pck% *} + $(tail -1 "$tmp/samples" | cut -d' ' -f2))) -gt "$pre" ] &&
       awk '/failure 1:/ {f = 1} f && /completed in/ {ok = 1} END {exit !ok}' "$tmp/coord.log" && past=$(now)
@@ -152,7 +155,7 @@ run() { # mode run
         sn = st = sx = stt = stx = 0
         for (j = 0; j < n; j++) if (t[j] < 0 && t[j] >= -fit && v[j, 2+s] >= 0) { sn++; st += t[j]; sx += v[j, 2+s]; stt += t[j]*t[j]; stx += t[j]*v[j, 2+s] }
         R[s] = (sn*stx - st*sx) / (sn*stt - st*st); pk[s] = (sx - R[s]*st)/sn
-        re[s] = m !~ /^fine-grained/ || s == 0                             # restarted: from the checkpoint, counting anew
+        re[s] = m !~ /^(fine-grained|active)/ || s == 0                             # restarted: from the checkpoint, counting anew
       }
       lo = past > 0 ? past - k + 1 : t[n-1] - 2; hi = past > 0 ? past - k + 1 : t[n-1]
       for (j = 0; j < n; j++) if (t[j] >= lo && v[j, 2] >= 0 && v[j, 3] >= 0) { # from 1 s after recovery on

@@ -13,8 +13,9 @@ import (
 
 // This file is the coordinator's side of active standby on a cluster
 // (task/replica.go): every subtask that can have one (task.Replicated)
-// gets a standby on another worker, standby workers first, in a share of
-// its own (a replica share) that takes no slot. The primary's worker
+// gets a standby on another worker, standby workers first, then those
+// with the most free slots, in a share of its own (a replica share) that
+// takes no slot. The primary's worker
 // ships the primary's input log to it. When the primary's worker is lost,
 // the standby takes its place (PROMOTE) instead of a restart from the
 // checkpoint: the other shares point their channels to it as for a moved
@@ -29,14 +30,14 @@ import (
 func (x *remoteExecutor) placeReplicasLocked(ws []*workerConn) []*share {
 	x.replicas = map[task.SubtaskID]*share{}
 	ws = slices.Clone(ws)
-	slices.SortFunc(ws, func(a, b *workerConn) int {
+	slices.SortFunc(ws, func(a, b *workerConn) int { // standbys, then the least used
 		if a.standby != b.standby {
 			if a.standby {
 				return -1
 			}
 			return 1
 		}
-		return cmp.Compare(a.id, b.id)
+		return cmp.Or(cmp.Compare(a.used-a.slots, b.used-b.slots), cmp.Compare(a.id, b.id))
 	})
 	byWorker := map[*workerConn]*share{}
 	var fresh []*share
