@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -29,16 +28,21 @@ import (
 // worker other than its primary's, and returns the new replica shares.
 func (x *remoteExecutor) placeReplicasLocked(ws []*workerConn) []*share {
 	x.replicas = map[task.SubtaskID]*share{}
-	ws = slices.Clone(ws)
-	slices.SortFunc(ws, func(a, b *workerConn) int { // standbys, then the least used
+	placed := map[*workerConn]map[int]bool{} // subtask indexes with standbys, by worker
+	// better reports whether a is a better place than b: a standby
+	// worker, then more free slots, then fewer standbys placed.
+	better := func(a, b *workerConn) bool {
 		if a.standby != b.standby {
-			if a.standby {
-				return -1
-			}
-			return 1
+			return a.standby
 		}
-		return cmp.Or(cmp.Compare(a.used-a.slots, b.used-b.slots), cmp.Compare(a.id, b.id))
-	})
+		if fa, fb := a.slots-a.used, b.slots-b.used; fa != fb {
+			return fa > fb
+		}
+		if len(placed[a]) != len(placed[b]) {
+			return len(placed[a]) < len(placed[b])
+		}
+		return a.id < b.id
+	}
 	byWorker := map[*workerConn]*share{}
 	var fresh []*share
 	var none []string
@@ -52,17 +56,20 @@ func (x *remoteExecutor) placeReplicasLocked(ws []*workerConn) []*share {
 			if primary == nil {
 				continue
 			}
-			var cands []*workerConn
-			for _, w := range ws {
-				if w != primary.w {
-					cands = append(cands, w)
+			var w *workerConn
+			for _, c := range ws {
+				if c != primary.w && (w == nil || better(c, w)) {
+					w = c
 				}
 			}
-			if len(cands) == 0 {
+			if w == nil {
 				none = append(none, id.String())
 				continue
 			}
-			w := cands[i%len(cands)]
+			if placed[w] == nil {
+				placed[w] = map[int]bool{}
+			}
+			placed[w][i] = true
 			sh := byWorker[w]
 			if sh == nil {
 				sh = &share{key: fmt.Sprintf("%s/a%d", x.key, len(fresh)+1), w: w, done: make(chan struct{}), live: true, replica: true}

@@ -282,17 +282,17 @@ func (r *Runtime) Promote(ids []SubtaskID, p Promotion) (<-chan struct{}, error)
 	for i, st := range sts {
 		id := ids[i]
 		delete(r.standbys, id)
-		l := r.logs[id.Vertex][id.Subtask]
-		l.mu.Lock()
-		l.gone = true
-		l.signal()
-		l.mu.Unlock()
 		r.incarnations++
 		st.promoted, st.promotion = true, &p
 		st.incarnation = p.Incarnation + r.incarnations
 		st.ready = onceFunc(done)
 		r.cancels[id.Vertex][id.Subtask] = st.cancel
 		r.exited[id] = st.exited
+		l := r.logs[id.Vertex][id.Subtask]
+		l.mu.Lock()
+		l.gone = true // last: the standby takes over once it sees it
+		l.signal()
+		l.mu.Unlock()
 	}
 	return ready, nil
 }
@@ -314,9 +314,11 @@ func onceFunc(f func()) func() {
 // a checkpoint completes; in-flight checkpoints are aborted; and its
 // writers send what the receivers lack.
 func (s *subtask) takeOverElsewhere(st *standby) {
+	s.rt.mu.Lock()
 	p := st.promotion
 	s.incarnation, s.fresh = st.incarnation, true
 	s.ready = st.ready
+	s.rt.mu.Unlock()
 	if s.det != nil {
 		s.det.base = -1
 	}
