@@ -67,3 +67,20 @@ func TestClusterFineGrainedWithInjectedFailures(t *testing.T) {
 		t.Fatalf("%d failures restarted one subtask alone, want 3:\n%s", n, c.coord.output())
 	}
 }
+
+// With active standbys, a killed worker's window subtasks are taken over
+// by their standbys on another worker, which never stopped processing;
+// only its source and sink subtasks restart from the checkpoint. The
+// output is exact.
+func TestClusterActiveStandbyTakesAKilledWorkersPlace(t *testing.T) {
+	skipShort(t)
+	ref := reference(t, keycount)
+	c := newCluster(t, 4) // three slots and a spare, where the standbys run
+	client, out := c.submit(keycount, "--failover", "fine-grained", "--active-standby", "--chaining=false")
+	c.coord.waitFor(`active standbys of subtasks 1\.0, 1\.1, 1\.2, 2\.0, 2\.1, 2\.2 on worker w4`)
+	c.coord.waitFor(`checkpoint 2 completed`)
+	c.workers["w2"].kill()
+	c.coord.waitFor(`the active standbys of subtasks 1\.1, 2\.1 on worker w4 take their place`)
+	c.workers["w4"].waitFor(`the active standbys of subtasks 1\.1, 2\.1 took their place`)
+	c.check(client, out, ref)
+}
