@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/weir-stream/weir/internal/exchange"
 )
@@ -125,12 +126,10 @@ func (r *Runtime) ShipLog(id SubtaskID, from int64) (func(ctx context.Context, s
 		}
 		marked := from
 		for {
-			for _, m := range l.marksUpTo(at) {
-				if m.id > marked {
-					marked = m.id
-					if err := ship(logEntry{kind: wireMark, checkpoint: m.id}); err != nil {
-						return err
-					}
+			for m, ok := l.markAfter(marked, at); ok; m, ok = l.markAfter(marked, at) {
+				marked = m.id
+				if err := ship(logEntry{kind: wireMark, checkpoint: m.id}); err != nil {
+					return err
 				}
 			}
 			en, ok, _, lost := l.next(at)
@@ -154,17 +153,17 @@ func (r *Runtime) ShipLog(id SubtaskID, from int64) (func(ctx context.Context, s
 	}, nil
 }
 
-// marksUpTo returns the marks at or before absolute entry index at.
-func (l *inputLog) marksUpTo(at int64) []logMark {
+// markAfter returns the first mark of a checkpoint after id at or before
+// absolute entry index at.
+func (l *inputLog) markAfter(id, at int64) (logMark, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []logMark
 	for _, m := range l.marks {
-		if m.at <= at {
-			out = append(out, m)
+		if m.id > id && m.at <= at {
+			return m, true
 		}
 	}
-	return out
+	return logMark{}, false
 }
 
 // LogGate returns the gate through which the input log of local subtask
@@ -211,27 +210,9 @@ func (r *Runtime) pump(ctx context.Context, id SubtaskID) {
 			l.mu.Unlock()
 			return
 		default:
-			l.appendOwned(en)
+			l.add(en, false)
 		}
 	}
-}
-
-// appendOwned is append for an entry whose data buffer is the log's own.
-func (l *inputLog) appendOwned(en logEntry) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.lost {
-		return
-	}
-	if b := en.e.Buf; b != nil {
-		b.Retain()
-		l.bytes += int64(len(b.B))
-	}
-	l.entries = append(l.entries, en)
-	if l.limit > 0 && l.bytes > l.limit {
-		l.dropLocked()
-	}
-	l.signal()
 }
 
 // Promotion makes active standbys (Options.Replica) their subtasks, after
@@ -285,7 +266,7 @@ func (r *Runtime) Promote(ids []SubtaskID, p Promotion) (<-chan struct{}, error)
 		r.incarnations++
 		st.promoted, st.promotion = true, &p
 		st.incarnation = p.Incarnation + r.incarnations
-		st.ready = onceFunc(done)
+		st.ready = sync.OnceFunc(done)
 		r.cancels[id.Vertex][id.Subtask] = st.cancel
 		r.exited[id] = st.exited
 		l := r.logs[id.Vertex][id.Subtask]
@@ -295,16 +276,6 @@ func (r *Runtime) Promote(ids []SubtaskID, p Promotion) (<-chan struct{}, error)
 		l.mu.Unlock()
 	}
 	return ready, nil
-}
-
-func onceFunc(f func()) func() {
-	called := false
-	return func() {
-		if !called {
-			called = true
-			f()
-		}
-	}
 }
 
 // takeOverElsewhere is takeOver for a standby whose primary ran in a

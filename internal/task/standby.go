@@ -168,14 +168,21 @@ func (l *inputLog) signal() {
 // append adds an entry. Data buffers are copied into buffers of the log's
 // own, marked retained so that no reader recycles them; trimmed, they go
 // to the garbage collector, so a standby may still read one it took.
-func (l *inputLog) append(en logEntry) {
+func (l *inputLog) append(en logEntry) { l.add(en, true) }
+
+// add adds an entry, copying its data buffer first with copyBuf (else
+// the buffer is the log's own already).
+func (l *inputLog) add(en logEntry, copyBuf bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.lost {
 		return
 	}
 	if en.kind == logElement && en.e.Kind == exchange.Data {
-		b := &exchange.Buffer{B: append([]byte(nil), en.e.Buf.B...), N: en.e.Buf.N}
+		b := en.e.Buf
+		if copyBuf {
+			b = &exchange.Buffer{B: append([]byte(nil), b.B...), N: b.N}
+		}
 		b.Retain()
 		en.e.Buf = b
 		l.bytes += int64(len(b.B))

@@ -19,6 +19,9 @@ func (r *Runtime) initStandby(v *plan.Vertex, i int) {
 	l.marks = append(l.marks, logMark{id: r.opts.Restored})
 	r.logs[v.ID][i] = l
 	r.standbyMetrics[v.ID][i] = NewMetrics()
+	if r.opts.StandbyElsewhere || r.opts.Replica {
+		return // the standby's output goes nowhere the primary's does (replica.go)
+	}
 	cs := make([][]*cursor, len(v.Outputs))
 	for w, e := range v.Outputs {
 		n := 1
@@ -30,9 +33,7 @@ func (r *Runtime) initStandby(v *plan.Vertex, i int) {
 			cs[w][j] = &cursor{}
 		}
 	}
-	if !r.opts.StandbyElsewhere && !r.opts.Replica {
-		r.cursors[v.ID][i] = cs
-	}
+	r.cursors[v.ID][i] = cs
 }
 
 // StartStandby starts an active standby of subtask id from checkpoint
