@@ -156,11 +156,7 @@ func (x *remoteExecutor) promoteLocked(sh *share, ids []task.SubtaskID, delivere
 	sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: &pb.Command{Key: sh.key,
 		Kind: pb.Command_PROMOTE, Subtasks: refs, Delivered: delivered, Checkpoint: x.lastTrigger, Attempt: int32(attempt), Token: tok}}})
 	for _, id := range ids {
-		for _, q := range x.restart.pending[id] {
-			sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: &pb.Command{
-				Key: sh.key, Kind: pb.Command_REPLAY, Replay: q}}})
-		}
-		delete(x.restart.pending, id)
+		x.passPendingLocked(sh, id)
 	}
 	return awaited{sh, ch}
 }

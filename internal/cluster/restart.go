@@ -299,16 +299,21 @@ func (x *remoteExecutor) move(ctx context.Context, ids, all []task.SubtaskID, re
 		}
 		sh.live = true
 		for _, r := range d.Subtasks {
-			id := sid(r)
-			for _, q := range x.restart.pending[id] {
-				sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: &pb.Command{
-					Key: sh.key, Kind: pb.Command_REPLAY, Replay: q}}})
-			}
-			delete(x.restart.pending, id)
+			x.passPendingLocked(sh, sid(r))
 		}
 		waits = append(waits, awaited{sh, ch})
 	}
 	return waits, nil
+}
+
+// passPendingLocked passes the replay requests held for moving sender id
+// on to share sh, which runs it now.
+func (x *remoteExecutor) passPendingLocked(sh *share, id task.SubtaskID) {
+	for _, q := range x.restart.pending[id] {
+		sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: &pb.Command{
+			Key: sh.key, Kind: pb.Command_REPLAY, Replay: q}}})
+	}
+	delete(x.restart.pending, id)
 }
 
 var _ engine.SubtaskRestarter = (*remoteExecutor)(nil)
