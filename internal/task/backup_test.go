@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/plan"
 )
 
 func batch(seq int64, n int) exchange.Element {
@@ -90,3 +91,38 @@ func TestDeterminantsSinceACheckpoint(t *testing.T) {
 		t.Fatalf("since 2 again: %v %v", order, ok)
 	}
 }
+
+// A restarted source asked for a replay from beyond what it has sent on
+// the channel (its receiver, an active standby that took over, consumed
+// more than the source regenerated yet) sends no barrier before it
+// caught up: a checkpoint is deferred until it sent that far.
+func TestSourceCatchesUpWithAReplayRequestBeforeItsBarrier(t *testing.T) {
+	e := &plan.PhysicalEdge{Edge: &plan.Edge{To: &plan.Node{Name: "count"}}, Partitioning: plan.Hash}
+	w := &sentWriter{sent: []int64{100, 100}}
+	s := &subtask{rt: &Runtime{edgeIndex: map[*plan.PhysicalEdge]int{e: 0}}, v: &plan.Vertex{Outputs: []*plan.PhysicalEdge{e}},
+		source: nopSource{}, outs: []ChannelWriter{w}, outWM: MinWatermark}
+	s.replay(control{kind: ctlReplay, edge: 0, to: 1, from: 250, incarnation: 1})
+	if !s.catchingUp() {
+		t.Fatal("a source 150 records short of a replay request is not catching up")
+	}
+	w.sent[1] = 249
+	if !s.catchingUp() {
+		t.Fatal("a source 1 record short of a replay request is not catching up")
+	}
+	w.sent[1] = 250
+	if s.catchingUp() {
+		t.Fatal("a source that sent what the replay request names still catches up")
+	}
+}
+
+// sentWriter is a writer whose records sent the test sets; replays send
+// nothing.
+type sentWriter struct {
+	ChannelWriter
+	sent []int64
+}
+
+func (w *sentWriter) Replay(int, int64, int64, bool) error { return nil }
+func (w *sentWriter) Sent() []int64                        { return append([]int64(nil), w.sent...) }
+
+type nopSource struct{ SourceRunner }

@@ -203,6 +203,15 @@ func (s *subtask) replay(c control) {
 		if err := o.Replay(j, c.from, c.incarnation, s.fresh && !s.deterministic); err != nil {
 			Fail(fmt.Errorf("replaying output to subtask %d of %q: %w", c.to, e.To.Name, err))
 		}
+		if s.source != nil && o.Sent()[j] < c.from {
+			// The receiver holds records this restarted source has yet
+			// to regenerate (an active standby that took over consumed
+			// them): no barrier before it did.
+			if s.catchUp == nil {
+				s.catchUp = s.sentCounts()
+			}
+			s.catchUp[w][j] = max(s.catchUp[w][j], c.from)
+		}
 		if s.finished {
 			continue // the replay ended with End
 		}
@@ -221,9 +230,10 @@ func (s *subtask) id() SubtaskID { return SubtaskID{s.v.ID, s.index} }
 
 // A source subtask that restarted alone regenerates records its consumers
 // already have. Its barriers must not go out before it caught up with
-// what the failed incarnation had sent (catchUp, per writer and
-// channel): a consumer's snapshot would then reflect records the
-// source's snapshot does not, and a later restore would count them twice.
+// what the failed incarnation had sent, or a receiver asks a replay from
+// (catchUp, per writer and channel): a consumer's snapshot would then
+// reflect records the source's snapshot does not, and a later restore
+// would count them twice.
 // Triggers that come meanwhile are deferred to the moment it caught up.
 
 // catchingUp reports whether the subtask has not yet sent what its
