@@ -23,11 +23,16 @@ const stallGrace = 10 * time.Second
 
 // restartStalled fails the local receivers of channels whose connection
 // broke while their sender lives on: restarted, they ask for replays,
-// which reconnect.
+// which reconnect. The input log of an active standby's primary (see
+// register) is no such channel: when it breaks the standby holds what
+// arrived, and takes over if the primary was lost.
 func (a *workerAttempt) restartStalled(rt *task.Runtime, chans [][3]int) {
 	seen := map[task.SubtaskID]bool{}
 	for _, c := range chans {
 		id := task.SubtaskID{Vertex: c[0], Subtask: c[1]}
+		if c[0] >= len(rt.Plan().Vertices) {
+			continue
+		}
 		if !seen[id] {
 			seen[id] = true
 			rt.Kill(id, fmt.Errorf("the connection of its input channel %d broke while its sender runs on", c[2]))
