@@ -187,11 +187,15 @@ func TestKafkaToKafkaNexmarkIsExactlyOnceWithInjectedFailures(t *testing.T) {
 	if len(want) < 40000 {
 		t.Fatalf("the reference run wrote %d bids, want about 92%% of 50000", len(want))
 	}
+	// Random-moment kills can all land before the first checkpoint completes
+	// (a slow machine's sinks take long to start their transactions), so
+	// seeds are tried until one recovery restored a checkpoint: at least 2,
+	// at most 6, each checked for exactly-once output.
 	fromCheckpoint := false
-	for seed := 1; seed <= 2; seed++ {
+	for seed := 1; seed <= 6 && (seed <= 2 || !fromCheckpoint); seed++ {
 		out := topics[2]
-		if seed == 2 {
-			out = kafkaTopics(t, "out2")[0]
+		if seed > 1 {
+			out = kafkaTopics(t, fmt.Sprintf("out%d", seed))[0]
 		}
 		res := mustRun(t, append(q1, "--sink-topic", out, "--checkpoint-interval", "30ms",
 			"--inject-failures", "3", "--failure-seed", fmt.Sprint(seed))...)
