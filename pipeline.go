@@ -305,6 +305,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	}
 	cfg.Deploy = p.deploy
 	cfg.SubtaskRestarts = p.deploy != nil // the cluster's executors restart single subtasks
+	if cfg.Failures != nil && p.deploy != nil {
+		cfg.Failures.NamedWait = max(5*cfg.Failures.MaxDelay, 2*time.Second)
+	}
 	live := &engine.Live{}
 	cfg.Live = live
 	p.live.Store(live)

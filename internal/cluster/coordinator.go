@@ -277,6 +277,8 @@ func (c *Coordinator) onWorkerMessage(w *workerConn, m *pb.WorkerMessage) {
 		key = x.Replay.Key
 	case *pb.WorkerMessage_Moved:
 		key = x.Moved.Key
+	case *pb.WorkerMessage_Inject:
+		key = x.Inject.Key
 	default:
 		return
 	}

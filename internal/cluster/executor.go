@@ -243,7 +243,7 @@ func (x *remoteExecutor) deployMessage(sh *share, placement []*pb.Placement, res
 		Fingerprint: x.cfg.Fingerprint, CheckpointMode: int32(o.Checkpoint),
 		AlignedTimeoutNs: int64(o.AlignedTimeout), Attempt: int32(o.Attempt), Restore: restore,
 		UpstreamBackup: o.UpstreamBackup, RetainLimit: o.RetainLimit,
-		ActiveStandby: o.ActiveStandby && len(x.replicas) > 0, Replica: sh.replica}
+		ActiveStandby: o.ActiveStandby && len(x.replicas) > 0, Replica: sh.replica, InjectFailures: o.Inject != nil}
 	where := x.where
 	if d.Replica {
 		where = x.replicas
@@ -385,6 +385,8 @@ func (x *remoteExecutor) onMessage(w *workerConn, m *pb.WorkerMessage) {
 		if sh := x.shareOf(w, v.Ended.Key); sh != nil {
 			x.post(endEvent{sh, err})
 		}
+	case *pb.WorkerMessage_Inject:
+		x.answerInject(w, v.Inject)
 	default:
 		x.onRestartMessage(w, m)
 	}

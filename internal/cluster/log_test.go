@@ -74,6 +74,20 @@ func (l *logLines) waitCount(t *testing.T, re string, n int) {
 	}
 }
 
+// count returns how many lines logged so far match re.
+func (l *logLines) count(re string) int {
+	rx := regexp.MustCompile(re)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, line := range l.lines {
+		if rx.MatchString(line) {
+			n++
+		}
+	}
+	return n
+}
+
 // runningWorker is a worker of a test cluster in this process.
 type runningWorker struct {
 	w      *cluster.Worker

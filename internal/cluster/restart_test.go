@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -137,11 +138,36 @@ func TestClusterOracleFineGrained(t *testing.T) {
 	}
 }
 
+// Failures injected at the named points of the checkpoint protocol reach
+// the subtasks on the workers: each asks the coordinator's failure
+// schedule at each point. With six failures per run, about half armed at
+// named points, and no worker lost, the output is exact, with and
+// without active standbys. Whether an armed point occurs before the job
+// ends depends on timing, so seeds are tried until a run had a failure
+// at a named point (at most 3, each checked for exact output).
+func TestClusterInjectsFailuresAtNamedPoints(t *testing.T) {
+	for _, standby := range []bool{false, true} {
+		t.Run(fmt.Sprintf("standby=%v", standby), func(t *testing.T) {
+			var all []string
+			for seed := uint64(6); seed < 9; seed++ {
+				logs, _ := loseAWorker{unchained: true, standby: standby, inject: 6, seed: seed, keep: true}.run(t)
+				named := logs.count(`^windows-1: failure [0-9]+: .*injected failure (during|after)-`)
+				t.Logf("seed %d: %d of %d failures at named points", seed, named, logs.count(`^windows-1: failure [0-9]+: .*injected failure`))
+				if named > 0 {
+					return
+				}
+				all = append(all, logs.lines...)
+			}
+			t.Fatalf("no failure was injected at a named point:\n%s", strings.Join(all, "\n"))
+		})
+	}
+}
+
 // loseAWorker runs keyedWindows on a cluster of two workers, stops the
 // one that runs subtask victim of the source once after checkpoints
 // completed and a third worker joined, and checks that the job finishes
 // with a one-process run's output. run returns the logs and the source's
-// opens during the cluster run.
+// opens during the cluster run. With keep, no worker is lost.
 type loseAWorker struct {
 	unchained bool
 	inject    int
@@ -149,6 +175,7 @@ type loseAWorker struct {
 	after     int
 	victim    int32
 	standby   bool
+	keep      bool
 }
 
 func (sc loseAWorker) run(t *testing.T) (*logLines, *openedBySubtask) {
@@ -195,6 +222,11 @@ func (sc loseAWorker) run(t *testing.T) (*logLines, *openedBySubtask) {
 	info, err := client.Submit(ctx, &pb.SubmitRequest{Job: "windows", Args: []string{out}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if sc.keep {
+		awaitFinished(t, ctx, client, logs, info.Id)
+		sameOutput(t, out, ref)
+		return logs, src
 	}
 	logs.waitCount(t, "^"+info.Id+": checkpoint [0-9]+ completed", sc.after)
 	workers["w3"] = startWorker(t, ctx, cluster.WorkerConfig{ID: "w3", Coordinator: co.Addr(), Program: prog, Log: func(l string) { logs.add("w3: " + l) }})

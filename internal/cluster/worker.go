@@ -113,6 +113,10 @@ type session struct {
 	mu       sync.Mutex
 	attempts map[string]*workerAttempt
 	wg       sync.WaitGroup
+	// Named-point failure injection (inject.go): the subtasks waiting for
+	// the coordinator's answer, by token.
+	nextInject int64
+	injects    map[int64]chan bool
 }
 
 func (w *Worker) session(ctx context.Context) error {
@@ -232,6 +236,10 @@ func (s *session) handle(m *pb.CoordinatorMessage) {
 			s.prefetch(x.Prefetch)
 		}()
 	case *pb.CoordinatorMessage_Command:
+		if x.Command.Kind == pb.Command_INJECT {
+			s.injectAnswer(x.Command) // the asking subtask waits: not queued behind other commands
+			return
+		}
 		s.mu.Lock()
 		a := s.attempts[x.Command.Key]
 		s.mu.Unlock()

@@ -144,6 +144,9 @@ func (a *workerAttempt) run() error {
 	opts.AlignedTimeout = time.Duration(d.AlignedTimeoutNs)
 	opts.Attempt = int(d.Attempt)
 	opts.Local = func(id task.SubtaskID) bool { return local[id] }
+	if d.InjectFailures {
+		opts.Inject = a.s.injectHook(ctx, d.Key)
+	}
 	a.cfg = cfg
 	a.upstreamBackup(&opts)
 	restoreStart, restored, from := time.Now(), 0, ""

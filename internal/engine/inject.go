@@ -19,6 +19,11 @@ type Injector struct {
 	armed     *arming
 	// MaxDelay bounds the wait before a random-moment kill.
 	MaxDelay time.Duration
+	// NamedWait is how long an armed named point may take to occur before
+	// it turns into a kill at that moment (0: MaxDelay). A cluster's
+	// attempts take longer to start (placement, building the job and
+	// restoring state on the workers), so its points wait longer.
+	NamedWait time.Duration
 }
 
 type arming struct {
@@ -63,6 +68,9 @@ func (in *Injector) arm(restored, checkpoints bool) (time.Duration, bool) {
 		return d, true
 	}
 	in.armed = &arming{point: points[in.rng.IntN(len(points))], skip: in.rng.IntN(3)}
+	if in.NamedWait > 0 {
+		return in.NamedWait, true
+	}
 	return in.MaxDelay, true
 }
 

@@ -52,6 +52,9 @@ const (
 	// numbers their incarnations. Answered by Restarted with token once
 	// they asked for replays.
 	Command_PROMOTE Command_Kind = 11
+	// INJECT answers the InjectQuery with token: fail says whether the
+	// subtask fails at its point.
+	Command_INJECT Command_Kind = 12
 )
 
 // Enum value maps for Command_Kind.
@@ -69,6 +72,7 @@ var (
 		9:  "REPLAY",
 		10: "MOVE",
 		11: "PROMOTE",
+		12: "INJECT",
 	}
 	Command_Kind_value = map[string]int32{
 		"TRIGGER":         0,
@@ -83,6 +87,7 @@ var (
 		"REPLAY":          9,
 		"MOVE":            10,
 		"PROMOTE":         11,
+		"INJECT":          12,
 	}
 )
 
@@ -110,7 +115,7 @@ func (x Command_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Command_Kind.Descriptor instead.
 func (Command_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{19, 0}
+	return file_weir_proto_rawDescGZIP(), []int{20, 0}
 }
 
 type WorkerMessage struct {
@@ -126,6 +131,7 @@ type WorkerMessage struct {
 	//	*WorkerMessage_Restarted
 	//	*WorkerMessage_Replay
 	//	*WorkerMessage_Moved
+	//	*WorkerMessage_Inject
 	Msg           isWorkerMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -249,6 +255,15 @@ func (x *WorkerMessage) GetMoved() *Moved {
 	return nil
 }
 
+func (x *WorkerMessage) GetInject() *InjectQuery {
+	if x != nil {
+		if x, ok := x.Msg.(*WorkerMessage_Inject); ok {
+			return x.Inject
+		}
+	}
+	return nil
+}
+
 type isWorkerMessage_Msg interface {
 	isWorkerMessage_Msg()
 }
@@ -289,6 +304,10 @@ type WorkerMessage_Moved struct {
 	Moved *Moved `protobuf:"bytes,9,opt,name=moved,proto3,oneof"`
 }
 
+type WorkerMessage_Inject struct {
+	Inject *InjectQuery `protobuf:"bytes,10,opt,name=inject,proto3,oneof"`
+}
+
 func (*WorkerMessage_Hello) isWorkerMessage_Msg() {}
 
 func (*WorkerMessage_Heartbeat) isWorkerMessage_Msg() {}
@@ -307,6 +326,88 @@ func (*WorkerMessage_Replay) isWorkerMessage_Msg() {}
 
 func (*WorkerMessage_Moved) isWorkerMessage_Msg() {}
 
+func (*WorkerMessage_Inject) isWorkerMessage_Msg() {}
+
+// InjectQuery asks whether subtask fails at a named point of the
+// checkpoint protocol (task.Point), when the job injects failures: the
+// coordinator's failure schedule decides, for every worker alike. The
+// subtask waits for the INJECT command that answers token.
+type InjectQuery struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Point         int32                  `protobuf:"varint,2,opt,name=point,proto3" json:"point,omitempty"`
+	Subtask       *SubtaskRef            `protobuf:"bytes,3,opt,name=subtask,proto3" json:"subtask,omitempty"`
+	Checkpoint    int64                  `protobuf:"varint,4,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	Token         int64                  `protobuf:"varint,5,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InjectQuery) Reset() {
+	*x = InjectQuery{}
+	mi := &file_weir_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InjectQuery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InjectQuery) ProtoMessage() {}
+
+func (x *InjectQuery) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InjectQuery.ProtoReflect.Descriptor instead.
+func (*InjectQuery) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *InjectQuery) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *InjectQuery) GetPoint() int32 {
+	if x != nil {
+		return x.Point
+	}
+	return 0
+}
+
+func (x *InjectQuery) GetSubtask() *SubtaskRef {
+	if x != nil {
+		return x.Subtask
+	}
+	return nil
+}
+
+func (x *InjectQuery) GetCheckpoint() int64 {
+	if x != nil {
+		return x.Checkpoint
+	}
+	return 0
+}
+
+func (x *InjectQuery) GetToken() int64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
 // SubtaskFailed reports a subtask that failed alone (fine-grained
 // failover with upstream backup): the others run on.
 type SubtaskFailed struct {
@@ -322,7 +423,7 @@ type SubtaskFailed struct {
 
 func (x *SubtaskFailed) Reset() {
 	*x = SubtaskFailed{}
-	mi := &file_weir_proto_msgTypes[1]
+	mi := &file_weir_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -334,7 +435,7 @@ func (x *SubtaskFailed) String() string {
 func (*SubtaskFailed) ProtoMessage() {}
 
 func (x *SubtaskFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[1]
+	mi := &file_weir_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -347,7 +448,7 @@ func (x *SubtaskFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskFailed.ProtoReflect.Descriptor instead.
 func (*SubtaskFailed) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{1}
+	return file_weir_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *SubtaskFailed) GetKey() string {
@@ -390,7 +491,7 @@ type Restarted struct {
 
 func (x *Restarted) Reset() {
 	*x = Restarted{}
-	mi := &file_weir_proto_msgTypes[2]
+	mi := &file_weir_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -402,7 +503,7 @@ func (x *Restarted) String() string {
 func (*Restarted) ProtoMessage() {}
 
 func (x *Restarted) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[2]
+	mi := &file_weir_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -415,7 +516,7 @@ func (x *Restarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Restarted.ProtoReflect.Descriptor instead.
 func (*Restarted) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{2}
+	return file_weir_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Restarted) GetKey() string {
@@ -450,7 +551,7 @@ type ReplayRequest struct {
 
 func (x *ReplayRequest) Reset() {
 	*x = ReplayRequest{}
-	mi := &file_weir_proto_msgTypes[3]
+	mi := &file_weir_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -462,7 +563,7 @@ func (x *ReplayRequest) String() string {
 func (*ReplayRequest) ProtoMessage() {}
 
 func (x *ReplayRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[3]
+	mi := &file_weir_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -475,7 +576,7 @@ func (x *ReplayRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayRequest.ProtoReflect.Descriptor instead.
 func (*ReplayRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{3}
+	return file_weir_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ReplayRequest) GetKey() string {
@@ -533,7 +634,7 @@ type Moved struct {
 
 func (x *Moved) Reset() {
 	*x = Moved{}
-	mi := &file_weir_proto_msgTypes[4]
+	mi := &file_weir_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -545,7 +646,7 @@ func (x *Moved) String() string {
 func (*Moved) ProtoMessage() {}
 
 func (x *Moved) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[4]
+	mi := &file_weir_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -558,7 +659,7 @@ func (x *Moved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Moved.ProtoReflect.Descriptor instead.
 func (*Moved) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{4}
+	return file_weir_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Moved) GetKey() string {
@@ -599,7 +700,7 @@ type Hello struct {
 
 func (x *Hello) Reset() {
 	*x = Hello{}
-	mi := &file_weir_proto_msgTypes[5]
+	mi := &file_weir_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -611,7 +712,7 @@ func (x *Hello) String() string {
 func (*Hello) ProtoMessage() {}
 
 func (x *Hello) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[5]
+	mi := &file_weir_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -624,7 +725,7 @@ func (x *Hello) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hello.ProtoReflect.Descriptor instead.
 func (*Hello) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{5}
+	return file_weir_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Hello) GetWorkerId() string {
@@ -671,7 +772,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_weir_proto_msgTypes[6]
+	mi := &file_weir_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -683,7 +784,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[6]
+	mi := &file_weir_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -696,7 +797,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{6}
+	return file_weir_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Heartbeat) GetAttempts() []*AttemptMetrics {
@@ -722,7 +823,7 @@ type AttemptMetrics struct {
 
 func (x *AttemptMetrics) Reset() {
 	*x = AttemptMetrics{}
-	mi := &file_weir_proto_msgTypes[7]
+	mi := &file_weir_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -734,7 +835,7 @@ func (x *AttemptMetrics) String() string {
 func (*AttemptMetrics) ProtoMessage() {}
 
 func (x *AttemptMetrics) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[7]
+	mi := &file_weir_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -747,7 +848,7 @@ func (x *AttemptMetrics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptMetrics.ProtoReflect.Descriptor instead.
 func (*AttemptMetrics) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{7}
+	return file_weir_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *AttemptMetrics) GetKey() string {
@@ -802,7 +903,7 @@ type SubtaskCounts struct {
 
 func (x *SubtaskCounts) Reset() {
 	*x = SubtaskCounts{}
-	mi := &file_weir_proto_msgTypes[8]
+	mi := &file_weir_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -814,7 +915,7 @@ func (x *SubtaskCounts) String() string {
 func (*SubtaskCounts) ProtoMessage() {}
 
 func (x *SubtaskCounts) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[8]
+	mi := &file_weir_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -827,7 +928,7 @@ func (x *SubtaskCounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskCounts.ProtoReflect.Descriptor instead.
 func (*SubtaskCounts) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{8}
+	return file_weir_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SubtaskCounts) GetSubtask() *SubtaskRef {
@@ -875,7 +976,7 @@ type SubtaskRef struct {
 
 func (x *SubtaskRef) Reset() {
 	*x = SubtaskRef{}
-	mi := &file_weir_proto_msgTypes[9]
+	mi := &file_weir_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -887,7 +988,7 @@ func (x *SubtaskRef) String() string {
 func (*SubtaskRef) ProtoMessage() {}
 
 func (x *SubtaskRef) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[9]
+	mi := &file_weir_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -900,7 +1001,7 @@ func (x *SubtaskRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskRef.ProtoReflect.Descriptor instead.
 func (*SubtaskRef) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{9}
+	return file_weir_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SubtaskRef) GetVertex() int32 {
@@ -930,7 +1031,7 @@ type ChannelCount struct {
 
 func (x *ChannelCount) Reset() {
 	*x = ChannelCount{}
-	mi := &file_weir_proto_msgTypes[10]
+	mi := &file_weir_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -942,7 +1043,7 @@ func (x *ChannelCount) String() string {
 func (*ChannelCount) ProtoMessage() {}
 
 func (x *ChannelCount) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[10]
+	mi := &file_weir_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -955,7 +1056,7 @@ func (x *ChannelCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelCount.ProtoReflect.Descriptor instead.
 func (*ChannelCount) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{10}
+	return file_weir_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ChannelCount) GetEdge() int32 {
@@ -1011,7 +1112,7 @@ type SnapshotDone struct {
 
 func (x *SnapshotDone) Reset() {
 	*x = SnapshotDone{}
-	mi := &file_weir_proto_msgTypes[11]
+	mi := &file_weir_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1023,7 +1124,7 @@ func (x *SnapshotDone) String() string {
 func (*SnapshotDone) ProtoMessage() {}
 
 func (x *SnapshotDone) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[11]
+	mi := &file_weir_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1036,7 +1137,7 @@ func (x *SnapshotDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDone.ProtoReflect.Descriptor instead.
 func (*SnapshotDone) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{11}
+	return file_weir_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SnapshotDone) GetKey() string {
@@ -1105,7 +1206,7 @@ type SubtaskFinished struct {
 
 func (x *SubtaskFinished) Reset() {
 	*x = SubtaskFinished{}
-	mi := &file_weir_proto_msgTypes[12]
+	mi := &file_weir_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1117,7 +1218,7 @@ func (x *SubtaskFinished) String() string {
 func (*SubtaskFinished) ProtoMessage() {}
 
 func (x *SubtaskFinished) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[12]
+	mi := &file_weir_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1130,7 +1231,7 @@ func (x *SubtaskFinished) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskFinished.ProtoReflect.Descriptor instead.
 func (*SubtaskFinished) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{12}
+	return file_weir_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SubtaskFinished) GetKey() string {
@@ -1158,7 +1259,7 @@ type AttemptEnded struct {
 
 func (x *AttemptEnded) Reset() {
 	*x = AttemptEnded{}
-	mi := &file_weir_proto_msgTypes[13]
+	mi := &file_weir_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1170,7 +1271,7 @@ func (x *AttemptEnded) String() string {
 func (*AttemptEnded) ProtoMessage() {}
 
 func (x *AttemptEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[13]
+	mi := &file_weir_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1183,7 +1284,7 @@ func (x *AttemptEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptEnded.ProtoReflect.Descriptor instead.
 func (*AttemptEnded) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{13}
+	return file_weir_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AttemptEnded) GetKey() string {
@@ -1215,7 +1316,7 @@ type CoordinatorMessage struct {
 
 func (x *CoordinatorMessage) Reset() {
 	*x = CoordinatorMessage{}
-	mi := &file_weir_proto_msgTypes[14]
+	mi := &file_weir_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1227,7 +1328,7 @@ func (x *CoordinatorMessage) String() string {
 func (*CoordinatorMessage) ProtoMessage() {}
 
 func (x *CoordinatorMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[14]
+	mi := &file_weir_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1240,7 +1341,7 @@ func (x *CoordinatorMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoordinatorMessage.ProtoReflect.Descriptor instead.
 func (*CoordinatorMessage) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{14}
+	return file_weir_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CoordinatorMessage) GetMsg() isCoordinatorMessage_Msg {
@@ -1331,7 +1432,7 @@ type Prefetch struct {
 
 func (x *Prefetch) Reset() {
 	*x = Prefetch{}
-	mi := &file_weir_proto_msgTypes[15]
+	mi := &file_weir_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1343,7 +1444,7 @@ func (x *Prefetch) String() string {
 func (*Prefetch) ProtoMessage() {}
 
 func (x *Prefetch) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[15]
+	mi := &file_weir_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1356,7 +1457,7 @@ func (x *Prefetch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Prefetch.ProtoReflect.Descriptor instead.
 func (*Prefetch) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{15}
+	return file_weir_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Prefetch) GetName() string {
@@ -1396,7 +1497,7 @@ type Welcome struct {
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
-	mi := &file_weir_proto_msgTypes[16]
+	mi := &file_weir_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1408,7 +1509,7 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[16]
+	mi := &file_weir_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1421,7 +1522,7 @@ func (x *Welcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Welcome.ProtoReflect.Descriptor instead.
 func (*Welcome) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{16}
+	return file_weir_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Welcome) GetHeartbeatIntervalNs() int64 {
@@ -1447,7 +1548,7 @@ type Placement struct {
 
 func (x *Placement) Reset() {
 	*x = Placement{}
-	mi := &file_weir_proto_msgTypes[17]
+	mi := &file_weir_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1459,7 +1560,7 @@ func (x *Placement) String() string {
 func (*Placement) ProtoMessage() {}
 
 func (x *Placement) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[17]
+	mi := &file_weir_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1472,7 +1573,7 @@ func (x *Placement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Placement.ProtoReflect.Descriptor instead.
 func (*Placement) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{17}
+	return file_weir_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Placement) GetSubtask() *SubtaskRef {
@@ -1538,13 +1639,16 @@ type Deploy struct {
 	// replica, this share runs those standbys of its subtasks.
 	ActiveStandby bool `protobuf:"varint,18,opt,name=active_standby,json=activeStandby,proto3" json:"active_standby,omitempty"`
 	Replica       bool `protobuf:"varint,19,opt,name=replica,proto3" json:"replica,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// inject_failures: the job injects failures, so the subtasks ask the
+	// coordinator (InjectQuery) at each named point whether to fail there.
+	InjectFailures bool `protobuf:"varint,20,opt,name=inject_failures,json=injectFailures,proto3" json:"inject_failures,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Deploy) Reset() {
 	*x = Deploy{}
-	mi := &file_weir_proto_msgTypes[18]
+	mi := &file_weir_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1556,7 +1660,7 @@ func (x *Deploy) String() string {
 func (*Deploy) ProtoMessage() {}
 
 func (x *Deploy) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[18]
+	mi := &file_weir_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1569,7 +1673,7 @@ func (x *Deploy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Deploy.ProtoReflect.Descriptor instead.
 func (*Deploy) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{18}
+	return file_weir_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Deploy) GetKey() string {
@@ -1705,6 +1809,13 @@ func (x *Deploy) GetReplica() bool {
 	return false
 }
 
+func (x *Deploy) GetInjectFailures() bool {
+	if x != nil {
+		return x.InjectFailures
+	}
+	return false
+}
+
 type Command struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
@@ -1719,13 +1830,14 @@ type Command struct {
 	Replay        *ReplayRequest         `protobuf:"bytes,10,opt,name=replay,proto3" json:"replay,omitempty"`
 	Moves         []*Placement           `protobuf:"bytes,11,rep,name=moves,proto3" json:"moves,omitempty"`
 	Delivered     []*ChannelCount        `protobuf:"bytes,12,rep,name=delivered,proto3" json:"delivered,omitempty"`
+	Fail          bool                   `protobuf:"varint,13,opt,name=fail,proto3" json:"fail,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Command) Reset() {
 	*x = Command{}
-	mi := &file_weir_proto_msgTypes[19]
+	mi := &file_weir_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1737,7 +1849,7 @@ func (x *Command) String() string {
 func (*Command) ProtoMessage() {}
 
 func (x *Command) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[19]
+	mi := &file_weir_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1750,7 +1862,7 @@ func (x *Command) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Command.ProtoReflect.Descriptor instead.
 func (*Command) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{19}
+	return file_weir_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Command) GetKey() string {
@@ -1837,6 +1949,13 @@ func (x *Command) GetDelivered() []*ChannelCount {
 	return nil
 }
 
+func (x *Command) GetFail() bool {
+	if x != nil {
+		return x.Fail
+	}
+	return false
+}
+
 type SubmitRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Job           string                 `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
@@ -1847,7 +1966,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_weir_proto_msgTypes[20]
+	mi := &file_weir_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1859,7 +1978,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[20]
+	mi := &file_weir_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1872,7 +1991,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{20}
+	return file_weir_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SubmitRequest) GetJob() string {
@@ -1897,7 +2016,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_weir_proto_msgTypes[21]
+	mi := &file_weir_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1909,7 +2028,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[21]
+	mi := &file_weir_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1922,7 +2041,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{21}
+	return file_weir_proto_rawDescGZIP(), []int{22}
 }
 
 type ListJobsResponse struct {
@@ -1934,7 +2053,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_weir_proto_msgTypes[22]
+	mi := &file_weir_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1946,7 +2065,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[22]
+	mi := &file_weir_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1959,7 +2078,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{22}
+	return file_weir_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobInfo {
@@ -1978,7 +2097,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_weir_proto_msgTypes[23]
+	mi := &file_weir_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1990,7 +2109,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[23]
+	mi := &file_weir_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2003,7 +2122,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{23}
+	return file_weir_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetJobRequest) GetId() string {
@@ -2046,7 +2165,7 @@ type JobInfo struct {
 
 func (x *JobInfo) Reset() {
 	*x = JobInfo{}
-	mi := &file_weir_proto_msgTypes[24]
+	mi := &file_weir_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2058,7 +2177,7 @@ func (x *JobInfo) String() string {
 func (*JobInfo) ProtoMessage() {}
 
 func (x *JobInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[24]
+	mi := &file_weir_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2071,7 +2190,7 @@ func (x *JobInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobInfo.ProtoReflect.Descriptor instead.
 func (*JobInfo) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{24}
+	return file_weir_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *JobInfo) GetId() string {
@@ -2189,7 +2308,7 @@ type WorkerTasks struct {
 
 func (x *WorkerTasks) Reset() {
 	*x = WorkerTasks{}
-	mi := &file_weir_proto_msgTypes[25]
+	mi := &file_weir_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2201,7 +2320,7 @@ func (x *WorkerTasks) String() string {
 func (*WorkerTasks) ProtoMessage() {}
 
 func (x *WorkerTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[25]
+	mi := &file_weir_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2214,7 +2333,7 @@ func (x *WorkerTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerTasks.ProtoReflect.Descriptor instead.
 func (*WorkerTasks) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{25}
+	return file_weir_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *WorkerTasks) GetWorkerId() string {
@@ -2236,7 +2355,7 @@ var File_weir_proto protoreflect.FileDescriptor
 const file_weir_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"weir.proto\x12\x0fweir.cluster.v1\"\x96\x04\n" +
+	"weir.proto\x12\x0fweir.cluster.v1\"\xce\x04\n" +
 	"\rWorkerMessage\x12.\n" +
 	"\x05hello\x18\x01 \x01(\v2\x16.weir.cluster.v1.HelloH\x00R\x05hello\x12:\n" +
 	"\theartbeat\x18\x02 \x01(\v2\x1a.weir.cluster.v1.HeartbeatH\x00R\theartbeat\x12;\n" +
@@ -2246,8 +2365,18 @@ const file_weir_proto_rawDesc = "" +
 	"\x06failed\x18\x06 \x01(\v2\x1e.weir.cluster.v1.SubtaskFailedH\x00R\x06failed\x12:\n" +
 	"\trestarted\x18\a \x01(\v2\x1a.weir.cluster.v1.RestartedH\x00R\trestarted\x128\n" +
 	"\x06replay\x18\b \x01(\v2\x1e.weir.cluster.v1.ReplayRequestH\x00R\x06replay\x12.\n" +
-	"\x05moved\x18\t \x01(\v2\x16.weir.cluster.v1.MovedH\x00R\x05movedB\x05\n" +
-	"\x03msg\"\x88\x01\n" +
+	"\x05moved\x18\t \x01(\v2\x16.weir.cluster.v1.MovedH\x00R\x05moved\x126\n" +
+	"\x06inject\x18\n" +
+	" \x01(\v2\x1c.weir.cluster.v1.InjectQueryH\x00R\x06injectB\x05\n" +
+	"\x03msg\"\xa2\x01\n" +
+	"\vInjectQuery\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05point\x18\x02 \x01(\x05R\x05point\x125\n" +
+	"\asubtask\x18\x03 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\x12\x1e\n" +
+	"\n" +
+	"checkpoint\x18\x04 \x01(\x03R\n" +
+	"checkpoint\x12\x14\n" +
+	"\x05token\x18\x05 \x01(\x03R\x05token\"\x88\x01\n" +
 	"\rSubtaskFailed\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x125\n" +
 	"\asubtask\x18\x02 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\x12\x14\n" +
@@ -2335,7 +2464,7 @@ const file_weir_proto_rawDesc = "" +
 	"\asubtask\x18\x01 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\x12\x1b\n" +
 	"\tdata_addr\x18\x02 \x01(\tR\bdataAddr\x12\x19\n" +
 	"\bdata_key\x18\x03 \x01(\tR\adataKey\x12\x18\n" +
-	"\areplica\x18\x04 \x01(\bR\areplica\"\x8e\x05\n" +
+	"\areplica\x18\x04 \x01(\bR\areplica\"\xb7\x05\n" +
 	"\x06Deploy\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x10\n" +
 	"\x03job\x18\x02 \x01(\tR\x03job\x12\x12\n" +
@@ -2356,7 +2485,8 @@ const file_weir_proto_rawDesc = "" +
 	"\tdelivered\x18\x10 \x03(\v2\x1d.weir.cluster.v1.ChannelCountR\tdelivered\x12\x14\n" +
 	"\x05token\x18\x11 \x01(\x03R\x05token\x12%\n" +
 	"\x0eactive_standby\x18\x12 \x01(\bR\ractiveStandby\x12\x18\n" +
-	"\areplica\x18\x13 \x01(\bR\areplica\"\x86\x05\n" +
+	"\areplica\x18\x13 \x01(\bR\areplica\x12'\n" +
+	"\x0finject_failures\x18\x14 \x01(\bR\x0einjectFailures\"\xa6\x05\n" +
 	"\aCommand\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.weir.cluster.v1.Command.KindR\x04kind\x12\x1e\n" +
@@ -2372,7 +2502,8 @@ const file_weir_proto_rawDesc = "" +
 	"\x06replay\x18\n" +
 	" \x01(\v2\x1e.weir.cluster.v1.ReplayRequestR\x06replay\x120\n" +
 	"\x05moves\x18\v \x03(\v2\x1a.weir.cluster.v1.PlacementR\x05moves\x12;\n" +
-	"\tdelivered\x18\f \x03(\v2\x1d.weir.cluster.v1.ChannelCountR\tdelivered\"\x9e\x01\n" +
+	"\tdelivered\x18\f \x03(\v2\x1d.weir.cluster.v1.ChannelCountR\tdelivered\x12\x12\n" +
+	"\x04fail\x18\r \x01(\bR\x04fail\"\xaa\x01\n" +
 	"\x04Kind\x12\v\n" +
 	"\aTRIGGER\x10\x00\x12\x13\n" +
 	"\x0fTRIGGER_SUBTASK\x10\x01\x12\f\n" +
@@ -2388,7 +2519,9 @@ const file_weir_proto_rawDesc = "" +
 	"\x06REPLAY\x10\t\x12\b\n" +
 	"\x04MOVE\x10\n" +
 	"\x12\v\n" +
-	"\aPROMOTE\x10\v\"5\n" +
+	"\aPROMOTE\x10\v\x12\n" +
+	"\n" +
+	"\x06INJECT\x10\f\"5\n" +
 	"\rSubmitRequest\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x12\n" +
 	"\x04args\x18\x02 \x03(\tR\x04args\"\x11\n" +
@@ -2437,88 +2570,91 @@ func file_weir_proto_rawDescGZIP() []byte {
 }
 
 var file_weir_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_weir_proto_goTypes = []any{
 	(Command_Kind)(0),          // 0: weir.cluster.v1.Command.Kind
 	(*WorkerMessage)(nil),      // 1: weir.cluster.v1.WorkerMessage
-	(*SubtaskFailed)(nil),      // 2: weir.cluster.v1.SubtaskFailed
-	(*Restarted)(nil),          // 3: weir.cluster.v1.Restarted
-	(*ReplayRequest)(nil),      // 4: weir.cluster.v1.ReplayRequest
-	(*Moved)(nil),              // 5: weir.cluster.v1.Moved
-	(*Hello)(nil),              // 6: weir.cluster.v1.Hello
-	(*Heartbeat)(nil),          // 7: weir.cluster.v1.Heartbeat
-	(*AttemptMetrics)(nil),     // 8: weir.cluster.v1.AttemptMetrics
-	(*SubtaskCounts)(nil),      // 9: weir.cluster.v1.SubtaskCounts
-	(*SubtaskRef)(nil),         // 10: weir.cluster.v1.SubtaskRef
-	(*ChannelCount)(nil),       // 11: weir.cluster.v1.ChannelCount
-	(*SnapshotDone)(nil),       // 12: weir.cluster.v1.SnapshotDone
-	(*SubtaskFinished)(nil),    // 13: weir.cluster.v1.SubtaskFinished
-	(*AttemptEnded)(nil),       // 14: weir.cluster.v1.AttemptEnded
-	(*CoordinatorMessage)(nil), // 15: weir.cluster.v1.CoordinatorMessage
-	(*Prefetch)(nil),           // 16: weir.cluster.v1.Prefetch
-	(*Welcome)(nil),            // 17: weir.cluster.v1.Welcome
-	(*Placement)(nil),          // 18: weir.cluster.v1.Placement
-	(*Deploy)(nil),             // 19: weir.cluster.v1.Deploy
-	(*Command)(nil),            // 20: weir.cluster.v1.Command
-	(*SubmitRequest)(nil),      // 21: weir.cluster.v1.SubmitRequest
-	(*ListJobsRequest)(nil),    // 22: weir.cluster.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),   // 23: weir.cluster.v1.ListJobsResponse
-	(*GetJobRequest)(nil),      // 24: weir.cluster.v1.GetJobRequest
-	(*JobInfo)(nil),            // 25: weir.cluster.v1.JobInfo
-	(*WorkerTasks)(nil),        // 26: weir.cluster.v1.WorkerTasks
+	(*InjectQuery)(nil),        // 2: weir.cluster.v1.InjectQuery
+	(*SubtaskFailed)(nil),      // 3: weir.cluster.v1.SubtaskFailed
+	(*Restarted)(nil),          // 4: weir.cluster.v1.Restarted
+	(*ReplayRequest)(nil),      // 5: weir.cluster.v1.ReplayRequest
+	(*Moved)(nil),              // 6: weir.cluster.v1.Moved
+	(*Hello)(nil),              // 7: weir.cluster.v1.Hello
+	(*Heartbeat)(nil),          // 8: weir.cluster.v1.Heartbeat
+	(*AttemptMetrics)(nil),     // 9: weir.cluster.v1.AttemptMetrics
+	(*SubtaskCounts)(nil),      // 10: weir.cluster.v1.SubtaskCounts
+	(*SubtaskRef)(nil),         // 11: weir.cluster.v1.SubtaskRef
+	(*ChannelCount)(nil),       // 12: weir.cluster.v1.ChannelCount
+	(*SnapshotDone)(nil),       // 13: weir.cluster.v1.SnapshotDone
+	(*SubtaskFinished)(nil),    // 14: weir.cluster.v1.SubtaskFinished
+	(*AttemptEnded)(nil),       // 15: weir.cluster.v1.AttemptEnded
+	(*CoordinatorMessage)(nil), // 16: weir.cluster.v1.CoordinatorMessage
+	(*Prefetch)(nil),           // 17: weir.cluster.v1.Prefetch
+	(*Welcome)(nil),            // 18: weir.cluster.v1.Welcome
+	(*Placement)(nil),          // 19: weir.cluster.v1.Placement
+	(*Deploy)(nil),             // 20: weir.cluster.v1.Deploy
+	(*Command)(nil),            // 21: weir.cluster.v1.Command
+	(*SubmitRequest)(nil),      // 22: weir.cluster.v1.SubmitRequest
+	(*ListJobsRequest)(nil),    // 23: weir.cluster.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),   // 24: weir.cluster.v1.ListJobsResponse
+	(*GetJobRequest)(nil),      // 25: weir.cluster.v1.GetJobRequest
+	(*JobInfo)(nil),            // 26: weir.cluster.v1.JobInfo
+	(*WorkerTasks)(nil),        // 27: weir.cluster.v1.WorkerTasks
 }
 var file_weir_proto_depIdxs = []int32{
-	6,  // 0: weir.cluster.v1.WorkerMessage.hello:type_name -> weir.cluster.v1.Hello
-	7,  // 1: weir.cluster.v1.WorkerMessage.heartbeat:type_name -> weir.cluster.v1.Heartbeat
-	12, // 2: weir.cluster.v1.WorkerMessage.snapshot:type_name -> weir.cluster.v1.SnapshotDone
-	13, // 3: weir.cluster.v1.WorkerMessage.finished:type_name -> weir.cluster.v1.SubtaskFinished
-	14, // 4: weir.cluster.v1.WorkerMessage.ended:type_name -> weir.cluster.v1.AttemptEnded
-	2,  // 5: weir.cluster.v1.WorkerMessage.failed:type_name -> weir.cluster.v1.SubtaskFailed
-	3,  // 6: weir.cluster.v1.WorkerMessage.restarted:type_name -> weir.cluster.v1.Restarted
-	4,  // 7: weir.cluster.v1.WorkerMessage.replay:type_name -> weir.cluster.v1.ReplayRequest
-	5,  // 8: weir.cluster.v1.WorkerMessage.moved:type_name -> weir.cluster.v1.Moved
-	10, // 9: weir.cluster.v1.SubtaskFailed.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	10, // 10: weir.cluster.v1.ReplayRequest.sender:type_name -> weir.cluster.v1.SubtaskRef
-	11, // 11: weir.cluster.v1.Moved.delivered:type_name -> weir.cluster.v1.ChannelCount
-	8,  // 12: weir.cluster.v1.Heartbeat.attempts:type_name -> weir.cluster.v1.AttemptMetrics
-	9,  // 13: weir.cluster.v1.AttemptMetrics.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
-	10, // 14: weir.cluster.v1.SubtaskCounts.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	10, // 15: weir.cluster.v1.SnapshotDone.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	11, // 16: weir.cluster.v1.SnapshotDone.channels:type_name -> weir.cluster.v1.ChannelCount
-	10, // 17: weir.cluster.v1.SubtaskFinished.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	17, // 18: weir.cluster.v1.CoordinatorMessage.welcome:type_name -> weir.cluster.v1.Welcome
-	19, // 19: weir.cluster.v1.CoordinatorMessage.deploy:type_name -> weir.cluster.v1.Deploy
-	20, // 20: weir.cluster.v1.CoordinatorMessage.command:type_name -> weir.cluster.v1.Command
-	16, // 21: weir.cluster.v1.CoordinatorMessage.prefetch:type_name -> weir.cluster.v1.Prefetch
-	10, // 22: weir.cluster.v1.Placement.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	10, // 23: weir.cluster.v1.Deploy.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	18, // 24: weir.cluster.v1.Deploy.placement:type_name -> weir.cluster.v1.Placement
-	11, // 25: weir.cluster.v1.Deploy.delivered:type_name -> weir.cluster.v1.ChannelCount
-	0,  // 26: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
-	10, // 27: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	10, // 28: weir.cluster.v1.Command.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	4,  // 29: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
-	18, // 30: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
-	11, // 31: weir.cluster.v1.Command.delivered:type_name -> weir.cluster.v1.ChannelCount
-	25, // 32: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
-	26, // 33: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
-	9,  // 34: weir.cluster.v1.JobInfo.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
-	10, // 35: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	1,  // 36: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
-	21, // 37: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
-	22, // 38: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
-	24, // 39: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
-	24, // 40: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
-	15, // 41: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
-	25, // 42: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
-	23, // 43: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
-	25, // 44: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
-	25, // 45: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
-	41, // [41:46] is the sub-list for method output_type
-	36, // [36:41] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	7,  // 0: weir.cluster.v1.WorkerMessage.hello:type_name -> weir.cluster.v1.Hello
+	8,  // 1: weir.cluster.v1.WorkerMessage.heartbeat:type_name -> weir.cluster.v1.Heartbeat
+	13, // 2: weir.cluster.v1.WorkerMessage.snapshot:type_name -> weir.cluster.v1.SnapshotDone
+	14, // 3: weir.cluster.v1.WorkerMessage.finished:type_name -> weir.cluster.v1.SubtaskFinished
+	15, // 4: weir.cluster.v1.WorkerMessage.ended:type_name -> weir.cluster.v1.AttemptEnded
+	3,  // 5: weir.cluster.v1.WorkerMessage.failed:type_name -> weir.cluster.v1.SubtaskFailed
+	4,  // 6: weir.cluster.v1.WorkerMessage.restarted:type_name -> weir.cluster.v1.Restarted
+	5,  // 7: weir.cluster.v1.WorkerMessage.replay:type_name -> weir.cluster.v1.ReplayRequest
+	6,  // 8: weir.cluster.v1.WorkerMessage.moved:type_name -> weir.cluster.v1.Moved
+	2,  // 9: weir.cluster.v1.WorkerMessage.inject:type_name -> weir.cluster.v1.InjectQuery
+	11, // 10: weir.cluster.v1.InjectQuery.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	11, // 11: weir.cluster.v1.SubtaskFailed.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	11, // 12: weir.cluster.v1.ReplayRequest.sender:type_name -> weir.cluster.v1.SubtaskRef
+	12, // 13: weir.cluster.v1.Moved.delivered:type_name -> weir.cluster.v1.ChannelCount
+	9,  // 14: weir.cluster.v1.Heartbeat.attempts:type_name -> weir.cluster.v1.AttemptMetrics
+	10, // 15: weir.cluster.v1.AttemptMetrics.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
+	11, // 16: weir.cluster.v1.SubtaskCounts.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	11, // 17: weir.cluster.v1.SnapshotDone.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	12, // 18: weir.cluster.v1.SnapshotDone.channels:type_name -> weir.cluster.v1.ChannelCount
+	11, // 19: weir.cluster.v1.SubtaskFinished.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	18, // 20: weir.cluster.v1.CoordinatorMessage.welcome:type_name -> weir.cluster.v1.Welcome
+	20, // 21: weir.cluster.v1.CoordinatorMessage.deploy:type_name -> weir.cluster.v1.Deploy
+	21, // 22: weir.cluster.v1.CoordinatorMessage.command:type_name -> weir.cluster.v1.Command
+	17, // 23: weir.cluster.v1.CoordinatorMessage.prefetch:type_name -> weir.cluster.v1.Prefetch
+	11, // 24: weir.cluster.v1.Placement.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	11, // 25: weir.cluster.v1.Deploy.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	19, // 26: weir.cluster.v1.Deploy.placement:type_name -> weir.cluster.v1.Placement
+	12, // 27: weir.cluster.v1.Deploy.delivered:type_name -> weir.cluster.v1.ChannelCount
+	0,  // 28: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
+	11, // 29: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	11, // 30: weir.cluster.v1.Command.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	5,  // 31: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
+	19, // 32: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
+	12, // 33: weir.cluster.v1.Command.delivered:type_name -> weir.cluster.v1.ChannelCount
+	26, // 34: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
+	27, // 35: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
+	10, // 36: weir.cluster.v1.JobInfo.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
+	11, // 37: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	1,  // 38: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
+	22, // 39: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
+	23, // 40: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
+	25, // 41: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
+	25, // 42: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
+	16, // 43: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
+	26, // 44: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
+	24, // 45: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
+	26, // 46: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
+	26, // 47: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
+	43, // [43:48] is the sub-list for method output_type
+	38, // [38:43] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_weir_proto_init() }
@@ -2536,8 +2672,9 @@ func file_weir_proto_init() {
 		(*WorkerMessage_Restarted)(nil),
 		(*WorkerMessage_Replay)(nil),
 		(*WorkerMessage_Moved)(nil),
+		(*WorkerMessage_Inject)(nil),
 	}
-	file_weir_proto_msgTypes[14].OneofWrappers = []any{
+	file_weir_proto_msgTypes[15].OneofWrappers = []any{
 		(*CoordinatorMessage_Welcome)(nil),
 		(*CoordinatorMessage_Deploy)(nil),
 		(*CoordinatorMessage_Command)(nil),
@@ -2549,7 +2686,7 @@ func file_weir_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weir_proto_rawDesc), len(file_weir_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   26,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,73 @@
+package cluster
+
+import (
+	"context"
+
+	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/task"
+)
+
+// Failures injected at named points of the checkpoint protocol (task.Point)
+// on a cluster: the job's failure schedule (engine.Injector) lives with the
+// coordinator, so a subtask that reaches a named point asks it, and waits
+// for the answer. One schedule for every worker keeps a seed's meaning:
+// the same count of failures, armed one at a time, skipping the same
+// number of occurrences, whichever worker reaches the point. Only jobs
+// that inject failures ask (Deploy.inject_failures); each ask is a round
+// trip on the worker's session, at checkpoint events, not per record.
+
+// injectHook returns the worker attempt's task.Options.Inject: it asks the
+// coordinator and blocks until it answers, the session ends or ctx ends
+// (then the subtask does not fail).
+func (s *session) injectHook(ctx context.Context, key string) func(task.Point, task.SubtaskID, int64) bool {
+	return func(p task.Point, id task.SubtaskID, checkpoint int64) bool {
+		answer := make(chan bool, 1)
+		s.mu.Lock()
+		s.nextInject++
+		token := s.nextInject
+		if s.injects == nil {
+			s.injects = map[int64]chan bool{}
+		}
+		s.injects[token] = answer
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			delete(s.injects, token)
+			s.mu.Unlock()
+		}()
+		s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Inject{Inject: &pb.InjectQuery{
+			Key: key, Point: int32(p), Subtask: ref(id), Checkpoint: checkpoint, Token: token}}})
+		select {
+		case fail := <-answer:
+			return fail
+		case <-ctx.Done():
+			return false
+		case <-s.ctx.Done():
+			return false
+		}
+	}
+}
+
+// injectAnswer passes the coordinator's answer to the subtask that asked.
+func (s *session) injectAnswer(c *pb.Command) {
+	s.mu.Lock()
+	answer := s.injects[c.Token]
+	s.mu.Unlock()
+	if answer != nil {
+		select {
+		case answer <- c.Fail:
+		default: // answered already
+		}
+	}
+}
+
+// answerInject decides an InjectQuery by the attempt's failure schedule
+// and answers the worker that asked.
+func (x *remoteExecutor) answerInject(w *workerConn, q *pb.InjectQuery) {
+	fail := false
+	if hook := x.spec.Options.Inject; hook != nil {
+		fail = hook(task.Point(q.Point), sid(q.Subtask), q.Checkpoint)
+	}
+	w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: &pb.Command{
+		Key: q.Key, Kind: pb.Command_INJECT, Token: q.Token, Fail: fail}}})
+}
