@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -512,112 +511,5 @@ func (x *remoteExecutor) Abort(id int64) {
 
 // Release lets the finished subtasks exit.
 func (x *remoteExecutor) Release() { x.broadcast(&pb.Command{Kind: pb.Command_RELEASE}) }
-
-// Written sums the records the workers' sinks wrote, as of their latest
-// heartbeats.
-func (x *remoteExecutor) Written() int64 {
-	_, n := x.counts()
-	return n
-}
-
-// counts sums the records the attempt's sources read and its sinks wrote,
-// as of the workers' latest heartbeats.
-func (x *remoteExecutor) counts() (read, written int64) {
-	for _, sh := range x.sharesNow() {
-		sh.w.mu.Lock()
-		if m := sh.w.metrics[sh.key]; m != nil {
-			read += m.Read
-			written += m.Written
-		}
-		sh.w.mu.Unlock()
-	}
-	return read, written
-}
-
-func (x *remoteExecutor) sharesNow() []*share {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return slices.Clone(x.shares)
-}
-
-// subtaskCounts returns the counters of every subtask from the share
-// that runs it now, as of its worker's latest heartbeat.
-func (x *remoteExecutor) subtaskCounts() []*pb.SubtaskCounts {
-	x.mu.Lock()
-	where := maps.Clone(x.where)
-	x.mu.Unlock()
-	var out []*pb.SubtaskCounts
-	for id, sh := range where {
-		c := &pb.SubtaskCounts{Subtask: ref(id), WorkerId: sh.w.id}
-		sh.w.mu.Lock()
-		if m := sh.w.metrics[sh.key]; m != nil {
-			for _, r := range m.Subtasks {
-				if sid(r.Subtask) == id {
-					c.RecordsIn, c.RecordsOut, c.Reported = r.RecordsIn, r.RecordsOut, true
-				}
-			}
-		}
-		sh.w.mu.Unlock()
-		out = append(out, c)
-	}
-	return out
-}
-
-// placement returns the subtasks each worker runs, by worker id.
-func (x *remoteExecutor) placement() map[string][]task.SubtaskID {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	out := map[string][]task.SubtaskID{}
-	for id, sh := range x.where {
-		out[sh.w.id] = append(out[sh.w.id], id)
-	}
-	return out
-}
-
-// Completed sends the metadata of completed checkpoint m to the standby
-// workers, which load its state.
-func (x *remoteExecutor) Completed(m *store.Metadata) {
-	if x.job == nil || m == nil {
-		return
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return
-	}
-	c := x.c
-	c.mu.Lock()
-	var standbys []*workerConn
-	for _, w := range c.workers {
-		if w.standby {
-			standbys = append(standbys, w)
-		}
-	}
-	c.mu.Unlock()
-	for _, w := range standbys {
-		w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Prefetch{Prefetch: &pb.Prefetch{
-			Name: x.job.id, Checkpoint: b, Job: x.job.job, Args: x.job.args}}})
-	}
-}
-
-// FirstOutput returns when the attempt's sinks wrote their first record,
-// as the workers reported it.
-func (x *remoteExecutor) FirstOutput() time.Time {
-	var first int64
-	for _, sh := range x.sharesNow() {
-		sh.w.mu.Lock()
-		if m := sh.w.metrics[sh.key]; m != nil && m.FirstWriteUnixNs != 0 && (first == 0 || m.FirstWriteUnixNs < first) {
-			first = m.FirstWriteUnixNs
-		}
-		sh.w.mu.Unlock()
-	}
-	if first == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, first)
-}
-
-// Positions is not supported in cluster mode (at-most-once is refused at
-// submission).
-func (x *remoteExecutor) Positions() map[task.SubtaskID][]byte { return nil }
 
 var _ engine.Executor = (*remoteExecutor)(nil)

@@ -92,3 +92,28 @@ func (a *workerAttempt) restoreState(ctx context.Context, cfg engine.Config, m *
 	state, err := engine.ReadState(ctx, cfg.Store, m, local)
 	return state, false, err
 }
+
+// Completed sends the metadata of completed checkpoint m to the standby
+// workers, which load its state.
+func (x *remoteExecutor) Completed(m *store.Metadata) {
+	if x.job == nil || m == nil {
+		return
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return
+	}
+	c := x.c
+	c.mu.Lock()
+	var standbys []*workerConn
+	for _, w := range c.workers {
+		if w.standby {
+			standbys = append(standbys, w)
+		}
+	}
+	c.mu.Unlock()
+	for _, w := range standbys {
+		w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Prefetch{Prefetch: &pb.Prefetch{
+			Name: x.job.id, Checkpoint: b, Job: x.job.job, Args: x.job.args}}})
+	}
+}
