@@ -58,13 +58,18 @@ type SubtaskMetrics struct {
 	// output it keeps for replay (upstream backup). Takeovers counts its
 	// failures its active standby took over; Standby says it has one
 	// running, StandbyLag how many input elements that standby has yet
-	// to apply (what a takeover would apply before reading the inputs).
+	// to apply (what a takeover would apply before reading the inputs),
+	// StandbyRetainedBytes the output the standby keeps for replay after
+	// a takeover (in this process; trimmed, like RetainedBytes, when a
+	// checkpoint completes).
 	Restarts      int64 `json:"restarts,omitempty"`
 	Takeovers     int64 `json:"takeovers,omitempty"`
 	Standby       bool  `json:"standby,omitempty"`
 	StandbyLag    int64 `json:"standby_lag,omitempty"`
 	Duplicates    int64 `json:"duplicates,omitempty"`
 	RetainedBytes int64 `json:"retained_bytes,omitempty"`
+
+	StandbyRetainedBytes int64 `json:"standby_retained_bytes,omitempty"`
 }
 
 // Histogram is a latency histogram: Counts[i] counts durations up to
@@ -107,6 +112,7 @@ func (p *Pipeline) Metrics() []TaskMetrics {
 				RecordsWritten: sm.Written.Load(), Watermark: sm.Watermark.Load(), QueueFill: rt.QueueFill(v.ID, s),
 				Restarts: sm.Restarts.Load(), Takeovers: sm.Takeovers.Load(), Duplicates: sm.Duplicates.Load(), RetainedBytes: sm.Retained.Load()}
 			sub.StandbyLag, sub.Standby = rt.StandbyLag(v.ID, s)
+			sub.StandbyRetainedBytes = rt.StandbyRetained(v.ID, s)
 			sub.Latency.Counts, sub.Latency.Sum = sm.Latency.Snapshot()
 			sub.Idle, sub.Backpressured = time.Duration(sm.Idle.Load()), time.Duration(sm.Backpressured.Load())
 			if c := sm.HeldBackBy.Load(); c >= 0 {

@@ -255,3 +255,39 @@ func TestSinkThatCannotGiveTheGuaranteeFailsWithoutRestarts(t *testing.T) {
 		}
 	}
 }
+
+// An active standby in the process of its primary retains the output it
+// would replay after a takeover only until a checkpoint completes, as its
+// primary does: a stage that passes every record on keeps a few
+// checkpoints' worth, not the whole stream.
+func TestActiveStandbyTrimsItsRetainedOutputOnCompletedCheckpoints(t *testing.T) {
+	p := weir.NewPipeline(weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce), weir.WithChaining(false),
+		weir.WithFailover(weir.FineGrainedFailover), weir.WithActiveStandby(),
+		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 50 * time.Millisecond}))
+	src := generator.New(1_600_000, func(i int64) tick {
+		return tick{Key: int64(generator.Mix(3, uint64(i)) % 400), Time: i}
+	}, generator.WithRate(800_000))
+	s := weir.FromSource(p, "ticks", src, weir.WithTimestamps(func(t tick) int64 { return t.Time }, 0))
+	passed := weir.Map(weir.Rebalance(s), func(t tick) tick { return t }, weir.Name("pass"))
+	w := weir.WindowBy(weir.KeyBy(passed, func(t tick) int64 { return t.Key % 7 }), weir.Tumbling(500*time.Millisecond))
+	weir.To(weir.AggregateWindow(w, countTicks{}, weir.Name("count")), "sink", weirtest.NewSink[tickCount]())
+	if err := p.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, tm := range p.Metrics() {
+		if tm.Name != "pass" {
+			continue
+		}
+		for i, sm := range tm.Subtasks {
+			if sm.BytesOut < 1<<20 {
+				t.Fatalf("subtask %d of pass sent %d bytes: too few to tell a trimmed backup from a full one", i, sm.BytesOut)
+			}
+			if sm.StandbyRetainedBytes > sm.BytesOut/4 {
+				t.Fatalf("subtask %d of pass: its standby retains %d of the %d bytes it sent: not trimmed", i, sm.StandbyRetainedBytes, sm.BytesOut)
+			}
+			t.Logf("subtask %d of pass: sent %d bytes; its standby retains %d, the primary %d", i, sm.BytesOut, sm.StandbyRetainedBytes, sm.RetainedBytes)
+		}
+		return
+	}
+	t.Fatal("no task named pass")
+}

@@ -464,7 +464,29 @@ func (r *Runtime) TriggerSubtask(sid SubtaskID, id int64) {
 }
 
 // Complete tells every subtask that checkpoint id completed.
-func (r *Runtime) Complete(id int64) { r.broadcast(control{kind: ctlComplete, checkpoint: id}) }
+func (r *Runtime) Complete(id int64) {
+	c := control{kind: ctlComplete, checkpoint: id}
+	r.broadcast(c)
+	r.toStandbys(c)
+}
+
+// toStandbys passes c to the active standbys that read an inbox of their
+// own (those in the runtime of their primaries): a completion trims the
+// output they retain. A full inbox skips it; the next completion trims as
+// far.
+func (r *Runtime) toStandbys(c control) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, st := range r.standbys {
+		if st.inbox == nil {
+			continue
+		}
+		select {
+		case st.inbox <- c:
+		default:
+		}
+	}
+}
 
 // Abort tells every subtask that checkpoint id was aborted.
 func (r *Runtime) Abort(id int64) { r.broadcast(control{kind: ctlAbort, checkpoint: id}) }

@@ -62,14 +62,17 @@ func (r *Runtime) startStandby(id SubtaskID, state []byte, hasState bool, restor
 	v := r.plan.Vertices[id.Vertex]
 	s := r.makeSubtask(ctx, v, id.Subtask, r.standbyMetrics[id.Vertex][id.Subtask])
 	s.gate = exchange.NewGate(r.gates[id.Vertex][id.Subtask].Channels(), 1) // never fed
-	s.inbox = make(chan control, 256)
+	var own chan control
 	if r.opts.Replica {
 		s.inbox = r.inboxes[id.Vertex][id.Subtask] // no primary reads it here
+	} else {
+		own = make(chan control, 256)
+		s.inbox = own
 	}
 	s.det, s.log = nil, nil
 	s.state, s.hasState, s.countsFromState = state, hasState, counts
 	s.tctx.Restored = restored
-	st := &standby{s: s, cancel: cancel, exited: make(chan struct{}), at: at}
+	st := &standby{s: s, cancel: cancel, exited: make(chan struct{}), at: at, inbox: own}
 	s.standby = st
 	r.standbys[id] = st
 	r.wg.Add(1)
@@ -188,6 +191,16 @@ func (r *Runtime) MissingStandbys() []SubtaskID {
 		}
 	}
 	return out
+}
+
+// StandbyRetained returns the bytes of output subtask i of vertex v's
+// active standby in this runtime retains for replay after a takeover (0
+// without one).
+func (r *Runtime) StandbyRetained(v, i int) int64 {
+	if m := r.standbyMetrics[v][i]; m != nil {
+		return m.Retained.Load()
+	}
+	return 0
 }
 
 // StandbyLag returns how many input elements subtask i of vertex v's
