@@ -304,14 +304,14 @@ func (l *inputLog) next(at int64) (en logEntry, ok, gone, lost bool) {
 
 // standby is a running standby of a subtask.
 type standby struct {
-	s        *subtask
-	cancel   context.CancelCauseFunc
-	exited   chan struct{}
-	at       int64 // the next log entry to apply
+	s      *subtask
+	cancel context.CancelCauseFunc
+	exited chan struct{}
+	at     int64 // the next log entry to apply
 	// inbox is the standby's own control inbox in a runtime that also runs
 	// its primary (nil in a replica runtime, where the standby reads the
 	// subtask's): completions reach it there, to trim what it retains.
-	inbox chan control
+	inbox    chan control
 	promoted bool  // its primary stopped; it takes over (under Runtime.mu)
 	failure  error // the primary's failure it takes over from
 	failedAt int64 // when, in Unix nanoseconds
