@@ -39,9 +39,11 @@ type remoteExecutor struct {
 	restart restarts // see restart.go
 	// Active standby (replica.go): the replica share of each subtask
 	// whose standby runs, and the latest checkpoint triggered.
-	replicas    map[task.SubtaskID]*share
-	lastTrigger int64
-	wg          sync.WaitGroup
+	replicas      map[task.SubtaskID]*share
+	replicaShares int // replica shares created, which number their keys
+	lastTrigger   int64
+	finished      map[task.SubtaskID]bool // subtasks that finished their input, until they restart
+	wg            sync.WaitGroup
 }
 
 // share is one worker's part of an attempt, with the data plane endpoint
@@ -56,6 +58,9 @@ type share struct {
 	// replica: it runs active standbys (replica.go), and subtasks only
 	// once they took their primaries' place.
 	replica bool
+	// ships: its replicated subtasks keep input logs to ship to their
+	// standbys (it was deployed with active standbys, not as a replica).
+	ships bool
 }
 
 // endEvent is the end of a share, or with a nil share a failure of the
@@ -85,7 +90,7 @@ func (c *Coordinator) deployer(j *job, cfg engine.Config) engine.Deployer {
 		}
 		attempts++
 		x := &remoteExecutor{c: c, key: fmt.Sprintf("%s/%d.%d", j.id, c.epoch, attempts), cfg: cfg, plan: cfg.Plan, spec: spec,
-			where: map[task.SubtaskID]*share{}, events: make(chan endEvent, 256)}
+			where: map[task.SubtaskID]*share{}, events: make(chan endEvent, 256), finished: map[task.SubtaskID]bool{}}
 		x.restart.init()
 		seen := map[*workerConn]*share{}
 		for _, v := range cfg.Plan.Vertices {
@@ -243,6 +248,7 @@ func (x *remoteExecutor) deployMessage(sh *share, placement []*pb.Placement, res
 		AlignedTimeoutNs: int64(o.AlignedTimeout), Attempt: int32(o.Attempt), Restore: restore,
 		UpstreamBackup: o.UpstreamBackup, RetainLimit: o.RetainLimit,
 		ActiveStandby: o.ActiveStandby && len(x.replicas) > 0, Replica: sh.replica, InjectFailures: o.Inject != nil}
+	sh.ships = d.ActiveStandby && !d.Replica
 	where := x.where
 	if d.Replica {
 		where = x.replicas
@@ -373,6 +379,9 @@ func (x *remoteExecutor) onMessage(w *workerConn, m *pb.WorkerMessage) {
 		}
 		x.spec.OnSnapshot(snap)
 	case *pb.WorkerMessage_Finished:
+		x.mu.Lock()
+		x.finished[sid(v.Finished.Subtask)] = true
+		x.mu.Unlock()
 		if x.spec.OnFinished != nil {
 			x.spec.OnFinished(sid(v.Finished.Subtask))
 		}

@@ -74,6 +74,22 @@ func (l *logLines) waitCount(t *testing.T, re string, n int) {
 	}
 }
 
+// waitMatch waits until a line matching re was logged after the first
+// skip ones and returns its submatches.
+func (l *logLines) waitMatch(t *testing.T, re string) []string {
+	t.Helper()
+	l.wait(t, re)
+	rx := regexp.MustCompile(re)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, line := range l.lines {
+		if m := rx.FindStringSubmatch(line); m != nil {
+			return m
+		}
+	}
+	return nil
+}
+
 // count returns how many lines logged so far match re.
 func (l *logLines) count(re string) int {
 	rx := regexp.MustCompile(re)

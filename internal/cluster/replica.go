@@ -7,6 +7,7 @@ import (
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
 	"github.com/weir-stream/weir/internal/engine"
+	"github.com/weir-stream/weir/internal/store"
 	"github.com/weir-stream/weir/internal/task"
 )
 
@@ -21,16 +22,39 @@ import (
 // subtask (MOVE), and it asks for replays from what it consumed.
 //
 // A standby that stopped (its primary restarted, its log outgrew the
-// retain limit) or was used is not replaced within the attempt: the
-// subtask restarts alone, with upstream backup, when it fails again.
+// retain limit) or whose worker was lost is replaced when the next
+// checkpoint completes (replaceStandbys): a new replica share restores
+// the subtask's state of that checkpoint, and the primary's worker ships
+// the log from that checkpoint's mark (SHIP). A subtask its standby took
+// the place of runs without one until the next global restart: a
+// promoted standby does not log its input.
 
 // placeReplicasLocked places a standby of every replicated subtask on a
 // worker other than its primary's, and returns the new replica shares.
+// The caller holds the coordinator's mu.
 func (x *remoteExecutor) placeReplicasLocked(ws []*workerConn) []*share {
 	x.replicas = map[task.SubtaskID]*share{}
-	placed := map[*workerConn]map[int]bool{} // subtask indexes with standbys, by worker
-	// better reports whether a is a better place than b: a standby
-	// worker, then more free slots, then fewer standbys placed.
+	var ids []task.SubtaskID
+	for _, v := range x.plan.Vertices {
+		if !task.Replicated(v) {
+			continue
+		}
+		for i := range v.Parallelism {
+			if id := (task.SubtaskID{Vertex: v.ID, Subtask: i}); x.where[id] != nil {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return x.placeStandbysLocked(ws, ids, "")
+}
+
+// placeStandbysLocked places a standby of each of ids on a worker of ws
+// other than its primary's, standby workers first, then those with the
+// most free slots, then those with the fewest standbys placed, in new
+// replica shares, and returns them. The caller holds the coordinator's
+// mu (and the executor's, but for the first placement).
+func (x *remoteExecutor) placeStandbysLocked(ws []*workerConn, ids []task.SubtaskID, again string) []*share {
+	placed := map[*workerConn]int{} // standbys placed, by worker
 	better := func(a, b *workerConn) bool {
 		if a.standby != b.standby {
 			return a.standby
@@ -38,49 +62,38 @@ func (x *remoteExecutor) placeReplicasLocked(ws []*workerConn) []*share {
 		if fa, fb := a.slots-a.used, b.slots-b.used; fa != fb {
 			return fa > fb
 		}
-		if len(placed[a]) != len(placed[b]) {
-			return len(placed[a]) < len(placed[b])
+		if placed[a] != placed[b] {
+			return placed[a] < placed[b]
 		}
 		return a.id < b.id
 	}
 	byWorker := map[*workerConn]*share{}
 	var fresh []*share
 	var none []string
-	for _, v := range x.plan.Vertices {
-		if !task.Replicated(v) {
+	for _, id := range ids {
+		primary := x.where[id]
+		var w *workerConn
+		for _, c := range ws {
+			if c != primary.w && (w == nil || better(c, w)) {
+				w = c
+			}
+		}
+		if w == nil {
+			none = append(none, id.String())
 			continue
 		}
-		for i := range v.Parallelism {
-			id := task.SubtaskID{Vertex: v.ID, Subtask: i}
-			primary := x.where[id]
-			if primary == nil {
-				continue
-			}
-			var w *workerConn
-			for _, c := range ws {
-				if c != primary.w && (w == nil || better(c, w)) {
-					w = c
-				}
-			}
-			if w == nil {
-				none = append(none, id.String())
-				continue
-			}
-			if placed[w] == nil {
-				placed[w] = map[int]bool{}
-			}
-			placed[w][i] = true
-			sh := byWorker[w]
-			if sh == nil {
-				sh = &share{key: fmt.Sprintf("%s/a%d", x.key, len(fresh)+1), w: w, done: make(chan struct{}), live: true, replica: true}
-				byWorker[w] = sh
-				fresh = append(fresh, sh)
-				x.shares = append(x.shares, sh)
-			}
-			x.replicas[id] = sh
+		placed[w]++
+		sh := byWorker[w]
+		if sh == nil {
+			x.replicaShares++
+			sh = &share{key: fmt.Sprintf("%s/a%d", x.key, x.replicaShares), w: w, done: make(chan struct{}), live: true, replica: true}
+			byWorker[w] = sh
+			fresh = append(fresh, sh)
+			x.shares = append(x.shares, sh)
 		}
+		x.replicas[id] = sh
 	}
-	if len(none) > 0 {
+	if len(none) > 0 && again == "" {
 		x.c.cfg.Log(fmt.Sprintf("job %s: no other worker for the active standbys of subtasks %s", x.job.id, strings.Join(none, ", ")))
 	}
 	for _, sh := range fresh {
@@ -91,9 +104,75 @@ func (x *remoteExecutor) placeReplicasLocked(ws []*workerConn) []*share {
 			}
 		}
 		slices.Sort(names)
-		x.c.cfg.Log(fmt.Sprintf("job %s: active standbys of subtasks %s on worker %s", x.job.id, strings.Join(names, ", "), sh.w.id))
+		x.c.cfg.Log(fmt.Sprintf("job %s: active standbys of subtasks %s on worker %s%s", x.job.id, strings.Join(names, ", "), sh.w.id, again))
 	}
 	return fresh
+}
+
+// replaceStandbys starts new standbys, from completed checkpoint m, of
+// the replicated subtasks whose standby stopped or was lost, where their
+// primaries run in shares that ship logs and have not finished: each
+// checkpoint's acks say the primaries run, and their logs hold m's mark.
+func (x *remoteExecutor) replaceStandbys(m *store.Metadata) {
+	if !x.spec.Options.ActiveStandby || x.replicas == nil || m == nil {
+		return
+	}
+	restore, err := encodeRestore(m)
+	if err != nil {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.failed || x.closed {
+		return
+	}
+	var ids []task.SubtaskID
+	for _, v := range x.plan.Vertices {
+		if !task.Replicated(v) {
+			continue
+		}
+		for i := range v.Parallelism {
+			id := task.SubtaskID{Vertex: v.ID, Subtask: i}
+			p, sb := x.where[id], x.replicas[id]
+			if p == nil || !p.ships || p.ended || p.lost || !p.live || x.finished[id] || sb != nil && !sb.ended && !sb.lost {
+				continue
+			}
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	x.c.mu.Lock()
+	ws := make([]*workerConn, 0, len(x.c.workers))
+	for _, w := range x.c.workers {
+		ws = append(ws, w)
+	}
+	fresh := x.placeStandbysLocked(ws, ids, fmt.Sprintf(" again, from checkpoint %d", m.ID))
+	for _, sh := range fresh {
+		x.c.executors[sh.key] = x
+	}
+	x.c.mu.Unlock()
+	placement := append(x.placementLocked(), x.replicaPlacementLocked()...)
+	for _, sh := range fresh {
+		d := x.deployMessage(sh, placement, restore)
+		d.Replacement = true
+		if !sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Deploy{Deploy: d}}) {
+			sh.ended, sh.lost = true, true // its worker is gone, and was reported so before
+			close(sh.done)
+		}
+	}
+	ships := map[*share][]*pb.Placement{}
+	for _, id := range ids {
+		if sb := x.replicas[id]; sb != nil && !sb.ended && slices.Contains(fresh, sb) {
+			p := x.where[id]
+			ships[p] = append(ships[p], &pb.Placement{Subtask: ref(id), DataAddr: sb.w.dataAddr, DataKey: sb.key, Replica: true})
+		}
+	}
+	for p, pls := range ships {
+		p.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: &pb.Command{
+			Key: p.key, Kind: pb.Command_SHIP, Moves: pls, Checkpoint: int64(m.ID)}}})
+	}
 }
 
 // replicaPlacementLocked says where the standbys run.
@@ -105,14 +184,15 @@ func (x *remoteExecutor) replicaPlacementLocked() []*pb.Placement {
 	return out
 }
 
-// standbyStopped forgets the standby of subtask id, which stopped.
-func (x *remoteExecutor) standbyStopped(w *workerConn, id task.SubtaskID, why string) {
+// standbyStopped forgets the standby of subtask id in replica share key,
+// which stopped; the next completed checkpoint replaces it.
+func (x *remoteExecutor) standbyStopped(w *workerConn, key string, id task.SubtaskID, why string) {
 	x.mu.Lock()
-	if sh := x.replicas[id]; sh != nil && sh.w == w {
+	if sh := x.replicas[id]; sh != nil && sh.key == key {
 		delete(x.replicas, id)
 	}
 	x.mu.Unlock()
-	x.c.cfg.Log(fmt.Sprintf("job %s: the active standby of subtask %s on worker %s stopped: %s; the subtask restarts alone if it fails", x.job.id, id, w.id, why))
+	x.c.cfg.Log(fmt.Sprintf("job %s: the active standby of subtask %s on worker %s stopped: %s; a new one starts from the next completed checkpoint", x.job.id, id, w.id, why))
 }
 
 // promotableLocked splits the subtasks of lost workers into those whose

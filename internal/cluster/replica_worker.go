@@ -23,40 +23,83 @@ func (a *workerAttempt) activeStandby(opts *task.Options) {
 		return
 	}
 	opts.ActiveStandby, opts.Replica, opts.StandbyElsewhere = true, d.Replica, !d.Replica
+	opts.Replacement = d.Replica && d.Replacement
 	opts.OnStandbyStopped = func(id task.SubtaskID, err error) {
 		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Failed{Failed: &pb.SubtaskFailed{Key: d.Key, Subtask: ref(id), Error: err.Error(), Standby: true}}})
 	}
 }
 
+// shipper is the goroutine that sends one local subtask's input log to
+// its standby.
+type shipper struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
 // shipLogs starts sending the input log of every local replicated
-// subtask that has a standby elsewhere, from checkpoint restored's mark,
-// on goroutines the attempt waits for.
+// subtask that has a standby elsewhere, from checkpoint restored's mark.
 func (a *workerAttempt) shipLogs(ctx context.Context, rt *task.Runtime, ep *transportEndpoint, restored int64) {
-	n := len(rt.Plan().Vertices)
 	a.placeMu.Lock()
-	defer a.placeMu.Unlock()
+	var pls []*pb.Placement
 	for id, pl := range a.replica {
-		if !rt.IsLocal(id) {
+		if rt.IsLocal(id) {
+			pls = append(pls, pl)
+		}
+	}
+	a.placeMu.Unlock()
+	for _, pl := range pls {
+		a.shipLog(ctx, rt, ep, pl, restored)
+	}
+}
+
+// ship starts shipping the logs of the local subtasks c.Moves names to
+// their new standbys (SHIP), from checkpoint c.Checkpoint's mark.
+func (a *workerAttempt) ship(ctx context.Context, rt *task.Runtime, c *pb.Command) {
+	for _, pl := range c.Moves {
+		if !rt.IsLocal(sid(pl.Subtask)) {
 			continue
 		}
-		ship, err := rt.ShipLog(id, restored)
+		a.place(pl)
+		a.shipLog(ctx, rt, a.ep, pl, c.Checkpoint)
+	}
+}
+
+// shipLog sends the input log of the local subtask pl names to its
+// standby where pl says, from checkpoint cp's mark on, on a goroutine the
+// attempt waits for. It first stops the shipper to an earlier standby
+// and waits for it: a log has one reader. A log that does not reach back
+// to cp stops the standby (it reports that, and the coordinator tries
+// again from a later checkpoint). Called from the attempt's run
+// goroutine only.
+func (a *workerAttempt) shipLog(ctx context.Context, rt *task.Runtime, ep *transportEndpoint, pl *pb.Placement, cp int64) {
+	id := sid(pl.Subtask)
+	if old := a.shippers[id]; old != nil {
+		old.cancel()
+		<-old.done
+	}
+	to := ep.SenderTo(pl.DataAddr, pl.DataKey, len(rt.Plan().Vertices)+id.Vertex, id.Subtask, 0)
+	ship, err := rt.ShipLog(id, cp)
+	sctx, cancel := context.WithCancel(ctx)
+	sh := &shipper{cancel: cancel, done: make(chan struct{})}
+	a.shippers[id] = sh
+	a.bg.Add(1)
+	go func() {
+		defer a.bg.Done()
+		defer close(sh.done)
+		defer cancel()
 		if err != nil {
 			a.s.w.cfg.Log(fmt.Sprintf("attempt %s: subtask %s runs without its active standby: %v", a.d.Key, id, err))
-			continue
+			_, _ = to.SendTimed(sctx, task.LogLost())
+			return
 		}
-		to := ep.SenderTo(pl.DataAddr, pl.DataKey, n+id.Vertex, id.Subtask, 0)
-		a.bg.Add(1)
-		go func() {
-			defer a.bg.Done()
-			err := ship(ctx, func(e exchange.Element) error {
-				_, err := to.SendTimed(ctx, e)
-				return err
-			})
-			if ctx.Err() == nil {
-				a.s.w.cfg.Log(fmt.Sprintf("attempt %s: shipping the input log of subtask %s to its active standby stopped: %v", a.d.Key, id, err))
-			}
-		}()
-	}
+		err := ship(sctx, func(e exchange.Element) error {
+			_, err := to.SendTimed(sctx, e)
+			return err
+		})
+		if sctx.Err() == nil {
+			a.s.w.cfg.Log(fmt.Sprintf("attempt %s: shipping the input log of subtask %s to its active standby stopped: %v", a.d.Key, id, err))
+		}
+	}()
 }
 
 // promote makes the local standbys c names take their subtasks' place,

@@ -83,7 +83,7 @@ func (x *remoteExecutor) onRestartMessage(w *workerConn, m *pb.WorkerMessage) {
 	switch v := m.Msg.(type) {
 	case *pb.WorkerMessage_Failed:
 		if v.Failed.Standby {
-			x.standbyStopped(w, sid(v.Failed.Subtask), v.Failed.Error)
+			x.standbyStopped(w, v.Failed.Key, sid(v.Failed.Subtask), v.Failed.Error)
 			return
 		}
 		x.subtaskFailed(sid(v.Failed.Subtask), fmt.Errorf("on worker %s: %s", w.id, v.Failed.Error))
@@ -127,6 +127,11 @@ func (x *remoteExecutor) Restart(ctx context.Context, ids []task.SubtaskID, m *s
 	if err != nil {
 		return nil, err
 	}
+	x.mu.Lock()
+	for _, id := range ids {
+		delete(x.finished, id)
+	}
+	x.mu.Unlock()
 	ready := make(chan struct{})
 	x.wg.Add(1)
 	go func() {

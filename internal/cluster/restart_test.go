@@ -167,7 +167,9 @@ func TestClusterInjectsFailuresAtNamedPoints(t *testing.T) {
 // one that runs subtask victim of the source once after checkpoints
 // completed and a third worker joined, and checks that the job finishes
 // with a one-process run's output. run returns the logs and the source's
-// opens during the cluster run. With keep, no worker is lost.
+// opens during the cluster run. With keep, no worker is lost; with
+// script, the script acts on the running job instead (and before, if
+// set, on the cluster before the job is submitted).
 type loseAWorker struct {
 	unchained bool
 	inject    int
@@ -176,6 +178,46 @@ type loseAWorker struct {
 	victim    int32
 	standby   bool
 	keep      bool
+	before    func(*testing.T, *windowsCluster)
+	script    func(*testing.T, *windowsCluster)
+}
+
+// windowsCluster is the cluster a loseAWorker scenario runs its job on.
+type windowsCluster struct {
+	ctx     context.Context
+	co      *cluster.Coordinator
+	prog    keyedWindows
+	logs    *logLines
+	workers map[string]*runningWorker
+	client  pb.CoordinatorClient
+	job     string
+}
+
+// start starts worker id, a passive standby with standby.
+func (c *windowsCluster) start(t *testing.T, id string, standby bool) {
+	c.workers[id] = startWorker(t, c.ctx, cluster.WorkerConfig{ID: id, Coordinator: c.co.Addr(), Program: c.prog, Standby: standby,
+		Log: func(l string) { c.logs.add(id + ": " + l) }})
+	c.logs.wait(t, "worker "+id+" joined")
+}
+
+// stop stops worker id: it is lost.
+func (c *windowsCluster) stop(id string) {
+	c.workers[id].stop()
+	delete(c.workers, id)
+}
+
+// workerOf returns the worker that runs subtask i of vertex v now.
+func (c *windowsCluster) workerOf(t *testing.T, v, i int32) string {
+	t.Helper()
+	info, err := c.client.GetJob(c.ctx, &pb.GetJobRequest{Id: c.job})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := workerOfSubtask(info, v, i)
+	if w == "" {
+		t.Fatalf("no worker runs subtask %d.%d", v, i)
+	}
+	return w
 }
 
 func (sc loseAWorker) run(t *testing.T) (*logLines, *openedBySubtask) {
@@ -202,45 +244,39 @@ func (sc loseAWorker) run(t *testing.T) (*logLines, *openedBySubtask) {
 		t.Fatal(err)
 	}
 	defer co.Close()
-	workers := map[string]*runningWorker{}
+	cl := &windowsCluster{ctx: ctx, co: co, prog: prog, logs: logs, workers: map[string]*runningWorker{}}
 	defer func() {
-		for _, w := range workers {
+		for _, w := range cl.workers {
 			w.stop()
 		}
 	}()
-	for i := 1; i <= 2; i++ {
-		id := fmt.Sprintf("w%d", i)
-		workers[id] = startWorker(t, ctx, cluster.WorkerConfig{ID: id, Coordinator: co.Addr(), Program: prog, Log: func(l string) { logs.add(id + ": " + l) }})
+	for _, id := range []string{"w1", "w2"} {
+		cl.start(t, id, false)
 	}
 	conn, err := cluster.Security{}.Dial(co.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	client := pb.NewCoordinatorClient(conn)
+	cl.client = pb.NewCoordinatorClient(conn)
+	if sc.before != nil {
+		sc.before(t, cl)
+	}
 	out := filepath.Join(dir, "out")
-	info, err := client.Submit(ctx, &pb.SubmitRequest{Job: "windows", Args: []string{out}})
+	info, err := cl.client.Submit(ctx, &pb.SubmitRequest{Job: "windows", Args: []string{out}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sc.keep {
-		awaitFinished(t, ctx, client, logs, info.Id)
-		sameOutput(t, out, ref)
-		return logs, src
+	cl.job = info.Id
+	switch {
+	case sc.script != nil:
+		sc.script(t, cl)
+	case !sc.keep:
+		logs.waitCount(t, "^"+info.Id+": checkpoint [0-9]+ completed", sc.after)
+		cl.start(t, "w3", false)
+		cl.stop(cl.workerOf(t, 0, sc.victim))
 	}
-	logs.waitCount(t, "^"+info.Id+": checkpoint [0-9]+ completed", sc.after)
-	workers["w3"] = startWorker(t, ctx, cluster.WorkerConfig{ID: "w3", Coordinator: co.Addr(), Program: prog, Log: func(l string) { logs.add("w3: " + l) }})
-	logs.wait(t, "worker w3 joined")
-	if info, err = client.GetJob(ctx, &pb.GetJobRequest{Id: info.Id}); err != nil {
-		t.Fatal(err)
-	}
-	lost := workerOfSubtask(info, 0, sc.victim)
-	if lost == "" {
-		t.Fatalf("no worker runs subtask %d of the source", sc.victim)
-	}
-	workers[lost].stop()
-	delete(workers, lost)
-	awaitFinished(t, ctx, client, logs, info.Id)
+	awaitFinished(t, ctx, cl.client, logs, info.Id)
 	sameOutput(t, out, ref)
 	return logs, src
 }

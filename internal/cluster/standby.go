@@ -99,6 +99,7 @@ func (x *remoteExecutor) Completed(m *store.Metadata) {
 	if x.job == nil || m == nil {
 		return
 	}
+	x.replaceStandbys(m)
 	b, err := json.Marshal(m)
 	if err != nil {
 		return

@@ -38,6 +38,8 @@ type workerAttempt struct {
 	addr    map[task.SubtaskID]string
 	keys    map[task.SubtaskID]string
 	replica map[task.SubtaskID]*pb.Placement // where active standbys run
+
+	shippers map[task.SubtaskID]*shipper // of input logs, by the run goroutine (replica_worker.go)
 }
 
 func newWorkerAttempt(s *session, d *pb.Deploy) *workerAttempt {
@@ -199,6 +201,7 @@ func (a *workerAttempt) run() error {
 	if opts.UpstreamBackup {
 		ep.SurviveLostPeers(stallGrace, func(chans [][3]int) { a.restartStalled(rt, chans) })
 	}
+	a.shippers = map[task.SubtaskID]*shipper{}
 	if opts.StandbyElsewhere {
 		a.shipLogs(ctx, rt, ep, opts.Restored)
 	}

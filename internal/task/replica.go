@@ -153,6 +153,15 @@ func (r *Runtime) ShipLog(id SubtaskID, from int64) (func(ctx context.Context, s
 	}, nil
 }
 
+// LogLost returns the element that stops a standby in another process:
+// what ShipLog sends last when the log is lost, for a shipper that could
+// not start (ShipLog failed) to send instead.
+func LogLost() exchange.Element {
+	b := exchange.GetBuffer()
+	b.B, b.N = appendLogEntry(b.B[:0], logEntry{kind: wireLost}), 1
+	return exchange.Element{Kind: exchange.Data, Buf: b}
+}
+
 // markAfter returns the first mark of a checkpoint after id at or before
 // absolute entry index at.
 func (l *inputLog) markAfter(id, at int64) (logMark, bool) {

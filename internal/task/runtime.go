@@ -106,6 +106,11 @@ type Options struct {
 	// subtasks' primaries wherever they run (Remote), never to a local
 	// gate.
 	Replica bool
+	// Replacement, with Replica, starts standbys that replace lost ones
+	// while the attempt runs, from a checkpoint it took (Restored): they
+	// take their channel sequence numbers from the state, as a subtask
+	// restarted alone does, not from zero as at the attempt's start.
+	Replacement bool
 	// OnStandbyStopped is told when an active standby stopped without
 	// taking its primary's place (its log was dropped, it failed).
 	OnStandbyStopped func(SubtaskID, error)
@@ -310,7 +315,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 			}
 			if l != nil && !r.opts.StandbyElsewhere {
 				state, ok := r.opts.Restore[SubtaskID{v.ID, i}]
-				if err := r.startStandby(SubtaskID{v.ID, i}, state, ok, r.opts.Restored, false); err != nil {
+				if err := r.startStandby(SubtaskID{v.ID, i}, state, ok, r.opts.Restored, r.opts.Replacement); err != nil {
 					r.kill(err)
 				}
 			}

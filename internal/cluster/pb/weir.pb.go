@@ -55,6 +55,11 @@ const (
 	// INJECT answers the InjectQuery with token: fail says whether the
 	// subtask fails at its point.
 	Command_INJECT Command_Kind = 12
+	// SHIP starts shipping the input logs of local subtasks to new active
+	// standbys, from checkpoint's mark: moves (replica entries) says where
+	// the standbys run. A log that no longer reaches back to checkpoint
+	// stops its standby.
+	Command_SHIP Command_Kind = 13
 )
 
 // Enum value maps for Command_Kind.
@@ -73,6 +78,7 @@ var (
 		10: "MOVE",
 		11: "PROMOTE",
 		12: "INJECT",
+		13: "SHIP",
 	}
 	Command_Kind_value = map[string]int32{
 		"TRIGGER":         0,
@@ -88,6 +94,7 @@ var (
 		"MOVE":            10,
 		"PROMOTE":         11,
 		"INJECT":          12,
+		"SHIP":            13,
 	}
 )
 
@@ -1642,8 +1649,11 @@ type Deploy struct {
 	// inject_failures: the job injects failures, so the subtasks ask the
 	// coordinator (InjectQuery) at each named point whether to fail there.
 	InjectFailures bool `protobuf:"varint,20,opt,name=inject_failures,json=injectFailures,proto3" json:"inject_failures,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// replacement, with replica: the standbys replace lost ones while the
+	// attempt runs, from restore, a checkpoint the attempt took.
+	Replacement   bool `protobuf:"varint,21,opt,name=replacement,proto3" json:"replacement,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Deploy) Reset() {
@@ -1812,6 +1822,13 @@ func (x *Deploy) GetReplica() bool {
 func (x *Deploy) GetInjectFailures() bool {
 	if x != nil {
 		return x.InjectFailures
+	}
+	return false
+}
+
+func (x *Deploy) GetReplacement() bool {
+	if x != nil {
+		return x.Replacement
 	}
 	return false
 }
@@ -2464,7 +2481,7 @@ const file_weir_proto_rawDesc = "" +
 	"\asubtask\x18\x01 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\x12\x1b\n" +
 	"\tdata_addr\x18\x02 \x01(\tR\bdataAddr\x12\x19\n" +
 	"\bdata_key\x18\x03 \x01(\tR\adataKey\x12\x18\n" +
-	"\areplica\x18\x04 \x01(\bR\areplica\"\xb7\x05\n" +
+	"\areplica\x18\x04 \x01(\bR\areplica\"\xd9\x05\n" +
 	"\x06Deploy\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x10\n" +
 	"\x03job\x18\x02 \x01(\tR\x03job\x12\x12\n" +
@@ -2486,7 +2503,8 @@ const file_weir_proto_rawDesc = "" +
 	"\x05token\x18\x11 \x01(\x03R\x05token\x12%\n" +
 	"\x0eactive_standby\x18\x12 \x01(\bR\ractiveStandby\x12\x18\n" +
 	"\areplica\x18\x13 \x01(\bR\areplica\x12'\n" +
-	"\x0finject_failures\x18\x14 \x01(\bR\x0einjectFailures\"\xa6\x05\n" +
+	"\x0finject_failures\x18\x14 \x01(\bR\x0einjectFailures\x12 \n" +
+	"\vreplacement\x18\x15 \x01(\bR\vreplacement\"\xb0\x05\n" +
 	"\aCommand\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.weir.cluster.v1.Command.KindR\x04kind\x12\x1e\n" +
@@ -2503,7 +2521,7 @@ const file_weir_proto_rawDesc = "" +
 	" \x01(\v2\x1e.weir.cluster.v1.ReplayRequestR\x06replay\x120\n" +
 	"\x05moves\x18\v \x03(\v2\x1a.weir.cluster.v1.PlacementR\x05moves\x12;\n" +
 	"\tdelivered\x18\f \x03(\v2\x1d.weir.cluster.v1.ChannelCountR\tdelivered\x12\x12\n" +
-	"\x04fail\x18\r \x01(\bR\x04fail\"\xaa\x01\n" +
+	"\x04fail\x18\r \x01(\bR\x04fail\"\xb4\x01\n" +
 	"\x04Kind\x12\v\n" +
 	"\aTRIGGER\x10\x00\x12\x13\n" +
 	"\x0fTRIGGER_SUBTASK\x10\x01\x12\f\n" +
@@ -2521,7 +2539,8 @@ const file_weir_proto_rawDesc = "" +
 	"\x12\v\n" +
 	"\aPROMOTE\x10\v\x12\n" +
 	"\n" +
-	"\x06INJECT\x10\f\"5\n" +
+	"\x06INJECT\x10\f\x12\b\n" +
+	"\x04SHIP\x10\r\"5\n" +
 	"\rSubmitRequest\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x12\n" +
 	"\x04args\x18\x02 \x03(\tR\x04args\"\x11\n" +
