@@ -25,9 +25,9 @@ import (
 // retain limit) or whose worker was lost is replaced when the next
 // checkpoint completes (replaceStandbys): a new replica share restores
 // the subtask's state of that checkpoint, and the primary's worker ships
-// the log from that checkpoint's mark (SHIP). A subtask its standby took
-// the place of runs without one until the next global restart: a
-// promoted standby does not log its input.
+// the log from that checkpoint's mark (SHIP). A standby that took its
+// primary's place logs its own input from its next snapshot on, and so
+// gets a standby of its own the same way.
 
 // placeReplicasLocked places a standby of every replicated subtask on a
 // worker other than its primary's, and returns the new replica shares.
@@ -134,7 +134,9 @@ func (x *remoteExecutor) replaceStandbys(m *store.Metadata) {
 		for i := range v.Parallelism {
 			id := task.SubtaskID{Vertex: v.ID, Subtask: i}
 			p, sb := x.where[id], x.replicas[id]
-			if p == nil || !p.ships || p.ended || p.lost || !p.live || x.finished[id] || sb != nil && !sb.ended && !sb.lost {
+			// A promoted standby (in its replica share) logs and ships as
+			// its primary did.
+			if p == nil || !p.ships && !p.replica || p.ended || p.lost || !p.live || x.finished[id] || sb != nil && !sb.ended && !sb.lost {
 				continue
 			}
 			ids = append(ids, id)

@@ -41,3 +41,29 @@ func TestClusterReplacesLostStandbys(t *testing.T) {
 		t.Fatalf("the surviving source subtask was opened %d times, want once: it rewound", n)
 	}
 }
+
+// A standby that took its primary's place logs its own input from its
+// next snapshot on, and gets a standby of its own from the next completed
+// checkpoint: when its worker is lost in turn, that standby takes its
+// place, and the output is still exact.
+func TestClusterAPromotedStandbyGetsAStandbyOfItsOwn(t *testing.T) {
+	loseAWorker{unchained: true, standby: true, events: 1_000_000,
+		script: func(t *testing.T, c *windowsCluster) {
+			c.logs.wait(t, `active standbys of subtasks 1\.0, 2\.0 on worker w[12]$`)
+			c.logs.waitCount(t, "^"+c.job+": checkpoint [0-9]+ completed", 2)
+			c.start(t, "w3", false)
+			first := c.workerOf(t, 0, 0)
+			c.stop(first)
+			m := c.logs.waitMatch(t, `the active standbys of subtasks 1\.0, 2\.0 on worker (w[12]) take their place`)
+			second := m[1]
+			again := c.logs.waitMatch(t, `active standbys of subtasks [0-9., ]*1\.0[0-9., ]* on worker (w[0-9]) again, from checkpoint ([0-9]+)`)
+			if again[1] == second {
+				t.Fatalf("the promoted subtasks' new standbys run on their own worker %s", second)
+			}
+			from, _ := strconv.Atoi(again[2])
+			c.logs.wait(t, "^"+c.job+": checkpoint "+strconv.Itoa(from+2)+" completed")
+			c.start(t, "w4", false) // for the lost worker's source and sink
+			c.stop(second)
+			c.logs.wait(t, "the active standbys of subtasks [0-9., ]*1\\.0[0-9., ]* on worker "+again[1]+" take their place")
+		}}.run(t)
+}

@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -178,6 +179,7 @@ type loseAWorker struct {
 	victim    int32
 	standby   bool
 	keep      bool
+	events    int64 // 0: 400,000 (two seconds)
 	before    func(*testing.T, *windowsCluster)
 	script    func(*testing.T, *windowsCluster)
 }
@@ -224,7 +226,7 @@ func (sc loseAWorker) run(t *testing.T) (*logLines, *openedBySubtask) {
 	t.Helper()
 	dir := t.TempDir()
 	logs := newLogLines()
-	c := jobs.KeyCountConfig{Events: 400_000, Keys: 50, Window: 100 * time.Millisecond, TPS: 100_000, Seed: 7}
+	c := jobs.KeyCountConfig{Events: cmp.Or(sc.events, 400_000), Keys: 50, Window: 100 * time.Millisecond, TPS: 100_000, Seed: 7}
 	src := &openedBySubtask{Source: generator.New(c.Events, c.Event, generator.WithRate(200_000)), opens: make([]atomic.Int32, 2),
 		deterministic: sc.standby}
 	prog := keyedWindows{store: filepath.Join(dir, "store"), src: src, logs: logs, unchained: sc.unchained, inject: sc.inject, seed: sc.seed, standby: sc.standby}

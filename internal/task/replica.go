@@ -209,19 +209,43 @@ func (r *Runtime) pump(ctx context.Context, id SubtaskID) {
 			r.opts.logf("the input log of subtask %s's primary: %v; its active standby stops", id, err)
 			en.kind = wireLost
 		}
-		switch en.kind {
-		case wireMark:
-			l.mark(en.checkpoint)
-		case wireLost:
-			l.mu.Lock()
-			l.dropLocked()
-			l.signal()
-			l.mu.Unlock()
+		if !l.shipped(en) {
 			return
-		default:
-			l.add(en, false)
 		}
 	}
+}
+
+// shipped adds an entry that arrived from the primary, and reports
+// whether more may follow: not after the log's end, nor once a promoted
+// standby logs its own input here.
+func (l *inputLog) shipped(en logEntry) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.own:
+		return false
+	case en.kind == wireMark:
+		l.markLocked(en.checkpoint)
+	case en.kind == wireLost:
+		l.dropLocked()
+		l.signal()
+		return false
+	default:
+		l.addLocked(en, false)
+	}
+	return true
+}
+
+// logOwnInput makes the log of a promoted standby its own: it drops what
+// the lost primary shipped and logs the subtask's input from its next
+// snapshot's mark on, for a new standby to follow (ShipLog).
+func (l *inputLog) logOwnInput() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.own = true
+	l.releaseLocked(len(l.entries))
+	l.marks = l.marks[:0]
+	l.lost, l.gone, l.read = true, false, -1
 }
 
 // Promotion makes active standbys (Options.Replica) their subtasks, after

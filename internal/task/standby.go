@@ -152,6 +152,9 @@ type inputLog struct {
 	// it follows, split batches) or awaits replays; a standby cannot
 	// take its place then.
 	unsafe bool
+	// own: a promoted standby (Options.Replica) logs its own input here
+	// now; what its lost primary shipped is no longer added (replica.go).
+	own bool
 }
 
 func newInputLog(limit int64) *inputLog {
@@ -175,6 +178,10 @@ func (l *inputLog) append(en logEntry) { l.add(en, true) }
 func (l *inputLog) add(en logEntry, copyBuf bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.addLocked(en, copyBuf)
+}
+
+func (l *inputLog) addLocked(en logEntry, copyBuf bool) {
 	if l.lost {
 		return
 	}
@@ -218,6 +225,10 @@ func (l *inputLog) releaseLocked(n int) {
 func (l *inputLog) mark(id int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.markLocked(id)
+}
+
+func (l *inputLog) markLocked(id int64) {
 	l.lost = false
 	l.marks = append(l.marks, logMark{id, l.base + int64(len(l.entries))})
 }
@@ -395,6 +406,8 @@ func (s *subtask) takeOver() {
 		for _, o := range s.outs {
 			o.setMetrics(s.tctx.Metrics)
 		}
+		s.log = r.logs[id.Vertex][id.Subtask]
+		s.log.logOwnInput()
 		s.takeOverElsewhere(st)
 		return
 	}
