@@ -311,6 +311,28 @@ func (r *Runtime) Promote(ids []SubtaskID, p Promotion) (<-chan struct{}, error)
 	return ready, nil
 }
 
+// checkNotBehind fails a promoted standby of a task that merges inputs
+// when a surviving receiver holds more of the lost primary's output than
+// the standby produced from the whole log that reached it: the primary
+// consumed input whose log entries were lost with it, in an order across
+// its inputs the standby cannot know, so what the standby produces next
+// need not be what the receiver holds. The failure falls back to a
+// global rollback (the subtask's consumption order is lost). A task with
+// one input regenerates its output whatever the lag.
+func (s *subtask) checkNotBehind(p *Promotion) {
+	if s.det == nil {
+		return
+	}
+	for w, o := range s.outs {
+		sent := o.Sent()
+		for j, ch := range s.outCh[w] {
+			if n, ok := p.Delivered[ch]; ok && n > sent[j] {
+				Fail(fmt.Errorf("taking over from a lost primary: %w: a receiver holds %d records of channel %v from it, the standby produced %d in the order its log shows", ErrBackupLost, n, ch, sent[j]))
+			}
+		}
+	}
+}
+
 // takeOverElsewhere is takeOver for a standby whose primary ran in a
 // lost process: the gate it reads now drops what arrives until it asks
 // for replays from what it consumed; its consumption order before is not
@@ -330,6 +352,7 @@ func (s *subtask) takeOverElsewhere(st *standby) {
 		s.abortAlignment()
 	}
 	s.dropBarriers = p.Aborted
+	s.checkNotBehind(p)
 	defer func() {
 		for _, c := range s.replays {
 			s.replay(c)
