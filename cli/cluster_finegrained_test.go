@@ -1,8 +1,10 @@
 package cli_test
 
 import (
+	"fmt"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -83,4 +85,28 @@ func TestClusterActiveStandbyTakesAKilledWorkersPlace(t *testing.T) {
 	c.coord.waitFor(`the active standbys of subtasks 1\.1, 2\.1 on worker w4 take their place`)
 	c.workers["w4"].waitFor(`the active standbys of subtasks 1\.1, 2\.1 took their place`)
 	c.check(client, out, ref)
+}
+
+// A SIGKILLed worker that ran only active standbys fails no subtask: new
+// standbys start on the other workers from the next completed checkpoint,
+// and when a primary's worker is killed afterwards, its new standby takes
+// its place. The output is exact.
+func TestClusterReplacesTheStandbysOfAKilledWorker(t *testing.T) {
+	skipShort(t)
+	ref := reference(t, keycount)
+	c := newCluster(t, 4) // three slots and a spare, where the standbys run first
+	client, out := c.submit(keycount, "--failover", "fine-grained", "--active-standby", "--chaining=false")
+	c.coord.waitFor(`active standbys of subtasks 1\.0, 1\.1, 1\.2, 2\.0, 2\.1, 2\.2 on worker w4`)
+	c.coord.waitFor(`checkpoint 2 completed`)
+	c.workers["w4"].kill()
+	m := c.coord.waitFor(`active standbys of subtasks [0-9., ]*1\.1[0-9., ]* on worker (w[13]) again, from checkpoint ([0-9]+)`)
+	from, _ := strconv.Atoi(m[2])
+	c.coord.waitFor(fmt.Sprintf(`checkpoint %d completed`, from+2))
+	c.startWorker("w5") // for the killed worker's source and sink
+	c.workers["w2"].kill()
+	c.coord.waitFor(`the active standbys of subtasks [0-9., ]*1\.1[0-9., ]* on worker ` + m[1] + ` take their place`)
+	c.check(client, out, ref)
+	if strings.Contains(c.coord.output(), "worker w4 lost: its connection closed; restarting") {
+		t.Fatalf("losing the worker that ran only standbys restarted subtasks:\n%s", c.coord.output())
+	}
 }
