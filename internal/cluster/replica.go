@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -184,6 +185,32 @@ func (x *remoteExecutor) replicaPlacementLocked() []*pb.Placement {
 		out = append(out, &pb.Placement{Subtask: ref(id), DataAddr: sh.w.dataAddr, DataKey: sh.key, Replica: true})
 	}
 	return out
+}
+
+// Standbys returns the subtasks whose standby runs (engine.StandbyKiller).
+func (x *remoteExecutor) Standbys() []task.SubtaskID {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var out []task.SubtaskID
+	for id, sh := range x.replicas {
+		if sh.live && !sh.ended && !sh.lost {
+			out = append(out, id)
+		}
+	}
+	slices.SortFunc(out, func(a, b task.SubtaskID) int { return cmp.Or(a.Vertex-b.Vertex, a.Subtask-b.Subtask) })
+	return out
+}
+
+// KillStandby stops the standby of subtask id with err, for failure
+// injection (engine.StandbyKiller): its worker reports it stopped, and
+// the next completed checkpoint replaces it.
+func (x *remoteExecutor) KillStandby(id task.SubtaskID, err error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if sh := x.replicas[id]; sh != nil && sh.live && !sh.ended {
+		sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: &pb.Command{
+			Key: sh.key, Kind: pb.Command_KILL_STANDBY, Subtask: ref(id), Error: err.Error()}}})
+	}
 }
 
 // standbyStopped forgets the standby of subtask id in replica share key,

@@ -89,6 +89,8 @@ func (a *workerAttempt) applyRestart(ctx context.Context, rt *task.Runtime, c *p
 		a.promote(ctx, rt, c)
 	case pb.Command_SHIP:
 		a.ship(ctx, rt, c)
+	case pb.Command_KILL_STANDBY:
+		rt.KillStandby(sid(c.Subtask), errors.New(c.Error))
 	case pb.Command_REPLAY:
 		q := c.Replay
 		rt.Replay(sid(q.Sender), task.ReplayRequest{Edge: int(q.Edge), To: int(q.To), From: q.From, Incarnation: q.Incarnation})

@@ -62,15 +62,33 @@ func (e *engine) logStandbys() {
 // standbys starts new standbys, each on a goroutine it waits for.
 type standbys struct {
 	e        *engine
-	rt       *task.Runtime
+	rt       *task.Runtime // nil on a cluster
+	killer   StandbyKiller // the runtime, or a cluster's executor
 	starting map[task.SubtaskID]bool
 	failed   map[task.SubtaskID]int64 // the checkpoint each last failed to start from
 	done     chan started
 	wg       sync.WaitGroup
 }
 
-func newStandbys(e *engine, rt *task.Runtime) *standbys {
-	return &standbys{e: e, rt: rt, starting: map[task.SubtaskID]bool{}, failed: map[task.SubtaskID]int64{}, done: make(chan started)}
+func newStandbys(e *engine, rt *task.Runtime, x Executor) *standbys {
+	sb := &standbys{e: e, rt: rt, starting: map[task.SubtaskID]bool{}, failed: map[task.SubtaskID]int64{}, done: make(chan started)}
+	if rt != nil {
+		sb.killer = rt
+	} else if k, ok := x.(StandbyKiller); ok {
+		sb.killer = k
+	}
+	return sb
+}
+
+// StandbyKiller is an executor whose active standbys can be killed, for
+// failure injection: a runtime's, or a cluster's, which places them
+// itself.
+type StandbyKiller interface {
+	// Standbys returns the subtasks whose standby runs.
+	Standbys() []task.SubtaskID
+	// KillStandby stops the standby of subtask id with err; the subtask
+	// runs on.
+	KillStandby(id task.SubtaskID, err error)
 }
 
 // start starts a standby for every replicated subtask without one, from
@@ -138,15 +156,15 @@ func (sb *standbys) ended(r started) {
 // it did.
 func (sb *standbys) killRandom() bool {
 	in := sb.e.cfg.Failures
-	if sb.rt == nil {
-		return false // a cluster runs no active standbys
+	if sb.killer == nil {
+		return false
 	}
-	ids := sb.rt.Standbys()
+	ids := sb.killer.Standbys()
 	if in == nil || len(ids) == 0 || in.pick(3) != 0 || !in.fireRandom() {
 		return false
 	}
 	victim := ids[in.pick(len(ids))]
-	sb.rt.KillStandby(victim, &task.InjectedError{Point: "standby-at-a-random-moment", Subtask: victim})
+	sb.killer.KillStandby(victim, &task.InjectedError{Point: "standby-at-a-random-moment", Subtask: victim})
 	return true
 }
 

@@ -131,7 +131,7 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 	go func() { done <- x.Run(actx) }()
 	ticker := time.NewTicker(e.cfg.Tick)
 	defer ticker.Stop()
-	sb := newStandbys(e, rt)
+	sb := newStandbys(e, rt, x)
 	defer func() {
 		cancel()
 		sb.wait()

@@ -29,6 +29,24 @@ func (r *Runtime) Replay(sender SubtaskID, q ReplayRequest) {
 	r.send(sender, control{kind: ctlReplay, edge: q.Edge, to: q.To, from: q.From, incarnation: q.Incarnation})
 }
 
+// requestReplay sends replay request c to sender id: to its inbox when
+// it runs here, else through Options.RequestReplay. In a replica runtime
+// only a promoted standby runs as its subtask here; another local
+// subtask's standby follows a primary elsewhere (or stopped), which is
+// where the request goes.
+func (r *Runtime) requestReplay(id SubtaskID, c control) {
+	if r.opts.Replica && r.IsLocal(id) {
+		r.mu.Lock()
+		here := r.promoted[id]
+		r.mu.Unlock()
+		if !here {
+			r.sendRemote(id, c)
+			return
+		}
+	}
+	r.send(id, c)
+}
+
 // sendRemote passes a control message for a subtask in another process
 // on: only replay requests travel (Options.RequestReplay); the job sends
 // the others to each process itself.

@@ -136,7 +136,7 @@ func (s *subtask) requestReplays() {
 	for c, ic := range s.inChan {
 		s.awaiting[c] = true
 		e := s.rt.edges[ic.Edge]
-		s.rt.send(SubtaskID{e.Source.ID, ic.From}, control{kind: ctlReplay, edge: ic.Edge, to: s.index, from: s.recv[c], incarnation: s.incarnation})
+		s.rt.requestReplay(SubtaskID{e.Source.ID, ic.From}, control{kind: ctlReplay, edge: ic.Edge, to: s.index, from: s.recv[c], incarnation: s.incarnation})
 	}
 	if len(s.awaiting) == 0 {
 		s.awaiting = nil

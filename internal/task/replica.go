@@ -297,6 +297,10 @@ func (r *Runtime) Promote(ids []SubtaskID, p Promotion) (<-chan struct{}, error)
 		id := ids[i]
 		delete(r.standbys, id)
 		r.incarnations++
+		if r.promoted == nil {
+			r.promoted = map[SubtaskID]bool{}
+		}
+		r.promoted[id] = true
 		st.promoted, st.promotion = true, &p
 		st.incarnation = p.Incarnation + r.incarnations
 		st.ready = sync.OnceFunc(done)

@@ -174,6 +174,7 @@ type Runtime struct {
 	// the request of the incarnation that asked.
 	incarnations int64
 	lastSent     map[SubtaskID][][]int64 // see keepSent
+	promoted     map[SubtaskID]bool      // standbys that took their subtasks' place (Options.Replica)
 
 	// Active standby (standby.go), for replicated subtasks.
 	logs           [][]*inputLog   // [vertex][subtask]

@@ -60,6 +60,9 @@ const (
 	// the standbys run. A log that no longer reaches back to checkpoint
 	// stops its standby.
 	Command_SHIP Command_Kind = 13
+	// KILL_STANDBY stops the active standby of subtask with error (an
+	// injected failure); the subtask runs on.
+	Command_KILL_STANDBY Command_Kind = 14
 )
 
 // Enum value maps for Command_Kind.
@@ -79,6 +82,7 @@ var (
 		11: "PROMOTE",
 		12: "INJECT",
 		13: "SHIP",
+		14: "KILL_STANDBY",
 	}
 	Command_Kind_value = map[string]int32{
 		"TRIGGER":         0,
@@ -95,6 +99,7 @@ var (
 		"PROMOTE":         11,
 		"INJECT":          12,
 		"SHIP":            13,
+		"KILL_STANDBY":    14,
 	}
 )
 
@@ -2504,7 +2509,7 @@ const file_weir_proto_rawDesc = "" +
 	"\x0eactive_standby\x18\x12 \x01(\bR\ractiveStandby\x12\x18\n" +
 	"\areplica\x18\x13 \x01(\bR\areplica\x12'\n" +
 	"\x0finject_failures\x18\x14 \x01(\bR\x0einjectFailures\x12 \n" +
-	"\vreplacement\x18\x15 \x01(\bR\vreplacement\"\xb0\x05\n" +
+	"\vreplacement\x18\x15 \x01(\bR\vreplacement\"\xc2\x05\n" +
 	"\aCommand\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.weir.cluster.v1.Command.KindR\x04kind\x12\x1e\n" +
@@ -2521,7 +2526,7 @@ const file_weir_proto_rawDesc = "" +
 	" \x01(\v2\x1e.weir.cluster.v1.ReplayRequestR\x06replay\x120\n" +
 	"\x05moves\x18\v \x03(\v2\x1a.weir.cluster.v1.PlacementR\x05moves\x12;\n" +
 	"\tdelivered\x18\f \x03(\v2\x1d.weir.cluster.v1.ChannelCountR\tdelivered\x12\x12\n" +
-	"\x04fail\x18\r \x01(\bR\x04fail\"\xb4\x01\n" +
+	"\x04fail\x18\r \x01(\bR\x04fail\"\xc6\x01\n" +
 	"\x04Kind\x12\v\n" +
 	"\aTRIGGER\x10\x00\x12\x13\n" +
 	"\x0fTRIGGER_SUBTASK\x10\x01\x12\f\n" +
@@ -2540,7 +2545,8 @@ const file_weir_proto_rawDesc = "" +
 	"\aPROMOTE\x10\v\x12\n" +
 	"\n" +
 	"\x06INJECT\x10\f\x12\b\n" +
-	"\x04SHIP\x10\r\"5\n" +
+	"\x04SHIP\x10\r\x12\x10\n" +
+	"\fKILL_STANDBY\x10\x0e\"5\n" +
 	"\rSubmitRequest\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x12\n" +
 	"\x04args\x18\x02 \x03(\tR\x04args\"\x11\n" +
