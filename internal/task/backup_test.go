@@ -126,3 +126,40 @@ func (w *sentWriter) Replay(int, int64, int64, bool) error { return nil }
 func (w *sentWriter) Sent() []int64                        { return append([]int64(nil), w.sent...) }
 
 type nopSource struct{ SourceRunner }
+
+// A promoted standby of a task that merges inputs refuses to take over
+// when a surviving receiver holds more of the lost primary's output than
+// the standby produced from the log that reached it (the failure falls
+// back to a global rollback); at or below that, and for a task with one
+// input (no consumption order to know), it takes over.
+func TestAStandbyBehindWhatAReceiverHoldsRefusesToTakeOver(t *testing.T) {
+	ch := Channel{Edge: 1, From: 0, To: 1}
+	takeOver := func(merges bool, held int64) (err error) {
+		s := &subtask{outs: []ChannelWriter{&sentWriter{sent: []int64{100}}}, outCh: [][]Channel{{ch}}}
+		if merges {
+			s.det = &determinants{}
+		}
+		defer func() {
+			if r := recover(); r != nil {
+				f, ok := r.(failure)
+				if !ok {
+					panic(r)
+				}
+				err = f.err
+			}
+		}()
+		s.checkNotBehind(&Promotion{Delivered: map[Channel]int64{ch: held}})
+		return nil
+	}
+	if err := takeOver(true, 101); !errors.Is(err, ErrBackupLost) {
+		t.Fatalf("a merging standby 1 record behind its receiver: got %v, want ErrBackupLost", err)
+	}
+	for _, c := range []struct {
+		merges bool
+		held   int64
+	}{{true, 100}, {true, 40}, {false, 101}} {
+		if err := takeOver(c.merges, c.held); err != nil {
+			t.Fatalf("merges=%v, receiver holds %d of 100 produced: %v", c.merges, c.held, err)
+		}
+	}
+}
