@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -93,9 +94,10 @@ func TestClusterActiveStandbyTakesAKilledWorkersPlace(t *testing.T) {
 // its place. The output is exact.
 func TestClusterReplacesTheStandbysOfAKilledWorker(t *testing.T) {
 	skipShort(t)
-	ref := reference(t, keycount)
+	job := append(slices.Clone(keycount), "--events", "3000000") // ten seconds: two kills and a replacement in between
+	ref := reference(t, job)
 	c := newCluster(t, 4) // three slots and a spare, where the standbys run first
-	client, out := c.submit(keycount, "--failover", "fine-grained", "--active-standby", "--chaining=false")
+	client, out := c.submit(job, "--failover", "fine-grained", "--active-standby", "--chaining=false")
 	c.coord.waitFor(`active standbys of subtasks 1\.0, 1\.1, 1\.2, 2\.0, 2\.1, 2\.2 on worker w4`)
 	c.coord.waitFor(`checkpoint 2 completed`)
 	c.workers["w4"].kill()

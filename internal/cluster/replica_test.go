@@ -14,7 +14,7 @@ import (
 // rewinds, and the output is exact.
 func TestClusterReplacesLostStandbys(t *testing.T) {
 	var victim, survivor string
-	logs, src := loseAWorker{unchained: true, standby: true,
+	logs, src := loseAWorker{unchained: true, standby: true, events: 1_000_000,
 		before: func(t *testing.T, c *windowsCluster) { c.start(t, "w3", true) },
 		script: func(t *testing.T, c *windowsCluster) {
 			c.logs.wait(t, "active standbys of subtasks 1.0, 1.1, 2.0, 2.1 on worker w3$")
