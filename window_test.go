@@ -179,3 +179,40 @@ func TestCountAggregatorInfersTypes(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+// Sliding windows that overlap twelve at a time, over keys spread across
+// key groups (each a bucket of its own) and two subtasks, with snapshots
+// taken while they fill: every key's count in every window is exact.
+func TestManyOverlappingSlidingWindowsCountExactly(t *testing.T) {
+	var events []ev
+	want := map[string]int64{}
+	for i := range 150000 {
+		e := ev{fmt.Sprintf("k%d", i%97), int64(i * 7)}
+		events = append(events, e)
+		for start := e.TS - e.TS%1000 - 11000; start <= e.TS; start += 1000 {
+			if e.TS < start+12000 {
+				want[fmt.Sprintf("%s [%d,%d) ", e.Key, start, start+12000)]++
+			}
+		}
+	}
+	// At-least-once: the test's sink does not commit; without failures the
+	// output is exact all the same.
+	p := weir.NewPipeline(weir.WithParallelism(2), weir.WithGuarantee(weir.AtLeastOnce),
+		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 5 * time.Millisecond}))
+	src := weir.FromSource(p, "events", sliceSource[ev]{items: events, one: true}, weir.WithTimestamps(evTime, 0))
+	out := &sink[weir.Windowed[string, int64]]{}
+	weir.To(weir.AggregateWindow(weir.WindowBy(weir.KeyBy(src, evKey), weir.Sliding(12*time.Second, time.Second)), count{}), "out", out)
+	run(t, p)
+	if n := len(p.Report().Checkpoints); n < 3 {
+		t.Fatalf("%d checkpoints completed during the run, want snapshots while the windows fill", n)
+	}
+	got := sortedResults(out)
+	var exp []string
+	for k, n := range want {
+		exp = append(exp, fmt.Sprintf("%s%d", k, n))
+	}
+	slices.Sort(exp)
+	if !slices.Equal(got, exp) {
+		t.Fatalf("got %d results, want %d; first got %q, first want %q", len(got), len(exp), got[:min(3, len(got))], exp[:min(3, len(exp))])
+	}
+}

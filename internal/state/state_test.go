@@ -171,3 +171,37 @@ func TestRestoreRejectsCorruptData(t *testing.T) {
 		}
 	}
 }
+
+// A table sharded by key group without a key-group function keeps each
+// entry in the shard its caller names, and a restore into backends owning
+// part of the key groups gives each the entries of its own.
+func TestShardedTableRestoresEachBackendItsKeyGroups(t *testing.T) {
+	opts := TableOptions[string, int64]{Key: codec.String(), Value: codec.Int64(), Sharded: true}
+	src := NewBackend(0, 4, 4)
+	tb, err := Register(src, "t", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for kg := range 4 {
+		tb.Put(src.Shard(kg), "w", int64(kg))
+	}
+	data := src.Snapshot()()
+	for _, r := range []struct{ start, end int }{{0, 2}, {2, 4}} {
+		dst := NewBackend(r.start, r.end, 4)
+		if err := dst.Restore(data); err != nil {
+			t.Fatal(err)
+		}
+		rt, err := Register(dst, "t", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rt.Shards() != r.end-r.start || rt.Len() != r.end-r.start {
+			t.Fatalf("key groups [%d, %d): %d shards, %d entries", r.start, r.end, rt.Shards(), rt.Len())
+		}
+		for kg := r.start; kg < r.end; kg++ {
+			if v, ok := rt.Get(dst.Shard(kg), "w"); !ok || v != int64(kg) {
+				t.Fatalf("key group %d: got %d, %v; want %d", kg, v, ok, kg)
+			}
+		}
+	}
+}

@@ -16,7 +16,7 @@ import (
 // group at a time, and so that entries can move to another subtask by key
 // group. The caller names the shard of every access: the key group of the
 // current key minus the first key group owned (see Backend.Shard); tables
-// registered without a key-group function have a single shard 0.
+// registered without a key-group function (and not Sharded) have a single shard 0.
 type Table[K comparable, V any] struct {
 	name     string
 	b        *Backend
@@ -25,7 +25,8 @@ type Table[K comparable, V any] struct {
 	owned    []map[K]struct{} // per shard: values copied since the last snapshot
 	key      codec.Codec[K]
 	value    codec.Codec[V]
-	keyGroup func(K) int // nil: one shard, key group 0
+	keyGroup func(K) int // nil: no check of restored keys
+	sharded  bool        // one shard per key group owned (else one shard, key group 0)
 	clone    func(V) V
 }
 
@@ -36,6 +37,11 @@ type TableOptions[K comparable, V any] struct {
 	Value codec.Codec[V]
 	// KeyGroup returns a key's key group; nil for an unsharded table.
 	KeyGroup func(K) int
+	// Sharded splits a table without KeyGroup by key group all the same:
+	// its keys do not tell their key group (a window whose value holds
+	// the keys of one key group), so the caller names each entry's shard,
+	// and a restore trusts the key group stored with each entry.
+	Sharded bool
 	// Clone deep-copies a value; needed only by GetMutable.
 	Clone func(V) V
 }
@@ -54,12 +60,13 @@ func Register[K comparable, V any](b *Backend, name string, o TableOptions[K, V]
 	if o.Key == nil || o.Value == nil {
 		return nil, fmt.Errorf("state %q: missing codec for its keys or values", name)
 	}
+	sharded := o.KeyGroup != nil || o.Sharded
 	n := 1
-	if o.KeyGroup != nil {
+	if sharded {
 		n = b.kgEnd - b.kgStart
 	}
 	t := &Table[K, V]{name: name, b: b, shards: make([]map[K]V, n), frozen: make([]bool, n),
-		owned: make([]map[K]struct{}, n), key: o.Key, value: o.Value, keyGroup: o.KeyGroup, clone: o.Clone}
+		owned: make([]map[K]struct{}, n), key: o.Key, value: o.Value, keyGroup: o.KeyGroup, sharded: sharded, clone: o.Clone}
 	for i := range t.shards {
 		t.shards[i] = map[K]V{}
 	}
@@ -174,7 +181,7 @@ func (t *Table[K, V]) freeze() func([]byte) []byte {
 		for s, m := range frozen {
 			for k, v := range m {
 				kg := 0
-				if t.keyGroup != nil {
+				if t.sharded {
 					kg = kgStart + s
 				}
 				dst = binary.AppendUvarint(dst, uint64(kg))
@@ -216,14 +223,14 @@ func (t *Table[K, V]) restore(data []byte) error {
 		}
 		data = data[n:]
 		k, v := *kp, *vp
-		if t.keyGroup == nil {
+		if !t.sharded {
 			t.shards[0][k] = v
 			continue
 		}
 		if int(kg) < t.b.kgStart || int(kg) >= t.b.kgEnd {
 			continue // another subtask's key group
 		}
-		if int(kg) != checked {
+		if t.keyGroup != nil && int(kg) != checked {
 			if got := t.keyGroup(k); got != int(kg) {
 				return fmt.Errorf("key stored in key group %d hashes to %d; the key hash or max parallelism changed", kg, got)
 			}

@@ -59,7 +59,12 @@ func HashString(s string) uint64 {
 	return mix(h, m2)
 }
 
-// KeyGroup maps a key hash to one of maxPar key groups.
+// KeyGroup maps a key hash to one of maxPar key groups: hash mod maxPar,
+// by a mask when maxPar is a power of two (the default 128), which is the
+// same and cheaper than a division on every record.
 func KeyGroup(hash uint64, maxPar int) int {
+	if m := uint64(maxPar); m&(m-1) == 0 {
+		return int(hash & (m - 1))
+	}
 	return int(hash % uint64(maxPar))
 }
