@@ -62,8 +62,37 @@ func (o *bucketOperator[K, T, Acc, Out]) Open(*task.Context) error {
 		Key: wc, Value: bc, Clone: maps.Clone[map[K]Acc], Sharded: true}); err != nil {
 		return err
 	}
+	if err := o.checkRestoredBuckets(); err != nil {
+		return err
+	}
 	o.timers, err = state.RegisterTimers[Window](o.core.backend, "window-timers", wc, nil)
 	return err
+}
+
+// checkRestoredBuckets checks a few keys of every restored bucket against
+// its key group: a checkpoint of an older weir, which kept one bucket per
+// window, stored them all under key group 0.
+func (o *bucketOperator[K, T, Acc, Out]) checkRestoredBuckets() error {
+	var err error
+	for s := range o.buckets.Shards() {
+		o.buckets.All(s, func(win Window, b map[K]Acc) bool {
+			n := 0
+			for k := range b {
+				if got := o.core.backend.Shard(o.core.keyGroup(k)); got != s {
+					err = fmt.Errorf("%s: restoring window %v: a key stored in key group shard %d hashes to shard %d; the checkpoint was written by an older weir that kept one bucket per window, or with another key hash or max parallelism", o.core.name, win, s, got)
+					return false
+				}
+				if n++; n == 8 {
+					break
+				}
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (o *bucketOperator[K, T, Acc, Out]) collect(v Out) { o.next.Collect(o.emitTS, v) }
