@@ -109,7 +109,9 @@ type cachedWindow[K comparable, Acc any] struct {
 // has none.
 func (o *bucketOperator[K, T, Acc, Out]) cached(win Window) *cachedWindow[K, Acc] {
 	if epoch := o.core.backend.Epoch(); epoch != o.cacheEpoch {
-		o.uncache(func(Window) bool { return true }) // a snapshot holds the buckets: copy before a change
+		for i := range o.cache {
+			o.cache[i].valid = false // a snapshot holds the buckets: copy before a change
+		}
 		o.cacheEpoch = epoch
 	}
 	if c := &o.cache[o.last]; c.valid && c.win == win {
@@ -132,10 +134,10 @@ func (o *bucketOperator[K, T, Acc, Out]) cached(win Window) *cachedWindow[K, Acc
 	return c
 }
 
-// uncache forgets the cached buckets of the windows drop says.
-func (o *bucketOperator[K, T, Acc, Out]) uncache(drop func(Window) bool) {
+// uncache forgets the cached buckets of win.
+func (o *bucketOperator[K, T, Acc, Out]) uncache(win Window) {
 	for i := range o.cache {
-		if o.cache[i].valid && drop(o.cache[i].win) {
+		if o.cache[i].win == win {
 			o.cache[i].valid = false
 		}
 	}
@@ -271,7 +273,7 @@ func (o *bucketOperator[K, T, Acc, Out]) fire(t int64, win Window, wm int64, eac
 				o.buckets.Delete(s, win)
 			}
 		}
-		o.uncache(func(w Window) bool { return w == win })
+		o.uncache(win)
 	} else {
 		o.timers.Register(cleanup, win)
 	}

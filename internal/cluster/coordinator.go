@@ -290,6 +290,15 @@ func (c *Coordinator) onWorkerMessage(w *workerConn, m *pb.WorkerMessage) {
 	}
 }
 
+// workersLocked returns the live workers, in no order.
+func (c *Coordinator) workersLocked() []*workerConn {
+	ws := make([]*workerConn, 0, len(c.workers))
+	for _, w := range c.workers {
+		ws = append(ws, w)
+	}
+	return ws
+}
+
 // freeSlotsLocked returns the live workers whose slots an attempt may
 // take, and their free slots: for a first attempt the workers that are
 // not standbys, sorted by id; for a restart every worker, standbys first

@@ -113,11 +113,7 @@ func (c *Coordinator) deployer(j *job, cfg engine.Config) engine.Deployer {
 		c.executors[x.key] = x
 		var replicas []*share
 		if spec.Options.ActiveStandby {
-			var ws []*workerConn
-			for _, w := range c.workers {
-				ws = append(ws, w)
-			}
-			replicas = x.placeReplicasLocked(ws)
+			replicas = x.placeReplicasLocked(c.workersLocked())
 		}
 		for _, sh := range replicas {
 			c.executors[sh.key] = x

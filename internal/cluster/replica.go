@@ -147,11 +147,7 @@ func (x *remoteExecutor) replaceStandbys(m *store.Metadata) {
 		return
 	}
 	x.c.mu.Lock()
-	ws := make([]*workerConn, 0, len(x.c.workers))
-	for _, w := range x.c.workers {
-		ws = append(ws, w)
-	}
-	fresh := x.placeStandbysLocked(ws, ids, fmt.Sprintf(" again, from checkpoint %d", m.ID))
+	fresh := x.placeStandbysLocked(x.c.workersLocked(), ids, fmt.Sprintf(" again, from checkpoint %d", m.ID))
 	for _, sh := range fresh {
 		x.c.executors[sh.key] = x
 	}
@@ -169,7 +165,7 @@ func (x *remoteExecutor) replaceStandbys(m *store.Metadata) {
 	for _, id := range ids {
 		if sb := x.replicas[id]; sb != nil && !sb.ended && slices.Contains(fresh, sb) {
 			p := x.where[id]
-			ships[p] = append(ships[p], &pb.Placement{Subtask: ref(id), DataAddr: sb.w.dataAddr, DataKey: sb.key, Replica: true})
+			ships[p] = append(ships[p], replicaPlacement(id, sb))
 		}
 	}
 	for p, pls := range ships {
@@ -182,9 +178,14 @@ func (x *remoteExecutor) replaceStandbys(m *store.Metadata) {
 func (x *remoteExecutor) replicaPlacementLocked() []*pb.Placement {
 	var out []*pb.Placement
 	for id, sh := range x.replicas {
-		out = append(out, &pb.Placement{Subtask: ref(id), DataAddr: sh.w.dataAddr, DataKey: sh.key, Replica: true})
+		out = append(out, replicaPlacement(id, sh))
 	}
 	return out
+}
+
+// replicaPlacement says that subtask id's standby runs in share sh.
+func replicaPlacement(id task.SubtaskID, sh *share) *pb.Placement {
+	return &pb.Placement{Subtask: ref(id), DataAddr: sh.w.dataAddr, DataKey: sh.key, Replica: true}
 }
 
 // Standbys returns the subtasks whose standby runs (engine.StandbyKiller).

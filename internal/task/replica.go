@@ -119,11 +119,7 @@ func (r *Runtime) ShipLog(id SubtaskID, from int64) (func(ctx context.Context, s
 	}
 	return func(ctx context.Context, send func(exchange.Element) error) error {
 		defer l.stopReading()
-		ship := func(en logEntry) error {
-			b := exchange.GetBuffer()
-			b.B, b.N = appendLogEntry(b.B[:0], en), 1
-			return send(exchange.Element{Kind: exchange.Data, Buf: b})
-		}
+		ship := func(en logEntry) error { return send(wireElement(en)) }
 		marked := from
 		for {
 			for m, ok := l.markAfter(marked, at); ok; m, ok = l.markAfter(marked, at) {
@@ -156,9 +152,12 @@ func (r *Runtime) ShipLog(id SubtaskID, from int64) (func(ctx context.Context, s
 // LogLost returns the element that stops a standby in another process:
 // what ShipLog sends last when the log is lost, for a shipper that could
 // not start (ShipLog failed) to send instead.
-func LogLost() exchange.Element {
+func LogLost() exchange.Element { return wireElement(logEntry{kind: wireLost}) }
+
+// wireElement is log entry en as an element on the wire.
+func wireElement(en logEntry) exchange.Element {
 	b := exchange.GetBuffer()
-	b.B, b.N = appendLogEntry(b.B[:0], logEntry{kind: wireLost}), 1
+	b.B, b.N = appendLogEntry(b.B[:0], en), 1
 	return exchange.Element{Kind: exchange.Data, Buf: b}
 }
 
