@@ -83,6 +83,7 @@ type config struct {
 	failureSeed       uint64
 	failureWindow     time.Duration
 	restore           string // "", "latest" or a checkpoint path
+	settings          map[string]string
 	logf              func(string)
 	watermarkInterval time.Duration
 	bufferTimeout     time.Duration
@@ -257,6 +258,20 @@ func NewPipeline(opts ...Option) *Pipeline {
 		o(p)
 	}
 	return p
+}
+
+// RecordSetting declares a setting of the job that its results depend
+// on, such as a window's size or a generator's seed: every checkpoint
+// records the job's settings, and a restore refuses a checkpoint taken
+// with a different value of any of them, naming the setting. Name it as
+// the user sets it (weir run records a job's flags as "--window"). Call
+// it while building the pipeline; a later call for the same name replaces
+// the value.
+func (p *Pipeline) RecordSetting(name, value string) {
+	if p.cfg.settings == nil {
+		p.cfg.settings = map[string]string{}
+	}
+	p.cfg.settings[name] = value
 }
 
 // Name returns the job's name.

@@ -34,7 +34,7 @@ func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan) (engine.Conf
 		logf = func(string) {}
 	}
 	cfg := engine.Config{
-		Job: c.name, Plan: pl, Fingerprint: engine.Fingerprint(pl),
+		Job: c.name, Plan: pl, Fingerprint: engine.Fingerprint(pl), Settings: c.settings,
 		Runtime: task.Options{Job: c.name, QueueCapacity: c.queueCapacity, WatermarkInterval: c.watermarkInterval,
 			BufferTimeout: c.bufferTimeout, IdleTimeout: c.idleTimeout, LatencyInterval: c.latencyInterval},
 		Unaligned: ck.Unaligned, AlignedTimeout: ck.AlignedTimeout, Interval: ck.Interval, Timeout: ck.Timeout, MinPause: ck.MinPause,
@@ -113,14 +113,19 @@ func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan) (engine.Conf
 			return cfg, fmt.Errorf("restoring the latest checkpoint of %q from %s: %w", c.name, ck.StateDir, err)
 		}
 		cfg.Restore = &m
-		logf(fmt.Sprintf("restoring checkpoint %d", m.ID))
 	default:
 		m, err := cfg.Store.LoadPath(ctx, c.restore)
 		if err != nil {
 			return cfg, fmt.Errorf("restoring checkpoint %s: %w", c.restore, err)
 		}
 		cfg.Restore = &m
-		logf(fmt.Sprintf("restoring checkpoint %d", m.ID))
+	}
+	if cfg.Restore != nil {
+		// Refuse before anything runs, not at the first attempt.
+		if err := cfg.Restore.Fits(cfg.Layout()); err != nil {
+			return cfg, err
+		}
+		logf(fmt.Sprintf("restoring checkpoint %d", cfg.Restore.ID))
 	}
 	return cfg, nil
 }

@@ -35,6 +35,8 @@ type runFlags struct {
 	latency           string
 	latencyInterval   time.Duration
 	ft                ftFlags
+	// jobFlags are the job's own flags.
+	jobFlags []*pflag.Flag
 }
 
 func runCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -79,12 +81,30 @@ func jobCommand(j weir.Job, stdout, stderr io.Writer) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.SortFlags = false
-	build := j.Flags(fs)
-	f.define(fs)
+	build := f.defineJob(j, fs)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		return runJob(cmd.Context(), j, build, f, stdout, stderr)
 	}
 	return cmd
+}
+
+// defineJob declares j's own flags and then the shared ones on fs, and
+// returns j's builder.
+func (f *runFlags) defineJob(j weir.Job, fs *pflag.FlagSet) weir.Builder {
+	build := j.Flags(fs)
+	fs.VisitAll(func(fl *pflag.Flag) { f.jobFlags = append(f.jobFlags, fl) })
+	f.define(fs)
+	return build
+}
+
+// recordSettings records the job's flags in p's checkpoints, except those
+// the job marked as changeable on restore (weir.MayChangeOnRestore).
+func (f *runFlags) recordSettings(p *weir.Pipeline) {
+	for _, fl := range f.jobFlags {
+		if !weir.ChangeableOnRestore(fl) {
+			p.RecordSetting("--"+fl.Name, fl.Value.String())
+		}
+	}
 }
 
 // define declares the flags every job shares.
@@ -172,6 +192,7 @@ func runJob(ctx context.Context, j weir.Job, build weir.Builder, f *runFlags, st
 	if err := build(p, cfg); err != nil {
 		return usageError{err}
 	}
+	f.recordSettings(p)
 	if f.explain {
 		plan, err := p.Explain()
 		if err != nil {

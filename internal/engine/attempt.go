@@ -384,12 +384,10 @@ func (a *attemptState) act(acts []checkpoint.Action) {
 
 func (a *attemptState) persist(p checkpoint.Persist) error {
 	e := a.e
-	m := store.Metadata{Job: e.cfg.Job, ID: uint64(p.ID), Fingerprint: e.cfg.Fingerprint, Parallelism: map[int]int{}}
+	m := store.Metadata{Job: e.cfg.Job, ID: uint64(p.ID), Fingerprint: e.cfg.Fingerprint}
+	m.SetLayout(e.cfg.Layout())
 	if st := e.stats[int64(p.ID)]; st != nil {
 		m.TimestampMillis = st.Triggered.UnixMilli()
-	}
-	for _, v := range e.cfg.Plan.Vertices {
-		m.Parallelism[v.ID] = v.Parallelism
 	}
 	for t, h := range p.Handles {
 		sh, err := decodeHandle(h)

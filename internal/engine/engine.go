@@ -68,6 +68,10 @@ type Config struct {
 	Retained      int // completed checkpoints kept in the store
 	Tick          time.Duration
 
+	// Settings are the job's settings its results depend on, by name;
+	// every checkpoint records them and a restore needs them unchanged.
+	Settings map[string]string
+
 	// Store keeps checkpoints; required when checkpoints are on.
 	Store *store.Checkpoints
 	// Restore, if set, is the checkpoint the first attempt starts from.
@@ -341,16 +345,24 @@ func (e *engine) restoreState(ctx context.Context) (*store.Metadata, error) {
 	if e.latest == nil || e.cfg.Mode == AtMostOnce || !e.checkpoints() {
 		return nil, nil
 	}
-	m := e.latest
-	if m.Fingerprint != "" && e.cfg.Fingerprint != "" && m.Fingerprint != e.cfg.Fingerprint {
-		return nil, &fatalError{fmt.Errorf("checkpoint %d was written by a different pipeline (fingerprint %s, this pipeline %s)", m.ID, m.Fingerprint, e.cfg.Fingerprint)}
+	if err := e.latest.Fits(e.cfg.Layout()); err != nil {
+		return nil, &fatalError{err}
 	}
-	for _, v := range e.cfg.Plan.Vertices {
-		if p, ok := m.Parallelism[v.ID]; ok && p != v.Parallelism {
-			return nil, &fatalError{fmt.Errorf("checkpoint %d has parallelism %d for task %q, the pipeline %d; restore at the same parallelism", m.ID, p, v.Name(), v.Parallelism)}
+	return e.latest, nil
+}
+
+// Layout returns what the state of the run's checkpoints depends on: the
+// plan's key groups, operators and parallelism, the job's settings and
+// the guarantee. Every checkpoint records it; a restore needs it equal.
+func (c *Config) Layout() store.Layout {
+	l := store.Layout{MaxParallelism: c.Plan.MaxParallelism, Parallelism: map[int]int{}, Settings: c.Settings, Guarantee: c.Mode.String()}
+	for _, v := range c.Plan.Vertices {
+		l.Parallelism[v.ID] = v.Parallelism
+		for _, n := range v.Chain {
+			l.Operators = append(l.Operators, store.Operator{Vertex: v.ID, ID: n.ID, Kind: n.Kind.String(), Name: n.Name})
 		}
 	}
-	return m, nil
+	return l
 }
 
 // Fingerprint describes a plan's shape, so that a checkpoint is not
