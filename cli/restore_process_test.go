@@ -61,3 +61,56 @@ func TestRestoreRefusesAChangedLayoutOrSettingNamingIt(t *testing.T) {
 		t.Fatalf("output after the refused restores is not exactly-once: %v\n%s", err, stderr)
 	}
 }
+
+// Checkpoints belong to the run that took them. After a finished run, a
+// fresh run into the same output that is killed before its first
+// checkpoint cannot be continued by --restore latest: the newest
+// checkpoint is the finished run's final one, and restoring it would read
+// nothing and leave the fresh run's (cleared) output empty. Nor does a
+// checkpoint restore into an output its run did not write. A finished
+// run's own final checkpoint still restores, into its own output, and
+// changes nothing.
+func TestRestoreRefusesACheckpointOfAnotherRun(t *testing.T) {
+	dir := t.TempDir()
+	job := []string{"run", "keycount", "--keys", "50", "--window", "100ms", "-p", "2", "--progress", "off"}
+	out, state := filepath.Join(dir, "out"), filepath.Join(dir, "state")
+	ft := []string{"--guarantee", "exactly-once", "--state-dir", state, "--output", out}
+	finished := append(append(job, ft...), "--events", "20000")
+	if code, _, stderr := weir(t, finished...); code != 0 {
+		t.Fatalf("first run: exit %d\n%s", code, stderr)
+	}
+	want := lines(t, out)
+	// A fresh run that checkpoints every 10 minutes, killed after an
+	// injected failure made it start over with no checkpoint completed.
+	killAfter(t, "from the beginning (no checkpoint completed yet)", append(append(job, ft...), "--events", "2000000",
+		"--rate", "100000", "--checkpoint-interval", "10m", "--inject-failures", "1")...)
+
+	code, _, stderr := weir(t, append(finished, "--restore", "latest")...)
+	if code != 1 || !strings.Contains(stderr, "stopped before its first checkpoint") || !strings.Contains(stderr, "which finished") ||
+		!strings.Contains(stderr, "Start the job over without --restore") || strings.Contains(stderr, "records read") {
+		t.Fatalf("--restore latest after a run that took no checkpoint: exit %d, want 1 and why\n%s", code, stderr)
+	}
+	chk := filepath.Join(state, "jobs", "keycount", "chk-1")
+	code, _, stderr = weir(t, append(finished, "--restore", chk)...)
+	if code != 1 || !strings.Contains(stderr, "holds the output of run") || strings.Contains(stderr, "records read") {
+		t.Fatalf("restore of the first run's checkpoint into the second run's output: exit %d, want 1 and why\n%s", code, stderr)
+	}
+	other := append(append(job, "--guarantee", "exactly-once", "--state-dir", state, "--events", "20000", "--output", filepath.Join(dir, "other")), "--restore", chk)
+	code, _, stderr = weir(t, other...)
+	if code != 1 || !strings.Contains(stderr, "holds no output of run") || strings.Contains(stderr, "records read") {
+		t.Fatalf("restore into an output its run did not write: exit %d, want 1 and why\n%s", code, stderr)
+	}
+
+	// Start over; then the finished run's final checkpoint restores into
+	// its own output, reads nothing and leaves the output as it was.
+	if code, _, stderr := weir(t, finished...); code != 0 {
+		t.Fatalf("run started over: exit %d\n%s", code, stderr)
+	}
+	code, _, stderr = weir(t, append(finished, "--restore", "latest")...)
+	if code != 0 || !strings.Contains(stderr, "is the final checkpoint of run") {
+		t.Fatalf("restore of a finished run's final checkpoint: exit %d\n%s", code, stderr)
+	}
+	if err := weirapi.VerifyLines(weirapi.ExactlyOnce, want, lines(t, out)); err != nil {
+		t.Fatalf("output after restoring the final checkpoint: %v", err)
+	}
+}

@@ -384,7 +384,8 @@ func (a *attemptState) act(acts []checkpoint.Action) {
 
 func (a *attemptState) persist(p checkpoint.Persist) error {
 	e := a.e
-	m := store.Metadata{Job: e.cfg.Job, ID: uint64(p.ID), Fingerprint: e.cfg.Fingerprint}
+	m := store.Metadata{Job: e.cfg.Job, ID: uint64(p.ID), Fingerprint: e.cfg.Fingerprint, Run: e.cfg.Run,
+		Final: a.allDone && int64(p.ID) > a.final}
 	m.SetLayout(e.cfg.Layout())
 	if st := e.stats[int64(p.ID)]; st != nil {
 		m.TimestampMillis = st.Triggered.UnixMilli()

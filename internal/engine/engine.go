@@ -72,6 +72,12 @@ type Config struct {
 	// every checkpoint records them and a restore needs them unchanged.
 	Settings map[string]string
 
+	// Run names this run in its checkpoints: a new name for a fresh run,
+	// the restored checkpoint's for a restored one. A fresh run records
+	// it in the store as the job's latest run before its first
+	// checkpoint (store.StartRun).
+	Run string
+
 	// Store keeps checkpoints; required when checkpoints are on.
 	Store *store.Checkpoints
 	// Restore, if set, is the checkpoint the first attempt starts from.
@@ -243,6 +249,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Log == nil {
 		cfg.Log = func(string) {}
 	}
+	if cfg.Run == "" && cfg.Restore != nil {
+		cfg.Run = cfg.Restore.Run
+	}
+	if cfg.Run == "" {
+		cfg.Run = store.NewRunID()
+	}
 	e := &engine{cfg: cfg, nextID: 1, stats: map[int64]*CheckpointStats{}}
 	if cfg.ActiveStandby && !e.taskFailover() {
 		return nil, errors.New("engine: active standby needs fine-grained failover and aligned checkpoints")
@@ -263,7 +275,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if _, err := cfg.Store.DeleteUncommitted(ctx, cfg.Job, math.MaxUint64); err != nil {
 			return nil, err
 		}
-		if cfg.Restore != nil {
+		if cfg.Restore == nil {
+			if err := cfg.Store.StartRun(ctx, cfg.Job, store.RunRecord{Run: cfg.Run, StartedMillis: time.Now().UnixMilli()}); err != nil {
+				return nil, err
+			}
+		} else {
 			m := *cfg.Restore
 			e.latest = &m
 			e.report.Restored = int64(m.ID)

@@ -12,6 +12,7 @@ import (
 //
 //	jobs/<job>/chk-<id>/_metadata               the commit point
 //	jobs/<job>/chk-<id>/state/<vertex>-<subtask> one task's state
+//	jobs/<job>/_run                             the job's latest run
 //
 // <id> is the checkpoint id in decimal, zero-padded to 12 digits so that a
 // plain listing sorts in numeric order (ids past 10^12 grow a digit; the
@@ -40,6 +41,9 @@ func checkpointPrefix(job string, id uint64) string {
 func metadataKey(job string, id uint64) string {
 	return checkpointPrefix(job, id) + metadataName
 }
+
+// runKey names the record of a job's latest run.
+func runKey(job string) string { return jobPrefix(job) + "_run" }
 
 // stateKey names the state blob one task writes for a checkpoint.
 func stateKey(job string, id uint64, task TaskID) string {

@@ -61,6 +61,12 @@ type Metadata struct {
 	// Guarantee is the recovery semantics the checkpoint was taken under:
 	// "exactly-once" or "at-least-once".
 	Guarantee string `json:"guarantee,omitempty"`
+	// Run names the run that took the checkpoint: a fresh run of the job
+	// starts a new one, a restored run continues its checkpoint's.
+	Run string `json:"run,omitempty"`
+	// Final marks the checkpoint taken after every task finished its
+	// input: restoring it reads nothing and only commits its output.
+	Final bool `json:"final,omitempty"`
 	// Tasks holds the state of each task that has any.
 	Tasks []TaskState `json:"tasks"`
 	// Extra is free-form, for facts that do not deserve a field yet.
