@@ -123,6 +123,7 @@ func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan) (engine.Conf
 			return cfg, fmt.Errorf("restoring checkpoint %s: %w", c.restore, err)
 		}
 		cfg.Restore = &m
+		cfg.RestoreExactly = true
 	}
 	if cfg.Restore != nil {
 		// Refuse before anything runs, not at the first attempt.

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -113,4 +114,58 @@ func TestRestoreRefusesACheckpointOfAnotherRun(t *testing.T) {
 	if err := weirapi.VerifyLines(weirapi.ExactlyOnce, want, lines(t, out)); err != nil {
 		t.Fatalf("output after restoring the final checkpoint: %v", err)
 	}
+}
+
+// A flipped byte inside a state blob of the newest checkpoint keeps its
+// size, so only reading it finds it: --restore latest then falls back to
+// the checkpoint before, says which it skipped and why, and the output is
+// still exactly-once.
+func TestRestoreFallsBackFromAFlippedByteInAStateBlob(t *testing.T) {
+	dir := t.TempDir()
+	job := []string{"run", "keycount", "--events", "300000", "--keys", "50", "--window", "100ms", "-p", "2", "--progress", "off"}
+	ref := filepath.Join(dir, "ref")
+	if code, _, stderr := weir(t, append(job, "--output", ref)...); code != 0 {
+		t.Fatalf("reference run: exit %d\n%s", code, stderr)
+	}
+	out, state := filepath.Join(dir, "out"), filepath.Join(dir, "state")
+	ft := []string{"--guarantee", "exactly-once", "--checkpoint-interval", "50ms", "--state-dir", state, "--output", out}
+	killAfter(t, "checkpoint 3 completed", append(append(job, ft...), "--rate", "150000", "--log-checkpoints")...)
+	chks, _ := filepath.Glob(filepath.Join(state, "jobs", "keycount", "chk-*"))
+	if len(chks) < 2 {
+		t.Fatalf("want at least 2 retained checkpoints, got %v", chks)
+	}
+	newest := chks[len(chks)-1]
+	blobs, _ := filepath.Glob(filepath.Join(newest, "state", "*"))
+	var flipped string
+	for _, b := range blobs { // the largest: a window's state
+		if fi, err := os.Stat(b); err == nil && (flipped == "" || fi.Size() > mustSize(t, flipped)) {
+			flipped = b
+		}
+	}
+	data, err := os.ReadFile(flipped)
+	if err != nil || len(data) == 0 {
+		t.Fatalf("reading %s: %v", flipped, err)
+	}
+	data[len(data)/2] ^= 0x01
+	if err := os.WriteFile(flipped, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := weir(t, append(append(job, ft...), "--restore", "latest")...)
+	id := strings.TrimLeft(strings.TrimPrefix(filepath.Base(newest), "chk-"), "0")
+	if code != 0 || !strings.Contains(stderr, "checkpoint "+id+" is unusable") || !strings.Contains(stderr, "checksum mismatch") ||
+		!strings.Contains(stderr, "instead") {
+		t.Fatalf("restore with a flipped byte in checkpoint %s: exit %d, want a fallback that says why\n%s", id, code, stderr)
+	}
+	if err := weirapi.VerifyLines(weirapi.ExactlyOnce, lines(t, ref), lines(t, out)); err != nil {
+		t.Fatalf("output after the fallback is not exactly-once: %v\n%s", err, stderr)
+	}
+}
+
+func mustSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }

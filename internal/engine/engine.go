@@ -82,7 +82,11 @@ type Config struct {
 	Store *store.Checkpoints
 	// Restore, if set, is the checkpoint the first attempt starts from.
 	Restore *store.Metadata
-	Restart RestartStrategy
+	// RestoreExactly says that Restore was chosen by the user: if its
+	// state fails verification the run fails, where otherwise it falls
+	// back to the newest older usable checkpoint of the same run.
+	RestoreExactly bool
+	Restart        RestartStrategy
 	// Failures, if set, injects failures.
 	Failures *Injector
 	// OnAttempt is told of each attempt's runtime, for metrics (local
@@ -313,6 +317,11 @@ func (e *engine) run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if fell, ferr := e.fallBack(ctx, err); ferr != nil {
+			return ferr
+		} else if fell {
+			continue
+		}
 		var fatal *fatalError
 		if errors.As(err, &fatal) || e.cfg.Mode == None || errors.Is(err, task.ErrNotDeterministic) || task.IsPermanent(err) {
 			return err
@@ -347,6 +356,40 @@ func (e *engine) describeRestore() string {
 		return fmt.Sprintf("checkpoint %d", e.latest.ID)
 	}
 	return "the beginning (no checkpoint completed yet)"
+}
+
+// fallBack handles an attempt that failed with err. If err is the state
+// of the checkpoint being restored failing verification, fallBack marks
+// that checkpoint unusable in the store and makes the newest older usable
+// checkpoint of the same run the one to restore, and reports true; the
+// attempt is then retried at once. If there is none to fall back to, or
+// the user chose the checkpoint (Config.RestoreExactly), it returns the
+// error that ends the run.
+func (e *engine) fallBack(ctx context.Context, err error) (bool, error) {
+	var bad *unusableError
+	if !errors.As(err, &bad) || e.latest == nil || bad.id != e.latest.ID {
+		return false, nil
+	}
+	if e.cfg.RestoreExactly && e.cfg.Restore != nil && bad.id == e.cfg.Restore.ID {
+		return false, &fatalError{fmt.Errorf("%w; restore another checkpoint, or --restore latest to fall back to the newest usable one", bad.err)}
+	}
+	if merr := e.cfg.Store.MarkUnusable(ctx, e.cfg.Job, bad.id, bad.err); merr != nil {
+		e.cfg.Log(fmt.Sprintf("checkpoint %d: %v", bad.id, merr))
+	}
+	prev, _, lerr := e.cfg.Store.LatestBefore(ctx, e.cfg.Job, bad.id)
+	if lerr == nil && prev.Run != e.latest.Run {
+		lerr = fmt.Errorf("checkpoint %d belongs to another run", prev.ID)
+	}
+	if lerr != nil {
+		return false, &fatalError{fmt.Errorf("%w; no older checkpoint of this run to fall back to (%v): start the job over without --restore", bad.err, lerr)}
+	}
+	e.cfg.Log(fmt.Sprintf("checkpoint %d is unusable: %v; restoring checkpoint %d instead: sinks withdraw the output committed after it where they can (the file sink does); others may repeat it",
+		bad.id, bad.err, prev.ID))
+	if e.report.Restored == int64(bad.id) {
+		e.report.Restored = int64(prev.ID)
+	}
+	e.latest = &prev
+	return true, nil
 }
 
 // fatalError is a failure no restart can cure.

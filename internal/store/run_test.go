@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/weir-stream/weir/internal/blob"
@@ -51,5 +52,32 @@ func TestACheckpointRecordsItsRun(t *testing.T) {
 		if err != nil || got.Run != "r1" || !got.Final {
 			t.Fatalf("Load = run %q final %v, %v; want r1, final", got.Run, got.Final, err)
 		}
+	})
+}
+
+// A checkpoint a restore found corrupt is passed over from then on, and
+// retention keeps an older usable one in its place.
+func TestACheckpointMarkedUnusableIsPassedOverAndRetentionKeepsTheFallback(t *testing.T) {
+	backends(t, func(t *testing.T, blobs blob.Store) {
+		c := store.New(blobs)
+		for id := uint64(1); id <= 3; id++ {
+			checkpoint(t, c, "wc", id)
+		}
+		why := errors.New("state blob 1-0: checksum mismatch")
+		if err := c.MarkUnusable(t.Context(), "wc", 3, why); err != nil {
+			t.Fatal(err)
+		}
+		m, skipped, err := c.Latest(t.Context(), "wc")
+		if err != nil || m.ID != 2 || len(skipped) != 1 || skipped[0].ID != 3 {
+			t.Fatalf("Latest = %d, %v, %v; want 2, skipping 3", m.ID, skipped, err)
+		}
+		wantErr(t, skipped[0].Err, store.ErrCorrupt, "a restore found its state corrupt", "checksum mismatch")
+		if m, _, err := c.LatestBefore(t.Context(), "wc", 2); err != nil || m.ID != 1 {
+			t.Fatalf("LatestBefore(2) = %d, %v; want 1", m.ID, err)
+		}
+		if _, err := c.Retain(t.Context(), "wc", 1); err != nil {
+			t.Fatal(err)
+		}
+		wantCommitted(t, c, "wc", 2, 3)
 	})
 }
