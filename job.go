@@ -30,6 +30,29 @@ type Job struct {
 	Verify func(g Guarantee, ref, got []string) error
 }
 
+// changeableOnRestore is the pflag annotation MayChangeOnRestore sets.
+const changeableOnRestore = "weir-changeable-on-restore"
+
+// MayChangeOnRestore marks flags of a job, declared on fs, whose values
+// may differ between a run and a later run that restores its checkpoint:
+// a throttle, a delay, an address, how many events a generator makes in
+// all. The command line records every other flag of a job in its
+// checkpoints (Pipeline.RecordSetting) and refuses a restore that changes
+// one, since the restored state was computed under the old value.
+func MayChangeOnRestore(fs *pflag.FlagSet, names ...string) {
+	for _, n := range names {
+		if err := fs.SetAnnotation(n, changeableOnRestore, []string{"true"}); err != nil {
+			panic(fmt.Sprintf("weir: MayChangeOnRestore: %v", err))
+		}
+	}
+}
+
+// ChangeableOnRestore reports whether MayChangeOnRestore marked f.
+func ChangeableOnRestore(f *pflag.Flag) bool {
+	_, ok := f.Annotations[changeableOnRestore]
+	return ok
+}
+
 // Builder adds a job's operators to a pipeline. cfg carries the settings
 // common to all jobs.
 type Builder func(p *Pipeline, cfg JobConfig) error

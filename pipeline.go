@@ -18,6 +18,7 @@ package weir
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -83,6 +84,8 @@ type config struct {
 	failureSeed       uint64
 	failureWindow     time.Duration
 	restore           string // "", "latest" or a checkpoint path
+	settings          map[string]string
+	onStart           func(RunStart) error
 	logf              func(string)
 	watermarkInterval time.Duration
 	bufferTimeout     time.Duration
@@ -241,6 +244,28 @@ func WithInjectedFailures(n int, seed uint64) Option {
 // without checkpoints).
 func WithFailureWindow(d time.Duration) Option { return func(p *Pipeline) { p.cfg.failureWindow = d } }
 
+// RunStart describes a run as it starts (WithOnStart).
+type RunStart struct {
+	// Run names the run in its checkpoints: a fresh run gets a new name;
+	// a restored run continues the run of its checkpoint, under its name.
+	// It is empty when the guarantee takes no checkpoints.
+	Run string
+	// Restored is the checkpoint the run starts from; 0 for a fresh run.
+	Restored uint64
+}
+
+// ErrOtherRun means a restore would continue another run's output than
+// the one it was asked to continue.
+var ErrOtherRun = errors.New("the checkpoint belongs to another run")
+
+// WithOnStart calls f once per Run, after
+// the checkpoint to restore is chosen and checked and before any task
+// starts; an error from f ends Run with it. weir run prepares its output
+// directory with it: a fresh run marks the directory as its own, and a
+// restore checks that the directory holds the output of the checkpoint's
+// run (returning an error wrapping ErrOtherRun if not).
+func WithOnStart(f func(RunStart) error) Option { return func(p *Pipeline) { p.cfg.onStart = f } }
+
 // WithRestore starts the job from a retained checkpoint of its state
 // directory: "latest" or the path of a checkpoint (its directory or its
 // _metadata file).
@@ -257,6 +282,20 @@ func NewPipeline(opts ...Option) *Pipeline {
 		o(p)
 	}
 	return p
+}
+
+// RecordSetting declares a setting of the job that its results depend
+// on, such as a window's size or a generator's seed: every checkpoint
+// records the job's settings, and a restore refuses a checkpoint taken
+// with a different value of any of them, naming the setting. Name it as
+// the user sets it (weir run records a job's flags as "--window"). Call
+// it while building the pipeline; a later call for the same name replaces
+// the value.
+func (p *Pipeline) RecordSetting(name, value string) {
+	if p.cfg.settings == nil {
+		p.cfg.settings = map[string]string{}
+	}
+	p.cfg.settings[name] = value
 }
 
 // Name returns the job's name.
@@ -307,6 +346,15 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	cfg.SubtaskRestarts = p.deploy != nil // the cluster's executors restart single subtasks
 	if cfg.Failures != nil && p.deploy != nil {
 		cfg.Failures.NamedWait = max(5*cfg.Failures.MaxDelay, 2*time.Second)
+	}
+	if p.cfg.onStart != nil {
+		start := RunStart{Run: cfg.Run}
+		if cfg.Restore != nil {
+			start.Restored = cfg.Restore.ID
+		}
+		if err := p.cfg.onStart(start); err != nil {
+			return fmt.Errorf("job %q: %w", p.cfg.name, err)
+		}
 	}
 	live := &engine.Live{}
 	cfg.Live = live

@@ -34,7 +34,7 @@ func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan) (engine.Conf
 		logf = func(string) {}
 	}
 	cfg := engine.Config{
-		Job: c.name, Plan: pl, Fingerprint: engine.Fingerprint(pl),
+		Job: c.name, Plan: pl, Fingerprint: engine.Fingerprint(pl), Settings: c.settings,
 		Runtime: task.Options{Job: c.name, QueueCapacity: c.queueCapacity, WatermarkInterval: c.watermarkInterval,
 			BufferTimeout: c.bufferTimeout, IdleTimeout: c.idleTimeout, LatencyInterval: c.latencyInterval},
 		Unaligned: ck.Unaligned, AlignedTimeout: ck.AlignedTimeout, Interval: ck.Interval, Timeout: ck.Timeout, MinPause: ck.MinPause,
@@ -96,6 +96,7 @@ func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan) (engine.Conf
 		}
 	}
 	cfg.Store = store.New(blobs)
+	cfg.Run = store.NewRunID()
 	switch c.restore {
 	case "":
 	case "latest":
@@ -112,15 +113,46 @@ func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan) (engine.Conf
 		if err != nil {
 			return cfg, fmt.Errorf("restoring the latest checkpoint of %q from %s: %w", c.name, ck.StateDir, err)
 		}
+		if err := latestRunTookIt(ctx, cfg.Store, c.name, &m); err != nil {
+			return cfg, err
+		}
 		cfg.Restore = &m
-		logf(fmt.Sprintf("restoring checkpoint %d", m.ID))
 	default:
 		m, err := cfg.Store.LoadPath(ctx, c.restore)
 		if err != nil {
 			return cfg, fmt.Errorf("restoring checkpoint %s: %w", c.restore, err)
 		}
 		cfg.Restore = &m
-		logf(fmt.Sprintf("restoring checkpoint %d", m.ID))
+		cfg.RestoreExactly = true
+	}
+	if cfg.Restore != nil {
+		// Refuse before anything runs, not at the first attempt.
+		if err := cfg.Restore.Fits(cfg.Layout()); err != nil {
+			return cfg, err
+		}
+		cfg.Run = cfg.Restore.Run
+		logf(fmt.Sprintf("restoring checkpoint %d", cfg.Restore.ID))
+		if cfg.Restore.Final {
+			logf(fmt.Sprintf("checkpoint %d is the final checkpoint of run %s: that run read its input to the end, so this one reads nothing and only commits the output it left uncommitted", cfg.Restore.ID, cfg.Run))
+		}
 	}
 	return cfg, nil
+}
+
+// latestRunTookIt returns an error if checkpoint m, the newest of job,
+// was taken by an earlier run than the job's latest: then the latest run
+// stopped before its first checkpoint, and restoring m would continue the
+// earlier run's output (all of it, if that run finished) instead of the
+// latest's.
+func latestRunTookIt(ctx context.Context, st *store.Checkpoints, job string, m *store.Metadata) error {
+	last, ok, err := st.LastRun(ctx, job)
+	if err != nil || !ok || m.Run == "" || last.Run == m.Run {
+		return err
+	}
+	earlier := fmt.Sprintf("the earlier run %s", m.Run)
+	if m.Final {
+		earlier += ", which finished"
+	}
+	return fmt.Errorf("%w: the latest run of %q (run %s, started %s) stopped before its first checkpoint; the newest checkpoint, %d, belongs to %s, and restoring it would continue that run's output, not the latest's. Start the job over without --restore (or, to continue the earlier run, restore checkpoint %d by its path into that run's output)",
+		ErrOtherRun, job, last.Run, last.Started().Format(time.DateTime), m.ID, earlier, m.ID)
 }

@@ -182,7 +182,7 @@ func TestRestoreRefusesOtherParallelismAndMissingCheckpoint(t *testing.T) {
 		t.Fatalf("first run: exit %d\n%s", code, stderr)
 	}
 	code, _, stderr := weir(t, append(args, "-p", "3", "--restore", "latest")...)
-	if code != 1 || !strings.Contains(stderr, "restore at the same parallelism") {
+	if code != 1 || !strings.Contains(stderr, "restore with parallelism 2 (--parallelism)") {
 		t.Fatalf("restore at another parallelism: exit %d\n%s", code, stderr)
 	}
 	code, _, stderr = weir(t, "run", "keycount", "--guarantee", "exactly-once", "--state-dir", t.TempDir(), "--restore", "latest", "--output", t.TempDir())

@@ -37,9 +37,8 @@ func (pr program) Open(_ context.Context, job, name string, args []string) (clus
 	}
 	fs := pflag.NewFlagSet(job, pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	build := j.Flags(fs)
 	f := &runFlags{}
-	f.define(fs)
+	build := f.defineJob(j, fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -68,6 +67,7 @@ func (pr program) Open(_ context.Context, job, name string, args []string) (clus
 	if err := build(p, cfg); err != nil {
 		return nil, err
 	}
+	f.recordSettings(p)
 	if _, err := p.Explain(); err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -35,6 +34,8 @@ type runFlags struct {
 	latency           string
 	latencyInterval   time.Duration
 	ft                ftFlags
+	// jobFlags are the job's own flags.
+	jobFlags []*pflag.Flag
 }
 
 func runCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -79,12 +80,30 @@ func jobCommand(j weir.Job, stdout, stderr io.Writer) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.SortFlags = false
-	build := j.Flags(fs)
-	f.define(fs)
+	build := f.defineJob(j, fs)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		return runJob(cmd.Context(), j, build, f, stdout, stderr)
 	}
 	return cmd
+}
+
+// defineJob declares j's own flags and then the shared ones on fs, and
+// returns j's builder.
+func (f *runFlags) defineJob(j weir.Job, fs *pflag.FlagSet) weir.Builder {
+	build := j.Flags(fs)
+	fs.VisitAll(func(fl *pflag.Flag) { f.jobFlags = append(f.jobFlags, fl) })
+	f.define(fs)
+	return build
+}
+
+// recordSettings records the job's flags in p's checkpoints, except those
+// the job marked as changeable on restore (weir.MayChangeOnRestore).
+func (f *runFlags) recordSettings(p *weir.Pipeline) {
+	for _, fl := range f.jobFlags {
+		if !weir.ChangeableOnRestore(fl) {
+			p.RecordSetting("--"+fl.Name, fl.Value.String())
+		}
+	}
 }
 
 // define declares the flags every job shares.
@@ -168,10 +187,12 @@ func runJob(ctx context.Context, j weir.Job, build weir.Builder, f *runFlags, st
 		// Spread random-moment kills over about the job's duration.
 		ftOpts = append(ftOpts, weir.WithFailureWindow(max(took, 10*time.Millisecond)))
 	}
-	p := weir.NewPipeline(append(append(base, weir.WithName(j.Name), weir.WithLog(logf)), ftOpts...)...)
+	onStart := weir.WithOnStart(func(s weir.RunStart) error { return startOutput(f.output, s) })
+	p := weir.NewPipeline(append(append(base, weir.WithName(j.Name), weir.WithLog(logf), onStart), ftOpts...)...)
 	if err := build(p, cfg); err != nil {
 		return usageError{err}
 	}
+	f.recordSettings(p)
 	if f.explain {
 		plan, err := p.Explain()
 		if err != nil {
@@ -182,12 +203,6 @@ func runJob(ctx context.Context, j weir.Job, build weir.Builder, f *runFlags, st
 	}
 	if _, err := p.Explain(); err != nil { // report graph errors before starting
 		return err
-	}
-	if f.ft.restore == "" {
-		// A restored run continues the output of the run it restores.
-		if err := prepareOutput(f.output); err != nil {
-			return err
-		}
 	}
 	if f.http != "" {
 		url, stopHTTP, err := web.NewServer(p).Start(ctx, f.http)
@@ -285,26 +300,6 @@ func formatWatermark(wm int64) string {
 		return "end"
 	}
 	return time.UnixMilli(wm).UTC().Format("2006-01-02T15:04:05.000Z")
-}
-
-// prepareOutput removes the part files an earlier run left in an output
-// directory, so that the directory holds exactly this run's results.
-func prepareOutput(dir string) error {
-	if dir == "-" || dir == "" {
-		return nil
-	}
-	for _, pattern := range []string{"part-*.jsonl", ".part-*"} {
-		old, err := filepath.Glob(filepath.Join(dir, pattern))
-		if err != nil {
-			return err
-		}
-		for _, f := range old {
-			if err := os.Remove(f); err != nil {
-				return fmt.Errorf("--output: removing an earlier run's %s: %w", f, err)
-			}
-		}
-	}
-	return nil
 }
 
 // lockedWriter serializes writes to w.

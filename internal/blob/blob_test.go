@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/weir-stream/weir/internal/blob"
@@ -222,5 +223,28 @@ func TestFaultyFailsListDeleteAndStat(t *testing.T) {
 	}
 	if _, err := blob.Stat(ctx, f, "k"); !errors.Is(err, blob.ErrInjected) {
 		t.Errorf("Stat = %v, want ErrInjected", err)
+	}
+}
+
+// A write that fails (here: a name the file system refuses, as a full
+// disk refuses data) leaves no empty directories behind, whether it failed
+// creating them, writing its temporary file or publishing it.
+func TestAFailedDirWriteLeavesNoEmptyDirectories(t *testing.T) {
+	long := strings.Repeat("x", 300) // longer than a file name may be
+	for _, key := range []string{"jobs/j/chk-1/state/" + long, "jobs/j/chk-1/" + long + "/state"} {
+		root := t.TempDir()
+		d := blob.Dir(root)
+		for name, put := range map[string]func() error{
+			"put":           func() error { return d.Put(t.Context(), key, []byte("data")) },
+			"put-if-absent": func() error { return d.PutIfAbsent(t.Context(), key, []byte("data")) },
+		} {
+			if err := put(); err == nil {
+				t.Fatalf("%s %s: no error", name, key)
+			}
+			entries, err := os.ReadDir(root)
+			if err != nil || len(entries) != 0 {
+				t.Fatalf("%s %s failed and left %v in the root (%v)", name, key, entries, err)
+			}
+		}
 	}
 }

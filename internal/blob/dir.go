@@ -65,6 +65,7 @@ func (d *DirStore) Put(ctx context.Context, key string, data []byte) error {
 	}
 	if err := os.Rename(tmp, p); err != nil {
 		_ = os.Remove(tmp)
+		d.prune(filepath.Dir(p))
 		return opError("put", key, err)
 	}
 	if err := syncDir(filepath.Dir(p)); err != nil {
@@ -89,6 +90,7 @@ func (d *DirStore) PutIfAbsent(ctx context.Context, key string, data []byte) err
 		return opError("put-if-absent", key, ErrExists)
 	}
 	if linkErr != nil {
+		d.prune(filepath.Dir(p))
 		return opError("put-if-absent", key, linkErr)
 	}
 	if err := syncDir(filepath.Dir(p)); err != nil {
@@ -113,6 +115,7 @@ func (d *DirStore) writeTemp(dir string, data []byte) (string, error) {
 			}
 		}
 		if !errors.Is(err, fs.ErrNotExist) || attempt == 10 {
+			d.prune(dir)
 			return "", err
 		}
 	}
@@ -125,6 +128,7 @@ func (d *DirStore) writeTemp(dir string, data []byte) (string, error) {
 	}
 	if err != nil {
 		_ = os.Remove(f.Name())
+		d.prune(dir)
 		return "", err
 	}
 	return f.Name(), nil
@@ -272,15 +276,24 @@ func (d *DirStore) Delete(ctx context.Context, key string) error {
 	if err := syncDir(parent); err != nil && !isNotFound(err) {
 		return opError("delete", key, err)
 	}
-	// Best effort: rmdir fails on a directory that is not empty, which
-	// is how the walk up stops. An empty directory left by a crash here
-	// is harmless.
-	for dir := parent; dir != d.root && strings.HasPrefix(dir, d.root); dir = filepath.Dir(dir) {
+	d.prune(parent)
+	return nil
+}
+
+// prune removes dir and its parents up to the root while they are empty,
+// so that neither a deletion nor a failed write (a full disk) leaves
+// empty directories behind. It is best effort: rmdir fails on a
+// directory that is not empty, which is how the walk up stops, and an
+// empty directory left by a crash is harmless. A concurrent write that
+// loses its new directory to it starts again (writeTemp).
+func (d *DirStore) prune(dir string) {
+	for ; dir != d.root && strings.HasPrefix(dir, d.root); dir = filepath.Dir(dir) {
 		if syscall.Rmdir(dir) != nil {
-			break
+			if _, err := os.Lstat(dir); err == nil {
+				break // there, and not empty
+			}
 		}
 	}
-	return nil
 }
 
 // syncDir fsyncs a directory so that entries created, renamed or removed

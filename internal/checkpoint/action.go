@@ -175,10 +175,10 @@ const (
 	ReasonSubsumed
 )
 
-// countsAsFailure reports whether an abort for r moves the job towards
+// CountsAsFailure reports whether an abort for r moves the job towards
 // FailJob. Job failures and subsumption say nothing about the health of
 // checkpointing, so only the other reasons count.
-func (r Reason) countsAsFailure() bool {
+func (r Reason) CountsAsFailure() bool {
 	return r == ReasonTimeout || r == ReasonDeclined || r == ReasonStoreFailed
 }
 

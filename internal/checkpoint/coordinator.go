@@ -235,7 +235,7 @@ func (c *Coordinator) abort(out []Action, p *inflight, a Abort) []Action {
 
 	// A failure older than the last completed checkpoint no longer matters:
 	// the job has a newer checkpoint to fall back on.
-	if !a.Reason.countsAsFailure() || a.ID < c.lastCompleted {
+	if !a.Reason.CountsAsFailure() || a.ID < c.lastCompleted {
 		return out
 	}
 	c.failures++

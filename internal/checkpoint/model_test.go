@@ -264,7 +264,7 @@ func (m *model) apply(acts []Action) {
 				m.check(m.now-m.triggered[a.ID] == m.cfg.Timeout, "%v at %d", a, m.now)
 			}
 			m.end(a.ID, "abort")
-			if a.Reason.countsAsFailure() && a.ID > m.lastCompleted {
+			if a.Reason.CountsAsFailure() && a.ID > m.lastCompleted {
 				m.failures++
 			}
 		case FailJob:

@@ -371,6 +371,19 @@ func (a *attemptState) act(acts []checkpoint.Action) {
 			a.finish(id, "aborted", reason)
 			a.rt.Abort(id)
 			a.dropUncommitted(id)
+			if x.Reason.CountsAsFailure() {
+				e.cfg.Log(fmt.Sprintf("checkpoint %d failed: %s", id, reason))
+				if a.allDone && id > a.final && a.failure == nil {
+					// The sinks' last transactions commit with the final
+					// checkpoint or not at all: finishing without it would
+					// drop the output since the last completed one.
+					since := "the job started"
+					if last := e.report.LastCompleted(); last > 0 {
+						since = fmt.Sprintf("checkpoint %d", last)
+					}
+					a.failure = fmt.Errorf("the final checkpoint %d failed (%s): the output written since %s cannot commit", id, reason, since)
+				}
+			}
 		case checkpoint.Discard:
 			// A late or repeated acknowledgement. Its state lives under the
 			// key of the checkpoint's task, which a duplicate shares with the
@@ -384,12 +397,11 @@ func (a *attemptState) act(acts []checkpoint.Action) {
 
 func (a *attemptState) persist(p checkpoint.Persist) error {
 	e := a.e
-	m := store.Metadata{Job: e.cfg.Job, ID: uint64(p.ID), Fingerprint: e.cfg.Fingerprint, Parallelism: map[int]int{}}
+	m := store.Metadata{Job: e.cfg.Job, ID: uint64(p.ID), Fingerprint: e.cfg.Fingerprint, Run: e.cfg.Run,
+		Final: a.allDone && int64(p.ID) > a.final}
+	m.SetLayout(e.cfg.Layout())
 	if st := e.stats[int64(p.ID)]; st != nil {
 		m.TimestampMillis = st.Triggered.UnixMilli()
-	}
-	for _, v := range e.cfg.Plan.Vertices {
-		m.Parallelism[v.ID] = v.Parallelism
 	}
 	for t, h := range p.Handles {
 		sh, err := decodeHandle(h)

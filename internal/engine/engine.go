@@ -68,11 +68,25 @@ type Config struct {
 	Retained      int // completed checkpoints kept in the store
 	Tick          time.Duration
 
+	// Settings are the job's settings its results depend on, by name;
+	// every checkpoint records them and a restore needs them unchanged.
+	Settings map[string]string
+
+	// Run names this run in its checkpoints: a new name for a fresh run,
+	// the restored checkpoint's for a restored one. A fresh run records
+	// it in the store as the job's latest run before its first
+	// checkpoint (store.StartRun).
+	Run string
+
 	// Store keeps checkpoints; required when checkpoints are on.
 	Store *store.Checkpoints
 	// Restore, if set, is the checkpoint the first attempt starts from.
 	Restore *store.Metadata
-	Restart RestartStrategy
+	// RestoreExactly says that Restore was chosen by the user: if its
+	// state fails verification the run fails, where otherwise it falls
+	// back to the newest older usable checkpoint of the same run.
+	RestoreExactly bool
+	Restart        RestartStrategy
 	// Failures, if set, injects failures.
 	Failures *Injector
 	// OnAttempt is told of each attempt's runtime, for metrics (local
@@ -239,6 +253,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Log == nil {
 		cfg.Log = func(string) {}
 	}
+	if cfg.Run == "" && cfg.Restore != nil {
+		cfg.Run = cfg.Restore.Run
+	}
+	if cfg.Run == "" {
+		cfg.Run = store.NewRunID()
+	}
 	e := &engine{cfg: cfg, nextID: 1, stats: map[int64]*CheckpointStats{}}
 	if cfg.ActiveStandby && !e.taskFailover() {
 		return nil, errors.New("engine: active standby needs fine-grained failover and aligned checkpoints")
@@ -259,7 +279,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if _, err := cfg.Store.DeleteUncommitted(ctx, cfg.Job, math.MaxUint64); err != nil {
 			return nil, err
 		}
-		if cfg.Restore != nil {
+		if cfg.Restore == nil {
+			if err := cfg.Store.StartRun(ctx, cfg.Job, store.RunRecord{Run: cfg.Run, StartedMillis: time.Now().UnixMilli()}); err != nil {
+				return nil, err
+			}
+		} else {
 			m := *cfg.Restore
 			e.latest = &m
 			e.report.Restored = int64(m.ID)
@@ -292,6 +316,11 @@ func (e *engine) run(ctx context.Context) error {
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if fell, ferr := e.fallBack(ctx, err); ferr != nil {
+			return ferr
+		} else if fell {
+			continue
 		}
 		var fatal *fatalError
 		if errors.As(err, &fatal) || e.cfg.Mode == None || errors.Is(err, task.ErrNotDeterministic) || task.IsPermanent(err) {
@@ -329,6 +358,40 @@ func (e *engine) describeRestore() string {
 	return "the beginning (no checkpoint completed yet)"
 }
 
+// fallBack handles an attempt that failed with err. If err is the state
+// of the checkpoint being restored failing verification, fallBack marks
+// that checkpoint unusable in the store and makes the newest older usable
+// checkpoint of the same run the one to restore, and reports true; the
+// attempt is then retried at once. If there is none to fall back to, or
+// the user chose the checkpoint (Config.RestoreExactly), it returns the
+// error that ends the run.
+func (e *engine) fallBack(ctx context.Context, err error) (bool, error) {
+	var bad *unusableError
+	if !errors.As(err, &bad) || e.latest == nil || bad.id != e.latest.ID {
+		return false, nil
+	}
+	if e.cfg.RestoreExactly && e.cfg.Restore != nil && bad.id == e.cfg.Restore.ID {
+		return false, &fatalError{fmt.Errorf("%w; restore another checkpoint, or --restore latest to fall back to the newest usable one", bad.err)}
+	}
+	if merr := e.cfg.Store.MarkUnusable(ctx, e.cfg.Job, bad.id, bad.err); merr != nil {
+		e.cfg.Log(fmt.Sprintf("checkpoint %d: %v", bad.id, merr))
+	}
+	prev, _, lerr := e.cfg.Store.LatestBefore(ctx, e.cfg.Job, bad.id)
+	if lerr == nil && prev.Run != e.latest.Run {
+		lerr = fmt.Errorf("checkpoint %d belongs to another run", prev.ID)
+	}
+	if lerr != nil {
+		return false, &fatalError{fmt.Errorf("%w; no older checkpoint of this run to fall back to (%v): start the job over without --restore", bad.err, lerr)}
+	}
+	e.cfg.Log(fmt.Sprintf("checkpoint %d is unusable: %v; restoring checkpoint %d instead: sinks withdraw the output committed after it where they can (the file sink does); others may repeat it",
+		bad.id, bad.err, prev.ID))
+	if e.report.Restored == int64(bad.id) {
+		e.report.Restored = int64(prev.ID)
+	}
+	e.latest = &prev
+	return true, nil
+}
+
 // fatalError is a failure no restart can cure.
 type fatalError struct{ err error }
 
@@ -341,16 +404,24 @@ func (e *engine) restoreState(ctx context.Context) (*store.Metadata, error) {
 	if e.latest == nil || e.cfg.Mode == AtMostOnce || !e.checkpoints() {
 		return nil, nil
 	}
-	m := e.latest
-	if m.Fingerprint != "" && e.cfg.Fingerprint != "" && m.Fingerprint != e.cfg.Fingerprint {
-		return nil, &fatalError{fmt.Errorf("checkpoint %d was written by a different pipeline (fingerprint %s, this pipeline %s)", m.ID, m.Fingerprint, e.cfg.Fingerprint)}
+	if err := e.latest.Fits(e.cfg.Layout()); err != nil {
+		return nil, &fatalError{err}
 	}
-	for _, v := range e.cfg.Plan.Vertices {
-		if p, ok := m.Parallelism[v.ID]; ok && p != v.Parallelism {
-			return nil, &fatalError{fmt.Errorf("checkpoint %d has parallelism %d for task %q, the pipeline %d; restore at the same parallelism", m.ID, p, v.Name(), v.Parallelism)}
+	return e.latest, nil
+}
+
+// Layout returns what the state of the run's checkpoints depends on: the
+// plan's key groups, operators and parallelism, the job's settings and
+// the guarantee. Every checkpoint records it; a restore needs it equal.
+func (c *Config) Layout() store.Layout {
+	l := store.Layout{MaxParallelism: c.Plan.MaxParallelism, Parallelism: map[int]int{}, Settings: c.Settings, Guarantee: c.Mode.String()}
+	for _, v := range c.Plan.Vertices {
+		l.Parallelism[v.ID] = v.Parallelism
+		for _, n := range v.Chain {
+			l.Operators = append(l.Operators, store.Operator{Vertex: v.ID, ID: n.ID, Kind: n.Kind.String(), Name: n.Name})
 		}
 	}
-	return m, nil
+	return l
 }
 
 // Fingerprint describes a plan's shape, so that a checkpoint is not

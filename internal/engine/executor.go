@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -102,8 +103,20 @@ func StoreSnapshot(ctx context.Context, st *store.Checkpoints, job string, r tas
 	return s
 }
 
+// unusableError is the failure of restoring checkpoint id because its
+// state failed verification (it wraps store.ErrCorrupt): the engine then
+// falls back to an older checkpoint.
+type unusableError struct {
+	id  uint64
+	err error
+}
+
+func (u *unusableError) Error() string { return u.err.Error() }
+func (u *unusableError) Unwrap() error { return u.err }
+
 // ReadState reads the state of the given subtasks (all of them when want
-// is nil) from checkpoint m.
+// is nil) from checkpoint m. A state blob that fails verification fails
+// it with an error wrapping store.ErrCorrupt.
 func ReadState(ctx context.Context, st *store.Checkpoints, m *store.Metadata, want func(task.SubtaskID) bool) (map[task.SubtaskID][]byte, error) {
 	out := map[task.SubtaskID][]byte{}
 	for _, ts := range m.Tasks {
@@ -114,6 +127,9 @@ func ReadState(ctx context.Context, st *store.Checkpoints, m *store.Metadata, wa
 		var data []byte
 		for _, h := range ts.Handles {
 			b, err := st.ReadState(ctx, h)
+			if errors.Is(err, store.ErrCorrupt) {
+				return nil, &unusableError{id: m.ID, err: fmt.Errorf("restoring checkpoint %d: %w", m.ID, err)}
+			}
 			if err != nil {
 				return nil, fmt.Errorf("restoring checkpoint %d: %w", m.ID, err)
 			}

@@ -121,6 +121,7 @@ docs/connectors/kafka.md.`,
 			nf.Define(fs)
 			kf.defineSink(fs)
 			fs.Float64Var(&rate, "rate", 0, "kafkaThrottle the generator to this many events per second in all (0: as fast as possible)")
+			weir.MayChangeOnRestore(fs, "rate", "brokers", "connect-timeout", "transaction-timeout")
 			return func(p *weir.Pipeline, _ weir.JobConfig) error {
 				c, err := nf.Config()
 				if err != nil {
@@ -172,6 +173,9 @@ docs/connectors/kafka.md.`,
 			fs.StringVar(&kf.Group, "group", "", "consumer group to start from (--start group) and to commit offsets to for monitoring")
 			fs.StringVar(&kf.DeadLetter, "dead-letter-topic", "", "with --on-malformed skip: write undecodable records to this topic")
 			fs.DurationVar(&kf.Partitions, "partition-idle-timeout", 0, "a partition without records this long stops holding back the watermark (0: never)")
+			// --start and --group choose where a fresh job starts; a
+			// restored one reads on from its checkpoint's offsets.
+			weir.MayChangeOnRestore(fs, "brokers", "connect-timeout", "transaction-timeout", "start", "group", "dead-letter-topic")
 			return func(p *weir.Pipeline, cfg weir.JobConfig) error {
 				src, err := kf.source(cfg)
 				if err != nil {

@@ -89,6 +89,9 @@ happens to lines that do not parse.`,
 			fs.Float64Var(&c.Rate, "rate", 0, "throttle generation to this many events per second of wall-clock time (0: as fast as possible)")
 			fs.StringSliceVarP(&c.Inputs, "input", "i", nil, "read events from these JSON-lines files instead of generating them")
 			fs.DurationVar(&c.SinkDelay, "sink-delay", 0, "delay every batch the sink writes by this long, as a slow external system would (to watch backpressure)")
+			// Event i does not depend on --events, so a restore may run on
+			// to more or fewer of them.
+			weir.MayChangeOnRestore(fs, "events", "rate", "sink-delay")
 			return func(p *weir.Pipeline, cfg weir.JobConfig) error {
 				if err := c.Validate(); err != nil {
 					return err

@@ -61,6 +61,7 @@ See docs/connectors/nats.md.`,
 			fs.Float64Var(&c.Rate, "rate", 0, "read at most this many events per second of wall-clock time (0: as fast as possible)")
 			fs.DurationVar(&c.Window, "window", time.Second, "tumbling window size (event time)")
 			fs.DurationVar(&c.Lateness, "out-of-orderness", time.Second, "how far out of event-time order events may arrive before they count as late")
+			weir.MayChangeOnRestore(fs, "nats-url", "rate", "dead-letter")
 			return func(p *weir.Pipeline, cfg weir.JobConfig) error {
 				src, sink, err := c.connectors(cfg)
 				if err != nil {

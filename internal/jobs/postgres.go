@@ -50,6 +50,7 @@ See docs/connectors/postgres.md.`,
 			fs.StringVar(&pc.Table, "table", "keycount", "target table (name or schema.name)")
 			fs.StringVar(&pc.Mode, "mode", "append", "append (COPY; two-phase commit with checkpoints) or upsert (idempotent by primary key)")
 			fs.BoolVar(&pc.CreateTable, "create-table", false, "create the table if it does not exist")
+			weir.MayChangeOnRestore(fs, "events", "rate", "postgres-url", "create-table")
 			return func(p *weir.Pipeline, cfg weir.JobConfig) error {
 				if err := c.Validate(); err != nil {
 					return err

@@ -12,6 +12,8 @@ import (
 //
 //	jobs/<job>/chk-<id>/_metadata               the commit point
 //	jobs/<job>/chk-<id>/state/<vertex>-<subtask> one task's state
+//	jobs/<job>/chk-<id>/_unusable               why a restore found it corrupt
+//	jobs/<job>/_run                             the job's latest run
 //
 // <id> is the checkpoint id in decimal, zero-padded to 12 digits so that a
 // plain listing sorts in numeric order (ids past 10^12 grow a digit; the
@@ -39,6 +41,15 @@ func checkpointPrefix(job string, id uint64) string {
 // metadataKey names the metadata blob of a checkpoint.
 func metadataKey(job string, id uint64) string {
 	return checkpointPrefix(job, id) + metadataName
+}
+
+// runKey names the record of a job's latest run.
+func runKey(job string) string { return jobPrefix(job) + "_run" }
+
+// unusableKey names the mark a restore leaves on a checkpoint whose
+// state failed verification.
+func unusableKey(job string, id uint64) string {
+	return checkpointPrefix(job, id) + "_unusable"
 }
 
 // stateKey names the state blob one task writes for a checkpoint.

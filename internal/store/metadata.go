@@ -48,10 +48,39 @@ type Metadata struct {
 	Fingerprint string `json:"fingerprint"`
 	// Parallelism maps each vertex id to its number of subtasks.
 	Parallelism map[int]int `json:"parallelism"`
+	// MaxParallelism is the number of key groups keyed state is split
+	// into; 0 in checkpoints of a weir that did not record it.
+	MaxParallelism int `json:"max_parallelism,omitempty"`
+	// Operators lists the operators of the pipeline, vertex by vertex in
+	// chain order: what a restore compares to name an operator that was
+	// added, removed, renamed or chained differently.
+	Operators []Operator `json:"operators,omitempty"`
+	// Settings are the job's settings that its results depend on, by name
+	// (for jobs run by the command line, the job's flags: "--window").
+	Settings map[string]string `json:"settings,omitempty"`
+	// Guarantee is the recovery semantics the checkpoint was taken under:
+	// "exactly-once" or "at-least-once".
+	Guarantee string `json:"guarantee,omitempty"`
+	// Run names the run that took the checkpoint: a fresh run of the job
+	// starts a new one, a restored run continues its checkpoint's.
+	Run string `json:"run,omitempty"`
+	// Final marks the checkpoint taken after every task finished its
+	// input: restoring it reads nothing and only commits its output.
+	Final bool `json:"final,omitempty"`
 	// Tasks holds the state of each task that has any.
 	Tasks []TaskState `json:"tasks"`
 	// Extra is free-form, for facts that do not deserve a field yet.
 	Extra map[string]string `json:"extra,omitempty"`
+}
+
+// Operator identifies one operator of the pipeline that wrote a
+// checkpoint.
+type Operator struct {
+	// Vertex is the task the operator is chained into.
+	Vertex int    `json:"vertex"`
+	ID     int    `json:"id"`
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
 }
 
 // Handles returns every state handle of the checkpoint, task by task.

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/weir-stream/weir/internal/blob"
 )
@@ -144,6 +145,13 @@ func (c *Checkpoints) Load(ctx context.Context, job string, id uint64) (Metadata
 	if m.Job != job || m.ID != id {
 		return Metadata{}, corrupt(key, "holds checkpoint %d of job %q", m.ID, m.Job)
 	}
+	why, err := c.blobs.Get(ctx, unusableKey(job, id))
+	if err == nil {
+		return Metadata{}, corrupt(unusableKey(job, id), "a restore found its state corrupt: %s", why)
+	}
+	if !errors.Is(err, blob.ErrNotFound) {
+		return Metadata{}, fmt.Errorf("load checkpoint %d of job %q: %w", id, job, err)
+	}
 	for _, h := range m.Handles() {
 		attrs, err := blob.Stat(ctx, c.blobs, h.Key)
 		if errors.Is(err, blob.ErrNotFound) {
@@ -189,12 +197,22 @@ func (s Skip) String() string { return fmt.Sprintf("checkpoint %d is unusable: %
 // store, stops the search rather than falling back to an older checkpoint
 // that a transient failure made look like the newest.
 func (c *Checkpoints) Latest(ctx context.Context, job string) (Metadata, []Skip, error) {
+	return c.LatestBefore(ctx, job, math.MaxUint64)
+}
+
+// LatestBefore is Latest among the checkpoints of job with an id below
+// before: the checkpoint to fall back to when checkpoint before turned
+// out unusable.
+func (c *Checkpoints) LatestBefore(ctx context.Context, job string, before uint64) (Metadata, []Skip, error) {
 	ids, err := c.Committed(ctx, job)
 	if err != nil {
 		return Metadata{}, nil, err
 	}
 	var skipped []Skip
 	for i := len(ids) - 1; i >= 0; i-- {
+		if ids[i] >= before {
+			continue
+		}
 		m, err := c.Load(ctx, job, ids[i])
 		if err == nil {
 			return m, skipped, nil
@@ -205,6 +223,23 @@ func (c *Checkpoints) Latest(ctx context.Context, job string) (Metadata, []Skip,
 		skipped = append(skipped, Skip{ID: ids[i], Err: err})
 	}
 	return Metadata{}, skipped, fmt.Errorf("job %q: %w", job, ErrNoCheckpoint)
+}
+
+// MarkUnusable records that checkpoint id of job cannot be restored
+// because its state failed verification (why, an error wrapping
+// ErrCorrupt from ReadState), which Load only finds by reading all of it.
+// From then on Load, and so Latest and Retain, treat the checkpoint as
+// corrupt: it is passed over, and retention keeps an older usable
+// checkpoint in its place. Retention deletes the mark with the
+// checkpoint.
+func (c *Checkpoints) MarkUnusable(ctx context.Context, job string, id uint64, why error) error {
+	if err := checkJob(job); err != nil {
+		return err
+	}
+	if err := c.blobs.Put(ctx, unusableKey(job, id), []byte(why.Error())); err != nil {
+		return fmt.Errorf("mark checkpoint %d of job %q unusable: %w", id, job, err)
+	}
+	return nil
 }
 
 // unusable reports whether err from Load means the checkpoint cannot be

@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/weir-stream/weir"
+)
+
+// runMarker is the file in an --output directory that names the run whose
+// output the directory holds. The file sink's readers (part-*.jsonl)
+// never see it.
+const runMarker = ".weir-run"
+
+// startOutput prepares the --output directory dir as a run starts: a
+// fresh run clears what an earlier run left and marks the directory as
+// its own; a restored run continues the output of its checkpoint's run,
+// so the directory must carry that run's mark.
+func startOutput(dir string, s weir.RunStart) error {
+	if dir == "-" || dir == "" {
+		return nil
+	}
+	if s.Restored == 0 {
+		return prepareOutput(dir, s.Run)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, runMarker))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: --output %s holds no output of run %s, which took checkpoint %d: a restore continues the output of the run it restores, so this directory would get only what comes after the checkpoint. Restore with the --output of that run, or start the job over without --restore",
+			weir.ErrOtherRun, dir, s.Run, s.Restored)
+	case err != nil:
+		return fmt.Errorf("--output: %w", err)
+	}
+	if got := strings.TrimSpace(string(data)); got != s.Run {
+		return fmt.Errorf("%w: --output %s holds the output of run %s, but checkpoint %d belongs to run %s: restoring it would mix the two runs' output. Restore with the --output of run %s, or start the job over without --restore",
+			weir.ErrOtherRun, dir, got, s.Restored, s.Run, s.Run)
+	}
+	return nil
+}
+
+// prepareOutput removes the part files and run mark an earlier run left
+// in an output directory, so that the directory holds exactly this run's
+// results, and marks it with run (if run is not empty: a run without
+// checkpoints cannot be restored).
+func prepareOutput(dir, run string) error {
+	for _, pattern := range []string{"part-*.jsonl", ".part-*", runMarker} {
+		old, err := filepath.Glob(filepath.Join(dir, pattern))
+		if err != nil {
+			return err
+		}
+		for _, f := range old {
+			if err := os.Remove(f); err != nil {
+				return fmt.Errorf("--output: removing an earlier run's %s: %w", f, err)
+			}
+		}
+	}
+	if run == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return fmt.Errorf("--output: %w", err)
+	}
+	tmp := filepath.Join(dir, runMarker+".tmp")
+	if err := os.WriteFile(tmp, []byte(run+"\n"), 0o666); err != nil {
+		return fmt.Errorf("--output: marking the directory as this run's: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, runMarker)); err != nil {
+		return fmt.Errorf("--output: marking the directory as this run's: %w", err)
+	}
+	return nil
+}

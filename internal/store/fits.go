@@ -1,0 +1,173 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// ErrIncompatible means a checkpoint cannot be restored into a run because
+// its state is laid out for another key-group count, another pipeline or
+// another job configuration. It is wrapped by a *MismatchError.
+var ErrIncompatible = errors.New("checkpoint does not fit this run")
+
+// Layout is what a checkpoint's state depends on beyond the state itself:
+// a restore needs all of it unchanged, since keyed state is split by key
+// group, stored per task and operator, and computed under the job's
+// settings and guarantee.
+type Layout struct {
+	MaxParallelism int
+	// Parallelism maps each vertex id to its number of subtasks.
+	Parallelism map[int]int
+	Operators   []Operator
+	// Settings are the job's settings its results depend on, by name.
+	Settings map[string]string
+	// Guarantee is "exactly-once" or "at-least-once".
+	Guarantee string
+}
+
+// Layout returns the layout m records.
+func (m *Metadata) Layout() Layout {
+	return Layout{MaxParallelism: m.MaxParallelism, Parallelism: m.Parallelism, Operators: m.Operators,
+		Settings: m.Settings, Guarantee: m.Guarantee}
+}
+
+// SetLayout records l in m.
+func (m *Metadata) SetLayout(l Layout) {
+	m.MaxParallelism, m.Parallelism, m.Operators, m.Settings, m.Guarantee =
+		l.MaxParallelism, l.Parallelism, l.Operators, l.Settings, l.Guarantee
+}
+
+// MismatchError lists why checkpoint ID cannot be restored into a run,
+// one difference per entry, each saying what to change.
+type MismatchError struct {
+	ID          uint64
+	Differences []string
+}
+
+func (e *MismatchError) Error() string { return strings.Join(e.Differences, "; ") }
+
+// Is makes a MismatchError match ErrIncompatible.
+func (e *MismatchError) Is(target error) bool { return target == ErrIncompatible }
+
+// Fits returns nil if checkpoint m can be restored into a run laid out
+// as run, and a *MismatchError naming every difference otherwise:
+// another max parallelism (key groups would move), operators added,
+// removed, renamed or chained differently, another parallelism of a
+// task (restoring at another parallelism is not supported), another
+// value of a recorded setting, or an at-least-once checkpoint restored
+// under exactly-once (its state may already reflect records twice).
+//
+// A checkpoint without a recorded max parallelism was written by a weir
+// that recorded none of this; it is refused, since nothing of it can be
+// checked.
+func (m *Metadata) Fits(run Layout) error {
+	e := &MismatchError{ID: m.ID}
+	add := func(format string, args ...any) {
+		e.Differences = append(e.Differences, fmt.Sprintf("checkpoint %d ", m.ID)+fmt.Sprintf(format, args...))
+	}
+	if m.MaxParallelism == 0 {
+		add("was written by an older weir that did not record its max parallelism, operators and job settings, so this run cannot check that they match; restore it with the weir that wrote it, or start the job over without --restore")
+		return e
+	}
+	if m.MaxParallelism != run.MaxParallelism {
+		add("was taken with --max-parallelism %d, this run has %d: key groups would move; restore with --max-parallelism %d",
+			m.MaxParallelism, run.MaxParallelism, m.MaxParallelism)
+	}
+	if d := operatorDifference(m.Operators, run.Operators); d != "" {
+		add("was taken by a different pipeline: %s", d)
+	} else {
+		tasks := taskNames(m.Operators)
+		for _, v := range slices.Sorted(maps.Keys(run.Parallelism)) {
+			if p := m.Parallelism[v]; p != run.Parallelism[v] {
+				add("ran task %q with parallelism %d, this run has %d: restoring at another parallelism is not supported yet; restore with parallelism %d (--parallelism)",
+					tasks[v], p, run.Parallelism[v], p)
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(union(m.Settings, run.Settings))) {
+		was, wasSet := m.Settings[name]
+		is, isSet := run.Settings[name]
+		switch {
+		case !wasSet:
+			add("was taken without %s, this run has %s %s; restore without it", name, name, is)
+		case !isSet:
+			add("was taken with %s %s, this run has no %s; restore with %s %s", name, was, name, name, was)
+		case was != is:
+			add("was taken with %s %s, this run has %s; restore with %s %s", name, was, is, name, was)
+		}
+	}
+	if m.Guarantee == "at-least-once" && run.Guarantee == "exactly-once" {
+		add("was taken with --guarantee at-least-once, this run has exactly-once: its state may already reflect records twice, which an exactly-once run cannot undo; restore with --guarantee at-least-once")
+	}
+	if len(e.Differences) == 0 {
+		return nil
+	}
+	return e
+}
+
+// operatorDifference describes how the operators of a checkpoint (was)
+// differ from a run's (is), or returns "" if they are the same.
+func operatorDifference(was, is []Operator) string {
+	if slices.Equal(was, is) {
+		return ""
+	}
+	key := func(o Operator) string { return fmt.Sprintf("%q (%s, id %d)", o.Name, o.Kind, o.ID) }
+	inWas, inIs := map[string]bool{}, map[string]bool{}
+	for _, o := range was {
+		inWas[key(o)] = true
+	}
+	for _, o := range is {
+		inIs[key(o)] = true
+	}
+	var diffs []string
+	for _, o := range was {
+		if !inIs[key(o)] {
+			diffs = append(diffs, "its operator "+key(o)+" is not in this run")
+		}
+	}
+	for _, o := range is {
+		if !inWas[key(o)] {
+			diffs = append(diffs, "this run's operator "+key(o)+" is not in it")
+		}
+	}
+	if len(diffs) == 0 {
+		quote := func(names []string) string {
+			q := make([]string, len(names))
+			for i, n := range names {
+				q[i] = fmt.Sprintf("%q", n)
+			}
+			return strings.Join(q, ", ")
+		}
+		diffs = append(diffs, fmt.Sprintf("it chained its operators into the tasks %s, this run into %s; restore with the same chaining (--chaining)",
+			quote(taskNames(was)), quote(taskNames(is))))
+	}
+	return strings.Join(diffs, ", ")
+}
+
+// taskNames returns the name of each vertex of ops, by vertex id: its
+// operators' names joined by " -> ", as the plan names tasks.
+func taskNames(ops []Operator) []string {
+	var names []string
+	for _, o := range ops {
+		for len(names) <= o.Vertex {
+			names = append(names, "")
+		}
+		if names[o.Vertex] != "" {
+			names[o.Vertex] += " -> "
+		}
+		names[o.Vertex] += o.Name
+	}
+	return names
+}
+
+func union(a, b map[string]string) map[string]string {
+	u := maps.Clone(a)
+	if u == nil {
+		u = map[string]string{}
+	}
+	maps.Copy(u, b)
+	return u
+}
