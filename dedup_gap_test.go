@@ -13,12 +13,12 @@ import (
 )
 
 // phasedSource delivers originals (ids 0..n-1 at event time id ms), then
-// a copy of each, then fresh ids n..2n-1 an hour of event time later. It
-// holds back the copies until failed is closed, so that an at-most-once
-// restart, which resumes the source where it stopped, is what brings them.
+// a copy of each, then fresh ids n..2n-1 an hour of event time later. In
+// the job's first attempt it holds back the copies, so that an
+// at-most-once restart, which resumes the source where it stopped, is what
+// brings them.
 type phasedSource struct {
-	n      int
-	failed <-chan struct{}
+	n int
 }
 
 func (s phasedSource) at(i int) delivery {
@@ -32,8 +32,8 @@ func (s phasedSource) at(i int) delivery {
 	return delivery{ID: id, TS: id + time.Hour.Milliseconds()}
 }
 
-func (s phasedSource) Open(_ context.Context, _ connector.SubtaskInfo, pos connector.Position) (connector.Reader[delivery], error) {
-	r := &phasedReader{src: s}
+func (s phasedSource) Open(_ context.Context, info connector.SubtaskInfo, pos connector.Position) (connector.Reader[delivery], error) {
+	r := &phasedReader{src: s, first: info.Attempt == 0}
 	if len(pos) > 0 {
 		next, k := binary.Uvarint(pos)
 		if k <= 0 {
@@ -45,16 +45,16 @@ func (s phasedSource) Open(_ context.Context, _ connector.SubtaskInfo, pos conne
 }
 
 type phasedReader struct {
-	src  phasedSource
-	next int
+	src   phasedSource
+	next  int
+	first bool // the job's first attempt: it ends at the originals
 }
 
 func (r *phasedReader) Read(ctx context.Context, buf []delivery) (int, error) {
-	if r.next == r.src.n {
-		// Nothing to read until the failure, as an unbounded reader would
-		// say (the contract: block no longer than about 10ms).
+	if r.first && r.next == r.src.n {
+		// Nothing more in this attempt, as an unbounded reader would say
+		// (the contract: block no longer than about 10ms).
 		select {
-		case <-r.src.failed:
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		case <-time.After(10 * time.Millisecond):
@@ -84,9 +84,8 @@ func (r *phasedReader) Close() error { return nil }
 // failOnceSink collects records and fails its first write that holds the
 // record with id at.
 type failOnceSink struct {
-	at     int64
-	once   sync.Once
-	failed chan struct{}
+	at   int64
+	once sync.Once
 	sink[delivery]
 }
 
@@ -100,7 +99,7 @@ func (s *failOnceSink) Write(ctx context.Context, b []delivery) error {
 			continue
 		}
 		fail := false
-		s.once.Do(func() { fail = true; close(s.failed) })
+		s.once.Do(func() { fail = true })
 		if fail {
 			return errors.New("the sink fails once, at the last original")
 		}
@@ -115,12 +114,11 @@ func (s *failOnceSink) Write(ctx context.Context, b []delivery) error {
 // event time, and forwards the later records.
 func TestDeduplicateForwardsNoKeyTwiceThroughAtMostOnceRecovery(t *testing.T) {
 	const n = 3000
-	failed := make(chan struct{})
-	out := &failOnceSink{at: n - 1, failed: failed}
+	out := &failOnceSink{at: n - 1}
 	stats := &weir.DedupStats{}
 	p := weir.NewPipeline(weir.WithParallelism(2), weir.WithGuarantee(weir.AtMostOnce),
 		weir.WithRestartStrategy("fixed-delay", 3, time.Millisecond, 0, 0))
-	src := weir.FromSource(p, "deliveries", phasedSource{n: n, failed: failed},
+	src := weir.FromSource(p, "deliveries", phasedSource{n: n},
 		weir.WithTimestamps(deliveryTime, time.Hour), weir.SourceParallelism[delivery](1))
 	weir.To(weir.DeduplicateBy(src, deliveryID, time.Hour, weir.DedupStatsTo(stats)), "sink", out)
 	run(t, p)
