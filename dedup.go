@@ -39,6 +39,16 @@ import (
 //     DedupLateTo. Input within the sources' out-of-orderness bound is
 //     never late.
 //   - Forwarded records keep their timestamps and their order.
+//   - Under at-most-once recovery, which restarts the operator with its
+//     state lost, the contract still holds: a key is forwarded at most
+//     once per horizon through failures. The operator keeps one number
+//     through a failure, the highest event time m it forwarded; after the
+//     restart it drops every record with event time before m+horizon
+//     (counted as Forgotten) until the watermark reaches m+horizon, since
+//     any of them may repeat a key it forwarded and forgot. Such a failure
+//     therefore loses up to a horizon of event time, the price of never
+//     forwarding a key twice; under exactly-once and at-least-once the
+//     state is restored instead and nothing is dropped this way.
 //
 // Memory: the exact state holds each remembered key once (its key and an
 // int64), grouped by key group and by generation, a span of horizon/2 of
@@ -154,12 +164,15 @@ type DedupStats struct {
 type DedupCounts struct {
 	// Records counts the records that reached the operator.
 	Records int64 `json:"records"`
-	// Forwarded, Duplicates and Late split Records: the records passed on,
-	// the duplicates dropped, and the late records dropped or sent to the
-	// side output.
+	// Forwarded, Duplicates, Late and Forgotten split Records: the records
+	// passed on, the duplicates dropped, the late records dropped or sent
+	// to the side output, and the records dropped after an at-most-once
+	// recovery because they may repeat a key forwarded before the failure
+	// (see Deduplicate).
 	Forwarded  int64 `json:"forwarded"`
 	Duplicates int64 `json:"duplicates"`
 	Late       int64 `json:"late"`
+	Forgotten  int64 `json:"forgotten"`
 	// FilterNegatives counts the exact lookups avoided: a generation's
 	// filter answered "certainly not there".
 	FilterNegatives int64 `json:"filter_negatives"`
@@ -197,6 +210,7 @@ func (s *DedupStats) Counts() DedupCounts {
 		c.Forwarded += d.forwarded.Load()
 		c.Duplicates += d.duplicates.Load()
 		c.Late += d.late.Load()
+		c.Forgotten += d.forgotten.Load()
 		c.FilterNegatives += d.negatives.Load()
 		c.ExactLookups += d.exact.Load()
 		c.FalsePositives += d.falsePos.Load()
@@ -204,7 +218,7 @@ func (s *DedupStats) Counts() DedupCounts {
 		c.IDs += d.ids.Load()
 		c.FilterBits += d.bits.Load()
 	}
-	c.Records = c.Forwarded + c.Duplicates + c.Late
+	c.Records = c.Forwarded + c.Duplicates + c.Late + c.Forgotten
 	return c
 }
 
@@ -221,9 +235,9 @@ func (s *DedupStats) counters() *dedupCounters {
 
 // dedupCounters are one subtask's counters: one writer, any readers.
 type dedupCounters struct {
-	forwarded, duplicates, late         atomic.Int64
-	negatives, exact, falsePos, rebuilt atomic.Int64
-	ids, bits                           atomic.Int64
+	forwarded, duplicates, late, forgotten atomic.Int64
+	negatives, exact, falsePos, rebuilt    atomic.Int64
+	ids, bits                              atomic.Int64
 }
 
 // bloomFalsePositiveRate is the classic estimate of a Bloom filter's

@@ -34,7 +34,13 @@ type dedupNode[K comparable, T any] struct {
 
 func (n *dedupNode[K, T]) Build(ctx *task.Context, outs []any) (task.Built, error) {
 	op := &dedupOp[K, T]{dedupNode: n, core: newKeyedCore(ctx, n.keys), next: out[T](outs, 0), late: out[T](outs, 1),
-		c: n.cfg.stats.counters()}
+		c: n.cfg.stats.counters(), forgotten: math.MinInt64}
+	if op.gap = ctx.Gap; op.gap != nil && op.gap.Prev != task.MinWatermark {
+		// An at-most-once restart: the keys forwarded before the failure
+		// are forgotten with the state, and each may be as recent as the
+		// mark.
+		op.forgotten = addSat(op.gap.Prev, n.horizon)
+	}
 	if ctx.KeyGroupEnd > ctx.KeyGroupStart { // as state.NewBackend
 		op.kgStart = ctx.KeyGroupStart
 	}
@@ -72,6 +78,12 @@ type dedupOp[K comparable, T any] struct {
 	locs    []uint64         // the current key's filter locations (k of them)
 	n       dedupLocal
 	c       *dedupCounters
+	// Under at-most-once, gap holds the highest event time forwarded, over
+	// every attempt; after a restart, records before forgotten (that mark
+	// plus the horizon) may repeat a key forwarded before the failure and
+	// are dropped until the watermark reaches it.
+	gap       *task.GapMark
+	forgotten int64
 }
 
 // dedupGen is the in-memory side of one slot.
@@ -89,10 +101,10 @@ type dedupGen[K comparable] struct {
 // dedupLocal are the counters the subtask goroutine keeps in plain fields;
 // publish copies them to the shared ones, so records cost no atomics.
 type dedupLocal struct {
-	forwarded, duplicates, late         int64
-	negatives, exact, falsePos, rebuilt int64
-	ids, bits                           int64
-	unpublished                         int
+	forwarded, duplicates, late, forgotten int64
+	negatives, exact, falsePos, rebuilt    int64
+	ids, bits                              int64
+	unpublished                            int
 }
 
 func (o *dedupOp[K, T]) Snapshot() (func() []byte, error) {
@@ -153,6 +165,10 @@ func (o *dedupOp[K, T]) Collect(ts int64, v T) {
 		o.late.Collect(ts, v)
 		return
 	}
+	if ts < o.forgotten {
+		o.n.forgotten++
+		return
+	}
 	k := o.key(v)
 	h := o.core.keys.hash(k)
 	s := o.core.backend.Shard(task.KeyGroup(h, o.core.maxPar))
@@ -174,6 +190,9 @@ func (o *dedupOp[K, T]) Collect(ts int64, v T) {
 		filterAdd(g.filter, o.locs)
 	}
 	o.n.forwarded++
+	if o.gap != nil {
+		o.gap.Raise(ts) // before the record can reach any output
+	}
 	o.next.Collect(ts, v)
 }
 
@@ -253,6 +272,9 @@ func (o *dedupOp[K, T]) addGen(s int, gen int64) *dedupGen[K] {
 // Watermark drops the generations whose every key is past its horizon.
 func (o *dedupOp[K, T]) Watermark(wm int64) int64 {
 	o.core.wm = wm
+	if wm >= o.forgotten {
+		o.forgotten = math.MinInt64 // what was lost would be forgotten by now
+	}
 	n := 0
 	for n < len(o.live) && addSat(o.genEnd(o.live[n]), o.horizon) <= wm {
 		o.dropGen(o.live[n])
@@ -306,6 +328,7 @@ func (o *dedupOp[K, T]) publish() {
 	c.forwarded.Store(n.forwarded)
 	c.duplicates.Store(n.duplicates)
 	c.late.Store(n.late)
+	c.forgotten.Store(n.forgotten)
 	c.negatives.Store(n.negatives)
 	c.exact.Store(n.exact)
 	c.falsePos.Store(n.falsePos)

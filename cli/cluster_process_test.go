@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -102,6 +103,13 @@ func (p *proc) output() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return strings.Join(p.lines, "\n")
+}
+
+// stop freezes the process with SIGSTOP; kill still ends it.
+func (p *proc) stop() {
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		p.t.Fatalf("stopping %s: %v", p.name, err)
+	}
 }
 
 // kill ends the process with SIGKILL, as a machine failure would.
@@ -223,18 +231,52 @@ func TestClusterSurvivesAWorkerKill(t *testing.T) {
 }
 
 // The kill lands while a checkpoint is in flight: that checkpoint never
-// completes and the job restores the one before.
+// completes and the job restores the one before. The job needs all three
+// workers' slots, so the killed worker runs some of its tasks; it is
+// frozen (SIGSTOP) before the next checkpoint is triggered, so that
+// checkpoint cannot complete before the kill.
 func TestClusterSurvivesAKillDuringACheckpoint(t *testing.T) {
 	skipShort(t)
 	ref := reference(t, keycount)
-	c := newCluster(t, 4) // a spare worker: the job restarts at once
+	for try := 1; ; try++ {
+		if killDuringACheckpoint(t, ref) {
+			return
+		}
+		if try == 3 {
+			t.Fatal("in 3 tries the frozen worker was declared lost before the next checkpoint was triggered")
+		}
+	}
+}
+
+func killDuringACheckpoint(t *testing.T, ref []string) bool {
+	c := newCluster(t, 3)
 	client, out := c.submit(keycount)
-	c.coord.waitFor(`checkpoint 3 triggered`)
-	c.workers["w1"].kill()
+	c.coord.waitFor(`checkpoint 2 completed`)
+	victim := c.workers["w1"]
+	from := c.coord.mark()
+	victim.stop()
+	m := c.coord.waitFrom(from, `checkpoint (\d+) triggered|worker \S+ lost|failure 1`)
+	victim.kill()
+	c.startWorker("w4")
+	if !strings.Contains(m[0], "triggered") {
+		t.Logf("the coordinator printed %q before the next checkpoint; trying again", m[0])
+		c.check(client, out, ref)
+		return false
+	}
+	inFlight := m[1]
 	c.check(client, out, ref)
-	if !strings.Contains(client.output(), "recovery 1: restored checkpoint") {
+	if regexp.MustCompile(`checkpoint ` + inFlight + ` completed`).MatchString(c.coord.output()) {
+		t.Fatalf("checkpoint %s, in flight when its worker was killed, completed:\n%s", inFlight, c.coord.output())
+	}
+	r := regexp.MustCompile(`recovery 1: restored checkpoint (\d+)`).FindStringSubmatch(client.output())
+	if r == nil {
 		t.Fatalf("no recovery from a checkpoint was reported:\n%s", client.output())
 	}
+	restored, _ := strconv.Atoi(r[1])
+	if n, _ := strconv.Atoi(inFlight); restored >= n {
+		t.Fatalf("recovery restored checkpoint %d, not one before checkpoint %s, which was in flight at the kill:\n%s", restored, inFlight, client.output())
+	}
+	return true
 }
 
 // Two workers die one after the other, the second while the job recovers

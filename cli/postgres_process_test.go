@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	weirapi "github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/internal/jobs"
@@ -42,6 +44,21 @@ func keyCountRows(t *testing.T, url, table string) []string {
 		t.Fatal(err)
 	}
 	return got
+}
+
+// countRows returns the rows of table, 0 if the job has not created it yet.
+func countRows(t *testing.T, conn *pgx.Conn, table string) int {
+	t.Helper()
+	var n int
+	err := conn.QueryRow(t.Context(), "SELECT count(*) FROM "+table).Scan(&n)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // keycount-postgres is killed with SIGKILL three times and restored with
@@ -85,9 +102,16 @@ func testPostgresThroughKills(t *testing.T, mode string) {
 		if i > 0 {
 			args = append(args, "--restore", "latest")
 		}
-		// After ten checkpoints (half a second) windows have fired and
-		// been committed; earlier kills often find nothing committed yet.
-		if killAfterCount(t, " completed in ", 10, args...) {
+		// Kill once this run has committed rows of its own: after a
+		// checkpoint completes, the table has more rows than when the
+		// run started. (A fixed number of checkpoints is no such event:
+		// on a loaded machine they may all complete before a window
+		// fires.)
+		before := countRows(t, conn, table)
+		committed := func(line string) bool {
+			return strings.Contains(line, " completed in ") && countRows(t, conn, table) > before
+		}
+		if killWhen(t, committed, args...) {
 			kills++
 			n := len(keyCountRows(t, url, table))
 			seen = append(seen, n)

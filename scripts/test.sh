@@ -1,46 +1,138 @@
 #!/usr/bin/env bash
 # Runs weir's whole test suite. It installs what the tests need first, so it
 # works on a fresh machine with Go installed.
-set -euo pipefail
+#
+# Every step runs, even when an earlier one failed: a failure under load in
+# one step must not hide the results of the others (the race detector runs
+# last). The set-up steps that do not share a lock run at the same time:
+# the Debian packages (Chromium, then PostgreSQL; apt takes one lock), the
+# Kafka broker's jars, the nats-server and versitygw builds, the Go modules
+# and the browser test's npm packages. At the end a summary lists each
+# step's result and time, and the script exits 1 if any step failed.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== installing Go modules"
-go mod download
-
-# The dashboard's browser test drives Debian's Chromium with playwright-core.
-if [ ! -x /usr/bin/chromium ] && [ -z "${CHROMIUM:-}" ]; then
-  echo "== installing Chromium (Debian package)"
-  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq chromium >/dev/null
-fi
-if ! command -v node >/dev/null; then
-  echo "the dashboard's browser test needs Node.js (node and npm) on PATH" >&2
-  exit 1
-fi
-echo "== installing the browser test's npm packages"
-npm ci --prefix internal/web/uitest --no-audit --no-fund --loglevel=error
-
-# Real servers for the connector and cluster tests. Each script installs
-# and starts one and exports its address; see scripts/services/README.md.
 export WEIR_SERVICES_DIR="${WEIR_SERVICES_DIR:-$PWD/.services}"
 export WEIR_SERVICE_PIDS=""
 export WEIR_REQUIRE_SERVICES=1
+logs="$WEIR_SERVICES_DIR/setup"
+mkdir -p "$logs"
+rm -f "$logs"/*
+
 stop_services() { for pid in $WEIR_SERVICE_PIDS; do kill "$pid" 2>/dev/null || true; done; }
 trap stop_services EXIT
-mkdir -p "$WEIR_SERVICES_DIR"
-for s in scripts/services/*.sh; do
-  echo "== starting $(basename "$s" .sh)"
+
+summary=()
+failures=0
+
+# record NAME STATUS SECONDS adds a line to the summary.
+record() {
+  summary+=("$(printf '%-7s %5ss  %s' "$2" "$3" "$1")")
+  [ "$2" = ok ] || failures=$((failures + 1))
+}
+
+# step NAME CMD... runs CMD in the foreground and records how it went.
+step() {
+  local name=$1 start=$SECONDS status=ok
+  shift
+  echo "== $name"
+  "$@" || status=FAILED
+  record "$name" "$status" $((SECONDS - start))
+}
+
+# setup NAME FUNCTION starts FUNCTION in the background, its output in a log
+# of its own; the services it starts write their variables to NAME.env (see
+# export_service). finish_setup waits for them all and takes the variables.
+setup_names=()
+setup_pids=()
+setup() {
+  local name=$1 fn=$2
+  (
+    start=$SECONDS
+    setup_env="$logs/$name.env"
+    if "$fn" >"$logs/$name.log" 2>&1; then status=ok; else status=FAILED; fi
+    echo "$status $((SECONDS - start))" >"$logs/$name.status"
+  ) &
+  setup_names+=("$name")
+  setup_pids+=($!)
+}
+
+finish_setup() {
+  local i name status seconds
+  for i in "${!setup_pids[@]}"; do
+    name=${setup_names[$i]}
+    wait "${setup_pids[$i]}"
+    read -r status seconds <"$logs/$name.status" 2>/dev/null || { status=FAILED seconds=?; }
+    echo "== set-up: $name ($status, ${seconds}s)"
+    sed 's/^/   /' "$logs/$name.log"
+    if [ -f "$logs/$name.env" ]; then
+      local before=$WEIR_SERVICE_PIDS
+      # shellcheck source=/dev/null
+      source "$logs/$name.env"
+      WEIR_SERVICE_PIDS="$before $WEIR_SERVICE_PIDS"
+    fi
+    record "set-up: $name" "$status" "$seconds"
+  done
+}
+
+# export_service NAME sources scripts/services/NAME.sh in a set-up job and
+# adds the variables it exported to the job's file, for the script's own
+# shell.
+export_service() {
+  WEIR_SERVICE_PIDS=""
   # shellcheck source=/dev/null
-  source "$s"
-done
+  source "scripts/services/$1.sh" || return 1
+  export -p | grep -E '^declare -x WEIR_' | sed 's/^declare -x /declare -gx /' >>"$setup_env"
+}
 
-echo "== vet"
-go vet ./...
+apt_install() {
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+}
 
-echo "== tests"
-go test -count=1 ./...
+# The dashboard's browser test drives Debian's Chromium; PostgreSQL comes
+# from Debian too. Both use apt, which allows one at a time.
+debian() {
+  if [ ! -x /usr/bin/chromium ] && [ -z "${CHROMIUM:-}" ]; then
+    echo "installing Chromium (Debian package)"
+    apt_install chromium || return 1
+  fi
+  export_service postgres
+}
 
-echo "== race detector on the packages that share memory between goroutines"
-go test -count=1 -race . ./internal/exchange/ ./internal/task/ ./internal/state/ ./internal/transport/ ./internal/cluster/ ./connectors/...
-go test -count=1 -race -short ./weirtest/ ./internal/engine/ ./internal/web/ ./cli/
+modules() {
+  go mod download || return 1
+  if ! command -v node >/dev/null; then
+    echo "the dashboard's browser test needs Node.js (node and npm) on PATH" >&2
+    return 1
+  fi
+  npm ci --prefix internal/web/uitest --no-audit --no-fund --loglevel=error
+}
+
+kafka() { export_service kafka; }
+nats() { export_service nats; }
+s3() { export_service s3; }
+
+echo "== set-up (in parallel; each step's output follows when it ends)"
+setup "Debian packages and PostgreSQL" debian
+setup "Go modules and npm packages" modules
+setup "Kafka broker" kafka
+setup "nats-server" nats
+setup "versitygw S3 server" s3
+finish_setup
+
+step "vet" go vet ./...
+step "tests" go test -count=1 ./...
+step "race detector on the packages that share memory between goroutines" \
+  go test -count=1 -race . ./internal/exchange/ ./internal/task/ ./internal/state/ ./internal/transport/ ./internal/cluster/ ./connectors/...
+step "race detector, -short, on the harness, engine, web and command line" \
+  go test -count=1 -race -short ./weirtest/ ./internal/engine/ ./internal/web/ ./cli/
+
+echo "== summary"
+printf '%s\n' "${summary[@]}"
+if [ "$failures" -gt 0 ]; then
+  echo "$failures of ${#summary[@]} steps failed"
+  exit 1
+fi
+echo "all ${#summary[@]} steps passed"

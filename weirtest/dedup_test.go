@@ -76,6 +76,9 @@ func TestOracleDeduplicate(t *testing.T) {
 		input[i] = redelivered(int64(i))
 	}
 	referenceIsDistinct(t, dedupJob, input)
+	// The reference holds each id once, so each guarantee's comparison is
+	// Deduplicate's promise under it; at-most-once's (no record more often
+	// than in the reference) is that no id passes twice, failures included.
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
 			res := weirtest.Check(t, dedupJob, weirtest.Options[event]{Guarantee: v.g, Checkpoints: v.ck, Seeds: seeds(5)})

@@ -27,17 +27,34 @@ const stallGrace = 10 * time.Second
 // register) is no such channel: when it breaks the standby holds what
 // arrived, and takes over if the primary was lost.
 func (a *workerAttempt) restartStalled(rt *task.Runtime, chans [][3]int) {
+	for _, s := range stalledReceivers(len(rt.Plan().Vertices), chans) {
+		rt.Kill(s.id, fmt.Errorf("the connection of its input channel %d broke while its sender runs on", s.ch))
+	}
+}
+
+// stalledReceiver is a subtask to fail for a stalled input channel.
+type stalledReceiver struct {
+	id task.SubtaskID
+	ch int // the first of its stalled channels
+}
+
+// stalledReceivers returns the subtasks of a plan of vertices vertices
+// that restartStalled fails for the stalled channels chans ({vertex,
+// subtask, channel}), each once, in the order of chans: the channels of
+// vertices past the plan's are active standbys' input logs and fail
+// nothing.
+func stalledReceivers(vertices int, chans [][3]int) []stalledReceiver {
+	var out []stalledReceiver
 	seen := map[task.SubtaskID]bool{}
 	for _, c := range chans {
 		id := task.SubtaskID{Vertex: c[0], Subtask: c[1]}
-		if c[0] >= len(rt.Plan().Vertices) {
+		if c[0] >= vertices || seen[id] {
 			continue
 		}
-		if !seen[id] {
-			seen[id] = true
-			rt.Kill(id, fmt.Errorf("the connection of its input channel %d broke while its sender runs on", c[2]))
-		}
+		seen[id] = true
+		out = append(out, stalledReceiver{id, c[2]})
 	}
+	return out
 }
 
 // upstreamBackup sets the runtime options of a share deployed with

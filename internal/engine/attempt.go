@@ -56,6 +56,7 @@ func (e *engine) spec(actx context.Context, restore *store.Metadata, snaps chan<
 	case AtMostOnce:
 		opts.TrackPositions = true
 		opts.Positions = e.positions
+		opts.GapMarks = e.gaps
 	}
 	if opts.Checkpoint != task.NoCheckpoints {
 		spec.OnSnapshot = func(s Snapshot) {
@@ -205,13 +206,17 @@ func (e *engine) coordinatorConfig(tasks []task.SubtaskID) checkpoint.Config {
 	return cfg
 }
 
-// keepPositions remembers where at-most-once sources stood.
+// keepPositions remembers where at-most-once sources stood, and the
+// operators' gap marks.
 func (e *engine) keepPositions(rt Executor) {
 	if e.positions == nil {
 		e.positions = map[task.SubtaskID][]byte{}
 	}
 	for id, p := range rt.Positions() {
 		e.positions[id] = p
+	}
+	if g, ok := rt.(GapMarker); ok {
+		e.gaps = g.GapMarks()
 	}
 }
 

@@ -239,6 +239,7 @@ type engine struct {
 	latest    *store.Metadata // the newest completed checkpoint
 	nextID    checkpoint.ID
 	positions map[task.SubtaskID][]byte // at-most-once: where sources stood
+	gaps      map[task.GapKey]int64     // at-most-once: the operators' gap marks
 	stats     map[int64]*CheckpointStats
 }
 

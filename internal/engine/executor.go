@@ -35,6 +35,14 @@ type Executor interface {
 	Positions() map[task.SubtaskID][]byte
 }
 
+// GapMarker is an optional ability of an Executor: the operators' gap
+// marks (task.GapMark) after an at-most-once attempt, which the next
+// attempt starts from. The local executor has it; a cluster, which does
+// not run at-most-once jobs, does not.
+type GapMarker interface {
+	GapMarks() map[task.GapKey]int64
+}
+
 // FirstOutputer is an optional ability of an Executor: the time its sinks
 // wrote their first record (zero: none yet). The engine measures recovery
 // time with it when it is there, instead of when it first sees Written

@@ -97,6 +97,10 @@ type Context struct {
 	// iteration (fine-grained failover and active standby compare
 	// regenerated output record for record). It may cost them a sort.
 	Ordered bool
+	// Gap is the operator's mark under at-most-once recovery, which
+	// restarts it with empty state (see GapMark); nil under the other
+	// guarantees.
+	Gap *GapMark
 }
 
 // failure carries an error out of a Collect call chain by panic; the task

@@ -56,6 +56,9 @@ type Options struct {
 	// positions given here.
 	Positions      map[SubtaskID][]byte
 	TrackPositions bool
+	// GapMarks, with TrackPositions, are the operators' marks from the
+	// failed attempts (see GapMark).
+	GapMarks map[GapKey]int64
 	// Inject, if set, is asked at each named point whether to fail there.
 	Inject func(p Point, s SubtaskID, checkpoint int64) bool
 
@@ -155,6 +158,7 @@ type Runtime struct {
 	metrics   [][]*Metrics               // [vertex][subtask]
 	inboxes   [][]chan control           // [vertex][subtask]
 	positions [][]atomic.Pointer[[]byte] // [vertex][subtask], sources only
+	gaps      [][][]atomic.Int64         // [vertex][subtask][operator], with TrackPositions
 
 	edges   []*plan.PhysicalEdge        // by edge index
 	cancels [][]context.CancelCauseFunc // [vertex][subtask], of the running incarnation
@@ -219,6 +223,9 @@ func New(p *plan.Plan, opts Options) *Runtime {
 		replicated := opts.UpstreamBackup && opts.ActiveStandby && Replicated(v)
 		logOrder := opts.UpstreamBackup && n > 1 && ReplayDeterministic(v, true) && len(v.Outputs) > 0
 		r.positions = append(r.positions, make([]atomic.Pointer[[]byte], v.Parallelism))
+		if opts.TrackPositions {
+			r.gaps = append(r.gaps, r.newGapMarks(v.ID, v.Parallelism, len(v.Chain)))
+		}
 		for i := range v.Parallelism {
 			r.metrics[v.ID][i] = NewMetrics()
 			if !r.IsLocal(SubtaskID{v.ID, i}) {

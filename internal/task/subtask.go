@@ -253,6 +253,7 @@ func (s *subtask) restore() error {
 func (s *subtask) opCtx(i int) *Context {
 	c := s.tctx
 	c.Operator = s.v.Chain[i].Name
+	c.Gap = s.rt.gapMark(SubtaskID{s.v.ID, s.index}, i)
 	return &c
 }
 

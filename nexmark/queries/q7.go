@@ -1,8 +1,6 @@
 package queries
 
 import (
-	"sync/atomic"
-
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/nexmark"
 )
@@ -21,8 +19,9 @@ import (
 // As in the SQL, BETWEEN includes both ends: a bid at exactly a window's
 // end (the first instant of the next window) also matches that window's
 // maximum, and then can appear twice, once per window. The result is
-// append-only: a window's rows are written once the watermark passes its
-// end.
+// append-only: a window's rows are written once the watermark passes the
+// end of the window after it, whose per-auction results bring the bids
+// made at exactly the window's end.
 //
 // Deliberate difference: the SQL's sink table lists the columns as
 // (auction, bidder, price, dateTime, extra) but the SELECT gives them as
@@ -38,9 +37,10 @@ type Q7Row struct {
 }
 
 // q7Window is what the per-window stage receives for the tumbling window
-// starting at Start: either a bid in the window that may be its highest
-// (Max is its price), or, when Boundary, a bid made at exactly the window's
-// end, which matches if its price equals the window's max.
+// starting at Start: the bids of one auction at that auction's highest
+// price in the window (Max), or, when Boundary, the auction's bids made at
+// exactly the window's end, which match if their price equals the
+// window's max.
 type q7Window struct {
 	Start    int64
 	Max      int64
@@ -48,81 +48,73 @@ type q7Window struct {
 	Boundary bool
 }
 
+// q7Top is an auction's highest bid price in a window and its bids at that
+// price, and its bids made at the window's first instant, which also
+// belong to the window before (BETWEEN includes both ends).
+type q7Top struct {
+	Max     int64
+	Bids    []Q7Row
+	AtStart []Q7Row
+}
+
+type q7TopBids struct{}
+
+func (q7TopBids) Create() q7Top { return q7Top{Max: -1} }
+
+func (q7TopBids) Add(t q7Top, b Q7Row) q7Top {
+	if b.DateTime%q7Size == 0 {
+		t.AtStart = append(t.AtStart, b)
+	}
+	switch {
+	case b.Price > t.Max:
+		t.Max, t.Bids = b.Price, []Q7Row{b}
+	case b.Price == t.Max:
+		t.Bids = append(t.Bids, b)
+	}
+	return t
+}
+
+func (q7TopBids) Merge(a, b q7Top) q7Top {
+	at := append(append([]Q7Row(nil), a.AtStart...), b.AtStart...)
+	switch {
+	case a.Max > b.Max:
+		return q7Top{a.Max, a.Bids, at}
+	case b.Max > a.Max:
+		return q7Top{b.Max, b.Bids, at}
+	}
+	return q7Top{a.Max, append(append([]Q7Row(nil), a.Bids...), b.Bids...), at}
+}
+
+func (q7TopBids) Result(t q7Top) q7Top { return t }
+
 const q7Size = 10000 // the window size in ms
 
 func init() {
 	Register(Query{Name: "q7", Description: "highest bid: the bids with the highest price of each 10 s window", Build: func(in weir.Stream[nexmark.Event], out Output) {
-		// A local pre-filter, chained to the source, drops every bid
-		// below a price already seen in its window: it cannot be the
-		// window's maximum. Of a window's ~10^5 bids only the running
-		// maxima (about ln n of them) and ties cross the exchange.
-		f := newQ7Filter()
-		candidates := weir.FlatMap(in, func(e nexmark.Event, emit func(q7Window)) {
-			if e.Kind != nexmark.BidEvent {
-				return
+		bids := weir.FlatMap(in, func(e nexmark.Event, emit func(Q7Row)) {
+			if e.Kind == nexmark.BidEvent {
+				b := &e.Bid
+				emit(Q7Row{b.Auction, b.Bidder, b.Price, b.DateTime, b.Extra})
 			}
-			b := &e.Bid
-			r := Q7Row{b.Auction, b.Bidder, b.Price, b.DateTime, b.Extra}
-			start := b.DateTime - b.DateTime%q7Size
-			if f.keep(start, b.Price) {
-				emit(q7Window{Start: start, Max: b.Price, Bids: []Q7Row{r}})
+		}, weir.Name("q7-bids"))
+		// Combine per auction and window first, so that the per-window
+		// stage, which sees all of a window, gets one record per auction
+		// (the Flink plan's local and global MAX, keyed as a cluster
+		// needs it: every subtask's state is its own and checkpointed).
+		tops := weir.AggregateWindow(
+			weir.WindowBy(weir.KeyBy(bids, func(r Q7Row) int64 { return r.Auction }), weir.Tumbling(Seconds(10))),
+			weir.Aggregator[Q7Row, q7Top, q7Top](q7TopBids{}), weir.Name("q7-auction-max"))
+		perWindow := weir.FlatMap(tops, func(w weir.Windowed[int64, q7Top], emit func(q7Window)) {
+			emit(q7Window{Start: w.Window.Start, Max: w.Value.Max, Bids: w.Value.Bids})
+			if len(w.Value.AtStart) > 0 {
+				emit(q7Window{Start: w.Window.Start - q7Size, Boundary: true, Bids: w.Value.AtStart})
 			}
-			if b.DateTime%q7Size == 0 {
-				emit(q7Window{Start: start - q7Size, Max: b.Price, Boundary: true, Bids: []Q7Row{r}})
-			}
-		}, weir.Name("q7-candidates"))
-		rows := weir.Process(weir.KeyBy(candidates, func(w q7Window) int64 { return w.Start }),
+		}, weir.Name("q7-auction-tops"))
+		maxima := weir.Process(weir.KeyBy(perWindow, func(w q7Window) int64 { return w.Start }),
 			func() weir.KeyedProcessFunction[int64, q7Window, Q7Row] { return &q7Max{} },
 			weir.Name("q7-max"))
-		Emit(rows, out)
+		Emit(maxima, out)
 	}})
-}
-
-// q7Filter holds, per window, the highest bid price the pre-filter has
-// passed, shared by the pipeline's source subtasks without locks: a ring
-// of slots, each one word holding a window's number (low 24 bits) and the
-// price (40 bits). It is an optimisation that is right whatever it
-// remembers: a bid is dropped only below a price seen in the same window,
-// and that bid reaches the window's maximum stage (again, if replayed after
-// a restore, since an equal price passes), so the dropped one could never
-// be the maximum. Losing or mixing up slots only lets more bids through.
-type q7Filter struct {
-	slots [64]atomic.Uint64
-}
-
-const (
-	q7PriceBits = 40
-	q7TagBits   = 64 - q7PriceBits
-)
-
-func newQ7Filter() *q7Filter { return &q7Filter{} }
-
-// keep reports whether a bid of price in the window starting at start may
-// be the window's maximum, recording price if it is the highest so far.
-func (f *q7Filter) keep(start, price int64) bool {
-	if price < 0 || price >= 1<<q7PriceBits {
-		return true
-	}
-	w := start / q7Size
-	tag := uint64(w) & (1<<q7TagBits - 1)
-	slot := &f.slots[uint64(w)%uint64(len(f.slots))]
-	for {
-		old := slot.Load()
-		oldTag, oldMax := old>>q7PriceBits, int64(old&(1<<q7PriceBits-1))
-		if oldTag == tag {
-			if price < oldMax {
-				return false
-			}
-			if price == oldMax {
-				return true
-			}
-		} else if int32(uint32(tag-oldTag)<<(32-q7TagBits)) < 0 && old != 0 {
-			return true // the slot holds a later window: this subtask lags
-		}
-		if slot.CompareAndSwap(old, tag<<q7PriceBits|uint64(price)) {
-			return true
-		}
-	}
 }
 
 // q7Pending is a window's state in q7Max: the highest price so far (if
@@ -135,9 +127,10 @@ type q7Pending struct {
 	Boundary []Q7Row
 }
 
-// q7Max, keyed by window start, finds the window's highest price and, once
-// the watermark passes the window's end (inclusive, for the boundary
-// bids), writes the bids at that price.
+// q7Max, keyed by window start, finds the window's highest price and
+// writes the bids at that price once the next window has closed too: the
+// bids at the window's end come with the next window's per-auction
+// results.
 type q7Max struct {
 	w *weir.ValueState[q7Pending, int64]
 }
@@ -158,7 +151,7 @@ func (m *q7Max) ProcessElement(ctx *weir.KeyedContext[int64, Q7Row], in q7Window
 		p.Bids = append(p.Bids, in.Bids...)
 	}
 	m.w.Update(p)
-	ctx.RegisterEventTimer(ctx.Key() + q7Size)
+	ctx.RegisterEventTimer(ctx.Key() + 2*q7Size)
 	return nil
 }
 
@@ -178,3 +171,7 @@ func (m *q7Max) OnTimer(ctx *weir.KeyedContext[int64, Q7Row], _ int64, _ weir.Ti
 	}
 	return nil
 }
+
+// Deterministic: q7Max uses event time only, and emits a window's rows in
+// the order its records arrived.
+func (m *q7Max) Deterministic() bool { return true }
