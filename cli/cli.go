@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -73,13 +74,60 @@ func Command(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return flagError{fmt.Errorf("%s: %w (see %s --help)", c.CommandPath(), err, c.CommandPath())}
+		return flagError{fmt.Errorf("%s%w (see %s --help)", commandContext(c), err, c.CommandPath())}
 	})
 	root.AddCommand(runCommand(stdout, stderr))
 	for _, c := range extraCommands {
 		root.AddCommand(c(stdout, stderr))
 	}
+	checkArgs(root)
 	return root
+}
+
+// commandContext returns "run keycount: " for the command weir run
+// keycount, and "" for weir itself, whose name the error's "weir: " prefix
+// already gives.
+func commandContext(c *cobra.Command) string {
+	if !c.HasParent() {
+		return ""
+	}
+	_, path, _ := strings.Cut(c.CommandPath(), " ")
+	return path + ": "
+}
+
+// checkArgs makes every wrong argument to c and its subcommands a usage
+// error (exit status ExitUsage): an argument a command does not take, and
+// an unknown subcommand of a command that only groups others (cobra would
+// print the group's help and succeed).
+func checkArgs(c *cobra.Command) {
+	if c.HasSubCommands() && !c.Runnable() {
+		c.Args = cobra.ArbitraryArgs
+		c.SuggestionsMinimumDistance = 2
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			hint := ""
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				hint = fmt.Sprintf("; did you mean %q?", s[0])
+			}
+			return usagef("%sunknown command %q%s (see %s --help)", commandContext(cmd), args[0], hint, cmd.CommandPath())
+		}
+	}
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				if check(cmd, nil) == nil && check(cmd, args[:1]) != nil {
+					return usagef("%stakes no arguments, got %q (see %s --help)", commandContext(cmd), args[0], cmd.CommandPath())
+				}
+				return usagef("%s%v (see %s --help)", commandContext(cmd), err, cmd.CommandPath())
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		checkArgs(sub)
+	}
 }
 
 // extraCommands are added by other files of the package (and by
