@@ -42,8 +42,10 @@ package file
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/bits"
 	"os"
 
@@ -100,10 +102,13 @@ func statInput(paths []string) (*input, error) {
 	for i, p := range paths {
 		fi, err := os.Stat(p)
 		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+				err = connector.ConfigError(err)
+			}
 			return nil, fmt.Errorf("file: %w", err)
 		}
 		if fi.IsDir() {
-			return nil, fmt.Errorf("file: %s is a directory", p)
+			return nil, connector.ConfigError(fmt.Errorf("file: %s is a directory", p))
 		}
 		in.bases[i], in.sizes[i] = in.total, fi.Size()
 		in.total += fi.Size()

@@ -1,6 +1,7 @@
 package file
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -150,8 +151,12 @@ func TestLinesPositionErrors(t *testing.T) {
 		}
 	}
 	if _, err := Lines(filepath.Join(dir, "missing")).Open(t.Context(), connector.SubtaskInfo{Parallelism: 1}, nil); err == nil ||
-		!strings.Contains(err.Error(), "no such file") {
-		t.Errorf("missing file: %v", err)
+		!strings.Contains(err.Error(), "no such file") || !errors.Is(err, connector.ErrConfig) {
+		t.Errorf("missing file: %v, want a connector.ErrConfig", err)
+	}
+	if _, err := Lines(dir).Open(t.Context(), connector.SubtaskInfo{Parallelism: 1}, nil); err == nil ||
+		!strings.Contains(err.Error(), "is a directory") || !errors.Is(err, connector.ErrConfig) {
+		t.Errorf("a directory: %v, want a connector.ErrConfig", err)
 	}
 }
 
