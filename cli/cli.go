@@ -13,9 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -24,16 +22,18 @@ import (
 const ExitUsage = 2
 
 // Main runs the command line with os.Args and exits. SIGINT and SIGTERM
-// cancel a running job.
+// cancel a running job; a second one ends the process at once.
 func Main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifyContext(context.Background())
 	code := Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
 // Run runs the command line with args and returns the exit status: 0 on
-// success, 1 when a job fails, ExitUsage for a bad command line.
+// success, 1 when a job fails, ExitUsage for a bad command line, and
+// 128 plus the signal's number (ExitInterrupted for SIGINT) when ctx was
+// cancelled before the command succeeded.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := Command(stdout, stderr)
 	root.SetArgs(args)
@@ -43,8 +43,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "weir: %v\n", err)
 	var u usageError
-	if errors.As(err, &u) || isFlagError(err) {
+	switch {
+	case errors.As(err, &u) || isFlagError(err):
 		return ExitUsage
+	case ctx.Err() != nil:
+		return interruptedStatus(ctx)
 	}
 	return 1
 }
