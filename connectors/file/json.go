@@ -3,10 +3,10 @@ package file
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"sync/atomic"
 
 	"github.com/weir-stream/weir/connector"
+	"github.com/weir-stream/weir/connectors/format"
 )
 
 // JSONOptions configures JSONLines.
@@ -25,8 +25,10 @@ type JSONOptions struct {
 }
 
 // JSONLines returns a source of the JSON documents in the given files, one
-// per line, each decoded with encoding/json into a T. Blank lines are
-// skipped. A malformed line is handled as opts.OnMalformed says; the
+// per line, each decoded into a T by format.JSON: encoding/json, except
+// that a line that is null or not valid UTF-8 is malformed, and so is one
+// T's UnmarshalJSON rejects (a missing required field, say). Blank lines
+// are skipped. A malformed line is handled as opts.OnMalformed says; the
 // *connector.MalformedError locates it as "path:line (byte offset)", with
 // path as given, line counted from 1 and offset counted from 0 in its file.
 //
@@ -46,12 +48,13 @@ func (s *jsonSource[T]) Open(_ context.Context, info connector.SubtaskInfo, pos 
 	if err != nil {
 		return nil, err
 	}
-	return &jsonReader[T]{lr: lr, opts: &s.opts}, nil
+	return &jsonReader[T]{lr: lr, opts: &s.opts, format: format.JSON[T]()}, nil
 }
 
 type jsonReader[T any] struct {
 	lr     *lineReader
 	opts   *JSONOptions
+	format format.Format[T]
 	failed *connector.MalformedError // under Fail: the line we stopped at
 }
 
@@ -59,7 +62,6 @@ func (r *jsonReader[T]) Read(_ context.Context, buf []T) (int, error) {
 	if r.failed != nil {
 		return 0, r.failed
 	}
-	var zero T
 	k := 0
 	for k < len(buf) {
 		line, err := r.lr.next()
@@ -72,9 +74,7 @@ func (r *jsonReader[T]) Read(_ context.Context, buf []T) (int, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		buf[k] = zero
-		if err := json.Unmarshal(line, &buf[k]); err != nil {
-			buf[k] = zero
+		if err := r.format.Decode(line, &buf[k]); err != nil {
 			merr := &connector.MalformedError{Where: r.lr.where(), Err: err}
 			if r.opts.OnMalformed == connector.Skip {
 				if r.opts.Skipped != nil {
