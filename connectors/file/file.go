@@ -14,7 +14,9 @@
 //
 // A line ends at "\n"; the "\n" and a "\r" before it are not part of the
 // line. The files are examined at every Open and must not change while a
-// job reads them.
+// job reads them. A file that ends before the size it had at Open (it was
+// truncated or replaced) fails the reader with an error wrapping
+// connector.ErrConfig that names the file and both sizes.
 //
 // # Positions
 //

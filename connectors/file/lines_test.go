@@ -173,3 +173,42 @@ func TestLinesAllocs(t *testing.T) {
 		t.Errorf("Read of %d lines allocates %v times", len(buf), a)
 	}
 }
+
+// A file that shrinks while it is read (truncated at a line boundary, as
+// a log rotation would) fails the reader naming the file and both sizes,
+// instead of ending early as if the input were complete.
+func TestLinesFailsWhenAFileShrinksWhileRead(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := 0; b.Len() < 4*readBufferSize; i++ {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	content := b.String()
+	path := writeFile(t, dir, "in.txt", content)
+	r, err := Lines(path).Open(t.Context(), connector.SubtaskInfo{Parallelism: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	buf := make([]string, 10)
+	if n, err := r.Read(t.Context(), buf); n != 10 || err != nil {
+		t.Fatalf("first Read = %d, %v", n, err)
+	}
+	cut := strings.LastIndexByte(content[:2*readBufferSize], '\n') + 1
+	if err := os.Truncate(path, int64(cut)); err != nil {
+		t.Fatal(err)
+	}
+	read := 10
+	for {
+		n, err := r.Read(t.Context(), buf)
+		read += n
+		if err == nil {
+			continue
+		}
+		want := fmt.Sprintf("file: %s shrank while being read: it had %d bytes when opened but ended at byte %d", path, len(content), cut)
+		if !strings.Contains(err.Error(), want) || !errors.Is(err, connector.ErrConfig) {
+			t.Fatalf("after %d lines: %v\nwant a connector.ErrConfig saying %q", read, err, want)
+		}
+		return
+	}
+}
