@@ -170,3 +170,23 @@ func TestKeyCountEventsMissingAFieldAreMalformed(t *testing.T) {
 		t.Fatalf("output %q, want %q", got, want)
 	}
 }
+
+// Words that differ only in bytes that are not UTF-8 would become one
+// "\ufffd" word in JSON output, written several times: a line with such
+// bytes is malformed.
+func TestWordCountLinesWithInvalidUTF8AreMalformed(t *testing.T) {
+	in := writeEvents(t, "a b", "x\xffy \xfe", "\xfd", "b c")
+	code, _, stderr := weir(t, "run", "wordcount", "--input", in, "-p", "1")
+	if want := "malformed record at " + in + `:2 (byte 4): invalid UTF-8 at byte 1 ("\xffy \xfe")`; code != 1 || !strings.Contains(stderr, want) {
+		t.Fatalf("exit %d, stderr %q; want exit 1 and %q", code, stderr, want)
+	}
+	code, stdout, stderr := weir(t, "run", "wordcount", "--input", in, "-p", "2", "--on-malformed", "skip")
+	if code != 0 || !strings.Contains(stderr, "skipped 2 malformed records") {
+		t.Fatalf("exit %d, stderr %q; want 2 skipped", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	slices.Sort(lines)
+	if want := []string{`{"word":"a","count":1}`, `{"word":"b","count":2}`, `{"word":"c","count":1}`}; !slices.Equal(lines, want) {
+		t.Fatalf("stdout %q, want %q", lines, want)
+	}
+}

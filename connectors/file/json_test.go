@@ -123,7 +123,7 @@ func TestJSONLinesFail(t *testing.T) {
 				if errors.As(err, &merr) {
 					got = append(got, merr.Where)
 					// Resume after the bad line, as a user fixing it would.
-					pos := r.(*jsonReader[event]).lr.position()
+					pos := r.(*parsedReader[event]).lr.position()
 					r.Close()
 					if r, err = src.Open(t.Context(), connector.SubtaskInfo{Subtask: s, Parallelism: n}, pos); err != nil {
 						t.Fatal(err)
@@ -236,7 +236,7 @@ func TestJSONLinesRejectsNullMissingFieldsAndInvalidUTF8(t *testing.T) {
 		"malformed record at " + path + ":2 (byte 14): json: cannot decode file.required: the document is null",
 		"malformed record at " + path + ":3 (byte 19): json: cannot decode file.required: missing field",
 		"malformed record at " + path + ":4 (byte 27): json: cannot decode file.required: missing field",
-		"malformed record at " + path + ":5 (byte 44): json: cannot decode file.required: invalid UTF-8 at byte 2 of the document (\"\\xff\\\"\")",
+		"malformed record at " + path + ":5 (byte 44): json: cannot decode file.required: invalid UTF-8 at byte 2 (\"\\xff\\\"\")",
 	}
 	if !slices.Equal(skipped, want) {
 		t.Fatalf("skipped\n%s\nwant\n%s", strings.Join(skipped, "\n"), strings.Join(want, "\n"))

@@ -78,16 +78,23 @@ func TestLinesConformance(t *testing.T) {
 	for _, in := range inputs {
 		t.Run(in.name, func(t *testing.T) {
 			paths, want := writeInput(t, in.files)
-			connectortest.TestSource(t, connectortest.SourceCase[string]{
-				New:         func(*testing.T) connector.Source[string] { return Lines(paths...) },
-				Want:        want,
-				Parallelism: []int{1, 2, 3, 5, 8},
-				BadPositions: []connector.Position{
-					{0x80}, {0x00}, {0x00, 0x01, 0x02},
-					encodePosition(len(paths)+1, 0), encodePosition(len(paths), 1),
-					encodePosition(0, 1<<40),
-				},
-			})
+			for name, src := range map[string]func() connector.Source[string]{
+				"Lines":     func() connector.Source[string] { return Lines(paths...) },
+				"TextLines": func() connector.Source[string] { return TextLines(Options{}, paths...) },
+			} {
+				t.Run(name, func(t *testing.T) {
+					connectortest.TestSource(t, connectortest.SourceCase[string]{
+						New:         func(*testing.T) connector.Source[string] { return src() },
+						Want:        want,
+						Parallelism: []int{1, 2, 3, 5, 8},
+						BadPositions: []connector.Position{
+							{0x80}, {0x00}, {0x00, 0x01, 0x02},
+							encodePosition(len(paths)+1, 0), encodePosition(len(paths), 1),
+							encodePosition(0, 1<<40),
+						},
+					})
+				})
+			}
 		})
 	}
 }

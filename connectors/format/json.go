@@ -56,21 +56,30 @@ var ErrNull = errors.New("the document is null")
 // checkJSON rejects a document encoding/json would decode by changing it:
 // one with bytes that are not UTF-8, and null.
 func checkJSON(data []byte) error {
-	if !utf8.Valid(data) {
-		i := 0
-		for i < len(data) {
-			r, n := utf8.DecodeRune(data[i:])
-			if r == utf8.RuneError && n == 1 {
-				break
-			}
-			i += n
-		}
-		return fmt.Errorf("invalid UTF-8 at byte %d of the document (%q)", i, data[i:min(len(data), i+4)])
+	if err := CheckUTF8(data); err != nil {
+		return err
 	}
 	if string(bytes.TrimSpace(data)) == "null" {
 		return ErrNull
 	}
 	return nil
+}
+
+// CheckUTF8 returns nil if data is valid UTF-8, and otherwise an error
+// that gives the offset of the first invalid byte and the bytes there.
+func CheckUTF8(data []byte) error {
+	if utf8.Valid(data) {
+		return nil
+	}
+	i := 0
+	for i < len(data) {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n == 1 {
+			break
+		}
+		i += n
+	}
+	return fmt.Errorf("invalid UTF-8 at byte %d (%q)", i, data[i:min(len(data), i+4)])
 }
 
 // unmarshal is json.Unmarshal, but calls the UnmarshalJSON method of a T
