@@ -219,6 +219,7 @@ func runJob(ctx context.Context, j weir.Job, build weir.Builder, f *runFlags, st
 	if n := skipped.Load(); n > 0 {
 		fmt.Fprintf(stderr, "weir: skipped %d malformed records (last: %v)\n", n, lastSkip.Load())
 	}
+	printLateDropped(stderr, p.Metrics())
 	printReport(stderr, p.Report())
 	if err != nil && ctx.Err() != nil {
 		return interrupted(j.Name, f, p.Report())

@@ -77,8 +77,12 @@ the job's state, where its subtasks run, its checkpoints and recoveries.`,
 				return err
 			}
 			for _, t := range tasks {
-				fmt.Fprintf(stdout, "task %-40s p=%d in %d out %d written %d watermark %s\n", t.Name, t.Parallelism,
-					t.RecordsIn, t.RecordsOut, t.RecordsWritten, formatWatermark(t.Watermark))
+				late := ""
+				if t.LateDropped > 0 {
+					late = fmt.Sprintf(" late dropped %d", t.LateDropped)
+				}
+				fmt.Fprintf(stdout, "task %-40s p=%d in %d out %d written %d watermark %s%s\n", t.Name, t.Parallelism,
+					t.RecordsIn, t.RecordsOut, t.RecordsWritten, formatWatermark(t.Watermark), late)
 				for i, s := range t.Subtasks {
 					fmt.Fprintf(stdout, "  subtask %d: in %d, watermark %s, input queue %.0f%% full", i, s.RecordsIn, formatWatermark(s.Watermark), 100*s.QueueFill)
 					if s.WatermarkHeldBackBy != "" {

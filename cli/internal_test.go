@@ -4,6 +4,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/weir-stream/weir"
 )
 
 func TestVersionNamesModuleRevisionAndGo(t *testing.T) {
@@ -34,5 +36,13 @@ func TestVersionCommandPrintsTheGoVersion(t *testing.T) {
 	}
 	if !strings.HasPrefix(out.String(), "weir ") || !strings.Contains(out.String(), "built with go") {
 		t.Fatalf("weir version printed %q", out.String())
+	}
+}
+
+func TestEndOfRunReportNamesTasksThatDroppedLateRecords(t *testing.T) {
+	var b strings.Builder
+	printLateDropped(&b, []weir.TaskMetrics{{Name: "events"}, {Name: "count -> format -> output", LateDropped: 7}})
+	if got, want := b.String(), "weir: task \"count -> format -> output\" dropped 7 late records (too late for every window, and no late side output)\n"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
 	}
 }
