@@ -22,6 +22,10 @@ type TaskMetrics struct {
 	BytesOut   int64 `json:"bytes_out"`
 	// RecordsWritten counts the records the task's sink wrote.
 	RecordsWritten int64 `json:"records_written"`
+	// LateDropped counts the records the task's window operators dropped
+	// as too late for every window they belong to, for want of a late
+	// side output (WindowedStream.LateTo).
+	LateDropped int64 `json:"late_records_dropped"`
 	// Watermark is the lowest input watermark among the subtasks, in epoch
 	// milliseconds; MinWatermark before any.
 	Watermark int64 `json:"watermark"`
@@ -35,6 +39,7 @@ type SubtaskMetrics struct {
 	RecordsOut     int64 `json:"records_out"`
 	BytesOut       int64 `json:"bytes_out"`
 	RecordsWritten int64 `json:"records_written"`
+	LateDropped    int64 `json:"late_records_dropped"`
 	Watermark      int64 `json:"watermark"`
 	// QueueFill is how full the subtask's input queues are, 0 to 1.
 	QueueFill float64 `json:"queue_fill"`
@@ -109,7 +114,7 @@ func (p *Pipeline) Metrics() []TaskMetrics {
 		for s := range v.Parallelism {
 			sm := rt.Metrics(v.ID, s)
 			sub := SubtaskMetrics{RecordsIn: sm.RecordsIn.Load(), RecordsOut: sm.RecordsOut.Load(), BytesOut: sm.BytesOut.Load(),
-				RecordsWritten: sm.Written.Load(), Watermark: sm.Watermark.Load(), QueueFill: rt.QueueFill(v.ID, s),
+				RecordsWritten: sm.Written.Load(), LateDropped: sm.LateDropped.Load(), Watermark: sm.Watermark.Load(), QueueFill: rt.QueueFill(v.ID, s),
 				Restarts: sm.Restarts.Load(), Takeovers: sm.Takeovers.Load(), Duplicates: sm.Duplicates.Load(), RetainedBytes: sm.Retained.Load()}
 			sub.StandbyLag, sub.Standby = rt.StandbyLag(v.ID, s)
 			sub.StandbyRetainedBytes = rt.StandbyRetained(v.ID, s)
@@ -133,6 +138,7 @@ func (p *Pipeline) Metrics() []TaskMetrics {
 			m.RecordsOut += sub.RecordsOut
 			m.BytesOut += sub.BytesOut
 			m.RecordsWritten += sub.RecordsWritten
+			m.LateDropped += sub.LateDropped
 			m.Watermark = min(m.Watermark, sub.Watermark)
 		}
 		out[i] = m

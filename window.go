@@ -39,7 +39,9 @@ func (w WindowedStream[K, T]) AllowedLateness(d time.Duration) WindowedStream[K,
 }
 
 // LateTo sends records too late for every window they belong to to the
-// side output tag, instead of dropping them.
+// side output tag, instead of dropping them. Records dropped for want of
+// a side output are counted in TaskMetrics.LateDropped
+// (weir_late_records_dropped_total).
 func (w WindowedStream[K, T]) LateTo(tag *OutputTag[T]) WindowedStream[K, T] {
 	w.late = tag
 	return w
@@ -135,14 +137,29 @@ func (n *windowNode[K, T, Acc, Out]) Deterministic() bool { return true }
 func (n *windowNode[K, T, Acc, Out]) Build(ctx *task.Context, outs []any) (task.Built, error) {
 	core := newKeyedCore(ctx, n.keys)
 	if !n.assigner.Merging() {
-		op := &bucketOperator[K, T, Acc, Out]{windowNode: n, core: core, next: out[Out](outs, 0), late: out[T](outs, 1), ordered: ctx.Ordered}
+		op := &bucketOperator[K, T, Acc, Out]{windowNode: n, core: core, next: out[Out](outs, 0), late: lateOutput[T](ctx, outs), ordered: ctx.Ordered}
 		op.out = op.collect
 		return task.Built{Op: op, Inputs: []any{op}}, nil
 	}
-	op := &sessionOperator[K, T, Acc, Out]{windowNode: n, core: core, next: out[Out](outs, 0), late: out[T](outs, 1), ordered: ctx.Ordered}
+	op := &sessionOperator[K, T, Acc, Out]{windowNode: n, core: core, next: out[Out](outs, 0), late: lateOutput[T](ctx, outs), ordered: ctx.Ordered}
 	op.out = op.collect
 	return task.Built{Op: op, Inputs: []any{op}}, nil
 }
+
+// lateOutput returns where a window operator sends records too late for
+// every window they belong to: its late side output (LateTo), or, without
+// one, nowhere, counting them in the subtask's LateDropped metric.
+func lateOutput[T any](ctx *task.Context, outs []any) task.Collector[T] {
+	if len(outs) > 1 && outs[1] != nil {
+		return outs[1].(task.Collector[T])
+	}
+	return lateDropped[T]{ctx.Metrics}
+}
+
+// lateDropped drops late records and counts them.
+type lateDropped[T any] struct{ m *task.Metrics }
+
+func (d lateDropped[T]) Collect(int64, T) { d.m.LateDropped.Add(1) }
 
 // OutputTag names a side output of records of type T, such as late data
 // of a window.

@@ -81,6 +81,39 @@ func TestLateRecordsGoToSideOutput(t *testing.T) {
 	}
 }
 
+// lateDropped sums the late records the tasks of p dropped.
+func lateDropped(p *weir.Pipeline) int64 {
+	var n int64
+	for _, m := range p.Metrics() {
+		n += m.LateDropped
+	}
+	return n
+}
+
+// A late record with no side output to go to is dropped and counted, in
+// tumbling and session windows; with a side output it is not counted.
+func TestLateRecordsWithoutSideOutputAreCounted(t *testing.T) {
+	events := []ev{{"a", 1000}, {"a", 2500}, {"a", 1500}, {"a", 5600}, {"b", 1200}}
+	for name, assigner := range map[string]weir.WindowAssigner{"tumbling": weir.Tumbling(time.Second), "session": weir.Session(500 * time.Millisecond)} {
+		p, src := orderedPipeline(events, 0)
+		weir.To(weir.AggregateWindow(weir.WindowBy(weir.KeyBy(src, evKey), assigner), count{}), "out", &sink[weir.Windowed[string, int64]]{})
+		run(t, p)
+		if got := lateDropped(p); got != 2 {
+			t.Errorf("%s: %d late records dropped, want 2", name, got)
+		}
+
+		p, src = orderedPipeline(events, 0)
+		late := weir.NewOutputTag[ev]("late")
+		weir.To(weir.AggregateWindow(weir.WindowBy(weir.KeyBy(src, evKey), assigner).LateTo(late), count{}), "out", &sink[weir.Windowed[string, int64]]{})
+		lateOut := &sink[ev]{}
+		weir.To(weir.SideOutput(late), "late", lateOut)
+		run(t, p)
+		if got := lateDropped(p); got != 0 || len(lateOut.recs) != 2 {
+			t.Errorf("%s with a side output: %d dropped, %v sent to it; want 0 and 2", name, got, lateOut.recs)
+		}
+	}
+}
+
 func TestAllowedLatenessRefires(t *testing.T) {
 	// The watermark passes 1999 at 2500; 1500 is late but within 1s of
 	// lateness, so [1000,2000) fires again. At 3100 the lateness of

@@ -13,8 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -23,16 +22,18 @@ import (
 const ExitUsage = 2
 
 // Main runs the command line with os.Args and exits. SIGINT and SIGTERM
-// cancel a running job.
+// cancel a running job; a second one ends the process at once.
 func Main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifyContext(context.Background())
 	code := Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
 // Run runs the command line with args and returns the exit status: 0 on
-// success, 1 when a job fails, ExitUsage for a bad command line.
+// success, 1 when a job fails, ExitUsage for a bad command line, and
+// 128 plus the signal's number (ExitInterrupted for SIGINT) when ctx was
+// cancelled before the command succeeded.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := Command(stdout, stderr)
 	root.SetArgs(args)
@@ -42,8 +43,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "weir: %v\n", err)
 	var u usageError
-	if errors.As(err, &u) || isFlagError(err) {
+	switch {
+	case errors.As(err, &u) || isFlagError(err):
 		return ExitUsage
+	case ctx.Err() != nil:
+		return interruptedStatus(ctx)
 	}
 	return 1
 }
@@ -73,13 +77,60 @@ func Command(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return flagError{fmt.Errorf("%s: %w (see %s --help)", c.CommandPath(), err, c.CommandPath())}
+		return flagError{fmt.Errorf("%s%w (see %s --help)", commandContext(c), err, c.CommandPath())}
 	})
 	root.AddCommand(runCommand(stdout, stderr))
 	for _, c := range extraCommands {
 		root.AddCommand(c(stdout, stderr))
 	}
+	checkArgs(root)
 	return root
+}
+
+// commandContext returns "run keycount: " for the command weir run
+// keycount, and "" for weir itself, whose name the error's "weir: " prefix
+// already gives.
+func commandContext(c *cobra.Command) string {
+	if !c.HasParent() {
+		return ""
+	}
+	_, path, _ := strings.Cut(c.CommandPath(), " ")
+	return path + ": "
+}
+
+// checkArgs makes every wrong argument to c and its subcommands a usage
+// error (exit status ExitUsage): an argument a command does not take, and
+// an unknown subcommand of a command that only groups others (cobra would
+// print the group's help and succeed).
+func checkArgs(c *cobra.Command) {
+	if c.HasSubCommands() && !c.Runnable() {
+		c.Args = cobra.ArbitraryArgs
+		c.SuggestionsMinimumDistance = 2
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			hint := ""
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				hint = fmt.Sprintf("; did you mean %q?", s[0])
+			}
+			return usagef("%sunknown command %q%s (see %s --help)", commandContext(cmd), args[0], hint, cmd.CommandPath())
+		}
+	}
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				if check(cmd, nil) == nil && check(cmd, args[:1]) != nil {
+					return usagef("%stakes no arguments, got %q (see %s --help)", commandContext(cmd), args[0], cmd.CommandPath())
+				}
+				return usagef("%s%v (see %s --help)", commandContext(cmd), err, cmd.CommandPath())
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		checkArgs(sub)
+	}
 }
 
 // extraCommands are added by other files of the package (and by

@@ -150,3 +150,43 @@ func TestHTTPFlagStartsServerAndRejectsBadAddress(t *testing.T) {
 		t.Fatalf("bad address: exit %d\n%s", code, stderr)
 	}
 }
+
+// An event without "key" or "time", or a bare null, is malformed, not an
+// event of key 0 at time 0: --on-malformed fail names the file, line, byte
+// offset and the missing field; skip counts it.
+func TestKeyCountEventsMissingAFieldAreMalformed(t *testing.T) {
+	in := writeEvents(t, `{"key": 1, "time": 5}`, `{"key": 2}`, `null`, `{"time": 7}`, `{"key": 3, "time": null}`, `{"key": 1, "time": 9}`)
+	code, _, stderr := weir(t, "run", "keycount", "--input", in, "-p", "1", "--output", t.TempDir())
+	if want := "malformed record at " + in + `:2 (byte 22): json: cannot decode jobs.KeyEvent: missing field "time"`; code != 1 || !strings.Contains(stderr, want) {
+		t.Fatalf("exit %d, stderr %q; want exit 1 and %q", code, stderr, want)
+	}
+	out := t.TempDir()
+	code, _, stderr = weir(t, "run", "keycount", "--input", in, "-p", "1", "--output", out, "--on-malformed", "skip")
+	if code != 0 || !strings.Contains(stderr, "skipped 4 malformed records") {
+		t.Fatalf("exit %d, stderr %q; want 4 skipped", code, stderr)
+	}
+	data, _ := os.ReadFile(filepath.Join(out, "part-0.jsonl"))
+	if got, want := string(data), `{"key":1,"window_start":0,"window_end":1000,"count":2}`+"\n"; got != want {
+		t.Fatalf("output %q, want %q", got, want)
+	}
+}
+
+// Words that differ only in bytes that are not UTF-8 would become one
+// "\ufffd" word in JSON output, written several times: a line with such
+// bytes is malformed.
+func TestWordCountLinesWithInvalidUTF8AreMalformed(t *testing.T) {
+	in := writeEvents(t, "a b", "x\xffy \xfe", "\xfd", "b c")
+	code, _, stderr := weir(t, "run", "wordcount", "--input", in, "-p", "1")
+	if want := "malformed record at " + in + `:2 (byte 4): invalid UTF-8 at byte 1 ("\xffy \xfe")`; code != 1 || !strings.Contains(stderr, want) {
+		t.Fatalf("exit %d, stderr %q; want exit 1 and %q", code, stderr, want)
+	}
+	code, stdout, stderr := weir(t, "run", "wordcount", "--input", in, "-p", "2", "--on-malformed", "skip")
+	if code != 0 || !strings.Contains(stderr, "skipped 2 malformed records") {
+		t.Fatalf("exit %d, stderr %q; want 2 skipped", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	slices.Sort(lines)
+	if want := []string{`{"word":"a","count":1}`, `{"word":"b","count":2}`, `{"word":"c","count":1}`}; !slices.Equal(lines, want) {
+		t.Fatalf("stdout %q, want %q", lines, want)
+	}
+}

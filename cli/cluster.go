@@ -256,20 +256,25 @@ func jobsCommand(stdout, _ io.Writer) *cobra.Command {
 		Short: "List a cluster's jobs",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return c.call(cmd.Context(), func(ctx context.Context, cc pb.CoordinatorClient) error {
-				r, err := cc.ListJobs(ctx, &pb.ListJobsRequest{})
-				if err != nil {
-					return err
-				}
-				for _, j := range r.Jobs {
-					fmt.Fprintf(stdout, "%-24s %-10s %s %s\n", j.Id, j.State, time.UnixMilli(j.SubmittedUnixMs).Format(time.RFC3339), j.Detail)
-				}
-				return nil
-			})
+			return listClusterJobs(cmd.Context(), &c, stdout)
 		},
 	}
 	c.define(cmd.Flags())
 	return cmd
+}
+
+// listClusterJobs prints one line per job the coordinator knows.
+func listClusterJobs(ctx context.Context, c *client, stdout io.Writer) error {
+	return c.call(ctx, func(ctx context.Context, cc pb.CoordinatorClient) error {
+		r, err := cc.ListJobs(ctx, &pb.ListJobsRequest{})
+		if err != nil {
+			return err
+		}
+		for _, j := range r.Jobs {
+			fmt.Fprintf(stdout, "%-24s %-10s %s %s\n", j.Id, j.State, time.UnixMilli(j.SubmittedUnixMs).Format(time.RFC3339), j.Detail)
+		}
+		return nil
+	})
 }
 
 func cancelCommand(stdout, _ io.Writer) *cobra.Command {

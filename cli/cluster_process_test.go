@@ -35,7 +35,16 @@ type proc struct {
 
 func start(t *testing.T, name string, args ...string) *proc {
 	t.Helper()
+	return startWithEnv(t, name, nil, args...)
+}
+
+// startWithEnv is start with extra environment variables.
+func startWithEnv(t *testing.T, name string, env []string, args ...string) *proc {
+	t.Helper()
 	p := &proc{t: t, name: name, cmd: exec.Command(weirBinary(t), args...), done: make(chan struct{}), seen: make(chan struct{})}
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

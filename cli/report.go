@@ -78,3 +78,13 @@ func bytes(n int64) string {
 	}
 	return fmt.Sprintf("%d B", n)
 }
+
+// printLateDropped names the tasks whose window operators dropped late
+// records for want of a late side output, and how many.
+func printLateDropped(w io.Writer, ms []weir.TaskMetrics) {
+	for _, m := range ms {
+		if m.LateDropped > 0 {
+			fmt.Fprintf(w, "weir: task %q dropped %d late records (too late for every window, and no late side output)\n", m.Name, m.LateDropped)
+		}
+	}
+}

@@ -43,8 +43,10 @@ func runCommand(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "run JOB [flags]",
 		Short: "Run a job on an embedded local cluster",
 		Long: `Run a job in this process, in parallel, until its bounded input is exhausted
-(exit status 0) or it fails (exit status 1). Each job has its own flags;
-see weir run JOB --help.`,
+(exit status 0) or it fails (exit status 1). Ctrl-C stops it (exit status
+130) and names the last completed checkpoint, which --restore latest
+resumes from when checkpoints go to --state-dir. Each job has its own
+flags; see weir run JOB --help.`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 || args[0] == "--help" || args[0] == "-h" {
@@ -232,7 +234,11 @@ func runJob(ctx context.Context, j weir.Job, build weir.Builder, f *runFlags, st
 	if n := skipped.Load(); n > 0 {
 		fmt.Fprintf(stderr, "weir: skipped %d malformed records (last: %v)\n", n, lastSkip.Load())
 	}
+	printLateDropped(stderr, p.Metrics())
 	printReport(stderr, p.Report())
+	if err != nil && ctx.Err() != nil {
+		return interrupted(j.Name, f, p.Report())
+	}
 	if err != nil {
 		return err
 	}

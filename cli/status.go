@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -28,14 +29,14 @@ func statusCommand(stdout, _ io.Writer) *cobra.Command {
 		Short: "Show the state, tasks, checkpoints and recoveries of a running job",
 		Long: `Query the JSON API of a job started with --http and print its state, its
 tasks with their counters, watermarks and input queue fill, its checkpoints
-and its recoveries. Without JOB, list the jobs. With --coordinator, ask a
-cluster's coordinator instead: the job's state, where its subtasks run, its
-checkpoints and recoveries.`,
+and its recoveries. Without JOB, list the jobs. With --coordinator, or with
+$WEIR_COORDINATOR set and no --http, ask a cluster's coordinator instead:
+the job's state, where its subtasks run, its checkpoints and recoveries.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if cmd.Flags().Changed("coordinator") {
+			if askCoordinator(cmd) {
 				if len(args) == 0 {
-					return usagef("status --coordinator needs a job id (see weir jobs)")
+					return listClusterJobs(cmd.Context(), &c, stdout)
 				}
 				return c.call(cmd.Context(), func(ctx context.Context, cc pb.CoordinatorClient) error {
 					info, err := cc.GetJob(ctx, &pb.GetJobRequest{Id: args[0]})
@@ -76,8 +77,12 @@ checkpoints and recoveries.`,
 				return err
 			}
 			for _, t := range tasks {
-				fmt.Fprintf(stdout, "task %-40s p=%d in %d out %d written %d watermark %s\n", t.Name, t.Parallelism,
-					t.RecordsIn, t.RecordsOut, t.RecordsWritten, formatWatermark(t.Watermark))
+				late := ""
+				if t.LateDropped > 0 {
+					late = fmt.Sprintf(" late dropped %d", t.LateDropped)
+				}
+				fmt.Fprintf(stdout, "task %-40s p=%d in %d out %d written %d watermark %s%s\n", t.Name, t.Parallelism,
+					t.RecordsIn, t.RecordsOut, t.RecordsWritten, formatWatermark(t.Watermark), late)
 				for i, s := range t.Subtasks {
 					fmt.Fprintf(stdout, "  subtask %d: in %d, watermark %s, input queue %.0f%% full", i, s.RecordsIn, formatWatermark(s.Watermark), 100*s.QueueFill)
 					if s.WatermarkHeldBackBy != "" {
@@ -119,6 +124,14 @@ checkpoints and recoveries.`,
 	cmd.Flags().StringVar(&addr, "http", "127.0.0.1:8081", "address the job serves its API on (weir run --http)")
 	c.define(cmd.Flags())
 	return cmd
+}
+
+// askCoordinator reports whether status asks a cluster's coordinator
+// rather than a job's --http API: when --coordinator is given, or when
+// $WEIR_COORDINATOR is set and --http is not given.
+func askCoordinator(cmd *cobra.Command) bool {
+	fs := cmd.Flags()
+	return fs.Changed("coordinator") || os.Getenv("WEIR_COORDINATOR") != "" && !fs.Changed("http")
 }
 
 func getJSON(url string, v any) error {

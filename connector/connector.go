@@ -91,8 +91,26 @@ type Writer[T any] interface {
 }
 
 // ErrMalformed is wrapped by errors a reader returns for input it cannot
-// parse. See MalformedError.
+// parse. See MalformedError. The same input fails the same way again, so
+// the engine does not restart a job for it: the job fails at once.
 var ErrMalformed = errors.New("malformed record")
+
+// ErrConfig is wrapped by errors that no restart can cure because they come
+// from the connector's configuration or from what it names, not from a
+// passing fault: an output directory that is a file, an input file that
+// does not exist, committed output removed under the job. The engine fails
+// the job at once on such an error instead of restarting it into the same
+// error. Wrap an error with ConfigError.
+var ErrConfig = errors.New("configuration error")
+
+// ConfigError returns an error with err's message that wraps both err and
+// ErrConfig.
+func ConfigError(err error) error { return configError{err} }
+
+type configError struct{ err error }
+
+func (e configError) Error() string   { return e.err.Error() }
+func (e configError) Unwrap() []error { return []error{ErrConfig, e.err} }
 
 // MalformedError describes one record a reader could not parse. Readers that
 // can skip a bad record and continue return it from Read when their policy

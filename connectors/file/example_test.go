@@ -51,7 +51,7 @@ func Example() {
 		fmt.Printf("%s:\n%s", filepath.Base(p), b)
 	}
 	// Output:
-	// skipped orders.jsonl:2 (byte 22) unexpected end of JSON input
+	// skipped orders.jsonl:2 (byte 22) json: cannot decode file_test.Order: unexpected end of JSON input
 	// part-0.jsonl:
 	// {"id":1,"amount":9.5}
 	// {"id":3,"amount":12}

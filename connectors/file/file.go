@@ -14,7 +14,9 @@
 //
 // A line ends at "\n"; the "\n" and a "\r" before it are not part of the
 // line. The files are examined at every Open and must not change while a
-// job reads them.
+// job reads them. A file that ends before the size it had at Open (it was
+// truncated or replaced) fails the reader with an error wrapping
+// connector.ErrConfig that names the file and both sizes.
 //
 // # Positions
 //
@@ -42,8 +44,10 @@ package file
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/bits"
 	"os"
 
@@ -100,10 +104,13 @@ func statInput(paths []string) (*input, error) {
 	for i, p := range paths {
 		fi, err := os.Stat(p)
 		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+				err = connector.ConfigError(err)
+			}
 			return nil, fmt.Errorf("file: %w", err)
 		}
 		if fi.IsDir() {
-			return nil, fmt.Errorf("file: %s is a directory", p)
+			return nil, connector.ConfigError(fmt.Errorf("file: %s is a directory", p))
 		}
 		in.bases[i], in.sizes[i] = in.total, fi.Size()
 		in.total += fi.Size()

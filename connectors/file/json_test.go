@@ -1,6 +1,7 @@
 package file
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -92,7 +93,7 @@ func TestJSONLinesFail(t *testing.T) {
 	pos := r.Position()
 	for range 2 {
 		n, err = r.Read(t.Context(), buf)
-		want := "malformed record at " + wheres[0] + ": invalid character 'o' looking for beginning of value"
+		want := "malformed record at " + wheres[0] + ": json: cannot decode file.event: invalid character 'o' looking for beginning of value"
 		if n != 0 || err == nil || err.Error() != want {
 			t.Fatalf("Read = %d, %v\nwant 0, %s", n, err, want)
 		}
@@ -122,7 +123,7 @@ func TestJSONLinesFail(t *testing.T) {
 				if errors.As(err, &merr) {
 					got = append(got, merr.Where)
 					// Resume after the bad line, as a user fixing it would.
-					pos := r.(*jsonReader[event]).lr.position()
+					pos := r.(*parsedReader[event]).lr.position()
 					r.Close()
 					if r, err = src.Open(t.Context(), connector.SubtaskInfo{Subtask: s, Parallelism: n}, pos); err != nil {
 						t.Fatal(err)
@@ -194,5 +195,50 @@ func TestJSONLinesZeroesBuffer(t *testing.T) {
 	r.Read(t.Context(), buf)
 	if got := fmt.Sprint(buf); got != "[{1 map[x:1]} {0 map[y:2]}]" {
 		t.Errorf("decoded %s; old buffer contents leaked in", got)
+	}
+}
+
+// required is a record type with fields that must be present.
+type required struct{ A, B int64 }
+
+func (r *required) UnmarshalJSON(data []byte) error {
+	var raw struct{ A, B *int64 }
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	if raw.A == nil || raw.B == nil {
+		return errors.New("missing field")
+	}
+	*r = required{*raw.A, *raw.B}
+	return nil
+}
+
+// A line that encoding/json would turn silently into a zero value or a
+// replacement character is malformed: null, a record without a field its
+// type requires, and bytes that are not UTF-8 (two distinct ones would
+// decode to the same string).
+func TestJSONLinesRejectsNullMissingFieldsAndInvalidUTF8(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, dir, "in.jsonl", "{\"A\":1,\"B\":2}\nnull\n{\"A\":3}\n{\"A\":4,\"B\":null}\n \"\xff\"\n{\"A\":5,\"B\":6}\n")
+	var skipped []string
+	src := JSONLines[required](JSONOptions{OnMalformed: connector.Skip, Malformed: func(e connector.MalformedError) { skipped = append(skipped, e.Error()) }}, path)
+	r, err := src.Open(t.Context(), connector.SubtaskInfo{Parallelism: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	buf := make([]required, 10)
+	n, err := r.Read(t.Context(), buf)
+	if err != nil || !slices.Equal(buf[:n], []required{{1, 2}, {5, 6}}) {
+		t.Fatalf("Read = %v, %v; want the two complete records", buf[:n], err)
+	}
+	want := []string{
+		"malformed record at " + path + ":2 (byte 14): json: cannot decode file.required: the document is null",
+		"malformed record at " + path + ":3 (byte 19): json: cannot decode file.required: missing field",
+		"malformed record at " + path + ":4 (byte 27): json: cannot decode file.required: missing field",
+		"malformed record at " + path + ":5 (byte 44): json: cannot decode file.required: invalid UTF-8 at byte 2 (\"\\xff\\\"\")",
+	}
+	if !slices.Equal(skipped, want) {
+		t.Fatalf("skipped\n%s\nwant\n%s", strings.Join(skipped, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -166,6 +166,15 @@ func (r *lineReader) nextFile() {
 	r.file, r.off = r.file+1, 0
 }
 
+// truncated is the error of a file that ended at byte end, before the
+// size it had when the reader was opened: someone truncated or replaced
+// it. The lines already read may belong to another version of the file,
+// so no restart can make the output right.
+func (r *lineReader) truncated(end int64) error {
+	return connector.ConfigError(fmt.Errorf("file: %s shrank while being read: it had %d bytes when opened but ended at byte %d; input files must not change while a job reads them",
+		r.in.paths[r.file], r.in.sizes[r.file], end))
+}
+
 func (r *lineReader) readErr(err error) error {
 	return fmt.Errorf("file: reading %s: %w", r.in.paths[r.file], err)
 }
@@ -200,6 +209,10 @@ func (r *lineReader) next() ([]byte, error) {
 		}
 		if err != nil && err != io.EOF {
 			r.err = r.readErr(err)
+			break
+		}
+		if err == io.EOF && r.off+int64(len(line)) < r.in.sizes[r.file] {
+			r.err = r.truncated(r.off + int64(len(line)))
 			break
 		}
 		if len(line) == 0 { // end of file

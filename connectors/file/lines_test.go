@@ -1,6 +1,7 @@
 package file
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -77,16 +78,23 @@ func TestLinesConformance(t *testing.T) {
 	for _, in := range inputs {
 		t.Run(in.name, func(t *testing.T) {
 			paths, want := writeInput(t, in.files)
-			connectortest.TestSource(t, connectortest.SourceCase[string]{
-				New:         func(*testing.T) connector.Source[string] { return Lines(paths...) },
-				Want:        want,
-				Parallelism: []int{1, 2, 3, 5, 8},
-				BadPositions: []connector.Position{
-					{0x80}, {0x00}, {0x00, 0x01, 0x02},
-					encodePosition(len(paths)+1, 0), encodePosition(len(paths), 1),
-					encodePosition(0, 1<<40),
-				},
-			})
+			for name, src := range map[string]func() connector.Source[string]{
+				"Lines":     func() connector.Source[string] { return Lines(paths...) },
+				"TextLines": func() connector.Source[string] { return TextLines(Options{}, paths...) },
+			} {
+				t.Run(name, func(t *testing.T) {
+					connectortest.TestSource(t, connectortest.SourceCase[string]{
+						New:         func(*testing.T) connector.Source[string] { return src() },
+						Want:        want,
+						Parallelism: []int{1, 2, 3, 5, 8},
+						BadPositions: []connector.Position{
+							{0x80}, {0x00}, {0x00, 0x01, 0x02},
+							encodePosition(len(paths)+1, 0), encodePosition(len(paths), 1),
+							encodePosition(0, 1<<40),
+						},
+					})
+				})
+			}
 		})
 	}
 }
@@ -150,8 +158,12 @@ func TestLinesPositionErrors(t *testing.T) {
 		}
 	}
 	if _, err := Lines(filepath.Join(dir, "missing")).Open(t.Context(), connector.SubtaskInfo{Parallelism: 1}, nil); err == nil ||
-		!strings.Contains(err.Error(), "no such file") {
-		t.Errorf("missing file: %v", err)
+		!strings.Contains(err.Error(), "no such file") || !errors.Is(err, connector.ErrConfig) {
+		t.Errorf("missing file: %v, want a connector.ErrConfig", err)
+	}
+	if _, err := Lines(dir).Open(t.Context(), connector.SubtaskInfo{Parallelism: 1}, nil); err == nil ||
+		!strings.Contains(err.Error(), "is a directory") || !errors.Is(err, connector.ErrConfig) {
+		t.Errorf("a directory: %v, want a connector.ErrConfig", err)
 	}
 }
 
@@ -166,5 +178,44 @@ func TestLinesAllocs(t *testing.T) {
 	r.Read(t.Context(), buf) // opens the file
 	if a := testing.AllocsPerRun(50, func() { r.Read(t.Context(), buf) }); a > float64(len(buf)) {
 		t.Errorf("Read of %d lines allocates %v times", len(buf), a)
+	}
+}
+
+// A file that shrinks while it is read (truncated at a line boundary, as
+// a log rotation would) fails the reader naming the file and both sizes,
+// instead of ending early as if the input were complete.
+func TestLinesFailsWhenAFileShrinksWhileRead(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := 0; b.Len() < 4*readBufferSize; i++ {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	content := b.String()
+	path := writeFile(t, dir, "in.txt", content)
+	r, err := Lines(path).Open(t.Context(), connector.SubtaskInfo{Parallelism: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	buf := make([]string, 10)
+	if n, err := r.Read(t.Context(), buf); n != 10 || err != nil {
+		t.Fatalf("first Read = %d, %v", n, err)
+	}
+	cut := strings.LastIndexByte(content[:2*readBufferSize], '\n') + 1
+	if err := os.Truncate(path, int64(cut)); err != nil {
+		t.Fatal(err)
+	}
+	read := 10
+	for {
+		n, err := r.Read(t.Context(), buf)
+		read += n
+		if err == nil {
+			continue
+		}
+		want := fmt.Sprintf("file: %s shrank while being read: it had %d bytes when opened but ended at byte %d", path, len(content), cut)
+		if !strings.Contains(err.Error(), want) || !errors.Is(err, connector.ErrConfig) {
+			t.Fatalf("after %d lines: %v\nwant a connector.ErrConfig saying %q", read, err, want)
+		}
+		return
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/weir-stream/weir/connector"
 )
@@ -118,7 +119,10 @@ func (s *jsonSink[T]) Open(_ context.Context, info connector.SubtaskInfo) (conne
 	}
 	if err := os.MkdirAll(s.dir, 0o777); err != nil {
 		if fi, serr := os.Stat(s.dir); serr == nil && !fi.IsDir() {
-			return nil, fmt.Errorf("file: sink directory %s exists and is not a directory", s.dir)
+			return nil, connector.ConfigError(fmt.Errorf("file: sink directory %s exists and is not a directory", s.dir))
+		}
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR) {
+			return nil, connector.ConfigError(fmt.Errorf("file: sink directory: %w", err))
 		}
 		return nil, fmt.Errorf("file: sink directory: %w", err)
 	}
@@ -320,7 +324,9 @@ func (w *jsonWriter[T]) commit(pending string) error {
 		if _, serr := os.Stat(filepath.Join(w.dir, final)); serr == nil {
 			return nil // committed before
 		}
-		return fmt.Errorf("file: transaction %s is lost: neither it nor %s exists", pending, final)
+		// Someone removed committed or pre-committed output: no restart
+		// brings it back.
+		return connector.ConfigError(fmt.Errorf("file: transaction %s in %s is lost: neither it nor %s exists (was the output directory changed while the job ran?)", pending, w.dir, final))
 	}
 	if err != nil {
 		return fmt.Errorf("file: committing %s: %w", pending, err)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,8 +152,8 @@ func TestJSONSinkErrors(t *testing.T) {
 	ctx := context.Background()
 	notDir := writeFile(t, t.TempDir(), "file", "x")
 	_, err := JSONSink[event](notDir).Open(ctx, connector.SubtaskInfo{Parallelism: 1})
-	if want := "file: sink directory " + notDir + " exists and is not a directory"; err == nil || err.Error() != want {
-		t.Errorf("Open on a file: %v, want %q", err, want)
+	if want := "file: sink directory " + notDir + " exists and is not a directory"; err == nil || err.Error() != want || !errors.Is(err, connector.ErrConfig) {
+		t.Errorf("Open on a file: %v, want %q wrapping connector.ErrConfig", err, want)
 	}
 
 	// A record that cannot be encoded fails the writer, and Close keeps

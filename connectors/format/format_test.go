@@ -1,6 +1,7 @@
 package format_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -132,5 +133,47 @@ func TestAvroRejectsTrailingBytes(t *testing.T) {
 	var v bid
 	if err := f.Decode(append(b, 0), &v); !errors.Is(err, format.ErrDecode) || !strings.Contains(err.Error(), "left after") {
 		t.Errorf("got %v, want ErrDecode for trailing bytes", err)
+	}
+}
+
+// strict has an UnmarshalJSON method, which Decode calls directly.
+type strict struct{ N int64 }
+
+func (s *strict) UnmarshalJSON(data []byte) error {
+	var raw struct{ N *int64 }
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	if raw.N == nil {
+		return errors.New(`missing field "N"`)
+	}
+	s.N = *raw.N
+	return nil
+}
+
+// What encoding/json would turn silently into another value is a decode
+// error: null, bytes that are not UTF-8, a field the type requires.
+func TestJSONRejectsNullInvalidUTF8AndMissingFields(t *testing.T) {
+	var v bid
+	for _, doc := range []string{"null", " null\n", "{\"channel\":\"\xff\"}", "{\"channel\":\"\xfe\"}"} {
+		if err := format.JSON[bid]().Decode([]byte(doc), &v); !errors.Is(err, format.ErrDecode) {
+			t.Errorf("Decode(%q) = %v, want ErrDecode", doc, err)
+		}
+	}
+	if err := format.JSON[bid]().Decode([]byte("null"), &v); !errors.Is(err, format.ErrNull) {
+		t.Errorf("Decode(null) = %v, want ErrNull", err)
+	}
+	var s strict
+	for doc, want := range map[string]string{
+		`{"N":1} {"N":2}`: "invalid character '{' after top-level value",
+		`{}`:              `missing field "N"`,
+		`{"N":"x"}`:       "cannot unmarshal string",
+	} {
+		if err := format.JSON[strict]().Decode([]byte(doc), &s); !errors.Is(err, format.ErrDecode) || !strings.Contains(err.Error(), want) {
+			t.Errorf("Decode(%s) = %v, want ErrDecode saying %q", doc, err, want)
+		}
+	}
+	if err := format.JSON[strict]().Decode([]byte(" {\"N\":7}\n"), &s); err != nil || s.N != 7 {
+		t.Errorf("Decode = %v, %+v; want N 7", err, s)
 	}
 }

@@ -8,11 +8,13 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"io"
 	"math/big"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -140,5 +142,45 @@ func TestMutualTLSRefusesUnknownPeers(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A worker whose token the coordinator refuses stops with the reason
+// instead of reconnecting forever; trying again cannot help.
+func TestWorkerWithAWrongTokenStopsWithTheReason(t *testing.T) {
+	c := startCoordinator(t, cluster.Security{Token: "s3cret"}, newLogLines())
+	logs := make(chan string, 100)
+	w, err := cluster.NewWorker(cluster.WorkerConfig{ID: "w1", Coordinator: c.Addr(), Slots: 1, Security: cluster.Security{Token: "wrong"},
+		Log: func(line string) {
+			select {
+			case logs <- line:
+			default:
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	watchdog := time.NewTimer(2 * time.Minute) // a hang, not a timing assertion
+	defer watchdog.Stop()
+	for {
+		select {
+		case err := <-done:
+			if !errors.Is(err, cluster.ErrRejected) || !strings.Contains(err.Error(), "bearer token") {
+				t.Fatalf("Run returned %v, want ErrRejected with the coordinator's reason", err)
+			}
+			return
+		case line := <-logs:
+			if strings.Contains(line, "reconnecting") {
+				t.Fatalf("the rejected worker reconnects: %s", line)
+			}
+		case <-watchdog.C:
+			buf := make([]byte, 1<<20)
+			t.Fatalf("Run neither returned nor reconnected; goroutines:\n%s", buf[:runtime.Stack(buf, true)])
+		}
 	}
 }

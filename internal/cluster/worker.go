@@ -9,6 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/weir-stream/weir/internal/cluster/pb"
 	"github.com/weir-stream/weir/internal/transport"
 )
@@ -80,9 +83,16 @@ func (w *Worker) DataAddr() string { return w.cfg.Advertise }
 // Close stops the data plane.
 func (w *Worker) Close() error { return w.node.Close() }
 
+// ErrRejected is wrapped by the error of a worker whose coordinator refused
+// its credentials: trying again cannot help.
+var ErrRejected = errors.New("the coordinator rejected this worker")
+
 // Run keeps a session with the coordinator until ctx ends, reconnecting
 // after a lost session (a restarted coordinator, say). The attempts of a
-// lost session are cancelled: the coordinator redeploys them.
+// lost session are cancelled: the coordinator redeploys them. A
+// coordinator that refuses the worker's credentials (gRPC Unauthenticated
+// or PermissionDenied: a wrong --token, say) is not tried again: Run
+// returns an error wrapping ErrRejected, with the coordinator's reason.
 func (w *Worker) Run(ctx context.Context) error {
 	backoff := 100 * time.Millisecond
 	for {
@@ -90,6 +100,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		err := w.session(ctx)
 		if ctx.Err() != nil {
 			return nil
+		}
+		if c := status.Code(err); c == codes.Unauthenticated || c == codes.PermissionDenied {
+			return fmt.Errorf("%w: coordinator %s: %s", ErrRejected, w.cfg.Coordinator, status.Convert(err).Message())
 		}
 		if time.Since(start) > 10*time.Second {
 			backoff = 100 * time.Millisecond
@@ -137,6 +150,9 @@ func (w *Worker) session(ctx context.Context) error {
 	}
 	hello := &pb.Hello{WorkerId: w.cfg.ID, DataAddr: w.cfg.Advertise, Slots: int32(w.cfg.Slots), Jobs: jobs, Standby: w.cfg.Standby}
 	if err := stream.Send(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Hello{Hello: hello}}); err != nil {
+		if errors.Is(err, io.EOF) { // the stream ended; Recv says why
+			_, err = stream.Recv()
+		}
 		return err
 	}
 	first, err := stream.Recv()

@@ -1,6 +1,8 @@
 package jobs
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -16,6 +18,26 @@ import (
 type KeyEvent struct {
 	Key  int64 `json:"key"`
 	Time int64 `json:"time"` // epoch milliseconds
+}
+
+// UnmarshalJSON decodes {"key": 7, "time": ms}. Both fields are required:
+// an event without one (or with null) is an error, not key 0 or time 0.
+func (e *KeyEvent) UnmarshalJSON(data []byte) error {
+	var raw struct {
+		Key  *int64 `json:"key"`
+		Time *int64 `json:"time"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	switch {
+	case raw.Key == nil:
+		return errors.New(`missing field "key"`)
+	case raw.Time == nil:
+		return errors.New(`missing field "time"`)
+	}
+	*e = KeyEvent{Key: *raw.Key, Time: *raw.Time}
+	return nil
 }
 
 // KeyCount is one row of keycount's output.

@@ -23,7 +23,9 @@ func init() {
 		Short: "Count whitespace-separated words in text files",
 		Long: `Count the whitespace-separated words of the input files and write one row
 {"word": ..., "count": ...} per distinct word when the input ends.
-Words are compared exactly (case-sensitive).`,
+Words are compared exactly (case-sensitive). The input must be UTF-8 text:
+a line with bytes that are not valid UTF-8 is malformed, and --on-malformed
+decides what happens to it (JSON output could not keep those bytes apart).`,
 		Verify: verifyWordCount,
 		Flags: func(fs *pflag.FlagSet) weir.Builder {
 			var inputs []string
@@ -32,7 +34,7 @@ Words are compared exactly (case-sensitive).`,
 				if len(inputs) == 0 {
 					return fmt.Errorf("wordcount: --input is required")
 				}
-				WordCountPipeline(p, file.Lines(inputs...), cfg)
+				WordCountPipeline(p, file.TextLines(file.Options{OnMalformed: cfg.OnMalformed, Malformed: cfg.Malformed}, inputs...), cfg)
 				return nil
 			}
 		},

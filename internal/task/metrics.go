@@ -18,6 +18,10 @@ type Metrics struct {
 	Written, FirstWrite atomic.Int64
 	// Skipped counts malformed records a source dropped by policy.
 	Skipped atomic.Int64
+	// LateDropped counts records a window operator dropped because they
+	// came too late for every window they belong to and it has no late
+	// side output.
+	LateDropped atomic.Int64
 	// Duplicates counts records received again after a sender restarted
 	// and dropped by sequence number; Retained is the bytes of output
 	// kept for replay (upstream backup); Restarts counts restarts of this

@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/weir-stream/weir/connector"
 )
 
 // Watermark bounds.
@@ -113,10 +115,12 @@ type failure struct{ err error }
 func Permanent(err error) error { return &permanentError{err} }
 
 // IsPermanent reports whether err, or an error it wraps, was marked with
-// Permanent.
+// Permanent, or is a connector's configuration error or malformed record
+// (connector.ErrConfig, connector.ErrMalformed), which a restart meets
+// again.
 func IsPermanent(err error) bool {
 	var p *permanentError
-	return errors.As(err, &p)
+	return errors.As(err, &p) || errors.Is(err, connector.ErrConfig) || errors.Is(err, connector.ErrMalformed)
 }
 
 type permanentError struct{ err error }

@@ -54,6 +54,7 @@ var (
 	descStandbyLag  = prometheus.NewDesc("weir_task_standby_lag_elements", "Input elements a subtask's active standby has yet to apply.", taskLabels, nil)
 	descDuplicates  = prometheus.NewDesc("weir_task_duplicates_dropped_total", "Records a subtask received again from a restarted sender and dropped by sequence number.", taskLabels, nil)
 	descRetained    = prometheus.NewDesc("weir_task_retained_bytes", "Output a subtask keeps for replay to a restarted consumer (upstream backup).", taskLabels, nil)
+	descLateDropped = prometheus.NewDesc("weir_late_records_dropped_total", "Records a subtask's window operators dropped as too late for every window, for want of a late side output.", taskLabels, nil)
 	descSbRetained  = prometheus.NewDesc("weir_task_standby_retained_bytes", "Output a subtask's active standby keeps for replay after a takeover.", taskLabels, nil)
 )
 
@@ -74,7 +75,7 @@ func histogram(d *prometheus.Desc, h weir.Histogram, labels []string) (prometheu
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRecordsIn, descRecordsOut, descBytesOut, descWritten, descWatermark, descLag,
 		descQueue, descCkpts, descCkptDur, descCkptSize, descCkptAlign, descRestarts, descRecovery, descUp, descLatency, descEventLat, descIdle, descBackpress, descBusy,
-		descTaskRestart, descTakeover, descStandbyLag, descDuplicates, descRetained, descSbRetained} {
+		descTaskRestart, descTakeover, descStandbyLag, descDuplicates, descRetained, descSbRetained, descLateDropped} {
 		ch <- d
 	}
 }
@@ -108,6 +109,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 					ch <- prometheus.MustNewConstMetric(descSbRetained, prometheus.GaugeValue, float64(s.StandbyRetainedBytes), l...)
 				}
 				ch <- prometheus.MustNewConstMetric(descDuplicates, prometheus.CounterValue, float64(s.Duplicates), l...)
+				ch <- prometheus.MustNewConstMetric(descLateDropped, prometheus.CounterValue, float64(s.LateDropped), l...)
 				ch <- prometheus.MustNewConstMetric(descRetained, prometheus.GaugeValue, float64(s.RetainedBytes), l...)
 				if m, ok := histogram(descLatency, s.Latency, l); ok {
 					ch <- m

@@ -178,3 +178,62 @@ func TestLatencyTracking(t *testing.T) {
 		}
 	}
 }
+
+type countInts struct{}
+
+func (countInts) Create() int64              { return 0 }
+func (countInts) Add(n int64, _ int64) int64 { return n + 1 }
+func (countInts) Merge(a, b int64) int64     { return a + b }
+func (countInts) Result(n int64) int64       { return n }
+
+// Late records a window drops for want of a side output are counted in
+// /metrics and in the API's tasks, as the pipeline counts them.
+func TestLateRecordsDroppedAreServed(t *testing.T) {
+	p := weir.NewPipeline(weir.WithName("late"), weir.WithParallelism(1), weir.WithWatermarkInterval(time.Nanosecond))
+	// Every thousandth number is stamped at time 0, long after the
+	// watermark passed its window.
+	src := weir.FromSource(p, "numbers", generator.Sequence(0, 20_000), weir.WithTimestamps(func(v int64) int64 {
+		if v%1000 == 999 {
+			return 0
+		}
+		return v * 10
+	}, 0))
+	counts := weir.AggregateWindow(weir.WindowBy(weir.KeyBy(src, func(v int64) int64 { return v % 3 }), weir.Tumbling(time.Second)), countInts{})
+	weir.To(counts, "sink", collection.NewSink[weir.Windowed[int64, int64]]())
+	if err := p.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var want int64
+	for _, m := range p.Metrics() {
+		want += m.LateDropped
+	}
+	if want == 0 {
+		t.Fatal("the job dropped no late record")
+	}
+	s := NewServer(p)
+	_, body := get(t, s, "/metrics")
+	var metric float64
+	for _, line := range strings.Split(body, "\n") {
+		if strings.HasPrefix(line, "weir_late_records_dropped_total{") {
+			var v float64
+			f := strings.Fields(line)
+			json.Unmarshal([]byte(f[len(f)-1]), &v)
+			metric += v
+		}
+	}
+	if metric != float64(want) {
+		t.Errorf("weir_late_records_dropped_total sums to %v, want %d", metric, want)
+	}
+	_, body = get(t, s, "/api/v1/jobs/late/tasks")
+	var tasks []weir.TaskMetrics
+	if err := json.Unmarshal([]byte(body), &tasks); err != nil {
+		t.Fatal(err)
+	}
+	var api int64
+	for _, tm := range tasks {
+		api += tm.LateDropped
+	}
+	if api != want || !strings.Contains(body, `"late_records_dropped":`) {
+		t.Errorf("the API's tasks count %d late records dropped, want %d:\n%s", api, want, body)
+	}
+}

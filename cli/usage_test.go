@@ -1,0 +1,80 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/weir-stream/weir/cli"
+)
+
+// Every mistake in a command line exits with status 2 and one message
+// that starts with a single "weir: ".
+func TestEveryBadCommandLineExitsTwoWithOnePrefix(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"frobnicate"}, `weir: unknown command "frobnicate"`},
+		{[]string{"runn"}, `did you mean "run"?`},
+		{[]string{"--bogus"}, "weir: unknown flag: --bogus (see weir --help)"},
+		{[]string{"run", "keycount", "extra"}, `weir: run keycount: takes no arguments, got "extra"`},
+		{[]string{"run", "keycount", "--bogus"}, "weir: run keycount: unknown flag: --bogus"},
+		{[]string{"run", "keycount", "--events", "x"}, `weir: run keycount: invalid argument "x" for "--events"`},
+		{[]string{"jobs", "extra"}, `weir: jobs: takes no arguments, got "extra"`},
+		{[]string{"cancel"}, "weir: cancel: accepts 1 arg(s), received 0"},
+		{[]string{"status", "a", "b"}, "weir: status: accepts at most 1 arg(s), received 2"},
+		{[]string{"bench", "frob"}, `weir: bench: unknown command "frob"`},
+		{[]string{"nexmark", "generate", "x"}, `weir: nexmark generate: takes no arguments, got "x"`},
+		{[]string{"version", "x"}, `weir: version: takes no arguments`},
+	}
+	for _, c := range cases {
+		code, _, stderr := weir(t, c.args...)
+		if code != cli.ExitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("weir %s: exit %d, stderr %q; want exit %d and %q", strings.Join(c.args, " "), code, stderr, cli.ExitUsage, c.want)
+		}
+		if strings.Contains(stderr, "weir: weir") {
+			t.Errorf("weir %s: stderr %q repeats the prefix", strings.Join(c.args, " "), stderr)
+		}
+	}
+}
+
+func TestHelpOfACommandGroupSucceeds(t *testing.T) {
+	for _, args := range [][]string{{}, {"bench"}, {"help", "run"}} {
+		code, stdout, stderr := weir(t, args...)
+		if code != 0 || !strings.Contains(stdout, "Usage:") {
+			t.Errorf("weir %s: exit %d, stdout %q, stderr %q; want exit 0 and the help", strings.Join(args, " "), code, stdout, stderr)
+		}
+	}
+}
+
+// A configuration error (an --output that is a file, an --input that does
+// not exist) and a malformed record under --on-malformed fail fail the job
+// at once, naming the path: a restart would meet the same error.
+func TestConfigurationErrorsAndMalformedRecordsAreNotRetried(t *testing.T) {
+	outFile := filepath.Join(t.TempDir(), "out")
+	if err := os.WriteFile(outFile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := writeEvents(t, `{"key": 1, "time": 5}`, `not json`)
+	missing := filepath.Join(t.TempDir(), "missing.jsonl")
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "keycount", "--events", "1000", "--output", outFile}, "sink directory " + outFile + " exists and is not a directory"},
+		{[]string{"run", "keycount", "--input", missing, "--output", t.TempDir()}, missing + ": no such file"},
+		{[]string{"run", "keycount", "--input", bad, "-p", "1", "--output", t.TempDir()}, "malformed record at " + bad + ":2"},
+	}
+	for _, c := range cases {
+		args := append(c.args, "--guarantee", "exactly-once", "--checkpoint-interval", "10ms", "--restart-delay", "1ms")
+		code, _, stderr := weir(t, args...)
+		if code != 1 || !strings.Contains(stderr, c.want) {
+			t.Errorf("weir %s: exit %d, stderr %q; want exit 1 and %q", strings.Join(args, " "), code, stderr, c.want)
+		}
+		if strings.Contains(stderr, "recovery 1") || strings.Contains(stderr, "gave up") {
+			t.Errorf("weir %s restarted the job:\n%s", strings.Join(args, " "), stderr)
+		}
+	}
+}
