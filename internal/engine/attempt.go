@@ -31,7 +31,11 @@ type attemptState struct {
 	// cone is the subtasks that restarted alone (fine-grained failover
 	// with upstream backup), nil otherwise.
 	cone    []task.SubtaskID
-	failure error // set when checkpoint failures exceed the tolerance
+	failure error // set when checkpoint failures exceed the tolerance, or the attempt stalled
+	stall   *stallWatch
+	// pending, if set, describes what the engine itself waits for (a
+	// restart), for the stall report.
+	pending func() string
 }
 
 // spec returns the attempt's runtime options and its callbacks, which
@@ -147,6 +151,7 @@ func (e *engine) newAttemptState(rt Executor, checkpoints bool) (*attemptState, 
 	if len(e.report.Recoveries) > 0 {
 		a.restarted = e.report.Recoveries[len(e.report.Recoveries)-1].FailedAt
 	}
+	a.stall = e.newStallWatch(rt)
 	for _, v := range e.cfg.Plan.Vertices {
 		for i := range v.Parallelism {
 			a.tasks = append(a.tasks, task.SubtaskID{Vertex: v.ID, Subtask: i})
@@ -172,6 +177,7 @@ func (a *attemptState) tick() {
 			a.triggerFinal()
 		}
 	}
+	a.checkStall()
 }
 
 // killRandom fails a random subtask, if the injector still has a failure
@@ -289,6 +295,7 @@ func (a *attemptState) onSnapshot(ev Snapshot) {
 // final checkpoint is triggered.
 func (a *attemptState) onFinished(id task.SubtaskID) {
 	a.finished[id] = true
+	a.stall.progressed()
 	for cid, m := range a.acked {
 		if !m[id] {
 			a.rt.TriggerSubtask(id, cid)
@@ -344,6 +351,7 @@ func (a *attemptState) act(acts []checkpoint.Action) {
 		case checkpoint.Complete:
 			id := int64(x.ID)
 			delete(a.acked, id)
+			a.stall.progressed()
 			a.finish(id, "completed", "")
 			a.rt.Complete(id)
 			if o, ok := a.rt.(CompletionObserver); ok {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/weir-stream/weir/internal/plan"
@@ -140,6 +141,21 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 	lastCause := "" // of the latest failure, whose subtasks may still come
 	var restartAt time.Time
 	var ready <-chan struct{} // the restarted subtasks asked for their replays
+	a.pending = func() string {
+		var parts []string
+		if len(pending) > 0 {
+			ids := make([]string, 0, len(pending))
+			for id := range pending {
+				ids = append(ids, id.String())
+			}
+			slices.Sort(ids)
+			parts = append(parts, fmt.Sprintf("restart of %s due in %v", strings.Join(ids, ", "), time.Until(restartAt).Round(time.Millisecond)))
+		}
+		if ready != nil {
+			parts = append(parts, "waiting for restarted subtasks to restore their state and ask for their replays (checkpoints resume then)")
+		}
+		return strings.Join(parts, "; ")
+	}
 	for {
 		select {
 		case err := <-done:
@@ -199,6 +215,7 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 			if err := e.takenOver(a, t); err != nil {
 				return err
 			}
+			a.stall.progressed()
 			kills.arm(e.latest != nil, true)
 		case r := <-sb.done:
 			sb.ended(r)
@@ -211,6 +228,7 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 					return err
 				}
 				clear(pending)
+				a.stall.progressed()
 				kills.arm(e.latest != nil, true)
 			}
 			a.tick()

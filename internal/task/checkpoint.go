@@ -94,6 +94,9 @@ type control struct {
 	edge, to    int
 	from        int64
 	incarnation int64
+	// reply receives the subtask's description of what it waits on
+	// (ctlReport, waits.go).
+	reply chan<- string
 }
 
 type controlKind int
@@ -104,6 +107,7 @@ const (
 	ctlAbort
 	ctlRelease // a finished subtask may exit
 	ctlReplay  // replay retained output to a restarted receiver
+	ctlReport  // describe what the subtask waits on
 )
 
 // Section kinds of a subtask snapshot.

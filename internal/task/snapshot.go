@@ -205,6 +205,10 @@ func (s *subtask) report(r SnapshotResult) {
 
 // handleControl acts on a message from the job.
 func (s *subtask) handleControl(c control) {
+	if c.kind == ctlReport {
+		s.answerReport(c.reply)
+		return
+	}
 	if s.standby != nil {
 		// A standby follows its primary's decisions, which its log holds;
 		// it only trims the output it retains.
