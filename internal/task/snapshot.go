@@ -3,6 +3,7 @@ package task
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/weir-stream/weir/internal/exchange"
@@ -29,6 +30,7 @@ type frozen struct {
 // if an operator failed to snapshot, having reported the failure.
 func (s *subtask) freeze(id int64, aligned time.Duration, forward, priority bool) *frozen {
 	s.lastCheckpoint = id
+	s.aborted = slices.DeleteFunc(s.aborted, func(a int64) bool { return a <= id })
 	start := s.rt.opts.Now()
 	f := &frozen{id: id, aligned: aligned}
 	if s.source != nil {
@@ -78,6 +80,11 @@ func (s *subtask) freeze(id int64, aligned time.Duration, forward, priority bool
 	}
 	if s.log != nil {
 		s.log.mark(id)
+		// A standby that starts from this mark must know which later
+		// checkpoints were aborted already.
+		for _, a := range s.aborted {
+			s.log.append(logEntry{kind: logAbort, checkpoint: a})
+		}
 	}
 	// Output the barrier overtook is stored here, not reflected by the
 	// receivers: it does not count as sent before the snapshot.
@@ -254,12 +261,12 @@ func (s *subtask) handleControl(c control) {
 			}
 		}
 	case ctlAbort:
-		if s.align != nil && s.align.id == c.checkpoint {
-			if s.log != nil {
-				s.log.append(logEntry{kind: logAbort, checkpoint: c.checkpoint})
-			}
-			s.abortAlignment()
+		if s.log != nil {
+			// Whether or not it aligns that checkpoint now: its standby
+			// must ignore the same barriers later (abortCheckpoint).
+			s.log.append(logEntry{kind: logAbort, checkpoint: c.checkpoint})
 		}
+		s.abortCheckpoint(c.checkpoint)
 		for _, op := range s.ops {
 			if l, ok := op.(CheckpointListener); ok {
 				l.CheckpointAborted(c.checkpoint)
