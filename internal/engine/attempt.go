@@ -36,6 +36,9 @@ type attemptState struct {
 	// pending, if set, describes what the engine itself waits for (a
 	// restart), for the stall report.
 	pending func() string
+	// restartDue is when the latest restart the engine scheduled is due:
+	// until then the attempt waits by design, not stalled.
+	restartDue time.Time
 }
 
 // spec returns the attempt's runtime options and its callbacks, which

@@ -222,6 +222,9 @@ func (e *engine) attemptRegions(ctx context.Context, restore *store.Metadata, re
 			a.allDone = false
 			a.restarted, a.recovering = now, d.r
 			restartAt[d.r] = now.Add(delay)
+			if restartAt[d.r].After(a.restartDue) {
+				a.restartDue = restartAt[d.r]
+			}
 		case <-ticker.C:
 			for r, at := range restartAt {
 				if time.Now().Before(at) {

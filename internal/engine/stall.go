@@ -103,7 +103,13 @@ const stallReportTimeout = 2 * time.Second
 // checkStall fails the attempt when it stalled, after logging what it
 // waits on.
 func (a *attemptState) checkStall() {
-	if a.stall == nil || a.failure != nil || !a.stall.stalled(a.rt, len(a.acked) > 0) {
+	if a.stall == nil || a.failure != nil {
+		return
+	}
+	if time.Now().Before(a.restartDue) {
+		a.stall.progressed() // the engine waits for a restart delay, by design
+	}
+	if !a.stall.stalled(a.rt, len(a.acked) > 0) {
 		return
 	}
 	report := a.waitReport()

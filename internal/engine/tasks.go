@@ -211,6 +211,7 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 			if at := now.Add(delay); at.After(restartAt) {
 				restartAt = at
 			}
+			a.restartDue = restartAt
 		case t := <-takeovers:
 			if err := e.takenOver(a, t); err != nil {
 				return err
