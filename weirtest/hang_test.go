@@ -1,6 +1,11 @@
 package weirtest_test
 
 import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,5 +49,93 @@ func TestOracleFineGrainedFailoverNeverHangs(t *testing.T) {
 				t.Fatalf("no failure was injected or recovered from: %+v", res)
 			}
 		})
+	}
+}
+
+// lastCommitFails is a transactional sink whose first commit of a
+// transaction pre-committed after all n records were written fails once:
+// the commit of the final checkpoint, which the job completes after every
+// task finished and then releases the finished tasks.
+type lastCommitFails struct {
+	*weirtest.Sink[int64]
+	n       int64
+	written *atomic.Int64
+	failed  *atomic.Bool
+	mu      *sync.Mutex
+	last    map[string]bool // transactions pre-committed after all records
+}
+
+func (s lastCommitFails) Open(ctx context.Context, info connector.SubtaskInfo) (connector.Writer[int64], error) {
+	w, err := s.Sink.Open(ctx, info)
+	return lastCommitWriter{w, s}, err
+}
+
+type lastCommitWriter struct {
+	connector.Writer[int64]
+	s lastCommitFails
+}
+
+func (w lastCommitWriter) Write(ctx context.Context, b []int64) error {
+	w.s.written.Add(int64(len(b)))
+	return w.Writer.Write(ctx, b)
+}
+
+func (w lastCommitWriter) PreCommit(ctx context.Context, id int64) ([]byte, error) {
+	txn, err := w.Writer.(connector.Committer).PreCommit(ctx, id)
+	if w.s.written.Load() == w.s.n {
+		w.s.mu.Lock()
+		w.s.last[string(txn)] = true
+		w.s.mu.Unlock()
+	}
+	return txn, err
+}
+
+func (w lastCommitWriter) Commit(ctx context.Context, txn []byte) error {
+	w.s.mu.Lock()
+	last := w.s.last[string(txn)]
+	w.s.mu.Unlock()
+	if last && w.s.failed.CompareAndSwap(false, true) {
+		return errors.New("the commit of the final checkpoint fails once")
+	}
+	return w.Writer.(connector.Committer).Commit(ctx, txn)
+}
+
+func (w lastCommitWriter) Recover(ctx context.Context, restored int64, commit [][]byte) error {
+	return w.Writer.(connector.Committer).Recover(ctx, restored, commit)
+}
+
+// A sink subtask fails committing the final checkpoint, after which the
+// job has released its finished tasks: they exit. Restarted alone, the
+// sink would ask them for replays and wait forever; the job restarts as a
+// whole from the final checkpoint instead and ends with the exact output.
+func TestAFailureAfterTheFinalCheckpointRestartsTheJobAsAWhole(t *testing.T) {
+	const n = 2_000
+	want := make([]int64, n)
+	for i := range want {
+		want[i] = int64(i)
+	}
+	for try := 1; ; try++ {
+		var log strings.Builder
+		var logMu sync.Mutex
+		sink := lastCommitFails{Sink: weirtest.NewSink[int64](), n: n, written: &atomic.Int64{}, failed: &atomic.Bool{}, mu: &sync.Mutex{}, last: map[string]bool{}}
+		w := weirtest.NewWatchdog(0)
+		p := weir.NewPipeline(weir.WithParallelism(2), weir.WithChaining(false), weir.WithGuarantee(weir.ExactlyOnce),
+			weir.WithFailover(weir.FineGrainedFailover), weir.WithCheckpoints(weir.CheckpointConfig{Interval: 500 * time.Millisecond}),
+			weir.WithRestartStrategy("fixed-delay", 3, time.Millisecond, 0, 0), w.Option(),
+			weir.WithLog(func(s string) { logMu.Lock(); log.WriteString(s + "\n"); logMu.Unlock() }))
+		s := weir.Map(weir.FromSource(p, "numbers", generator.New(n, func(i int64) int64 { return i })), func(v int64) int64 { return v })
+		weir.To(s, "sink", connector.Sink[int64](sink))
+		if err := w.Run(context.Background(), p, 10*time.Minute); err != nil {
+			t.Fatalf("try %d: %v\nlog:\n%s", try, err, log.String())
+		}
+		if err := weirtest.Equal(want, sink.Visible()); err != nil {
+			t.Fatalf("try %d: %v\nlog:\n%s", try, err, log.String())
+		}
+		if strings.Contains(log.String(), "released the finished subtasks, so the job restarts as a whole") {
+			return // the failure came after the release, as intended
+		}
+		if try == 5 {
+			t.Fatalf("in 5 tries the failing commit never came after the final checkpoint released the tasks; last log:\n%s", log.String())
+		}
 	}
 }

@@ -36,6 +36,10 @@ type attemptState struct {
 	// pending, if set, describes what the engine itself waits for (a
 	// restart), for the stall report.
 	pending func() string
+	// released is the final checkpoint after which the finished subtasks
+	// were released (0: none yet). They exit: none restarts alone after
+	// it (afterRelease).
+	released int64
 	// restartDue is when the latest restart the engine scheduled is due:
 	// until then the attempt waits by design, not stalled.
 	restartDue time.Time
@@ -371,6 +375,7 @@ func (a *attemptState) act(acts []checkpoint.Action) {
 			}
 			if a.allDone && id > a.final {
 				a.rt.Release()
+				a.released = id
 			}
 		case checkpoint.Abort:
 			id := int64(x.ID)
@@ -467,4 +472,18 @@ func (a *attemptState) finish(id int64, status, reason string) {
 	a.e.report.add(*st)
 	delete(a.e.stats, id)
 	a.e.publish()
+}
+
+// afterRelease turns the failure of a subtask after the final checkpoint
+// released the finished subtasks into a failure of the attempt: the
+// released ones exit, so a subtask restarted alone would ask them for
+// replays and wait for a final checkpoint they never take. The job
+// restarts as a whole from the final checkpoint instead, where every
+// task restores its final state, finishes at once, and sinks commit what
+// that checkpoint holds.
+func (a *attemptState) afterRelease(err error) error {
+	if a.released == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w (after the final checkpoint %d released the finished subtasks, so the job restarts as a whole)", err, a.released)
 }

@@ -206,6 +206,9 @@ func (e *engine) attemptRegions(ctx context.Context, restore *store.Metadata, re
 			case errors.As(d.err, &fatal):
 				return d.err
 			}
+			if err := a.afterRelease(d.err); err != nil {
+				return err
+			}
 			now := time.Now()
 			delay, err := e.partialFailure(d.err, size[d.r], now)
 			if err != nil {

@@ -165,6 +165,9 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 			}
 			return err
 		case f := <-fails:
+			if err := a.afterRelease(f.err); err != nil {
+				return err
+			}
 			if restore != nil && e.latest != nil && e.latest.ID == restore.ID {
 				// The attempt restored its checkpoint globally: its channels
 				// count records from 0, not from that checkpoint's counts, so
@@ -213,6 +216,9 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 			}
 			a.restartDue = restartAt
 		case t := <-takeovers:
+			if err := a.afterRelease(t.err); err != nil {
+				return err
+			}
 			if err := e.takenOver(a, t); err != nil {
 				return err
 			}

@@ -45,6 +45,14 @@ func (r *Runtime) Waits(timeout time.Duration) []SubtaskWait {
 	for id := range r.down {
 		down[id] = true
 	}
+	exited := map[SubtaskID]bool{}
+	for id, ch := range r.exited {
+		select {
+		case <-ch:
+			exited[id] = true
+		default:
+		}
+	}
 	standbys := make(map[SubtaskID]chan control, len(r.standbys))
 	for id, st := range r.standbys {
 		standbys[id] = st.inbox
@@ -66,6 +74,8 @@ func (r *Runtime) Waits(timeout time.Duration) []SubtaskWait {
 			a := asked{w: SubtaskWait{Subtask: id, Task: v.Name()}}
 			if down[id] {
 				a.w.State = "failed or stopped; waiting for the job to restart it"
+			} else if exited[id] {
+				a.w.State = "exited (released, or stopped with the attempt)"
 			} else if !r.opts.Replica {
 				a.reply = make(chan string, 1)
 				r.ask(r.inboxes[v.ID][i], a.reply)
