@@ -227,7 +227,7 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 		case r := <-sb.done:
 			sb.ended(r)
 		case <-ticker.C:
-			if e.cfg.ActiveStandby && len(pending) == 0 && rt != nil {
+			if e.cfg.ActiveStandby && len(pending) == 0 && ready == nil && rt != nil {
 				sb.start(actx) // a cluster's executor places standbys itself
 			}
 			if len(pending) > 0 && !time.Now().Before(restartAt) {
@@ -289,8 +289,14 @@ func (e *engine) restartTasks(ctx context.Context, r SubtaskRestarter, pending m
 // localRestarter restarts single subtasks of an attempt in this process,
 // reading their state from the job's store.
 type localRestarter struct {
-	rt    *task.Runtime
+	rt    subtaskRuntime
 	store *store.Checkpoints
+}
+
+// subtaskRuntime is the part of task.Runtime a localRestarter uses.
+type subtaskRuntime interface {
+	Stop(ids []task.SubtaskID)
+	Restart(ctx context.Context, ids []task.SubtaskID, state map[task.SubtaskID][]byte, restored int64, attempt int) <-chan struct{}
 }
 
 func (l localRestarter) Stop(ids []task.SubtaskID) { l.rt.Stop(ids) }
@@ -305,7 +311,16 @@ func (l localRestarter) Restart(ctx context.Context, ids []task.SubtaskID, m *st
 			return nil, &fatalError{err}
 		}
 	}
-	return l.rt.Restart(ctx, ids, state, restored, attempt), nil
+	// The restart waits for the subtasks to stop, and a stopping subtask
+	// may wait for the engine to take its snapshot or its end of input:
+	// the engine's loop must go on meanwhile. The goroutine ends once the
+	// restarted subtasks asked for their replays, or stopped, or ctx ended.
+	ready := make(chan struct{})
+	go func() {
+		defer close(ready)
+		<-l.rt.Restart(ctx, ids, state, restored, attempt)
+	}()
+	return ready, nil
 }
 
 // noteRemoteConeRecovery measures the recovery of subtasks restarted
