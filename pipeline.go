@@ -92,6 +92,8 @@ type config struct {
 	idleTimeout       time.Duration
 	queueCapacity     int
 	latencyInterval   time.Duration
+	stallTimeout      *time.Duration // nil: DefaultStallTimeout
+	onStall           func(string)
 }
 
 // Option configures a pipeline.
@@ -270,6 +272,24 @@ func WithOnStart(f func(RunStart) error) Option { return func(p *Pipeline) { p.c
 // directory: "latest" or the path of a checkpoint (its directory or its
 // _metadata file).
 func WithRestore(what string) Option { return func(p *Pipeline) { p.cfg.restore = what } }
+
+// DefaultStallTimeout is how long a job may make no progress before it
+// reports what it waits on and fails the attempt (WithStallTimeout).
+const DefaultStallTimeout = time.Minute
+
+// WithStallTimeout sets how long a job may make no progress — no record
+// taken in or sent out by any task, no checkpoint completed, no task
+// finished or restarted — before it logs what it waits on (checkpoints
+// in flight and, per subtask, what it is blocked on) and fails the
+// attempt, which the restart strategy then recovers like any other
+// failure. Default DefaultStallTimeout; 0 never does. With checkpoints
+// it is at least twice the checkpoint interval. A source that polls for
+// input and finds none waits for the outside world, which counts as
+// progress while no checkpoint is in flight. onStall, if not nil, also
+// receives the report.
+func WithStallTimeout(d time.Duration, onStall func(report string)) Option {
+	return func(p *Pipeline) { p.cfg.stallTimeout, p.cfg.onStall = &d, onStall }
+}
 
 // WithLog receives a line for each notable event of a run: failures,
 // restarts, restores, skipped corrupt checkpoints.

@@ -48,6 +48,10 @@ func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan) (engine.Conf
 		cfg.Failover = engine.FineGrained
 	}
 	cfg.RetainLimit = c.retainLimit
+	cfg.StallTimeout, cfg.OnStall = DefaultStallTimeout, c.onStall
+	if c.stallTimeout != nil {
+		cfg.StallTimeout = *c.stallTimeout
+	}
 	// Without checkpoints a failure fails the job: failover, and so the
 	// standbys, play no part.
 	cfg.ActiveStandby = c.activeStandby && c.guarantee.checkpoints()

@@ -7,7 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // With fine-grained failover a killed worker's subtasks restart alone on
@@ -110,5 +112,30 @@ func TestClusterReplacesTheStandbysOfAKilledWorker(t *testing.T) {
 	c.check(client, out, ref)
 	if strings.Contains(c.coord.output(), "worker w4 lost: its connection closed; restarting") {
 		t.Fatalf("losing the worker that ran only standbys restarted subtasks:\n%s", c.coord.output())
+	}
+}
+
+// A coordinator frozen for longer than the heartbeat timeout (SIGSTOP, as
+// a stalled VM or a starved machine would be) finds its workers' unread
+// heartbeats when it runs again: it declares none of them lost, and the
+// job finishes with the failure-free output. (It used to declare healthy
+// workers lost, restart their subtasks elsewhere, and the job could hang.)
+func TestClusterFineGrainedSurvivesAFrozenCoordinator(t *testing.T) {
+	skipShort(t)
+	ref := reference(t, keycount)
+	c := newCluster(t, 4) // three slots and a spare
+	client, out := c.submit(keycount, "--failover", "fine-grained")
+	c.coord.waitFor(`checkpoint 2 completed`)
+	if err := c.coord.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	// The freeze itself is the failure injected: three heartbeat timeouts.
+	time.Sleep(3 * time.Second)
+	if err := c.coord.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	c.check(client, out, ref)
+	if strings.Contains(c.coord.output(), " lost: no heartbeat") {
+		t.Fatalf("the frozen coordinator declared a healthy worker lost:\n%s", c.coord.output())
 	}
 }

@@ -103,6 +103,7 @@ func (p *proc) waitFrom(from int, re string) []string {
 		case <-p.done:
 			p.t.Fatalf("%s exited (%v) before printing %q:\n%s", p.name, p.err, re, p.output())
 		case <-deadline:
+			p.dump()
 			p.t.Fatalf("%s did not print %q:\n%s", p.name, re, p.output())
 		}
 	}
@@ -132,9 +133,20 @@ func (p *proc) wait() error {
 	select {
 	case <-p.done:
 	case <-time.After(3 * time.Minute):
+		p.dump()
 		p.t.Fatalf("%s did not exit:\n%s", p.name, p.output())
 	}
 	return p.err
+}
+
+// dump makes a process that hangs print every goroutine's stack to its
+// output (SIGQUIT), and waits a little for it to exit.
+func (p *proc) dump() {
+	p.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+	}
 }
 
 // testCluster is a coordinator and its workers, each a process.

@@ -34,6 +34,7 @@ type ftFlags struct {
 	failureSeed     uint64
 	verify          bool
 	logCheckpoints  bool
+	stallTimeout    time.Duration
 }
 
 func (f *ftFlags) define(fs *pflag.FlagSet) {
@@ -60,6 +61,7 @@ func (f *ftFlags) define(fs *pflag.FlagSet) {
 	fs.IntVar(&f.injectFailures, "inject-failures", 0, "kill this many tasks during the run, at random moments and at named points of the checkpoint protocol")
 	fs.Uint64Var(&f.failureSeed, "failure-seed", 1, "seed of the injected failures' schedule")
 	fs.BoolVar(&f.logCheckpoints, "log-checkpoints", false, "print a line for every completed checkpoint")
+	fs.DurationVar(&f.stallTimeout, "stall-timeout", weir.DefaultStallTimeout, "when the job makes no progress this long (no record moved, no checkpoint completed, no task finished or restarted), log what each task waits on and fail the attempt, which --restart-strategy recovers (0: never; with checkpoints at least twice --checkpoint-interval)")
 	fs.BoolVar(&f.verify, "verify", false, "also run the job without failures and check the output against the guarantee; exit 1 on a violation")
 }
 
@@ -85,6 +87,9 @@ func (f *ftFlags) options() ([]weir.Option, error) {
 	if f.restore != "" && f.stateDir == "" && f.restore == "latest" {
 		return nil, usagef("--restore latest needs --state-dir")
 	}
+	if f.stallTimeout < 0 {
+		return nil, usagef("--stall-timeout must not be negative, got %v", f.stallTimeout)
+	}
 	if f.injectFailures < 0 {
 		return nil, usagef("--inject-failures must not be negative")
 	}
@@ -98,6 +103,7 @@ func (f *ftFlags) options() ([]weir.Option, error) {
 			MaxConcurrent: f.maxConcurrent, TolerableFailures: f.tolerable, Retained: f.retained,
 			StateDir: f.stateDir, Unaligned: f.unaligned, AlignedTimeout: f.alignedTimeout, Log: f.logCheckpoints}),
 		weir.WithRestartStrategy(f.restart, f.restartAttempts, f.restartDelay, f.restartMax, f.restartInterval),
+		weir.WithStallTimeout(f.stallTimeout, nil),
 	}
 	if f.activeStandby {
 		opts = append(opts, weir.WithActiveStandby())

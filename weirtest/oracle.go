@@ -42,6 +42,10 @@ type Options[T comparable] struct {
 	Compare func(ref []T, got []Written[T], rep *weir.Report) error
 	// Timeout bounds each run (default one minute).
 	Timeout time.Duration
+	// StallBound fails a run that makes no progress this long, with what
+	// each subtask waited on and every goroutine's stack (default
+	// DefaultStallBound; see Watchdog).
+	StallBound time.Duration
 	// Transactional makes the failure runs' sink commit with checkpoints
 	// even for at-least-once (exactly-once always uses it; at-least-once
 	// and at-most-once use a plain sink by default, to expose duplicates).
@@ -104,11 +108,10 @@ func Check[T comparable](t testing.TB, job Job[T], o Options[T]) Result {
 
 func run[T comparable](job Job[T], sink *Sink[T], o Options[T], extra ...weir.Option) (*weir.Report, error) {
 	opts := append([]weir.Option{weir.WithParallelism(o.Parallelism)}, o.Options...)
-	p := weir.NewPipeline(append(opts, extra...)...)
+	w := NewWatchdog(o.StallBound)
+	p := weir.NewPipeline(append(append(opts, extra...), w.Option())...)
 	job(p, sink)
-	ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
-	defer cancel()
-	err := p.Run(ctx)
+	err := w.Run(context.Background(), p, o.Timeout)
 	return p.Report(), err
 }
 

@@ -202,6 +202,12 @@ func (c *Coordinator) Connect(stream pb.Coordinator_ConnectServer) error {
 	}
 	check := time.NewTicker(c.cfg.HeartbeatInterval)
 	defer check.Stop()
+	// The silence of a worker counts only while the coordinator itself
+	// ran: after it was frozen (SIGSTOP, a stalled VM, a starved machine)
+	// the heartbeats of that time are still unread, and declaring their
+	// senders lost would fail healthy workers. A check that comes much
+	// later than its interval starts the count again.
+	lastCheck, watchedFrom := time.Now(), time.Now()
 	reason := ""
 	for reason == "" {
 		select {
@@ -214,7 +220,16 @@ func (c *Coordinator) Connect(stream pb.Coordinator_ConnectServer) error {
 		case <-w.lost:
 			reason = "replaced"
 		case <-check.C:
-			if silent := time.Since(time.Unix(0, w.lastBeat.Load())); silent > c.cfg.HeartbeatTimeout {
+			now := time.Now()
+			if now.Sub(lastCheck) > c.cfg.HeartbeatInterval+c.cfg.HeartbeatTimeout/2 {
+				watchedFrom = now
+			}
+			lastCheck = now
+			last := time.Unix(0, w.lastBeat.Load())
+			if last.Before(watchedFrom) {
+				last = watchedFrom
+			}
+			if silent := now.Sub(last); silent > c.cfg.HeartbeatTimeout {
 				reason = fmt.Sprintf("no heartbeat for %v (timeout %v)", silent.Round(time.Millisecond), c.cfg.HeartbeatTimeout)
 			}
 		case <-ctx.Done():

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/engine"
 	"github.com/weir-stream/weir/internal/task"
 )
 
@@ -93,3 +94,14 @@ func (x *remoteExecutor) FirstOutput() time.Time {
 // Positions is not supported in cluster mode (at-most-once is refused at
 // submission).
 func (x *remoteExecutor) Positions() map[task.SubtaskID][]byte { return nil }
+
+// Activity sums the records the attempt's subtasks took in and sent out,
+// as of the workers' latest heartbeats, for the engine's stall
+// detection. Workers do not report idle sources.
+func (x *remoteExecutor) Activity() engine.Activity {
+	var a engine.Activity
+	for _, c := range x.subtaskCounts() {
+		a.Records += c.RecordsIn + c.RecordsOut
+	}
+	return a
+}

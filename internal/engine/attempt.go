@@ -31,7 +31,18 @@ type attemptState struct {
 	// cone is the subtasks that restarted alone (fine-grained failover
 	// with upstream backup), nil otherwise.
 	cone    []task.SubtaskID
-	failure error // set when checkpoint failures exceed the tolerance
+	failure error // set when checkpoint failures exceed the tolerance, or the attempt stalled
+	stall   *stallWatch
+	// pending, if set, describes what the engine itself waits for (a
+	// restart), for the stall report.
+	pending func() string
+	// released is the final checkpoint after which the finished subtasks
+	// were released (0: none yet). They exit: none restarts alone after
+	// it (afterRelease).
+	released int64
+	// restartDue is when the latest restart the engine scheduled is due:
+	// until then the attempt waits by design, not stalled.
+	restartDue time.Time
 }
 
 // spec returns the attempt's runtime options and its callbacks, which
@@ -148,6 +159,7 @@ func (e *engine) newAttemptState(rt Executor, checkpoints bool) (*attemptState, 
 	if len(e.report.Recoveries) > 0 {
 		a.restarted = e.report.Recoveries[len(e.report.Recoveries)-1].FailedAt
 	}
+	a.stall = e.newStallWatch(rt)
 	for _, v := range e.cfg.Plan.Vertices {
 		for i := range v.Parallelism {
 			a.tasks = append(a.tasks, task.SubtaskID{Vertex: v.ID, Subtask: i})
@@ -173,6 +185,7 @@ func (a *attemptState) tick() {
 			a.triggerFinal()
 		}
 	}
+	a.checkStall()
 }
 
 // killRandom fails a random subtask, if the injector still has a failure
@@ -294,6 +307,7 @@ func (a *attemptState) onSnapshot(ev Snapshot) {
 // final checkpoint is triggered.
 func (a *attemptState) onFinished(id task.SubtaskID) {
 	a.finished[id] = true
+	a.stall.progressed()
 	for cid, m := range a.acked {
 		if !m[id] {
 			a.rt.TriggerSubtask(id, cid)
@@ -349,6 +363,7 @@ func (a *attemptState) act(acts []checkpoint.Action) {
 		case checkpoint.Complete:
 			id := int64(x.ID)
 			delete(a.acked, id)
+			a.stall.progressed()
 			a.finish(id, "completed", "")
 			a.rt.Complete(id)
 			if o, ok := a.rt.(CompletionObserver); ok {
@@ -365,6 +380,7 @@ func (a *attemptState) act(acts []checkpoint.Action) {
 			}
 			if a.allDone && id > a.final {
 				a.rt.Release()
+				a.released = id
 			}
 		case checkpoint.Abort:
 			id := int64(x.ID)
@@ -473,4 +489,18 @@ func (a *attemptState) finish(id int64, status, reason string) {
 	a.e.report.add(*st)
 	delete(a.e.stats, id)
 	a.e.publish()
+}
+
+// afterRelease turns the failure of a subtask after the final checkpoint
+// released the finished subtasks into a failure of the attempt: the
+// released ones exit, so a subtask restarted alone would ask them for
+// replays and wait for a final checkpoint they never take. The job
+// restarts as a whole from the final checkpoint instead, where every
+// task restores its final state, finishes at once, and sinks commit what
+// that checkpoint holds.
+func (a *attemptState) afterRelease(err error) error {
+	if a.released == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w (after the final checkpoint %d released the finished subtasks, so the job restarts as a whole)", err, a.released)
 }

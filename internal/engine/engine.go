@@ -117,6 +117,15 @@ type Config struct {
 	// Live, if set, receives a copy of the report whenever it changes, for
 	// readers on other goroutines.
 	Live *Live
+	// StallTimeout fails an attempt that made no progress this long (no
+	// record moved, no checkpoint completed, no subtask finished or
+	// restarted) with ErrStalled, after logging what it waits on; the
+	// restart strategy then handles it. 0 never does. With checkpoints it
+	// is at least twice Interval.
+	StallTimeout time.Duration
+	// OnStall, if set, receives the report of what a stalled attempt
+	// waited on (it is logged too).
+	OnStall func(report string)
 	// CheckConsistency verifies every checkpoint before it completes: on
 	// each channel, the receiver's snapshot reflects exactly the records
 	// the sender had sent before its own snapshot. A violation fails the

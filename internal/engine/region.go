@@ -75,6 +75,34 @@ func (s *regionSet) Complete(id int64) { s.each(func(x Executor) { x.Complete(id
 func (s *regionSet) Abort(id int64)    { s.each(func(x Executor) { x.Abort(id) }) }
 func (s *regionSet) Release()          { s.each(func(x Executor) { x.Release() }) }
 
+// Activity sums the activity of the running regions.
+func (s *regionSet) Activity() Activity {
+	out := Activity{IdleKnown: true}
+	s.each(func(x Executor) {
+		ar, ok := x.(ActivityReporter)
+		if !ok {
+			out.IdleKnown = false
+			return
+		}
+		a := ar.Activity()
+		out.Records += a.Records
+		out.SourceIdle += a.SourceIdle
+		out.IdleKnown = out.IdleKnown && a.IdleKnown
+	})
+	return out
+}
+
+// Waits reports what the subtasks of the running regions wait on.
+func (s *regionSet) Waits(timeout time.Duration) []task.SubtaskWait {
+	var out []task.SubtaskWait
+	s.each(func(x Executor) {
+		if wr, ok := x.(WaitReporter); ok {
+			out = append(out, wr.Waits(timeout)...)
+		}
+	})
+	return out
+}
+
 func (s *regionSet) Completed(m *store.Metadata) {
 	s.each(func(x Executor) {
 		if o, ok := x.(CompletionObserver); ok {
@@ -178,6 +206,9 @@ func (e *engine) attemptRegions(ctx context.Context, restore *store.Metadata, re
 			case errors.As(d.err, &fatal):
 				return d.err
 			}
+			if err := a.afterRelease(d.err); err != nil {
+				return err
+			}
 			now := time.Now()
 			delay, err := e.partialFailure(d.err, size[d.r], now)
 			if err != nil {
@@ -194,6 +225,9 @@ func (e *engine) attemptRegions(ctx context.Context, restore *store.Metadata, re
 			a.allDone = false
 			a.restarted, a.recovering = now, d.r
 			restartAt[d.r] = now.Add(delay)
+			if restartAt[d.r].After(a.restartDue) {
+				a.restartDue = restartAt[d.r]
+			}
 		case <-ticker.C:
 			for r, at := range restartAt {
 				if time.Now().Before(at) {
@@ -208,6 +242,7 @@ func (e *engine) attemptRegions(ctx context.Context, restore *store.Metadata, re
 				}
 				delete(restartAt, r)
 				running++
+				a.stall.progressed()
 				kills.arm(m != nil, true)
 			}
 			if len(restartAt) == 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/weir-stream/weir/internal/plan"
@@ -140,6 +141,21 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 	lastCause := "" // of the latest failure, whose subtasks may still come
 	var restartAt time.Time
 	var ready <-chan struct{} // the restarted subtasks asked for their replays
+	a.pending = func() string {
+		var parts []string
+		if len(pending) > 0 {
+			ids := make([]string, 0, len(pending))
+			for id := range pending {
+				ids = append(ids, id.String())
+			}
+			slices.Sort(ids)
+			parts = append(parts, fmt.Sprintf("restart of %s due in %v", strings.Join(ids, ", "), time.Until(restartAt).Round(time.Millisecond)))
+		}
+		if ready != nil {
+			parts = append(parts, "waiting for restarted subtasks to restore their state and ask for their replays (checkpoints resume then)")
+		}
+		return strings.Join(parts, "; ")
+	}
 	for {
 		select {
 		case err := <-done:
@@ -149,6 +165,9 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 			}
 			return err
 		case f := <-fails:
+			if err := a.afterRelease(f.err); err != nil {
+				return err
+			}
 			if restore != nil && e.latest != nil && e.latest.ID == restore.ID {
 				// The attempt restored its checkpoint globally: its channels
 				// count records from 0, not from that checkpoint's counts, so
@@ -195,15 +214,20 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 			if at := now.Add(delay); at.After(restartAt) {
 				restartAt = at
 			}
+			a.restartDue = restartAt
 		case t := <-takeovers:
+			if err := a.afterRelease(t.err); err != nil {
+				return err
+			}
 			if err := e.takenOver(a, t); err != nil {
 				return err
 			}
+			a.stall.progressed()
 			kills.arm(e.latest != nil, true)
 		case r := <-sb.done:
 			sb.ended(r)
 		case <-ticker.C:
-			if e.cfg.ActiveStandby && len(pending) == 0 && rt != nil {
+			if e.cfg.ActiveStandby && len(pending) == 0 && ready == nil && rt != nil {
 				sb.start(actx) // a cluster's executor places standbys itself
 			}
 			if len(pending) > 0 && !time.Now().Before(restartAt) {
@@ -211,6 +235,7 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 					return err
 				}
 				clear(pending)
+				a.stall.progressed()
 				kills.arm(e.latest != nil, true)
 			}
 			a.tick()
@@ -264,8 +289,14 @@ func (e *engine) restartTasks(ctx context.Context, r SubtaskRestarter, pending m
 // localRestarter restarts single subtasks of an attempt in this process,
 // reading their state from the job's store.
 type localRestarter struct {
-	rt    *task.Runtime
+	rt    subtaskRuntime
 	store *store.Checkpoints
+}
+
+// subtaskRuntime is the part of task.Runtime a localRestarter uses.
+type subtaskRuntime interface {
+	Stop(ids []task.SubtaskID)
+	Restart(ctx context.Context, ids []task.SubtaskID, state map[task.SubtaskID][]byte, restored int64, attempt int) <-chan struct{}
 }
 
 func (l localRestarter) Stop(ids []task.SubtaskID) { l.rt.Stop(ids) }
@@ -280,7 +311,16 @@ func (l localRestarter) Restart(ctx context.Context, ids []task.SubtaskID, m *st
 			return nil, &fatalError{err}
 		}
 	}
-	return l.rt.Restart(ctx, ids, state, restored, attempt), nil
+	// The restart waits for the subtasks to stop, and a stopping subtask
+	// may wait for the engine to take its snapshot or its end of input:
+	// the engine's loop must go on meanwhile. The goroutine ends once the
+	// restarted subtasks asked for their replays, or stopped, or ctx ended.
+	ready := make(chan struct{})
+	go func() {
+		defer close(ready)
+		<-l.rt.Restart(ctx, ids, state, restored, attempt)
+	}()
+	return ready, nil
 }
 
 // noteRemoteConeRecovery measures the recovery of subtasks restarted

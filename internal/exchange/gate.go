@@ -40,6 +40,7 @@ type queue struct {
 	n       int
 	extra   int // replayed elements queued beyond capacity (see DeliverReplay)
 	blocked bool
+	waiting bool          // the sender waits for room (see Status)
 	space   chan struct{} // signalled when an element is removed from a full queue
 }
 
@@ -83,6 +84,7 @@ func (g *Gate) SendTimed(ctx context.Context, ch int, e Element) (time.Duration,
 	for {
 		g.mu.Lock()
 		if g.discard {
+			q.waiting = false
 			g.mu.Unlock()
 			if e.Buf != nil {
 				PutBuffer(e.Buf)
@@ -95,6 +97,7 @@ func (g *Gate) SendTimed(ctx context.Context, ch int, e Element) (time.Duration,
 			}
 			q.elems[(q.head+q.n)%len(q.elems)] = e
 			q.n++
+			q.waiting = false
 			wake := !q.blocked
 			g.mu.Unlock()
 			if wake {
@@ -102,6 +105,7 @@ func (g *Gate) SendTimed(ctx context.Context, ch int, e Element) (time.Duration,
 			}
 			return waited(), nil
 		}
+		q.waiting = true
 		g.mu.Unlock()
 		if waitStart.IsZero() {
 			waitStart = time.Now()
@@ -109,6 +113,9 @@ func (g *Gate) SendTimed(ctx context.Context, ch int, e Element) (time.Duration,
 		select {
 		case <-q.space:
 		case <-ctx.Done():
+			g.mu.Lock()
+			q.waiting = false
+			g.mu.Unlock()
 			return waited(), ctx.Err()
 		}
 	}
@@ -468,6 +475,30 @@ func (c Channel) SendPriority(e Element) {
 		return
 	}
 	c.Gate.SendPriority(c.Index, e)
+}
+
+// ChannelStatus is what a gate channel holds and whether it moves: for
+// reports of what a stalled job waits on.
+type ChannelStatus struct {
+	// Queued is the number of elements queued, Replayed of them beyond
+	// the capacity (see DeliverReplay).
+	Queued, Replayed int
+	// Blocked: the receiver does not consume the channel (alignment).
+	Blocked bool
+	// SenderWaiting: its sender waits in Send for room.
+	SenderWaiting bool
+}
+
+// Status returns the state of every channel, for diagnostics.
+func (g *Gate) Status() []ChannelStatus {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]ChannelStatus, len(g.queues))
+	for c := range g.queues {
+		q := &g.queues[c]
+		out[c] = ChannelStatus{Queued: q.n, Replayed: q.extra, Blocked: q.blocked, SenderWaiting: q.waiting}
+	}
+	return out
 }
 
 // Fill returns how full the gate's queues are, from 0 (empty) to 1 (every

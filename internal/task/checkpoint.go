@@ -3,6 +3,7 @@ package task
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/weir-stream/weir/codec"
@@ -94,6 +95,9 @@ type control struct {
 	edge, to    int
 	from        int64
 	incarnation int64
+	// reply receives the subtask's description of what it waits on
+	// (ctlReport, waits.go).
+	reply chan<- string
 }
 
 type controlKind int
@@ -104,6 +108,7 @@ const (
 	ctlAbort
 	ctlRelease // a finished subtask may exit
 	ctlReplay  // replay retained output to a restarted receiver
+	ctlReport  // describe what the subtask waits on
 )
 
 // Section kinds of a subtask snapshot.
@@ -254,7 +259,10 @@ func (s *subtask) onBarrier(ch int, e exchange.Element) {
 		s.abortAlignment()
 		a = nil
 	}
-	if a == nil && e.Checkpoint <= s.lastCheckpoint {
+	if a == nil && (e.Checkpoint <= s.lastCheckpoint || slices.Contains(s.aborted, e.Checkpoint)) {
+		// Taken already, or aborted: an alignment started now could not
+		// complete, as the barriers that came before the abort were
+		// consumed, and its blocked channels would hold the job up.
 		return
 	}
 	if a == nil {
@@ -338,6 +346,21 @@ func (s *subtask) maybeAligned() {
 	s.takeSnapshot(a.id, waited, true)
 	for c := range a.seen {
 		s.gate.Unblock(c)
+	}
+}
+
+// abortCheckpoint gives up checkpoint id, which the job aborted: its
+// alignment, a barrier a restarted source deferred, and the barriers of
+// it still to come (onBarrier).
+func (s *subtask) abortCheckpoint(id int64) {
+	if id > s.lastCheckpoint && !slices.Contains(s.aborted, id) {
+		s.aborted = append(s.aborted, id)
+	}
+	if s.align != nil && s.align.id == id {
+		s.abortAlignment()
+	}
+	if s.deferred == id {
+		s.deferred = 0
 	}
 }
 

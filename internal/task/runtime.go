@@ -589,14 +589,9 @@ func (r *Runtime) QueueFill(v, i int) float64 {
 // ChannelSource names the sender of gate channel c of subtask i of vertex
 // v: its task and subtask.
 func (r *Runtime) ChannelSource(v, i, c int) (task string, subtask int, ok bool) {
-	for _, e := range r.plan.Vertices[v].Inputs {
-		off := r.offsets[e]
-		if c >= off && c < off+e.Channels() {
-			if e.Partitioning == plan.Forward {
-				return e.Source.Name(), i, true
-			}
-			return e.Source.Name(), c - off, true
-		}
+	id, ok := r.channelSender(v, i, c)
+	if !ok {
+		return "", 0, false
 	}
-	return "", 0, false
+	return r.plan.Vertices[id.Vertex].Name(), id.Subtask, true
 }

@@ -379,19 +379,24 @@ func (s *subtask) runStandby() error {
 		}
 		st.at++
 		s.pollControl()
-		switch en.kind {
-		case logAbort:
-			if s.align != nil && s.align.id == en.checkpoint {
-				s.abortAlignment()
-			}
-		case logReplayStart:
-			s.recv[en.ch] = en.e.Seq
-		case logElement:
-			if done, err := s.process(en.ch, en.e, en.skip, en.limit); done || err != nil {
-				return err
-			}
+		if done, err := s.applyLogged(en); done || err != nil {
+			return err
 		}
 	}
+}
+
+// applyLogged applies one entry of the primary's input log to a standby;
+// done is set when the input ended.
+func (s *subtask) applyLogged(en logEntry) (done bool, err error) {
+	switch en.kind {
+	case logAbort:
+		s.abortCheckpoint(en.checkpoint)
+	case logReplayStart:
+		s.recv[en.ch] = en.e.Seq
+	case logElement:
+		return s.process(en.ch, en.e, en.skip, en.limit)
+	}
+	return false, nil
 }
 
 // takeOver makes a standby the subtask: it reads the primary's gate and

@@ -39,6 +39,7 @@ type subtask struct {
 	inbox          chan control
 	align          *alignment
 	lastCheckpoint int64
+	aborted        []int64        // checkpoints above lastCheckpoint that were aborted: their barriers are ignored
 	async          sync.WaitGroup // snapshot encoders
 	finished       bool           // input ended; waiting for release
 	released       bool

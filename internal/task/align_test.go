@@ -1,0 +1,81 @@
+package task
+
+import (
+	"testing"
+	"time"
+
+	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/plan"
+)
+
+// alignSubtask returns a subtask with a gate of n input channels that
+// takes aligned checkpoints, and the log its active standby would follow.
+func alignSubtask(n int) *subtask {
+	rt := &Runtime{opts: Options{Checkpoint: Aligned, Now: time.Now}, cursors: [][][][]*cursor{{nil}}}
+	s := &subtask{rt: rt, v: &plan.Vertex{}, gate: exchange.NewGate(n, 4), chanState: make([]chanState, n),
+		recv: make([]int64, n), inChan: make([]Channel, n), log: newInputLog(0)}
+	return s
+}
+
+// A barrier of a checkpoint that was aborted, arriving after the abort
+// (barriers travel with the records, the abort as a control message),
+// starts no alignment: the barriers of that checkpoint that came before
+// the abort were consumed already, so it could never complete, and its
+// blocked channel would hold up the job until a newer barrier came
+// through channels the blocked one backpressures.
+func TestABarrierOfAnAbortedCheckpointStartsNoAlignment(t *testing.T) {
+	s := alignSubtask(2)
+	s.onBarrier(0, exchange.Element{Kind: exchange.Barrier, Checkpoint: 2})
+	s.handleControl(control{kind: ctlAbort, checkpoint: 2})
+	if s.align != nil {
+		t.Fatal("the alignment of checkpoint 2 survived its abort")
+	}
+	s.handleControl(control{kind: ctlAbort, checkpoint: 3}) // before any of its barriers arrived
+	for _, id := range []int64{2, 3} {
+		s.onBarrier(1, exchange.Element{Kind: exchange.Barrier, Checkpoint: id})
+		if s.align != nil {
+			t.Fatalf("a barrier of aborted checkpoint %d started an alignment (waiting for %v)", id, s.describeWait())
+		}
+		if st := s.gate.Status(); st[1].Blocked {
+			t.Fatalf("a barrier of aborted checkpoint %d blocked its channel", id)
+		}
+	}
+	s.onBarrier(1, exchange.Element{Kind: exchange.Barrier, Checkpoint: 4})
+	if s.align == nil || s.align.id != 4 {
+		t.Fatal("the barrier of checkpoint 4, after the aborted ones, started no alignment")
+	}
+}
+
+// The standby of a subtask follows its primary's aborts from the log, so
+// it ignores the same stale barriers: otherwise it would forward a
+// barrier its primary did not, and the pair's outputs would differ.
+func TestAStandbyIgnoresTheBarriersItsPrimaryIgnoredAfterAnAbort(t *testing.T) {
+	p := alignSubtask(2)
+	p.handleControl(control{kind: ctlAbort, checkpoint: 3})
+	var entries []logEntry
+	p.log.mu.Lock()
+	entries = append(entries, p.log.entries...)
+	p.log.mu.Unlock()
+	sb := alignSubtask(2)
+	sb.standby, sb.log = &standby{}, nil
+	for _, en := range entries {
+		sb.applyLogged(en)
+	}
+	sb.onBarrier(0, exchange.Element{Kind: exchange.Barrier, Checkpoint: 3})
+	if sb.align != nil {
+		t.Fatal("the standby aligned a barrier its primary ignored after an abort")
+	}
+}
+
+// A restarted source that deferred a checkpoint's barrier until it caught
+// up does not send it once that checkpoint was aborted.
+func TestARestartedSourceDropsADeferredCheckpointThatWasAborted(t *testing.T) {
+	s := alignSubtask(0)
+	s.source, s.outs = nopSource{}, []ChannelWriter{&sentWriter{sent: []int64{10}}}
+	s.catchUp = [][]int64{{20}}
+	s.handleControl(control{kind: ctlTrigger, checkpoint: 5})
+	s.handleControl(control{kind: ctlAbort, checkpoint: 5})
+	if s.deferred != 0 {
+		t.Fatalf("checkpoint 5 is still deferred after its abort")
+	}
+}

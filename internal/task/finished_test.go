@@ -1,0 +1,62 @@
+package task
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/plan"
+)
+
+// waitFor waits for done, or fails the test with every goroutine's stack
+// when it does not come within a bound far beyond any scheduling delay:
+// a hang fails with who waits on whom.
+func waitFor(t *testing.T, done <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%s: still waiting after a minute; goroutines:\n%s", what, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// A subtask that finished its input waits for release, but keeps taking
+// what arrives on its gate: a sender that restarted alone regenerates the
+// output the finished subtask consumed, up to its end again, and would
+// block forever on a full queue nobody reads (it then never finishes,
+// and the final checkpoint never completes).
+func TestAFinishedSubtaskDropsARestartedSendersRegeneratedOutput(t *testing.T) {
+	rt := &Runtime{opts: Options{Checkpoint: Aligned, Now: time.Now}, cursors: [][][][]*cursor{{nil}}}
+	s := &subtask{rt: rt, v: &plan.Vertex{}, ctx: context.Background(), gate: exchange.NewGate(1, 2),
+		chanState: []chanState{ended}, recv: []int64{100}, inChan: make([]Channel, 1), inbox: make(chan control, 4),
+		finished: true, tctx: Context{Metrics: NewMetrics()}}
+	released := make(chan error, 1)
+	go func() { released <- s.waitReleased() }()
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		for seq := int64(0); seq < 100; seq += 10 {
+			if err := s.gate.Send(context.Background(), 0, batch(seq, 10)); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+		s.gate.Send(context.Background(), 0, exchange.Element{Kind: exchange.End, Seq: 100})
+	}()
+	waitFor(t, sent, "the restarted sender sending its regenerated output to the finished subtask")
+	s.inbox <- control{kind: ctlRelease}
+	done := make(chan struct{})
+	go func() {
+		if err := <-released; err != nil {
+			t.Errorf("waitReleased: %v", err)
+		}
+		close(done)
+	}()
+	waitFor(t, done, "the release")
+	if got := s.tctx.Metrics.Duplicates.Load(); got != 100 {
+		t.Errorf("dropped %d duplicate records, want 100", got)
+	}
+}

@@ -1,0 +1,261 @@
+package task
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/weir-stream/weir/internal/plan"
+)
+
+// This file answers "what does each subtask wait on?" for a job that
+// stopped making progress: the engine's stall report and the test
+// harness's watchdog print it.
+//
+// A subtask describes itself on its own goroutine, when it reads a report
+// request from its inbox (it does so whenever it waits for input, for a
+// log, for release, and on every step of a source), so that nothing on
+// the hot path pays for it. One that does not answer is either blocked
+// sending, which its receiver's gate shows (exchange.Gate.Status), or
+// busy.
+
+// SubtaskWait is what one subtask waits on.
+type SubtaskWait struct {
+	Subtask SubtaskID
+	Task    string
+	// Standby marks the active standby of the subtask, not the subtask.
+	Standby bool
+	State   string
+}
+
+func (w SubtaskWait) String() string {
+	who := fmt.Sprintf("subtask %s (%s)", w.Subtask, w.Task)
+	if w.Standby {
+		who = "active standby of " + who
+	}
+	return who + ": " + w.State
+}
+
+// Waits reports what every local subtask (and active standby) waits on.
+// It asks each to describe itself and waits up to timeout for the
+// answers; it never blocks a subtask.
+func (r *Runtime) Waits(timeout time.Duration) []SubtaskWait {
+	r.mu.Lock()
+	down := make(map[SubtaskID]bool, len(r.down))
+	for id := range r.down {
+		down[id] = true
+	}
+	exited := map[SubtaskID]bool{}
+	for id, ch := range r.exited {
+		select {
+		case <-ch:
+			exited[id] = true
+		default:
+		}
+	}
+	standbys := make(map[SubtaskID]chan control, len(r.standbys))
+	for id, st := range r.standbys {
+		standbys[id] = st.inbox
+	}
+	r.mu.Unlock()
+
+	blockedOn := r.blockedSenders()
+	type asked struct {
+		w     SubtaskWait
+		reply chan string
+	}
+	var all []asked
+	for _, v := range r.plan.Vertices {
+		for i := range v.Parallelism {
+			id := SubtaskID{v.ID, i}
+			if !r.IsLocal(id) {
+				continue
+			}
+			a := asked{w: SubtaskWait{Subtask: id, Task: v.Name()}}
+			if down[id] {
+				a.w.State = "failed or stopped; waiting for the job to restart it"
+			} else if exited[id] {
+				a.w.State = "exited (released, or stopped with the attempt)"
+			} else if !r.opts.Replica {
+				a.reply = make(chan string, 1)
+				r.ask(r.inboxes[v.ID][i], a.reply)
+			}
+			all = append(all, a)
+			if in, ok := standbys[id]; ok && in != nil {
+				b := asked{w: SubtaskWait{Subtask: id, Task: v.Name(), Standby: true}, reply: make(chan string, 1)}
+				r.ask(in, b.reply)
+				all = append(all, b)
+			}
+		}
+	}
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	expired := false
+	out := make([]SubtaskWait, 0, len(all))
+	for _, a := range all {
+		if a.reply != nil && !expired {
+			select {
+			case a.w.State = <-a.reply:
+			case <-deadline.C:
+				expired = true // the rest only if they answered already
+			}
+		}
+		if a.reply != nil && a.w.State == "" {
+			select {
+			case a.w.State = <-a.reply:
+			default:
+			}
+		}
+		if a.w.State == "" {
+			if to := blockedOn[a.w.Subtask]; len(to) > 0 && !a.w.Standby {
+				a.w.State = "blocked sending to " + strings.Join(to, ", ") + " (its queue is full)"
+			} else {
+				a.w.State = "did not answer: busy, or blocked outside its input and output (a remote send, a sink, an operator)"
+			}
+		}
+		out = append(out, a.w)
+	}
+	return out
+}
+
+// ask puts a report request into a subtask's inbox unless it is full.
+func (r *Runtime) ask(inbox chan control, reply chan string) {
+	select {
+	case inbox <- control{kind: ctlReport, reply: reply}:
+	default:
+	}
+}
+
+// blockedSenders returns, per sending subtask, the receivers (in this
+// runtime) whose queue from it is full while it waits to send.
+func (r *Runtime) blockedSenders() map[SubtaskID][]string {
+	out := map[SubtaskID][]string{}
+	for _, v := range r.plan.Vertices {
+		for i, g := range r.gates[v.ID] {
+			if g == nil {
+				continue
+			}
+			for c, st := range g.Status() {
+				if !st.SenderWaiting {
+					continue
+				}
+				if from, ok := r.channelSender(v.ID, i, c); ok {
+					out[from] = append(out[from], fmt.Sprintf("subtask %s (%s)", SubtaskID{v.ID, i}, v.Name()))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// channelSender returns the subtask that sends on gate channel c of
+// subtask i of vertex v.
+func (r *Runtime) channelSender(v, i, c int) (SubtaskID, bool) {
+	for _, e := range r.plan.Vertices[v].Inputs {
+		off := r.offsets[e]
+		if c >= off && c < off+e.Channels() {
+			if e.Partitioning == plan.Forward {
+				return SubtaskID{e.Source.ID, i}, true
+			}
+			return SubtaskID{e.Source.ID, c - off}, true
+		}
+	}
+	return SubtaskID{}, false
+}
+
+// answerReport describes what the subtask waits on, to reply.
+func (s *subtask) answerReport(reply chan<- string) {
+	select {
+	case reply <- s.describeWait():
+	default:
+	}
+}
+
+// describeWait says, on the subtask's goroutine, what it waits on.
+func (s *subtask) describeWait() string {
+	var parts []string
+	switch {
+	case s.finished:
+		return fmt.Sprintf("finished its input; waiting for the job to release it (its last checkpoint %d)", s.lastCheckpoint)
+	case s.standby != nil:
+		parts = append(parts, fmt.Sprintf("applied %d entries of its primary's input log; waiting for more", s.standby.at))
+	case s.source != nil:
+		parts = append(parts, "reading its source")
+		if s.catchUp != nil {
+			parts = append(parts, fmt.Sprintf("catching up with the output of its previous incarnation (sent %v of %v) before it sends a barrier", s.sentCounts(), s.catchUp))
+		}
+		if s.deferred > s.lastCheckpoint {
+			parts = append(parts, fmt.Sprintf("checkpoint %d deferred until then", s.deferred))
+		}
+	}
+	if s.awaiting != nil {
+		var from []string
+		for c, w := range s.awaiting {
+			if w {
+				from = append(from, s.chanName(c))
+			}
+		}
+		parts = append(parts, "waiting for the replay from "+strings.Join(from, ", "))
+	}
+	if len(s.follow) > 0 {
+		d := s.follow[0]
+		parts = append(parts, fmt.Sprintf("repeating its logged input order (%d steps left): waiting for records up to %d from %s, consumed %d",
+			len(s.follow), d.upTo, s.chanName(d.ch), s.recv[d.ch]))
+	}
+	if a := s.align; a != nil {
+		var missing []string
+		for c, seen := range a.seen {
+			if !seen && s.chanState[c] != ended {
+				missing = append(missing, s.chanName(c))
+			}
+		}
+		parts = append(parts, fmt.Sprintf("aligning checkpoint %d for %v: waiting for its barrier from %s",
+			a.id, s.rt.opts.Now().Sub(a.started).Round(time.Millisecond), strings.Join(missing, ", ")))
+	}
+	if s.gate != nil && s.source == nil && s.standby == nil {
+		var chans []string
+		for c, st := range s.gate.Status() {
+			var notes []string
+			if st.Queued > 0 {
+				notes = append(notes, fmt.Sprintf("%d queued", st.Queued))
+			}
+			if st.Blocked {
+				notes = append(notes, "blocked")
+			}
+			if st.SenderWaiting {
+				notes = append(notes, "sender waits")
+			}
+			if c < len(s.chanState) && s.chanState[c] == ended {
+				notes = append(notes, "ended")
+			}
+			if len(notes) > 0 {
+				chans = append(chans, s.chanName(c)+": "+strings.Join(notes, ", "))
+			}
+		}
+		if len(parts) == 0 {
+			parts = append(parts, "waiting for input")
+		}
+		if len(chans) > 0 {
+			parts = append(parts, "channels: "+strings.Join(chans, "; "))
+		}
+	}
+	if s.tctx.Metrics != nil {
+		if h := s.tctx.Metrics.HeldBackBy.Load(); h >= 0 && int(h) < len(s.inChan) && s.inWM > MinWatermark {
+			parts = append(parts, fmt.Sprintf("watermark %d held back by %s", s.inWM, s.chanName(int(h))))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// chanName names gate channel c by its sender.
+func (s *subtask) chanName(c int) string {
+	if c < 0 || c >= len(s.inChan) {
+		return fmt.Sprintf("channel %d", c)
+	}
+	ic := s.inChan[c]
+	if ic.Edge >= len(s.rt.edges) {
+		return fmt.Sprintf("channel %d", c)
+	}
+	e := s.rt.edges[ic.Edge]
+	return fmt.Sprintf("subtask %s (%s)", SubtaskID{e.Source.ID, ic.From}, e.Source.Name())
+}
