@@ -16,6 +16,7 @@ import (
 
 	"github.com/weir-stream/weir/internal/blob"
 	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/store"
 )
 
 // CoordinatorConfig configures a coordinator.
@@ -46,7 +47,13 @@ type Coordinator struct {
 	blobs blob.Store
 	ln    net.Listener
 	srv   *grpc.Server
-	epoch int64 // distinguishes this coordinator's attempts from an earlier one's
+	// lead is the coordinator's leadership epoch in the store (leader.go);
+	// it also tells this coordinator's attempts from an earlier one's.
+	lead *store.Leadership
+
+	deposeOnce sync.Once
+	deposed    chan struct{} // closed when superseded
+	deposedErr error         // set before deposed closes
 
 	mu        sync.Mutex
 	workers   map[string]*workerConn
@@ -119,20 +126,34 @@ func NewCoordinator(ctx context.Context, cfg CoordinatorConfig) (*Coordinator, e
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", cfg.Listen, err)
 	}
+	// Claimed before anything is read: a coordinator still running on the
+	// store commits nothing from now on, so the jobs resumed below start
+	// from the last checkpoint it could complete.
+	lead, err := store.Lead(ctx, blobs, holder(ln.Addr().String()))
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	cfg.Log(fmt.Sprintf("leading the store %s with epoch %d", cfg.Store, lead.Epoch()))
 	cctx, cancel := context.WithCancel(context.Background())
-	c := &Coordinator{cfg: cfg, blobs: blobs, ln: ln, srv: grpc.NewServer(opts...), epoch: time.Now().UnixNano(),
+	c := &Coordinator{cfg: cfg, blobs: blobs, ln: ln, srv: grpc.NewServer(opts...), lead: lead, deposed: make(chan struct{}),
 		workers: map[string]*workerConn{}, changed: make(chan struct{}), executors: map[string]*remoteExecutor{},
 		jobs: map[string]*job{}, ctx: cctx, cancel: cancel}
 	pb.RegisterCoordinatorServer(c.srv, c)
 	if err := c.resume(ctx); err != nil {
 		cancel()
+		c.jobsWG.Wait()
 		ln.Close()
 		return nil, err
 	}
-	c.srvWG.Add(1)
+	c.srvWG.Add(2)
 	go func() {
 		defer c.srvWG.Done()
 		c.srv.Serve(ln)
+	}()
+	go func() {
+		defer c.srvWG.Done()
+		c.watchLeadership(cfg.HeartbeatInterval)
 	}()
 	return c, nil
 }
@@ -142,10 +163,23 @@ func (c *Coordinator) Addr() string { return c.ln.Addr().String() }
 
 // Close stops serving and stops the jobs' goroutines. The jobs stay
 // recorded as running, so a coordinator started on the same store
-// resumes them.
+// resumes them. A deposed coordinator must still be closed.
 func (c *Coordinator) Close() {
 	c.cancel()
-	c.srv.Stop()
+	// The sessions end on the cancel, with the reason for their workers
+	// (a deposed coordinator's ABORTED); a call that does not return
+	// within a second (a frozen client) is cut.
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		c.srv.GracefulStop()
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(time.Second):
+		c.srv.Stop()
+		<-stopped
+	}
 	c.srvWG.Wait()
 	c.jobsWG.Wait()
 }
@@ -160,6 +194,9 @@ func (c *Coordinator) Connect(stream pb.Coordinator_ConnectServer) error {
 	first, err := stream.Recv()
 	if err != nil {
 		return err
+	}
+	if c.Deposed() != nil {
+		return c.deposedStatus()
 	}
 	hello := first.GetHello()
 	if hello == nil || hello.WorkerId == "" || hello.DataAddr == "" || hello.Slots < 1 {
@@ -196,7 +233,8 @@ func (c *Coordinator) Connect(stream pb.Coordinator_ConnectServer) error {
 			c.onWorkerMessage(w, m)
 		}
 	}()
-	if err := stream.Send(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Welcome{Welcome: &pb.Welcome{HeartbeatIntervalNs: int64(c.cfg.HeartbeatInterval)}}}); err != nil {
+	welcome := &pb.Welcome{HeartbeatIntervalNs: int64(c.cfg.HeartbeatInterval), Epoch: c.lead.Epoch()}
+	if err := stream.Send(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Welcome{Welcome: welcome}}); err != nil {
 		c.lose(w, err.Error())
 		return err
 	}
@@ -223,7 +261,13 @@ func (c *Coordinator) Connect(stream pb.Coordinator_ConnectServer) error {
 			reason = "the coordinator stopped"
 		}
 	}
+	if c.Deposed() != nil {
+		reason = "the coordinator was superseded"
+	}
 	c.lose(w, reason)
+	if c.Deposed() != nil {
+		return c.deposedStatus() // the worker learns why, and that nothing commits
+	}
 	return nil
 }
 

@@ -7,7 +7,11 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
 	"github.com/weir-stream/weir/internal/transport"
@@ -42,6 +46,9 @@ type Worker struct {
 	cfg   WorkerConfig
 	node  *transport.Node
 	cache standbyCache
+	// epoch is the newest coordinator leadership epoch the worker served:
+	// it refuses an older coordinator, and commit orders from one.
+	epoch atomic.Uint64
 }
 
 // NewWorker starts the worker's data plane. Run connects it to the
@@ -94,6 +101,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		if time.Since(start) > 10*time.Second {
 			backoff = 100 * time.Millisecond
 		}
+		if status.Code(err) == codes.Aborted {
+			w.cfg.Log(fmt.Sprintf("coordinator %s was superseded by a newer one: its attempts here were cancelled and commit nothing (%s)", w.cfg.Coordinator, status.Convert(err).Message()))
+		}
 		w.cfg.Log(fmt.Sprintf("session with coordinator %s ended: %v; reconnecting in %v", w.cfg.Coordinator, err, backoff))
 		select {
 		case <-ctx.Done():
@@ -106,9 +116,10 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // session is one connection to the coordinator.
 type session struct {
-	w   *Worker
-	ctx context.Context
-	out chan *pb.WorkerMessage
+	w     *Worker
+	ctx   context.Context
+	out   chan *pb.WorkerMessage
+	epoch uint64 // the coordinator's leadership epoch
 
 	mu       sync.Mutex
 	attempts map[string]*workerAttempt
@@ -147,8 +158,11 @@ func (w *Worker) session(ctx context.Context) error {
 	if welcome == nil {
 		return errors.New("the coordinator did not welcome the worker")
 	}
+	if newest := w.serve(welcome.Epoch); welcome.Epoch < newest {
+		return fmt.Errorf("the coordinator leads epoch %d, older than epoch %d that this worker served: it was superseded, so the worker does not join it", welcome.Epoch, newest)
+	}
 	w.cfg.Log(fmt.Sprintf("joined coordinator %s with %d slots, data plane on %s", w.cfg.Coordinator, w.cfg.Slots, w.cfg.Advertise))
-	s := &session{w: w, ctx: ctx, out: make(chan *pb.WorkerMessage, 1024), attempts: map[string]*workerAttempt{}}
+	s := &session{w: w, ctx: ctx, out: make(chan *pb.WorkerMessage, 1024), attempts: map[string]*workerAttempt{}, epoch: welcome.Epoch}
 	defer s.wg.Wait() // after cancel (deferred later, runs first)
 	defer cancel()
 	sendErr := make(chan error, 1)
@@ -180,6 +194,17 @@ func (w *Worker) session(ctx context.Context) error {
 		err = errors.New("the coordinator closed the session")
 	}
 	return err
+}
+
+// serve records that the worker serves a coordinator of epoch e, and
+// returns the newest epoch it served, e included.
+func (w *Worker) serve(e uint64) uint64 {
+	for {
+		old := w.epoch.Load()
+		if e <= old || w.epoch.CompareAndSwap(old, e) {
+			return max(old, e)
+		}
+	}
 }
 
 // send writes the session's outgoing messages and heartbeats; it is the
