@@ -55,6 +55,9 @@ type Coordinator struct {
 	deposed    chan struct{} // closed when superseded
 	deposedErr error         // set before deposed closes
 
+	admitMu   sync.Mutex            // one hello at a time (takeover.go)
+	instances map[string]*instances // by worker id; guarded by admitMu
+
 	mu        sync.Mutex
 	workers   map[string]*workerConn
 	changed   chan struct{} // closed and replaced when workers come or go
@@ -77,6 +80,7 @@ type workerConn struct {
 	used         int // slots taken by attempts; guarded by Coordinator.mu
 	out          chan *pb.CoordinatorMessage
 	lost         chan struct{} // closed when the session ended
+	takenOver    atomic.Bool   // a newer instance of the worker took its id over
 	lastBeat     atomic.Int64  // unix nanos
 	mu           sync.Mutex
 	metrics      map[string]*pb.AttemptMetrics
@@ -137,7 +141,7 @@ func NewCoordinator(ctx context.Context, cfg CoordinatorConfig) (*Coordinator, e
 	cfg.Log(fmt.Sprintf("leading the store %s with epoch %d", cfg.Store, lead.Epoch()))
 	cctx, cancel := context.WithCancel(context.Background())
 	c := &Coordinator{cfg: cfg, blobs: blobs, ln: ln, srv: grpc.NewServer(opts...), lead: lead, deposed: make(chan struct{}),
-		workers: map[string]*workerConn{}, changed: make(chan struct{}), executors: map[string]*remoteExecutor{},
+		instances: map[string]*instances{}, workers: map[string]*workerConn{}, changed: make(chan struct{}), executors: map[string]*remoteExecutor{},
 		jobs: map[string]*job{}, ctx: cctx, cancel: cancel}
 	pb.RegisterCoordinatorServer(c.srv, c)
 	if err := c.resume(ctx); err != nil {
@@ -204,13 +208,26 @@ func (c *Coordinator) Connect(stream pb.Coordinator_ConnectServer) error {
 	}
 	w := &workerConn{c: c, id: hello.WorkerId, dataAddr: hello.DataAddr, slots: int(hello.Slots), standby: hello.Standby,
 		out: make(chan *pb.CoordinatorMessage, 4096), lost: make(chan struct{}), metrics: map[string]*pb.AttemptMetrics{}}
+	takeover, err := c.admit(stream.Context(), hello.WorkerId, hello.Instance)
+	if err != nil {
+		if status.Code(err) == codes.FailedPrecondition {
+			c.cfg.Log(fmt.Sprintf("worker %s refused: a newer instance took its id over", hello.WorkerId))
+		}
+		return err
+	}
 	w.lastBeat.Store(time.Now().UnixNano())
 	c.mu.Lock()
 	old := c.workers[w.id]
 	c.workers[w.id] = w
 	c.mu.Unlock()
-	if old != nil {
+	switch {
+	case old != nil && takeover:
+		old.takenOver.Store(true)
+		c.lose(old, "a newer instance of the worker took its id over")
+	case old != nil:
 		c.lose(old, "replaced by a new session of the same worker")
+	case takeover:
+		c.cfg.Log(fmt.Sprintf("worker %s: a newer instance took the id over; the older one is refused from now on", w.id))
 	}
 	what := "worker"
 	if w.standby {
@@ -267,6 +284,9 @@ func (c *Coordinator) Connect(stream pb.Coordinator_ConnectServer) error {
 	c.lose(w, reason)
 	if c.Deposed() != nil {
 		return c.deposedStatus() // the worker learns why, and that nothing commits
+	}
+	if w.takenOver.Load() {
+		return status.Errorf(codes.FailedPrecondition, "worker id %s %v", w.id, ErrTakenOver) // the worker exits
 	}
 	return nil
 }

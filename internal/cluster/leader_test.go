@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -154,4 +155,72 @@ func (p *proxy) close() {
 	p.ln.Close()
 	p.switchTo("")
 	p.wg.Wait()
+}
+
+// Two live processes with one worker id (a frozen pod and its
+// replacement): the later registration takes the id over once. The older
+// one's session ends, and it is refused from then on: its Run returns
+// ErrTakenOver instead of evicting the newer one in turn.
+func TestANewerWorkerInstanceTakesTheIdOverOnce(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	logs, logsOld := newLogLines(), newLogLines()
+	c := newCoordinator(t, store, logs)
+	defer c.Close()
+	old := startWorker(t, t.Context(), cluster.WorkerConfig{ID: "w1", Coordinator: c.Addr(), Log: logsOld.add})
+	defer old.w.Close()
+	logs.wait(t, "^worker w1 joined")
+	newer := startWorker(t, t.Context(), cluster.WorkerConfig{ID: "w1", Coordinator: c.Addr(), Log: logs.add})
+	defer newer.stop()
+	logs.wait(t, "^worker w1 lost: a newer instance of the worker took its id over")
+	if err := <-old.done; !errors.Is(err, cluster.ErrTakenOver) {
+		t.Fatalf("the older worker's Run returned %v, want ErrTakenOver", err)
+	}
+	logsOld.wait(t, "^worker id w1 taken over by a newer session; exiting$")
+	logs.waitCount(t, "^worker w1 joined", 2)
+	if n := logs.count("^worker w1 lost"); n != 1 {
+		t.Fatalf("worker w1 was lost %d times, want once", n)
+	}
+}
+
+// The older instance may have been lost already (a frozen pod, past the
+// heartbeat timeout) when the newer one registers: the newer one still
+// takes the id over, and the older one is refused when it comes back,
+// also by a coordinator restarted on the same store.
+func TestALostWorkerInstanceIsRefusedOnceANewerTookItsId(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	logs := newLogLines()
+	c := newCoordinator(t, store, logs)
+	addr := c.Addr()
+	old, err := cluster.NewWorker(cluster.WorkerConfig{ID: "w1", Coordinator: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- old.Run(ctx) }()
+	logs.wait(t, "^worker w1 joined")
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run after cancel: %v", err)
+	}
+	logs.wait(t, "^worker w1 lost")
+	newer := startWorker(t, t.Context(), cluster.WorkerConfig{ID: "w1", Coordinator: addr})
+	logs.wait(t, "^worker w1: a newer instance took the id over; the older one is refused from now on")
+	if err := old.Run(t.Context()); !errors.Is(err, cluster.ErrTakenOver) {
+		t.Fatalf("the older instance's Run returned %v, want ErrTakenOver", err)
+	}
+	newer.stop()
+	c.Close()
+
+	logs2 := newLogLines()
+	c2, err := cluster.NewCoordinator(t.Context(), cluster.CoordinatorConfig{Listen: addr, Store: store, Log: logs2.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if err := old.Run(t.Context()); !errors.Is(err, cluster.ErrTakenOver) {
+		t.Fatalf("after a coordinator restart the older instance's Run returned %v, want ErrTakenOver", err)
+	}
+	logs2.wait(t, "^worker w1 refused: a newer instance took its id over")
 }

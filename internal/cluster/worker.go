@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -43,9 +45,10 @@ type WorkerConfig struct {
 
 // Worker runs its share of the attempts the coordinator deploys on it.
 type Worker struct {
-	cfg   WorkerConfig
-	node  *transport.Node
-	cache standbyCache
+	cfg      WorkerConfig
+	instance string // this process's, random (takeover.go)
+	node     *transport.Node
+	cache    standbyCache
 	// epoch is the newest coordinator leadership epoch the worker served:
 	// it refuses an older coordinator, and commit orders from one.
 	epoch atomic.Uint64
@@ -78,7 +81,9 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if cfg.Advertise == "" {
 		cfg.Advertise = node.Addr()
 	}
-	return &Worker{cfg: cfg, node: node, cache: standbyCache{runs: map[string]*cachedCheckpoint{}}}, nil
+	var nonce [8]byte
+	rand.Read(nonce[:])
+	return &Worker{cfg: cfg, node: node, instance: hex.EncodeToString(nonce[:]), cache: standbyCache{runs: map[string]*cachedCheckpoint{}}}, nil
 }
 
 // DataAddr returns the address other workers send records to.
@@ -89,7 +94,10 @@ func (w *Worker) Close() error { return w.node.Close() }
 
 // Run keeps a session with the coordinator until ctx ends, reconnecting
 // after a lost session (a restarted coordinator, say). The attempts of a
-// lost session are cancelled: the coordinator redeploys them.
+// lost session are cancelled: the coordinator redeploys them. Run returns
+// nil when ctx ends, and an error wrapping ErrTakenOver when a newer
+// process with the same worker id joined the coordinator (takeover.go):
+// this one must exit.
 func (w *Worker) Run(ctx context.Context) error {
 	backoff := 100 * time.Millisecond
 	for {
@@ -100,6 +108,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		if time.Since(start) > 10*time.Second {
 			backoff = 100 * time.Millisecond
+		}
+		if status.Code(err) == codes.FailedPrecondition {
+			err := fmt.Errorf("worker id %s %w; exiting", w.cfg.ID, ErrTakenOver)
+			w.cfg.Log(err.Error())
+			return err
 		}
 		if status.Code(err) == codes.Aborted {
 			w.cfg.Log(fmt.Sprintf("coordinator %s was superseded by a newer one: its attempts here were cancelled and commit nothing (%s)", w.cfg.Coordinator, status.Convert(err).Message()))
@@ -146,7 +159,7 @@ func (w *Worker) session(ctx context.Context) error {
 	if w.cfg.Program != nil {
 		jobs = w.cfg.Program.Jobs()
 	}
-	hello := &pb.Hello{WorkerId: w.cfg.ID, DataAddr: w.cfg.Advertise, Slots: int32(w.cfg.Slots), Jobs: jobs, Standby: w.cfg.Standby}
+	hello := &pb.Hello{WorkerId: w.cfg.ID, DataAddr: w.cfg.Advertise, Slots: int32(w.cfg.Slots), Jobs: jobs, Standby: w.cfg.Standby, Instance: w.instance}
 	if err := stream.Send(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Hello{Hello: hello}}); err != nil {
 		return err
 	}
