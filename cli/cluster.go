@@ -36,7 +36,7 @@ func securityFlags(fs *pflag.FlagSet, s *cluster.Security) {
 	fs.StringVar(&s.CertFile, "tls-cert", "", "this process's certificate (PEM) for mutual TLS between all processes")
 	fs.StringVar(&s.KeyFile, "tls-key", "", "the private key of --tls-cert")
 	fs.StringVar(&s.CAFile, "tls-ca", "", "the CA certificate (PEM) that signed every process's certificate")
-	fs.StringVar(&s.Token, "token", os.Getenv("WEIR_TOKEN"), "bearer token every call to the coordinator must carry (default $WEIR_TOKEN)")
+	fs.StringVar(&s.Token, "token", os.Getenv("WEIR_TOKEN"), "shared secret: every call to the coordinator must carry it as a bearer token, and every data plane connection between workers must prove it knows it (default $WEIR_TOKEN)")
 }
 
 func coordinatorFlag(fs *pflag.FlagSet, addr *string) {

@@ -74,7 +74,7 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	node, err := transport.Listen(cfg.Listen, transport.Config{ServerTLS: server, ClientTLS: client})
+	node, err := transport.Listen(cfg.Listen, transport.Config{ServerTLS: server, ClientTLS: client, Secret: []byte(cfg.Security.Token), Log: cfg.Log})
 	if err != nil {
 		return nil, err
 	}
