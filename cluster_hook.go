@@ -5,6 +5,7 @@ import (
 
 	"github.com/weir-stream/weir/internal/engine"
 	"github.com/weir-stream/weir/internal/hook"
+	"github.com/weir-stream/weir/internal/store"
 )
 
 func init() {
@@ -17,4 +18,5 @@ func init() {
 		return pp.engineConfig(ctx, pl)
 	}
 	hook.SetDeployer = func(p any, d engine.Deployer) { p.(*Pipeline).deploy = d }
+	hook.SetFence = func(p any, f store.Fence) { p.(*Pipeline).fence = f }
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/weir-stream/weir/internal/engine"
 	"github.com/weir-stream/weir/internal/plan"
+	"github.com/weir-stream/weir/internal/store"
 	"github.com/weir-stream/weir/internal/task"
 )
 
@@ -41,6 +42,9 @@ type Pipeline struct {
 	status  atomic.Pointer[JobStatus]
 	// deploy, if set, starts attempts on a cluster (see internal/hook).
 	deploy engine.Deployer
+	// fence, if set, guards the checkpoint store's writes that decide
+	// output: a cluster's coordinator fences them by its leadership.
+	fence store.Fence
 }
 
 // JobStatus is where a pipeline's run stands.

@@ -101,6 +101,9 @@ func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan) (engine.Conf
 	}
 	cfg.Store = store.New(blobs)
 	cfg.Run = store.NewRunID()
+	if p.fence != nil {
+		cfg.Store = cfg.Store.Fenced(p.fence)
+	}
 	switch c.restore {
 	case "":
 	case "latest":

@@ -36,7 +36,7 @@ func securityFlags(fs *pflag.FlagSet, s *cluster.Security) {
 	fs.StringVar(&s.CertFile, "tls-cert", "", "this process's certificate (PEM) for mutual TLS between all processes")
 	fs.StringVar(&s.KeyFile, "tls-key", "", "the private key of --tls-cert")
 	fs.StringVar(&s.CAFile, "tls-ca", "", "the CA certificate (PEM) that signed every process's certificate")
-	fs.StringVar(&s.Token, "token", os.Getenv("WEIR_TOKEN"), "bearer token every call to the coordinator must carry (default $WEIR_TOKEN)")
+	fs.StringVar(&s.Token, "token", os.Getenv("WEIR_TOKEN"), "shared secret: every call to the coordinator must carry it as a bearer token, and every data plane connection between workers must prove it knows it (default $WEIR_TOKEN)")
 }
 
 func coordinatorFlag(fs *pflag.FlagSet, addr *string) {
@@ -65,7 +65,12 @@ and it places each job's subtasks on the workers' slots, drives checkpoints and
 restarts jobs when a worker is lost. Checkpoints and the record of every job go
 to the store, which all processes must reach: a directory on a shared
 filesystem, or an S3-compatible bucket (s3://bucket/prefix?endpoint=URL). A
-coordinator started again on the same store resumes the jobs that were running.`,
+coordinator started again on the same store resumes the jobs that were running.
+
+Each coordinator claims a leadership epoch in the store when it starts. A
+coordinator started on the store of one that still runs supersedes it: the
+older one commits nothing more, cancels its jobs (the newer one resumes
+them) and exits with an error that names the newer epoch.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if (stateDir == "") == (store == "") {
@@ -79,9 +84,12 @@ coordinator started again on the same store resumes the jobs that were running.`
 				return err
 			}
 			fmt.Fprintf(stderr, "weir coordinator: listening on %s, store %s\n", c.Addr(), cfg.Store)
-			<-cmd.Context().Done()
+			select {
+			case <-cmd.Context().Done():
+			case <-c.Done():
+			}
 			c.Close()
-			return nil
+			return c.Deposed() // superseded by a coordinator started later on the store
 		},
 	}
 	fs := cmd.Flags()

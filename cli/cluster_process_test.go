@@ -159,6 +159,8 @@ type testCluster struct {
 	workers map[string]*proc
 	// replacement is the coordinator's --replacement-timeout.
 	replacement string
+	// flags go to every process: coordinator, workers and clients.
+	flags []string
 }
 
 func newCluster(t *testing.T, workers int) *testCluster {
@@ -180,12 +182,12 @@ func newClusterOn(t *testing.T, workers int, store string) *testCluster {
 }
 
 func (c *testCluster) startCoordinator(listen string) {
-	c.coord = start(c.t, "coordinator", "coordinator", "--listen", listen, "--checkpoint-store", c.store, "--replacement-timeout", c.replacement, "--heartbeat-timeout", "1s", "--heartbeat-interval", "100ms")
+	c.coord = start(c.t, "coordinator", append([]string{"coordinator", "--listen", listen, "--checkpoint-store", c.store, "--replacement-timeout", c.replacement, "--heartbeat-timeout", "1s", "--heartbeat-interval", "100ms"}, c.flags...)...)
 	c.addr = c.coord.waitFor(`listening on (\S+),`)[1]
 }
 
 func (c *testCluster) startWorker(id string) *proc {
-	w := start(c.t, id, "worker", "--coordinator", c.addr, "--slots", "1", "--id", id)
+	w := start(c.t, id, append([]string{"worker", "--coordinator", c.addr, "--slots", "1", "--id", id}, c.flags...)...)
 	w.waitFor("joined coordinator")
 	c.workers[id] = w
 	return w
@@ -211,7 +213,7 @@ func reference(t *testing.T, job []string) []string {
 // output directory.
 func (c *testCluster) submit(job []string, extra ...string) (*proc, string) {
 	out := filepath.Join(c.dir, "out")
-	args := append(append([]string{"submit", "--coordinator", c.addr}, job...), "--output", out, "--guarantee", "exactly-once",
+	args := append(append(append([]string{"submit", "--coordinator", c.addr}, c.flags...), job...), "--output", out, "--guarantee", "exactly-once",
 		"--checkpoint-interval", "500ms", "--log-checkpoints", "--rate", "300000", "--wait")
 	return start(c.t, "submit", append(args, extra...)...), out
 }

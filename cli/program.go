@@ -11,6 +11,7 @@ import (
 	"github.com/weir-stream/weir/internal/cluster"
 	"github.com/weir-stream/weir/internal/engine"
 	"github.com/weir-stream/weir/internal/hook"
+	"github.com/weir-stream/weir/internal/store"
 )
 
 // program is the cluster's view of the jobs registered in this binary:
@@ -80,8 +81,9 @@ func (c clusterPipeline) Compile(ctx context.Context) (engine.Config, error) {
 	return hook.Compile(ctx, c.p)
 }
 
-func (c clusterPipeline) Run(ctx context.Context, d engine.Deployer) error {
+func (c clusterPipeline) Run(ctx context.Context, d engine.Deployer, f store.Fence) error {
 	hook.SetDeployer(c.p, d)
+	hook.SetFence(c.p, f)
 	return c.p.Run(ctx)
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/weir-stream/weir/internal/engine"
 	"github.com/weir-stream/weir/internal/hook"
 	"github.com/weir-stream/weir/internal/jobs"
+	"github.com/weir-stream/weir/internal/store"
 )
 
 // keycountProgram runs keycount with a fixed configuration; its only
@@ -40,8 +41,9 @@ func (k keycountProgram) Open(_ context.Context, _, name string, args []string) 
 type pipeline struct{ p *weir.Pipeline }
 
 func (p pipeline) Compile(ctx context.Context) (engine.Config, error) { return hook.Compile(ctx, p.p) }
-func (p pipeline) Run(ctx context.Context, d engine.Deployer) error {
+func (p pipeline) Run(ctx context.Context, d engine.Deployer, f store.Fence) error {
 	hook.SetDeployer(p.p, d)
+	hook.SetFence(p.p, f)
 	return p.p.Run(ctx)
 }
 func (p pipeline) Report() *engine.Report { return p.p.Report() }

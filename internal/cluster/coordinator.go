@@ -16,6 +16,7 @@ import (
 
 	"github.com/weir-stream/weir/internal/blob"
 	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/store"
 )
 
 // CoordinatorConfig configures a coordinator.
@@ -46,7 +47,16 @@ type Coordinator struct {
 	blobs blob.Store
 	ln    net.Listener
 	srv   *grpc.Server
-	epoch int64 // distinguishes this coordinator's attempts from an earlier one's
+	// lead is the coordinator's leadership epoch in the store (leader.go);
+	// it also tells this coordinator's attempts from an earlier one's.
+	lead *store.Leadership
+
+	deposeOnce sync.Once
+	deposed    chan struct{} // closed when superseded
+	deposedErr error         // set before deposed closes
+
+	admitMu   sync.Mutex            // one hello at a time (takeover.go)
+	instances map[string]*instances // by worker id; guarded by admitMu
 
 	mu        sync.Mutex
 	workers   map[string]*workerConn
@@ -70,6 +80,7 @@ type workerConn struct {
 	used         int // slots taken by attempts; guarded by Coordinator.mu
 	out          chan *pb.CoordinatorMessage
 	lost         chan struct{} // closed when the session ended
+	takenOver    atomic.Bool   // a newer instance of the worker took its id over
 	lastBeat     atomic.Int64  // unix nanos
 	mu           sync.Mutex
 	metrics      map[string]*pb.AttemptMetrics
@@ -119,20 +130,34 @@ func NewCoordinator(ctx context.Context, cfg CoordinatorConfig) (*Coordinator, e
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", cfg.Listen, err)
 	}
+	// Claimed before anything is read: a coordinator still running on the
+	// store commits nothing from now on, so the jobs resumed below start
+	// from the last checkpoint it could complete.
+	lead, err := store.Lead(ctx, blobs, holder(ln.Addr().String()))
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	cfg.Log(fmt.Sprintf("leading the store %s with epoch %d", cfg.Store, lead.Epoch()))
 	cctx, cancel := context.WithCancel(context.Background())
-	c := &Coordinator{cfg: cfg, blobs: blobs, ln: ln, srv: grpc.NewServer(opts...), epoch: time.Now().UnixNano(),
-		workers: map[string]*workerConn{}, changed: make(chan struct{}), executors: map[string]*remoteExecutor{},
+	c := &Coordinator{cfg: cfg, blobs: blobs, ln: ln, srv: grpc.NewServer(opts...), lead: lead, deposed: make(chan struct{}),
+		instances: map[string]*instances{}, workers: map[string]*workerConn{}, changed: make(chan struct{}), executors: map[string]*remoteExecutor{},
 		jobs: map[string]*job{}, ctx: cctx, cancel: cancel}
 	pb.RegisterCoordinatorServer(c.srv, c)
 	if err := c.resume(ctx); err != nil {
 		cancel()
+		c.jobsWG.Wait()
 		ln.Close()
 		return nil, err
 	}
-	c.srvWG.Add(1)
+	c.srvWG.Add(2)
 	go func() {
 		defer c.srvWG.Done()
 		c.srv.Serve(ln)
+	}()
+	go func() {
+		defer c.srvWG.Done()
+		c.watchLeadership(cfg.HeartbeatInterval)
 	}()
 	return c, nil
 }
@@ -142,10 +167,23 @@ func (c *Coordinator) Addr() string { return c.ln.Addr().String() }
 
 // Close stops serving and stops the jobs' goroutines. The jobs stay
 // recorded as running, so a coordinator started on the same store
-// resumes them.
+// resumes them. A deposed coordinator must still be closed.
 func (c *Coordinator) Close() {
 	c.cancel()
-	c.srv.Stop()
+	// The sessions end on the cancel, with the reason for their workers
+	// (a deposed coordinator's ABORTED); a call that does not return
+	// within a second (a frozen client) is cut.
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		c.srv.GracefulStop()
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(time.Second):
+		c.srv.Stop()
+		<-stopped
+	}
 	c.srvWG.Wait()
 	c.jobsWG.Wait()
 }
@@ -161,19 +199,35 @@ func (c *Coordinator) Connect(stream pb.Coordinator_ConnectServer) error {
 	if err != nil {
 		return err
 	}
+	if c.Deposed() != nil {
+		return c.deposedStatus()
+	}
 	hello := first.GetHello()
 	if hello == nil || hello.WorkerId == "" || hello.DataAddr == "" || hello.Slots < 1 {
 		return status.Error(codes.InvalidArgument, "a worker's session must start with a hello naming the worker, its data address and at least one slot")
 	}
 	w := &workerConn{c: c, id: hello.WorkerId, dataAddr: hello.DataAddr, slots: int(hello.Slots), standby: hello.Standby,
 		out: make(chan *pb.CoordinatorMessage, 4096), lost: make(chan struct{}), metrics: map[string]*pb.AttemptMetrics{}}
+	takeover, err := c.admit(stream.Context(), hello.WorkerId, hello.Instance)
+	if err != nil {
+		if status.Code(err) == codes.FailedPrecondition {
+			c.cfg.Log(fmt.Sprintf("worker %s refused: a newer instance took its id over", hello.WorkerId))
+		}
+		return err
+	}
 	w.lastBeat.Store(time.Now().UnixNano())
 	c.mu.Lock()
 	old := c.workers[w.id]
 	c.workers[w.id] = w
 	c.mu.Unlock()
-	if old != nil {
+	switch {
+	case old != nil && takeover:
+		old.takenOver.Store(true)
+		c.lose(old, "a newer instance of the worker took its id over")
+	case old != nil:
 		c.lose(old, "replaced by a new session of the same worker")
+	case takeover:
+		c.cfg.Log(fmt.Sprintf("worker %s: a newer instance took the id over; the older one is refused from now on", w.id))
 	}
 	what := "worker"
 	if w.standby {
@@ -196,7 +250,8 @@ func (c *Coordinator) Connect(stream pb.Coordinator_ConnectServer) error {
 			c.onWorkerMessage(w, m)
 		}
 	}()
-	if err := stream.Send(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Welcome{Welcome: &pb.Welcome{HeartbeatIntervalNs: int64(c.cfg.HeartbeatInterval)}}}); err != nil {
+	welcome := &pb.Welcome{HeartbeatIntervalNs: int64(c.cfg.HeartbeatInterval), Epoch: c.lead.Epoch()}
+	if err := stream.Send(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Welcome{Welcome: welcome}}); err != nil {
 		c.lose(w, err.Error())
 		return err
 	}
@@ -238,7 +293,16 @@ func (c *Coordinator) Connect(stream pb.Coordinator_ConnectServer) error {
 			reason = "the coordinator stopped"
 		}
 	}
+	if c.Deposed() != nil {
+		reason = "the coordinator was superseded"
+	}
 	c.lose(w, reason)
+	if c.Deposed() != nil {
+		return c.deposedStatus() // the worker learns why, and that nothing commits
+	}
+	if w.takenOver.Load() {
+		return status.Errorf(codes.FailedPrecondition, "worker id %s %v", w.id, ErrTakenOver) // the worker exits
+	}
 	return nil
 }
 

@@ -89,7 +89,7 @@ func (c *Coordinator) deployer(j *job, cfg engine.Config) engine.Deployer {
 			return nil, err
 		}
 		attempts++
-		x := &remoteExecutor{c: c, key: fmt.Sprintf("%s/%d.%d", j.id, c.epoch, attempts), cfg: cfg, plan: cfg.Plan, spec: spec,
+		x := &remoteExecutor{c: c, key: fmt.Sprintf("%s/%d.%d", j.id, c.lead.Epoch(), attempts), cfg: cfg, plan: cfg.Plan, spec: spec,
 			where: map[task.SubtaskID]*share{}, events: make(chan endEvent, 256), finished: map[task.SubtaskID]bool{}}
 		x.restart.init()
 		seen := map[*workerConn]*share{}
@@ -491,8 +491,13 @@ func (x *remoteExecutor) Kill(id task.SubtaskID, err error) {
 	x.command(id, &pb.Command{Kind: pb.Command_KILL, Subtask: ref(id), Error: err.Error()})
 }
 
-// Trigger starts checkpoint id on every worker of the attempt.
+// Trigger starts checkpoint id on every worker of the attempt, unless
+// the coordinator was superseded: the sinks' pre-commits of a deposed
+// coordinator's workers could meet the newer coordinator's in the output.
 func (x *remoteExecutor) Trigger(id int64) {
+	if x.superseded() {
+		return
+	}
 	x.mu.Lock()
 	x.lastTrigger = max(x.lastTrigger, id)
 	x.mu.Unlock()
@@ -501,12 +506,28 @@ func (x *remoteExecutor) Trigger(id int64) {
 
 // TriggerSubtask asks the worker of sid to checkpoint it directly.
 func (x *remoteExecutor) TriggerSubtask(sid task.SubtaskID, id int64) {
+	if x.superseded() {
+		return
+	}
 	x.command(sid, &pb.Command{Kind: pb.Command_TRIGGER_SUBTASK, Subtask: ref(sid), Checkpoint: id})
 }
 
-// Complete tells every worker that checkpoint id completed.
+// Complete tells every worker that checkpoint id completed: their sinks
+// commit it. The engine calls it after the fenced commit of the
+// checkpoint passed its checks; a coordinator deposed since sends nothing.
 func (x *remoteExecutor) Complete(id int64) {
+	if err := x.c.Deposed(); err != nil {
+		x.c.cfg.Log(fmt.Sprintf("job %s: not ordering the commit of checkpoint %d: %v", x.job.id, id, err))
+		return
+	}
 	x.broadcast(&pb.Command{Kind: pb.Command_COMPLETE, Checkpoint: id})
+}
+
+// superseded checks the leadership before a trigger. It reports true only
+// if the coordinator is deposed: a store that does not answer delays no
+// checkpoint, whose commit is fenced anyway.
+func (x *remoteExecutor) superseded() bool {
+	return errors.Is(leaderFence{x.c}.Check(context.Background()), ErrDeposed)
 }
 
 // Abort tells every worker that checkpoint id was aborted.

@@ -93,6 +93,9 @@ func (j *job) dropExecutor(x *remoteExecutor) {
 
 // Submit starts a job.
 func (c *Coordinator) Submit(ctx context.Context, req *pb.SubmitRequest) (*pb.JobInfo, error) {
+	if c.Deposed() != nil {
+		return nil, c.deposedStatus()
+	}
 	c.mu.Lock()
 	c.lastJob++
 	id := fmt.Sprintf("%s-%d", req.Job, c.lastJob)
@@ -147,7 +150,7 @@ func (c *Coordinator) start(ctx context.Context, rec jobRecord, resume bool) (*j
 	c.jobsWG.Add(1)
 	go func() {
 		defer c.jobsWG.Done()
-		err := p.Run(jctx, deploy)
+		err := p.Run(jctx, deploy, leaderFence{c})
 		if c.ctx.Err() != nil {
 			return // the coordinator stops: the job stays running in the store
 		}
@@ -196,12 +199,16 @@ func hasFlag(args []string, name string) bool {
 	return false
 }
 
+// save writes the job's record, if the coordinator still leads.
 func (c *Coordinator) save(ctx context.Context, j *job) error {
 	j.mu.Lock()
 	b, err := json.Marshal(j.rec)
 	j.mu.Unlock()
 	if err != nil {
 		return err
+	}
+	if err := (leaderFence{c}).Check(ctx); err != nil {
+		return fmt.Errorf("recording job %s: %w", j.id, err)
 	}
 	if err := c.blobs.Put(ctx, jobsPrefix+j.id, b); err != nil {
 		return fmt.Errorf("recording job %s: %w", j.id, err)

@@ -18,6 +18,7 @@ import (
 	"context"
 
 	"github.com/weir-stream/weir/internal/engine"
+	"github.com/weir-stream/weir/internal/store"
 )
 
 // Program is what the binary knows about its jobs. The command line
@@ -37,8 +38,10 @@ type Pipeline interface {
 	// ask for one.
 	Compile(ctx context.Context) (engine.Config, error)
 	// Run runs the job with its attempts started by deploy, until it
-	// finishes, fails for good or ctx ends.
-	Run(ctx context.Context, deploy engine.Deployer) error
+	// finishes, fails for good or ctx ends. Every write of the run that
+	// decides output must pass fence's check first: the checkpoint store
+	// the run uses is Compile's, fenced (store.Checkpoints.Fenced).
+	Run(ctx context.Context, deploy engine.Deployer, fence store.Fence) error
 	// Report describes the run so far.
 	Report() *engine.Report
 }

@@ -27,7 +27,9 @@ type Security struct {
 	// the CA signed. All three or none.
 	CertFile, KeyFile, CAFile string
 	// Token, if set, must accompany every call to the coordinator, as
-	// "authorization: Bearer TOKEN".
+	// "authorization: Bearer TOKEN", and keys the handshake that
+	// authenticates every data plane connection between workers
+	// (transport.Config.Secret).
 	Token string
 }
 

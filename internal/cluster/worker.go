@@ -2,11 +2,14 @@ package cluster
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -42,9 +45,13 @@ type WorkerConfig struct {
 
 // Worker runs its share of the attempts the coordinator deploys on it.
 type Worker struct {
-	cfg   WorkerConfig
-	node  *transport.Node
-	cache standbyCache
+	cfg      WorkerConfig
+	instance string // this process's, random (takeover.go)
+	node     *transport.Node
+	cache    standbyCache
+	// epoch is the newest coordinator leadership epoch the worker served:
+	// it refuses an older coordinator, and commit orders from one.
+	epoch atomic.Uint64
 }
 
 // NewWorker starts the worker's data plane. Run connects it to the
@@ -67,14 +74,16 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	node, err := transport.Listen(cfg.Listen, transport.Config{ServerTLS: server, ClientTLS: client})
+	node, err := transport.Listen(cfg.Listen, transport.Config{ServerTLS: server, ClientTLS: client, Secret: []byte(cfg.Security.Token), Log: cfg.Log})
 	if err != nil {
 		return nil, err
 	}
 	if cfg.Advertise == "" {
 		cfg.Advertise = node.Addr()
 	}
-	return &Worker{cfg: cfg, node: node, cache: standbyCache{runs: map[string]*cachedCheckpoint{}}}, nil
+	var nonce [8]byte
+	rand.Read(nonce[:])
+	return &Worker{cfg: cfg, node: node, instance: hex.EncodeToString(nonce[:]), cache: standbyCache{runs: map[string]*cachedCheckpoint{}}}, nil
 }
 
 // DataAddr returns the address other workers send records to.
@@ -89,10 +98,13 @@ var ErrRejected = errors.New("the coordinator rejected this worker")
 
 // Run keeps a session with the coordinator until ctx ends, reconnecting
 // after a lost session (a restarted coordinator, say). The attempts of a
-// lost session are cancelled: the coordinator redeploys them. A
-// coordinator that refuses the worker's credentials (gRPC Unauthenticated
-// or PermissionDenied: a wrong --token, say) is not tried again: Run
-// returns an error wrapping ErrRejected, with the coordinator's reason.
+// lost session are cancelled: the coordinator redeploys them. Run returns
+// nil when ctx ends; an error wrapping ErrTakenOver when a newer process
+// with the same worker id joined the coordinator (takeover.go): this one
+// must exit; and an error wrapping ErrRejected, with the coordinator's
+// reason, when the coordinator refuses the worker's credentials (gRPC
+// Unauthenticated or PermissionDenied: a wrong --token, say), which is
+// not tried again.
 func (w *Worker) Run(ctx context.Context) error {
 	backoff := 100 * time.Millisecond
 	for {
@@ -107,6 +119,14 @@ func (w *Worker) Run(ctx context.Context) error {
 		if time.Since(start) > 10*time.Second {
 			backoff = 100 * time.Millisecond
 		}
+		if status.Code(err) == codes.FailedPrecondition {
+			err := fmt.Errorf("worker id %s %w; exiting", w.cfg.ID, ErrTakenOver)
+			w.cfg.Log(err.Error())
+			return err
+		}
+		if status.Code(err) == codes.Aborted {
+			w.cfg.Log(fmt.Sprintf("coordinator %s was superseded by a newer one: its attempts here were cancelled and commit nothing (%s)", w.cfg.Coordinator, status.Convert(err).Message()))
+		}
 		w.cfg.Log(fmt.Sprintf("session with coordinator %s ended: %v; reconnecting in %v", w.cfg.Coordinator, err, backoff))
 		select {
 		case <-ctx.Done():
@@ -119,9 +139,10 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // session is one connection to the coordinator.
 type session struct {
-	w   *Worker
-	ctx context.Context
-	out chan *pb.WorkerMessage
+	w     *Worker
+	ctx   context.Context
+	out   chan *pb.WorkerMessage
+	epoch uint64 // the coordinator's leadership epoch
 
 	mu       sync.Mutex
 	attempts map[string]*workerAttempt
@@ -148,7 +169,7 @@ func (w *Worker) session(ctx context.Context) error {
 	if w.cfg.Program != nil {
 		jobs = w.cfg.Program.Jobs()
 	}
-	hello := &pb.Hello{WorkerId: w.cfg.ID, DataAddr: w.cfg.Advertise, Slots: int32(w.cfg.Slots), Jobs: jobs, Standby: w.cfg.Standby}
+	hello := &pb.Hello{WorkerId: w.cfg.ID, DataAddr: w.cfg.Advertise, Slots: int32(w.cfg.Slots), Jobs: jobs, Standby: w.cfg.Standby, Instance: w.instance}
 	if err := stream.Send(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Hello{Hello: hello}}); err != nil {
 		if errors.Is(err, io.EOF) { // the stream ended; Recv says why
 			_, err = stream.Recv()
@@ -163,8 +184,11 @@ func (w *Worker) session(ctx context.Context) error {
 	if welcome == nil {
 		return errors.New("the coordinator did not welcome the worker")
 	}
+	if newest := w.serve(welcome.Epoch); welcome.Epoch < newest {
+		return fmt.Errorf("the coordinator leads epoch %d, older than epoch %d that this worker served: it was superseded, so the worker does not join it", welcome.Epoch, newest)
+	}
 	w.cfg.Log(fmt.Sprintf("joined coordinator %s with %d slots, data plane on %s", w.cfg.Coordinator, w.cfg.Slots, w.cfg.Advertise))
-	s := &session{w: w, ctx: ctx, out: make(chan *pb.WorkerMessage, 1024), attempts: map[string]*workerAttempt{}}
+	s := &session{w: w, ctx: ctx, out: make(chan *pb.WorkerMessage, 1024), attempts: map[string]*workerAttempt{}, epoch: welcome.Epoch}
 	defer s.wg.Wait() // after cancel (deferred later, runs first)
 	defer cancel()
 	sendErr := make(chan error, 1)
@@ -196,6 +220,17 @@ func (w *Worker) session(ctx context.Context) error {
 		err = errors.New("the coordinator closed the session")
 	}
 	return err
+}
+
+// serve records that the worker serves a coordinator of epoch e, and
+// returns the newest epoch it served, e included.
+func (w *Worker) serve(e uint64) uint64 {
+	for {
+		old := w.epoch.Load()
+		if e <= old || w.epoch.CompareAndSwap(old, e) {
+			return max(old, e)
+		}
+	}
 }
 
 // send writes the session's outgoing messages and heartbeats; it is the

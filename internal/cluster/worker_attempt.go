@@ -254,6 +254,10 @@ func (a *workerAttempt) apply(ctx context.Context, rt *task.Runtime, c *pb.Comma
 			rt.TriggerSubtask(id, c.Checkpoint)
 		}
 	case pb.Command_COMPLETE:
+		if newest := a.s.w.epoch.Load(); a.s.epoch < newest {
+			a.s.w.cfg.Log(fmt.Sprintf("attempt %s: refusing to commit checkpoint %d: the order comes from coordinator epoch %d, superseded by epoch %d", a.d.Key, c.Checkpoint, a.s.epoch, newest))
+			return
+		}
 		rt.Complete(c.Checkpoint)
 	case pb.Command_ABORT:
 		rt.Abort(c.Checkpoint)

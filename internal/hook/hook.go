@@ -9,6 +9,7 @@ import (
 	"context"
 
 	"github.com/weir-stream/weir/internal/engine"
+	"github.com/weir-stream/weir/internal/store"
 )
 
 var (
@@ -18,4 +19,8 @@ var (
 	Compile func(ctx context.Context, p any) (engine.Config, error)
 	// SetDeployer makes a *weir.Pipeline start its attempts through d.
 	SetDeployer func(p any, d engine.Deployer)
+	// SetFence makes every write of a *weir.Pipeline's runs that decides
+	// output (checkpoint completion, deletion of checkpoints) pass f's
+	// check first (store.Checkpoints.Fenced).
+	SetFence func(p any, f store.Fence)
 )

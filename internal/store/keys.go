@@ -133,3 +133,27 @@ func ParsePath(path string) (job string, id uint64, err error) {
 	}
 	return job, id, nil
 }
+
+// Leadership epochs (fence.go) live beside the jobs, one key per epoch
+// ever claimed (older ones are pruned):
+//
+//	cluster/leader/epoch-<n>
+//
+// <n> is zero-padded to 20 digits, the width of any uint64.
+const (
+	leaderPrefix = "cluster/leader/epoch-"
+	epochDigits  = 20
+)
+
+// epochKey names the claim of leadership epoch n.
+func epochKey(n uint64) string { return fmt.Sprintf("%s%0*d", leaderPrefix, epochDigits, n) }
+
+// parseEpochKey returns the epoch a key listed under leaderPrefix claims;
+// false for a key that is not a claim.
+func parseEpochKey(key string) (uint64, bool) {
+	digits, ok := strings.CutPrefix(key, leaderPrefix)
+	if !ok {
+		return 0, false
+	}
+	return parseID(digits)
+}

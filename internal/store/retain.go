@@ -145,6 +145,9 @@ func (c *Checkpoints) DeleteUncommitted(ctx context.Context, job string, keepAbo
 
 // delete removes the listed keys of checkpoint id, its metadata first.
 func (c *Checkpoints) delete(ctx context.Context, job string, id uint64, keys []string) error {
+	if err := c.checkFence(ctx); err != nil {
+		return fmt.Errorf("delete checkpoint %d of job %q: %w", id, job, err)
+	}
 	meta := metadataKey(job, id)
 	var errs []error
 	if err := c.blobs.Delete(ctx, meta); err != nil {

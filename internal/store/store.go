@@ -46,6 +46,7 @@ var (
 // rules on who may call what, and when, are in each method's comment.
 type Checkpoints struct {
 	blobs blob.Store
+	fence Fence // nil: unfenced (see Fenced)
 }
 
 // New returns checkpoint storage over blobs.
@@ -103,7 +104,9 @@ func (c *Checkpoints) ReadState(ctx context.Context, h Handle) ([]byte, error) {
 // caller is a coordinator that lost its leadership or a duplicate. A
 // Commit that failed with another error may still have written the
 // metadata, and a retry then gets ErrStale; Load tells whether the stored
-// metadata is the caller's.
+// metadata is the caller's. On storage returned by Fenced, an error
+// wrapping ErrFenced means the caller was superseded: it must not tell
+// the sinks to commit (fence.go says why the metadata may exist anyway).
 func (c *Checkpoints) Commit(ctx context.Context, m Metadata) error {
 	if err := m.validate(); err != nil {
 		return fmt.Errorf("commit checkpoint %d: %w", m.ID, err)
@@ -112,6 +115,9 @@ func (c *Checkpoints) Commit(ctx context.Context, m Metadata) error {
 	if err != nil {
 		return fmt.Errorf("commit checkpoint %d: %w", m.ID, err)
 	}
+	if err := c.checkFence(ctx); err != nil {
+		return fmt.Errorf("commit checkpoint %d of job %q: nothing written: %w", m.ID, m.Job, err)
+	}
 	key := metadataKey(m.Job, m.ID)
 	err = c.blobs.PutIfAbsent(ctx, key, data)
 	if errors.Is(err, blob.ErrExists) {
@@ -119,6 +125,9 @@ func (c *Checkpoints) Commit(ctx context.Context, m Metadata) error {
 	}
 	if err != nil {
 		return fmt.Errorf("commit checkpoint %d of job %q: %w", m.ID, m.Job, err)
+	}
+	if err := c.checkFence(ctx); err != nil {
+		return fmt.Errorf("commit checkpoint %d of job %q: its metadata is written, but the sinks must not commit it: %w", m.ID, m.Job, err)
 	}
 	return nil
 }

@@ -268,9 +268,14 @@ type peer struct {
 func (p *peer) connect() error {
 	p.dialOnce.Do(func() {
 		defer close(p.ready)
-		c, err := p.ep.node.dial(p.ep.ctx, p.addr)
+		node := p.ep.node
+		c, err := node.dial(p.ep.ctx, p.addr)
+		var fr *frameReader
 		if err == nil {
-			_, err = c.Write(appendHello(nil, p.key))
+			fr = newFrameReader(c)
+			if err = greet(c, fr, node.cfg.Secret, p.key, node.cfg.DialTimeout); err != nil {
+				err = fmt.Errorf("data plane: connecting to %s: %w", p.addr, err)
+			}
 		}
 		p.mu.Lock()
 		if err == nil && p.err != nil { // closed while dialling
@@ -297,7 +302,7 @@ func (p *peer) connect() error {
 		}
 		ep.wg.Add(1)
 		ep.mu.Unlock()
-		go p.readCredits(c)
+		go p.readCredits(fr)
 	})
 	<-p.ready
 	p.mu.Lock()
@@ -305,11 +310,10 @@ func (p *peer) connect() error {
 	return p.err
 }
 
-// readCredits applies the credit the receiver returns until the
-// connection closes.
-func (p *peer) readCredits(c net.Conn) {
+// readCredits applies the credit the receiver returns on the connection
+// fr reads until it closes.
+func (p *peer) readCredits(fr *frameReader) {
 	defer p.ep.wg.Done()
-	fr := newFrameReader(c)
 	for {
 		typ, n, err := fr.next()
 		if err == nil && typ != frameCredit {

@@ -13,18 +13,22 @@ import (
 // Frames on a data connection. Every frame is a 4-byte big-endian length
 // of what follows, then a type byte:
 //
-//	hello   0 | endpoint key (the dialer's first frame)
-//	element 1 | vertex i32 | subtask i32 | channel i32 | kind u8 | flags u8 |
-//	            time i64 | checkpoint i64 | seq i64 | records i32 |
-//	            encoded records
-//	credit  2 | vertex i32 | subtask i32 | channel i32 | n i32
+//	challenge 3 | nonce (the listener's first frame; auth.go)
+//	hello     0 | nonce | mac | endpoint key (the dialer's first frame)
+//	accept    4 | mac (the listener's answer to a valid hello)
+//	element   1 | vertex i32 | subtask i32 | channel i32 | kind u8 | flags u8 |
+//	              time i64 | checkpoint i64 | seq i64 | records i32 |
+//	              encoded records
+//	credit    2 | vertex i32 | subtask i32 | channel i32 | n i32
 //
-// Elements flow from the dialer (sender) to the listener (receiver);
-// credits flow back.
+// After the handshake, elements flow from the dialer (sender) to the
+// listener (receiver); credits flow back.
 const (
-	frameHello   = 0
-	frameElement = 1
-	frameCredit  = 2
+	frameHello     = 0
+	frameElement   = 1
+	frameCredit    = 2
+	frameChallenge = 3
+	frameAccept    = 4
 )
 
 const (
@@ -77,12 +81,6 @@ func appendCredit(b []byte, t target, n int) []byte {
 	return binary.BigEndian.AppendUint32(b, uint32(n))
 }
 
-func appendHello(b []byte, key string) []byte {
-	b = binary.BigEndian.AppendUint32(b, uint32(1+len(key)))
-	b = append(b, frameHello)
-	return append(b, key...)
-}
-
 func readTarget(h []byte) target {
 	return target{int32(binary.BigEndian.Uint32(h)), int32(binary.BigEndian.Uint32(h[4:])), int32(binary.BigEndian.Uint32(h[8:]))}
 }
@@ -109,18 +107,6 @@ func (f *frameReader) next() (typ byte, n int, err error) {
 		return 0, 0, fmt.Errorf("%w: length %d", errBadFrame, n)
 	}
 	return f.hdr[4], n - 1, nil
-}
-
-// hello reads the body of a hello frame of n bytes.
-func (f *frameReader) hello(n int) (string, error) {
-	if n > 1024 {
-		return "", fmt.Errorf("%w: hello of %d bytes", errBadFrame, n)
-	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(f.r, b); err != nil {
-		return "", err
-	}
-	return string(b), nil
 }
 
 // element reads the body of an element frame of n bytes, and its flags.

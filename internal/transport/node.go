@@ -38,9 +38,15 @@ type Config struct {
 	// endpoint to be registered (peers deploy at about the same time).
 	// Default 30s.
 	AcceptWait time.Duration
-	// DialTimeout bounds how long a sender keeps trying to reach a peer.
-	// Default 10s.
+	// DialTimeout bounds how long a sender keeps trying to reach a peer
+	// and how long its handshake may take. Default 10s.
 	DialTimeout time.Duration
+	// Secret authenticates every connection (auth.go): the cluster's
+	// token. All nodes of a cluster must have the same; empty is a valid
+	// secret that every peer knows.
+	Secret []byte
+	// Log receives a line for each refused connection.
+	Log func(string)
 }
 
 // Node is one process's end of the data plane. Its methods are safe for
@@ -64,6 +70,9 @@ func Listen(addr string, cfg Config) (*Node, error) {
 	}
 	if cfg.DialTimeout <= 0 {
 		cfg.DialTimeout = 10 * time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = func(string) {}
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -146,20 +155,17 @@ func (n *Node) untrack(c net.Conn) {
 	n.mu.Unlock()
 }
 
-// serve reads an incoming connection: its hello names the endpoint, then
-// elements follow until the peer closes it.
+// serve reads an incoming connection: once its handshake named the
+// endpoint and proved that the peer knows the secret, elements follow
+// until the peer closes it. A connection that fails the handshake is
+// dropped and logged; no endpoint hears of it.
 func (n *Node) serve(c net.Conn) {
 	fr := newFrameReader(c)
-	c.SetReadDeadline(time.Now().Add(n.cfg.AcceptWait))
-	typ, size, err := fr.next()
-	if err != nil || typ != frameHello {
-		return
-	}
-	key, err := fr.hello(size)
+	key, err := accept(c, fr, n.cfg.Secret, n.cfg.AcceptWait)
 	if err != nil {
+		n.cfg.Log(fmt.Sprintf("data plane: refused a connection from %s: %v", c.RemoteAddr(), err))
 		return
 	}
-	c.SetReadDeadline(time.Time{})
 	ep := n.await(key)
 	if ep == nil {
 		return

@@ -24,12 +24,18 @@ type setup struct {
 // subtask 0 of vertex 1, whose gate has the given channels and capacity.
 func pair(t *testing.T, capacity, channels int) *setup {
 	t.Helper()
+	return pairWith(t, capacity, channels, Config{}, Config{})
+}
+
+// pairWith is pair with the nodes' configurations.
+func pairWith(t *testing.T, capacity, channels int, ca, cb Config) *setup {
+	t.Helper()
 	s := &setup{g: exchange.NewGate(channels, capacity), failed: make(chan error, 2)}
 	var err error
-	if s.a, err = Listen("127.0.0.1:0", Config{}); err != nil {
+	if s.a, err = Listen("127.0.0.1:0", ca); err != nil {
 		t.Fatal(err)
 	}
-	if s.b, err = Listen("127.0.0.1:0", Config{}); err != nil {
+	if s.b, err = Listen("127.0.0.1:0", cb); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.a.Close(); s.b.Close() })

@@ -705,7 +705,12 @@ type Hello struct {
 	Jobs []string `protobuf:"bytes,4,rep,name=jobs,proto3" json:"jobs,omitempty"`
 	// standby marks a passive standby: its slots take only restarted
 	// attempts, and it keeps the latest checkpoint's state loaded.
-	Standby       bool `protobuf:"varint,5,opt,name=standby,proto3" json:"standby,omitempty"`
+	Standby bool `protobuf:"varint,5,opt,name=standby,proto3" json:"standby,omitempty"`
+	// instance names this run of the worker process: random, fixed for its
+	// lifetime. A later registration of the same worker_id with another
+	// instance takes the id over and fences this one, which the coordinator
+	// refuses from then on (FAILED_PRECONDITION).
+	Instance      string `protobuf:"bytes,6,opt,name=instance,proto3" json:"instance,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -773,6 +778,13 @@ func (x *Hello) GetStandby() bool {
 		return x.Standby
 	}
 	return false
+}
+
+func (x *Hello) GetInstance() string {
+	if x != nil {
+		return x.Instance
+	}
+	return ""
 }
 
 type Heartbeat struct {
@@ -1503,8 +1515,12 @@ func (x *Prefetch) GetArgs() []string {
 type Welcome struct {
 	state               protoimpl.MessageState `protogen:"open.v1"`
 	HeartbeatIntervalNs int64                  `protobuf:"varint,1,opt,name=heartbeat_interval_ns,json=heartbeatIntervalNs,proto3" json:"heartbeat_interval_ns,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// epoch is the coordinator's leadership epoch in the store. A worker
+	// refuses a coordinator, and its commit orders, whose epoch is older
+	// than the newest it has seen.
+	Epoch         uint64 `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Welcome) Reset() {
@@ -1540,6 +1556,13 @@ func (*Welcome) Descriptor() ([]byte, []int) {
 func (x *Welcome) GetHeartbeatIntervalNs() int64 {
 	if x != nil {
 		return x.HeartbeatIntervalNs
+	}
+	return 0
+}
+
+func (x *Welcome) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
 	}
 	return 0
 }
@@ -2417,13 +2440,14 @@ const file_weir_proto_rawDesc = "" +
 	"\x05Moved\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\x03R\x05token\x12;\n" +
-	"\tdelivered\x18\x03 \x03(\v2\x1d.weir.cluster.v1.ChannelCountR\tdelivered\"\x85\x01\n" +
+	"\tdelivered\x18\x03 \x03(\v2\x1d.weir.cluster.v1.ChannelCountR\tdelivered\"\xa1\x01\n" +
 	"\x05Hello\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x1b\n" +
 	"\tdata_addr\x18\x02 \x01(\tR\bdataAddr\x12\x14\n" +
 	"\x05slots\x18\x03 \x01(\x05R\x05slots\x12\x12\n" +
 	"\x04jobs\x18\x04 \x03(\tR\x04jobs\x12\x18\n" +
-	"\astandby\x18\x05 \x01(\bR\astandby\"H\n" +
+	"\astandby\x18\x05 \x01(\bR\astandby\x12\x1a\n" +
+	"\binstance\x18\x06 \x01(\tR\binstance\"H\n" +
 	"\tHeartbeat\x12;\n" +
 	"\battempts\x18\x01 \x03(\v2\x1f.weir.cluster.v1.AttemptMetricsR\battempts\"\xbb\x01\n" +
 	"\x0eAttemptMetrics\x12\x10\n" +
@@ -2479,9 +2503,10 @@ const file_weir_proto_rawDesc = "" +
 	"checkpoint\x18\x02 \x01(\fR\n" +
 	"checkpoint\x12\x10\n" +
 	"\x03job\x18\x03 \x01(\tR\x03job\x12\x12\n" +
-	"\x04args\x18\x04 \x03(\tR\x04args\"=\n" +
+	"\x04args\x18\x04 \x03(\tR\x04args\"S\n" +
 	"\aWelcome\x122\n" +
-	"\x15heartbeat_interval_ns\x18\x01 \x01(\x03R\x13heartbeatIntervalNs\"\x94\x01\n" +
+	"\x15heartbeat_interval_ns\x18\x01 \x01(\x03R\x13heartbeatIntervalNs\x12\x14\n" +
+	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\"\x94\x01\n" +
 	"\tPlacement\x125\n" +
 	"\asubtask\x18\x01 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\x12\x1b\n" +
 	"\tdata_addr\x18\x02 \x01(\tR\bdataAddr\x12\x19\n" +

@@ -37,7 +37,10 @@ type CoordinatorClient interface {
 	// Connect is a worker's session. The worker sends Hello first, then
 	// heartbeats and the events of the tasks it runs; the coordinator sends
 	// Welcome, then deployments and checkpoint commands. The end of the
-	// session (or missing heartbeats) means the worker is lost.
+	// session (or missing heartbeats) means the worker is lost. The session
+	// ends with ABORTED when the coordinator was superseded by a newer one
+	// (its attempts commit nothing), and with FAILED_PRECONDITION when a
+	// newer instance of the worker took its id over.
 	Connect(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[WorkerMessage, CoordinatorMessage], error)
 	// Submit starts a job of the program's registered jobs.
 	Submit(ctx context.Context, in *SubmitRequest, opts ...grpc.CallOption) (*JobInfo, error)
@@ -114,7 +117,10 @@ type CoordinatorServer interface {
 	// Connect is a worker's session. The worker sends Hello first, then
 	// heartbeats and the events of the tasks it runs; the coordinator sends
 	// Welcome, then deployments and checkpoint commands. The end of the
-	// session (or missing heartbeats) means the worker is lost.
+	// session (or missing heartbeats) means the worker is lost. The session
+	// ends with ABORTED when the coordinator was superseded by a newer one
+	// (its attempts commit nothing), and with FAILED_PRECONDITION when a
+	// newer instance of the worker took its id over.
 	Connect(grpc.BidiStreamingServer[WorkerMessage, CoordinatorMessage]) error
 	// Submit starts a job of the program's registered jobs.
 	Submit(context.Context, *SubmitRequest) (*JobInfo, error)

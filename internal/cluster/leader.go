@@ -1,0 +1,124 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/weir-stream/weir/internal/store"
+)
+
+// Leadership. A coordinator claims a leadership epoch in the store when it
+// starts (store.Lead), before it resumes any job, so a coordinator started
+// on the store of a running one (a replacement for one that seemed lost,
+// or a mistake) supersedes it. Every write that decides output is fenced
+// by the epoch: the jobs' checkpoint commits and deletions (through the
+// fenced checkpoint store handed to each run), the orders to commit
+// (COMPLETE, sent only after a commit that passed its check), and the job
+// records. A coordinator that finds itself superseded, at such a write or
+// by watching the store, is deposed: it says so, cancels its jobs
+// without recording their end (the newer coordinator runs them), ends
+// its workers' sessions with codes.Aborted and serves no more.
+
+// ErrDeposed means the coordinator was superseded by a newer one on the
+// same store; it wraps the store's *store.SupersededError.
+var ErrDeposed = errors.New("deposed")
+
+// leaderFence is the coordinator's store.Fence: its leadership's check,
+// which deposes the coordinator when it fails with store.ErrFenced.
+type leaderFence struct{ c *Coordinator }
+
+func (f leaderFence) Check(ctx context.Context) error {
+	if err := f.c.Deposed(); err != nil {
+		return err
+	}
+	err := f.c.lead.Check(ctx)
+	if errors.Is(err, store.ErrFenced) {
+		f.c.depose(err)
+		return f.c.Deposed()
+	}
+	return err
+}
+
+// holder describes this coordinator in its claim of an epoch.
+func holder(addr string) string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("coordinator %s on %s, pid %d", addr, host, os.Getpid())
+}
+
+// depose stops the coordinator for good after its epoch was superseded
+// (err). It logs once, and returns at once: the jobs' goroutines end on
+// their own, and Close waits for them.
+func (c *Coordinator) depose(err error) {
+	c.deposeOnce.Do(func() {
+		var s *store.SupersededError
+		msg := fmt.Sprintf("coordinator epoch %d superseded: %v; committing nothing", c.lead.Epoch(), err)
+		if errors.As(err, &s) && s.By > 0 {
+			msg = fmt.Sprintf("coordinator epoch %d superseded by epoch %d: committing nothing", s.Epoch, s.By)
+			if s.Holder != "" {
+				msg += "; the newer one is " + s.Holder
+			}
+		}
+		c.deposedErr = fmt.Errorf("%w: %s", ErrDeposed, msg)
+		c.cfg.Log(msg + "; cancelling its jobs, which the newer coordinator runs")
+		close(c.deposed)
+		c.cancel()
+	})
+}
+
+// Deposed returns nil while the coordinator leads, and an error wrapping
+// ErrDeposed, which says by which epoch, once it was superseded.
+func (c *Coordinator) Deposed() error {
+	select {
+	case <-c.deposed:
+		return c.deposedErr
+	default:
+		return nil
+	}
+}
+
+// Done is closed when the coordinator was deposed (see Deposed).
+func (c *Coordinator) Done() <-chan struct{} { return c.deposed }
+
+// Epoch returns the coordinator's leadership epoch.
+func (c *Coordinator) Epoch() uint64 { return c.lead.Epoch() }
+
+// watchLeadership checks the leadership every interval, so that a
+// superseded coordinator stops even while none of its writes would find
+// out (a job waiting for slots, an idle coordinator). It returns when the
+// coordinator stops.
+func (c *Coordinator) watchLeadership(interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	failing := false
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := leaderFence{c}.Check(c.ctx)
+		switch {
+		case err == nil:
+			if failing {
+				c.cfg.Log(fmt.Sprintf("the store answers again: epoch %d still leads", c.lead.Epoch()))
+			}
+			failing = false
+		case errors.Is(err, ErrDeposed) || c.ctx.Err() != nil:
+			return
+		case !failing:
+			failing = true // logged once per outage: commits fail meanwhile
+			c.cfg.Log(fmt.Sprintf("cannot check the leadership, so nothing commits until the store answers: %v", err))
+		}
+	}
+}
+
+// deposedStatus is the gRPC error of calls to a deposed coordinator.
+func (c *Coordinator) deposedStatus() error {
+	return status.Error(codes.Aborted, c.Deposed().Error())
+}
