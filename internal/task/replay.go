@@ -119,9 +119,6 @@ func (s *subtask) restoreCounts(counts, ctl []int64) error {
 		if ctl != nil {
 			o.restoreControls(ctl[k : k+n])
 		}
-		if s.resetCursors {
-			o.resetCursors()
-		}
 		k += n
 	}
 	copy(s.recv, counts[k:])

@@ -201,3 +201,28 @@ func TestStoppedSendLeavesItsPositionsToTheStandby(t *testing.T) {
 		t.Fatalf("cursor at %d, want 2", cs[0].pos)
 	}
 }
+
+// A subtask restarted alone without a completed checkpoint starts its
+// output from position 0: the cursors it shares with its standby move
+// there and forget what the failed incarnation delivered, whose barriers
+// (of checkpoints aborted since) it does not send again. Its first
+// barrier is delivered, not called a divergence.
+func TestSubtaskRestartedWithoutCheckpointRestartsItsCursors(t *testing.T) {
+	g := exchange.NewGate(1, 4)
+	cs := []*cursor{{}}
+	old := pairWriter(t, context.Background(), g, cs)
+	old.Emit(exchange.Element{Kind: exchange.Barrier, Checkpoint: 1})
+	g.Drain()
+
+	w := pairWriter(t, context.Background(), g, cs)
+	s := &subtask{rt: &Runtime{}, v: &plan.Vertex{}, outs: []ChannelWriter{w}, resetCursors: true}
+	if err := s.restore(); err != nil {
+		t.Fatal(err)
+	}
+	if err := failed(func() { w.Emit(exchange.Element{Kind: exchange.Barrier, Checkpoint: 2}) }); err != nil {
+		t.Fatalf("the restarted subtask's first barrier: %v", err)
+	}
+	if _, e, ok := g.Poll(); !ok || e.Kind != exchange.Barrier || e.Checkpoint != 2 {
+		t.Fatalf("got %v %+v, want barrier 2 delivered", ok, e)
+	}
+}

@@ -202,8 +202,26 @@ func (s *subtask) replayInflight() {
 }
 
 // restore gives the chain's operators their state from the snapshot the
-// runtime was given for this subtask.
+// runtime was given for this subtask. A subtask restarted alone then
+// moves the output cursors it shares with its active standby to where it
+// resumes: the positions its checkpoint holds, or the start without one.
+// What its failed incarnation delivered past them may be regenerated
+// differently (the barriers of aborted checkpoints), so it is not
+// checked against.
 func (s *subtask) restore() error {
+	if err := s.restoreState(); err != nil {
+		return err
+	}
+	if s.resetCursors {
+		for _, o := range s.outs {
+			o.resetCursors()
+		}
+	}
+	return nil
+}
+
+// restoreState restores the snapshot, if the subtask has one.
+func (s *subtask) restoreState() error {
 	id := SubtaskID{s.v.ID, s.index}
 	if pos, ok := s.rt.opts.Positions[id]; ok {
 		s.startPos = pos
