@@ -1,6 +1,7 @@
 package task
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -204,7 +205,9 @@ func (s *subtask) process(ch int, e exchange.Element, skip, limit int) (done boo
 			s.recordInflight(ch, e.Buf)
 		}
 		s.recv[ch] = e.Seq + int64(limit)
+		s.decoding = decoding{ch: ch, from: e.Seq + int64(skip), to: e.Seq + int64(limit), on: true}
 		err := s.decode[ch].Decode(e.Buf, skip, limit)
+		s.decoding.on = false
 		if limit == e.Buf.N {
 			exchange.PutBuffer(e.Buf)
 		}
@@ -245,6 +248,26 @@ func (s *subtask) process(ch int, e exchange.Element, skip, limit int) (done boo
 		s.fireProcessingTimers()
 	}
 	return false, nil
+}
+
+// decoding is the data batch a subtask decodes: records from to to-1 of
+// gate channel ch.
+type decoding struct {
+	ch       int
+	from, to int64
+	on       bool
+}
+
+// located adds to a failure that a record reached the wrong subtask the
+// records and the channel it came in, when it came from a batch.
+func (s *subtask) located(err error) error {
+	if !s.decoding.on || !errors.Is(err, ErrKeyGroupNotOwned) {
+		return err
+	}
+	d := s.decoding
+	ic := s.inChan[d.ch]
+	return fmt.Errorf("%w, in records %d to %d from subtask %d of %q (input channel %d)",
+		err, d.from, d.to-1, ic.From, s.rt.edges[ic.Edge].Source.Name(), d.ch)
 }
 
 func (s *subtask) allEnded() bool {

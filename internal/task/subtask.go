@@ -75,6 +75,7 @@ type subtask struct {
 	replays      []control // replay requests that reached a standby elsewhere before its promotion
 	wmRestored   bool      // the watermark state came from the checkpoint (wmstate.go)
 	restoredDone func()    // started by Run: tells Runtime.Restored (once)
+	decoding     decoding  // the batch being decoded, for errors
 }
 
 type chanState uint8
@@ -123,7 +124,7 @@ func (s *subtask) run() (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			if f, ok := p.(failure); ok {
-				err = f.err
+				err = s.located(f.err)
 			} else {
 				err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
 			}
