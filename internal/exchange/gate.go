@@ -367,7 +367,10 @@ func (g *Gate) DeliverReplay(ch int, e Element) {
 	g.mu.Lock()
 	if g.discard {
 		g.mu.Unlock()
-		return // retained buffers are the sender's; nothing to return
+		if e.Buf != nil {
+			PutBuffer(e.Buf)
+		}
+		return
 	}
 	q := &g.queues[ch]
 	if q.n == len(q.elems) {
@@ -417,7 +420,9 @@ func (q *queue) grow() {
 // Sender is the sending end of a channel whose receiver lives in another
 // process. It behaves as Gate.SendTimed and Gate.SendPriority do: SendTimed
 // waits while the receiver has no room (no credit), SendPriority never
-// waits. After SendTimed returns nil the sender no longer owns e.Buf.
+// waits. After SendTimed or SendReplay returns nil the caller's use of
+// e.Buf has passed on (the sender returns the buffer with PutBuffer once
+// it wrote it out).
 type Sender interface {
 	SendTimed(ctx context.Context, e Element) (time.Duration, error)
 	// SendReplay sends e, part of a replay to a restarted receiver,
@@ -451,7 +456,9 @@ func (c Channel) SendTimed(ctx context.Context, e Element) (time.Duration, error
 }
 
 // Replay hands e over without waiting for room: to a local gate with
-// Gate.DeliverReplay, to a remote one with Sender.SendReplay.
+// Gate.DeliverReplay, to a remote one with Sender.SendReplay. As with a
+// send, the receiver gets the caller's use of e.Buf: a sender that keeps
+// the buffer retains it for the receiver first (Buffer.Retain).
 func (c Channel) Replay(ctx context.Context, e Element) error {
 	if c.Remote != nil {
 		return c.Remote.SendReplay(ctx, e)

@@ -318,6 +318,9 @@ func (w *Writer[T]) Replay(j int, from, incarnation int64, fresh bool) error {
 		Fail(err)
 	}
 	for _, e := range elems {
+		if e.Buf != nil {
+			e.Buf.Retain() // the receiver's, besides the backup's
+		}
 		if err := w.chans[j].Replay(w.ctx, e); err != nil {
 			Fail(err)
 		}
@@ -389,6 +392,9 @@ func (w *Writer[T]) sendFrom(from []int64) error {
 			return err
 		}
 		for _, e := range elems {
+			if e.Buf != nil {
+				e.Buf.Retain() // the receiver's, besides the backup's
+			}
 			w.deliver(j, e)
 		}
 	}
