@@ -38,7 +38,7 @@ type queue struct {
 	elems   []Element // ring buffer
 	head    int
 	n       int
-	extra   int // replayed elements queued beyond capacity (see DeliverReplay)
+	extra   int // elements queued beyond capacity (see DeliverReplay, Unpoll)
 	blocked bool
 	space   chan struct{} // signalled when an element is removed from a full queue
 }
@@ -170,6 +170,25 @@ func (g *Gate) PollChannel(ch int) (e Element, ok bool) {
 		g.onTake(ch)
 	}
 	return e, true
+}
+
+// Unpoll puts e, which Poll or PollChannel just returned from channel ch
+// (not a priority barrier), back at the head of the channel, blocked or
+// not: a receiver that stopped before it consumed e leaves it to the one
+// that takes its place. It waits for no room, and taking e again
+// returns no credit, as the first take did.
+func (g *Gate) Unpoll(ch int, e Element) {
+	g.mu.Lock()
+	q := &g.queues[ch]
+	if q.n == len(q.elems) {
+		q.grow()
+	}
+	q.head = (q.head + len(q.elems) - 1) % len(q.elems)
+	q.elems[q.head] = e
+	q.n++
+	q.extra++ // counted as the replayed backlog is: outside the capacity, without credit
+	g.mu.Unlock()
+	g.signal()
 }
 
 // Ready is signalled after a Send to an unblocked channel and after Unblock.

@@ -105,6 +105,7 @@ func (s *subtask) runInputs() error {
 		s.ready()
 	}
 	var timer *time.Timer
+	defer s.unpollHeld()
 	for {
 		if s.log != nil && (s.unsafe || s.awaiting != nil || len(s.follow) > 0) {
 			s.noteUnsafe()
@@ -151,11 +152,15 @@ func (s *subtask) runInputs() error {
 			}
 			continue
 		}
+		if s.log != nil {
+			s.held = held{ch: ch, e: e, on: true}
+		}
 		s.pollControl()
 		if s.align != nil {
 			s.checkAlignedTimeout()
 		}
 		if s.awaiting != nil && s.awaiting[ch] {
+			s.held.on = false
 			s.awaitReplay(ch, e)
 			continue
 		}
@@ -165,6 +170,7 @@ func (s *subtask) runInputs() error {
 			if e.Seq != s.recv[ch] {
 				var keep bool
 				if skip, keep = s.duplicates(ch, e); !keep {
+					s.held.on = false
 					exchange.PutBuffer(e.Buf)
 					continue
 				}
@@ -174,11 +180,32 @@ func (s *subtask) runInputs() error {
 			}
 		}
 		if s.log != nil {
+			s.held.on = false
 			s.logInput(ch, e, skip, limit)
 		}
 		if done, err := s.process(ch, e, skip, limit); done || err != nil {
 			return err
 		}
+	}
+}
+
+// held is an element a replicated primary took from its gate and has not
+// logged yet: what it handles first (control messages, duplicates) may
+// fail it.
+type held struct {
+	ch int
+	e  exchange.Element
+	on bool
+}
+
+// unpollHeld puts the element the subtask took from its gate but did not
+// log back into the gate, when it stops in between: its active standby,
+// which applies the log and then reads the gate, would otherwise never
+// see it, and its snapshot would miss those records.
+func (s *subtask) unpollHeld() {
+	if s.held.on {
+		s.held.on = false
+		s.gate.Unpoll(s.held.ch, s.held.e)
 	}
 }
 

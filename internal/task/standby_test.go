@@ -226,3 +226,33 @@ func TestSubtaskRestartedWithoutCheckpointRestartsItsCursors(t *testing.T) {
 		t.Fatalf("got %v %+v, want barrier 2 delivered", ok, e)
 	}
 }
+
+// A replicated primary that fails after it took an element from its gate
+// but before it logged it (an injected failure when a checkpoint
+// completes, handled between the two) puts the element back: its standby,
+// which applies the log and then reads the gate, takes its place without
+// losing those records.
+func TestPrimaryFailingBeforeItLogsAnElementLeavesItInItsGate(t *testing.T) {
+	g := exchange.NewGate(1, 4)
+	b := exchange.GetBuffer()
+	b.B, b.N = append(b.B, 1, 2, 3), 1
+	if err := g.Send(context.Background(), 0, exchange.Element{Kind: exchange.Data, Buf: b, Seq: 0}); err != nil {
+		t.Fatal(err)
+	}
+	inbox := make(chan control, 1)
+	inbox <- control{kind: ctlComplete, checkpoint: 1}
+	rt := &Runtime{opts: Options{Inject: func(p Point, _ SubtaskID, _ int64) bool { return p == PointCompleteBeforeCommit }}}
+	s := &subtask{rt: rt, v: &plan.Vertex{Chain: []*plan.Node{{Name: "count"}}}, ctx: context.Background(), gate: g, inbox: inbox,
+		log: newInputLog(0), recv: []int64{0}}
+	var injected *InjectedError
+	if err := failed(func() { _ = s.runInputs() }); !errors.As(err, &injected) {
+		t.Fatalf("the primary stopped with %v, want the injected failure", err)
+	}
+	if n := len(s.log.entries); n != 0 {
+		t.Fatalf("the log holds %d entries, want none: the element was not consumed", n)
+	}
+	_, e, ok := g.Poll()
+	if !ok || e.Kind != exchange.Data || e.Buf != b {
+		t.Fatalf("the gate gives %v %+v, want the batch the primary took: its standby would miss those records", ok, e)
+	}
+}

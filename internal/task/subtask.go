@@ -76,6 +76,7 @@ type subtask struct {
 	wmRestored   bool      // the watermark state came from the checkpoint (wmstate.go)
 	restoredDone func()    // started by Run: tells Runtime.Restored (once)
 	decoding     decoding  // the batch being decoded, for errors
+	held         held      // see unpollHeld
 }
 
 type chanState uint8
