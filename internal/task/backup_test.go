@@ -202,3 +202,25 @@ func TestTrimLeavesBatchesAReceiverHoldsIntact(t *testing.T) {
 	exchange.PutBuffer(e.Buf)
 	g.Drain()
 }
+
+// A barrier that comes after more records than the subtask consumed from
+// its channel means records before it never arrived (a takeover that lost
+// an element): the subtask fails instead of taking a snapshot that would
+// not reflect them.
+func TestBarrierAfterMissingRecordsFailsTheSubtask(t *testing.T) {
+	e := &plan.PhysicalEdge{Source: &plan.Vertex{Chain: []*plan.Node{{Name: "events"}}}}
+	s := &subtask{rt: &Runtime{edges: []*plan.PhysicalEdge{e}}, inChan: []Channel{{Edge: 0, From: 1}}, recv: []int64{100}}
+	barrier := func(seq int64) error {
+		return failed(func() { s.checkBarrierSeq(0, exchange.Element{Kind: exchange.Barrier, Checkpoint: 8, Seq: seq}) })
+	}
+	if err := barrier(100); err != nil {
+		t.Fatalf("a barrier right after the records consumed: %v", err)
+	}
+	want := `records 100 to 149 on the channel from subtask 1 of "events" are missing (the barrier of checkpoint 8 comes after record 150)`
+	if err := barrier(150); err == nil || err.Error() != want {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+	if err := barrier(90); err == nil {
+		t.Fatal("a barrier behind the records consumed passed")
+	}
+}
