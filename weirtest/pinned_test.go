@@ -28,6 +28,8 @@ func TestOraclePinnedSchedules(t *testing.T) {
 		{"sessions", sessionJob, variants[1], 22, false, "the same, at least once"},
 		{"sessions", sessionJob, variants[1], 9, false, "the same, at least once"},
 		{"sessions", sessionJob, variants[0], 5, false, "an inconsistent checkpoint from a corrupted batch's record count"},
+		{"sessions", sessionJob, variants[0], 53, true,
+			"a takeover lost an element the primary had taken but not logged: an inconsistent checkpoint"},
 		{"two-stage", deepJob, variants[0], 78, true,
 			"a subtask restarted before any checkpoint kept its standby cursors: its first barrier was called not deterministic"},
 	}
