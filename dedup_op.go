@@ -171,7 +171,7 @@ func (o *dedupOp[K, T]) Collect(ts int64, v T) {
 	}
 	k := o.key(v)
 	h := o.core.keys.hash(k)
-	s := o.core.backend.Shard(task.KeyGroup(h, o.core.maxPar))
+	s := o.core.shardOf(task.KeyGroup(h, o.core.maxPar))
 	if o.locs != nil {
 		filterLocations(o.locs, h)
 	}

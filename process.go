@@ -109,7 +109,18 @@ func (c *keyedCore[K]) keyGroup(k K) int { return task.KeyGroup(c.keys.hash(k), 
 // setKey makes k the current key.
 func (c *keyedCore[K]) setKey(k K) {
 	c.key = k
-	c.shard = c.backend.Shard(c.keyGroup(k))
+	c.shard = c.shardOf(c.keyGroup(k))
+}
+
+// shardOf returns the shard of key group kg in keyed tables. A key group
+// outside the subtask's range means a record reached the wrong subtask:
+// it fails the task with a task.KeyGroupError rather than touch state
+// that is not there.
+func (c *keyedCore[K]) shardOf(kg int) int {
+	if start, end := c.backend.KeyGroups(); kg < start || kg >= end {
+		task.Fail(&task.KeyGroupError{KeyGroup: kg, Start: start, End: end})
+	}
+	return c.backend.Shard(kg)
 }
 
 // snapshot freezes the keyed state; see task.Snapshotter.

@@ -167,7 +167,7 @@ func (o *bucketOperator[K, T, Acc, Out]) Collect(ts int64, v T) {
 		task.Failf("%s: record without event time in an event-time window; give the source WithTimestamps", o.core.name)
 	}
 	k := o.key(v)
-	s := o.core.backend.Shard(o.core.keyGroup(k))
+	s := o.core.shardOf(o.core.keyGroup(k))
 	o.wins = o.assigner.Assign(o.wins[:0], ts)
 	dropped := true
 	for _, win := range o.wins {

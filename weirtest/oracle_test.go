@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,9 +18,21 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// seeds returns n failure schedules; -short runs fewer, and the
-// environment variable WEIR_SCHEDULES sets the number for a soak.
+// seeds returns n failure schedules; -short runs fewer, the environment
+// variable WEIR_SCHEDULES sets the number for a soak, and WEIR_SEEDS
+// (a comma-separated list) names the schedules to run, to repeat one.
 func seeds(n int) []uint64 {
+	if list := os.Getenv("WEIR_SEEDS"); list != "" {
+		var out []uint64
+		for _, f := range strings.Split(list, ",") {
+			s, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+			if err != nil {
+				panic(fmt.Sprintf("WEIR_SEEDS=%q: %v", list, err))
+			}
+			out = append(out, s)
+		}
+		return out
+	}
 	if testing.Short() {
 		n = 3
 	}

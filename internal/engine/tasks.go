@@ -67,7 +67,8 @@ func Cone(p *plan.Plan, id task.SubtaskID) []task.SubtaskID {
 // have by sequence number. In-flight checkpoints are aborted at a failure
 // and triggering pauses until the restarted subtasks run. A sender that
 // lost its backup (task.ErrBackupLost) fails the attempt, and the job
-// falls back to a global rollback.
+// falls back to a global rollback, as does a record that reached a
+// subtask that does not own its key group (task.ErrKeyGroupNotOwned).
 func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) error {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -160,8 +161,11 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 		select {
 		case err := <-done:
 			a.noteRecovery()
-			if errors.Is(err, task.ErrBackupLost) {
+			switch {
+			case errors.Is(err, task.ErrBackupLost):
 				e.cfg.Log(fmt.Sprintf("upstream backup lost (%v): falling back to a global rollback", err))
+			case errors.Is(err, task.ErrKeyGroupNotOwned):
+				e.cfg.Log(fmt.Sprintf("%v: falling back to a global rollback", err))
 			}
 			return err
 		case f := <-fails:

@@ -67,7 +67,7 @@ func (k Kind) String() string {
 // Element is one item on a channel.
 type Element struct {
 	Kind Kind
-	// Buf holds the records of a Data element. The receiver owns it and
+	// Buf holds the records of a Data element. The receiver holds it and
 	// returns it with PutBuffer when it has decoded the records.
 	Buf *Buffer
 	// Time is the watermark of a Watermark element.
@@ -84,42 +84,65 @@ type Element struct {
 
 // Buffer is a batch of encoded records: N records back to back in B, each a
 // varint event timestamp followed by the codec's encoding of the value.
+//
+// A buffer from GetBuffer counts its holders: the one that got it, each
+// further holder that Retain added (a sender that keeps it for replay,
+// each extra delivery of it), each returning it once with PutBuffer
+// (Release). It goes back to the pool when the last one does, so a
+// buffer one holder is done with is never handed to another writer
+// while someone still reads it. A buffer made otherwise (a copy kept in
+// a log, records decoded from a checkpoint) is never pooled: PutBuffer
+// leaves it to the garbage collector.
 type Buffer struct {
 	B []byte
 	N int
-	// retained marks a buffer a sender keeps for replay (upstream
-	// backup): receivers only read it and PutBuffer leaves it alone.
-	retained atomic.Bool
+	// refs counts the holders of a pooled buffer.
+	refs   atomic.Int32
+	pooled bool // from the pool; set when it is made
 }
 
-// Retain marks b as kept by its sender for replay: PutBuffer will not
-// recycle it until Release or Forget.
-func (b *Buffer) Retain() { b.retained.Store(true) }
-
-// Release ends Retain and returns b to the pool. Its sender calls it once
-// no receiver can read b any more.
-func (b *Buffer) Release() {
-	b.retained.Store(false)
-	PutBuffer(b)
+// Retain adds a holder to b, which will return it with PutBuffer or
+// Release: a sender that keeps b for replay to a restarted receiver
+// (upstream backup), or a sender that delivers b once more (a replay).
+// The caller must hold b.
+func (b *Buffer) Retain() {
+	if b.pooled {
+		b.refs.Add(1)
+	}
 }
 
-// Forget ends Retain without recycling b, which a receiver may still
-// read: the receiver's PutBuffer recycles it, or, if that already came,
-// the garbage collector takes it.
-func (b *Buffer) Forget() { b.retained.Store(false) }
+// Release ends a Retain: it is PutBuffer, named for the sender that
+// drops b from its retained output.
+func (b *Buffer) Release() { PutBuffer(b) }
 
 // BufferSize is the size at which a sender ships a buffer.
 const BufferSize = 32 << 10
 
-var bufPool = sync.Pool{New: func() any { return &Buffer{B: make([]byte, 0, BufferSize+BufferSize/4)} }}
+var bufPool = sync.Pool{New: func() any { return &Buffer{B: make([]byte, 0, BufferSize+BufferSize/4), pooled: true} }}
 
-// GetBuffer returns an empty buffer from a pool.
-func GetBuffer() *Buffer { return bufPool.Get().(*Buffer) }
+// GetBuffer returns an empty buffer from a pool, with one holder: the
+// caller.
+func GetBuffer() *Buffer {
+	b := bufPool.Get().(*Buffer)
+	b.refs.Store(1)
+	return b
+}
 
-// PutBuffer returns a buffer to the pool, unless its sender retains it.
-// The caller must not use it again.
+// PutBuffer gives up one holder's use of b; the last one returns it to
+// the pool. The caller must not use it again. A buffer returned more
+// often than it was got and retained is a broken invariant: it would
+// reach two writers at once, so PutBuffer panics.
 func PutBuffer(b *Buffer) {
-	if b.retained.Load() || cap(b.B) > 4*BufferSize {
+	if !b.pooled {
+		return
+	}
+	switch n := b.refs.Add(-1); {
+	case n > 0:
+		return
+	case n < 0:
+		panic("exchange: a buffer was returned to the pool more often than it was held")
+	}
+	if cap(b.B) > 4*BufferSize {
 		return // let oversized buffers go
 	}
 	b.B = b.B[:0]

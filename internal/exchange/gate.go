@@ -38,7 +38,7 @@ type queue struct {
 	elems   []Element // ring buffer
 	head    int
 	n       int
-	extra   int // replayed elements queued beyond capacity (see DeliverReplay)
+	extra   int // elements queued beyond capacity (see DeliverReplay, Unpoll)
 	blocked bool
 	waiting bool          // the sender waits for room (see Status)
 	space   chan struct{} // signalled when an element is removed from a full queue
@@ -177,6 +177,25 @@ func (g *Gate) PollChannel(ch int) (e Element, ok bool) {
 		g.onTake(ch)
 	}
 	return e, true
+}
+
+// Unpoll puts e, which Poll or PollChannel just returned from channel ch
+// (not a priority barrier), back at the head of the channel, blocked or
+// not: a receiver that stopped before it consumed e leaves it to the one
+// that takes its place. It waits for no room, and taking e again
+// returns no credit, as the first take did.
+func (g *Gate) Unpoll(ch int, e Element) {
+	g.mu.Lock()
+	q := &g.queues[ch]
+	if q.n == len(q.elems) {
+		q.grow()
+	}
+	q.head = (q.head + len(q.elems) - 1) % len(q.elems)
+	q.elems[q.head] = e
+	q.n++
+	q.extra++ // counted as the replayed backlog is: outside the capacity, without credit
+	g.mu.Unlock()
+	g.signal()
 }
 
 // Ready is signalled after a Send to an unblocked channel and after Unblock.
@@ -374,7 +393,10 @@ func (g *Gate) DeliverReplay(ch int, e Element) {
 	g.mu.Lock()
 	if g.discard {
 		g.mu.Unlock()
-		return // retained buffers are the sender's; nothing to return
+		if e.Buf != nil {
+			PutBuffer(e.Buf)
+		}
+		return
 	}
 	q := &g.queues[ch]
 	if q.n == len(q.elems) {
@@ -424,7 +446,9 @@ func (q *queue) grow() {
 // Sender is the sending end of a channel whose receiver lives in another
 // process. It behaves as Gate.SendTimed and Gate.SendPriority do: SendTimed
 // waits while the receiver has no room (no credit), SendPriority never
-// waits. After SendTimed returns nil the sender no longer owns e.Buf.
+// waits. After SendTimed or SendReplay returns nil the caller's use of
+// e.Buf has passed on (the sender returns the buffer with PutBuffer once
+// it wrote it out).
 type Sender interface {
 	SendTimed(ctx context.Context, e Element) (time.Duration, error)
 	// SendReplay sends e, part of a replay to a restarted receiver,
@@ -458,7 +482,9 @@ func (c Channel) SendTimed(ctx context.Context, e Element) (time.Duration, error
 }
 
 // Replay hands e over without waiting for room: to a local gate with
-// Gate.DeliverReplay, to a remote one with Sender.SendReplay.
+// Gate.DeliverReplay, to a remote one with Sender.SendReplay. As with a
+// send, the receiver gets the caller's use of e.Buf: a sender that keeps
+// the buffer retains it for the receiver first (Buffer.Retain).
 func (c Channel) Replay(ctx context.Context, e Element) error {
 	if c.Remote != nil {
 		return c.Remote.SendReplay(ctx, e)

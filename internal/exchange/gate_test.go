@@ -200,3 +200,30 @@ func TestGateReturnsCreditOnlyForLiveElements(t *testing.T) {
 		t.Fatalf("dropping 1 live and 1 replayed element and then 1 live returned %d credits, want 2", credit)
 	}
 }
+
+// An element put back after a poll comes first again, on a blocked
+// channel too, without taking room from its sender or returning credit
+// a second time.
+func TestUnpollPutsAnElementBackAtTheHead(t *testing.T) {
+	g := NewGate(1, 2)
+	credits := 0
+	g.OnTake(func(int) { credits++ })
+	ctx := context.Background()
+	for i := 1; i <= 2; i++ {
+		if err := g.Send(ctx, 0, data(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, e, _ := g.Poll()
+	g.Unpoll(0, e)
+	g.Block(0)
+	if e, ok := g.PollChannel(0); !ok || e.Buf.N != 1 {
+		t.Fatalf("got %v %+v, want the element put back", ok, e)
+	}
+	if e, ok := g.PollChannel(0); !ok || e.Buf.N != 2 {
+		t.Fatalf("got %v %+v, want the next element", ok, e)
+	}
+	if credits != 2 {
+		t.Fatalf("%d credits returned for 2 elements", credits)
+	}
+}

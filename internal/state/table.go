@@ -80,8 +80,11 @@ func Register[K comparable, V any](b *Backend, name string, o TableOptions[K, V]
 }
 
 // Shard returns the shard of key group kg, for tables with a key-group
-// function.
+// function. kg must be one of the instance's key groups (KeyGroups).
 func (b *Backend) Shard(kg int) int { return kg - b.kgStart }
+
+// KeyGroups returns the key groups [start, end) the instance owns.
+func (b *Backend) KeyGroups() (start, end int) { return b.kgStart, b.kgEnd }
 
 // Get returns the value of k in shard s.
 func (t *Table[K, V]) Get(s int, k K) (V, bool) {

@@ -52,8 +52,10 @@ func (b *backup) start(w, ch int, sent int64) {
 	}
 }
 
-// keep retains e, sent on writer w's channel ch. A data buffer is marked
-// retained before it is sent, so that no receiver recycles it.
+// keep retains e, sent on writer w's channel ch. A data buffer gains the
+// backup as a holder before it is sent (exchange.Buffer.Retain), so that
+// it goes back to the pool only when both the receiver and the backup
+// are done with it.
 func (b *backup) keep(w, ch int, e exchange.Element) {
 	l := b.logs[chanKey{w, ch}]
 	if l == nil || l.base < 0 {
@@ -74,13 +76,14 @@ func (b *backup) keep(w, ch int, e exchange.Element) {
 	}
 }
 
-// drop lets go of everything retained: the bound was hit. The buffers
-// are not recycled here; some may still be on their way to a receiver.
+// drop lets go of everything retained: the bound was hit. A buffer still
+// on its way to a receiver goes back to the pool when the receiver is
+// done with it.
 func (b *backup) drop() {
 	for _, l := range b.logs {
 		for _, e := range l.entries {
 			if e.Kind == exchange.Data {
-				e.Buf.Forget()
+				e.Buf.Release()
 			}
 		}
 		l.entries, l.base = nil, -1

@@ -1,9 +1,11 @@
 package task
 
 import (
+	"context"
 	"errors"
 	"testing"
 
+	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/plan"
 )
@@ -161,5 +163,64 @@ func TestAStandbyBehindWhatAReceiverHoldsRefusesToTakeOver(t *testing.T) {
 		if err := takeOver(c.merges, c.held); err != nil {
 			t.Fatalf("merges=%v, receiver holds %d of 100 produced: %v", c.merges, c.held, err)
 		}
+	}
+}
+
+// A finished receiver no longer reads its gate, where batches a
+// restarted sender regenerated can wait. A completed checkpoint trims
+// them from the sender's backup; they must stay intact in the gate, and
+// the sender's next batches must not be written into them. (Recycled at
+// the trim, and again when the gate was drained, one buffer reached two
+// writers: batches carried another channel's records, which a keyed
+// operator found outside its key groups.)
+func TestTrimLeavesBatchesAReceiverHoldsIntact(t *testing.T) {
+	g := exchange.NewGate(1, 8)
+	w := pairWriter(t, context.Background(), g, nil)
+	b := newBackup(0)
+	w.retain(b, 0)
+	for i := range int64(100) {
+		w.Collect(i, i)
+	}
+	w.Flush()
+	b.trim(0, 0, w.Sent()[0]) // the checkpoint after them completed
+	for i := range int64(100) {
+		w.Collect(i, 1000+i) // the sender goes on
+	}
+	w.Flush()
+
+	_, e, ok := g.Poll()
+	if !ok || e.Kind != exchange.Data {
+		t.Fatalf("got %v %+v, want the first batch", ok, e)
+	}
+	var got records
+	if err := NewDecoder(codec.MustFor[int64](), &got, "test").Decode(e.Buf, 0, e.Buf.N); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 100 || got[0] != 0 || got[99] != 99 {
+		t.Fatalf("the batch the receiver holds decodes to %d records (%v...), want records 0 to 99", len(got), got[:min(len(got), 3)])
+	}
+	exchange.PutBuffer(e.Buf)
+	g.Drain()
+}
+
+// A barrier that comes after more records than the subtask consumed from
+// its channel means records before it never arrived (a takeover that lost
+// an element): the subtask fails instead of taking a snapshot that would
+// not reflect them.
+func TestBarrierAfterMissingRecordsFailsTheSubtask(t *testing.T) {
+	e := &plan.PhysicalEdge{Source: &plan.Vertex{Chain: []*plan.Node{{Name: "events"}}}}
+	s := &subtask{rt: &Runtime{edges: []*plan.PhysicalEdge{e}}, inChan: []Channel{{Edge: 0, From: 1}}, recv: []int64{100}}
+	barrier := func(seq int64) error {
+		return failed(func() { s.checkBarrierSeq(0, exchange.Element{Kind: exchange.Barrier, Checkpoint: 8, Seq: seq}) })
+	}
+	if err := barrier(100); err != nil {
+		t.Fatalf("a barrier right after the records consumed: %v", err)
+	}
+	want := `records 100 to 149 on the channel from subtask 1 of "events" are missing (the barrier of checkpoint 8 comes after record 150)`
+	if err := barrier(150); err == nil || err.Error() != want {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+	if err := barrier(90); err == nil {
+		t.Fatal("a barrier behind the records consumed passed")
 	}
 }

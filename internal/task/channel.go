@@ -207,20 +207,43 @@ func (w *Writer[T]) send(i int, e exchange.Element, at, n int64) {
 		c.mu.Unlock()
 		Failf("output channel %d: position %d is past the %d its active standby pair delivered", i, at, c.pos)
 	}
+	// The cursor moves before the send, which holds the lock while it
+	// waits for room, so that the pair's elements reach the receiver in
+	// position order. A send that fails did not deliver (this instance
+	// was stopped while it waited): the cursor moves back, and the
+	// positions are the pair's to deliver, or a takeover would leave a
+	// gap.
+	pos, n0, slot := c.pos, c.n, c.marks[c.n%len(c.marks)]
 	if e.Kind != exchange.Data {
 		c.record(at, e)
 	}
 	c.pos = at + n
-	defer c.mu.Unlock()
-	w.deliver(i, e)
+	err := w.tryDeliver(i, e)
+	if err != nil {
+		c.pos, c.n, c.marks[n0%len(c.marks)] = pos, n0, slot
+	}
+	c.mu.Unlock()
+	if err != nil {
+		Fail(err)
+	}
 }
 
+// deliver sends e on channel i; a failed send fails the task.
 func (w *Writer[T]) deliver(i int, e exchange.Element) {
+	if err := w.tryDeliver(i, e); err != nil {
+		Fail(err)
+	}
+}
+
+// tryDeliver sends e on channel i, unless mute holds it back. An error
+// (the task's context ended while it waited for room) means e was not
+// sent.
+func (w *Writer[T]) tryDeliver(i int, e exchange.Element) error {
 	if w.muted && w.holds(i, e) {
 		if e.Kind == exchange.Data {
 			exchange.PutBuffer(e.Buf) // kept if the backup retains it
 		}
-		return
+		return nil
 	}
 	if e.Kind == exchange.Data {
 		w.metrics.RecordsOut.Add(int64(e.Buf.N))
@@ -230,9 +253,7 @@ func (w *Writer[T]) deliver(i int, e exchange.Element) {
 	if blocked > 0 {
 		w.metrics.Backpressured.Add(int64(blocked))
 	}
-	if err != nil {
-		Fail(err)
-	}
+	return err
 }
 
 // Flush ships every non-empty buffer.
@@ -297,6 +318,9 @@ func (w *Writer[T]) Replay(j int, from, incarnation int64, fresh bool) error {
 		Fail(err)
 	}
 	for _, e := range elems {
+		if e.Buf != nil {
+			e.Buf.Retain() // the receiver's, besides the backup's
+		}
 		if err := w.chans[j].Replay(w.ctx, e); err != nil {
 			Fail(err)
 		}
@@ -368,6 +392,9 @@ func (w *Writer[T]) sendFrom(from []int64) error {
 			return err
 		}
 		for _, e := range elems {
+			if e.Buf != nil {
+				e.Buf.Retain() // the receiver's, besides the backup's
+			}
 			w.deliver(j, e)
 		}
 	}

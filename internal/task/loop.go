@@ -1,6 +1,7 @@
 package task
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -104,6 +105,7 @@ func (s *subtask) runInputs() error {
 		s.ready()
 	}
 	var timer *time.Timer
+	defer s.unpollHeld()
 	for {
 		if s.log != nil && (s.unsafe || s.awaiting != nil || len(s.follow) > 0) {
 			s.noteUnsafe()
@@ -150,11 +152,15 @@ func (s *subtask) runInputs() error {
 			}
 			continue
 		}
+		if s.log != nil {
+			s.held = held{ch: ch, e: e, on: true}
+		}
 		s.pollControl()
 		if s.align != nil {
 			s.checkAlignedTimeout()
 		}
 		if s.awaiting != nil && s.awaiting[ch] {
+			s.held.on = false
 			s.awaitReplay(ch, e)
 			continue
 		}
@@ -164,6 +170,7 @@ func (s *subtask) runInputs() error {
 			if e.Seq != s.recv[ch] {
 				var keep bool
 				if skip, keep = s.duplicates(ch, e); !keep {
+					s.held.on = false
 					exchange.PutBuffer(e.Buf)
 					continue
 				}
@@ -173,11 +180,32 @@ func (s *subtask) runInputs() error {
 			}
 		}
 		if s.log != nil {
+			s.held.on = false
 			s.logInput(ch, e, skip, limit)
 		}
 		if done, err := s.process(ch, e, skip, limit); done || err != nil {
 			return err
 		}
+	}
+}
+
+// held is an element a replicated primary took from its gate and has not
+// logged yet: what it handles first (control messages, duplicates) may
+// fail it.
+type held struct {
+	ch int
+	e  exchange.Element
+	on bool
+}
+
+// unpollHeld puts the element the subtask took from its gate but did not
+// log back into the gate, when it stops in between: its active standby,
+// which applies the log and then reads the gate, would otherwise never
+// see it, and its snapshot would miss those records.
+func (s *subtask) unpollHeld() {
+	if s.held.on {
+		s.held.on = false
+		s.gate.Unpoll(s.held.ch, s.held.e)
 	}
 }
 
@@ -204,7 +232,9 @@ func (s *subtask) process(ch int, e exchange.Element, skip, limit int) (done boo
 			s.recordInflight(ch, e.Buf)
 		}
 		s.recv[ch] = e.Seq + int64(limit)
+		s.decoding = decoding{ch: ch, from: e.Seq + int64(skip), to: e.Seq + int64(limit), on: true}
 		err := s.decode[ch].Decode(e.Buf, skip, limit)
+		s.decoding.on = false
 		if limit == e.Buf.N {
 			exchange.PutBuffer(e.Buf)
 		}
@@ -245,6 +275,26 @@ func (s *subtask) process(ch int, e exchange.Element, skip, limit int) (done boo
 		s.fireProcessingTimers()
 	}
 	return false, nil
+}
+
+// decoding is the data batch a subtask decodes: records from to to-1 of
+// gate channel ch.
+type decoding struct {
+	ch       int
+	from, to int64
+	on       bool
+}
+
+// located adds to a failure that a record reached the wrong subtask the
+// records and the channel it came in, when it came from a batch.
+func (s *subtask) located(err error) error {
+	if !s.decoding.on || !errors.Is(err, ErrKeyGroupNotOwned) {
+		return err
+	}
+	d := s.decoding
+	ic := s.inChan[d.ch]
+	return fmt.Errorf("%w, in records %d to %d from subtask %d of %q (input channel %d)",
+		err, d.from, d.to-1, ic.From, s.rt.edges[ic.Edge].Source.Name(), d.ch)
 }
 
 func (s *subtask) allEnded() bool {

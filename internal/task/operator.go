@@ -139,6 +139,28 @@ func Failf(format string, args ...any) {
 	Fail(fmt.Errorf(format, args...))
 }
 
+// ErrKeyGroupNotOwned is the cause of a failure of a subtask that was
+// handed a record of a key group it does not own (a KeyGroupError): a
+// broken invariant, since records are routed by key group. The runtime
+// does not restart such a subtask alone, where the same input could
+// reach it again from a sender's retained output; under fine-grained
+// failover the attempt fails, and the job rolls back globally.
+var ErrKeyGroupNotOwned = errors.New("a record reached a subtask that does not own its key group")
+
+// KeyGroupError says that a record of key group KeyGroup reached the
+// subtask owning key groups [Start, End). Keyed operators fail with it
+// (Fail) before they touch their state; the runtime adds the channel the
+// record came on.
+type KeyGroupError struct {
+	KeyGroup, Start, End int
+}
+
+func (e *KeyGroupError) Error() string {
+	return fmt.Sprintf("a record of key group %d reached the subtask that owns key groups [%d, %d)", e.KeyGroup, e.Start, e.End)
+}
+
+func (e *KeyGroupError) Unwrap() error { return ErrKeyGroupNotOwned }
+
 // KeyGroupRange returns the key groups [start, end) that subtask i of n
 // owns when there are maxPar key groups: contiguous ranges as even as
 // possible, the same in every process.

@@ -391,12 +391,14 @@ func (r *Runtime) start(s *subtask) {
 
 // exit handles the end of subtask id's running incarnation s: under
 // UpstreamBackup a failure hands it to its standby or takes it out until
-// Restart; otherwise it fails the attempt.
+// Restart; otherwise, and for failures a restart alone cannot cure (a
+// lost backup, a task found not deterministic, a record of a key group
+// the subtask does not own), it fails the attempt.
 func (r *Runtime) exit(id SubtaskID, s *subtask, err error) {
 	if err == nil || r.ctx.Err() != nil {
 		return
 	}
-	if r.opts.UpstreamBackup && !errors.Is(err, ErrBackupLost) && !errors.Is(err, ErrNotDeterministic) {
+	if r.opts.UpstreamBackup && !errors.Is(err, ErrBackupLost) && !errors.Is(err, ErrNotDeterministic) && !errors.Is(err, ErrKeyGroupNotOwned) {
 		if !errors.Is(err, errStopped) && r.takeover(id, err) {
 			return
 		}

@@ -169,8 +169,9 @@ func (l *inputLog) signal() {
 }
 
 // append adds an entry. Data buffers are copied into buffers of the log's
-// own, marked retained so that no reader recycles them; trimmed, they go
-// to the garbage collector, so a standby may still read one it took.
+// own, which are not pooled, so that no reader recycles them; trimmed,
+// they go to the garbage collector, so a standby may still read one it
+// took.
 func (l *inputLog) append(en logEntry) { l.add(en, true) }
 
 // add adds an entry, copying its data buffer first with copyBuf (else
@@ -190,7 +191,6 @@ func (l *inputLog) addLocked(en logEntry, copyBuf bool) {
 		if copyBuf {
 			b = &exchange.Buffer{B: append([]byte(nil), b.B...), N: b.N}
 		}
-		b.Retain()
 		en.e.Buf = b
 		l.bytes += int64(len(b.B))
 	}

@@ -1,10 +1,14 @@
 package task
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/plan"
 )
 
 // An instance behind its pair checks what it does not deliver against
@@ -99,5 +103,156 @@ func TestInputLogMarksTrimsAndBounds(t *testing.T) {
 	l.mark(2)
 	if at, ok := l.startReading(2); !ok || at != l.base {
 		t.Fatalf("after the next mark: at %d, ok %v; want %d, true", at, ok, l.base)
+	}
+}
+
+// pairWriter returns a writer of int64 records on the one channel of
+// gate g, sharing cursors cs, whose sends end with ctx.
+func pairWriter(t *testing.T, ctx context.Context, g *exchange.Gate, cs []*cursor) *Writer[int64] {
+	t.Helper()
+	c, err := codec.For[int64]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWriter(&Context{Ctx: ctx, Metrics: NewMetrics(), MaxParallelism: 128}, c, plan.Forward, nil,
+		[]exchange.Channel{{Gate: g, Index: 0}})
+	w.share(cs)
+	return w
+}
+
+// failed runs f and returns the error it failed its task with (Fail),
+// or nil.
+func failed(f func()) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			f, ok := p.(failure)
+			if !ok {
+				panic(p)
+			}
+			err = f.err
+		}
+	}()
+	f()
+	return nil
+}
+
+// records collects the records it is given.
+type records []int64
+
+func (r *records) Collect(_ int64, v int64) { *r = append(*r, v) }
+
+// pollData returns the first record and the sequence number of the next
+// data batch in g, skipping control elements; ok is false when g holds
+// none.
+func pollData(t *testing.T, g *exchange.Gate) (v, seq int64, ok bool) {
+	t.Helper()
+	for {
+		_, e, ok := g.Poll()
+		if !ok {
+			return 0, 0, false
+		}
+		if e.Kind != exchange.Data {
+			continue
+		}
+		var got records
+		if err := NewDecoder(codec.MustFor[int64](), &got, "test").Decode(e.Buf, 0, e.Buf.N); err != nil {
+			t.Fatal(err)
+		}
+		return got[0], e.Seq, true
+	}
+}
+
+// A primary stopped while its send waits for room has not delivered
+// that batch: the cursor it shares with its standby does not count it,
+// and the standby, which takes over, delivers it. The receiver sees no
+// gap.
+func TestStoppedSendLeavesItsPositionsToTheStandby(t *testing.T) {
+	g := exchange.NewGate(1, 1)
+	cs := []*cursor{{}}
+	pctx, stop := context.WithCancel(context.Background())
+	primary := pairWriter(t, pctx, g, cs)
+	standby := pairWriter(t, context.Background(), g, cs)
+
+	primary.Collect(1, 10)
+	primary.Flush() // fills the channel
+	stop()          // the primary is killed: its next send cannot wait for room
+	primary.Collect(2, 20)
+	if err := failed(primary.Flush); !errors.Is(err, context.Canceled) {
+		t.Fatalf("the stopped primary's send: %v, want it cancelled", err)
+	}
+	if v, seq, ok := pollData(t, g); !ok || v != 10 || seq != 0 {
+		t.Fatalf("first batch: %d at %d (%v), want record 10 at 0", v, seq, ok)
+	}
+
+	// The standby regenerates both batches: the first was delivered, the
+	// second was not.
+	standby.Collect(1, 10)
+	standby.Flush()
+	standby.Collect(2, 20)
+	standby.Flush()
+	v, seq, ok := pollData(t, g)
+	if !ok {
+		t.Fatal("the standby's copy of record 1 was dropped as delivered: the receiver has a gap")
+	}
+	if v != 20 || seq != 1 {
+		t.Fatalf("after the takeover the receiver got record %d at %d, want 20 at 1", v, seq)
+	}
+	if cs[0].pos != 2 {
+		t.Fatalf("cursor at %d, want 2", cs[0].pos)
+	}
+}
+
+// A subtask restarted alone without a completed checkpoint starts its
+// output from position 0: the cursors it shares with its standby move
+// there and forget what the failed incarnation delivered, whose barriers
+// (of checkpoints aborted since) it does not send again. Its first
+// barrier is delivered, not called a divergence.
+func TestSubtaskRestartedWithoutCheckpointRestartsItsCursors(t *testing.T) {
+	g := exchange.NewGate(1, 4)
+	cs := []*cursor{{}}
+	old := pairWriter(t, context.Background(), g, cs)
+	old.Emit(exchange.Element{Kind: exchange.Barrier, Checkpoint: 1})
+	g.Drain()
+
+	w := pairWriter(t, context.Background(), g, cs)
+	s := &subtask{rt: &Runtime{}, v: &plan.Vertex{}, outs: []ChannelWriter{w}, resetCursors: true}
+	if err := s.restore(); err != nil {
+		t.Fatal(err)
+	}
+	if err := failed(func() { w.Emit(exchange.Element{Kind: exchange.Barrier, Checkpoint: 2}) }); err != nil {
+		t.Fatalf("the restarted subtask's first barrier: %v", err)
+	}
+	if _, e, ok := g.Poll(); !ok || e.Kind != exchange.Barrier || e.Checkpoint != 2 {
+		t.Fatalf("got %v %+v, want barrier 2 delivered", ok, e)
+	}
+}
+
+// A replicated primary that fails after it took an element from its gate
+// but before it logged it (an injected failure when a checkpoint
+// completes, handled between the two) puts the element back: its standby,
+// which applies the log and then reads the gate, takes its place without
+// losing those records.
+func TestPrimaryFailingBeforeItLogsAnElementLeavesItInItsGate(t *testing.T) {
+	g := exchange.NewGate(1, 4)
+	b := exchange.GetBuffer()
+	b.B, b.N = append(b.B, 1, 2, 3), 1
+	if err := g.Send(context.Background(), 0, exchange.Element{Kind: exchange.Data, Buf: b, Seq: 0}); err != nil {
+		t.Fatal(err)
+	}
+	inbox := make(chan control, 1)
+	inbox <- control{kind: ctlComplete, checkpoint: 1}
+	rt := &Runtime{opts: Options{Inject: func(p Point, _ SubtaskID, _ int64) bool { return p == PointCompleteBeforeCommit }}}
+	s := &subtask{rt: rt, v: &plan.Vertex{Chain: []*plan.Node{{Name: "count"}}}, ctx: context.Background(), gate: g, inbox: inbox,
+		log: newInputLog(0), recv: []int64{0}}
+	var injected *InjectedError
+	if err := failed(func() { _ = s.runInputs() }); !errors.As(err, &injected) {
+		t.Fatalf("the primary stopped with %v, want the injected failure", err)
+	}
+	if n := len(s.log.entries); n != 0 {
+		t.Fatalf("the log holds %d entries, want none: the element was not consumed", n)
+	}
+	_, e, ok := g.Poll()
+	if !ok || e.Kind != exchange.Data || e.Buf != b {
+		t.Fatalf("the gate gives %v %+v, want the batch the primary took: its standby would miss those records", ok, e)
 	}
 }

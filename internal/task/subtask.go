@@ -76,6 +76,8 @@ type subtask struct {
 	replays      []control // replay requests that reached a standby elsewhere before its promotion
 	wmRestored   bool      // the watermark state came from the checkpoint (wmstate.go)
 	restoredDone func()    // started by Run: tells Runtime.Restored (once)
+	decoding     decoding  // the batch being decoded, for errors
+	held         held      // see unpollHeld
 }
 
 type chanState uint8
@@ -124,7 +126,7 @@ func (s *subtask) run() (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			if f, ok := p.(failure); ok {
-				err = f.err
+				err = s.located(f.err)
 			} else {
 				err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
 			}
@@ -203,8 +205,26 @@ func (s *subtask) replayInflight() {
 }
 
 // restore gives the chain's operators their state from the snapshot the
-// runtime was given for this subtask.
+// runtime was given for this subtask. A subtask restarted alone then
+// moves the output cursors it shares with its active standby to where it
+// resumes: the positions its checkpoint holds, or the start without one.
+// What its failed incarnation delivered past them may be regenerated
+// differently (the barriers of aborted checkpoints), so it is not
+// checked against.
 func (s *subtask) restore() error {
+	if err := s.restoreState(); err != nil {
+		return err
+	}
+	if s.resetCursors {
+		for _, o := range s.outs {
+			o.resetCursors()
+		}
+	}
+	return nil
+}
+
+// restoreState restores the snapshot, if the subtask has one.
+func (s *subtask) restoreState() error {
 	id := SubtaskID{s.v.ID, s.index}
 	if pos, ok := s.rt.opts.Positions[id]; ok {
 		s.startPos = pos
