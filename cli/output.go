@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/connector"
 )
 
 // runMarker is the file in an --output directory that names the run whose
@@ -60,6 +61,9 @@ func prepareOutput(dir, run string) error {
 	}
 	if run == "" {
 		return nil
+	}
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return connector.ConfigError(fmt.Errorf("--output %s exists and is not a directory", dir))
 	}
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return fmt.Errorf("--output: %w", err)

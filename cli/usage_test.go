@@ -63,7 +63,7 @@ func TestConfigurationErrorsAndMalformedRecordsAreNotRetried(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run", "keycount", "--events", "1000", "--output", outFile}, "sink directory " + outFile + " exists and is not a directory"},
+		{[]string{"run", "keycount", "--events", "1000", "--output", outFile}, "--output " + outFile + " exists and is not a directory"},
 		{[]string{"run", "keycount", "--input", missing, "--output", t.TempDir()}, missing + ": no such file"},
 		{[]string{"run", "keycount", "--input", bad, "-p", "1", "--output", t.TempDir()}, "malformed record at " + bad + ":2"},
 	}
