@@ -261,6 +261,13 @@ func TestSinkThatCannotGiveTheGuaranteeFailsWithoutRestarts(t *testing.T) {
 // primary does: a stage that passes every record on keeps a few
 // checkpoints' worth, not the whole stream.
 func TestActiveStandbyTrimsItsRetainedOutputOnCompletedCheckpoints(t *testing.T) {
+	if raceDetector {
+		// What a standby retains at the end is what it produced since the
+		// latest completed checkpoint it reached; under the race detector
+		// a standby lags its primary by a good part of the run, so the
+		// bound below says nothing. The test runs without it.
+		t.Skip("the retained output's bound depends on the standby's lag, which the race detector makes arbitrary")
+	}
 	p := weir.NewPipeline(weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce), weir.WithChaining(false),
 		weir.WithFailover(weir.FineGrainedFailover), weir.WithActiveStandby(),
 		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 50 * time.Millisecond}))
