@@ -271,6 +271,11 @@ func (a *attemptState) onSnapshot(ev Snapshot) {
 	tid := checkpoint.TaskID{Vertex: r.Subtask.Vertex, Subtask: r.Subtask.Subtask}
 	id := checkpoint.ID(r.Checkpoint)
 	if ev.Err != nil {
+		if errors.Is(ev.Err, context.Canceled) {
+			// The attempt is ending (cancelled, or stopped for a restart):
+			// its checkpoints in flight end with it, failing nothing.
+			return
+		}
 		a.act(a.coord.Decline(id, tid, ev.Err.Error()))
 		return
 	}
