@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"bufio"
 	"errors"
 	"os/exec"
 	"path/filepath"
@@ -18,15 +17,7 @@ import (
 // before printing want.
 func interruptAfter(t *testing.T, want string, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(weirBinary(t), args...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stderr)
+	cmd, sc := startScanned(t, args...)
 	var log []string
 	sent := false
 	for sc.Scan() {
@@ -38,7 +29,7 @@ func interruptAfter(t *testing.T, want string, args ...string) (int, string) {
 			sent = true
 		}
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	if !sent {
 		t.Fatalf("the job ended (%v) before printing %q:\n%s", err, want, strings.Join(log, "\n"))
 	}

@@ -23,14 +23,7 @@ import (
 // JSON lines the file sink would have written.
 func streamRows(t *testing.T, js jetstream.JetStream, name string) []string {
 	t.Helper()
-	st, err := js.Stream(t.Context(), name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := st.Info(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, info := streamState(t, js, name)
 	var out []string
 	if info.State.Msgs == 0 {
 		return nil
@@ -50,8 +43,8 @@ func streamRows(t *testing.T, js jetstream.JetStream, name string) []string {
 	return out
 }
 
-// streamCount returns the number of messages stream name holds.
-func streamCount(t *testing.T, js jetstream.JetStream, name string) uint64 {
+// streamState returns stream name and what it holds now.
+func streamState(t *testing.T, js jetstream.JetStream, name string) (jetstream.Stream, *jetstream.StreamInfo) {
 	t.Helper()
 	st, err := js.Stream(t.Context(), name)
 	if err != nil {
@@ -61,6 +54,13 @@ func streamCount(t *testing.T, js jetstream.JetStream, name string) uint64 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return st, info
+}
+
+// streamCount returns the number of messages stream name holds.
+func streamCount(t *testing.T, js jetstream.JetStream, name string) uint64 {
+	t.Helper()
+	_, info := streamState(t, js, name)
 	return info.State.Msgs
 }
 

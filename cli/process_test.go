@@ -83,15 +83,7 @@ func killAfterCount(t *testing.T, want string, n int, args ...string) bool {
 // if the job ended first; it fails the test if the job failed first.
 func killWhen(t *testing.T, ready func(line string) bool, args ...string) bool {
 	t.Helper()
-	cmd := exec.Command(weirBinary(t), args...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stderr)
+	cmd, sc := startScanned(t, args...)
 	var log []string
 	found := false
 	for !found && sc.Scan() {
@@ -113,9 +105,24 @@ func killWhen(t *testing.T, ready func(line string) bool, args ...string) bool {
 		for sc.Scan() {
 		}
 	}()
-	err = cmd.Wait()
+	err := cmd.Wait()
 	<-done
 	return err != nil // nil: it finished on its own just before the kill
+}
+
+// startScanned starts weir with args and returns the process and a
+// scanner of what it prints on standard error.
+func startScanned(t *testing.T, args ...string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	cmd := exec.Command(weirBinary(t), args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, bufio.NewScanner(stderr)
 }
 
 // Kill the whole process mid-run with SIGKILL, start it again with

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,15 +15,7 @@ import (
 // difference; the checkpoint then still restores with the original
 // flags, and the output is exactly-once.
 func TestRestoreRefusesAChangedLayoutOrSettingNamingIt(t *testing.T) {
-	dir := t.TempDir()
-	job := []string{"run", "keycount", "--events", "300000", "--keys", "50", "--window", "100ms", "-p", "2", "--progress", "off"}
-	ref := filepath.Join(dir, "ref")
-	if code, _, stderr := weir(t, append(job, "--output", ref)...); code != 0 {
-		t.Fatalf("reference run: exit %d\n%s", code, stderr)
-	}
-	out, state := filepath.Join(dir, "out"), filepath.Join(dir, "state")
-	ft := []string{"--guarantee", "exactly-once", "--checkpoint-interval", "50ms", "--state-dir", state, "--output", out}
-	killAfter(t, "checkpoint 2 completed", append(append(job, ft...), "--rate", "150000", "--log-checkpoints")...)
+	job, ft, ref, out, _ := killedKeyCount(t, 2)
 	restore := append(append(job, ft...), "--restore", "latest")
 	for _, c := range []struct {
 		change []string
@@ -121,15 +114,7 @@ func TestRestoreRefusesACheckpointOfAnotherRun(t *testing.T) {
 // the checkpoint before, says which it skipped and why, and the output is
 // still exactly-once.
 func TestRestoreFallsBackFromAFlippedByteInAStateBlob(t *testing.T) {
-	dir := t.TempDir()
-	job := []string{"run", "keycount", "--events", "300000", "--keys", "50", "--window", "100ms", "-p", "2", "--progress", "off"}
-	ref := filepath.Join(dir, "ref")
-	if code, _, stderr := weir(t, append(job, "--output", ref)...); code != 0 {
-		t.Fatalf("reference run: exit %d\n%s", code, stderr)
-	}
-	out, state := filepath.Join(dir, "out"), filepath.Join(dir, "state")
-	ft := []string{"--guarantee", "exactly-once", "--checkpoint-interval", "50ms", "--state-dir", state, "--output", out}
-	killAfter(t, "checkpoint 3 completed", append(append(job, ft...), "--rate", "150000", "--log-checkpoints")...)
+	job, ft, ref, out, state := killedKeyCount(t, 3)
 	chks, _ := filepath.Glob(filepath.Join(state, "jobs", "keycount", "chk-*"))
 	if len(chks) < 2 {
 		t.Fatalf("want at least 2 retained checkpoints, got %v", chks)
@@ -159,6 +144,25 @@ func TestRestoreFallsBackFromAFlippedByteInAStateBlob(t *testing.T) {
 	if err := weirapi.VerifyLines(weirapi.ExactlyOnce, lines(t, ref), lines(t, out)); err != nil {
 		t.Fatalf("output after the fallback is not exactly-once: %v\n%s", err, stderr)
 	}
+}
+
+// killedKeyCount runs keycount once without failures into ref, then
+// again with exactly-once checkpoints every 50ms into --state-dir state,
+// killed with SIGKILL once checkpoint n completed. It returns the job's
+// command line, its fault-tolerance flags (which name state and the
+// output directory out), for a restore to run, and the directories.
+func killedKeyCount(t *testing.T, n int) (job, ft []string, ref, out, state string) {
+	t.Helper()
+	dir := t.TempDir()
+	job = []string{"run", "keycount", "--events", "300000", "--keys", "50", "--window", "100ms", "-p", "2", "--progress", "off"}
+	ref = filepath.Join(dir, "ref")
+	if code, _, stderr := weir(t, append(job, "--output", ref)...); code != 0 {
+		t.Fatalf("reference run: exit %d\n%s", code, stderr)
+	}
+	out, state = filepath.Join(dir, "out"), filepath.Join(dir, "state")
+	ft = []string{"--guarantee", "exactly-once", "--checkpoint-interval", "50ms", "--state-dir", state, "--output", out}
+	killAfter(t, fmt.Sprintf("checkpoint %d completed", n), append(append(job, ft...), "--rate", "150000", "--log-checkpoints")...)
+	return job, ft, ref, out, state
 }
 
 func mustSize(t *testing.T, path string) int64 {
