@@ -132,6 +132,7 @@ cluster_run() {
   local log="$dir/cluster.log" cpids=()
   "$weir" coordinator --listen "127.0.0.1:$port" --state-dir "$dir/state" >"$dir/coordinator.log" 2>&1 &
   cpids+=($!)
+  wait_line "$dir/coordinator.log" "listening on" "${cpids[0]}" || { record "$c" "$dir/coordinator.log" 1; return; }
   local w
   for w in 1 2 3; do
     "$weir" worker --coordinator "127.0.0.1:$port" --id "w$w" --slots 2 >"$dir/w$w.log" 2>&1 &
