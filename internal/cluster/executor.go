@@ -383,8 +383,8 @@ func (x *remoteExecutor) onMessage(w *workerConn, m *pb.WorkerMessage) {
 		}
 	case *pb.WorkerMessage_Ended:
 		var err error
-		if v.Ended.Error != "" {
-			err = fmt.Errorf("on worker %s: %s", w.id, v.Ended.Error)
+		if e := v.Ended; e.Error != "" {
+			err = remoteFailure(w.id, e.Error, e.Class)
 		}
 		if sh := x.shareOf(w, v.Ended.Key); sh != nil {
 			x.post(endEvent{sh, err})

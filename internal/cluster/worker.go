@@ -316,11 +316,9 @@ func (s *session) deploy(d *pb.Deploy) {
 		s.mu.Lock()
 		delete(s.attempts, d.Key)
 		s.mu.Unlock()
-		msg := ""
 		if err != nil {
-			msg = err.Error()
 			s.w.cfg.Log(fmt.Sprintf("attempt %s failed: %v", d.Key, err))
 		}
-		s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Ended{Ended: &pb.AttemptEnded{Key: d.Key, Error: msg}}})
+		s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Ended{Ended: attemptEnded(d.Key, err)}})
 	}()
 }

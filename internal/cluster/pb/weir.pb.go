@@ -25,6 +25,61 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// FailureClass says what kind of failure a reported error is, which its
+// text cannot: the coordinator's engine decides by it whether a restart
+// can cure the failure.
+type FailureClass int32
+
+const (
+	// FAILURE_RESTARTABLE: a restart may cure it (a crash, a lost
+	// connection, an injected failure, ...).
+	FailureClass_FAILURE_RESTARTABLE FailureClass = 0
+	// FAILURE_PERMANENT: no restart cures it (task.IsPermanent: a
+	// connector's configuration error, a malformed record under
+	// --on-malformed fail, a sink that cannot give the job's guarantee; or
+	// a task found not deterministic): the job fails at once.
+	FailureClass_FAILURE_PERMANENT FailureClass = 1
+)
+
+// Enum value maps for FailureClass.
+var (
+	FailureClass_name = map[int32]string{
+		0: "FAILURE_RESTARTABLE",
+		1: "FAILURE_PERMANENT",
+	}
+	FailureClass_value = map[string]int32{
+		"FAILURE_RESTARTABLE": 0,
+		"FAILURE_PERMANENT":   1,
+	}
+)
+
+func (x FailureClass) Enum() *FailureClass {
+	p := new(FailureClass)
+	*p = x
+	return p
+}
+
+func (x FailureClass) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (FailureClass) Descriptor() protoreflect.EnumDescriptor {
+	return file_weir_proto_enumTypes[0].Descriptor()
+}
+
+func (FailureClass) Type() protoreflect.EnumType {
+	return &file_weir_proto_enumTypes[0]
+}
+
+func (x FailureClass) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use FailureClass.Descriptor instead.
+func (FailureClass) EnumDescriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{0}
+}
+
 type Command_Kind int32
 
 const (
@@ -114,11 +169,11 @@ func (x Command_Kind) String() string {
 }
 
 func (Command_Kind) Descriptor() protoreflect.EnumDescriptor {
-	return file_weir_proto_enumTypes[0].Descriptor()
+	return file_weir_proto_enumTypes[1].Descriptor()
 }
 
 func (Command_Kind) Type() protoreflect.EnumType {
-	return &file_weir_proto_enumTypes[0]
+	return &file_weir_proto_enumTypes[1]
 }
 
 func (x Command_Kind) Number() protoreflect.EnumNumber {
@@ -428,7 +483,8 @@ type SubtaskFailed struct {
 	Subtask *SubtaskRef            `protobuf:"bytes,2,opt,name=subtask,proto3" json:"subtask,omitempty"`
 	Error   string                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
 	// standby: the subtask's active standby stopped, not the subtask.
-	Standby       bool `protobuf:"varint,4,opt,name=standby,proto3" json:"standby,omitempty"`
+	Standby       bool         `protobuf:"varint,4,opt,name=standby,proto3" json:"standby,omitempty"`
+	Class         FailureClass `protobuf:"varint,5,opt,name=class,proto3,enum=weir.cluster.v1.FailureClass" json:"class,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -489,6 +545,13 @@ func (x *SubtaskFailed) GetStandby() bool {
 		return x.Standby
 	}
 	return false
+}
+
+func (x *SubtaskFailed) GetClass() FailureClass {
+	if x != nil {
+		return x.Class
+	}
+	return FailureClass_FAILURE_RESTARTABLE
 }
 
 // Restarted answers a RESTART command (or a share deployed to rejoin):
@@ -1276,7 +1339,9 @@ type AttemptEnded struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Key   string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
 	// error is empty when every subtask of the worker finished.
-	Error         string `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	Error string `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	// class classifies error (see FailureClass).
+	Class         FailureClass `protobuf:"varint,3,opt,name=class,proto3,enum=weir.cluster.v1.FailureClass" json:"class,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1323,6 +1388,13 @@ func (x *AttemptEnded) GetError() string {
 		return x.Error
 	}
 	return ""
+}
+
+func (x *AttemptEnded) GetClass() FailureClass {
+	if x != nil {
+		return x.Class
+	}
+	return FailureClass_FAILURE_RESTARTABLE
 }
 
 type CoordinatorMessage struct {
@@ -2421,12 +2493,13 @@ const file_weir_proto_rawDesc = "" +
 	"\n" +
 	"checkpoint\x18\x04 \x01(\x03R\n" +
 	"checkpoint\x12\x14\n" +
-	"\x05token\x18\x05 \x01(\x03R\x05token\"\x88\x01\n" +
+	"\x05token\x18\x05 \x01(\x03R\x05token\"\xbd\x01\n" +
 	"\rSubtaskFailed\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x125\n" +
 	"\asubtask\x18\x02 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\x12\x14\n" +
 	"\x05error\x18\x03 \x01(\tR\x05error\x12\x18\n" +
-	"\astandby\x18\x04 \x01(\bR\astandby\"3\n" +
+	"\astandby\x18\x04 \x01(\bR\astandby\x123\n" +
+	"\x05class\x18\x05 \x01(\x0e2\x1d.weir.cluster.v1.FailureClassR\x05class\"3\n" +
 	"\tRestarted\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\x03R\x05token\"\xb0\x01\n" +
@@ -2487,10 +2560,11 @@ const file_weir_proto_rawDesc = "" +
 	"\bchannels\x18\b \x03(\v2\x1d.weir.cluster.v1.ChannelCountR\bchannels\"Z\n" +
 	"\x0fSubtaskFinished\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x125\n" +
-	"\asubtask\x18\x02 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\"6\n" +
+	"\asubtask\x18\x02 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\"k\n" +
 	"\fAttemptEnded\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05error\x18\x02 \x01(\tR\x05error\"\xf3\x01\n" +
+	"\x05error\x18\x02 \x01(\tR\x05error\x123\n" +
+	"\x05class\x18\x03 \x01(\x0e2\x1d.weir.cluster.v1.FailureClassR\x05class\"\xf3\x01\n" +
 	"\x12CoordinatorMessage\x124\n" +
 	"\awelcome\x18\x01 \x01(\v2\x18.weir.cluster.v1.WelcomeH\x00R\awelcome\x121\n" +
 	"\x06deploy\x18\x02 \x01(\v2\x17.weir.cluster.v1.DeployH\x00R\x06deploy\x124\n" +
@@ -2599,7 +2673,10 @@ const file_weir_proto_rawDesc = "" +
 	"\bsubtasks\x18\x0f \x03(\v2\x1e.weir.cluster.v1.SubtaskCountsR\bsubtasks\"c\n" +
 	"\vWorkerTasks\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x127\n" +
-	"\bsubtasks\x18\x02 \x03(\v2\x1b.weir.cluster.v1.SubtaskRefR\bsubtasks2\x81\x03\n" +
+	"\bsubtasks\x18\x02 \x03(\v2\x1b.weir.cluster.v1.SubtaskRefR\bsubtasks*>\n" +
+	"\fFailureClass\x12\x17\n" +
+	"\x13FAILURE_RESTARTABLE\x10\x00\x12\x15\n" +
+	"\x11FAILURE_PERMANENT\x10\x012\x81\x03\n" +
 	"\vCoordinator\x12R\n" +
 	"\aConnect\x12\x1e.weir.cluster.v1.WorkerMessage\x1a#.weir.cluster.v1.CoordinatorMessage(\x010\x01\x12B\n" +
 	"\x06Submit\x12\x1e.weir.cluster.v1.SubmitRequest\x1a\x18.weir.cluster.v1.JobInfo\x12O\n" +
@@ -2619,92 +2696,95 @@ func file_weir_proto_rawDescGZIP() []byte {
 	return file_weir_proto_rawDescData
 }
 
-var file_weir_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_weir_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_weir_proto_goTypes = []any{
-	(Command_Kind)(0),          // 0: weir.cluster.v1.Command.Kind
-	(*WorkerMessage)(nil),      // 1: weir.cluster.v1.WorkerMessage
-	(*InjectQuery)(nil),        // 2: weir.cluster.v1.InjectQuery
-	(*SubtaskFailed)(nil),      // 3: weir.cluster.v1.SubtaskFailed
-	(*Restarted)(nil),          // 4: weir.cluster.v1.Restarted
-	(*ReplayRequest)(nil),      // 5: weir.cluster.v1.ReplayRequest
-	(*Moved)(nil),              // 6: weir.cluster.v1.Moved
-	(*Hello)(nil),              // 7: weir.cluster.v1.Hello
-	(*Heartbeat)(nil),          // 8: weir.cluster.v1.Heartbeat
-	(*AttemptMetrics)(nil),     // 9: weir.cluster.v1.AttemptMetrics
-	(*SubtaskCounts)(nil),      // 10: weir.cluster.v1.SubtaskCounts
-	(*SubtaskRef)(nil),         // 11: weir.cluster.v1.SubtaskRef
-	(*ChannelCount)(nil),       // 12: weir.cluster.v1.ChannelCount
-	(*SnapshotDone)(nil),       // 13: weir.cluster.v1.SnapshotDone
-	(*SubtaskFinished)(nil),    // 14: weir.cluster.v1.SubtaskFinished
-	(*AttemptEnded)(nil),       // 15: weir.cluster.v1.AttemptEnded
-	(*CoordinatorMessage)(nil), // 16: weir.cluster.v1.CoordinatorMessage
-	(*Prefetch)(nil),           // 17: weir.cluster.v1.Prefetch
-	(*Welcome)(nil),            // 18: weir.cluster.v1.Welcome
-	(*Placement)(nil),          // 19: weir.cluster.v1.Placement
-	(*Deploy)(nil),             // 20: weir.cluster.v1.Deploy
-	(*Command)(nil),            // 21: weir.cluster.v1.Command
-	(*SubmitRequest)(nil),      // 22: weir.cluster.v1.SubmitRequest
-	(*ListJobsRequest)(nil),    // 23: weir.cluster.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),   // 24: weir.cluster.v1.ListJobsResponse
-	(*GetJobRequest)(nil),      // 25: weir.cluster.v1.GetJobRequest
-	(*JobInfo)(nil),            // 26: weir.cluster.v1.JobInfo
-	(*WorkerTasks)(nil),        // 27: weir.cluster.v1.WorkerTasks
+	(FailureClass)(0),          // 0: weir.cluster.v1.FailureClass
+	(Command_Kind)(0),          // 1: weir.cluster.v1.Command.Kind
+	(*WorkerMessage)(nil),      // 2: weir.cluster.v1.WorkerMessage
+	(*InjectQuery)(nil),        // 3: weir.cluster.v1.InjectQuery
+	(*SubtaskFailed)(nil),      // 4: weir.cluster.v1.SubtaskFailed
+	(*Restarted)(nil),          // 5: weir.cluster.v1.Restarted
+	(*ReplayRequest)(nil),      // 6: weir.cluster.v1.ReplayRequest
+	(*Moved)(nil),              // 7: weir.cluster.v1.Moved
+	(*Hello)(nil),              // 8: weir.cluster.v1.Hello
+	(*Heartbeat)(nil),          // 9: weir.cluster.v1.Heartbeat
+	(*AttemptMetrics)(nil),     // 10: weir.cluster.v1.AttemptMetrics
+	(*SubtaskCounts)(nil),      // 11: weir.cluster.v1.SubtaskCounts
+	(*SubtaskRef)(nil),         // 12: weir.cluster.v1.SubtaskRef
+	(*ChannelCount)(nil),       // 13: weir.cluster.v1.ChannelCount
+	(*SnapshotDone)(nil),       // 14: weir.cluster.v1.SnapshotDone
+	(*SubtaskFinished)(nil),    // 15: weir.cluster.v1.SubtaskFinished
+	(*AttemptEnded)(nil),       // 16: weir.cluster.v1.AttemptEnded
+	(*CoordinatorMessage)(nil), // 17: weir.cluster.v1.CoordinatorMessage
+	(*Prefetch)(nil),           // 18: weir.cluster.v1.Prefetch
+	(*Welcome)(nil),            // 19: weir.cluster.v1.Welcome
+	(*Placement)(nil),          // 20: weir.cluster.v1.Placement
+	(*Deploy)(nil),             // 21: weir.cluster.v1.Deploy
+	(*Command)(nil),            // 22: weir.cluster.v1.Command
+	(*SubmitRequest)(nil),      // 23: weir.cluster.v1.SubmitRequest
+	(*ListJobsRequest)(nil),    // 24: weir.cluster.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),   // 25: weir.cluster.v1.ListJobsResponse
+	(*GetJobRequest)(nil),      // 26: weir.cluster.v1.GetJobRequest
+	(*JobInfo)(nil),            // 27: weir.cluster.v1.JobInfo
+	(*WorkerTasks)(nil),        // 28: weir.cluster.v1.WorkerTasks
 }
 var file_weir_proto_depIdxs = []int32{
-	7,  // 0: weir.cluster.v1.WorkerMessage.hello:type_name -> weir.cluster.v1.Hello
-	8,  // 1: weir.cluster.v1.WorkerMessage.heartbeat:type_name -> weir.cluster.v1.Heartbeat
-	13, // 2: weir.cluster.v1.WorkerMessage.snapshot:type_name -> weir.cluster.v1.SnapshotDone
-	14, // 3: weir.cluster.v1.WorkerMessage.finished:type_name -> weir.cluster.v1.SubtaskFinished
-	15, // 4: weir.cluster.v1.WorkerMessage.ended:type_name -> weir.cluster.v1.AttemptEnded
-	3,  // 5: weir.cluster.v1.WorkerMessage.failed:type_name -> weir.cluster.v1.SubtaskFailed
-	4,  // 6: weir.cluster.v1.WorkerMessage.restarted:type_name -> weir.cluster.v1.Restarted
-	5,  // 7: weir.cluster.v1.WorkerMessage.replay:type_name -> weir.cluster.v1.ReplayRequest
-	6,  // 8: weir.cluster.v1.WorkerMessage.moved:type_name -> weir.cluster.v1.Moved
-	2,  // 9: weir.cluster.v1.WorkerMessage.inject:type_name -> weir.cluster.v1.InjectQuery
-	11, // 10: weir.cluster.v1.InjectQuery.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	11, // 11: weir.cluster.v1.SubtaskFailed.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	11, // 12: weir.cluster.v1.ReplayRequest.sender:type_name -> weir.cluster.v1.SubtaskRef
-	12, // 13: weir.cluster.v1.Moved.delivered:type_name -> weir.cluster.v1.ChannelCount
-	9,  // 14: weir.cluster.v1.Heartbeat.attempts:type_name -> weir.cluster.v1.AttemptMetrics
-	10, // 15: weir.cluster.v1.AttemptMetrics.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
-	11, // 16: weir.cluster.v1.SubtaskCounts.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	11, // 17: weir.cluster.v1.SnapshotDone.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	12, // 18: weir.cluster.v1.SnapshotDone.channels:type_name -> weir.cluster.v1.ChannelCount
-	11, // 19: weir.cluster.v1.SubtaskFinished.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	18, // 20: weir.cluster.v1.CoordinatorMessage.welcome:type_name -> weir.cluster.v1.Welcome
-	20, // 21: weir.cluster.v1.CoordinatorMessage.deploy:type_name -> weir.cluster.v1.Deploy
-	21, // 22: weir.cluster.v1.CoordinatorMessage.command:type_name -> weir.cluster.v1.Command
-	17, // 23: weir.cluster.v1.CoordinatorMessage.prefetch:type_name -> weir.cluster.v1.Prefetch
-	11, // 24: weir.cluster.v1.Placement.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	11, // 25: weir.cluster.v1.Deploy.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	19, // 26: weir.cluster.v1.Deploy.placement:type_name -> weir.cluster.v1.Placement
-	12, // 27: weir.cluster.v1.Deploy.delivered:type_name -> weir.cluster.v1.ChannelCount
-	0,  // 28: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
-	11, // 29: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	11, // 30: weir.cluster.v1.Command.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	5,  // 31: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
-	19, // 32: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
-	12, // 33: weir.cluster.v1.Command.delivered:type_name -> weir.cluster.v1.ChannelCount
-	26, // 34: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
-	27, // 35: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
-	10, // 36: weir.cluster.v1.JobInfo.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
-	11, // 37: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	1,  // 38: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
-	22, // 39: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
-	23, // 40: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
-	25, // 41: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
-	25, // 42: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
-	16, // 43: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
-	26, // 44: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
-	24, // 45: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
-	26, // 46: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
-	26, // 47: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
-	43, // [43:48] is the sub-list for method output_type
-	38, // [38:43] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	8,  // 0: weir.cluster.v1.WorkerMessage.hello:type_name -> weir.cluster.v1.Hello
+	9,  // 1: weir.cluster.v1.WorkerMessage.heartbeat:type_name -> weir.cluster.v1.Heartbeat
+	14, // 2: weir.cluster.v1.WorkerMessage.snapshot:type_name -> weir.cluster.v1.SnapshotDone
+	15, // 3: weir.cluster.v1.WorkerMessage.finished:type_name -> weir.cluster.v1.SubtaskFinished
+	16, // 4: weir.cluster.v1.WorkerMessage.ended:type_name -> weir.cluster.v1.AttemptEnded
+	4,  // 5: weir.cluster.v1.WorkerMessage.failed:type_name -> weir.cluster.v1.SubtaskFailed
+	5,  // 6: weir.cluster.v1.WorkerMessage.restarted:type_name -> weir.cluster.v1.Restarted
+	6,  // 7: weir.cluster.v1.WorkerMessage.replay:type_name -> weir.cluster.v1.ReplayRequest
+	7,  // 8: weir.cluster.v1.WorkerMessage.moved:type_name -> weir.cluster.v1.Moved
+	3,  // 9: weir.cluster.v1.WorkerMessage.inject:type_name -> weir.cluster.v1.InjectQuery
+	12, // 10: weir.cluster.v1.InjectQuery.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	12, // 11: weir.cluster.v1.SubtaskFailed.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	0,  // 12: weir.cluster.v1.SubtaskFailed.class:type_name -> weir.cluster.v1.FailureClass
+	12, // 13: weir.cluster.v1.ReplayRequest.sender:type_name -> weir.cluster.v1.SubtaskRef
+	13, // 14: weir.cluster.v1.Moved.delivered:type_name -> weir.cluster.v1.ChannelCount
+	10, // 15: weir.cluster.v1.Heartbeat.attempts:type_name -> weir.cluster.v1.AttemptMetrics
+	11, // 16: weir.cluster.v1.AttemptMetrics.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
+	12, // 17: weir.cluster.v1.SubtaskCounts.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	12, // 18: weir.cluster.v1.SnapshotDone.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	13, // 19: weir.cluster.v1.SnapshotDone.channels:type_name -> weir.cluster.v1.ChannelCount
+	12, // 20: weir.cluster.v1.SubtaskFinished.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	0,  // 21: weir.cluster.v1.AttemptEnded.class:type_name -> weir.cluster.v1.FailureClass
+	19, // 22: weir.cluster.v1.CoordinatorMessage.welcome:type_name -> weir.cluster.v1.Welcome
+	21, // 23: weir.cluster.v1.CoordinatorMessage.deploy:type_name -> weir.cluster.v1.Deploy
+	22, // 24: weir.cluster.v1.CoordinatorMessage.command:type_name -> weir.cluster.v1.Command
+	18, // 25: weir.cluster.v1.CoordinatorMessage.prefetch:type_name -> weir.cluster.v1.Prefetch
+	12, // 26: weir.cluster.v1.Placement.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	12, // 27: weir.cluster.v1.Deploy.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	20, // 28: weir.cluster.v1.Deploy.placement:type_name -> weir.cluster.v1.Placement
+	13, // 29: weir.cluster.v1.Deploy.delivered:type_name -> weir.cluster.v1.ChannelCount
+	1,  // 30: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
+	12, // 31: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	12, // 32: weir.cluster.v1.Command.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	6,  // 33: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
+	20, // 34: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
+	13, // 35: weir.cluster.v1.Command.delivered:type_name -> weir.cluster.v1.ChannelCount
+	27, // 36: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
+	28, // 37: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
+	11, // 38: weir.cluster.v1.JobInfo.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
+	12, // 39: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	2,  // 40: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
+	23, // 41: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
+	24, // 42: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
+	26, // 43: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
+	26, // 44: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
+	17, // 45: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
+	27, // 46: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
+	25, // 47: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
+	27, // 48: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
+	27, // 49: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
+	45, // [45:50] is the sub-list for method output_type
+	40, // [40:45] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_weir_proto_init() }
@@ -2735,7 +2815,7 @@ func file_weir_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weir_proto_rawDesc), len(file_weir_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,

@@ -1,0 +1,49 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/task"
+)
+
+// Workers report failures to the coordinator as text, which loses what
+// the engine branches on: whether a restart can cure the failure
+// (task.IsPermanent). A report therefore carries its class
+// (pb.FailureClass), and the coordinator rebuilds an error of that class.
+
+// classify returns the class of a failure err that a worker reports.
+func classify(err error) pb.FailureClass {
+	if task.IsPermanent(err) || errors.Is(err, task.ErrNotDeterministic) {
+		return pb.FailureClass_FAILURE_PERMANENT
+	}
+	return pb.FailureClass_FAILURE_RESTARTABLE
+}
+
+// remoteFailure is the error of a failure that worker reported as text
+// msg of class.
+func remoteFailure(worker, msg string, class pb.FailureClass) error {
+	err := fmt.Errorf("on worker %s: %s", worker, msg)
+	if class == pb.FailureClass_FAILURE_PERMANENT {
+		return task.Permanent(err)
+	}
+	return err
+}
+
+// attemptEnded is the report of a worker's share of attempt key that
+// ended with err (nil: its subtasks finished).
+func attemptEnded(key string, err error) *pb.AttemptEnded {
+	out := &pb.AttemptEnded{Key: key}
+	if err != nil {
+		out.Error, out.Class = err.Error(), classify(err)
+	}
+	return out
+}
+
+// subtaskFailedReport is the report of subtask id of attempt key that
+// failed alone with err; standby: its active standby failed, not the
+// subtask.
+func subtaskFailedReport(key string, id task.SubtaskID, err error, standby bool) *pb.SubtaskFailed {
+	return &pb.SubtaskFailed{Key: key, Subtask: ref(id), Error: err.Error(), Standby: standby, Class: classify(err)}
+}
