@@ -50,3 +50,53 @@ func TestClusterFailsAtOnceOnAConfigurationError(t *testing.T) {
 		}
 	}
 }
+
+// A state blob of the checkpoint a cluster job restores has a flipped
+// byte (same size, so only reading it finds it). The worker that reads it
+// reports the corrupt checkpoint as such; the coordinator marks it
+// unusable and restores the checkpoint before, as `weir run` does, and
+// the output is the failure-free output.
+func TestClusterFallsBackFromACorruptStateBlob(t *testing.T) {
+	skipShort(t)
+	ref := reference(t, keycount)
+	c := newCluster(t, 3)
+	client, out := c.submit(keycount)
+	c.coord.waitFor(`checkpoint 3 completed`)
+	c.workers["w2"].kill()
+	// The job needs three slots: it waits for a new worker, and no
+	// checkpoint completes meanwhile.
+	id := c.coord.waitFor(`job keycount-1: failure 1: .*; restarting in \S+ from checkpoint (\d+)`)[1]
+	chk := filepath.Join(c.store, "jobs", "keycount-1", fmt.Sprintf("chk-%012s", id))
+	flipLargestStateBlob(t, chk)
+	c.startWorker("w4")
+	c.coord.waitFor(`checkpoint ` + id + ` is unusable: on worker \S+: restoring checkpoint ` + id + `: .*checksum mismatch.*; restoring checkpoint \d+ instead`)
+	// The mark is written before the fallback is logged; retention may
+	// delete the whole checkpoint later, once newer ones completed.
+	if _, err := os.Stat(filepath.Join(chk, "_metadata")); err == nil {
+		if _, err := os.Stat(filepath.Join(chk, "_unusable")); err != nil {
+			t.Fatalf("checkpoint %s is not marked unusable: %v", id, err)
+		}
+	}
+	c.check(client, out, ref)
+}
+
+// flipLargestStateBlob flips a bit in the middle of the largest state
+// blob of checkpoint directory chk (a window's state), keeping its size.
+func flipLargestStateBlob(t *testing.T, chk string) {
+	t.Helper()
+	blobs, _ := filepath.Glob(filepath.Join(chk, "state", "*"))
+	var flipped string
+	for _, b := range blobs {
+		if flipped == "" || mustSize(t, b) > mustSize(t, flipped) {
+			flipped = b
+		}
+	}
+	data, err := os.ReadFile(flipped)
+	if err != nil || len(data) == 0 {
+		t.Fatalf("reading the largest state blob of %s (%q): %v", chk, flipped, err)
+	}
+	data[len(data)/2] ^= 0x01
+	if err := os.WriteFile(flipped, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

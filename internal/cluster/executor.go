@@ -384,7 +384,7 @@ func (x *remoteExecutor) onMessage(w *workerConn, m *pb.WorkerMessage) {
 	case *pb.WorkerMessage_Ended:
 		var err error
 		if e := v.Ended; e.Error != "" {
-			err = remoteFailure(w.id, e.Error, e.Class)
+			err = remoteFailure(w.id, e.Error, e.Class, e.CorruptCheckpoint)
 		}
 		if sh := x.shareOf(w, v.Ended.Key); sh != nil {
 			x.post(endEvent{sh, err})

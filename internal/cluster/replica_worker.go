@@ -119,7 +119,7 @@ func (a *workerAttempt) promote(ctx context.Context, rt *task.Runtime, c *pb.Com
 	}
 	ready, err := rt.Promote(ids, p)
 	if err != nil {
-		rt.Kill(task.SubtaskID{}, fmt.Errorf("promoting active standbys: %w", err))
+		a.fail(fmt.Errorf("promoting active standbys: %w", err))
 		return
 	}
 	a.bg.Add(1)

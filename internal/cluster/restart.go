@@ -87,7 +87,7 @@ func (x *remoteExecutor) onRestartMessage(w *workerConn, m *pb.WorkerMessage) {
 			return
 		}
 		f := v.Failed
-		x.subtaskFailed(sid(f.Subtask), remoteFailure(w.id, f.Error, f.Class))
+		x.subtaskFailed(sid(f.Subtask), remoteFailure(w.id, f.Error, f.Class, f.CorruptCheckpoint))
 	case *pb.WorkerMessage_Restarted:
 		x.answer(v.Restarted.Token, &pb.Moved{})
 	case *pb.WorkerMessage_Moved:

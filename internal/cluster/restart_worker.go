@@ -97,7 +97,7 @@ func (a *workerAttempt) applyRestart(ctx context.Context, rt *task.Runtime, c *p
 		go func() {
 			defer a.bg.Done()
 			if err := a.restartHere(ctx, rt, c); err != nil && ctx.Err() == nil {
-				rt.Kill(task.SubtaskID{}, err) // fails the share: the job falls back to a global rollback
+				a.fail(err) // the job falls back to a global rollback (from the checkpoint before, if this one is corrupt)
 				return
 			}
 			a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Restarted{Restarted: &pb.Restarted{Key: a.d.Key, Token: c.Token}}})

@@ -39,6 +39,10 @@ const (
 	// --on-malformed fail, a sink that cannot give the job's guarantee; or
 	// a task found not deterministic): the job fails at once.
 	FailureClass_FAILURE_PERMANENT FailureClass = 1
+	// FAILURE_CORRUPT_CHECKPOINT: the state of checkpoint
+	// corrupt_checkpoint failed verification when it was restored: the
+	// engine marks that checkpoint unusable and restores the one before.
+	FailureClass_FAILURE_CORRUPT_CHECKPOINT FailureClass = 2
 )
 
 // Enum value maps for FailureClass.
@@ -46,10 +50,12 @@ var (
 	FailureClass_name = map[int32]string{
 		0: "FAILURE_RESTARTABLE",
 		1: "FAILURE_PERMANENT",
+		2: "FAILURE_CORRUPT_CHECKPOINT",
 	}
 	FailureClass_value = map[string]int32{
-		"FAILURE_RESTARTABLE": 0,
-		"FAILURE_PERMANENT":   1,
+		"FAILURE_RESTARTABLE":        0,
+		"FAILURE_PERMANENT":          1,
+		"FAILURE_CORRUPT_CHECKPOINT": 2,
 	}
 )
 
@@ -483,10 +489,11 @@ type SubtaskFailed struct {
 	Subtask *SubtaskRef            `protobuf:"bytes,2,opt,name=subtask,proto3" json:"subtask,omitempty"`
 	Error   string                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
 	// standby: the subtask's active standby stopped, not the subtask.
-	Standby       bool         `protobuf:"varint,4,opt,name=standby,proto3" json:"standby,omitempty"`
-	Class         FailureClass `protobuf:"varint,5,opt,name=class,proto3,enum=weir.cluster.v1.FailureClass" json:"class,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Standby           bool         `protobuf:"varint,4,opt,name=standby,proto3" json:"standby,omitempty"`
+	Class             FailureClass `protobuf:"varint,5,opt,name=class,proto3,enum=weir.cluster.v1.FailureClass" json:"class,omitempty"`
+	CorruptCheckpoint uint64       `protobuf:"varint,6,opt,name=corrupt_checkpoint,json=corruptCheckpoint,proto3" json:"corrupt_checkpoint,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *SubtaskFailed) Reset() {
@@ -552,6 +559,13 @@ func (x *SubtaskFailed) GetClass() FailureClass {
 		return x.Class
 	}
 	return FailureClass_FAILURE_RESTARTABLE
+}
+
+func (x *SubtaskFailed) GetCorruptCheckpoint() uint64 {
+	if x != nil {
+		return x.CorruptCheckpoint
+	}
+	return 0
 }
 
 // Restarted answers a RESTART command (or a share deployed to rejoin):
@@ -1340,10 +1354,11 @@ type AttemptEnded struct {
 	Key   string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
 	// error is empty when every subtask of the worker finished.
 	Error string `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
-	// class classifies error (see FailureClass).
-	Class         FailureClass `protobuf:"varint,3,opt,name=class,proto3,enum=weir.cluster.v1.FailureClass" json:"class,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// class and corrupt_checkpoint classify error (see FailureClass).
+	Class             FailureClass `protobuf:"varint,3,opt,name=class,proto3,enum=weir.cluster.v1.FailureClass" json:"class,omitempty"`
+	CorruptCheckpoint uint64       `protobuf:"varint,4,opt,name=corrupt_checkpoint,json=corruptCheckpoint,proto3" json:"corrupt_checkpoint,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *AttemptEnded) Reset() {
@@ -1395,6 +1410,13 @@ func (x *AttemptEnded) GetClass() FailureClass {
 		return x.Class
 	}
 	return FailureClass_FAILURE_RESTARTABLE
+}
+
+func (x *AttemptEnded) GetCorruptCheckpoint() uint64 {
+	if x != nil {
+		return x.CorruptCheckpoint
+	}
+	return 0
 }
 
 type CoordinatorMessage struct {
@@ -2493,13 +2515,14 @@ const file_weir_proto_rawDesc = "" +
 	"\n" +
 	"checkpoint\x18\x04 \x01(\x03R\n" +
 	"checkpoint\x12\x14\n" +
-	"\x05token\x18\x05 \x01(\x03R\x05token\"\xbd\x01\n" +
+	"\x05token\x18\x05 \x01(\x03R\x05token\"\xec\x01\n" +
 	"\rSubtaskFailed\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x125\n" +
 	"\asubtask\x18\x02 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\x12\x14\n" +
 	"\x05error\x18\x03 \x01(\tR\x05error\x12\x18\n" +
 	"\astandby\x18\x04 \x01(\bR\astandby\x123\n" +
-	"\x05class\x18\x05 \x01(\x0e2\x1d.weir.cluster.v1.FailureClassR\x05class\"3\n" +
+	"\x05class\x18\x05 \x01(\x0e2\x1d.weir.cluster.v1.FailureClassR\x05class\x12-\n" +
+	"\x12corrupt_checkpoint\x18\x06 \x01(\x04R\x11corruptCheckpoint\"3\n" +
 	"\tRestarted\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\x03R\x05token\"\xb0\x01\n" +
@@ -2560,11 +2583,12 @@ const file_weir_proto_rawDesc = "" +
 	"\bchannels\x18\b \x03(\v2\x1d.weir.cluster.v1.ChannelCountR\bchannels\"Z\n" +
 	"\x0fSubtaskFinished\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x125\n" +
-	"\asubtask\x18\x02 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\"k\n" +
+	"\asubtask\x18\x02 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\"\x9a\x01\n" +
 	"\fAttemptEnded\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x123\n" +
-	"\x05class\x18\x03 \x01(\x0e2\x1d.weir.cluster.v1.FailureClassR\x05class\"\xf3\x01\n" +
+	"\x05class\x18\x03 \x01(\x0e2\x1d.weir.cluster.v1.FailureClassR\x05class\x12-\n" +
+	"\x12corrupt_checkpoint\x18\x04 \x01(\x04R\x11corruptCheckpoint\"\xf3\x01\n" +
 	"\x12CoordinatorMessage\x124\n" +
 	"\awelcome\x18\x01 \x01(\v2\x18.weir.cluster.v1.WelcomeH\x00R\awelcome\x121\n" +
 	"\x06deploy\x18\x02 \x01(\v2\x17.weir.cluster.v1.DeployH\x00R\x06deploy\x124\n" +
@@ -2673,10 +2697,11 @@ const file_weir_proto_rawDesc = "" +
 	"\bsubtasks\x18\x0f \x03(\v2\x1e.weir.cluster.v1.SubtaskCountsR\bsubtasks\"c\n" +
 	"\vWorkerTasks\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x127\n" +
-	"\bsubtasks\x18\x02 \x03(\v2\x1b.weir.cluster.v1.SubtaskRefR\bsubtasks*>\n" +
+	"\bsubtasks\x18\x02 \x03(\v2\x1b.weir.cluster.v1.SubtaskRefR\bsubtasks*^\n" +
 	"\fFailureClass\x12\x17\n" +
 	"\x13FAILURE_RESTARTABLE\x10\x00\x12\x15\n" +
-	"\x11FAILURE_PERMANENT\x10\x012\x81\x03\n" +
+	"\x11FAILURE_PERMANENT\x10\x01\x12\x1e\n" +
+	"\x1aFAILURE_CORRUPT_CHECKPOINT\x10\x022\x81\x03\n" +
 	"\vCoordinator\x12R\n" +
 	"\aConnect\x12\x1e.weir.cluster.v1.WorkerMessage\x1a#.weir.cluster.v1.CoordinatorMessage(\x010\x01\x12B\n" +
 	"\x06Submit\x12\x1e.weir.cluster.v1.SubmitRequest\x1a\x18.weir.cluster.v1.JobInfo\x12O\n" +
