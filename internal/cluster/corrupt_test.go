@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,33 +16,41 @@ import (
 	"github.com/weir-stream/weir/internal/jobs"
 )
 
-// holdingSource is a source whose subtask 0, once armed, blocks in Read
-// until released and then fails, once. While it blocks it injects no
-// barrier, so no checkpoint triggered meanwhile completes.
+// holdingSource is a source whose subtask 0 (with every, each of its two
+// subtasks), once armed, blocks in Read until released and then fails,
+// once. While it blocks it injects no barrier, so no checkpoint
+// triggered meanwhile completes.
 type holdingSource struct {
 	connector.Source[jobs.KeyEvent]
+	every   bool
 	armed   atomic.Bool
-	fired   atomic.Bool
-	held    chan struct{} // closed once subtask 0 blocks
+	fired   [2]atomic.Bool
+	held    chan struct{} // closed once a subtask blocks
+	once    sync.Once
 	release chan struct{} // closed by the test
+}
+
+func newHoldingSource(every bool) *holdingSource {
+	return &holdingSource{every: every, held: make(chan struct{}), release: make(chan struct{})}
 }
 
 func (s *holdingSource) Open(ctx context.Context, info connector.SubtaskInfo, pos connector.Position) (connector.Reader[jobs.KeyEvent], error) {
 	r, err := s.Source.Open(ctx, info, pos)
-	if err != nil || info.Subtask != 0 {
+	if err != nil || info.Subtask >= len(s.fired) || info.Subtask != 0 && !s.every {
 		return r, err
 	}
-	return &holdingReader{Reader: r, s: s}, nil
+	return &holdingReader{Reader: r, s: s, fired: &s.fired[info.Subtask]}, nil
 }
 
 type holdingReader struct {
 	connector.Reader[jobs.KeyEvent]
-	s *holdingSource
+	s     *holdingSource
+	fired *atomic.Bool
 }
 
 func (r *holdingReader) Read(ctx context.Context, buf []jobs.KeyEvent) (int, error) {
-	if r.s.armed.Load() && r.s.fired.CompareAndSwap(false, true) {
-		close(r.s.held)
+	if r.s.armed.Load() && r.fired.CompareAndSwap(false, true) {
+		r.s.once.Do(func() { close(r.s.held) })
 		select {
 		case <-r.s.release:
 			return 0, errors.New("the test failed the source")
@@ -52,6 +61,17 @@ func (r *holdingReader) Read(ctx context.Context, buf []jobs.KeyEvent) (int, err
 	return r.Reader.Read(ctx, buf)
 }
 
+// waitHeld waits until a subtask of the source blocked.
+func (s *holdingSource) waitHeld(t *testing.T) {
+	t.Helper()
+	select {
+	case <-s.held:
+	case <-time.After(time.Minute): // a hang, not a timing assertion
+		buf := make([]byte, 1<<20)
+		t.Fatalf("the source never read again; goroutines:\n%s", buf[:runtime.Stack(buf, true)])
+	}
+}
+
 // Under fine-grained failover a failed subtask restarts in place, on its
 // live worker, from the latest completed checkpoint. When that
 // checkpoint's state is corrupt, the restart fails the worker's share as
@@ -59,7 +79,7 @@ func (r *holdingReader) Read(ctx context.Context, buf []jobs.KeyEvent) (int, err
 // rolls the job back from the checkpoint before, and the output is the
 // one-process run's.
 func TestClusterFallsBackWhenARestartInPlaceFindsItsCheckpointCorrupt(t *testing.T) {
-	hs := &holdingSource{held: make(chan struct{}), release: make(chan struct{})}
+	hs := newHoldingSource(false)
 	var job, corrupt string
 	logs, _ := loseAWorker{
 		source: func(s connector.Source[jobs.KeyEvent]) connector.Source[jobs.KeyEvent] {
@@ -75,12 +95,7 @@ func TestClusterFallsBackWhenARestartInPlaceFindsItsCheckpointCorrupt(t *testing
 			logs := c.logs
 			logs.waitCount(t, "^"+job+": checkpoint [0-9]+ completed", 2)
 			hs.armed.Store(true)
-			select {
-			case <-hs.held:
-			case <-time.After(time.Minute): // a hang, not a timing assertion
-				buf := make([]byte, 1<<20)
-				t.Fatalf("the source never read again; goroutines:\n%s", buf[:runtime.Stack(buf, true)])
-			}
+			hs.waitHeld(t)
 			// Once a checkpoint is triggered after the source blocked, the
 			// one before it has ended (one at a time) and this one cannot
 			// complete: the newest completed checkpoint stays the newest.

@@ -42,7 +42,8 @@ type remoteExecutor struct {
 	replicas      map[task.SubtaskID]*share
 	replicaShares int // replica shares created, which number their keys
 	lastTrigger   int64
-	finished      map[task.SubtaskID]bool // subtasks that finished their input, until they restart
+	finished      map[task.SubtaskID]bool  // subtasks that finished their input, until they restart
+	waits         map[int64]chan *pb.Waits // unanswered WAITS commands, by token (waits.go)
 	wg            sync.WaitGroup
 }
 
@@ -391,6 +392,8 @@ func (x *remoteExecutor) onMessage(w *workerConn, m *pb.WorkerMessage) {
 		}
 	case *pb.WorkerMessage_Inject:
 		x.answerInject(w, v.Inject)
+	case *pb.WorkerMessage_Waits:
+		x.answerWaits(v.Waits)
 	default:
 		x.onRestartMessage(w, m)
 	}

@@ -294,7 +294,16 @@ func (s *session) handle(m *pb.CoordinatorMessage) {
 		s.mu.Lock()
 		a := s.attempts[x.Command.Key]
 		s.mu.Unlock()
-		if a != nil {
+		switch {
+		case a == nil:
+		case x.Command.Kind == pb.Command_WAITS:
+			// Not queued either: the attempt's commands may be what is stuck.
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				a.reportWaits(x.Command)
+			}()
+		default:
 			a.command(x.Command)
 		}
 	}
