@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -22,20 +23,29 @@ import (
 // The output is a directory; readers should read dir/part-*.jsonl (see
 // Parts), which hold only complete lines that are final.
 //
-// Without checkpoints each subtask writes dir/.part-<subtask>.jsonl.inprogress
-// and renames it to dir/part-<subtask>.jsonl when it closes (in a restarted
-// attempt n of the job: dir/part-<subtask>-<n>.jsonl, so no attempt
-// replaces another's output). If a Write or Flush failed, Close leaves the
-// in-progress file where it is.
+// Every writer (every Open) draws a random writer id, and the files it
+// writes before they are final carry it (<id> below): two writers of the
+// same subtask — of two attempts that reuse an attempt number, or of a
+// deposed coordinator's worker still running beside its successor's — never
+// write, rename or delete each other's in-progress or pending files.
+//
+// Without checkpoints each subtask writes
+// dir/.part-<subtask>.jsonl.<id>.inprogress and renames it to
+// dir/part-<subtask>.jsonl when it closes (in a restarted attempt n of the
+// job: dir/part-<subtask>-<n>.jsonl, so no attempt replaces another's
+// output). If a Write or Flush failed, Close leaves the in-progress file
+// where it is.
 //
 // With checkpoints the writer commits with them (connector.Committer), so
-// output is exactly-once: records go to an in-progress file; at a
+// output is exactly-once: records go to an in-progress file
+// (dir/.part-<subtask>-<attempt>-<n>.jsonl.<id>.inprogress); at a
 // checkpoint barrier the file is synced and renamed
-// dir/.part-<subtask>-<checkpoint>.jsonl.pending (pre-commit); when the
-// checkpoint completes it is renamed dir/part-<subtask>-<checkpoint>.jsonl
-// (commit). A restore commits the restored checkpoint's pending files and
-// deletes every other pending or in-progress file of the subtask, so no
-// record written after the restored checkpoint ever becomes visible.
+// dir/.part-<subtask>-<checkpoint>.jsonl.<id>.pending (pre-commit), the
+// transaction the checkpoint records; when the checkpoint completes it is
+// renamed dir/part-<subtask>-<checkpoint>.jsonl (commit). A restore commits
+// the restored checkpoint's pending files and deletes every other pending
+// or in-progress file of the subtask, so no record written after the
+// restored checkpoint ever becomes visible.
 //
 // Open creates dir if it is missing (and fails if dir exists as a file).
 func JSONSink[T any](dir string) connector.Sink[T] {
@@ -105,11 +115,38 @@ func committedName(subtask int, checkpoint int64) string {
 	return fmt.Sprintf("part-%d-%d.jsonl", subtask, checkpoint)
 }
 
-func pendingName(subtask int, checkpoint int64) string {
-	return "." + committedName(subtask, checkpoint) + ".pending"
+// pendingName names the pending file of writer id's transaction of
+// checkpoint.
+func pendingName(subtask int, checkpoint int64, id string) string {
+	return "." + committedName(subtask, checkpoint) + "." + id + ".pending"
+}
+
+// committedOf returns the final name of pending file pending:
+// .part-<subtask>-<checkpoint>.jsonl[.<writer>].pending (without a writer
+// id as an older weir named it) is committed as
+// part-<subtask>-<checkpoint>.jsonl.
+func committedOf(pending string) (string, bool) {
+	name, ok := strings.CutPrefix(pending, ".")
+	if !ok {
+		return "", false
+	}
+	if name, ok = strings.CutSuffix(name, ".pending"); !ok {
+		return "", false
+	}
+	if i := strings.Index(name, ".jsonl."); i >= 0 && !strings.Contains(name[i+len(".jsonl."):], ".") {
+		name = name[:i+len(".jsonl")]
+	}
+	if _, ck, ok := parsePart(name); !ok || ck < 0 {
+		return "", false
+	}
+	return name, true
 }
 
 func txnPrefix(subtask int) string { return fmt.Sprintf(".part-%d-", subtask) }
+
+// writerID returns a random id for a new writer: 64 bits, so that no two
+// writers of a subtask ever share one.
+func writerID() string { return fmt.Sprintf("%016x", rand.Uint64()) }
 
 type jsonSink[T any] struct{ dir string }
 
@@ -130,13 +167,14 @@ func (s *jsonSink[T]) Open(_ context.Context, info connector.SubtaskInfo) (conne
 	if info.Attempt > 0 {
 		final = committedName(info.Subtask, int64(info.Attempt))
 	}
-	tmp := filepath.Join(s.dir, "."+final+".inprogress")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o666)
+	id := writerID()
+	tmp := filepath.Join(s.dir, "."+final+"."+id+".inprogress")
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
 		return nil, fmt.Errorf("file: %w", err)
 	}
 	w := &jsonWriter[T]{f: f, tmp: tmp, final: filepath.Join(s.dir, final),
-		dir: s.dir, subtask: info.Subtask, attempt: info.Attempt}
+		dir: s.dir, subtask: info.Subtask, attempt: info.Attempt, id: id}
 	w.bw = bufio.NewWriterSize(f, 64<<10)
 	w.enc = json.NewEncoder(w.bw)
 	w.enc.SetEscapeHTML(false)
@@ -147,7 +185,8 @@ type jsonWriter[T any] struct {
 	dir        string
 	subtask    int
 	attempt    int
-	txn        bool // transactional mode, after Recover
+	id         string // the writer's random id, in the names of its files
+	txn        bool   // transactional mode, after Recover
 	seq        int
 	f          *os.File
 	bw         *bufio.Writer
@@ -257,10 +296,11 @@ func (w *jsonWriter[T]) Recover(_ context.Context, restored int64, commit [][]by
 	if err != nil {
 		return fmt.Errorf("file: %w", err)
 	}
-	prefix := txnPrefix(w.subtask)
+	prefix, plain := txnPrefix(w.subtask), "."+partName(w.subtask)+"."
 	for _, e := range entries {
 		name := e.Name()
-		drop := strings.HasPrefix(name, prefix) && !keep[name]
+		drop := strings.HasPrefix(name, prefix) && !keep[name] ||
+			strings.HasPrefix(name, plain) && strings.HasSuffix(name, ".inprogress") // of an attempt 0 killed before its Recover
 		if sub, ck, ok := parsePart(name); ok && sub == w.subtask && restored > 0 && ck > restored {
 			drop = true // committed by a checkpoint newer than the restored one
 		}
@@ -276,8 +316,8 @@ func (w *jsonWriter[T]) Recover(_ context.Context, restored int64, commit [][]by
 // openTxn opens the in-progress file of the next transaction.
 func (w *jsonWriter[T]) openTxn() error {
 	w.seq++
-	w.tmp = filepath.Join(w.dir, fmt.Sprintf("%s%d-%d.jsonl.inprogress", txnPrefix(w.subtask), w.attempt, w.seq))
-	f, err := os.OpenFile(w.tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	w.tmp = filepath.Join(w.dir, fmt.Sprintf("%s%d-%d.jsonl.%s.inprogress", txnPrefix(w.subtask), w.attempt, w.seq, w.id))
+	f, err := os.OpenFile(w.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
 		return fmt.Errorf("file: %w", err)
 	}
@@ -299,7 +339,7 @@ func (w *jsonWriter[T]) PreCommit(ctx context.Context, checkpoint int64) ([]byte
 		return nil, fmt.Errorf("file: closing %s: %w", w.tmp, err)
 	}
 	w.f = nil
-	name := pendingName(w.subtask, checkpoint)
+	name := pendingName(w.subtask, checkpoint, w.id)
 	if err := os.Rename(w.tmp, filepath.Join(w.dir, name)); err != nil {
 		return nil, fmt.Errorf("file: %w", err)
 	}
@@ -315,7 +355,7 @@ func (w *jsonWriter[T]) commit(pending string) error {
 	if pending == "" {
 		return nil
 	}
-	final, ok := strings.CutSuffix(strings.TrimPrefix(pending, "."), ".pending")
+	final, ok := committedOf(pending)
 	if !ok {
 		return fmt.Errorf("file: %q is not a pending part file", pending)
 	}

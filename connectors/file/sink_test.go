@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -88,7 +89,10 @@ func TestJSONSinkLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmp := filepath.Join(dir, ".part-3.jsonl.inprogress")
+	tmp := w.(*jsonWriter[event]).tmp
+	if !regexp.MustCompile(`^\.part-3\.jsonl\.[0-9a-f]{16}\.inprogress$`).MatchString(filepath.Base(tmp)) || filepath.Dir(tmp) != dir {
+		t.Errorf("in-progress file %s, want %s/.part-3.jsonl.<writer id>.inprogress", tmp, dir)
+	}
 	final := filepath.Join(dir, "part-3.jsonl")
 	if err := w.Write(ctx, []event{{1, "a<b"}}); err != nil {
 		t.Fatal(err)
@@ -124,26 +128,33 @@ func TestJSONSinkLayout(t *testing.T) {
 	}
 }
 
-func TestJSONSinkRestartAppends(t *testing.T) {
+// A subtask opened again with the same attempt number while its first
+// writer is still open (a process that was cut off, not ended) writes its
+// own in-progress file: the first writer's records never mix into it.
+func TestJSONSinkReopenedSubtaskWritesItsOwnFile(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	sink := JSONSink[event](dir)
 	info := connector.SubtaskInfo{Parallelism: 1}
 	w, _ := sink.Open(ctx, info)
-	w.Write(ctx, []event{{1, "before checkpoint"}})
+	w.Write(ctx, []event{{1, "first writer"}})
 	w.Flush(ctx)
-	// The job fails without closing; a new attempt reopens the subtask.
 	w2, err := sink.Open(ctx, info)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w2.Write(ctx, []event{{2, "after restart"}})
+	w2.Write(ctx, []event{{2, "second writer"}})
 	if err := w2.Close(); err != nil {
 		t.Fatal(err)
 	}
-	got := readParts(t, dir)
-	if len(got) != 1 || len(got[0]) != 2 || got[0][0].ID != 1 || got[0][1].ID != 2 {
-		t.Errorf("after restart: %v", got)
+	parts, _ := Parts(dir)
+	recs, err := connectortest.ReadAll(ctx, JSONLines[event](JSONOptions{}, parts...), 1)
+	if err != nil || len(recs[0]) != 1 || recs[0][0].ID != 2 {
+		t.Errorf("the second writer's part: %v, %v; want its record alone", recs, err)
+	}
+	first := w.(*jsonWriter[event]).tmp
+	if b, err := os.ReadFile(first); err != nil || !strings.Contains(string(b), "first writer") || strings.Contains(string(b), "second") {
+		t.Errorf("the first writer's in-progress file %s: %q, %v", first, b, err)
 	}
 	w.(*jsonWriter[event]).f.Close()
 }
@@ -172,7 +183,7 @@ func TestJSONSinkErrors(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, ".part-0.jsonl.inprogress")); err != nil {
+	if _, err := os.Stat(w.(*jsonWriter[func()]).tmp); err != nil {
 		t.Errorf("in-progress file of a failed writer: %v", err)
 	}
 	if parts, _ := Parts(dir); len(parts) != 0 {

@@ -113,3 +113,100 @@ func TestJSONSinkCommitsWithCheckpoints(t *testing.T) {
 		t.Fatalf("after restoring checkpoint 1: %v, want [1 2]", got)
 	}
 }
+
+// Two writers of the same subtask and attempt number — a worker of a
+// deposed coordinator, cut off from it, running on beside a worker of
+// its successor, whose attempts are numbered anew — interleave writes,
+// pre-commits of the same checkpoint and a close: neither writes into,
+// renames or deletes a file of the other, and the successor's committed
+// output holds exactly its own records.
+func TestJSONSinkWritersOfTwoRunsNeverTouchEachOthersFiles(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	open := func() (connector.Writer[int], connector.Committer) {
+		w, err := JSONSink[int](dir).Open(ctx, connector.SubtaskInfo{Subtask: 0, Parallelism: 1, Attempt: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := w.(connector.Committer)
+		if err := c.Recover(ctx, 4, nil); err != nil {
+			t.Fatal(err)
+		}
+		return w, c
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	preCommit := func(c connector.Committer, checkpoint int64) []byte {
+		t.Helper()
+		txn, err := c.PreCommit(ctx, checkpoint)
+		if err != nil {
+			t.Fatalf("pre-commit of checkpoint %d: %v", checkpoint, err)
+		}
+		return txn
+	}
+	old, oldTxn := open()
+	cur, curTxn := open() // the newer run's restore may clear the older writer's files
+	must(cur.Write(ctx, []int{10}))
+	must(old.Write(ctx, []int{1}))
+	oldT5 := preCommit(oldTxn, 5)
+	curT5 := preCommit(curTxn, 5)
+	if string(oldT5) == string(curT5) {
+		t.Fatalf("both writers pre-committed checkpoint 5 as %s", curT5)
+	}
+	must(cur.Write(ctx, []int{11}))
+	must(old.Write(ctx, []int{2}))
+	must(old.Close()) // drops its open transaction
+	curT6 := preCommit(curTxn, 6)
+	must(curTxn.Commit(ctx, curT5))
+	must(curTxn.Commit(ctx, curT6))
+	must(cur.Close())
+	if got := visibleLines(t, dir); !slices.Equal(got, []string{"10", "11"}) {
+		t.Fatalf("committed output %v, want the newer writer's [10 11]", got)
+	}
+	// The older writer's transaction stays pending, never committed: the
+	// next restore of the subtask deletes it.
+	if b, err := os.ReadFile(filepath.Join(dir, string(oldT5))); err != nil || string(b) != "1\n" {
+		t.Fatalf("the older writer's pending file %s: %q, %v", oldT5, b, err)
+	}
+	w, err := JSONSink[int](dir).Open(ctx, connector.SubtaskInfo{Subtask: 0, Parallelism: 1, Attempt: 2})
+	must(err)
+	must(w.(connector.Committer).Recover(ctx, 6, [][]byte{curT5, curT6}))
+	must(w.Close())
+	if left, _ := filepath.Glob(filepath.Join(dir, ".part-*")); len(left) != 0 {
+		t.Fatalf("files left after a restore: %v", left)
+	}
+	if got := visibleLines(t, dir); !slices.Equal(got, []string{"10", "11"}) {
+		t.Fatalf("output after a restore %v, want [10 11]", got)
+	}
+}
+
+// A checkpoint taken by an older weir names its pending files without a
+// writer id; a restore still commits them under their final names.
+func TestJSONSinkCommitsPendingFilesNamedWithoutAWriterID(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".part-0-7.jsonl.pending"), []byte("7\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	w, err := JSONSink[int](dir).Open(ctx, connector.SubtaskInfo{Subtask: 0, Parallelism: 1, Attempt: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := w.(connector.Committer)
+	if err := c.Recover(ctx, 7, [][]byte{[]byte(".part-0-7.jsonl.pending")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := visibleLines(t, dir); !slices.Equal(got, []string{"7"}) {
+		t.Fatalf("output %v, want [7]", got)
+	}
+	for _, bad := range []string{".part-0-7.jsonl", "part-0-7.jsonl.pending", ".part-0.jsonl.pending", ".part-0-7.jsonl.a.b.pending"} {
+		if err := c.Commit(ctx, []byte(bad)); err == nil || !strings.Contains(err.Error(), "is not a pending part file") {
+			t.Errorf("committing %q: %v, want it refused as not a pending part file", bad, err)
+		}
+	}
+	w.Close()
+}

@@ -358,6 +358,8 @@ func (c *Coordinator) onWorkerMessage(w *workerConn, m *pb.WorkerMessage) {
 		key = x.Moved.Key
 	case *pb.WorkerMessage_Inject:
 		key = x.Inject.Key
+	case *pb.WorkerMessage_Waits:
+		key = x.Waits.Key
 	default:
 		return
 	}

@@ -42,7 +42,8 @@ type remoteExecutor struct {
 	replicas      map[task.SubtaskID]*share
 	replicaShares int // replica shares created, which number their keys
 	lastTrigger   int64
-	finished      map[task.SubtaskID]bool // subtasks that finished their input, until they restart
+	finished      map[task.SubtaskID]bool  // subtasks that finished their input, until they restart
+	waits         map[int64]chan *pb.Waits // unanswered WAITS commands, by token (waits.go)
 	wg            sync.WaitGroup
 }
 
@@ -383,14 +384,16 @@ func (x *remoteExecutor) onMessage(w *workerConn, m *pb.WorkerMessage) {
 		}
 	case *pb.WorkerMessage_Ended:
 		var err error
-		if v.Ended.Error != "" {
-			err = fmt.Errorf("on worker %s: %s", w.id, v.Ended.Error)
+		if e := v.Ended; e.Error != "" {
+			err = remoteFailure(w.id, e.Error, e.Class, e.CorruptCheckpoint)
 		}
 		if sh := x.shareOf(w, v.Ended.Key); sh != nil {
 			x.post(endEvent{sh, err})
 		}
 	case *pb.WorkerMessage_Inject:
 		x.answerInject(w, v.Inject)
+	case *pb.WorkerMessage_Waits:
+		x.answerWaits(v.Waits)
 	default:
 		x.onRestartMessage(w, m)
 	}

@@ -25,7 +25,7 @@ func (a *workerAttempt) activeStandby(opts *task.Options) {
 	opts.ActiveStandby, opts.Replica, opts.StandbyElsewhere = true, d.Replica, !d.Replica
 	opts.Replacement = d.Replica && d.Replacement
 	opts.OnStandbyStopped = func(id task.SubtaskID, err error) {
-		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Failed{Failed: &pb.SubtaskFailed{Key: d.Key, Subtask: ref(id), Error: err.Error(), Standby: true}}})
+		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Failed{Failed: subtaskFailedReport(d.Key, id, err, true)}})
 	}
 }
 
@@ -119,7 +119,7 @@ func (a *workerAttempt) promote(ctx context.Context, rt *task.Runtime, c *pb.Com
 	}
 	ready, err := rt.Promote(ids, p)
 	if err != nil {
-		rt.Kill(task.SubtaskID{}, fmt.Errorf("promoting active standbys: %w", err))
+		a.fail(fmt.Errorf("promoting active standbys: %w", err))
 		return
 	}
 	a.bg.Add(1)

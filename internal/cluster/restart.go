@@ -86,7 +86,8 @@ func (x *remoteExecutor) onRestartMessage(w *workerConn, m *pb.WorkerMessage) {
 			x.standbyStopped(w, v.Failed.Key, sid(v.Failed.Subtask), v.Failed.Error)
 			return
 		}
-		x.subtaskFailed(sid(v.Failed.Subtask), fmt.Errorf("on worker %s: %s", w.id, v.Failed.Error))
+		f := v.Failed
+		x.subtaskFailed(sid(f.Subtask), remoteFailure(w.id, f.Error, f.Class, f.CorruptCheckpoint))
 	case *pb.WorkerMessage_Restarted:
 		x.answer(v.Restarted.Token, &pb.Moved{})
 	case *pb.WorkerMessage_Moved:

@@ -53,6 +53,9 @@ type keyedWindows struct {
 	seed   uint64
 	// standby runs active standbys.
 	standby bool
+	// timeout aborts checkpoints unfinished after it (0: the default);
+	// stall is the stall timeout (0: the default).
+	timeout, stall time.Duration
 }
 
 func (keyedWindows) Jobs() []string { return []string{"windows"} }
@@ -60,7 +63,10 @@ func (keyedWindows) Jobs() []string { return []string{"windows"} }
 func (k keyedWindows) Open(_ context.Context, _, name string, args []string) (cluster.Pipeline, error) {
 	p := weir.NewPipeline(weir.WithName(name), weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce), weir.WithChaining(!k.unchained),
 		weir.WithFailover(weir.FineGrainedFailover), weir.WithLog(func(l string) { k.logs.add(name + ": " + l) }),
-		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 100 * time.Millisecond, StateDir: k.store, Log: true}))
+		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 100 * time.Millisecond, StateDir: k.store, Log: true, Timeout: k.timeout}))
+	if k.stall > 0 {
+		weir.WithStallTimeout(k.stall, nil)(p)
+	}
 	if k.standby && name != "ref" {
 		weir.WithActiveStandby()(p)
 	}
@@ -182,6 +188,10 @@ type loseAWorker struct {
 	events    int64 // 0: 400,000 (two seconds)
 	before    func(*testing.T, *windowsCluster)
 	script    func(*testing.T, *windowsCluster)
+	// source wraps the job's source; timeout is its checkpoints' timeout,
+	// stall its stall timeout.
+	source         func(connector.Source[jobs.KeyEvent]) connector.Source[jobs.KeyEvent]
+	timeout, stall time.Duration
 }
 
 // windowsCluster is the cluster a loseAWorker scenario runs its job on.
@@ -227,9 +237,13 @@ func (sc loseAWorker) run(t *testing.T) (*logLines, *openedBySubtask) {
 	dir := t.TempDir()
 	logs := newLogLines()
 	c := jobs.KeyCountConfig{Events: cmp.Or(sc.events, 400_000), Keys: 50, Window: 100 * time.Millisecond, TPS: 100_000, Seed: 7}
-	src := &openedBySubtask{Source: generator.New(c.Events, c.Event, generator.WithRate(200_000)), opens: make([]atomic.Int32, 2),
-		deterministic: sc.standby}
-	prog := keyedWindows{store: filepath.Join(dir, "store"), src: src, logs: logs, unchained: sc.unchained, inject: sc.inject, seed: sc.seed, standby: sc.standby}
+	var gen connector.Source[jobs.KeyEvent] = generator.New(c.Events, c.Event, generator.WithRate(200_000))
+	if sc.source != nil {
+		gen = sc.source(gen)
+	}
+	src := &openedBySubtask{Source: gen, opens: make([]atomic.Int32, 2), deterministic: sc.standby}
+	prog := keyedWindows{store: filepath.Join(dir, "store"), src: src, logs: logs, unchained: sc.unchained, inject: sc.inject, seed: sc.seed, standby: sc.standby,
+		timeout: sc.timeout, stall: sc.stall}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ref := filepath.Join(dir, "ref")

@@ -67,7 +67,7 @@ func (a *workerAttempt) upstreamBackup(opts *task.Options) {
 	opts.UpstreamBackup, opts.RetainLimit = true, d.RetainLimit
 	opts.Log = a.s.w.cfg.Log
 	opts.OnFailed = func(id task.SubtaskID, err error) {
-		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Failed{Failed: &pb.SubtaskFailed{Key: d.Key, Subtask: ref(id), Error: err.Error()}}})
+		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Failed{Failed: subtaskFailedReport(d.Key, id, err, false)}})
 	}
 	opts.RequestReplay = func(sender task.SubtaskID, q task.ReplayRequest) {
 		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Replay{Replay: &pb.ReplayRequest{Key: d.Key, Sender: ref(sender),
@@ -97,7 +97,7 @@ func (a *workerAttempt) applyRestart(ctx context.Context, rt *task.Runtime, c *p
 		go func() {
 			defer a.bg.Done()
 			if err := a.restartHere(ctx, rt, c); err != nil && ctx.Err() == nil {
-				rt.Kill(task.SubtaskID{}, err) // fails the share: the job falls back to a global rollback
+				a.fail(err) // the job falls back to a global rollback (from the checkpoint before, if this one is corrupt)
 				return
 			}
 			a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Restarted{Restarted: &pb.Restarted{Key: a.d.Key, Token: c.Token}}})

@@ -294,7 +294,16 @@ func (s *session) handle(m *pb.CoordinatorMessage) {
 		s.mu.Lock()
 		a := s.attempts[x.Command.Key]
 		s.mu.Unlock()
-		if a != nil {
+		switch {
+		case a == nil:
+		case x.Command.Kind == pb.Command_WAITS:
+			// Not queued either: the attempt's commands may be what is stuck.
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				a.reportWaits(x.Command)
+			}()
+		default:
 			a.command(x.Command)
 		}
 	}
@@ -316,11 +325,9 @@ func (s *session) deploy(d *pb.Deploy) {
 		s.mu.Lock()
 		delete(s.attempts, d.Key)
 		s.mu.Unlock()
-		msg := ""
 		if err != nil {
-			msg = err.Error()
 			s.w.cfg.Log(fmt.Sprintf("attempt %s failed: %v", d.Key, err))
 		}
-		s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Ended{Ended: &pb.AttemptEnded{Key: d.Key, Error: msg}}})
+		s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Ended{Ended: attemptEnded(d.Key, err)}})
 	}()
 }

@@ -20,9 +20,10 @@ import (
 // the runtime: it applies the coordinator's commands in order, so a
 // command that arrives while the attempt is still restoring waits.
 type workerAttempt struct {
-	s    *session
-	d    *pb.Deploy
-	cmds chan *pb.Command
+	s      *session
+	d      *pb.Deploy
+	cmds   chan *pb.Command
+	failed chan error // see fail
 
 	mu sync.Mutex
 	rt *task.Runtime
@@ -43,7 +44,17 @@ type workerAttempt struct {
 }
 
 func newWorkerAttempt(s *session, d *pb.Deploy) *workerAttempt {
-	return &workerAttempt{s: s, d: d, cmds: make(chan *pb.Command, 4096)}
+	return &workerAttempt{s: s, d: d, cmds: make(chan *pb.Command, 4096), failed: make(chan error, 1)}
+}
+
+// fail ends the share with err, as a failure of the attempt: for what
+// goes wrong with the share itself rather than with one subtask (a
+// restart whose state cannot be read). The first error counts.
+func (a *workerAttempt) fail(err error) {
+	select {
+	case a.failed <- err:
+	default:
+	}
 }
 
 // command queues a command; the attempt fails if it cannot keep up.
@@ -237,6 +248,11 @@ func (a *workerAttempt) run() error {
 				(read + time.Since(decodeStart)).Round(time.Millisecond), read.Round(time.Millisecond), time.Since(decodeStart).Round(time.Millisecond)))
 		case err := <-done:
 			cancel()
+			a.bg.Wait()
+			return err
+		case err := <-a.failed:
+			cancel()
+			<-done
 			a.bg.Wait()
 			return err
 		case c := <-a.cmds:

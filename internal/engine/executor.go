@@ -122,6 +122,24 @@ type unusableError struct {
 func (u *unusableError) Error() string { return u.err.Error() }
 func (u *unusableError) Unwrap() error { return u.err }
 
+// UnusableCheckpoint returns err as the failure of restoring checkpoint
+// id because its state failed verification, as ReadState reports it: an
+// attempt that fails with it makes the engine mark checkpoint id unusable
+// and restore the one before. A cluster's coordinator rebuilds a
+// worker's report of such a failure with it.
+func UnusableCheckpoint(id uint64, err error) error { return &unusableError{id: id, err: err} }
+
+// CorruptCheckpoint reports whether err, or an error it wraps, is the
+// failure of restoring a checkpoint whose state failed verification
+// (from ReadState or UnusableCheckpoint), and which checkpoint it was.
+func CorruptCheckpoint(err error) (uint64, bool) {
+	var u *unusableError
+	if errors.As(err, &u) {
+		return u.id, true
+	}
+	return 0, false
+}
+
 // ReadState reads the state of the given subtasks (all of them when want
 // is nil) from checkpoint m. A state blob that fails verification fails
 // it with an error wrapping store.ErrCorrupt.

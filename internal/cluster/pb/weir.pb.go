@@ -25,6 +25,67 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// FailureClass says what kind of failure a reported error is, which its
+// text cannot: the coordinator's engine decides by it whether a restart
+// can cure the failure.
+type FailureClass int32
+
+const (
+	// FAILURE_RESTARTABLE: a restart may cure it (a crash, a lost
+	// connection, an injected failure, ...).
+	FailureClass_FAILURE_RESTARTABLE FailureClass = 0
+	// FAILURE_PERMANENT: no restart cures it (task.IsPermanent: a
+	// connector's configuration error, a malformed record under
+	// --on-malformed fail, a sink that cannot give the job's guarantee; or
+	// a task found not deterministic): the job fails at once.
+	FailureClass_FAILURE_PERMANENT FailureClass = 1
+	// FAILURE_CORRUPT_CHECKPOINT: the state of checkpoint
+	// corrupt_checkpoint failed verification when it was restored: the
+	// engine marks that checkpoint unusable and restores the one before.
+	FailureClass_FAILURE_CORRUPT_CHECKPOINT FailureClass = 2
+)
+
+// Enum value maps for FailureClass.
+var (
+	FailureClass_name = map[int32]string{
+		0: "FAILURE_RESTARTABLE",
+		1: "FAILURE_PERMANENT",
+		2: "FAILURE_CORRUPT_CHECKPOINT",
+	}
+	FailureClass_value = map[string]int32{
+		"FAILURE_RESTARTABLE":        0,
+		"FAILURE_PERMANENT":          1,
+		"FAILURE_CORRUPT_CHECKPOINT": 2,
+	}
+)
+
+func (x FailureClass) Enum() *FailureClass {
+	p := new(FailureClass)
+	*p = x
+	return p
+}
+
+func (x FailureClass) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (FailureClass) Descriptor() protoreflect.EnumDescriptor {
+	return file_weir_proto_enumTypes[0].Descriptor()
+}
+
+func (FailureClass) Type() protoreflect.EnumType {
+	return &file_weir_proto_enumTypes[0]
+}
+
+func (x FailureClass) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use FailureClass.Descriptor instead.
+func (FailureClass) EnumDescriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{0}
+}
+
 type Command_Kind int32
 
 const (
@@ -63,6 +124,9 @@ const (
 	// KILL_STANDBY stops the active standby of subtask with error (an
 	// injected failure); the subtask runs on.
 	Command_KILL_STANDBY Command_Kind = 14
+	// WAITS asks what each subtask of the share waits on, for the stall
+	// report: answered by Waits with token within timeout_ns.
+	Command_WAITS Command_Kind = 15
 )
 
 // Enum value maps for Command_Kind.
@@ -83,6 +147,7 @@ var (
 		12: "INJECT",
 		13: "SHIP",
 		14: "KILL_STANDBY",
+		15: "WAITS",
 	}
 	Command_Kind_value = map[string]int32{
 		"TRIGGER":         0,
@@ -100,6 +165,7 @@ var (
 		"INJECT":          12,
 		"SHIP":            13,
 		"KILL_STANDBY":    14,
+		"WAITS":           15,
 	}
 )
 
@@ -114,11 +180,11 @@ func (x Command_Kind) String() string {
 }
 
 func (Command_Kind) Descriptor() protoreflect.EnumDescriptor {
-	return file_weir_proto_enumTypes[0].Descriptor()
+	return file_weir_proto_enumTypes[1].Descriptor()
 }
 
 func (Command_Kind) Type() protoreflect.EnumType {
-	return &file_weir_proto_enumTypes[0]
+	return &file_weir_proto_enumTypes[1]
 }
 
 func (x Command_Kind) Number() protoreflect.EnumNumber {
@@ -127,7 +193,7 @@ func (x Command_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Command_Kind.Descriptor instead.
 func (Command_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{20, 0}
+	return file_weir_proto_rawDescGZIP(), []int{22, 0}
 }
 
 type WorkerMessage struct {
@@ -144,6 +210,7 @@ type WorkerMessage struct {
 	//	*WorkerMessage_Replay
 	//	*WorkerMessage_Moved
 	//	*WorkerMessage_Inject
+	//	*WorkerMessage_Waits
 	Msg           isWorkerMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -276,6 +343,15 @@ func (x *WorkerMessage) GetInject() *InjectQuery {
 	return nil
 }
 
+func (x *WorkerMessage) GetWaits() *Waits {
+	if x != nil {
+		if x, ok := x.Msg.(*WorkerMessage_Waits); ok {
+			return x.Waits
+		}
+	}
+	return nil
+}
+
 type isWorkerMessage_Msg interface {
 	isWorkerMessage_Msg()
 }
@@ -320,6 +396,10 @@ type WorkerMessage_Inject struct {
 	Inject *InjectQuery `protobuf:"bytes,10,opt,name=inject,proto3,oneof"`
 }
 
+type WorkerMessage_Waits struct {
+	Waits *Waits `protobuf:"bytes,11,opt,name=waits,proto3,oneof"`
+}
+
 func (*WorkerMessage_Hello) isWorkerMessage_Msg() {}
 
 func (*WorkerMessage_Heartbeat) isWorkerMessage_Msg() {}
@@ -340,6 +420,132 @@ func (*WorkerMessage_Moved) isWorkerMessage_Msg() {}
 
 func (*WorkerMessage_Inject) isWorkerMessage_Msg() {}
 
+func (*WorkerMessage_Waits) isWorkerMessage_Msg() {}
+
+// Waits answers a WAITS command with token: what each subtask of the
+// share (and each active standby it runs) waits on.
+type Waits struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Token         int64                  `protobuf:"varint,2,opt,name=token,proto3" json:"token,omitempty"`
+	Subtasks      []*SubtaskWait         `protobuf:"bytes,3,rep,name=subtasks,proto3" json:"subtasks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Waits) Reset() {
+	*x = Waits{}
+	mi := &file_weir_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Waits) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Waits) ProtoMessage() {}
+
+func (x *Waits) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Waits.ProtoReflect.Descriptor instead.
+func (*Waits) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Waits) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Waits) GetToken() int64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
+func (x *Waits) GetSubtasks() []*SubtaskWait {
+	if x != nil {
+		return x.Subtasks
+	}
+	return nil
+}
+
+// SubtaskWait is what one subtask waits on (task.SubtaskWait).
+type SubtaskWait struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Subtask *SubtaskRef            `protobuf:"bytes,1,opt,name=subtask,proto3" json:"subtask,omitempty"`
+	// standby: the subtask's active standby, not the subtask.
+	Standby       bool   `protobuf:"varint,2,opt,name=standby,proto3" json:"standby,omitempty"`
+	State         string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubtaskWait) Reset() {
+	*x = SubtaskWait{}
+	mi := &file_weir_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubtaskWait) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubtaskWait) ProtoMessage() {}
+
+func (x *SubtaskWait) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubtaskWait.ProtoReflect.Descriptor instead.
+func (*SubtaskWait) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *SubtaskWait) GetSubtask() *SubtaskRef {
+	if x != nil {
+		return x.Subtask
+	}
+	return nil
+}
+
+func (x *SubtaskWait) GetStandby() bool {
+	if x != nil {
+		return x.Standby
+	}
+	return false
+}
+
+func (x *SubtaskWait) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
 // InjectQuery asks whether subtask fails at a named point of the
 // checkpoint protocol (task.Point), when the job injects failures: the
 // coordinator's failure schedule decides, for every worker alike. The
@@ -357,7 +563,7 @@ type InjectQuery struct {
 
 func (x *InjectQuery) Reset() {
 	*x = InjectQuery{}
-	mi := &file_weir_proto_msgTypes[1]
+	mi := &file_weir_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -369,7 +575,7 @@ func (x *InjectQuery) String() string {
 func (*InjectQuery) ProtoMessage() {}
 
 func (x *InjectQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[1]
+	mi := &file_weir_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -382,7 +588,7 @@ func (x *InjectQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectQuery.ProtoReflect.Descriptor instead.
 func (*InjectQuery) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{1}
+	return file_weir_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *InjectQuery) GetKey() string {
@@ -428,14 +634,16 @@ type SubtaskFailed struct {
 	Subtask *SubtaskRef            `protobuf:"bytes,2,opt,name=subtask,proto3" json:"subtask,omitempty"`
 	Error   string                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
 	// standby: the subtask's active standby stopped, not the subtask.
-	Standby       bool `protobuf:"varint,4,opt,name=standby,proto3" json:"standby,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Standby           bool         `protobuf:"varint,4,opt,name=standby,proto3" json:"standby,omitempty"`
+	Class             FailureClass `protobuf:"varint,5,opt,name=class,proto3,enum=weir.cluster.v1.FailureClass" json:"class,omitempty"`
+	CorruptCheckpoint uint64       `protobuf:"varint,6,opt,name=corrupt_checkpoint,json=corruptCheckpoint,proto3" json:"corrupt_checkpoint,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *SubtaskFailed) Reset() {
 	*x = SubtaskFailed{}
-	mi := &file_weir_proto_msgTypes[2]
+	mi := &file_weir_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -447,7 +655,7 @@ func (x *SubtaskFailed) String() string {
 func (*SubtaskFailed) ProtoMessage() {}
 
 func (x *SubtaskFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[2]
+	mi := &file_weir_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -460,7 +668,7 @@ func (x *SubtaskFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskFailed.ProtoReflect.Descriptor instead.
 func (*SubtaskFailed) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{2}
+	return file_weir_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *SubtaskFailed) GetKey() string {
@@ -491,6 +699,20 @@ func (x *SubtaskFailed) GetStandby() bool {
 	return false
 }
 
+func (x *SubtaskFailed) GetClass() FailureClass {
+	if x != nil {
+		return x.Class
+	}
+	return FailureClass_FAILURE_RESTARTABLE
+}
+
+func (x *SubtaskFailed) GetCorruptCheckpoint() uint64 {
+	if x != nil {
+		return x.CorruptCheckpoint
+	}
+	return 0
+}
+
 // Restarted answers a RESTART command (or a share deployed to rejoin):
 // its subtasks restored their state and asked for their replays.
 type Restarted struct {
@@ -503,7 +725,7 @@ type Restarted struct {
 
 func (x *Restarted) Reset() {
 	*x = Restarted{}
-	mi := &file_weir_proto_msgTypes[3]
+	mi := &file_weir_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -515,7 +737,7 @@ func (x *Restarted) String() string {
 func (*Restarted) ProtoMessage() {}
 
 func (x *Restarted) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[3]
+	mi := &file_weir_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -528,7 +750,7 @@ func (x *Restarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Restarted.ProtoReflect.Descriptor instead.
 func (*Restarted) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{3}
+	return file_weir_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Restarted) GetKey() string {
@@ -563,7 +785,7 @@ type ReplayRequest struct {
 
 func (x *ReplayRequest) Reset() {
 	*x = ReplayRequest{}
-	mi := &file_weir_proto_msgTypes[4]
+	mi := &file_weir_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -575,7 +797,7 @@ func (x *ReplayRequest) String() string {
 func (*ReplayRequest) ProtoMessage() {}
 
 func (x *ReplayRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[4]
+	mi := &file_weir_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -588,7 +810,7 @@ func (x *ReplayRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayRequest.ProtoReflect.Descriptor instead.
 func (*ReplayRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{4}
+	return file_weir_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ReplayRequest) GetKey() string {
@@ -646,7 +868,7 @@ type Moved struct {
 
 func (x *Moved) Reset() {
 	*x = Moved{}
-	mi := &file_weir_proto_msgTypes[5]
+	mi := &file_weir_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -658,7 +880,7 @@ func (x *Moved) String() string {
 func (*Moved) ProtoMessage() {}
 
 func (x *Moved) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[5]
+	mi := &file_weir_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -671,7 +893,7 @@ func (x *Moved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Moved.ProtoReflect.Descriptor instead.
 func (*Moved) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{5}
+	return file_weir_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Moved) GetKey() string {
@@ -717,7 +939,7 @@ type Hello struct {
 
 func (x *Hello) Reset() {
 	*x = Hello{}
-	mi := &file_weir_proto_msgTypes[6]
+	mi := &file_weir_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -729,7 +951,7 @@ func (x *Hello) String() string {
 func (*Hello) ProtoMessage() {}
 
 func (x *Hello) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[6]
+	mi := &file_weir_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -742,7 +964,7 @@ func (x *Hello) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hello.ProtoReflect.Descriptor instead.
 func (*Hello) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{6}
+	return file_weir_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Hello) GetWorkerId() string {
@@ -796,7 +1018,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_weir_proto_msgTypes[7]
+	mi := &file_weir_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -808,7 +1030,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[7]
+	mi := &file_weir_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -821,7 +1043,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{7}
+	return file_weir_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Heartbeat) GetAttempts() []*AttemptMetrics {
@@ -847,7 +1069,7 @@ type AttemptMetrics struct {
 
 func (x *AttemptMetrics) Reset() {
 	*x = AttemptMetrics{}
-	mi := &file_weir_proto_msgTypes[8]
+	mi := &file_weir_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -859,7 +1081,7 @@ func (x *AttemptMetrics) String() string {
 func (*AttemptMetrics) ProtoMessage() {}
 
 func (x *AttemptMetrics) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[8]
+	mi := &file_weir_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -872,7 +1094,7 @@ func (x *AttemptMetrics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptMetrics.ProtoReflect.Descriptor instead.
 func (*AttemptMetrics) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{8}
+	return file_weir_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *AttemptMetrics) GetKey() string {
@@ -927,7 +1149,7 @@ type SubtaskCounts struct {
 
 func (x *SubtaskCounts) Reset() {
 	*x = SubtaskCounts{}
-	mi := &file_weir_proto_msgTypes[9]
+	mi := &file_weir_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -939,7 +1161,7 @@ func (x *SubtaskCounts) String() string {
 func (*SubtaskCounts) ProtoMessage() {}
 
 func (x *SubtaskCounts) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[9]
+	mi := &file_weir_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -952,7 +1174,7 @@ func (x *SubtaskCounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskCounts.ProtoReflect.Descriptor instead.
 func (*SubtaskCounts) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{9}
+	return file_weir_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SubtaskCounts) GetSubtask() *SubtaskRef {
@@ -1000,7 +1222,7 @@ type SubtaskRef struct {
 
 func (x *SubtaskRef) Reset() {
 	*x = SubtaskRef{}
-	mi := &file_weir_proto_msgTypes[10]
+	mi := &file_weir_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1012,7 +1234,7 @@ func (x *SubtaskRef) String() string {
 func (*SubtaskRef) ProtoMessage() {}
 
 func (x *SubtaskRef) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[10]
+	mi := &file_weir_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1025,7 +1247,7 @@ func (x *SubtaskRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskRef.ProtoReflect.Descriptor instead.
 func (*SubtaskRef) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{10}
+	return file_weir_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SubtaskRef) GetVertex() int32 {
@@ -1055,7 +1277,7 @@ type ChannelCount struct {
 
 func (x *ChannelCount) Reset() {
 	*x = ChannelCount{}
-	mi := &file_weir_proto_msgTypes[11]
+	mi := &file_weir_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1067,7 +1289,7 @@ func (x *ChannelCount) String() string {
 func (*ChannelCount) ProtoMessage() {}
 
 func (x *ChannelCount) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[11]
+	mi := &file_weir_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1080,7 +1302,7 @@ func (x *ChannelCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelCount.ProtoReflect.Descriptor instead.
 func (*ChannelCount) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{11}
+	return file_weir_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ChannelCount) GetEdge() int32 {
@@ -1136,7 +1358,7 @@ type SnapshotDone struct {
 
 func (x *SnapshotDone) Reset() {
 	*x = SnapshotDone{}
-	mi := &file_weir_proto_msgTypes[12]
+	mi := &file_weir_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1148,7 +1370,7 @@ func (x *SnapshotDone) String() string {
 func (*SnapshotDone) ProtoMessage() {}
 
 func (x *SnapshotDone) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[12]
+	mi := &file_weir_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1161,7 +1383,7 @@ func (x *SnapshotDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDone.ProtoReflect.Descriptor instead.
 func (*SnapshotDone) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{12}
+	return file_weir_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SnapshotDone) GetKey() string {
@@ -1230,7 +1452,7 @@ type SubtaskFinished struct {
 
 func (x *SubtaskFinished) Reset() {
 	*x = SubtaskFinished{}
-	mi := &file_weir_proto_msgTypes[13]
+	mi := &file_weir_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1242,7 +1464,7 @@ func (x *SubtaskFinished) String() string {
 func (*SubtaskFinished) ProtoMessage() {}
 
 func (x *SubtaskFinished) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[13]
+	mi := &file_weir_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1255,7 +1477,7 @@ func (x *SubtaskFinished) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskFinished.ProtoReflect.Descriptor instead.
 func (*SubtaskFinished) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{13}
+	return file_weir_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SubtaskFinished) GetKey() string {
@@ -1276,14 +1498,17 @@ type AttemptEnded struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Key   string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
 	// error is empty when every subtask of the worker finished.
-	Error         string `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Error string `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	// class and corrupt_checkpoint classify error (see FailureClass).
+	Class             FailureClass `protobuf:"varint,3,opt,name=class,proto3,enum=weir.cluster.v1.FailureClass" json:"class,omitempty"`
+	CorruptCheckpoint uint64       `protobuf:"varint,4,opt,name=corrupt_checkpoint,json=corruptCheckpoint,proto3" json:"corrupt_checkpoint,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *AttemptEnded) Reset() {
 	*x = AttemptEnded{}
-	mi := &file_weir_proto_msgTypes[14]
+	mi := &file_weir_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1295,7 +1520,7 @@ func (x *AttemptEnded) String() string {
 func (*AttemptEnded) ProtoMessage() {}
 
 func (x *AttemptEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[14]
+	mi := &file_weir_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1308,7 +1533,7 @@ func (x *AttemptEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptEnded.ProtoReflect.Descriptor instead.
 func (*AttemptEnded) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{14}
+	return file_weir_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *AttemptEnded) GetKey() string {
@@ -1323,6 +1548,20 @@ func (x *AttemptEnded) GetError() string {
 		return x.Error
 	}
 	return ""
+}
+
+func (x *AttemptEnded) GetClass() FailureClass {
+	if x != nil {
+		return x.Class
+	}
+	return FailureClass_FAILURE_RESTARTABLE
+}
+
+func (x *AttemptEnded) GetCorruptCheckpoint() uint64 {
+	if x != nil {
+		return x.CorruptCheckpoint
+	}
+	return 0
 }
 
 type CoordinatorMessage struct {
@@ -1340,7 +1579,7 @@ type CoordinatorMessage struct {
 
 func (x *CoordinatorMessage) Reset() {
 	*x = CoordinatorMessage{}
-	mi := &file_weir_proto_msgTypes[15]
+	mi := &file_weir_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1352,7 +1591,7 @@ func (x *CoordinatorMessage) String() string {
 func (*CoordinatorMessage) ProtoMessage() {}
 
 func (x *CoordinatorMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[15]
+	mi := &file_weir_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1365,7 +1604,7 @@ func (x *CoordinatorMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoordinatorMessage.ProtoReflect.Descriptor instead.
 func (*CoordinatorMessage) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{15}
+	return file_weir_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CoordinatorMessage) GetMsg() isCoordinatorMessage_Msg {
@@ -1456,7 +1695,7 @@ type Prefetch struct {
 
 func (x *Prefetch) Reset() {
 	*x = Prefetch{}
-	mi := &file_weir_proto_msgTypes[16]
+	mi := &file_weir_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1468,7 +1707,7 @@ func (x *Prefetch) String() string {
 func (*Prefetch) ProtoMessage() {}
 
 func (x *Prefetch) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[16]
+	mi := &file_weir_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1481,7 +1720,7 @@ func (x *Prefetch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Prefetch.ProtoReflect.Descriptor instead.
 func (*Prefetch) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{16}
+	return file_weir_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Prefetch) GetName() string {
@@ -1525,7 +1764,7 @@ type Welcome struct {
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
-	mi := &file_weir_proto_msgTypes[17]
+	mi := &file_weir_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1537,7 +1776,7 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[17]
+	mi := &file_weir_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1550,7 +1789,7 @@ func (x *Welcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Welcome.ProtoReflect.Descriptor instead.
 func (*Welcome) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{17}
+	return file_weir_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Welcome) GetHeartbeatIntervalNs() int64 {
@@ -1583,7 +1822,7 @@ type Placement struct {
 
 func (x *Placement) Reset() {
 	*x = Placement{}
-	mi := &file_weir_proto_msgTypes[18]
+	mi := &file_weir_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1595,7 +1834,7 @@ func (x *Placement) String() string {
 func (*Placement) ProtoMessage() {}
 
 func (x *Placement) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[18]
+	mi := &file_weir_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1608,7 +1847,7 @@ func (x *Placement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Placement.ProtoReflect.Descriptor instead.
 func (*Placement) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{18}
+	return file_weir_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Placement) GetSubtask() *SubtaskRef {
@@ -1686,7 +1925,7 @@ type Deploy struct {
 
 func (x *Deploy) Reset() {
 	*x = Deploy{}
-	mi := &file_weir_proto_msgTypes[19]
+	mi := &file_weir_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1698,7 +1937,7 @@ func (x *Deploy) String() string {
 func (*Deploy) ProtoMessage() {}
 
 func (x *Deploy) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[19]
+	mi := &file_weir_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1711,7 +1950,7 @@ func (x *Deploy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Deploy.ProtoReflect.Descriptor instead.
 func (*Deploy) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{19}
+	return file_weir_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Deploy) GetKey() string {
@@ -1876,13 +2115,14 @@ type Command struct {
 	Moves         []*Placement           `protobuf:"bytes,11,rep,name=moves,proto3" json:"moves,omitempty"`
 	Delivered     []*ChannelCount        `protobuf:"bytes,12,rep,name=delivered,proto3" json:"delivered,omitempty"`
 	Fail          bool                   `protobuf:"varint,13,opt,name=fail,proto3" json:"fail,omitempty"`
+	TimeoutNs     int64                  `protobuf:"varint,14,opt,name=timeout_ns,json=timeoutNs,proto3" json:"timeout_ns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Command) Reset() {
 	*x = Command{}
-	mi := &file_weir_proto_msgTypes[20]
+	mi := &file_weir_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1894,7 +2134,7 @@ func (x *Command) String() string {
 func (*Command) ProtoMessage() {}
 
 func (x *Command) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[20]
+	mi := &file_weir_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1907,7 +2147,7 @@ func (x *Command) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Command.ProtoReflect.Descriptor instead.
 func (*Command) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{20}
+	return file_weir_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Command) GetKey() string {
@@ -2001,6 +2241,13 @@ func (x *Command) GetFail() bool {
 	return false
 }
 
+func (x *Command) GetTimeoutNs() int64 {
+	if x != nil {
+		return x.TimeoutNs
+	}
+	return 0
+}
+
 type SubmitRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Job           string                 `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
@@ -2011,7 +2258,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_weir_proto_msgTypes[21]
+	mi := &file_weir_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2023,7 +2270,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[21]
+	mi := &file_weir_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2036,7 +2283,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{21}
+	return file_weir_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SubmitRequest) GetJob() string {
@@ -2061,7 +2308,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_weir_proto_msgTypes[22]
+	mi := &file_weir_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2073,7 +2320,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[22]
+	mi := &file_weir_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2086,7 +2333,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{22}
+	return file_weir_proto_rawDescGZIP(), []int{24}
 }
 
 type ListJobsResponse struct {
@@ -2098,7 +2345,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_weir_proto_msgTypes[23]
+	mi := &file_weir_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2110,7 +2357,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[23]
+	mi := &file_weir_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2123,7 +2370,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{23}
+	return file_weir_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobInfo {
@@ -2142,7 +2389,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_weir_proto_msgTypes[24]
+	mi := &file_weir_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2154,7 +2401,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[24]
+	mi := &file_weir_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2167,7 +2414,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{24}
+	return file_weir_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetJobRequest) GetId() string {
@@ -2210,7 +2457,7 @@ type JobInfo struct {
 
 func (x *JobInfo) Reset() {
 	*x = JobInfo{}
-	mi := &file_weir_proto_msgTypes[25]
+	mi := &file_weir_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2222,7 +2469,7 @@ func (x *JobInfo) String() string {
 func (*JobInfo) ProtoMessage() {}
 
 func (x *JobInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[25]
+	mi := &file_weir_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2235,7 +2482,7 @@ func (x *JobInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobInfo.ProtoReflect.Descriptor instead.
 func (*JobInfo) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{25}
+	return file_weir_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *JobInfo) GetId() string {
@@ -2353,7 +2600,7 @@ type WorkerTasks struct {
 
 func (x *WorkerTasks) Reset() {
 	*x = WorkerTasks{}
-	mi := &file_weir_proto_msgTypes[26]
+	mi := &file_weir_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2365,7 +2612,7 @@ func (x *WorkerTasks) String() string {
 func (*WorkerTasks) ProtoMessage() {}
 
 func (x *WorkerTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[26]
+	mi := &file_weir_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2378,7 +2625,7 @@ func (x *WorkerTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerTasks.ProtoReflect.Descriptor instead.
 func (*WorkerTasks) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{26}
+	return file_weir_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *WorkerTasks) GetWorkerId() string {
@@ -2400,7 +2647,7 @@ var File_weir_proto protoreflect.FileDescriptor
 const file_weir_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"weir.proto\x12\x0fweir.cluster.v1\"\xce\x04\n" +
+	"weir.proto\x12\x0fweir.cluster.v1\"\xfe\x04\n" +
 	"\rWorkerMessage\x12.\n" +
 	"\x05hello\x18\x01 \x01(\v2\x16.weir.cluster.v1.HelloH\x00R\x05hello\x12:\n" +
 	"\theartbeat\x18\x02 \x01(\v2\x1a.weir.cluster.v1.HeartbeatH\x00R\theartbeat\x12;\n" +
@@ -2412,8 +2659,17 @@ const file_weir_proto_rawDesc = "" +
 	"\x06replay\x18\b \x01(\v2\x1e.weir.cluster.v1.ReplayRequestH\x00R\x06replay\x12.\n" +
 	"\x05moved\x18\t \x01(\v2\x16.weir.cluster.v1.MovedH\x00R\x05moved\x126\n" +
 	"\x06inject\x18\n" +
-	" \x01(\v2\x1c.weir.cluster.v1.InjectQueryH\x00R\x06injectB\x05\n" +
-	"\x03msg\"\xa2\x01\n" +
+	" \x01(\v2\x1c.weir.cluster.v1.InjectQueryH\x00R\x06inject\x12.\n" +
+	"\x05waits\x18\v \x01(\v2\x16.weir.cluster.v1.WaitsH\x00R\x05waitsB\x05\n" +
+	"\x03msg\"i\n" +
+	"\x05Waits\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\x03R\x05token\x128\n" +
+	"\bsubtasks\x18\x03 \x03(\v2\x1c.weir.cluster.v1.SubtaskWaitR\bsubtasks\"t\n" +
+	"\vSubtaskWait\x125\n" +
+	"\asubtask\x18\x01 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\x12\x18\n" +
+	"\astandby\x18\x02 \x01(\bR\astandby\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\"\xa2\x01\n" +
 	"\vInjectQuery\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05point\x18\x02 \x01(\x05R\x05point\x125\n" +
@@ -2421,12 +2677,14 @@ const file_weir_proto_rawDesc = "" +
 	"\n" +
 	"checkpoint\x18\x04 \x01(\x03R\n" +
 	"checkpoint\x12\x14\n" +
-	"\x05token\x18\x05 \x01(\x03R\x05token\"\x88\x01\n" +
+	"\x05token\x18\x05 \x01(\x03R\x05token\"\xec\x01\n" +
 	"\rSubtaskFailed\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x125\n" +
 	"\asubtask\x18\x02 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\x12\x14\n" +
 	"\x05error\x18\x03 \x01(\tR\x05error\x12\x18\n" +
-	"\astandby\x18\x04 \x01(\bR\astandby\"3\n" +
+	"\astandby\x18\x04 \x01(\bR\astandby\x123\n" +
+	"\x05class\x18\x05 \x01(\x0e2\x1d.weir.cluster.v1.FailureClassR\x05class\x12-\n" +
+	"\x12corrupt_checkpoint\x18\x06 \x01(\x04R\x11corruptCheckpoint\"3\n" +
 	"\tRestarted\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\x03R\x05token\"\xb0\x01\n" +
@@ -2487,10 +2745,12 @@ const file_weir_proto_rawDesc = "" +
 	"\bchannels\x18\b \x03(\v2\x1d.weir.cluster.v1.ChannelCountR\bchannels\"Z\n" +
 	"\x0fSubtaskFinished\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x125\n" +
-	"\asubtask\x18\x02 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\"6\n" +
+	"\asubtask\x18\x02 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\"\x9a\x01\n" +
 	"\fAttemptEnded\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05error\x18\x02 \x01(\tR\x05error\"\xf3\x01\n" +
+	"\x05error\x18\x02 \x01(\tR\x05error\x123\n" +
+	"\x05class\x18\x03 \x01(\x0e2\x1d.weir.cluster.v1.FailureClassR\x05class\x12-\n" +
+	"\x12corrupt_checkpoint\x18\x04 \x01(\x04R\x11corruptCheckpoint\"\xf3\x01\n" +
 	"\x12CoordinatorMessage\x124\n" +
 	"\awelcome\x18\x01 \x01(\v2\x18.weir.cluster.v1.WelcomeH\x00R\awelcome\x121\n" +
 	"\x06deploy\x18\x02 \x01(\v2\x17.weir.cluster.v1.DeployH\x00R\x06deploy\x124\n" +
@@ -2534,7 +2794,7 @@ const file_weir_proto_rawDesc = "" +
 	"\x0eactive_standby\x18\x12 \x01(\bR\ractiveStandby\x12\x18\n" +
 	"\areplica\x18\x13 \x01(\bR\areplica\x12'\n" +
 	"\x0finject_failures\x18\x14 \x01(\bR\x0einjectFailures\x12 \n" +
-	"\vreplacement\x18\x15 \x01(\bR\vreplacement\"\xc2\x05\n" +
+	"\vreplacement\x18\x15 \x01(\bR\vreplacement\"\xec\x05\n" +
 	"\aCommand\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.weir.cluster.v1.Command.KindR\x04kind\x12\x1e\n" +
@@ -2551,7 +2811,9 @@ const file_weir_proto_rawDesc = "" +
 	" \x01(\v2\x1e.weir.cluster.v1.ReplayRequestR\x06replay\x120\n" +
 	"\x05moves\x18\v \x03(\v2\x1a.weir.cluster.v1.PlacementR\x05moves\x12;\n" +
 	"\tdelivered\x18\f \x03(\v2\x1d.weir.cluster.v1.ChannelCountR\tdelivered\x12\x12\n" +
-	"\x04fail\x18\r \x01(\bR\x04fail\"\xc6\x01\n" +
+	"\x04fail\x18\r \x01(\bR\x04fail\x12\x1d\n" +
+	"\n" +
+	"timeout_ns\x18\x0e \x01(\x03R\ttimeoutNs\"\xd1\x01\n" +
 	"\x04Kind\x12\v\n" +
 	"\aTRIGGER\x10\x00\x12\x13\n" +
 	"\x0fTRIGGER_SUBTASK\x10\x01\x12\f\n" +
@@ -2571,7 +2833,8 @@ const file_weir_proto_rawDesc = "" +
 	"\n" +
 	"\x06INJECT\x10\f\x12\b\n" +
 	"\x04SHIP\x10\r\x12\x10\n" +
-	"\fKILL_STANDBY\x10\x0e\"5\n" +
+	"\fKILL_STANDBY\x10\x0e\x12\t\n" +
+	"\x05WAITS\x10\x0f\"5\n" +
 	"\rSubmitRequest\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x12\n" +
 	"\x04args\x18\x02 \x03(\tR\x04args\"\x11\n" +
@@ -2599,7 +2862,11 @@ const file_weir_proto_rawDesc = "" +
 	"\bsubtasks\x18\x0f \x03(\v2\x1e.weir.cluster.v1.SubtaskCountsR\bsubtasks\"c\n" +
 	"\vWorkerTasks\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x127\n" +
-	"\bsubtasks\x18\x02 \x03(\v2\x1b.weir.cluster.v1.SubtaskRefR\bsubtasks2\x81\x03\n" +
+	"\bsubtasks\x18\x02 \x03(\v2\x1b.weir.cluster.v1.SubtaskRefR\bsubtasks*^\n" +
+	"\fFailureClass\x12\x17\n" +
+	"\x13FAILURE_RESTARTABLE\x10\x00\x12\x15\n" +
+	"\x11FAILURE_PERMANENT\x10\x01\x12\x1e\n" +
+	"\x1aFAILURE_CORRUPT_CHECKPOINT\x10\x022\x81\x03\n" +
 	"\vCoordinator\x12R\n" +
 	"\aConnect\x12\x1e.weir.cluster.v1.WorkerMessage\x1a#.weir.cluster.v1.CoordinatorMessage(\x010\x01\x12B\n" +
 	"\x06Submit\x12\x1e.weir.cluster.v1.SubmitRequest\x1a\x18.weir.cluster.v1.JobInfo\x12O\n" +
@@ -2619,92 +2886,100 @@ func file_weir_proto_rawDescGZIP() []byte {
 	return file_weir_proto_rawDescData
 }
 
-var file_weir_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_weir_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_weir_proto_goTypes = []any{
-	(Command_Kind)(0),          // 0: weir.cluster.v1.Command.Kind
-	(*WorkerMessage)(nil),      // 1: weir.cluster.v1.WorkerMessage
-	(*InjectQuery)(nil),        // 2: weir.cluster.v1.InjectQuery
-	(*SubtaskFailed)(nil),      // 3: weir.cluster.v1.SubtaskFailed
-	(*Restarted)(nil),          // 4: weir.cluster.v1.Restarted
-	(*ReplayRequest)(nil),      // 5: weir.cluster.v1.ReplayRequest
-	(*Moved)(nil),              // 6: weir.cluster.v1.Moved
-	(*Hello)(nil),              // 7: weir.cluster.v1.Hello
-	(*Heartbeat)(nil),          // 8: weir.cluster.v1.Heartbeat
-	(*AttemptMetrics)(nil),     // 9: weir.cluster.v1.AttemptMetrics
-	(*SubtaskCounts)(nil),      // 10: weir.cluster.v1.SubtaskCounts
-	(*SubtaskRef)(nil),         // 11: weir.cluster.v1.SubtaskRef
-	(*ChannelCount)(nil),       // 12: weir.cluster.v1.ChannelCount
-	(*SnapshotDone)(nil),       // 13: weir.cluster.v1.SnapshotDone
-	(*SubtaskFinished)(nil),    // 14: weir.cluster.v1.SubtaskFinished
-	(*AttemptEnded)(nil),       // 15: weir.cluster.v1.AttemptEnded
-	(*CoordinatorMessage)(nil), // 16: weir.cluster.v1.CoordinatorMessage
-	(*Prefetch)(nil),           // 17: weir.cluster.v1.Prefetch
-	(*Welcome)(nil),            // 18: weir.cluster.v1.Welcome
-	(*Placement)(nil),          // 19: weir.cluster.v1.Placement
-	(*Deploy)(nil),             // 20: weir.cluster.v1.Deploy
-	(*Command)(nil),            // 21: weir.cluster.v1.Command
-	(*SubmitRequest)(nil),      // 22: weir.cluster.v1.SubmitRequest
-	(*ListJobsRequest)(nil),    // 23: weir.cluster.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),   // 24: weir.cluster.v1.ListJobsResponse
-	(*GetJobRequest)(nil),      // 25: weir.cluster.v1.GetJobRequest
-	(*JobInfo)(nil),            // 26: weir.cluster.v1.JobInfo
-	(*WorkerTasks)(nil),        // 27: weir.cluster.v1.WorkerTasks
+	(FailureClass)(0),          // 0: weir.cluster.v1.FailureClass
+	(Command_Kind)(0),          // 1: weir.cluster.v1.Command.Kind
+	(*WorkerMessage)(nil),      // 2: weir.cluster.v1.WorkerMessage
+	(*Waits)(nil),              // 3: weir.cluster.v1.Waits
+	(*SubtaskWait)(nil),        // 4: weir.cluster.v1.SubtaskWait
+	(*InjectQuery)(nil),        // 5: weir.cluster.v1.InjectQuery
+	(*SubtaskFailed)(nil),      // 6: weir.cluster.v1.SubtaskFailed
+	(*Restarted)(nil),          // 7: weir.cluster.v1.Restarted
+	(*ReplayRequest)(nil),      // 8: weir.cluster.v1.ReplayRequest
+	(*Moved)(nil),              // 9: weir.cluster.v1.Moved
+	(*Hello)(nil),              // 10: weir.cluster.v1.Hello
+	(*Heartbeat)(nil),          // 11: weir.cluster.v1.Heartbeat
+	(*AttemptMetrics)(nil),     // 12: weir.cluster.v1.AttemptMetrics
+	(*SubtaskCounts)(nil),      // 13: weir.cluster.v1.SubtaskCounts
+	(*SubtaskRef)(nil),         // 14: weir.cluster.v1.SubtaskRef
+	(*ChannelCount)(nil),       // 15: weir.cluster.v1.ChannelCount
+	(*SnapshotDone)(nil),       // 16: weir.cluster.v1.SnapshotDone
+	(*SubtaskFinished)(nil),    // 17: weir.cluster.v1.SubtaskFinished
+	(*AttemptEnded)(nil),       // 18: weir.cluster.v1.AttemptEnded
+	(*CoordinatorMessage)(nil), // 19: weir.cluster.v1.CoordinatorMessage
+	(*Prefetch)(nil),           // 20: weir.cluster.v1.Prefetch
+	(*Welcome)(nil),            // 21: weir.cluster.v1.Welcome
+	(*Placement)(nil),          // 22: weir.cluster.v1.Placement
+	(*Deploy)(nil),             // 23: weir.cluster.v1.Deploy
+	(*Command)(nil),            // 24: weir.cluster.v1.Command
+	(*SubmitRequest)(nil),      // 25: weir.cluster.v1.SubmitRequest
+	(*ListJobsRequest)(nil),    // 26: weir.cluster.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),   // 27: weir.cluster.v1.ListJobsResponse
+	(*GetJobRequest)(nil),      // 28: weir.cluster.v1.GetJobRequest
+	(*JobInfo)(nil),            // 29: weir.cluster.v1.JobInfo
+	(*WorkerTasks)(nil),        // 30: weir.cluster.v1.WorkerTasks
 }
 var file_weir_proto_depIdxs = []int32{
-	7,  // 0: weir.cluster.v1.WorkerMessage.hello:type_name -> weir.cluster.v1.Hello
-	8,  // 1: weir.cluster.v1.WorkerMessage.heartbeat:type_name -> weir.cluster.v1.Heartbeat
-	13, // 2: weir.cluster.v1.WorkerMessage.snapshot:type_name -> weir.cluster.v1.SnapshotDone
-	14, // 3: weir.cluster.v1.WorkerMessage.finished:type_name -> weir.cluster.v1.SubtaskFinished
-	15, // 4: weir.cluster.v1.WorkerMessage.ended:type_name -> weir.cluster.v1.AttemptEnded
-	3,  // 5: weir.cluster.v1.WorkerMessage.failed:type_name -> weir.cluster.v1.SubtaskFailed
-	4,  // 6: weir.cluster.v1.WorkerMessage.restarted:type_name -> weir.cluster.v1.Restarted
-	5,  // 7: weir.cluster.v1.WorkerMessage.replay:type_name -> weir.cluster.v1.ReplayRequest
-	6,  // 8: weir.cluster.v1.WorkerMessage.moved:type_name -> weir.cluster.v1.Moved
-	2,  // 9: weir.cluster.v1.WorkerMessage.inject:type_name -> weir.cluster.v1.InjectQuery
-	11, // 10: weir.cluster.v1.InjectQuery.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	11, // 11: weir.cluster.v1.SubtaskFailed.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	11, // 12: weir.cluster.v1.ReplayRequest.sender:type_name -> weir.cluster.v1.SubtaskRef
-	12, // 13: weir.cluster.v1.Moved.delivered:type_name -> weir.cluster.v1.ChannelCount
-	9,  // 14: weir.cluster.v1.Heartbeat.attempts:type_name -> weir.cluster.v1.AttemptMetrics
-	10, // 15: weir.cluster.v1.AttemptMetrics.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
-	11, // 16: weir.cluster.v1.SubtaskCounts.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	11, // 17: weir.cluster.v1.SnapshotDone.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	12, // 18: weir.cluster.v1.SnapshotDone.channels:type_name -> weir.cluster.v1.ChannelCount
-	11, // 19: weir.cluster.v1.SubtaskFinished.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	18, // 20: weir.cluster.v1.CoordinatorMessage.welcome:type_name -> weir.cluster.v1.Welcome
-	20, // 21: weir.cluster.v1.CoordinatorMessage.deploy:type_name -> weir.cluster.v1.Deploy
-	21, // 22: weir.cluster.v1.CoordinatorMessage.command:type_name -> weir.cluster.v1.Command
-	17, // 23: weir.cluster.v1.CoordinatorMessage.prefetch:type_name -> weir.cluster.v1.Prefetch
-	11, // 24: weir.cluster.v1.Placement.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	11, // 25: weir.cluster.v1.Deploy.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	19, // 26: weir.cluster.v1.Deploy.placement:type_name -> weir.cluster.v1.Placement
-	12, // 27: weir.cluster.v1.Deploy.delivered:type_name -> weir.cluster.v1.ChannelCount
-	0,  // 28: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
-	11, // 29: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	11, // 30: weir.cluster.v1.Command.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	5,  // 31: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
-	19, // 32: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
-	12, // 33: weir.cluster.v1.Command.delivered:type_name -> weir.cluster.v1.ChannelCount
-	26, // 34: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
-	27, // 35: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
-	10, // 36: weir.cluster.v1.JobInfo.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
-	11, // 37: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	1,  // 38: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
-	22, // 39: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
-	23, // 40: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
-	25, // 41: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
-	25, // 42: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
-	16, // 43: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
-	26, // 44: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
-	24, // 45: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
-	26, // 46: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
-	26, // 47: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
-	43, // [43:48] is the sub-list for method output_type
-	38, // [38:43] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	10, // 0: weir.cluster.v1.WorkerMessage.hello:type_name -> weir.cluster.v1.Hello
+	11, // 1: weir.cluster.v1.WorkerMessage.heartbeat:type_name -> weir.cluster.v1.Heartbeat
+	16, // 2: weir.cluster.v1.WorkerMessage.snapshot:type_name -> weir.cluster.v1.SnapshotDone
+	17, // 3: weir.cluster.v1.WorkerMessage.finished:type_name -> weir.cluster.v1.SubtaskFinished
+	18, // 4: weir.cluster.v1.WorkerMessage.ended:type_name -> weir.cluster.v1.AttemptEnded
+	6,  // 5: weir.cluster.v1.WorkerMessage.failed:type_name -> weir.cluster.v1.SubtaskFailed
+	7,  // 6: weir.cluster.v1.WorkerMessage.restarted:type_name -> weir.cluster.v1.Restarted
+	8,  // 7: weir.cluster.v1.WorkerMessage.replay:type_name -> weir.cluster.v1.ReplayRequest
+	9,  // 8: weir.cluster.v1.WorkerMessage.moved:type_name -> weir.cluster.v1.Moved
+	5,  // 9: weir.cluster.v1.WorkerMessage.inject:type_name -> weir.cluster.v1.InjectQuery
+	3,  // 10: weir.cluster.v1.WorkerMessage.waits:type_name -> weir.cluster.v1.Waits
+	4,  // 11: weir.cluster.v1.Waits.subtasks:type_name -> weir.cluster.v1.SubtaskWait
+	14, // 12: weir.cluster.v1.SubtaskWait.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	14, // 13: weir.cluster.v1.InjectQuery.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	14, // 14: weir.cluster.v1.SubtaskFailed.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	0,  // 15: weir.cluster.v1.SubtaskFailed.class:type_name -> weir.cluster.v1.FailureClass
+	14, // 16: weir.cluster.v1.ReplayRequest.sender:type_name -> weir.cluster.v1.SubtaskRef
+	15, // 17: weir.cluster.v1.Moved.delivered:type_name -> weir.cluster.v1.ChannelCount
+	12, // 18: weir.cluster.v1.Heartbeat.attempts:type_name -> weir.cluster.v1.AttemptMetrics
+	13, // 19: weir.cluster.v1.AttemptMetrics.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
+	14, // 20: weir.cluster.v1.SubtaskCounts.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	14, // 21: weir.cluster.v1.SnapshotDone.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	15, // 22: weir.cluster.v1.SnapshotDone.channels:type_name -> weir.cluster.v1.ChannelCount
+	14, // 23: weir.cluster.v1.SubtaskFinished.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	0,  // 24: weir.cluster.v1.AttemptEnded.class:type_name -> weir.cluster.v1.FailureClass
+	21, // 25: weir.cluster.v1.CoordinatorMessage.welcome:type_name -> weir.cluster.v1.Welcome
+	23, // 26: weir.cluster.v1.CoordinatorMessage.deploy:type_name -> weir.cluster.v1.Deploy
+	24, // 27: weir.cluster.v1.CoordinatorMessage.command:type_name -> weir.cluster.v1.Command
+	20, // 28: weir.cluster.v1.CoordinatorMessage.prefetch:type_name -> weir.cluster.v1.Prefetch
+	14, // 29: weir.cluster.v1.Placement.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	14, // 30: weir.cluster.v1.Deploy.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	22, // 31: weir.cluster.v1.Deploy.placement:type_name -> weir.cluster.v1.Placement
+	15, // 32: weir.cluster.v1.Deploy.delivered:type_name -> weir.cluster.v1.ChannelCount
+	1,  // 33: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
+	14, // 34: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	14, // 35: weir.cluster.v1.Command.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	8,  // 36: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
+	22, // 37: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
+	15, // 38: weir.cluster.v1.Command.delivered:type_name -> weir.cluster.v1.ChannelCount
+	29, // 39: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
+	30, // 40: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
+	13, // 41: weir.cluster.v1.JobInfo.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
+	14, // 42: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	2,  // 43: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
+	25, // 44: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
+	26, // 45: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
+	28, // 46: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
+	28, // 47: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
+	19, // 48: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
+	29, // 49: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
+	27, // 50: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
+	29, // 51: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
+	29, // 52: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
+	48, // [48:53] is the sub-list for method output_type
+	43, // [43:48] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_weir_proto_init() }
@@ -2723,8 +2998,9 @@ func file_weir_proto_init() {
 		(*WorkerMessage_Replay)(nil),
 		(*WorkerMessage_Moved)(nil),
 		(*WorkerMessage_Inject)(nil),
+		(*WorkerMessage_Waits)(nil),
 	}
-	file_weir_proto_msgTypes[15].OneofWrappers = []any{
+	file_weir_proto_msgTypes[17].OneofWrappers = []any{
 		(*CoordinatorMessage_Welcome)(nil),
 		(*CoordinatorMessage_Deploy)(nil),
 		(*CoordinatorMessage_Command)(nil),
@@ -2735,8 +3011,8 @@ func file_weir_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weir_proto_rawDesc), len(file_weir_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   27,
+			NumEnums:      2,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
