@@ -246,6 +246,17 @@ func TestVerifyActiveStandbyWithInjectedFailures(t *testing.T) {
 		"--checkpoint-interval", "100ms", "--inject-failures", "4")
 }
 
+// weir run --verify of Nexmark q4, whose output is a changelog, with
+// active standbys and failures injected: every run verifies, though the
+// changelog's updates follow the order in which q4-average merged its two
+// inputs, which differs from the failure-free run's.
+func TestVerifyNexmarkChangelogWithActiveStandby(t *testing.T) {
+	verifiedRuns(t, "exactly-once", []string{"active standby: 2 of 10 subtasks have one"}, 2, func(f runFacts) bool { return f.recoveries > 0 },
+		"run", "nexmark", "--query", "q4", "--events", "300000", "-p", "2",
+		"--guarantee", "exactly-once", "--failover", "fine-grained", "--active-standby", "--chaining=false",
+		"--checkpoint-interval", "100ms", "--inject-failures", "4")
+}
+
 func TestRestoreRefusesOtherParallelismAndMissingCheckpoint(t *testing.T) {
 	state, out := t.TempDir(), t.TempDir()
 	args := []string{"run", "keycount", "--events", "20000", "--keys", "10", "--guarantee", "exactly-once", "--state-dir", state, "--output", out, "--progress", "off"}

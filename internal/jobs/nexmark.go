@@ -17,6 +17,7 @@ func init() {
 		Long: `Generate Nexmark events (people, auctions and bids, as Apache Beam's
 generator does) and run one Nexmark query over them, writing its result rows
 as JSON lines with the SQL output column names. See docs/nexmark.md.`,
+		Verify: verifyNexmark,
 		Flags: func(fs *pflag.FlagSet) weir.Builder {
 			var f queries.Flags
 			var query string

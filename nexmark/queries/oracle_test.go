@@ -3,7 +3,6 @@ package queries
 import (
 	"context"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -39,7 +38,7 @@ func runWithFailures(t *testing.T, name string, cfg nexmark.Config, seed uint64)
 // a changelog the final table (the order of updates may differ between
 // parallel runs).
 func normalize(t *testing.T, rows []string) []string {
-	if len(rows) > 0 && strings.HasPrefix(rows[0], `{"op":`) {
+	if IsChangelog(rows) {
 		return applyChangelog(t, rows)
 	}
 	out := slices.Clone(rows)
