@@ -212,6 +212,14 @@ func (w *Worker) session(ctx context.Context) error {
 	}()
 	select {
 	case err = <-sendErr:
+		if errors.Is(err, io.EOF) {
+			// The stream ended; its status (why the coordinator ended
+			// the session: superseded, say) comes with Recv.
+			select {
+			case err = <-recvErr:
+			case <-ctx.Done():
+			}
+		}
 	case err = <-recvErr:
 	case <-ctx.Done():
 		err = ctx.Err()
