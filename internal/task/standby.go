@@ -380,9 +380,33 @@ func (s *subtask) runStandby() error {
 		st.at++
 		s.pollControl()
 		if done, err := s.applyLogged(en); done || err != nil {
+			if err == nil && s.promotedAtEnd() {
+				// The subtask waits for its release (subtask.run).
+				s.takeOver()
+				s.rt.markFinished(s.id())
+			}
 			return err
 		}
 	}
+}
+
+// promotedAtEnd decides, once a standby applied the end of its primary's
+// input, whether it takes the subtask's place: it does when its primary
+// failed already (it was promoted, maybe while it applied the end), since
+// the subtask must still take the final checkpoint and wait for its
+// release. Otherwise it is no standby any more: a later failure of the
+// primary is not handed to it, and the subtask restarts instead.
+func (s *subtask) promotedAtEnd() bool {
+	r, id, st := s.rt, s.id(), s.standby
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st.promoted {
+		return true
+	}
+	if r.standbys[id] == st {
+		delete(r.standbys, id)
+	}
+	return false
 }
 
 // applyLogged applies one entry of the primary's input log to a standby;

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/exchange"
@@ -254,5 +255,61 @@ func TestPrimaryFailingBeforeItLogsAnElementLeavesItInItsGate(t *testing.T) {
 	_, e, ok := g.Poll()
 	if !ok || e.Kind != exchange.Data || e.Buf != b {
 		t.Fatalf("the gate gives %v %+v, want the batch the primary took: its standby would miss those records", ok, e)
+	}
+}
+
+// standbyAtTheEnd returns a runtime whose subtask 0 of vertex 0 has a
+// standby with its primary's logged end of input left to apply.
+func standbyAtTheEnd(t *testing.T) (*Runtime, *subtask, *standby) {
+	t.Helper()
+	v := &plan.Vertex{}
+	l := newInputLog(0)
+	l.append(logEntry{kind: logElement, ch: 0, e: exchange.Element{Kind: exchange.End}})
+	rt := &Runtime{opts: Options{Now: time.Now}, gates: [][]*exchange.Gate{{exchange.NewGate(1, 2)}},
+		inboxes: [][]chan control{{make(chan control, 1)}}, dets: [][]*determinants{{nil}}, logs: [][]*inputLog{{l}},
+		metrics: [][]*Metrics{{NewMetrics()}}, cancels: [][]context.CancelCauseFunc{{nil}}, exited: map[SubtaskID]chan struct{}{}, finished: map[SubtaskID]bool{}, standbys: map[SubtaskID]*standby{}}
+	s := &subtask{rt: rt, v: v, ctx: context.Background(), gate: exchange.NewGate(1, 1), inbox: make(chan control, 1),
+		chanState: []chanState{active}, recv: []int64{0}, chanWM: []int64{MaxWatermark}, inWM: MaxWatermark,
+		tctx: Context{Metrics: NewMetrics()}}
+	st := &standby{s: s, exited: make(chan struct{})}
+	s.standby = st
+	rt.standbys[SubtaskID{}] = st
+	return rt, s, st
+}
+
+// A standby whose primary failed after it consumed the end of its input
+// (on the final checkpoint, which finished subtasks take on request)
+// takes the subtask's place when it applies that end: the subtask must
+// take the final checkpoint and wait for its release. It used to end
+// there like a standby whose primary runs on, and the job waited forever
+// for the final checkpoint of a subtask that had exited.
+func TestAStandbyPromotedAtTheEndOfItsInputTakesOver(t *testing.T) {
+	rt, s, st := standbyAtTheEnd(t)
+	st.promoted = true
+	delete(rt.standbys, SubtaskID{})
+	if err := s.runStandby(); err != nil {
+		t.Fatal(err)
+	}
+	if s.standby != nil {
+		t.Fatal("the promoted standby applied the end of its input and ended as a standby: the subtask exits without waiting for its release")
+	}
+	if s.inbox != rt.inboxes[0][0] || !rt.finished[SubtaskID{}] {
+		t.Fatal("the standby that took over does not read the subtask's inbox or is not marked finished")
+	}
+}
+
+// A standby that applies the end of its input while its primary runs on
+// ends, and is no standby any more: a later failure of the primary is not
+// handed to it (the subtask restarts instead).
+func TestAStandbyAtTheEndOfItsInputBeforeItsPrimaryFailsEnds(t *testing.T) {
+	rt, s, _ := standbyAtTheEnd(t)
+	if err := s.runStandby(); err != nil {
+		t.Fatal(err)
+	}
+	if s.standby == nil {
+		t.Fatal("a standby whose primary runs on took over")
+	}
+	if rt.takeover(SubtaskID{}, errors.New("injected")) {
+		t.Fatal("the primary's later failure was handed to a standby that ended")
 	}
 }
