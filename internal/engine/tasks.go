@@ -234,7 +234,10 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 			if e.cfg.ActiveStandby && len(pending) == 0 && ready == nil && rt != nil {
 				sb.start(actx) // a cluster's executor places standbys itself
 			}
-			if len(pending) > 0 && !time.Now().Before(restartAt) {
+			// A restart waits for the previous one: until its subtasks run
+			// again, a Stop of them (a later failure's cone) may have
+			// reached the incarnation that was ending, not the new one.
+			if len(pending) > 0 && ready == nil && !time.Now().Before(restartAt) {
 				if ready, err = e.restartTasks(actx, restarter, pending); err != nil {
 					return err
 				}
@@ -287,6 +290,10 @@ func (e *engine) restartTasks(ctx context.Context, r SubtaskRestarter, pending m
 		}
 		return a.Subtask - b.Subtask
 	})
+	// Stop them again: one stopped while an earlier restart brought it
+	// back runs a new incarnation the first Stop missed, and the restart
+	// would wait for it to stop. Failed and stopped subtasks are skipped.
+	r.Stop(ids)
 	return r.Restart(ctx, ids, m, len(e.report.Recoveries))
 }
 
