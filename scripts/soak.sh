@@ -16,9 +16,6 @@
 #   KEEP       a directory that keeps the log of every run that did not pass
 #   WEIR       a weir binary to use instead of building this checkout
 #
-# The oracle part also runs the schedules the test suite quarantines as
-# known failures (WEIR_KNOWN_FAILURES=1).
-#
 # A run passes when it exits 0 and its log has no panic; `weir run` cases use
 # --verify, so the output is also compared with a failure-free run under the
 # job's guarantee. A hang is a run still going after TIMEOUT seconds.
@@ -72,7 +69,7 @@ runcase() {
 oracle() {
   # Each top-level oracle test is one case; a test's schedules all pass or it fails.
   local log="$tmp/oracle.log"
-  WEIR_SCHEDULES=$schedules WEIR_KNOWN_FAILURES=1 timeout --signal=QUIT --kill-after=60 $((limit * 40)) \
+  WEIR_SCHEDULES=$schedules timeout --signal=QUIT --kill-after=60 $((limit * 40)) \
     go test -count=1 -timeout 0 -v -run 'TestOracle' ./weirtest/ >"$log" 2>&1
   local rc=$?
   local t

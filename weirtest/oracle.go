@@ -89,25 +89,35 @@ func Check[T comparable](t testing.TB, job Job[T], o Options[T]) Result {
 		if o.Guarantee != weir.ExactlyOnce && !o.Transactional {
 			got = NewPlainSink[T]()
 		}
-		rep, err := run(job, got, o, weir.WithName(fmt.Sprintf("seed-%d", seed)), weir.WithGuarantee(o.Guarantee),
+		var log jobLog
+		rep, err := runLogged(job, got, o, &log, weir.WithName(fmt.Sprintf("seed-%d", seed)), weir.WithGuarantee(o.Guarantee),
 			weir.WithCheckpoints(o.Checkpoints), weir.WithInjectedFailures(o.Failures, seed),
 			weir.WithRestartStrategy("fixed-delay", 100, time.Millisecond, 0, 0))
 		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
+			t.Fatalf("seed %d: %v\n%s", seed, err, log.tail())
 		}
 		res.Runs++
 		res.Injected += rep.Injected
 		res.Recoveries += len(rep.Recoveries)
 		res.Completed += rep.Completed
 		if err := compare(want, got.Visible(), rep, o); err != nil {
-			t.Fatalf("seed %d (%s, %d failures injected, recoveries %+v): %v", seed, o.Guarantee, rep.Injected, rep.Recoveries, err)
+			t.Fatalf("seed %d (%s, %d failures injected, recoveries %+v): %v\n%s", seed, o.Guarantee, rep.Injected, rep.Recoveries, err, log.tail())
 		}
 	}
 	return res
 }
 
 func run[T comparable](job Job[T], sink *Sink[T], o Options[T], extra ...weir.Option) (*weir.Report, error) {
-	opts := append([]weir.Option{weir.WithParallelism(o.Parallelism)}, o.Options...)
+	return runLogged(job, sink, o, nil, extra...)
+}
+
+// runLogged is run; the job's log goes to log unless o.Options set one.
+func runLogged[T comparable](job Job[T], sink *Sink[T], o Options[T], log *jobLog, extra ...weir.Option) (*weir.Report, error) {
+	opts := []weir.Option{weir.WithParallelism(o.Parallelism)}
+	if log != nil {
+		opts = append(opts, log.option())
+	}
+	opts = append(opts, o.Options...)
 	w := NewWatchdog(o.StallBound)
 	p := weir.NewPipeline(append(append(opts, extra...), w.Option())...)
 	job(p, sink)

@@ -70,6 +70,17 @@ func (c *Coordinator) Decline(id ID, task TaskID, cause string) []Action {
 	return c.abort(nil, p, Abort{ID: id, Reason: ReasonDeclined, Task: task, Detail: cause})
 }
 
+// NotReady reports that task cannot take part in checkpoint id yet, for
+// cause: as Decline, but the abort (ReasonNotReady) does not count as a
+// failure.
+func (c *Coordinator) NotReady(id ID, task TaskID, cause string) []Action {
+	p := c.find(id)
+	if p == nil || p.stats.Status != StatusPending || !c.tasks[task] {
+		return nil
+	}
+	return c.abort(nil, p, Abort{ID: id, Reason: ReasonNotReady, Task: task, Detail: cause})
+}
+
 // Stored reports that the metadata of checkpoint id, requested by Persist,
 // is durably written. The checkpoint completes: Stored returns Complete,
 // resets the count of consecutive failures and aborts older pending

@@ -119,7 +119,7 @@ func (a Abort) String() string {
 
 func (a Abort) cause() string {
 	switch a.Reason {
-	case ReasonDeclined:
+	case ReasonDeclined, ReasonNotReady:
 		return fmt.Sprintf("%s by %v: %s", a.Reason, a.Task, a.Detail)
 	case ReasonStoreFailed:
 		return fmt.Sprintf("%s: %s", a.Reason, a.Detail)
@@ -173,11 +173,16 @@ const (
 	// ReasonSubsumed: a newer checkpoint completed first, so this one is no
 	// longer needed. Not a failure.
 	ReasonSubsumed
+	// ReasonNotReady: a task could not take part yet (Abort.Task,
+	// Abort.Detail), as a subtask restarted alone that has not caught up
+	// with its previous incarnation's output. Not a failure: a later
+	// checkpoint succeeds once it caught up.
+	ReasonNotReady
 )
 
 // CountsAsFailure reports whether an abort for r moves the job towards
-// FailJob. Job failures and subsumption say nothing about the health of
-// checkpointing, so only the other reasons count.
+// FailJob. Job failures, subsumption and tasks not ready yet say nothing
+// about the health of checkpointing, so only the other reasons count.
 func (r Reason) CountsAsFailure() bool {
 	return r == ReasonTimeout || r == ReasonDeclined || r == ReasonStoreFailed
 }
@@ -194,6 +199,8 @@ func (r Reason) String() string {
 		return "job failure"
 	case ReasonSubsumed:
 		return "subsumed"
+	case ReasonNotReady:
+		return "not ready"
 	}
 	return fmt.Sprintf("Reason(%d)", int(r))
 }

@@ -36,6 +36,7 @@ var rewrite = flag.Bool("rewrite", false, "rewrite testdata/*.txt with the actua
 //	ack id= task= [handle=]       prints the AckResult, then the actions; handle defaults to h<id>
 //	ack-all id= [except=V.S,...]  every task acks in order; prints only the actions
 //	decline id= task= [reason=]
+//	not-ready id= task= [reason=]
 //	stored id=
 //	store-failed id= [err=]
 //	fail-job                      JobFailed
@@ -174,6 +175,8 @@ func (s *script) run(line string) (result string, err error) {
 		}
 	case "decline":
 		print(s.c.Decline(p.id("id"), p.task("task"), p.str("reason", "declined")))
+	case "not-ready":
+		print(s.c.NotReady(p.id("id"), p.task("task"), p.str("reason", "not ready")))
 	case "stored":
 		print(s.c.Stored(p.id("id")))
 	case "store-failed":

@@ -367,6 +367,9 @@ func (x *remoteExecutor) onMessage(w *workerConn, m *pb.WorkerMessage) {
 			Alignment: time.Duration(s.AlignmentNs), Sync: time.Duration(s.SyncNs)}}
 		if s.Error != "" {
 			snap.Err = errors.New(s.Error)
+			if s.NotReady {
+				snap.Err = notReadyError{snap.Err}
+			}
 		} else if err := json.Unmarshal(s.Handle, &snap.Handle); err != nil {
 			snap.Err = fmt.Errorf("worker %s sent a bad state handle: %w", w.id, err)
 		}
@@ -542,3 +545,10 @@ func (x *remoteExecutor) Abort(id int64) {
 func (x *remoteExecutor) Release() { x.broadcast(&pb.Command{Kind: pb.Command_RELEASE}) }
 
 var _ engine.Executor = (*remoteExecutor)(nil)
+
+// notReadyError is a worker's snapshot error that declines a checkpoint
+// without counting as a failure (task.ErrCatchingUp on the worker).
+type notReadyError struct{ error }
+
+func (e notReadyError) Is(target error) bool { return target == task.ErrCatchingUp }
+func (e notReadyError) Unwrap() error        { return e.error }

@@ -293,7 +293,7 @@ func snapshotDone(key string, s engine.Snapshot) *pb.SnapshotDone {
 	out := &pb.SnapshotDone{Key: key, Checkpoint: r.Checkpoint, Subtask: ref(r.Subtask),
 		AlignmentNs: int64(r.Alignment), SyncNs: int64(r.Sync)}
 	if s.Err != nil {
-		out.Error = s.Err.Error()
+		out.Error, out.NotReady = s.Err.Error(), errors.Is(s.Err, task.ErrCatchingUp)
 		return out
 	}
 	out.Handle, _ = json.Marshal(s.Handle)

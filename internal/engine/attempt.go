@@ -276,6 +276,10 @@ func (a *attemptState) onSnapshot(ev Snapshot) {
 			// its checkpoints in flight end with it, failing nothing.
 			return
 		}
+		if errors.Is(ev.Err, task.ErrCatchingUp) {
+			a.act(a.coord.NotReady(id, tid, ev.Err.Error()))
+			return
+		}
 		a.act(a.coord.Decline(id, tid, ev.Err.Error()))
 		return
 	}

@@ -83,7 +83,7 @@ func (r *Runtime) InputsFrom(from SubtaskID) []LocalInput {
 	return out
 }
 
-// catchUpFrom returns what a source subtask that a lost process ran had
+// catchUpFrom returns what a subtask that a lost process ran had
 // delivered on each output channel (per writer, per channel), from the
 // receivers' counts (Options.Delivered).
 func (r *Runtime) catchUpFrom(id SubtaskID) [][]int64 {
@@ -108,8 +108,8 @@ func (r *Runtime) catchUpFrom(id SubtaskID) [][]int64 {
 
 // rejoin starts the local subtasks as restarted incarnations
 // (Options.Rejoin): they restore the checkpoint, ask their senders for
-// replays, and sources catch up with what their lost incarnation had
-// delivered before they send a barrier. A subtask whose output depends
+// replays, and catch up with what their lost incarnation had delivered
+// before they take a snapshot. A subtask whose output depends
 // on a logged consumption order of merged inputs cannot rejoin: that log
 // was lost with its process. It returns once they started;
 // Rejoined is closed once they asked for their replays.
@@ -129,9 +129,7 @@ func (r *Runtime) rejoin(ctx context.Context) {
 			exited := make(chan struct{})
 			close(exited)
 			r.exited[id] = exited
-			if v.Head().Kind == plan.Source {
-				r.lastSent[id] = r.catchUpFrom(id)
-			}
+			r.lastSent[id] = r.catchUpFrom(id)
 			if g := r.gates[v.ID][i]; g != nil {
 				// As a failed subtask's gate does until its restart asks
 				// for replays: senders must not wait for the state to load.

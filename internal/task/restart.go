@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-
-	"github.com/weir-stream/weir/internal/plan"
 )
 
 // This file is the runtime's side of fine-grained failover
@@ -137,6 +135,10 @@ func (r *Runtime) restart(ctx context.Context, ids []SubtaskID, state map[Subtas
 			l.restart(restored)
 		}
 	}
+	restarting := make(map[SubtaskID]bool, len(subs))
+	for _, p := range subs {
+		restarting[p.id()] = true
+	}
 	var pending sync.WaitGroup
 	pending.Add(len(subs))
 	for i, p := range subs {
@@ -147,11 +149,9 @@ func (r *Runtime) restart(ctx context.Context, ids []SubtaskID, state map[Subtas
 		s.state, s.hasState = state[id]
 		s.fresh, s.countsFromState = true, true
 		s.resetCursors = r.cursors[id.Vertex][id.Subtask] != nil
-		if s.source != nil || r.plan.Vertices[id.Vertex].Head().Kind == plan.Source {
-			r.mu.Lock()
-			s.catchUp = r.lastSent[id]
-			r.mu.Unlock()
-		}
+		r.mu.Lock()
+		s.catchUp = r.catchUpTarget(p.v, p.index, r.lastSent[id], restarting)
+		r.mu.Unlock()
 		s.tctx.Attempt, s.tctx.Restored = attempt, restored
 		if rejoin {
 			r.restoring.Add(1) // Restored tells when a rejoined runtime decoded its state

@@ -2,6 +2,7 @@ package task
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -31,6 +32,13 @@ type frozen struct {
 func (s *subtask) freeze(id int64, aligned time.Duration, forward, priority bool) *frozen {
 	s.lastCheckpoint = id
 	s.aborted = slices.DeleteFunc(s.aborted, func(a int64) bool { return a <= id })
+	if err := s.notCaughtUp(); err != nil {
+		if errors.Is(err, ErrNotDeterministic) {
+			Fail(err)
+		}
+		s.report(SnapshotResult{Checkpoint: id, Err: err})
+		return nil
+	}
 	start := s.rt.opts.Now()
 	f := &frozen{id: id, aligned: aligned}
 	if s.source != nil {

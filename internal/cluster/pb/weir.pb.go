@@ -1348,10 +1348,14 @@ type SnapshotDone struct {
 	// error is set when the snapshot could not be taken or stored.
 	Error string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
 	// handle locates the stored state (JSON of the store's handle).
-	Handle        []byte          `protobuf:"bytes,5,opt,name=handle,proto3" json:"handle,omitempty"`
-	AlignmentNs   int64           `protobuf:"varint,6,opt,name=alignment_ns,json=alignmentNs,proto3" json:"alignment_ns,omitempty"`
-	SyncNs        int64           `protobuf:"varint,7,opt,name=sync_ns,json=syncNs,proto3" json:"sync_ns,omitempty"`
-	Channels      []*ChannelCount `protobuf:"bytes,8,rep,name=channels,proto3" json:"channels,omitempty"`
+	Handle      []byte          `protobuf:"bytes,5,opt,name=handle,proto3" json:"handle,omitempty"`
+	AlignmentNs int64           `protobuf:"varint,6,opt,name=alignment_ns,json=alignmentNs,proto3" json:"alignment_ns,omitempty"`
+	SyncNs      int64           `protobuf:"varint,7,opt,name=sync_ns,json=syncNs,proto3" json:"sync_ns,omitempty"`
+	Channels    []*ChannelCount `protobuf:"bytes,8,rep,name=channels,proto3" json:"channels,omitempty"`
+	// not_ready marks an error that declines the checkpoint without
+	// counting as a failure: a subtask restarted alone that has not caught
+	// up with its previous incarnation's output.
+	NotReady      bool `protobuf:"varint,9,opt,name=not_ready,json=notReady,proto3" json:"not_ready,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1440,6 +1444,13 @@ func (x *SnapshotDone) GetChannels() []*ChannelCount {
 		return x.Channels
 	}
 	return nil
+}
+
+func (x *SnapshotDone) GetNotReady() bool {
+	if x != nil {
+		return x.NotReady
+	}
+	return false
 }
 
 type SubtaskFinished struct {
@@ -2731,7 +2742,7 @@ const file_weir_proto_rawDesc = "" +
 	"\x04from\x18\x02 \x01(\x05R\x04from\x12\x0e\n" +
 	"\x02to\x18\x03 \x01(\x05R\x02to\x12\f\n" +
 	"\x01n\x18\x04 \x01(\x03R\x01n\x12\x16\n" +
-	"\x06sender\x18\x05 \x01(\bR\x06sender\"\x9c\x02\n" +
+	"\x06sender\x18\x05 \x01(\bR\x06sender\"\xb9\x02\n" +
 	"\fSnapshotDone\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x1e\n" +
 	"\n" +
@@ -2742,7 +2753,8 @@ const file_weir_proto_rawDesc = "" +
 	"\x06handle\x18\x05 \x01(\fR\x06handle\x12!\n" +
 	"\falignment_ns\x18\x06 \x01(\x03R\valignmentNs\x12\x17\n" +
 	"\async_ns\x18\a \x01(\x03R\x06syncNs\x129\n" +
-	"\bchannels\x18\b \x03(\v2\x1d.weir.cluster.v1.ChannelCountR\bchannels\"Z\n" +
+	"\bchannels\x18\b \x03(\v2\x1d.weir.cluster.v1.ChannelCountR\bchannels\x12\x1b\n" +
+	"\tnot_ready\x18\t \x01(\bR\bnotReady\"Z\n" +
 	"\x0fSubtaskFinished\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x125\n" +
 	"\asubtask\x18\x02 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\"\x9a\x01\n" +

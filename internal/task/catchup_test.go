@@ -1,0 +1,110 @@
+package task
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/plan"
+)
+
+// catchingUpSubtask returns a subtask (not a source) with a gate of two
+// aligned input channels and one output channel to subtask 0 of
+// "per-bucket", on which it has sent sent records of the want its
+// previous incarnation had, and the snapshots it reports.
+func catchingUpSubtask(sent, want int64) (*subtask, *[]SnapshotResult) {
+	var reports []SnapshotResult
+	s := alignSubtask(2)
+	s.rt.opts.OnSnapshot = func(r SnapshotResult) { reports = append(reports, r) }
+	target := &plan.Vertex{ID: 2, Parallelism: 1, Chain: []*plan.Node{{Name: "per-bucket"}}}
+	s.v = &plan.Vertex{ID: 1, Outputs: []*plan.PhysicalEdge{{Target: target, Partitioning: plan.Hash}}}
+	s.outs = []ChannelWriter{&sentWriter{sent: []int64{sent}}}
+	s.catchUp = [][]int64{{want}}
+	return s, &reports
+}
+
+// A subtask restarted alone whose receiver holds more of its previous
+// incarnation's output than it has regenerated must not take a snapshot:
+// the receiver's would reflect records its own does not, and the
+// checkpoint would not be a consistent cut. (Seen as "checkpoint 6 is not
+// consistent: on edge 1 from subtask 1 to 0 the sender had sent 12303
+// records before its snapshot but the receiver's snapshot reflects 26776":
+// a window restarted alone had consumed all its input again, but its
+// watermark lagged behind the one its previous incarnation fired on.) It
+// cannot wait at the barriers either, as what it still has to send may
+// come behind them, so it declines, forwards no barrier, and reads on.
+func TestARestartedSubtaskThatHasNotCaughtUpDeclinesTheCheckpoint(t *testing.T) {
+	s, reports := catchingUpSubtask(12303, 26776)
+	s.onBarrier(0, exchange.Element{Kind: exchange.Barrier, Checkpoint: 6}) // the sentWriter panics if a barrier is forwarded
+	s.onBarrier(1, exchange.Element{Kind: exchange.Barrier, Checkpoint: 6})
+	if len(*reports) != 1 {
+		t.Fatalf("got %d snapshot reports, want 1 decline", len(*reports))
+	}
+	err := (*reports)[0].Err
+	if !errors.Is(err, ErrCatchingUp) || !strings.Contains(err.Error(), `12303 of the 26776 records its previous incarnation sent to subtask 0 of "per-bucket"`) {
+		t.Fatalf("got %v, want a decline for catching up that says how far", err)
+	}
+	if s.align != nil {
+		t.Fatal("the declined checkpoint's alignment goes on")
+	}
+	for c, st := range s.gate.Status() {
+		if st.Blocked {
+			t.Fatalf("input channel %d stays blocked after the decline", c)
+		}
+	}
+	s.onBarrier(0, exchange.Element{Kind: exchange.Barrier, Checkpoint: 6}) // a late one of the declined checkpoint
+	if s.align != nil {
+		t.Fatal("a barrier of the declined checkpoint started an alignment")
+	}
+}
+
+// A restarted subtask that finished without sending what its previous
+// incarnation had did not regenerate its output: its replay was not
+// deterministic, and no restart alone can make the receiver's state
+// right, so it fails (the job falls back to a global rollback).
+func TestARestartedSubtaskThatFinishedBehindIsNotDeterministic(t *testing.T) {
+	s, _ := catchingUpSubtask(100, 120)
+	s.finished = true
+	err := failed(func() { s.takeSnapshot(7, 0, true) })
+	if !errors.Is(err, ErrNotDeterministic) {
+		t.Fatalf("got %v, want ErrNotDeterministic", err)
+	}
+}
+
+// What a restarted subtask must catch up with excludes the channels to
+// receivers restarted with it: they restore the checkpoint's counts too.
+func TestCatchUpExcludesReceiversRestartedWithTheSubtask(t *testing.T) {
+	sink := &plan.Vertex{ID: 2, Parallelism: 2}
+	fwd := &plan.Vertex{ID: 3, Parallelism: 2}
+	v := &plan.Vertex{ID: 1, Outputs: []*plan.PhysicalEdge{{Target: sink, Partitioning: plan.Hash}, {Target: fwd, Partitioning: plan.Forward}}}
+	r := &Runtime{}
+	sent := [][]int64{{50, 60}, {70}}
+	got := r.catchUpTarget(v, 1, sent, map[SubtaskID]bool{{1, 1}: true, {2, 0}: true})
+	if want := [][]int64{{0, 60}, {70}}; !equalCounts(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if got := r.catchUpTarget(v, 1, sent, map[SubtaskID]bool{{2, 0}: true, {2, 1}: true, {3, 1}: true}); got != nil {
+		t.Fatalf("with every receiver restarting: got %v, want nothing to catch up", got)
+	}
+	if want := [][]int64{{50, 60}, {0}}; !equalCounts(r.catchUpTarget(v, 1, sent, map[SubtaskID]bool{{3, 1}: true}), want) {
+		t.Fatalf("a forward receiver restarting: got %v, want %v", r.catchUpTarget(v, 1, sent, map[SubtaskID]bool{{3, 1}: true}), want)
+	}
+}
+
+func equalCounts(a, b [][]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if len(a[i]) != len(b[i]) {
+			return false
+		}
+		for j := range a[i] {
+			if a[i][j] != b[i][j] {
+				return false
+			}
+		}
+	}
+	return true
+}
