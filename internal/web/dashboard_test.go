@@ -3,11 +3,15 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,21 +66,33 @@ func dashboardPrerequisites() []string {
 // and has headless Chromium check that the dashboard draws its tasks, its
 // throughput and the failure. It needs Chromium, node and the npm packages
 // of uitest; it fails, rather than skips, without them.
+//
+// The job runs until the browser is done, however long Chromium takes to
+// start on a loaded machine: a job that ended first would leave every
+// throughput at 0 for the page to see. The browser's checks wait for what
+// the page shows, bounded only by a hang guard of minutes; a check that
+// runs out of it fails with what it waited for, what the page showed, the
+// job's log and the goroutines of the job.
 func TestDashboardInABrowser(t *testing.T) {
 	if missing := dashboardPrerequisites(); len(missing) > 0 {
 		t.Fatalf("the browser test needs:\n  %s", strings.Join(missing, "\n  "))
 	}
-	const (
-		rate  = 2_000  // records per second
-		count = 20_000 // ten seconds; the test cancels the job once the browser is done
-	)
+	const rate = 2_000 // records per second
+	var logMu sync.Mutex
+	var jobLog strings.Builder
 	base := time.Now().UnixMilli()
 	p := weir.NewPipeline(weir.WithName("dashboard"), weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce),
 		weir.WithLatencyTracking(100*time.Millisecond),
 		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 100 * time.Millisecond}),
 		weir.WithInjectedFailures(1, 7), weir.WithFailureWindow(time.Second),
-		weir.WithRestartStrategy("fixed-delay", 10, 50*time.Millisecond, 0, 0))
-	src := weir.FromSource(p, "numbers", generator.Sequence(0, count, generator.WithRate(rate)),
+		weir.WithRestartStrategy("fixed-delay", 10, 50*time.Millisecond, 0, 0),
+		weir.WithLog(func(line string) {
+			logMu.Lock()
+			defer logMu.Unlock()
+			fmt.Fprintf(&jobLog, "%s %s\n", time.Now().Format("15:04:05.000"), line)
+		}))
+	// Unbounded: the test cancels the job once the browser is done.
+	src := weir.FromSource(p, "numbers", generator.Sequence(0, math.MaxInt64, generator.WithRate(rate)),
 		weir.WithTimestamps(func(v int64) int64 { return base + v*1000/rate }, 200*time.Millisecond))
 	even := weir.Filter(src, func(v int64) bool { return v%2 == 0 })
 	pass := func(name string, in weir.Stream[int64]) weir.Stream[int64] {
@@ -101,10 +117,8 @@ func TestDashboardInABrowser(t *testing.T) {
 	defer stop()
 
 	shot := filepath.Join(t.TempDir(), "dashboard.png")
-	cctx, ccancel := context.WithTimeout(ctx, 90*time.Second)
-	defer ccancel()
-	cmd := exec.CommandContext(cctx, "node", filepath.Join("uitest", "check.mjs"), url+"/", strconv.Itoa(tasks), "1", shot)
-	out, err := cmd.CombinedOutput()
+	guard := browserHangGuard(t)
+	out, err := runCheck(guard, url+"/", strconv.Itoa(tasks), "1", shot)
 	t.Logf("check.mjs:\n%s", out)
 	if err != nil {
 		// t.TempDir goes away with the test: keep the screenshot of the failure.
@@ -112,7 +126,11 @@ func TestDashboardInABrowser(t *testing.T) {
 		if png, rerr := os.ReadFile(shot); rerr == nil && os.WriteFile(kept, png, 0o644) == nil {
 			shot = kept
 		}
-		t.Errorf("the dashboard check failed (%v); screenshot: %s", err, shot)
+		logMu.Lock()
+		log := jobLog.String()
+		logMu.Unlock()
+		t.Errorf("the dashboard check failed (%v); screenshot: %s\njob state: %s\njob log:\n%s\ngoroutines:\n%s",
+			err, shot, p.Status().State, log, goroutines())
 	}
 
 	cancel()
@@ -132,4 +150,45 @@ func TestDashboardInABrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// browserHangGuard is how long check.mjs may take in all before it gives
+// up: five minutes, far more than a loaded machine needs, or less if go
+// test's -timeout would end the test first, so that the test fails with
+// check.mjs's account of what it waited for rather than go test's panic
+// (it leaves runCheck's minute and another to spare).
+func browserHangGuard(t *testing.T) time.Duration {
+	guard := 5 * time.Minute
+	if dl, ok := t.Deadline(); ok {
+		if left := time.Until(dl) - 2*time.Minute; left < guard {
+			guard = max(left, time.Second)
+		}
+	}
+	return guard
+}
+
+// runCheck runs uitest/check.mjs with args and the hang guard and returns
+// its output. check.mjs stops itself at the guard; if it has not exited a
+// minute later, runCheck kills it and says so (its Chromium, which reads
+// its commands from a pipe of node's, exits when that pipe closes).
+func runCheck(guard time.Duration, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), guard+time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", append([]string{filepath.Join("uitest", "check.mjs")}, args...)...)
+	cmd.Env = append(os.Environ(), "CHECK_TIMEOUT_MS="+strconv.FormatInt(guard.Milliseconds(), 10))
+	cmd.WaitDelay = 10 * time.Second // once killed, for its output pipes
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		err = fmt.Errorf("check.mjs did not stop by its own hang guard of %v and was killed a minute later: %w", guard, err)
+	}
+	return out, err
+}
+
+// goroutines returns the stacks of every goroutine, with what each waits on.
+func goroutines() string {
+	var b strings.Builder
+	if err := pprof.Lookup("goroutine").WriteTo(&b, 2); err != nil {
+		return "no stacks: " + err.Error()
+	}
+	return b.String()
 }
