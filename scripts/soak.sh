@@ -11,6 +11,8 @@
 # Env:
 #   SCHEDULES  oracle schedules per case (WEIR_SCHEDULES, default 200)
 #   SEEDS      seeds per `weir run` case and runs per cluster case (default 50)
+#   FIRST      the first schedule and seed (default 1), so that a soak can
+#              run in parts: SEEDS=10 FIRST=11 goes on after SEEDS=10
 #   TIMEOUT    seconds a `weir run` may take before it counts as a hang and
 #              gets SIGQUIT for a goroutine dump (default 300)
 #   KEEP       a directory that keeps the log of every run that did not pass
@@ -22,7 +24,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 parts=${1:-oracle run cluster coordinators}
-schedules=${SCHEDULES:-200}; seeds=${SEEDS:-50}; limit=${TIMEOUT:-300}
+schedules=${SCHEDULES:-200}; seeds=${SEEDS:-50}; limit=${TIMEOUT:-300}; first=${FIRST:-1}
+last=$((first + seeds - 1))
 tmp=$(mktemp -d)
 pids=()
 cleanup() { [ ${#pids[@]} -gt 0 ] && kill -9 "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
@@ -69,7 +72,7 @@ runcase() {
 oracle() {
   # Each top-level oracle test is one case; a test's schedules all pass or it fails.
   local log="$tmp/oracle.log"
-  WEIR_SCHEDULES=$schedules timeout --signal=QUIT --kill-after=60 $((limit * 40)) \
+  WEIR_SCHEDULES=$schedules WEIR_FIRST_SCHEDULE=$first timeout --signal=QUIT --kill-after=60 $((limit * 40)) \
     go test -count=1 -timeout 0 -v -run 'TestOracle' ./weirtest/ >"$log" 2>&1
   local rc=$?
   local t
@@ -82,7 +85,7 @@ oracle() {
 
 run() {
   local s ft="--guarantee exactly-once --failover fine-grained"
-  for s in $(seq 1 "$seeds"); do
+  for s in $(seq "$first" "$last"); do
     runcase "keycount fine-grained" "$s" keycount --events 3000000 --keys 3000 --seed 13 -p 4 $ft \
       --checkpoint-interval 200ms --inject-failures 3
     runcase "keycount active-standby" "$s" keycount --events 1500000 --rate 1000000 --keys 1000 -p 2 $ft \
@@ -168,7 +171,7 @@ cluster_run() {
 
 cluster() {
   local s
-  for s in $(seq 1 "$seeds"); do
+  for s in $(seq "$first" "$last"); do
     cluster_run "cluster kill global" "$s" global
     cluster_run "cluster kill fine-grained" "$s" fine-grained
   done
@@ -179,7 +182,7 @@ cluster() {
 # is exact and that the deposed one committed nothing.
 coordinators() {
   local s log
-  for s in $(seq 1 "$seeds"); do
+  for s in $(seq "$first" "$last"); do
     log="$tmp/coordinators-$s.log"
     timeout --signal=QUIT --kill-after=20 "$limit" \
       go test -count=1 -run 'TestClusterASupersededCoordinatorCommitsNothing' ./cli/ >"$log" 2>&1

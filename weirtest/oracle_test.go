@@ -39,9 +39,13 @@ func seeds(n int) []uint64 {
 	if s, err := strconv.Atoi(os.Getenv("WEIR_SCHEDULES")); err == nil && s > 0 {
 		n = s
 	}
+	first := uint64(1)
+	if f, err := strconv.ParseUint(os.Getenv("WEIR_FIRST_SCHEDULE"), 10, 64); err == nil && f > 0 {
+		first = f // a soak run in parts goes on where the last one stopped
+	}
 	out := make([]uint64, n)
 	for i := range out {
-		out[i] = uint64(i + 1)
+		out[i] = first + uint64(i)
 	}
 	return out
 }
