@@ -15,8 +15,8 @@ import (
 
 	weirapi "github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/cli"
+	"github.com/weir-stream/weir/cli/jobs"
 	"github.com/weir-stream/weir/connectors/format"
-	"github.com/weir-stream/weir/internal/jobs"
 	"github.com/weir-stream/weir/internal/testenv"
 )
 

@@ -16,7 +16,7 @@ import (
 
 	weirapi "github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/cli"
-	"github.com/weir-stream/weir/internal/jobs"
+	"github.com/weir-stream/weir/cli/jobs"
 	"github.com/weir-stream/weir/internal/testenv"
 )
 

@@ -13,11 +13,11 @@ import (
 
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/cli"
+	"github.com/weir-stream/weir/cli/jobs"
 	"github.com/weir-stream/weir/internal/cluster"
 	"github.com/weir-stream/weir/internal/cluster/pb"
 	"github.com/weir-stream/weir/internal/engine"
 	"github.com/weir-stream/weir/internal/hook"
-	"github.com/weir-stream/weir/internal/jobs"
 	"github.com/weir-stream/weir/internal/store"
 )
 
