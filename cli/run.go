@@ -16,8 +16,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli/internal/web"
 	"github.com/weir-stream/weir/connector"
-	"github.com/weir-stream/weir/internal/web"
 )
 
 // runFlags are the flags every job shares.
