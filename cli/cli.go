@@ -1,5 +1,5 @@
 // Package cli is weir's command line. A program that registers its own jobs
-// with weir.RegisterJob calls Main to get the weir command with those jobs:
+// with RegisterJob calls Main to get the weir command with those jobs:
 //
 //	func main() { cli.Main() }
 //

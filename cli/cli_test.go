@@ -12,7 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/weir-stream/weir/cli"
-	_ "github.com/weir-stream/weir/internal/jobs"
+	_ "github.com/weir-stream/weir/cli/jobs"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	weirapi "github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli"
 )
 
 // Split brain: while a coordinator runs a job, a second coordinator is
@@ -38,7 +39,7 @@ func TestClusterASupersededCoordinatorCommitsNothing(t *testing.T) {
 		b.startWorker(id)
 	}
 	b.coord.waitFor(`job keycount-1 finished`)
-	if err := weirapi.VerifyLines(weirapi.ExactlyOnce, ref, lines(t, out)); err != nil {
+	if err := cli.VerifyLines(weirapi.ExactlyOnce, ref, lines(t, out)); err != nil {
 		t.Fatalf("the output is not the failure-free output: %v\nfirst coordinator:\n%s\nsecond coordinator:\n%s", err, a.coord.output(), b.coord.output())
 	}
 	if s := a.coord.output(); strings.Contains(s, "job keycount-1 finished") || strings.Contains(s, "job keycount-1 failed") {

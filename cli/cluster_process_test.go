@@ -16,6 +16,7 @@ import (
 	"time"
 
 	weirapi "github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli"
 	"github.com/weir-stream/weir/internal/testenv"
 )
 
@@ -223,7 +224,7 @@ func (c *testCluster) check(client *proc, out string, ref []string) {
 	if err := client.wait(); err != nil {
 		c.t.Fatalf("the job did not finish: %v\nclient:\n%s\ncoordinator:\n%s", err, client.output(), c.coord.output())
 	}
-	if err := weirapi.VerifyLines(weirapi.ExactlyOnce, ref, lines(c.t, out)); err != nil {
+	if err := cli.VerifyLines(weirapi.ExactlyOnce, ref, lines(c.t, out)); err != nil {
 		c.t.Fatalf("cluster output is not the failure-free output: %v\ncoordinator:\n%s", err, c.coord.output())
 	}
 }

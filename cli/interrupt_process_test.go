@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	weirapi "github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli"
 )
 
 // interruptAfter runs weir with args, sends it SIGINT (as Ctrl-C does)
@@ -69,7 +70,7 @@ func TestCtrlCExits130AndNamesTheCheckpointToResumeFrom(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resumed run: %v\n%s", err, res)
 	}
-	if err := weirapi.VerifyLines(weirapi.ExactlyOnce, lines(t, ref), lines(t, out)); err != nil {
+	if err := cli.VerifyLines(weirapi.ExactlyOnce, lines(t, ref), lines(t, out)); err != nil {
 		t.Fatalf("output after Ctrl-C and resume is not exactly-once: %v\n%s", err, res)
 	}
 

@@ -14,8 +14,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	weirapi "github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli"
+	"github.com/weir-stream/weir/cli/jobs"
 	"github.com/weir-stream/weir/connectors/format"
-	"github.com/weir-stream/weir/internal/jobs"
 	"github.com/weir-stream/weir/internal/testenv"
 )
 
@@ -160,7 +161,7 @@ func TestNATSExactlyOnceThroughSIGKILL(t *testing.T) {
 	if !strings.Contains(string(res), "restoring checkpoint") {
 		t.Fatalf("no restore reported:\n%s", res)
 	}
-	if err := weirapi.VerifyLines(weirapi.ExactlyOnce, want, streamRows(t, js, out)); err != nil {
+	if err := cli.VerifyLines(weirapi.ExactlyOnce, want, streamRows(t, js, out)); err != nil {
 		t.Fatalf("output stream after %d kills and restores is not exactly-once: %v", kills, err)
 	}
 	t.Logf("%d kills, rows published after each: %v, %d in the end", kills, seen, len(want))
@@ -245,7 +246,7 @@ func TestNATSJobAvroAndBadOptions(t *testing.T) {
 		b, _ := json.Marshal(k)
 		got = append(got, string(b))
 	}
-	if err := weirapi.VerifyLines(weirapi.ExactlyOnce, lines(t, ref), got); err != nil {
+	if err := cli.VerifyLines(weirapi.ExactlyOnce, lines(t, ref), got); err != nil {
 		t.Fatalf("Avro output differs from keycount's: %v", err)
 	}
 }

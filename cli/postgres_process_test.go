@@ -15,7 +15,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	weirapi "github.com/weir-stream/weir"
-	"github.com/weir-stream/weir/internal/jobs"
+	"github.com/weir-stream/weir/cli"
+	"github.com/weir-stream/weir/cli/jobs"
 	"github.com/weir-stream/weir/internal/testenv"
 )
 
@@ -130,7 +131,7 @@ func testPostgresThroughKills(t *testing.T, mode string) {
 	if !strings.Contains(string(res), "restoring checkpoint") {
 		t.Fatalf("no restore reported:\n%s", res)
 	}
-	if err := weirapi.VerifyLines(weirapi.ExactlyOnce, want, keyCountRows(t, url, table)); err != nil {
+	if err := cli.VerifyLines(weirapi.ExactlyOnce, want, keyCountRows(t, url, table)); err != nil {
 		t.Fatalf("table after %d kills and restores is not exactly-once: %v", kills, err)
 	}
 	var prepared int

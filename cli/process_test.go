@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	weirapi "github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli"
 	"github.com/weir-stream/weir/connectors/file"
 )
 
@@ -159,7 +160,7 @@ func testRestoreAfterKill(t *testing.T, corrupt bool) {
 	if !strings.Contains(string(res), "restoring checkpoint") {
 		t.Fatalf("no restore reported:\n%s", res)
 	}
-	if err := weirapi.VerifyLines(weirapi.ExactlyOnce, lines(t, ref), lines(t, out)); err != nil {
+	if err := cli.VerifyLines(weirapi.ExactlyOnce, lines(t, ref), lines(t, out)); err != nil {
 		t.Fatalf("output after kill and restore is not exactly-once: %v\n%s", err, res)
 	}
 }

@@ -23,7 +23,7 @@ type program struct {
 
 func (program) Jobs() []string {
 	var names []string
-	for _, j := range weir.Jobs() {
+	for _, j := range Jobs() {
 		names = append(names, j.Name)
 	}
 	return names
@@ -32,7 +32,7 @@ func (program) Jobs() []string {
 // Open parses a job's command-line arguments as `weir run JOB` does and
 // builds its pipeline, named name.
 func (pr program) Open(_ context.Context, job, name string, args []string) (cluster.Pipeline, error) {
-	j, ok := weir.LookupJob(job)
+	j, ok := LookupJob(job)
 	if !ok {
 		return nil, fmt.Errorf("unknown job %q; available jobs: %s", job, jobNames())
 	}
@@ -64,7 +64,7 @@ func (pr program) Open(_ context.Context, job, name string, args []string) (clus
 	}
 	logf := func(line string) { fmt.Fprintf(pr.stderr, "weir: job %s: %s\n", name, line) }
 	p := weir.NewPipeline(append(append(base, weir.WithName(name), weir.WithLog(logf)), ftOpts...)...)
-	cfg := weir.JobConfig{Output: f.output, Stdout: pr.stdout, OnMalformed: policy}
+	cfg := JobConfig{Output: f.output, Stdout: pr.stdout, OnMalformed: policy}
 	if err := build(p, cfg); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	weirapi "github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli"
 )
 
 // A restore whose key-group count, pipeline or job settings differ from
@@ -51,7 +52,7 @@ func TestRestoreRefusesAChangedLayoutOrSettingNamingIt(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("restore with the checkpoint's settings: exit %d\n%s", code, stderr)
 	}
-	if err := weirapi.VerifyLines(weirapi.ExactlyOnce, lines(t, ref), lines(t, out)); err != nil {
+	if err := cli.VerifyLines(weirapi.ExactlyOnce, lines(t, ref), lines(t, out)); err != nil {
 		t.Fatalf("output after the refused restores is not exactly-once: %v\n%s", err, stderr)
 	}
 }
@@ -104,7 +105,7 @@ func TestRestoreRefusesACheckpointOfAnotherRun(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "is the final checkpoint of run") {
 		t.Fatalf("restore of a finished run's final checkpoint: exit %d\n%s", code, stderr)
 	}
-	if err := weirapi.VerifyLines(weirapi.ExactlyOnce, want, lines(t, out)); err != nil {
+	if err := cli.VerifyLines(weirapi.ExactlyOnce, want, lines(t, out)); err != nil {
 		t.Fatalf("output after restoring the final checkpoint: %v", err)
 	}
 }
@@ -141,7 +142,7 @@ func TestRestoreFallsBackFromAFlippedByteInAStateBlob(t *testing.T) {
 		!strings.Contains(stderr, "instead") {
 		t.Fatalf("restore with a flipped byte in checkpoint %s: exit %d, want a fallback that says why\n%s", id, code, stderr)
 	}
-	if err := weirapi.VerifyLines(weirapi.ExactlyOnce, lines(t, ref), lines(t, out)); err != nil {
+	if err := cli.VerifyLines(weirapi.ExactlyOnce, lines(t, ref), lines(t, out)); err != nil {
 		t.Fatalf("output after the fallback is not exactly-once: %v\n%s", err, stderr)
 	}
 }

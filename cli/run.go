@@ -16,8 +16,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli/internal/web"
 	"github.com/weir-stream/weir/connector"
-	"github.com/weir-stream/weir/internal/web"
 )
 
 // runFlags are the flags every job shares.
@@ -55,7 +55,7 @@ flags; see weir run JOB --help.`,
 			return usagef("unknown job %q; available jobs: %s", args[0], jobNames())
 		},
 	}
-	for _, j := range weir.Jobs() {
+	for _, j := range Jobs() {
 		run.AddCommand(jobCommand(j, stdout, stderr))
 	}
 	return run
@@ -63,7 +63,7 @@ flags; see weir run JOB --help.`,
 
 func jobNames() string {
 	var names []string
-	for _, j := range weir.Jobs() {
+	for _, j := range Jobs() {
 		names = append(names, j.Name)
 	}
 	if len(names) == 0 {
@@ -72,7 +72,7 @@ func jobNames() string {
 	return strings.Join(names, ", ")
 }
 
-func jobCommand(j weir.Job, stdout, stderr io.Writer) *cobra.Command {
+func jobCommand(j Job, stdout, stderr io.Writer) *cobra.Command {
 	f := &runFlags{}
 	cmd := &cobra.Command{
 		Use:   j.Name + " [flags]",
@@ -91,7 +91,7 @@ func jobCommand(j weir.Job, stdout, stderr io.Writer) *cobra.Command {
 
 // defineJob declares j's own flags and then the shared ones on fs, and
 // returns j's builder.
-func (f *runFlags) defineJob(j weir.Job, fs *pflag.FlagSet) weir.Builder {
+func (f *runFlags) defineJob(j Job, fs *pflag.FlagSet) Builder {
 	build := j.Flags(fs)
 	fs.VisitAll(func(fl *pflag.Flag) { f.jobFlags = append(f.jobFlags, fl) })
 	f.define(fs)
@@ -99,10 +99,10 @@ func (f *runFlags) defineJob(j weir.Job, fs *pflag.FlagSet) weir.Builder {
 }
 
 // recordSettings records the job's flags in p's checkpoints, except those
-// the job marked as changeable on restore (weir.MayChangeOnRestore).
+// the job marked as changeable on restore (MayChangeOnRestore).
 func (f *runFlags) recordSettings(p *weir.Pipeline) {
 	for _, fl := range f.jobFlags {
-		if !weir.ChangeableOnRestore(fl) {
+		if !ChangeableOnRestore(fl) {
 			p.RecordSetting("--"+fl.Name, fl.Value.String())
 		}
 	}
@@ -151,7 +151,7 @@ func (f *runFlags) baseOptions() ([]weir.Option, connector.MalformedPolicy, erro
 	return base, policy, nil
 }
 
-func runJob(ctx context.Context, j weir.Job, build weir.Builder, f *runFlags, stdout, stderr io.Writer) error {
+func runJob(ctx context.Context, j Job, build Builder, f *runFlags, stdout, stderr io.Writer) error {
 	terminal := isTerminal(stderr)
 	// The job logs from several goroutines (the engine, tasks, standbys)
 	// while the progress line is redrawn from another.
@@ -169,7 +169,7 @@ func runJob(ctx context.Context, j weir.Job, build weir.Builder, f *runFlags, st
 	}
 	var skipped atomic.Int64
 	var lastSkip atomic.Value
-	cfg := weir.JobConfig{Output: f.output, Stdout: stdout, OnMalformed: policy, Malformed: func(e connector.MalformedError) {
+	cfg := JobConfig{Output: f.output, Stdout: stdout, OnMalformed: policy, Malformed: func(e connector.MalformedError) {
 		skipped.Add(1)
 		lastSkip.Store(e.Error())
 	}}

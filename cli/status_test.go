@@ -8,9 +8,9 @@ import (
 	"time"
 
 	weirapi "github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli/internal/web"
 	"github.com/weir-stream/weir/connector"
 	"github.com/weir-stream/weir/connectors/generator"
-	"github.com/weir-stream/weir/internal/web"
 )
 
 func TestStatusShowsAJob(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 
 // runReference runs the job without failures or checkpoints into a
 // directory beside output, for --verify.
-func runReference(ctx context.Context, build weir.Builder, cfg weir.JobConfig, base []weir.Option, name, output string, stderr io.Writer) (string, time.Duration, error) {
+func runReference(ctx context.Context, build Builder, cfg JobConfig, base []weir.Option, name, output string, stderr io.Writer) (string, time.Duration, error) {
 	dir := filepath.Clean(output) + ".reference"
 	if err := os.RemoveAll(dir); err != nil {
 		return "", 0, err
@@ -39,7 +39,7 @@ func runReference(ctx context.Context, build weir.Builder, cfg weir.JobConfig, b
 var ErrViolation = errors.New("guarantee violated")
 
 // verify compares the run's output with the reference's.
-func verify(j weir.Job, g weir.Guarantee, refDir, outDir string, stderr io.Writer) error {
+func verify(j Job, g weir.Guarantee, refDir, outDir string, stderr io.Writer) error {
 	ref, err := file.ReadLines(refDir)
 	if err != nil {
 		return fmt.Errorf("--verify: reading the reference output: %w", err)
@@ -50,7 +50,7 @@ func verify(j weir.Job, g weir.Guarantee, refDir, outDir string, stderr io.Write
 	}
 	check := j.Verify
 	if check == nil {
-		check = weir.VerifyLines
+		check = VerifyLines
 	}
 	if err := check(g, ref, got); err != nil {
 		return fmt.Errorf("--verify: %s: %w: %v", g, ErrViolation, err)

@@ -107,7 +107,7 @@ modules() {
     echo "the dashboard's browser test needs Node.js (node and npm) on PATH" >&2
     return 1
   fi
-  npm ci --prefix internal/web/uitest --no-audit --no-fund --loglevel=error
+  npm ci --prefix cli/internal/web/uitest --no-audit --no-fund --loglevel=error
 }
 
 kafka() { export_service kafka; }
@@ -127,7 +127,7 @@ step "tests" go test -count=1 ./...
 step "race detector on the packages that share memory between goroutines" \
   go test -count=1 -race . ./internal/exchange/ ./internal/task/ ./internal/state/ ./internal/transport/ ./internal/cluster/ ./connectors/...
 step "race detector, -short, on the harness, engine, web and command line" \
-  go test -count=1 -race -short ./weirtest/ ./internal/engine/ ./internal/web/ ./cli/
+  go test -count=1 -race -short ./weirtest/ ./internal/engine/ ./cli/internal/web/ ./cli/
 
 echo "== summary"
 printf '%s\n' "${summary[@]}"

@@ -3,7 +3,7 @@ package main
 
 import (
 	"github.com/weir-stream/weir/cli"
-	_ "github.com/weir-stream/weir/internal/jobs" // the built-in jobs
+	_ "github.com/weir-stream/weir/cli/jobs" // the built-in jobs
 )
 
 func main() { cli.Main() }

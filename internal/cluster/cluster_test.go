@@ -12,11 +12,12 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli"
+	"github.com/weir-stream/weir/cli/jobs"
 	"github.com/weir-stream/weir/internal/cluster"
 	"github.com/weir-stream/weir/internal/cluster/pb"
 	"github.com/weir-stream/weir/internal/engine"
 	"github.com/weir-stream/weir/internal/hook"
-	"github.com/weir-stream/weir/internal/jobs"
 	"github.com/weir-stream/weir/internal/store"
 )
 
@@ -34,7 +35,7 @@ func (k keycountProgram) Open(_ context.Context, _, name string, args []string) 
 		weir.WithLog(func(l string) { k.logs.add(name + ": " + l) }),
 		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 100 * time.Millisecond, StateDir: k.store, Log: true}))
 	c := jobs.KeyCountConfig{Events: 400_000, Keys: 100, Window: 100 * time.Millisecond, TPS: 100_000, Seed: 1, Rate: 400_000}
-	jobs.KeyCountPipeline(p, c, weir.JobConfig{Output: args[0]})
+	jobs.KeyCountPipeline(p, c, cli.JobConfig{Output: args[0]})
 	return pipeline{p}, nil
 }
 

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weir-stream/weir/cli/jobs"
 	"github.com/weir-stream/weir/connector"
-	"github.com/weir-stream/weir/internal/jobs"
 )
 
 // holdingSource is a source whose subtask 0 (with every, each of its two

@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli/jobs"
 	"github.com/weir-stream/weir/connector"
 	"github.com/weir-stream/weir/connectors/file"
 	"github.com/weir-stream/weir/connectors/generator"
 	"github.com/weir-stream/weir/internal/cluster"
 	"github.com/weir-stream/weir/internal/cluster/pb"
-	"github.com/weir-stream/weir/internal/jobs"
 )
 
 // openedBySubtask counts the times each subtask's reader is opened. It

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weir-stream/weir/cli/jobs"
 	"github.com/weir-stream/weir/connector"
-	"github.com/weir-stream/weir/internal/jobs"
 )
 
 // A cluster job that stops making progress logs what each subtask waits

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli"
 	"github.com/weir-stream/weir/connector"
 	"github.com/weir-stream/weir/connectors/format"
 	"github.com/weir-stream/weir/connectors/nats"
@@ -31,7 +32,7 @@ type NATSConfig struct {
 }
 
 func init() {
-	weir.RegisterJob(weir.Job{
+	cli.RegisterJob(cli.Job{
 		Name:  "keycount-nats",
 		Short: "keycount from a NATS JetStream stream to a JetStream subject",
 		Long: `Read keycount events ({"key": 7, "time": ms}, or Avro with --in-schema)
@@ -46,7 +47,7 @@ published when it completes, with message ids the stream deduplicates.
 --bounded ends the job when the stream has been read to its end.
 --on-malformed skip drops undecodable messages (to --dead-letter if set).
 See docs/connectors/nats.md.`,
-		Flags: func(fs *pflag.FlagSet) weir.Builder {
+		Flags: func(fs *pflag.FlagSet) cli.Builder {
 			c := NATSConfig{}
 			fs.StringVar(&c.URL, "nats-url", "", "NATS server URL (nats://host:port)")
 			fs.StringVar(&c.Stream, "stream", "", "JetStream stream to read events from")
@@ -61,8 +62,8 @@ See docs/connectors/nats.md.`,
 			fs.Float64Var(&c.Rate, "rate", 0, "read at most this many events per second of wall-clock time (0: as fast as possible)")
 			fs.DurationVar(&c.Window, "window", time.Second, "tumbling window size (event time)")
 			fs.DurationVar(&c.Lateness, "out-of-orderness", time.Second, "how far out of event-time order events may arrive before they count as late")
-			weir.MayChangeOnRestore(fs, "nats-url", "rate", "dead-letter")
-			return func(p *weir.Pipeline, cfg weir.JobConfig) error {
+			cli.MayChangeOnRestore(fs, "nats-url", "rate", "dead-letter")
+			return func(p *weir.Pipeline, cfg cli.JobConfig) error {
 				src, sink, err := c.connectors(cfg)
 				if err != nil {
 					return err
@@ -79,7 +80,7 @@ See docs/connectors/nats.md.`,
 }
 
 // connectors checks the flags and builds the source and the sink.
-func (c NATSConfig) connectors(cfg weir.JobConfig) (*nats.Source[KeyEvent], *nats.Sink[KeyCount], error) {
+func (c NATSConfig) connectors(cfg cli.JobConfig) (*nats.Source[KeyEvent], *nats.Sink[KeyCount], error) {
 	if c.URL == "" || c.Stream == "" || c.Subject == "" {
 		return nil, nil, fmt.Errorf("keycount-nats: --nats-url, --stream and --subject are required")
 	}

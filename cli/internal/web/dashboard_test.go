@@ -57,7 +57,7 @@ func dashboardPrerequisites() []string {
 		missing = append(missing, "node in PATH (Node.js 18 or newer)")
 	}
 	if _, err := os.Stat(filepath.Join("uitest", "node_modules", "playwright-core", "package.json")); err != nil {
-		missing = append(missing, "playwright-core (run: npm ci --prefix internal/web/uitest)")
+		missing = append(missing, "playwright-core (run: npm ci --prefix cli/internal/web/uitest)")
 	}
 	return missing
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli"
 	"github.com/weir-stream/weir/connector"
 	"github.com/weir-stream/weir/connectors/file"
 )
@@ -18,7 +19,7 @@ type WordCount struct {
 }
 
 func init() {
-	weir.RegisterJob(weir.Job{
+	cli.RegisterJob(cli.Job{
 		Name:  "wordcount",
 		Short: "Count whitespace-separated words in text files",
 		Long: `Count the whitespace-separated words of the input files and write one row
@@ -27,10 +28,10 @@ Words are compared exactly (case-sensitive). The input must be UTF-8 text:
 a line with bytes that are not valid UTF-8 is malformed, and --on-malformed
 decides what happens to it (JSON output could not keep those bytes apart).`,
 		Verify: verifyWordCount,
-		Flags: func(fs *pflag.FlagSet) weir.Builder {
+		Flags: func(fs *pflag.FlagSet) cli.Builder {
 			var inputs []string
 			fs.StringSliceVarP(&inputs, "input", "i", nil, "text file(s) to read (repeat or separate by commas)")
-			return func(p *weir.Pipeline, cfg weir.JobConfig) error {
+			return func(p *weir.Pipeline, cfg cli.JobConfig) error {
 				if len(inputs) == 0 {
 					return fmt.Errorf("wordcount: --input is required")
 				}
@@ -42,7 +43,7 @@ decides what happens to it (JSON output could not keep those bytes apart).`,
 }
 
 // WordCountPipeline adds the wordcount operators reading lines from src.
-func WordCountPipeline(p *weir.Pipeline, src connector.Source[string], cfg weir.JobConfig) {
+func WordCountPipeline(p *weir.Pipeline, src connector.Source[string], cfg cli.JobConfig) {
 	lines := weir.FromSource(p, "lines", src)
 	words := weir.FlatMap(lines, splitWords, weir.Name("split"))
 	counts := weir.Process(weir.KeyBy(words, func(w string) string { return w }), newCounter, weir.Name("count"))

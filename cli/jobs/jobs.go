@@ -1,9 +1,12 @@
-// Package jobs holds the jobs built into the weir binary: wordcount and
-// keycount. They register themselves with weir.RegisterJob.
+// Package jobs holds the jobs built into the weir binary: wordcount,
+// keycount, nexmark, and the Kafka, NATS and PostgreSQL jobs
+// (nexmark-to-kafka, kafka-q1, keycount-nats, keycount-postgres).
+// Importing the package registers them with cli.RegisterJob; cmd/weir
+// does, and so can a program that wants them beside its own jobs.
 package jobs
 
 import (
-	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli"
 	"github.com/weir-stream/weir/connector"
 	"github.com/weir-stream/weir/connectors/file"
 	"github.com/weir-stream/weir/connectors/stdout"
@@ -11,7 +14,7 @@ import (
 
 // output returns the sink for --output: standard output for "-", a
 // directory of JSON-lines part files otherwise.
-func output[T any](cfg weir.JobConfig) connector.Sink[T] {
+func output[T any](cfg cli.JobConfig) connector.Sink[T] {
 	if cfg.Output == "-" || cfg.Output == "" {
 		if cfg.Stdout != nil {
 			return stdout.To[T](cfg.Stdout)

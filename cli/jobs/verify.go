@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli"
 	"github.com/weir-stream/weir/nexmark/queries"
 )
 
@@ -16,7 +17,7 @@ import (
 // No guarantee allows a group the reference lacks.
 func verifyCounts(g weir.Guarantee, ref, got []string, parse func(string) (string, int64, error)) error {
 	if g == weir.ExactlyOnce || g == weir.None {
-		return weir.VerifyLines(weir.ExactlyOnce, ref, got)
+		return cli.VerifyLines(weir.ExactlyOnce, ref, got)
 	}
 	want := map[string]int64{}
 	for _, l := range ref {
@@ -79,7 +80,7 @@ func verifyWordCount(g weir.Guarantee, ref, got []string) error {
 // checked by VerifyLines.
 func verifyNexmark(g weir.Guarantee, ref, got []string) error {
 	if (g != weir.ExactlyOnce && g != weir.None) || !queries.IsChangelog(ref) {
-		return weir.VerifyLines(g, ref, got)
+		return cli.VerifyLines(g, ref, got)
 	}
 	want, err := queries.ApplyChangelog(ref)
 	if err != nil {
@@ -89,7 +90,7 @@ func verifyNexmark(g weir.Guarantee, ref, got []string) error {
 	if err != nil {
 		return fmt.Errorf("%w: a row was lost or written twice", err)
 	}
-	if err := weir.VerifyLines(weir.ExactlyOnce, want, have); err != nil {
+	if err := cli.VerifyLines(weir.ExactlyOnce, want, have); err != nil {
 		return fmt.Errorf("the final table of the changelog: %w", err)
 	}
 	return nil

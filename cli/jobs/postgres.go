@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli"
 	"github.com/weir-stream/weir/connector"
 	"github.com/weir-stream/weir/connectors/generator"
 	"github.com/weir-stream/weir/connectors/postgres"
@@ -24,7 +25,7 @@ type PostgresConfig struct {
 }
 
 func init() {
-	weir.RegisterJob(weir.Job{
+	cli.RegisterJob(cli.Job{
 		Name:  "keycount-postgres",
 		Short: "keycount with its rows written to a PostgreSQL table",
 		Long: `Count generated events per key in tumbling event-time windows, as keycount
@@ -37,7 +38,7 @@ exactly-once they are committed with checkpoints by two-phase commit
 --mode upsert inserts or updates by the primary key (key, window_start),
 which is idempotent. --create-table creates the table if it is missing.
 See docs/connectors/postgres.md.`,
-		Flags: func(fs *pflag.FlagSet) weir.Builder {
+		Flags: func(fs *pflag.FlagSet) cli.Builder {
 			c := KeyCountConfig{}
 			fs.Int64Var(&c.Events, "events", 1_000_000, "number of events to generate")
 			fs.Int64Var(&c.Keys, "keys", 1000, "number of distinct keys")
@@ -50,8 +51,8 @@ See docs/connectors/postgres.md.`,
 			fs.StringVar(&pc.Table, "table", "keycount", "target table (name or schema.name)")
 			fs.StringVar(&pc.Mode, "mode", "append", "append (COPY; two-phase commit with checkpoints) or upsert (idempotent by primary key)")
 			fs.BoolVar(&pc.CreateTable, "create-table", false, "create the table if it does not exist")
-			weir.MayChangeOnRestore(fs, "events", "rate", "postgres-url", "create-table")
-			return func(p *weir.Pipeline, cfg weir.JobConfig) error {
+			cli.MayChangeOnRestore(fs, "events", "rate", "postgres-url", "create-table")
+			return func(p *weir.Pipeline, cfg cli.JobConfig) error {
 				if err := c.Validate(); err != nil {
 					return err
 				}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli"
 	"github.com/weir-stream/weir/connector"
 	"github.com/weir-stream/weir/connectors/file"
 	"github.com/weir-stream/weir/connectors/generator"
@@ -88,7 +89,7 @@ func (c KeyCountConfig) Validate() error {
 }
 
 func init() {
-	weir.RegisterJob(weir.Job{
+	cli.RegisterJob(cli.Job{
 		Name:  "keycount",
 		Short: "Count generated events per key in tumbling event-time windows",
 		Long: `Generate --events events with keys drawn from --keys keys and event times
@@ -101,7 +102,7 @@ With --input, events are read from JSON-lines files instead, one event
 {"key": 7, "time": 1700000000000} per line; --on-malformed decides what
 happens to lines that do not parse.`,
 		Verify: verifyKeyCount,
-		Flags: func(fs *pflag.FlagSet) weir.Builder {
+		Flags: func(fs *pflag.FlagSet) cli.Builder {
 			c := KeyCountConfig{}
 			fs.Int64Var(&c.Events, "events", 1_000_000, "number of events to generate")
 			fs.Int64Var(&c.Keys, "keys", 1000, "number of distinct keys")
@@ -113,8 +114,8 @@ happens to lines that do not parse.`,
 			fs.DurationVar(&c.SinkDelay, "sink-delay", 0, "delay every batch the sink writes by this long, as a slow external system would (to watch backpressure)")
 			// Event i does not depend on --events, so a restore may run on
 			// to more or fewer of them.
-			weir.MayChangeOnRestore(fs, "events", "rate", "sink-delay")
-			return func(p *weir.Pipeline, cfg weir.JobConfig) error {
+			cli.MayChangeOnRestore(fs, "events", "rate", "sink-delay")
+			return func(p *weir.Pipeline, cfg cli.JobConfig) error {
 				if err := c.Validate(); err != nil {
 					return err
 				}
@@ -126,7 +127,7 @@ happens to lines that do not parse.`,
 }
 
 // KeyCountPipeline adds the keycount operators.
-func KeyCountPipeline(p *weir.Pipeline, c KeyCountConfig, cfg weir.JobConfig) {
+func KeyCountPipeline(p *weir.Pipeline, c KeyCountConfig, cfg cli.JobConfig) {
 	var gopts []generator.Option
 	if c.Rate > 0 {
 		gopts = append(gopts, generator.WithRate(c.Rate))

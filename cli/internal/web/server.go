@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/weir-stream/weir"
-	"github.com/weir-stream/weir/internal/web/ui"
+	"github.com/weir-stream/weir/cli/internal/web/ui"
 )
 
 // Server serves /metrics and the JSON API /api/v1 for a set of jobs.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli"
 	"github.com/weir-stream/weir/nexmark/queries"
 )
 
@@ -14,13 +15,13 @@ import (
 // accepts another valid changelog of the same final table and refuses a
 // changelog with a row lost or repeated.
 func TestNexmarkVerifyComparesAChangelogsFinalTable(t *testing.T) {
-	j, ok := weir.LookupJob("nexmark")
+	j, ok := cli.LookupJob("nexmark")
 	if !ok {
 		t.Fatal("no nexmark job")
 	}
 	verify := j.Verify
 	if verify == nil { // what weir run --verify uses then
-		verify = weir.VerifyLines
+		verify = cli.VerifyLines
 	}
 	// Category 1's winning bids 10 and 20 came in this order in the
 	// failure-free run; category 2 has one.

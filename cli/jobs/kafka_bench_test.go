@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli"
 	"github.com/weir-stream/weir/connectors/format"
 	"github.com/weir-stream/weir/internal/testenv"
 )
@@ -26,7 +27,7 @@ import (
 // kafkaJob builds the named job with the given flags into a pipeline.
 func kafkaJob(b *testing.B, name string, opts []weir.Option, args ...string) *weir.Pipeline {
 	b.Helper()
-	j, ok := weir.LookupJob(name)
+	j, ok := cli.LookupJob(name)
 	if !ok {
 		b.Fatalf("no job %s", name)
 	}
@@ -36,7 +37,7 @@ func kafkaJob(b *testing.B, name string, opts []weir.Option, args ...string) *we
 		b.Fatal(err)
 	}
 	p := weir.NewPipeline(opts...)
-	if err := build(p, weir.JobConfig{}); err != nil {
+	if err := build(p, cli.JobConfig{}); err != nil {
 		b.Fatal(err)
 	}
 	return p

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli"
 	"github.com/weir-stream/weir/connectors/file"
 )
 
@@ -48,11 +49,11 @@ func readParts[T any](t *testing.T, dir string) [][]T {
 	return out
 }
 
-func runPipeline(t *testing.T, par int, build func(p *weir.Pipeline, cfg weir.JobConfig)) string {
+func runPipeline(t *testing.T, par int, build func(p *weir.Pipeline, cfg cli.JobConfig)) string {
 	t.Helper()
 	dir := t.TempDir()
 	p := weir.NewPipeline(weir.WithParallelism(par), weir.WithName(t.Name()))
-	build(p, weir.JobConfig{Output: dir})
+	build(p, cli.JobConfig{Output: dir})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := p.Run(ctx); err != nil {
@@ -78,7 +79,7 @@ func TestKeyCountIsDeterministicAcrossParallelism(t *testing.T) {
 	}
 	var reference map[int64][]KeyCount
 	for _, par := range []int{1, 2, 8} {
-		dir := runPipeline(t, par, func(p *weir.Pipeline, cfg weir.JobConfig) { KeyCountPipeline(p, c, cfg) })
+		dir := runPipeline(t, par, func(p *weir.Pipeline, cfg cli.JobConfig) { KeyCountPipeline(p, c, cfg) })
 		got := map[KeyCount]int{}
 		perKey := map[int64][]KeyCount{}
 		for _, part := range readParts[KeyCount](t, dir) {
@@ -130,7 +131,7 @@ func TestWordCountIsDeterministicAcrossParallelism(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, par := range []int{1, 2, 8} {
-		dir := runPipeline(t, par, func(p *weir.Pipeline, cfg weir.JobConfig) { WordCountPipeline(p, file.Lines(in), cfg) })
+		dir := runPipeline(t, par, func(p *weir.Pipeline, cfg cli.JobConfig) { WordCountPipeline(p, file.Lines(in), cfg) })
 		got := map[string]int64{}
 		for _, part := range readParts[WordCount](t, dir) {
 			for _, r := range part {

@@ -1,4 +1,4 @@
-package weir
+package cli
 
 import (
 	"fmt"
@@ -8,12 +8,14 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/connector"
 )
 
 // Job is a named pipeline that the weir command line can run: `weir run
-// NAME [flags]`. A program registers its jobs (usually in init) and calls
-// cli.Main; every process of a cluster then builds the same pipeline.
+// NAME [flags]`. A program registers its jobs with RegisterJob (usually in
+// init) and calls Main; every process of a cluster then builds the same
+// pipeline.
 type Job struct {
 	// Name is what `weir run` is given.
 	Name string
@@ -27,7 +29,7 @@ type Job struct {
 	// Verify, if set, checks the job's output rows against those of a
 	// failure-free run for `weir run --verify`; the default is
 	// VerifyLines.
-	Verify func(g Guarantee, ref, got []string) error
+	Verify func(g weir.Guarantee, ref, got []string) error
 }
 
 // changeableOnRestore is the pflag annotation MayChangeOnRestore sets.
@@ -37,7 +39,7 @@ const changeableOnRestore = "weir-changeable-on-restore"
 // may differ between a run and a later run that restores its checkpoint:
 // a throttle, a delay, an address, how many events a generator makes in
 // all. The command line records every other flag of a job in its
-// checkpoints (Pipeline.RecordSetting) and refuses a restore that changes
+// checkpoints (weir.Pipeline.RecordSetting) and refuses a restore that changes
 // one, since the restored state was computed under the old value.
 func MayChangeOnRestore(fs *pflag.FlagSet, names ...string) {
 	for _, n := range names {
@@ -55,7 +57,7 @@ func ChangeableOnRestore(f *pflag.Flag) bool {
 
 // Builder adds a job's operators to a pipeline. cfg carries the settings
 // common to all jobs.
-type Builder func(p *Pipeline, cfg JobConfig) error
+type Builder func(p *weir.Pipeline, cfg JobConfig) error
 
 // JobConfig holds the command-line settings every job shares.
 type JobConfig struct {
@@ -109,4 +111,30 @@ func Jobs() []Job {
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
 	return out
+}
+
+// VerifyLines checks output rows (JSON lines) against those of a
+// failure-free run, as guarantee g promises for records: exactly-once the
+// same multiset, at-least-once a superset, at-most-once a subset. Jobs
+// whose rows are aggregates give their own check in Job.Verify.
+func VerifyLines(g weir.Guarantee, ref, got []string) error {
+	want := map[string]int{}
+	for _, l := range ref {
+		want[l]++
+	}
+	have := map[string]int{}
+	for _, l := range got {
+		have[l]++
+	}
+	for l, n := range want {
+		if have[l] < n && g != weir.AtMostOnce {
+			return fmt.Errorf("row %s appears %d times, want %d", l, have[l], n)
+		}
+	}
+	for l, n := range have {
+		if n > want[l] && g != weir.AtLeastOnce {
+			return fmt.Errorf("row %s appears %d times, the failure-free run has it %d times", l, n, want[l])
+		}
+	}
+	return nil
 }

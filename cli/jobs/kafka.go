@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli"
 	"github.com/weir-stream/weir/connector"
 	"github.com/weir-stream/weir/connectors/format"
 	"github.com/weir-stream/weir/connectors/kafka"
@@ -106,7 +107,7 @@ func (f *KafkaFlags) sink(operator string) (connector.Sink[KafkaBid], error) {
 }
 
 func init() {
-	weir.RegisterJob(weir.Job{
+	cli.RegisterJob(cli.Job{
 		Name:  "nexmark-to-kafka",
 		Short: "Write generated Nexmark bids to a Kafka topic",
 		Long: `Generate Nexmark events (see the nexmark job) and write their bids to a
@@ -114,15 +115,15 @@ Kafka topic, keyed by auction, exactly-once by default. The generator is a
 replayable source, so with --guarantee exactly-once the topic holds every
 bid exactly once, also across failures and restores. See
 docs/connectors/kafka.md.`,
-		Flags: func(fs *pflag.FlagSet) weir.Builder {
+		Flags: func(fs *pflag.FlagSet) cli.Builder {
 			var nf queries.Flags
 			var kf KafkaFlags
 			var rate float64
 			nf.Define(fs)
 			kf.defineSink(fs)
 			fs.Float64Var(&rate, "rate", 0, "kafkaThrottle the generator to this many events per second in all (0: as fast as possible)")
-			weir.MayChangeOnRestore(fs, "rate", "brokers", "connect-timeout", "transaction-timeout")
-			return func(p *weir.Pipeline, _ weir.JobConfig) error {
+			cli.MayChangeOnRestore(fs, "rate", "brokers", "connect-timeout", "transaction-timeout")
+			return func(p *weir.Pipeline, _ cli.JobConfig) error {
 				c, err := nf.Config()
 				if err != nil {
 					return err
@@ -152,7 +153,7 @@ docs/connectors/kafka.md.`,
 			}
 		},
 	})
-	weir.RegisterJob(weir.Job{
+	cli.RegisterJob(cli.Job{
 		Name:  "kafka-q1",
 		Short: "Read Nexmark bids from Kafka, convert prices to euros (q1), write them to Kafka",
 		Long: `Read Nexmark bids from --source-topic (as nexmark-to-kafka writes them),
@@ -164,7 +165,7 @@ and the sink commits a Kafka transaction per checkpoint. An undecodable
 input record fails the job naming topic, partition and offset, or, with
 --on-malformed skip and --dead-letter-topic, goes to that topic. See
 docs/connectors/kafka.md.`,
-		Flags: func(fs *pflag.FlagSet) weir.Builder {
+		Flags: func(fs *pflag.FlagSet) cli.Builder {
 			var kf KafkaFlags
 			kf.defineSink(fs)
 			fs.StringVar(&kf.SourceTopic, "source-topic", "", "topic to read bids from (required; it must exist)")
@@ -175,8 +176,8 @@ docs/connectors/kafka.md.`,
 			fs.DurationVar(&kf.Partitions, "partition-idle-timeout", 0, "a partition without records this long stops holding back the watermark (0: never)")
 			// --start and --group choose where a fresh job starts; a
 			// restored one reads on from its checkpoint's offsets.
-			weir.MayChangeOnRestore(fs, "brokers", "connect-timeout", "transaction-timeout", "start", "group", "dead-letter-topic")
-			return func(p *weir.Pipeline, cfg weir.JobConfig) error {
+			cli.MayChangeOnRestore(fs, "brokers", "connect-timeout", "transaction-timeout", "start", "group", "dead-letter-topic")
+			return func(p *weir.Pipeline, cfg cli.JobConfig) error {
 				src, err := kf.source(cfg)
 				if err != nil {
 					return fmt.Errorf("kafka-q1: %w", err)
@@ -197,7 +198,7 @@ docs/connectors/kafka.md.`,
 	})
 }
 
-func (f *KafkaFlags) source(cfg weir.JobConfig) (connector.Source[KafkaBid], error) {
+func (f *KafkaFlags) source(cfg cli.JobConfig) (connector.Source[KafkaBid], error) {
 	b, err := f.brokers()
 	if err != nil {
 		return nil, err
