@@ -3,6 +3,7 @@ package task
 import (
 	"fmt"
 
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/plan"
 )
@@ -133,7 +134,7 @@ func (s *subtask) requestReplays() {
 	for c, ic := range s.inChan {
 		s.awaiting[c] = true
 		e := s.rt.edges[ic.Edge]
-		s.rt.requestReplay(SubtaskID{e.Source.ID, ic.From}, control{kind: ctlReplay, edge: ic.Edge, to: s.index, from: s.recv[c], incarnation: s.incarnation})
+		s.rt.requestReplay(dataflow.SubtaskID{Vertex: e.Source.ID, Subtask: ic.From}, control{kind: ctlReplay, edge: ic.Edge, to: s.index, from: s.recv[c], incarnation: s.incarnation})
 	}
 	if len(s.awaiting) == 0 {
 		s.awaiting = nil
@@ -214,7 +215,7 @@ func (s *subtask) replay(c control) {
 		}
 		// The receiver's channel watermark restarts from nothing: tell it
 		// where this sender stands.
-		if s.outWM > MinWatermark {
+		if s.outWM > dataflow.MinWatermark {
 			o.Refresh(j, exchange.Element{Kind: exchange.Watermark, Time: s.outWM})
 		}
 		if s.idle {
@@ -223,7 +224,9 @@ func (s *subtask) replay(c control) {
 	}
 }
 
-func (s *subtask) id() SubtaskID { return SubtaskID{s.v.ID, s.index} }
+func (s *subtask) id() dataflow.SubtaskID {
+	return dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index}
+}
 
 // A source subtask that restarted alone regenerates records its consumers
 // already have. Its barriers must not go out before it caught up with
