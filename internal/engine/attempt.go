@@ -212,9 +212,9 @@ func (e *engine) coordinatorConfig(tasks []dataflow.SubtaskID) checkpoint.Config
 		cfg.Timeout = ticks(10 * time.Minute)
 	}
 	for _, t := range tasks {
-		cfg.Tasks = append(cfg.Tasks, checkpoint.TaskID{Vertex: t.Vertex, Subtask: t.Subtask})
+		cfg.Tasks = append(cfg.Tasks, t)
 		if e.cfg.Plan.Vertices[t.Vertex].Head().Kind == plan.Source {
-			cfg.Sources = append(cfg.Sources, checkpoint.TaskID{Vertex: t.Vertex, Subtask: t.Subtask})
+			cfg.Sources = append(cfg.Sources, t)
 		}
 	}
 	return cfg
@@ -269,7 +269,6 @@ func (a *attemptState) onSnapshot(ev Snapshot) {
 		return
 	}
 	r := ev.Result
-	tid := checkpoint.TaskID{Vertex: r.Subtask.Vertex, Subtask: r.Subtask.Subtask}
 	id := checkpoint.ID(r.Checkpoint)
 	if ev.Err != nil {
 		if errors.Is(ev.Err, context.Canceled) {
@@ -277,7 +276,7 @@ func (a *attemptState) onSnapshot(ev Snapshot) {
 			// its checkpoints in flight end with it, failing nothing.
 			return
 		}
-		a.act(a.coord.Decline(id, tid, ev.Err.Error()))
+		a.act(a.coord.Decline(id, r.Subtask, ev.Err.Error()))
 		return
 	}
 	if st := a.e.stats[r.Checkpoint]; st != nil {
@@ -304,7 +303,7 @@ func (a *attemptState) onSnapshot(ev Snapshot) {
 			}
 		}
 	}
-	_, acts := a.coord.Ack(id, tid, encodeHandle(ev.Handle))
+	_, acts := a.coord.Ack(id, r.Subtask, encodeHandle(ev.Handle))
 	a.act(acts)
 }
 
