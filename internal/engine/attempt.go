@@ -434,7 +434,7 @@ func (a *attemptState) persist(p checkpoint.Persist) error {
 		if err != nil {
 			return fmt.Errorf("bad state handle of task %v: %w", t, err)
 		}
-		m.Tasks = append(m.Tasks, store.TaskState{Task: store.TaskID{Vertex: t.Vertex, Subtask: t.Subtask}, Handles: []store.Handle{sh}})
+		m.Tasks = append(m.Tasks, store.TaskState{Task: t, Handles: []store.Handle{sh}})
 	}
 	if err := e.cfg.Store.Commit(context.Background(), m); err != nil {
 		if errors.Is(err, store.ErrStale) {

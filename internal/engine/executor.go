@@ -106,7 +106,7 @@ type Deployer func(ctx context.Context, spec AttemptSpec) (Executor, error)
 func StoreSnapshot(ctx context.Context, st *store.Checkpoints, job string, r task.SnapshotResult) Snapshot {
 	s := Snapshot{Result: r, Err: r.Err}
 	if r.Err == nil {
-		s.Handle, s.Err = st.WriteState(ctx, job, uint64(r.Checkpoint), store.TaskID{Vertex: r.Subtask.Vertex, Subtask: r.Subtask.Subtask}, r.State)
+		s.Handle, s.Err = st.WriteState(ctx, job, uint64(r.Checkpoint), r.Subtask, r.State)
 	}
 	s.Result.State = nil
 	return s
@@ -147,7 +147,7 @@ func CorruptCheckpoint(err error) (uint64, bool) {
 func ReadState(ctx context.Context, st *store.Checkpoints, m *store.Metadata, want func(dataflow.SubtaskID) bool) (map[dataflow.SubtaskID][]byte, error) {
 	out := map[dataflow.SubtaskID][]byte{}
 	for _, ts := range m.Tasks {
-		id := dataflow.SubtaskID{Vertex: ts.Task.Vertex, Subtask: ts.Task.Subtask}
+		id := ts.Task
 		if want != nil && !want(id) {
 			continue
 		}

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/weir-stream/weir/internal/dataflow"
 )
 
 // formatBody is the JSON body of metadata as weir writes it: the on-disk
@@ -25,8 +27,8 @@ func formatMetadata() Metadata {
 		Operators: []Operator{{Vertex: 0, ID: 1, Kind: "source", Name: "src"}, {Vertex: 1, ID: 3, Kind: "sink", Name: "out"}},
 		Settings:  map[string]string{"--window": "10s"}, Guarantee: "exactly-once", Run: "r1",
 		Tasks: []TaskState{
-			{Task: TaskID{Vertex: 0, Subtask: 1}, Handles: []Handle{{Key: "jobs/wc/chk-000000000007/state/0-1", Size: 12, CRC32C: 0x12345678}}},
-			{Task: TaskID{Vertex: 1, Subtask: 0}, Handles: []Handle{}},
+			{Task: dataflow.SubtaskID{Vertex: 0, Subtask: 1}, Handles: []Handle{{Key: "jobs/wc/chk-000000000007/state/0-1", Size: 12, CRC32C: 0x12345678}}},
+			{Task: dataflow.SubtaskID{Vertex: 1, Subtask: 0}, Handles: []Handle{}},
 		},
 		Extra: map[string]string{"writer": "test"},
 	}
@@ -55,7 +57,7 @@ func TestMetadataFormatIsStable(t *testing.T) {
 // TestStateKeyNamesTaskWithDash pins the state blob's name: vertex and
 // subtask joined by a dash, as in every checkpoint already written.
 func TestStateKeyNamesTaskWithDash(t *testing.T) {
-	if got, want := stateKey("wc", 7, TaskID{Vertex: 0, Subtask: 1}), "jobs/wc/chk-000000000007/state/0-1"; got != want {
+	if got, want := stateKey("wc", 7, dataflow.SubtaskID{Vertex: 0, Subtask: 1}), "jobs/wc/chk-000000000007/state/0-1"; got != want {
 		t.Fatalf("stateKey = %q, want %q", got, want)
 	}
 }
