@@ -11,6 +11,7 @@ import (
 	"github.com/bits-and-blooms/bloom/v3"
 
 	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/state"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -35,7 +36,7 @@ type dedupNode[K comparable, T any] struct {
 func (n *dedupNode[K, T]) Build(ctx *task.Context, outs []any) (task.Built, error) {
 	op := &dedupOp[K, T]{dedupNode: n, core: newKeyedCore(ctx, n.keys), next: out[T](outs, 0), late: out[T](outs, 1),
 		c: n.cfg.stats.counters(), forgotten: math.MinInt64}
-	if op.gap = ctx.Gap; op.gap != nil && op.gap.Prev != task.MinWatermark {
+	if op.gap = ctx.Gap; op.gap != nil && op.gap.Prev != dataflow.MinWatermark {
 		// An at-most-once restart: the keys forwarded before the failure
 		// are forgotten with the state, and each may be as recent as the
 		// mark.

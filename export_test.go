@@ -4,7 +4,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/weir-stream/weir/internal/task"
+	"github.com/weir-stream/weir/internal/dataflow"
 )
 
 // KillForTest fails subtask i of the running task whose name contains
@@ -19,7 +19,7 @@ func KillForTest(p *Pipeline, name string, i int, standby bool) bool {
 		if !strings.Contains(v.Name(), name) {
 			continue
 		}
-		id := task.SubtaskID{Vertex: v.ID, Subtask: i}
+		id := dataflow.SubtaskID{Vertex: v.ID, Subtask: i}
 		if standby {
 			rt.KillStandby(id, errors.New("killed by the test"))
 		} else {

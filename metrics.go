@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -97,7 +98,7 @@ func (h Histogram) Count() int64 {
 var LatencyBuckets = task.LatencyBuckets
 
 // MinWatermark is the watermark before any has been received.
-const MinWatermark = task.MinWatermark
+const MinWatermark = dataflow.MinWatermark
 
 // Metrics returns the counters per task of the current or latest Run, or
 // nil before the first. It is safe to call from any goroutine.
@@ -109,7 +110,7 @@ func (p *Pipeline) Metrics() []TaskMetrics {
 	pl := rt.Plan()
 	out := make([]TaskMetrics, len(pl.Vertices))
 	for i, v := range pl.Vertices {
-		m := TaskMetrics{Name: v.Name(), Parallelism: v.Parallelism, Watermark: task.MaxWatermark,
+		m := TaskMetrics{Name: v.Name(), Parallelism: v.Parallelism, Watermark: dataflow.MaxWatermark,
 			Source: v.Head().Kind == plan.Source, Sink: v.Tail().Kind == plan.Sink}
 		for s := range v.Parallelism {
 			sm := rt.Metrics(v.ID, s)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/state"
 	"github.com/weir-stream/weir/internal/task"
@@ -11,7 +12,7 @@ import (
 
 // EndOfTime is the final watermark. An event-time timer registered for it
 // fires once bounded input has ended.
-const EndOfTime = task.MaxWatermark
+const EndOfTime = dataflow.MaxWatermark
 
 // TimeDomain says which clock a timer follows.
 type TimeDomain int
@@ -88,7 +89,7 @@ type keyedCore[K comparable] struct {
 }
 
 func newKeyedCore[K comparable](ctx *task.Context, keys keyInfo[K]) *keyedCore[K] {
-	return &keyedCore[K]{wm: task.MinWatermark, now: ctx.Now, name: ctx.Operator, keys: keys, maxPar: ctx.MaxParallelism,
+	return &keyedCore[K]{wm: dataflow.MinWatermark, now: ctx.Now, name: ctx.Operator, keys: keys, maxPar: ctx.MaxParallelism,
 		backend: state.NewBackend(ctx.KeyGroupStart, ctx.KeyGroupEnd, ctx.MaxParallelism)}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weir-stream/weir/connector"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -35,7 +36,7 @@ func SourceParallelism[T any](n int) SourceOption[T] {
 
 // NoTimestamp is the event time of records from a source without
 // WithTimestamps. Event-time operators reject such records.
-const NoTimestamp = task.MinWatermark
+const NoTimestamp = dataflow.MinWatermark
 
 // FromSource adds a source reading records of type T. Each of its subtasks
 // opens the source's reader for its share of the input.
@@ -57,7 +58,7 @@ type sourceNode[T any] struct {
 }
 
 func (s *sourceNode[T]) Build(ctx *task.Context, outs []any) (task.Built, error) {
-	r := &sourceRunner[T]{node: s, next: out[T](outs, 0), buf: make([]T, 1024), maxTS: task.MinWatermark}
+	r := &sourceRunner[T]{node: s, next: out[T](outs, 0), buf: make([]T, 1024), maxTS: dataflow.MinWatermark}
 	return task.Built{Op: task.Base{}, Source: r}, nil
 }
 
@@ -126,13 +127,13 @@ func (r *sourceRunner[T]) Emit() {
 
 func (r *sourceRunner[T]) Watermark() int64 {
 	if r.et != nil {
-		if p := r.et.EventTimeProgress(); p != task.MinWatermark {
+		if p := r.et.EventTimeProgress(); p != dataflow.MinWatermark {
 			return p - r.node.delay - 1
 		}
-		return task.MinWatermark
+		return dataflow.MinWatermark
 	}
-	if r.node.ts == nil || r.maxTS == task.MinWatermark {
-		return task.MinWatermark
+	if r.node.ts == nil || r.maxTS == dataflow.MinWatermark {
+		return dataflow.MinWatermark
 	}
 	return r.maxTS - r.node.delay - 1
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 
 	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/state"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -284,7 +285,7 @@ func (o *bucketOperator[K, T, Acc, Out]) fire(t int64, win Window, wm int64, eac
 func cleanupTime(win Window, lateness int64) int64 {
 	t := win.MaxTimestamp() + lateness
 	if t < win.MaxTimestamp() { // overflow near the end of time
-		return task.MaxWatermark
+		return dataflow.MaxWatermark
 	}
 	return t
 }

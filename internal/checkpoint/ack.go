@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/weir-stream/weir/internal/dataflow"
 )
 
 // Ack reports that task stored its state for checkpoint id under handle. The
@@ -19,7 +21,7 @@ import (
 //   - task already acknowledged: AckDuplicate, Discard if the handle differs
 //     from the first one and the checkpoint is still in flight;
 //   - otherwise: AckSuccess.
-func (c *Coordinator) Ack(id ID, task TaskID, handle Handle) (AckResult, []Action) {
+func (c *Coordinator) Ack(id ID, task dataflow.SubtaskID, handle Handle) (AckResult, []Action) {
 	if id < c.cfg.FirstID || id >= c.nextID {
 		return AckUnknown, nil
 	}
@@ -62,7 +64,7 @@ func (c *Coordinator) Ack(id ID, task TaskID, handle Handle) (AckResult, []Actio
 // checkpoint is aborted with ReasonDeclined, which counts as a failure.
 // Declines for checkpoints not pending (unknown, being persisted or
 // finished) or from tasks not in Config.Tasks change nothing.
-func (c *Coordinator) Decline(id ID, task TaskID, cause string) []Action {
+func (c *Coordinator) Decline(id ID, task dataflow.SubtaskID, cause string) []Action {
 	p := c.find(id)
 	if p == nil || p.stats.Status != StatusPending || !c.tasks[task] {
 		return nil
@@ -73,7 +75,7 @@ func (c *Coordinator) Decline(id ID, task TaskID, cause string) []Action {
 // NotReady reports that task cannot take part in checkpoint id yet, for
 // cause: as Decline, but the abort (ReasonNotReady) does not count as a
 // failure.
-func (c *Coordinator) NotReady(id ID, task TaskID, cause string) []Action {
+func (c *Coordinator) NotReady(id ID, task dataflow.SubtaskID, cause string) []Action {
 	p := c.find(id)
 	if p == nil || p.stats.Status != StatusPending || !c.tasks[task] {
 		return nil

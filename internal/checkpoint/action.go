@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/weir-stream/weir/internal/dataflow"
 )
 
 // Action is a decision of the Coordinator for the shell to carry out. It is
@@ -28,7 +30,7 @@ type Trigger struct {
 	// Timestamp is the tick at which the checkpoint was triggered.
 	Timestamp int64
 	// Sources are the tasks to tell, as given in Config.Sources.
-	Sources []TaskID
+	Sources []dataflow.SubtaskID
 }
 
 // Persist says every task has acknowledged checkpoint ID. The shell writes
@@ -37,7 +39,7 @@ type Trigger struct {
 // not be restored from or committed, until the coordinator emits Complete.
 type Persist struct {
 	ID      ID
-	Handles map[TaskID]Handle
+	Handles map[dataflow.SubtaskID]Handle
 }
 
 // Complete says checkpoint ID is durable: the shell notifies the tasks (so
@@ -54,20 +56,20 @@ type Abort struct {
 	ID     ID
 	Reason Reason
 	// Task is the task that declined, for ReasonDeclined.
-	Task TaskID
+	Task dataflow.SubtaskID
 	// Detail is the task's decline cause, or the store error's text.
 	Detail string
 	// Handles are the acknowledgements collected before the abort. Deleting
 	// a handle means dropping this checkpoint's reference to it; a storage
 	// layer whose files are shared between checkpoints counts references.
-	Handles map[TaskID]Handle
+	Handles map[dataflow.SubtaskID]Handle
 }
 
 // Discard says Handle, from an acknowledgement the coordinator did not
 // accept, is referenced by no checkpoint: the shell deletes it.
 type Discard struct {
 	ID     ID
-	Task   TaskID
+	Task   dataflow.SubtaskID
 	Handle Handle
 }
 
@@ -136,8 +138,8 @@ func (a FailJob) String() string {
 }
 
 // formatHandles prints handles ordered by task, e.g. "[0.0:h1 1.0:h2]".
-func formatHandles(h map[TaskID]Handle) string {
-	tasks := make([]TaskID, 0, len(h))
+func formatHandles(h map[dataflow.SubtaskID]Handle) string {
+	tasks := make([]dataflow.SubtaskID, 0, len(h))
 	for t := range h {
 		tasks = append(tasks, t)
 	}
@@ -149,7 +151,7 @@ func formatHandles(h map[TaskID]Handle) string {
 	return "[" + strings.Join(parts, " ") + "]"
 }
 
-func compareTasks(a, b TaskID) int {
+func compareTasks(a, b dataflow.SubtaskID) int {
 	return cmp.Or(cmp.Compare(a.Vertex, b.Vertex), cmp.Compare(a.Subtask, b.Subtask))
 }
 

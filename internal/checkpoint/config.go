@@ -3,22 +3,14 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
+
+	"github.com/weir-stream/weir/internal/dataflow"
 )
 
 // ID identifies a checkpoint. IDs increase by one with every trigger and are
 // never reused by one Coordinator; see Config.FirstID for reuse across
 // restarts of the coordinator itself.
 type ID int64
-
-// TaskID names one parallel instance (subtask) of one vertex of the physical
-// plan. The coordinator only compares TaskIDs; it gives them no meaning.
-type TaskID struct {
-	Vertex  int
-	Subtask int
-}
-
-// String formats the task as "vertex.subtask", e.g. "2.0".
-func (t TaskID) String() string { return fmt.Sprintf("%d.%d", t.Vertex, t.Subtask) }
 
 // Handle is a task's opaque reference to the state it stored for one
 // checkpoint, typically the URI of a state file or an encoded descriptor.
@@ -40,12 +32,13 @@ const DefaultHistory = 100
 // tick is and calls Coordinator.Tick once per tick.
 type Config struct {
 	// Tasks must all acknowledge a checkpoint for it to complete. Required,
-	// without duplicates.
-	Tasks []TaskID
+	// without duplicates. The coordinator only compares the ids of tasks;
+	// it gives them no meaning.
+	Tasks []dataflow.SubtaskID
 	// Sources are the tasks that inject the barrier when a checkpoint is
 	// triggered; they are copied into every Trigger. Required, a subset of
 	// Tasks.
-	Sources []TaskID
+	Sources []dataflow.SubtaskID
 
 	// Interval is the number of ticks from one trigger to the next periodic
 	// trigger. Zero disables periodic checkpoints (only TriggerNow triggers).
@@ -101,14 +94,14 @@ func (cfg Config) normalize() (Config, error) {
 	if len(cfg.Sources) == 0 {
 		return bad("no sources")
 	}
-	tasks := make(map[TaskID]bool, len(cfg.Tasks))
+	tasks := make(map[dataflow.SubtaskID]bool, len(cfg.Tasks))
 	for _, t := range cfg.Tasks {
 		if tasks[t] {
 			return bad("task %v listed twice", t)
 		}
 		tasks[t] = true
 	}
-	sources := make(map[TaskID]bool, len(cfg.Sources))
+	sources := make(map[dataflow.SubtaskID]bool, len(cfg.Sources))
 	for _, s := range cfg.Sources {
 		if !tasks[s] {
 			return bad("source %v is not a task", s)
@@ -141,7 +134,7 @@ func (cfg Config) normalize() (Config, error) {
 	if cfg.History == 0 {
 		cfg.History = DefaultHistory
 	}
-	cfg.Tasks = append([]TaskID(nil), cfg.Tasks...)
-	cfg.Sources = append([]TaskID(nil), cfg.Sources...)
+	cfg.Tasks = append([]dataflow.SubtaskID(nil), cfg.Tasks...)
+	cfg.Sources = append([]dataflow.SubtaskID(nil), cfg.Sources...)
 	return cfg, nil
 }

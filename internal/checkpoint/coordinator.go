@@ -32,12 +32,14 @@ package checkpoint
 import (
 	"errors"
 	"slices"
+
+	"github.com/weir-stream/weir/internal/dataflow"
 )
 
 // Coordinator is the checkpoint protocol of one job. Create it with New.
 type Coordinator struct {
 	cfg   Config
-	tasks map[TaskID]bool
+	tasks map[dataflow.SubtaskID]bool
 
 	now     int64
 	nextID  ID
@@ -61,7 +63,7 @@ type Coordinator struct {
 
 type inflight struct {
 	stats Stats
-	acked map[TaskID]Handle
+	acked map[dataflow.SubtaskID]Handle
 }
 
 var (
@@ -82,7 +84,7 @@ func New(cfg Config) (*Coordinator, error) {
 	}
 	c := &Coordinator{
 		cfg:          cfg,
-		tasks:        make(map[TaskID]bool, len(cfg.Tasks)),
+		tasks:        make(map[dataflow.SubtaskID]bool, len(cfg.Tasks)),
 		nextID:       cfg.FirstID,
 		running:      true,
 		nextPeriodic: cfg.Interval,
@@ -166,7 +168,7 @@ func (c *Coordinator) trigger(out []Action, manual bool) []Action {
 			Triggered: c.now,
 			Tasks:     len(c.cfg.Tasks),
 		},
-		acked: make(map[TaskID]Handle, len(c.cfg.Tasks)),
+		acked: make(map[dataflow.SubtaskID]Handle, len(c.cfg.Tasks)),
 	})
 	c.nextPeriodic = c.now + c.cfg.Interval
 	return append(out, Trigger{ID: id, Timestamp: c.now, Sources: slices.Clone(c.cfg.Sources)})

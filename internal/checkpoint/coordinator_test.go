@@ -10,17 +10,19 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/weir-stream/weir/internal/dataflow"
 )
 
 var (
-	src  = TaskID{Vertex: 0, Subtask: 0}
-	sink = TaskID{Vertex: 1, Subtask: 0}
+	src  = dataflow.SubtaskID{Vertex: 0, Subtask: 0}
+	sink = dataflow.SubtaskID{Vertex: 1, Subtask: 0}
 )
 
 func newTestCoordinator(t *testing.T, cfg Config) *Coordinator {
 	t.Helper()
 	if cfg.Tasks == nil {
-		cfg.Tasks, cfg.Sources = []TaskID{src, sink}, []TaskID{src}
+		cfg.Tasks, cfg.Sources = []dataflow.SubtaskID{src, sink}, []dataflow.SubtaskID{src}
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 100
@@ -42,7 +44,7 @@ func mustTrigger(t *testing.T, c *Coordinator) ID {
 }
 
 func TestNewRejectsBadConfigWithSentinel(t *testing.T) {
-	_, err := New(Config{Tasks: []TaskID{src}, Sources: []TaskID{sink}, Timeout: 1})
+	_, err := New(Config{Tasks: []dataflow.SubtaskID{src}, Sources: []dataflow.SubtaskID{sink}, Timeout: 1})
 	if !errors.Is(err, ErrBadConfig) {
 		t.Fatalf("New with a source that is not a task: err = %v, want ErrBadConfig", err)
 	}
@@ -63,17 +65,17 @@ func TestFailJobErrWrapsSentinel(t *testing.T) {
 }
 
 func TestShellMayKeepAndChangeWhatItIsGiven(t *testing.T) {
-	tasks, sources := []TaskID{src, sink}, []TaskID{src}
+	tasks, sources := []dataflow.SubtaskID{src, sink}, []dataflow.SubtaskID{src}
 	c := newTestCoordinator(t, Config{Tasks: tasks, Sources: sources})
-	tasks[1] = TaskID{Vertex: 9}
-	sources[0] = TaskID{Vertex: 9}
+	tasks[1] = dataflow.SubtaskID{Vertex: 9}
+	sources[0] = dataflow.SubtaskID{Vertex: 9}
 
 	acts, _ := c.TriggerNow()
 	trig := acts[0].(Trigger)
-	if !slices.Equal(trig.Sources, []TaskID{src}) {
+	if !slices.Equal(trig.Sources, []dataflow.SubtaskID{src}) {
 		t.Fatalf("Trigger.Sources = %v after the caller changed its slice, want [%v]", trig.Sources, src)
 	}
-	trig.Sources[0] = TaskID{Vertex: 8}
+	trig.Sources[0] = dataflow.SubtaskID{Vertex: 8}
 
 	c.Ack(trig.ID, src, "a")
 	_, acts = c.Ack(trig.ID, sink, "b")
@@ -88,7 +90,7 @@ func TestShellMayKeepAndChangeWhatItIsGiven(t *testing.T) {
 	}
 	c.Stored(trig.ID)
 	acts, _ = c.TriggerNow()
-	if got := acts[0].(Trigger).Sources; !slices.Equal(got, []TaskID{src}) {
+	if got := acts[0].(Trigger).Sources; !slices.Equal(got, []dataflow.SubtaskID{src}) {
 		t.Fatalf("next Trigger.Sources = %v, want [%v]", got, src)
 	}
 }

@@ -4,16 +4,17 @@ import (
 	"fmt"
 
 	"github.com/weir-stream/weir/internal/checkpoint"
+	"github.com/weir-stream/weir/internal/dataflow"
 )
 
 // A shell's loop, reduced to its calls: tick, forward acknowledgements,
 // carry out actions, report the metadata write.
 func Example() {
-	source := checkpoint.TaskID{Vertex: 0, Subtask: 0}
-	sink := checkpoint.TaskID{Vertex: 1, Subtask: 0}
+	source := dataflow.SubtaskID{Vertex: 0, Subtask: 0}
+	sink := dataflow.SubtaskID{Vertex: 1, Subtask: 0}
 	c, err := checkpoint.New(checkpoint.Config{
-		Tasks:             []checkpoint.TaskID{source, sink},
-		Sources:           []checkpoint.TaskID{source},
+		Tasks:             []dataflow.SubtaskID{source, sink},
+		Sources:           []dataflow.SubtaskID{source},
 		Interval:          3,
 		Timeout:           10,
 		TolerableFailures: checkpoint.UnlimitedFailures,

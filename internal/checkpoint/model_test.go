@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/weir-stream/weir/internal/dataflow"
 )
 
 // TestRandomRunsAgreeWithModel drives coordinators with random events and
@@ -43,7 +45,7 @@ type model struct {
 	failures                  int
 
 	triggered map[ID]int64 // trigger tick of every checkpoint
-	accepted  map[ID]map[TaskID]Handle
+	accepted  map[ID]map[dataflow.SubtaskID]Handle
 	persisted map[ID]bool
 	stored    map[ID]bool // outstanding Persist: false; reported: true
 	finished  map[ID]string
@@ -51,7 +53,7 @@ type model struct {
 
 func newModel(t *testing.T, seed uint64) *model {
 	rnd := rand.New(rand.NewPCG(seed, 0))
-	tasks := []TaskID{{0, 0}, {0, 1}, {1, 0}}[:1+rnd.IntN(3)]
+	tasks := []dataflow.SubtaskID{{Vertex: 0, Subtask: 0}, {Vertex: 0, Subtask: 1}, {Vertex: 1, Subtask: 0}}[:1+rnd.IntN(3)]
 	cfg := Config{
 		Tasks:             tasks,
 		Sources:           tasks[:1],
@@ -69,7 +71,7 @@ func newModel(t *testing.T, seed uint64) *model {
 	}
 	return &model{
 		t: t, rnd: rnd, cfg: cfg, c: c, running: true, nextID: cfg.FirstID,
-		triggered: map[ID]int64{}, accepted: map[ID]map[TaskID]Handle{},
+		triggered: map[ID]int64{}, accepted: map[ID]map[dataflow.SubtaskID]Handle{},
 		persisted: map[ID]bool{}, stored: map[ID]bool{}, finished: map[ID]string{},
 	}
 }
@@ -147,7 +149,7 @@ func (m *model) randomID() ID {
 
 func (m *model) ack() {
 	id := m.randomID()
-	task := TaskID{Vertex: m.rnd.IntN(3), Subtask: m.rnd.IntN(2)}
+	task := dataflow.SubtaskID{Vertex: m.rnd.IntN(3), Subtask: m.rnd.IntN(2)}
 	// Mostly acknowledge what is pending, or checkpoints would rarely
 	// complete.
 	if pending := m.pending(); len(pending) > 0 && m.rnd.IntN(4) > 0 {
@@ -175,7 +177,7 @@ func (m *model) ack() {
 	default:
 		want = AckSuccess
 		if m.accepted[id] == nil {
-			m.accepted[id] = map[TaskID]Handle{}
+			m.accepted[id] = map[dataflow.SubtaskID]Handle{}
 		}
 		m.accepted[id][task] = handle
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/weir-stream/weir/internal/dataflow"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite testdata/*.txt with the actual output")
@@ -99,7 +101,7 @@ func runScript(t *testing.T, file string) {
 // errors of the coordinator are part of the output).
 type script struct {
 	c     *Coordinator
-	tasks []TaskID
+	tasks []dataflow.SubtaskID
 }
 
 func (s *script) run(line string) (result string, err error) {
@@ -264,7 +266,7 @@ func (p *argParser) id(key string) ID {
 	return ID(p.int(key, 0))
 }
 
-func (p *argParser) task(key string) TaskID {
+func (p *argParser) task(key string) dataflow.SubtaskID {
 	if _, ok := p.args[key]; !ok && p.err == nil {
 		p.err = fmt.Errorf("missing %s=", key)
 	}
@@ -277,7 +279,7 @@ func (p *argParser) task(key string) TaskID {
 
 // tasks parses "N" (with all non-nil: its first N tasks; otherwise tasks
 // 0.0 .. N-1.0) or a comma-separated list of tasks.
-func (p *argParser) tasks(key string, all []TaskID) []TaskID {
+func (p *argParser) tasks(key string, all []dataflow.SubtaskID) []dataflow.SubtaskID {
 	v := p.str(key, "")
 	if v == "" {
 		return nil
@@ -286,13 +288,13 @@ func (p *argParser) tasks(key string, all []TaskID) []TaskID {
 		if all != nil {
 			return all[:min(n, len(all))]
 		}
-		ts := make([]TaskID, n)
+		ts := make([]dataflow.SubtaskID, n)
 		for i := range ts {
-			ts[i] = TaskID{Vertex: i}
+			ts[i] = dataflow.SubtaskID{Vertex: i}
 		}
 		return ts
 	}
-	var ts []TaskID
+	var ts []dataflow.SubtaskID
 	for _, f := range strings.Split(v, ",") {
 		t, err := parseTask(f)
 		if err != nil && p.err == nil {
@@ -304,9 +306,9 @@ func (p *argParser) tasks(key string, all []TaskID) []TaskID {
 }
 
 // parseTask parses "V.S", or "V" for subtask 0.
-func parseTask(s string) (TaskID, error) {
+func parseTask(s string) (dataflow.SubtaskID, error) {
 	v, sub, hasSub := strings.Cut(s, ".")
-	var t TaskID
+	var t dataflow.SubtaskID
 	var err error
 	if t.Vertex, err = strconv.Atoi(v); err != nil {
 		return t, err

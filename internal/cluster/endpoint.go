@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/task"
 	"github.com/weir-stream/weir/internal/transport"
@@ -19,23 +20,23 @@ func register(node *transport.Node, key string, rt *task.Runtime) (*transport.En
 	n := len(pl.Vertices)
 	gate := func(v, i int) *exchange.Gate {
 		if v >= n && v < 2*n && i >= 0 && i < pl.Vertices[v-n].Parallelism {
-			return rt.LogGate(task.SubtaskID{Vertex: v - n, Subtask: i})
+			return rt.LogGate(dataflow.SubtaskID{Vertex: v - n, Subtask: i})
 		}
 		if v < 0 || v >= n || i < 0 || i >= pl.Vertices[v].Parallelism {
 			return nil
 		}
-		return rt.Gate(task.SubtaskID{Vertex: v, Subtask: i})
+		return rt.Gate(dataflow.SubtaskID{Vertex: v, Subtask: i})
 	}
-	ep, err := node.Register(key, rt.QueueCapacity(), gate, func(err error) { rt.Kill(task.SubtaskID{}, err) })
+	ep, err := node.Register(key, rt.QueueCapacity(), gate, func(err error) { rt.Kill(dataflow.SubtaskID{}, err) })
 	if err != nil {
 		return nil, err
 	}
 	for _, v := range rt.Plan().Vertices {
 		for i := range v.Parallelism {
-			if g := rt.Gate(task.SubtaskID{Vertex: v.ID, Subtask: i}); g != nil {
+			if g := rt.Gate(dataflow.SubtaskID{Vertex: v.ID, Subtask: i}); g != nil {
 				g.OnTake(func(ch int) { ep.Credit(v.ID, i, ch) })
 			}
-			if g := rt.LogGate(task.SubtaskID{Vertex: v.ID, Subtask: i}); g != nil {
+			if g := rt.LogGate(dataflow.SubtaskID{Vertex: v.ID, Subtask: i}); g != nil {
 				g.OnTake(func(ch int) { ep.Credit(n+v.ID, i, ch) })
 			}
 		}

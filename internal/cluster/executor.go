@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/engine"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/store"
@@ -31,19 +32,19 @@ type remoteExecutor struct {
 	spec engine.AttemptSpec
 
 	mu      sync.Mutex
-	shares  []*share                  // every share, in placement order
-	where   map[task.SubtaskID]*share // where each subtask runs now
+	shares  []*share                      // every share, in placement order
+	where   map[dataflow.SubtaskID]*share // where each subtask runs now
 	events  chan endEvent
 	closed  bool     // released
 	failed  bool     // failed or cancelled: nothing restarts
 	restart restarts // see restart.go
 	// Active standby (replica.go): the replica share of each subtask
 	// whose standby runs, and the latest checkpoint triggered.
-	replicas      map[task.SubtaskID]*share
+	replicas      map[dataflow.SubtaskID]*share
 	replicaShares int // replica shares created, which number their keys
 	lastTrigger   int64
-	finished      map[task.SubtaskID]bool  // subtasks that finished their input, until they restart
-	waits         map[int64]chan *pb.Waits // unanswered WAITS commands, by token (waits.go)
+	finished      map[dataflow.SubtaskID]bool // subtasks that finished their input, until they restart
+	waits         map[int64]chan *pb.Waits    // unanswered WAITS commands, by token (waits.go)
 	wg            sync.WaitGroup
 }
 
@@ -78,10 +79,10 @@ func (c *Coordinator) deployer(j *job, cfg engine.Config) engine.Deployer {
 	return func(ctx context.Context, spec engine.AttemptSpec) (engine.Executor, error) {
 		// The attempt runs the subtasks spec's Local accepts: all of them,
 		// or one region's under fine-grained failover.
-		want := func(id task.SubtaskID) bool { return spec.Options.Local == nil || spec.Options.Local(id) }
+		want := func(id dataflow.SubtaskID) bool { return spec.Options.Local == nil || spec.Options.Local(id) }
 		need := 0
 		for _, v := range cfg.Plan.Vertices {
-			if want(task.SubtaskID{Vertex: v.ID}) {
+			if want(dataflow.SubtaskID{Vertex: v.ID}) {
 				need = max(need, v.Parallelism)
 			}
 		}
@@ -91,12 +92,12 @@ func (c *Coordinator) deployer(j *job, cfg engine.Config) engine.Deployer {
 		}
 		attempts++
 		x := &remoteExecutor{c: c, key: fmt.Sprintf("%s/%d.%d", j.id, c.lead.Epoch(), attempts), cfg: cfg, plan: cfg.Plan, spec: spec,
-			where: map[task.SubtaskID]*share{}, events: make(chan endEvent, 256), finished: map[task.SubtaskID]bool{}}
+			where: map[dataflow.SubtaskID]*share{}, events: make(chan endEvent, 256), finished: map[dataflow.SubtaskID]bool{}}
 		x.restart.init()
 		seen := map[*workerConn]*share{}
 		for _, v := range cfg.Plan.Vertices {
 			for i := range v.Parallelism {
-				if !want(task.SubtaskID{Vertex: v.ID, Subtask: i}) {
+				if !want(dataflow.SubtaskID{Vertex: v.ID, Subtask: i}) {
 					continue
 				}
 				w := slots[i]
@@ -106,7 +107,7 @@ func (c *Coordinator) deployer(j *job, cfg engine.Config) engine.Deployer {
 					seen[w] = sh
 					x.shares = append(x.shares, sh)
 				}
-				x.where[task.SubtaskID{Vertex: v.ID, Subtask: i}] = sh
+				x.where[dataflow.SubtaskID{Vertex: v.ID, Subtask: i}] = sh
 			}
 		}
 		x.job = j
@@ -315,7 +316,7 @@ func (x *remoteExecutor) workerLost(w *workerConn, reason string) {
 			lost = append(lost, sh)
 		}
 	}
-	var failed []task.SubtaskID
+	var failed []dataflow.SubtaskID
 	alone := x.spec.Options.UpstreamBackup && !x.failed
 	if alone {
 		for id, sh := range x.where {
@@ -375,7 +376,7 @@ func (x *remoteExecutor) onMessage(w *workerConn, m *pb.WorkerMessage) {
 		}
 		for _, ch := range s.Channels {
 			snap.Result.Channels = append(snap.Result.Channels, task.ChannelCount{
-				Channel: task.Channel{Edge: int(ch.Edge), From: int(ch.From), To: int(ch.To)}, N: ch.N, Sender: ch.Sender})
+				Channel: dataflow.Channel{Edge: int(ch.Edge), From: int(ch.From), To: int(ch.To)}, N: ch.N, Sender: ch.Sender})
 		}
 		x.spec.OnSnapshot(snap)
 	case *pb.WorkerMessage_Finished:
@@ -482,7 +483,7 @@ func (x *remoteExecutor) broadcast(cmd *pb.Command) {
 }
 
 // command sends cmd to the share that runs subtask id, if it runs.
-func (x *remoteExecutor) command(id task.SubtaskID, cmd *pb.Command) {
+func (x *remoteExecutor) command(id dataflow.SubtaskID, cmd *pb.Command) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if sh := x.where[id]; sh != nil && !sh.ended && sh.live {
@@ -493,7 +494,7 @@ func (x *remoteExecutor) command(id task.SubtaskID, cmd *pb.Command) {
 
 // Kill fails the attempt as subtask id's failure (under upstream backup,
 // subtask id alone).
-func (x *remoteExecutor) Kill(id task.SubtaskID, err error) {
+func (x *remoteExecutor) Kill(id dataflow.SubtaskID, err error) {
 	x.command(id, &pb.Command{Kind: pb.Command_KILL, Subtask: ref(id), Error: err.Error()})
 }
 
@@ -511,7 +512,7 @@ func (x *remoteExecutor) Trigger(id int64) {
 }
 
 // TriggerSubtask asks the worker of sid to checkpoint it directly.
-func (x *remoteExecutor) TriggerSubtask(sid task.SubtaskID, id int64) {
+func (x *remoteExecutor) TriggerSubtask(sid dataflow.SubtaskID, id int64) {
 	if x.superseded() {
 		return
 	}

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/engine"
-	"github.com/weir-stream/weir/internal/task"
 )
 
 // An attempt's counters and placement, as the workers' heartbeats report
@@ -64,10 +64,10 @@ func (x *remoteExecutor) subtaskCounts() []*pb.SubtaskCounts {
 }
 
 // placement returns the subtasks each worker runs, by worker id.
-func (x *remoteExecutor) placement() map[string][]task.SubtaskID {
+func (x *remoteExecutor) placement() map[string][]dataflow.SubtaskID {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	out := map[string][]task.SubtaskID{}
+	out := map[string][]dataflow.SubtaskID{}
 	for id, sh := range x.where {
 		out[sh.w.id] = append(out[sh.w.id], id)
 	}
@@ -93,7 +93,7 @@ func (x *remoteExecutor) FirstOutput() time.Time {
 
 // Positions is not supported in cluster mode (at-most-once is refused at
 // submission).
-func (x *remoteExecutor) Positions() map[task.SubtaskID][]byte { return nil }
+func (x *remoteExecutor) Positions() map[dataflow.SubtaskID][]byte { return nil }
 
 // Activity sums the records the attempt's subtasks took in and sent out,
 // as of the workers' latest heartbeats, for the engine's stall

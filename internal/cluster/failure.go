@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/engine"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -54,7 +55,7 @@ func attemptEnded(key string, err error) *pb.AttemptEnded {
 
 // subtaskFailedReport is the report of subtask id of attempt key that failed
 // alone with err; standby: its active standby failed, not the subtask.
-func subtaskFailedReport(key string, id task.SubtaskID, err error, standby bool) *pb.SubtaskFailed {
+func subtaskFailedReport(key string, id dataflow.SubtaskID, err error, standby bool) *pb.SubtaskFailed {
 	out := &pb.SubtaskFailed{Key: key, Subtask: ref(id), Error: err.Error(), Standby: standby}
 	out.Class, out.CorruptCheckpoint = classify(err)
 	return out

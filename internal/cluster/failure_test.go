@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/weir-stream/weir/connector"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/engine"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -41,7 +42,7 @@ func TestAFailureKeepsItsClassAcrossTheWire(t *testing.T) {
 			if corrupt != (c.corrupt != 0) || id != c.corrupt {
 				t.Errorf("corrupt checkpoint: got %d (%v), want %d", id, corrupt, c.corrupt)
 			}
-			s := subtaskFailedReport("job/1.1", task.SubtaskID{Vertex: 1}, c.err, false)
+			s := subtaskFailedReport("job/1.1", dataflow.SubtaskID{Vertex: 1}, c.err, false)
 			if s.Class != r.Class || s.CorruptCheckpoint != r.CorruptCheckpoint {
 				t.Errorf("a subtask's failure is classed %v/%d, an attempt's %v/%d", s.Class, s.CorruptCheckpoint, r.Class, r.CorruptCheckpoint)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/task"
 )
 
@@ -19,8 +20,8 @@ import (
 // injectHook returns the worker attempt's task.Options.Inject: it asks the
 // coordinator and blocks until it answers, the session ends or ctx ends
 // (then the subtask does not fail).
-func (s *session) injectHook(ctx context.Context, key string) func(task.Point, task.SubtaskID, int64) bool {
-	return func(p task.Point, id task.SubtaskID, checkpoint int64) bool {
+func (s *session) injectHook(ctx context.Context, key string) func(task.Point, dataflow.SubtaskID, int64) bool {
+	return func(p task.Point, id dataflow.SubtaskID, checkpoint int64) bool {
 		answer := make(chan bool, 1)
 		s.mu.Lock()
 		s.nextInject++

@@ -15,8 +15,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/engine"
-	"github.com/weir-stream/weir/internal/task"
 )
 
 // Job states.
@@ -307,7 +307,7 @@ func (j *job) info() *pb.JobInfo {
 			in.Report, _ = json.Marshal(r)
 		}
 	}
-	placement := map[string][]task.SubtaskID{}
+	placement := map[string][]dataflow.SubtaskID{}
 	for x := range j.executors {
 		r, w := x.counts()
 		in.RecordsRead += r

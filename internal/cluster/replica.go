@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/engine"
 	"github.com/weir-stream/weir/internal/store"
 	"github.com/weir-stream/weir/internal/task"
@@ -34,14 +35,14 @@ import (
 // worker other than its primary's, and returns the new replica shares.
 // The caller holds the coordinator's mu.
 func (x *remoteExecutor) placeReplicasLocked(ws []*workerConn) []*share {
-	x.replicas = map[task.SubtaskID]*share{}
-	var ids []task.SubtaskID
+	x.replicas = map[dataflow.SubtaskID]*share{}
+	var ids []dataflow.SubtaskID
 	for _, v := range x.plan.Vertices {
 		if !task.Replicated(v) {
 			continue
 		}
 		for i := range v.Parallelism {
-			if id := (task.SubtaskID{Vertex: v.ID, Subtask: i}); x.where[id] != nil {
+			if id := (dataflow.SubtaskID{Vertex: v.ID, Subtask: i}); x.where[id] != nil {
 				ids = append(ids, id)
 			}
 		}
@@ -54,7 +55,7 @@ func (x *remoteExecutor) placeReplicasLocked(ws []*workerConn) []*share {
 // most free slots, then those with the fewest standbys placed, in new
 // replica shares, and returns them. The caller holds the coordinator's
 // mu (and the executor's, but for the first placement).
-func (x *remoteExecutor) placeStandbysLocked(ws []*workerConn, ids []task.SubtaskID, again string) []*share {
+func (x *remoteExecutor) placeStandbysLocked(ws []*workerConn, ids []dataflow.SubtaskID, again string) []*share {
 	placed := map[*workerConn]int{} // standbys placed, by worker
 	better := func(a, b *workerConn) bool {
 		if a.standby != b.standby {
@@ -127,13 +128,13 @@ func (x *remoteExecutor) replaceStandbys(m *store.Metadata) {
 	if x.failed || x.closed {
 		return
 	}
-	var ids []task.SubtaskID
+	var ids []dataflow.SubtaskID
 	for _, v := range x.plan.Vertices {
 		if !task.Replicated(v) {
 			continue
 		}
 		for i := range v.Parallelism {
-			id := task.SubtaskID{Vertex: v.ID, Subtask: i}
+			id := dataflow.SubtaskID{Vertex: v.ID, Subtask: i}
 			p, sb := x.where[id], x.replicas[id]
 			// A promoted standby (in its replica share) logs and ships as
 			// its primary did.
@@ -184,28 +185,28 @@ func (x *remoteExecutor) replicaPlacementLocked() []*pb.Placement {
 }
 
 // replicaPlacement says that subtask id's standby runs in share sh.
-func replicaPlacement(id task.SubtaskID, sh *share) *pb.Placement {
+func replicaPlacement(id dataflow.SubtaskID, sh *share) *pb.Placement {
 	return &pb.Placement{Subtask: ref(id), DataAddr: sh.w.dataAddr, DataKey: sh.key, Replica: true}
 }
 
 // Standbys returns the subtasks whose standby runs (engine.StandbyKiller).
-func (x *remoteExecutor) Standbys() []task.SubtaskID {
+func (x *remoteExecutor) Standbys() []dataflow.SubtaskID {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	var out []task.SubtaskID
+	var out []dataflow.SubtaskID
 	for id, sh := range x.replicas {
 		if sh.live && !sh.ended && !sh.lost {
 			out = append(out, id)
 		}
 	}
-	slices.SortFunc(out, func(a, b task.SubtaskID) int { return cmp.Or(a.Vertex-b.Vertex, a.Subtask-b.Subtask) })
+	slices.SortFunc(out, func(a, b dataflow.SubtaskID) int { return cmp.Or(a.Vertex-b.Vertex, a.Subtask-b.Subtask) })
 	return out
 }
 
 // KillStandby stops the standby of subtask id with err, for failure
 // injection (engine.StandbyKiller): its worker reports it stopped, and
 // the next completed checkpoint replaces it.
-func (x *remoteExecutor) KillStandby(id task.SubtaskID, err error) {
+func (x *remoteExecutor) KillStandby(id dataflow.SubtaskID, err error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if sh := x.replicas[id]; sh != nil && sh.live && !sh.ended {
@@ -216,7 +217,7 @@ func (x *remoteExecutor) KillStandby(id task.SubtaskID, err error) {
 
 // standbyStopped forgets the standby of subtask id in replica share key,
 // which stopped; the next completed checkpoint replaces it.
-func (x *remoteExecutor) standbyStopped(w *workerConn, key string, id task.SubtaskID, why string) {
+func (x *remoteExecutor) standbyStopped(w *workerConn, key string, id dataflow.SubtaskID, why string) {
 	x.mu.Lock()
 	if sh := x.replicas[id]; sh != nil && sh.key == key {
 		delete(x.replicas, id)
@@ -231,9 +232,9 @@ func (x *remoteExecutor) standbyStopped(w *workerConn, key string, id task.Subta
 // another one (engine.Cone: downstream of a sender whose output is not
 // regenerated record for record) restarts from the checkpoint: its
 // standby consumed what that sender will not send again.
-func (x *remoteExecutor) promotableLocked(ids, all []task.SubtaskID) (promote map[*share][]task.SubtaskID, rest []task.SubtaskID) {
-	promote = map[*share][]task.SubtaskID{}
-	inCone := map[task.SubtaskID]bool{}
+func (x *remoteExecutor) promotableLocked(ids, all []dataflow.SubtaskID) (promote map[*share][]dataflow.SubtaskID, rest []dataflow.SubtaskID) {
+	promote = map[*share][]dataflow.SubtaskID{}
+	inCone := map[dataflow.SubtaskID]bool{}
 	for _, y := range all {
 		for _, z := range engine.Cone(x.plan, y)[1:] {
 			inCone[z] = true
@@ -254,7 +255,7 @@ func (x *remoteExecutor) promotableLocked(ids, all []task.SubtaskID) (promote ma
 // promoteLocked tells replica share sh that its standbys of ids take
 // their subtasks' place, given what the receivers hold from the lost
 // ones, and passes on the replay requests held for them.
-func (x *remoteExecutor) promoteLocked(sh *share, ids []task.SubtaskID, delivered []*pb.ChannelCount, attempt int) awaited {
+func (x *remoteExecutor) promoteLocked(sh *share, ids []dataflow.SubtaskID, delivered []*pb.ChannelCount, attempt int) awaited {
 	tok, ch := x.tokenLocked()
 	var refs []*pb.SubtaskRef
 	var names []string

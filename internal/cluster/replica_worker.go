@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -24,7 +25,7 @@ func (a *workerAttempt) activeStandby(opts *task.Options) {
 	}
 	opts.ActiveStandby, opts.Replica, opts.StandbyElsewhere = true, d.Replica, !d.Replica
 	opts.Replacement = d.Replica && d.Replacement
-	opts.OnStandbyStopped = func(id task.SubtaskID, err error) {
+	opts.OnStandbyStopped = func(id dataflow.SubtaskID, err error) {
 		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Failed{Failed: subtaskFailedReport(d.Key, id, err, true)}})
 	}
 }
@@ -107,15 +108,15 @@ func (a *workerAttempt) shipLog(ctx context.Context, rt *task.Runtime, ep *trans
 // fails the share, and so the attempt: the job falls back to a global
 // rollback.
 func (a *workerAttempt) promote(ctx context.Context, rt *task.Runtime, c *pb.Command) {
-	var ids []task.SubtaskID
+	var ids []dataflow.SubtaskID
 	var names []string
 	for _, r := range c.Subtasks {
 		ids = append(ids, sid(r))
 		names = append(names, sid(r).String())
 	}
-	p := task.Promotion{Delivered: map[task.Channel]int64{}, Aborted: c.Checkpoint, Incarnation: int64(c.Attempt) << 20}
+	p := task.Promotion{Delivered: map[dataflow.Channel]int64{}, Aborted: c.Checkpoint, Incarnation: int64(c.Attempt) << 20}
 	for _, cc := range c.Delivered {
-		p.Delivered[task.Channel{Edge: int(cc.Edge), From: int(cc.From), To: int(cc.To)}] = cc.N
+		p.Delivered[dataflow.Channel{Edge: int(cc.Edge), From: int(cc.From), To: int(cc.To)}] = cc.N
 	}
 	ready, err := rt.Promote(ids, p)
 	if err != nil {

@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/engine"
 	"github.com/weir-stream/weir/internal/store"
-	"github.com/weir-stream/weir/internal/task"
 )
 
 // This file is the coordinator's side of restarting single subtasks on a
@@ -38,14 +38,14 @@ import (
 // executor's mu.
 type restarts struct {
 	tokens  int64
-	waiting map[int64]chan *pb.Moved               // unanswered MOVE and RESTART commands and rejoining shares
-	pending map[task.SubtaskID][]*pb.ReplayRequest // for senders being moved
-	moved   int                                    // shares created to rejoin
+	waiting map[int64]chan *pb.Moved                   // unanswered MOVE and RESTART commands and rejoining shares
+	pending map[dataflow.SubtaskID][]*pb.ReplayRequest // for senders being moved
+	moved   int                                        // shares created to rejoin
 }
 
 func (r *restarts) init() {
 	r.waiting = map[int64]chan *pb.Moved{}
-	r.pending = map[task.SubtaskID][]*pb.ReplayRequest{}
+	r.pending = map[dataflow.SubtaskID][]*pb.ReplayRequest{}
 }
 
 // tokenLocked returns a new token and the channel its answer arrives on.
@@ -67,7 +67,7 @@ func (x *remoteExecutor) answer(token int64, m *pb.Moved) {
 }
 
 // subtaskFailed tells the engine that subtask id failed alone.
-func (x *remoteExecutor) subtaskFailed(id task.SubtaskID, err error) {
+func (x *remoteExecutor) subtaskFailed(id dataflow.SubtaskID, err error) {
 	on := x.spec.Options.OnFailed
 	if on == nil {
 		return
@@ -115,7 +115,7 @@ func (x *remoteExecutor) routeReplay(q *pb.ReplayRequest) {
 }
 
 // Stop stops running subtasks so that they restart with a failed one.
-func (x *remoteExecutor) Stop(ids []task.SubtaskID) {
+func (x *remoteExecutor) Stop(ids []dataflow.SubtaskID) {
 	for _, id := range ids {
 		x.command(id, &pb.Command{Kind: pb.Command_STOP, Subtasks: []*pb.SubtaskRef{ref(id)}})
 	}
@@ -123,7 +123,7 @@ func (x *remoteExecutor) Stop(ids []task.SubtaskID) {
 
 // Restart restarts failed or stopped subtasks from checkpoint m: those of
 // live workers where they ran, those of lost workers in new shares.
-func (x *remoteExecutor) Restart(ctx context.Context, ids []task.SubtaskID, m *store.Metadata, attempt int) (<-chan struct{}, error) {
+func (x *remoteExecutor) Restart(ctx context.Context, ids []dataflow.SubtaskID, m *store.Metadata, attempt int) (<-chan struct{}, error) {
 	restore, err := encodeRestore(m)
 	if err != nil {
 		return nil, err
@@ -161,10 +161,10 @@ func (a awaited) wait(ctx context.Context) *pb.Moved {
 	return nil
 }
 
-func (x *remoteExecutor) restartTasks(ctx context.Context, ids []task.SubtaskID, restore []byte, attempt int) error {
+func (x *remoteExecutor) restartTasks(ctx context.Context, ids []dataflow.SubtaskID, restore []byte, attempt int) error {
 	x.mu.Lock()
 	inPlace := map[*share][]*pb.SubtaskRef{}
-	var moving []task.SubtaskID
+	var moving []dataflow.SubtaskID
 	for _, id := range ids {
 		switch sh := x.where[id]; {
 		case sh == nil || sh.ended && !sh.lost:
@@ -198,7 +198,7 @@ func (x *remoteExecutor) restartTasks(ctx context.Context, ids []task.SubtaskID,
 // move restarts the subtasks of lost workers (ids, of all restarting)
 // in new shares, or promotes their active standbys, and returns the
 // answers to wait for: each new share's rejoin, each promotion.
-func (x *remoteExecutor) move(ctx context.Context, ids, all []task.SubtaskID, restore []byte, attempt int) ([]awaited, error) {
+func (x *remoteExecutor) move(ctx context.Context, ids, all []dataflow.SubtaskID, restore []byte, attempt int) ([]awaited, error) {
 	x.mu.Lock()
 	promote, ids := x.promotableLocked(ids, all)
 	x.mu.Unlock()
@@ -261,14 +261,14 @@ func (x *remoteExecutor) move(ctx context.Context, ids, all []task.SubtaskID, re
 		x.c.executors[sh.key] = x
 	}
 	x.c.mu.Unlock()
-	delivered := map[task.Channel]int64{}
+	delivered := map[dataflow.Channel]int64{}
 	for _, a := range told {
 		m := a.wait(ctx)
 		if m == nil {
 			continue
 		}
 		for _, c := range m.Delivered {
-			ch := task.Channel{Edge: int(c.Edge), From: int(c.From), To: int(c.To)}
+			ch := dataflow.Channel{Edge: int(c.Edge), From: int(c.From), To: int(c.To)}
 			delivered[ch] = max(delivered[ch], c.N)
 		}
 	}
@@ -314,7 +314,7 @@ func (x *remoteExecutor) move(ctx context.Context, ids, all []task.SubtaskID, re
 
 // passPendingLocked passes the replay requests held for moving sender id
 // on to share sh, which runs it now.
-func (x *remoteExecutor) passPendingLocked(sh *share, id task.SubtaskID) {
+func (x *remoteExecutor) passPendingLocked(sh *share, id dataflow.SubtaskID) {
 	for _, q := range x.restart.pending[id] {
 		sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: &pb.Command{
 			Key: sh.key, Kind: pb.Command_REPLAY, Replay: q}}})

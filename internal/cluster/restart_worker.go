@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/store"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -34,7 +35,7 @@ func (a *workerAttempt) restartStalled(rt *task.Runtime, chans [][3]int) {
 
 // stalledReceiver is a subtask to fail for a stalled input channel.
 type stalledReceiver struct {
-	id task.SubtaskID
+	id dataflow.SubtaskID
 	ch int // the first of its stalled channels
 }
 
@@ -45,9 +46,9 @@ type stalledReceiver struct {
 // nothing.
 func stalledReceivers(vertices int, chans [][3]int) []stalledReceiver {
 	var out []stalledReceiver
-	seen := map[task.SubtaskID]bool{}
+	seen := map[dataflow.SubtaskID]bool{}
 	for _, c := range chans {
-		id := task.SubtaskID{Vertex: c[0], Subtask: c[1]}
+		id := dataflow.SubtaskID{Vertex: c[0], Subtask: c[1]}
 		if c[0] >= vertices || seen[id] {
 			continue
 		}
@@ -66,19 +67,19 @@ func (a *workerAttempt) upstreamBackup(opts *task.Options) {
 	}
 	opts.UpstreamBackup, opts.RetainLimit = true, d.RetainLimit
 	opts.Log = a.s.w.cfg.Log
-	opts.OnFailed = func(id task.SubtaskID, err error) {
+	opts.OnFailed = func(id dataflow.SubtaskID, err error) {
 		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Failed{Failed: subtaskFailedReport(d.Key, id, err, false)}})
 	}
-	opts.RequestReplay = func(sender task.SubtaskID, q task.ReplayRequest) {
+	opts.RequestReplay = func(sender dataflow.SubtaskID, q task.ReplayRequest) {
 		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Replay{Replay: &pb.ReplayRequest{Key: d.Key, Sender: ref(sender),
 			Edge: int32(q.Edge), To: int32(q.To), From: q.From, Incarnation: q.Incarnation}}})
 	}
 	a.activeStandby(opts)
 	if d.Rejoin {
 		opts.Rejoin, opts.Incarnation = true, d.Incarnation
-		opts.Delivered = map[task.Channel]int64{}
+		opts.Delivered = map[dataflow.Channel]int64{}
 		for _, c := range d.Delivered {
-			opts.Delivered[task.Channel{Edge: int(c.Edge), From: int(c.From), To: int(c.To)}] = c.N
+			opts.Delivered[dataflow.Channel{Edge: int(c.Edge), From: int(c.From), To: int(c.To)}] = c.N
 		}
 	}
 }
@@ -87,7 +88,7 @@ func (a *workerAttempt) upstreamBackup(opts *task.Options) {
 func (a *workerAttempt) applyRestart(ctx context.Context, rt *task.Runtime, c *pb.Command) {
 	switch c.Kind {
 	case pb.Command_STOP:
-		var ids []task.SubtaskID
+		var ids []dataflow.SubtaskID
 		for _, r := range c.Subtasks {
 			ids = append(ids, sid(r))
 		}
@@ -136,15 +137,15 @@ func (a *workerAttempt) applyRestart(ctx context.Context, rt *task.Runtime, c *p
 // restartHere restarts failed or stopped local subtasks from the
 // checkpoint c names, and waits until they asked for their replays.
 func (a *workerAttempt) restartHere(ctx context.Context, rt *task.Runtime, c *pb.Command) error {
-	want := map[task.SubtaskID]bool{}
-	var ids []task.SubtaskID
+	want := map[dataflow.SubtaskID]bool{}
+	var ids []dataflow.SubtaskID
 	for _, r := range c.Subtasks {
 		if id := sid(r); rt.IsLocal(id) {
 			want[id] = true
 			ids = append(ids, id)
 		}
 	}
-	state := map[task.SubtaskID][]byte{}
+	state := map[dataflow.SubtaskID][]byte{}
 	var restored int64
 	if len(c.Restore) > 0 {
 		var m store.Metadata
@@ -152,7 +153,7 @@ func (a *workerAttempt) restartHere(ctx context.Context, rt *task.Runtime, c *pb
 			return fmt.Errorf("decoding the checkpoint to restore: %w", err)
 		}
 		var err error
-		if state, _, err = a.restoreState(ctx, a.cfg, &m, func(id task.SubtaskID) bool { return want[id] }); err != nil {
+		if state, _, err = a.restoreState(ctx, a.cfg, &m, func(id dataflow.SubtaskID) bool { return want[id] }); err != nil {
 			return fmt.Errorf("restarting subtasks: %w", err)
 		}
 		restored = int64(m.ID)

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/weir-stream/weir/internal/task"
+	"github.com/weir-stream/weir/internal/dataflow"
 )
 
 // A stalled input log of an active standby's primary (delivered as
@@ -20,7 +20,7 @@ func TestAStalledStandbyLogRestartsNothing(t *testing.T) {
 	}{
 		{"the log of vertex 0's subtask 0", [][3]int{{1, 0, 0}}, nil},
 		{"two channels of one receiver and a log", [][3]int{{0, 1, 2}, {1, 0, 0}, {0, 1, 3}, {0, 0, 1}},
-			[]stalledReceiver{{task.SubtaskID{Vertex: 0, Subtask: 1}, 2}, {task.SubtaskID{Vertex: 0, Subtask: 0}, 1}}},
+			[]stalledReceiver{{dataflow.SubtaskID{Vertex: 0, Subtask: 1}, 2}, {dataflow.SubtaskID{Vertex: 0, Subtask: 0}, 1}}},
 	}
 	for _, c := range cases {
 		if got := stalledReceivers(1, c.chans); !slices.Equal(got, c.want) {

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/engine"
 	"github.com/weir-stream/weir/internal/store"
-	"github.com/weir-stream/weir/internal/task"
 )
 
 // standbyCache is what a passive standby worker keeps loaded: per job run,
@@ -22,19 +22,19 @@ type standbyCache struct {
 
 type cachedCheckpoint struct {
 	id    uint64
-	state map[task.SubtaskID][]byte
+	state map[dataflow.SubtaskID][]byte
 }
 
 // get returns the cached state of the given subtasks in checkpoint id of
 // run name, if the cache holds that checkpoint.
-func (c *standbyCache) get(name string, id uint64, want func(task.SubtaskID) bool) (map[task.SubtaskID][]byte, bool) {
+func (c *standbyCache) get(name string, id uint64, want func(dataflow.SubtaskID) bool) (map[dataflow.SubtaskID][]byte, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cc := c.runs[name]
 	if cc == nil || cc.id != id {
 		return nil, false
 	}
-	out := map[task.SubtaskID][]byte{}
+	out := map[dataflow.SubtaskID][]byte{}
 	for sid, b := range cc.state {
 		if want(sid) {
 			out[sid] = b
@@ -85,7 +85,7 @@ func (s *session) prefetch(p *pb.Prefetch) {
 
 // restoreState returns the state of the local subtasks in checkpoint m:
 // from the standby cache when it holds m, else from the store.
-func (a *workerAttempt) restoreState(ctx context.Context, cfg engine.Config, m *store.Metadata, local func(task.SubtaskID) bool) (map[task.SubtaskID][]byte, bool, error) {
+func (a *workerAttempt) restoreState(ctx context.Context, cfg engine.Config, m *store.Metadata, local func(dataflow.SubtaskID) bool) (map[dataflow.SubtaskID][]byte, bool, error) {
 	if state, ok := a.s.w.cache.get(a.d.Name, m.ID, local); ok {
 		return state, true, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/engine"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -43,7 +44,7 @@ func (x *remoteExecutor) Waits(timeout time.Duration) []task.SubtaskWait {
 			Key: sh.key, Kind: pb.Command_WAITS, Token: tok, TimeoutNs: int64(timeout * 3 / 4)}}})
 		all = append(all, asked{sh, tok, ch})
 	}
-	where := make(map[task.SubtaskID]*share, len(x.where))
+	where := make(map[dataflow.SubtaskID]*share, len(x.where))
 	for id, sh := range x.where {
 		where[id] = sh
 	}
@@ -87,7 +88,7 @@ func (x *remoteExecutor) Waits(timeout time.Duration) []task.SubtaskWait {
 		delete(x.waits, a.tok) // unanswered: a late answer is dropped
 	}
 	x.mu.Unlock()
-	reported := map[task.SubtaskID]bool{}
+	reported := map[dataflow.SubtaskID]bool{}
 	for _, w := range out {
 		if !w.Standby {
 			reported[w.Subtask] = true

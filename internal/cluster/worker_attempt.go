@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/engine"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/store"
@@ -36,11 +37,11 @@ type workerAttempt struct {
 	// Where each subtask runs: its worker's data address and endpoint
 	// key, changed by MOVE.
 	placeMu sync.Mutex
-	addr    map[task.SubtaskID]string
-	keys    map[task.SubtaskID]string
-	replica map[task.SubtaskID]*pb.Placement // where active standbys run
+	addr    map[dataflow.SubtaskID]string
+	keys    map[dataflow.SubtaskID]string
+	replica map[dataflow.SubtaskID]*pb.Placement // where active standbys run
 
-	shippers map[task.SubtaskID]*shipper // of input logs, by the run goroutine (replica_worker.go)
+	shippers map[dataflow.SubtaskID]*shipper // of input logs, by the run goroutine (replica_worker.go)
 }
 
 func newWorkerAttempt(s *session, d *pb.Deploy) *workerAttempt {
@@ -66,7 +67,7 @@ func (a *workerAttempt) command(c *pb.Command) {
 		rt := a.rt
 		a.mu.Unlock()
 		if rt != nil {
-			rt.Kill(task.SubtaskID{}, errors.New("the worker's command queue overflowed"))
+			rt.Kill(dataflow.SubtaskID{}, errors.New("the worker's command queue overflowed"))
 		}
 	}
 }
@@ -85,7 +86,7 @@ func (a *workerAttempt) metrics() *pb.AttemptMetrics {
 	var read, written, firstWrite int64
 	for _, v := range rt.Plan().Vertices {
 		for i := range v.Parallelism {
-			id := task.SubtaskID{Vertex: v.ID, Subtask: i}
+			id := dataflow.SubtaskID{Vertex: v.ID, Subtask: i}
 			if !rt.IsLocal(id) {
 				continue
 			}
@@ -116,12 +117,12 @@ func (a *workerAttempt) place(pl *pb.Placement) {
 	a.keys[sid(pl.Subtask)] = cmp.Or(pl.DataKey, a.d.Key)
 }
 
-func ref(id task.SubtaskID) *pb.SubtaskRef {
+func ref(id dataflow.SubtaskID) *pb.SubtaskRef {
 	return &pb.SubtaskRef{Vertex: int32(id.Vertex), Subtask: int32(id.Subtask)}
 }
 
-func sid(r *pb.SubtaskRef) task.SubtaskID {
-	return task.SubtaskID{Vertex: int(r.GetVertex()), Subtask: int(r.GetSubtask())}
+func sid(r *pb.SubtaskRef) dataflow.SubtaskID {
+	return dataflow.SubtaskID{Vertex: int(r.GetVertex()), Subtask: int(r.GetSubtask())}
 }
 
 // run builds the attempt's pipeline, restores the local subtasks' state
@@ -144,11 +145,11 @@ func (a *workerAttempt) run() error {
 	if fp := engine.Fingerprint(cfg.Plan); fp != d.Fingerprint {
 		return fmt.Errorf("job %s builds a different plan here (fingerprint %s, the coordinator's %s): do all processes run the same program?", d.Job, fp, d.Fingerprint)
 	}
-	local := map[task.SubtaskID]bool{}
+	local := map[dataflow.SubtaskID]bool{}
 	for _, r := range d.Subtasks {
 		local[sid(r)] = true
 	}
-	a.addr, a.keys, a.replica = map[task.SubtaskID]string{}, map[task.SubtaskID]string{}, map[task.SubtaskID]*pb.Placement{}
+	a.addr, a.keys, a.replica = map[dataflow.SubtaskID]string{}, map[dataflow.SubtaskID]string{}, map[dataflow.SubtaskID]*pb.Placement{}
 	for _, pl := range d.Placement {
 		a.place(pl)
 	}
@@ -156,7 +157,7 @@ func (a *workerAttempt) run() error {
 	opts.Checkpoint = task.CheckpointMode(d.CheckpointMode)
 	opts.AlignedTimeout = time.Duration(d.AlignedTimeoutNs)
 	opts.Attempt = int(d.Attempt)
-	opts.Local = func(id task.SubtaskID) bool { return local[id] }
+	opts.Local = func(id dataflow.SubtaskID) bool { return local[id] }
 	if d.InjectFailures {
 		opts.Inject = a.s.injectHook(ctx, d.Key)
 	}
@@ -192,12 +193,12 @@ func (a *workerAttempt) run() error {
 			}
 			a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Snapshot{Snapshot: snapshotDone(d.Key, snap)}})
 		}
-		opts.OnFinished = func(id task.SubtaskID) {
+		opts.OnFinished = func(id dataflow.SubtaskID) {
 			a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Finished{Finished: &pb.SubtaskFinished{Key: d.Key, Subtask: ref(id)}}})
 		}
 	}
 	var ep *transportEndpoint
-	opts.Remote = func(to task.SubtaskID, ch int) exchange.Sender {
+	opts.Remote = func(to dataflow.SubtaskID, ch int) exchange.Sender {
 		a.placeMu.Lock()
 		addr, key := a.addr[to], a.keys[to]
 		a.placeMu.Unlock()
@@ -212,7 +213,7 @@ func (a *workerAttempt) run() error {
 	if opts.UpstreamBackup {
 		ep.SurviveLostPeers(stallGrace, func(chans [][3]int) { a.restartStalled(rt, chans) })
 	}
-	a.shippers = map[task.SubtaskID]*shipper{}
+	a.shippers = map[dataflow.SubtaskID]*shipper{}
 	if opts.StandbyElsewhere {
 		a.shipLogs(ctx, rt, ep, opts.Restored)
 	}

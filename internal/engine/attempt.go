@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weir-stream/weir/internal/checkpoint"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/store"
 	"github.com/weir-stream/weir/internal/task"
@@ -17,11 +18,11 @@ type attemptState struct {
 	e         *engine
 	rt        Executor
 	coord     *checkpoint.Coordinator
-	tasks     []task.SubtaskID
-	finished  map[task.SubtaskID]bool
-	acked     map[int64]map[task.SubtaskID]bool   // in-flight checkpoints
-	counts    map[int64]map[task.Channel][2]int64 // per checkpoint: sent, received
-	final     int64                               // checkpoints above it were triggered after all tasks finished
+	tasks     []dataflow.SubtaskID
+	finished  map[dataflow.SubtaskID]bool
+	acked     map[int64]map[dataflow.SubtaskID]bool   // in-flight checkpoints
+	counts    map[int64]map[dataflow.Channel][2]int64 // per checkpoint: sent, received
+	final     int64                                   // checkpoints above it were triggered after all tasks finished
 	allDone   bool
 	wantFinal bool
 	restarted time.Time // when a restarted attempt began, for recovery time
@@ -30,7 +31,7 @@ type attemptState struct {
 	recovering int
 	// cone is the subtasks that restarted alone (fine-grained failover
 	// with upstream backup), nil otherwise.
-	cone    []task.SubtaskID
+	cone    []dataflow.SubtaskID
 	failure error // set when checkpoint failures exceed the tolerance, or the attempt stalled
 	stall   *stallWatch
 	// pending, if set, describes what the engine itself waits for (a
@@ -48,7 +49,7 @@ type attemptState struct {
 // spec returns the attempt's runtime options and its callbacks, which
 // hand snapshots and finished subtasks to the engine's loop on snaps and
 // fins until actx ends.
-func (e *engine) spec(actx context.Context, restore *store.Metadata, snaps chan<- Snapshot, fins chan<- task.SubtaskID) AttemptSpec {
+func (e *engine) spec(actx context.Context, restore *store.Metadata, snaps chan<- Snapshot, fins chan<- dataflow.SubtaskID) AttemptSpec {
 	spec := AttemptSpec{Options: e.cfg.Runtime, Restore: restore}
 	opts := &spec.Options
 	if restore != nil {
@@ -76,7 +77,7 @@ func (e *engine) spec(actx context.Context, restore *store.Metadata, snaps chan<
 			case <-actx.Done():
 			}
 		}
-		spec.OnFinished = func(id task.SubtaskID) {
+		spec.OnFinished = func(id dataflow.SubtaskID) {
 			select {
 			case fins <- id:
 			case <-actx.Done():
@@ -100,7 +101,7 @@ func (e *engine) attempt(ctx context.Context, restore *store.Metadata) error {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	snaps := make(chan Snapshot)
-	fins := make(chan task.SubtaskID)
+	fins := make(chan dataflow.SubtaskID)
 	spec := e.spec(actx, restore, snaps, fins)
 	opts := &spec.Options
 	kills := killClock{in: e.cfg.Failures}
@@ -146,7 +147,7 @@ func (e *engine) attempt(ctx context.Context, restore *store.Metadata) error {
 		}
 		if a.failure != nil && failed == nil {
 			failed = a.failure
-			rt.Kill(task.SubtaskID{}, failed)
+			rt.Kill(dataflow.SubtaskID{}, failed)
 		}
 	}
 }
@@ -154,15 +155,15 @@ func (e *engine) attempt(ctx context.Context, restore *store.Metadata) error {
 // newAttemptState returns the bookkeeping of an attempt run by rt, with a
 // checkpoint coordinator when checkpoints are on.
 func (e *engine) newAttemptState(rt Executor, checkpoints bool) (*attemptState, error) {
-	a := &attemptState{e: e, rt: rt, finished: map[task.SubtaskID]bool{}, acked: map[int64]map[task.SubtaskID]bool{},
-		counts: map[int64]map[task.Channel][2]int64{}}
+	a := &attemptState{e: e, rt: rt, finished: map[dataflow.SubtaskID]bool{}, acked: map[int64]map[dataflow.SubtaskID]bool{},
+		counts: map[int64]map[dataflow.Channel][2]int64{}}
 	if len(e.report.Recoveries) > 0 {
 		a.restarted = e.report.Recoveries[len(e.report.Recoveries)-1].FailedAt
 	}
 	a.stall = e.newStallWatch(rt)
 	for _, v := range e.cfg.Plan.Vertices {
 		for i := range v.Parallelism {
-			a.tasks = append(a.tasks, task.SubtaskID{Vertex: v.ID, Subtask: i})
+			a.tasks = append(a.tasks, dataflow.SubtaskID{Vertex: v.ID, Subtask: i})
 		}
 	}
 	if checkpoints {
@@ -197,7 +198,7 @@ func (a *attemptState) killRandom() {
 	}
 }
 
-func (e *engine) coordinatorConfig(tasks []task.SubtaskID) checkpoint.Config {
+func (e *engine) coordinatorConfig(tasks []dataflow.SubtaskID) checkpoint.Config {
 	ticks := func(d time.Duration) int64 {
 		if d <= 0 {
 			return 0
@@ -211,9 +212,9 @@ func (e *engine) coordinatorConfig(tasks []task.SubtaskID) checkpoint.Config {
 		cfg.Timeout = ticks(10 * time.Minute)
 	}
 	for _, t := range tasks {
-		cfg.Tasks = append(cfg.Tasks, checkpoint.TaskID{Vertex: t.Vertex, Subtask: t.Subtask})
+		cfg.Tasks = append(cfg.Tasks, t)
 		if e.cfg.Plan.Vertices[t.Vertex].Head().Kind == plan.Source {
-			cfg.Sources = append(cfg.Sources, checkpoint.TaskID{Vertex: t.Vertex, Subtask: t.Subtask})
+			cfg.Sources = append(cfg.Sources, t)
 		}
 	}
 	return cfg
@@ -223,7 +224,7 @@ func (e *engine) coordinatorConfig(tasks []task.SubtaskID) checkpoint.Config {
 // operators' gap marks.
 func (e *engine) keepPositions(rt Executor) {
 	if e.positions == nil {
-		e.positions = map[task.SubtaskID][]byte{}
+		e.positions = map[dataflow.SubtaskID][]byte{}
 	}
 	for id, p := range rt.Positions() {
 		e.positions[id] = p
@@ -268,7 +269,6 @@ func (a *attemptState) onSnapshot(ev Snapshot) {
 		return
 	}
 	r := ev.Result
-	tid := checkpoint.TaskID{Vertex: r.Subtask.Vertex, Subtask: r.Subtask.Subtask}
 	id := checkpoint.ID(r.Checkpoint)
 	if ev.Err != nil {
 		if errors.Is(ev.Err, context.Canceled) {
@@ -277,10 +277,10 @@ func (a *attemptState) onSnapshot(ev Snapshot) {
 			return
 		}
 		if errors.Is(ev.Err, task.ErrCatchingUp) {
-			a.act(a.coord.NotReady(id, tid, ev.Err.Error()))
+			a.act(a.coord.NotReady(id, r.Subtask, ev.Err.Error()))
 			return
 		}
-		a.act(a.coord.Decline(id, tid, ev.Err.Error()))
+		a.act(a.coord.Decline(id, r.Subtask, ev.Err.Error()))
 		return
 	}
 	if st := a.e.stats[r.Checkpoint]; st != nil {
@@ -293,7 +293,7 @@ func (a *attemptState) onSnapshot(ev Snapshot) {
 		if a.e.cfg.CheckConsistency {
 			cs := a.counts[r.Checkpoint]
 			if cs == nil {
-				cs = map[task.Channel][2]int64{}
+				cs = map[dataflow.Channel][2]int64{}
 				a.counts[r.Checkpoint] = cs
 			}
 			for _, c := range r.Channels {
@@ -307,14 +307,14 @@ func (a *attemptState) onSnapshot(ev Snapshot) {
 			}
 		}
 	}
-	_, acts := a.coord.Ack(id, tid, encodeHandle(ev.Handle))
+	_, acts := a.coord.Ack(id, r.Subtask, encodeHandle(ev.Handle))
 	a.act(acts)
 }
 
 // onFinished notes a finished subtask; it takes the in-flight checkpoints
 // it has not acknowledged directly, and once every subtask finished the
 // final checkpoint is triggered.
-func (a *attemptState) onFinished(id task.SubtaskID) {
+func (a *attemptState) onFinished(id dataflow.SubtaskID) {
 	a.finished[id] = true
 	a.stall.progressed()
 	for cid, m := range a.acked {
@@ -351,7 +351,7 @@ func (a *attemptState) act(acts []checkpoint.Action) {
 			if e.cfg.LogCheckpoints {
 				e.cfg.Log(fmt.Sprintf("checkpoint %d triggered", id))
 			}
-			a.acked[id] = map[task.SubtaskID]bool{}
+			a.acked[id] = map[dataflow.SubtaskID]bool{}
 			a.rt.Trigger(id)
 			for sid := range a.finished {
 				if e.cfg.Plan.Vertices[sid.Vertex].Head().Kind != plan.Source {
@@ -438,7 +438,7 @@ func (a *attemptState) persist(p checkpoint.Persist) error {
 		if err != nil {
 			return fmt.Errorf("bad state handle of task %v: %w", t, err)
 		}
-		m.Tasks = append(m.Tasks, store.TaskState{Task: store.TaskID{Vertex: t.Vertex, Subtask: t.Subtask}, Handles: []store.Handle{sh}})
+		m.Tasks = append(m.Tasks, store.TaskState{Task: t, Handles: []store.Handle{sh}})
 	}
 	if err := e.cfg.Store.Commit(context.Background(), m); err != nil {
 		if errors.Is(err, store.ErrStale) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/weir-stream/weir/internal/checkpoint"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/store"
 	"github.com/weir-stream/weir/internal/task"
@@ -247,8 +248,8 @@ type engine struct {
 	report    Report
 	latest    *store.Metadata // the newest completed checkpoint
 	nextID    checkpoint.ID
-	positions map[task.SubtaskID][]byte // at-most-once: where sources stood
-	gaps      map[task.GapKey]int64     // at-most-once: the operators' gap marks
+	positions map[dataflow.SubtaskID][]byte // at-most-once: where sources stood
+	gaps      map[task.GapKey]int64         // at-most-once: the operators' gap marks
 	stats     map[int64]*CheckpointStats
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/store"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -19,11 +20,11 @@ type Executor interface {
 	// stopped when it returns.
 	Run(ctx context.Context) error
 	// Kill fails the attempt as if subtask id had failed with err.
-	Kill(id task.SubtaskID, err error)
+	Kill(id dataflow.SubtaskID, err error)
 	// Trigger starts checkpoint id at the sources and at finished subtasks.
 	Trigger(id int64)
 	// TriggerSubtask asks one subtask to take checkpoint id directly.
-	TriggerSubtask(sid task.SubtaskID, id int64)
+	TriggerSubtask(sid dataflow.SubtaskID, id int64)
 	// Complete and Abort report a checkpoint's fate to every subtask.
 	Complete(id int64)
 	Abort(id int64)
@@ -32,7 +33,7 @@ type Executor interface {
 	// Written returns the records the sinks have written so far.
 	Written() int64
 	// Positions returns where the sources stand (at-most-once recovery).
-	Positions() map[task.SubtaskID][]byte
+	Positions() map[dataflow.SubtaskID][]byte
 }
 
 // GapMarker is an optional ability of an Executor: the operators' gap
@@ -65,12 +66,12 @@ type CompletionObserver interface {
 // AttemptSpec.Options.OnFailed instead of ending Run.
 type SubtaskRestarter interface {
 	// Stop stops running subtasks so that they restart with a failed one.
-	Stop(ids []task.SubtaskID)
+	Stop(ids []dataflow.SubtaskID)
 	// Restart starts the given stopped or failed subtasks again from
 	// checkpoint m (nil: with empty state), in their process or, when it
 	// was lost, in another. The channel it returns is closed once they
 	// restored their state and asked for their replays (or Run ended).
-	Restart(ctx context.Context, ids []task.SubtaskID, m *store.Metadata, attempt int) (<-chan struct{}, error)
+	Restart(ctx context.Context, ids []dataflow.SubtaskID, m *store.Metadata, attempt int) (<-chan struct{}, error)
 }
 
 // Snapshot is a subtask's snapshot once stored: its handle in the store,
@@ -93,7 +94,7 @@ type AttemptSpec struct {
 	// that finished its input. Both may be called from any goroutine and
 	// block until the engine takes them or the attempt's context ends.
 	OnSnapshot func(Snapshot)
-	OnFinished func(task.SubtaskID)
+	OnFinished func(dataflow.SubtaskID)
 }
 
 // Deployer starts an attempt and returns its executor. A deployer may
@@ -105,7 +106,7 @@ type Deployer func(ctx context.Context, spec AttemptSpec) (Executor, error)
 func StoreSnapshot(ctx context.Context, st *store.Checkpoints, job string, r task.SnapshotResult) Snapshot {
 	s := Snapshot{Result: r, Err: r.Err}
 	if r.Err == nil {
-		s.Handle, s.Err = st.WriteState(ctx, job, uint64(r.Checkpoint), store.TaskID{Vertex: r.Subtask.Vertex, Subtask: r.Subtask.Subtask}, r.State)
+		s.Handle, s.Err = st.WriteState(ctx, job, uint64(r.Checkpoint), r.Subtask, r.State)
 	}
 	s.Result.State = nil
 	return s
@@ -143,10 +144,10 @@ func CorruptCheckpoint(err error) (uint64, bool) {
 // ReadState reads the state of the given subtasks (all of them when want
 // is nil) from checkpoint m. A state blob that fails verification fails
 // it with an error wrapping store.ErrCorrupt.
-func ReadState(ctx context.Context, st *store.Checkpoints, m *store.Metadata, want func(task.SubtaskID) bool) (map[task.SubtaskID][]byte, error) {
-	out := map[task.SubtaskID][]byte{}
+func ReadState(ctx context.Context, st *store.Checkpoints, m *store.Metadata, want func(dataflow.SubtaskID) bool) (map[dataflow.SubtaskID][]byte, error) {
+	out := map[dataflow.SubtaskID][]byte{}
 	for _, ts := range m.Tasks {
-		id := task.SubtaskID{Vertex: ts.Task.Vertex, Subtask: ts.Task.Subtask}
+		id := ts.Task
 		if want != nil && !want(id) {
 			continue
 		}

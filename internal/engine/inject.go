@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/task"
 )
 
@@ -96,7 +97,7 @@ func (in *Injector) fireRandom() bool {
 }
 
 // hook is task.Options.Inject: it fails at the armed named point.
-func (in *Injector) hook(p task.Point, _ task.SubtaskID, _ int64) bool {
+func (in *Injector) hook(p task.Point, _ dataflow.SubtaskID, _ int64) bool {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	a := in.armed

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/store"
 	"github.com/weir-stream/weir/internal/task"
@@ -53,11 +54,11 @@ func (s *regionSet) each(f func(Executor)) {
 	}
 }
 
-func (s *regionSet) region(id task.SubtaskID) Executor { return s.live[s.of[id.Vertex]] }
+func (s *regionSet) region(id dataflow.SubtaskID) Executor { return s.live[s.of[id.Vertex]] }
 
 func (s *regionSet) Run(context.Context) error { panic("engine: a region set is run region by region") }
 
-func (s *regionSet) Kill(id task.SubtaskID, err error) {
+func (s *regionSet) Kill(id dataflow.SubtaskID, err error) {
 	if x := s.region(id); x != nil {
 		x.Kill(id, err)
 	}
@@ -65,7 +66,7 @@ func (s *regionSet) Kill(id task.SubtaskID, err error) {
 
 func (s *regionSet) Trigger(id int64) { s.each(func(x Executor) { x.Trigger(id) }) }
 
-func (s *regionSet) TriggerSubtask(sid task.SubtaskID, id int64) {
+func (s *regionSet) TriggerSubtask(sid dataflow.SubtaskID, id int64) {
 	if x := s.region(sid); x != nil {
 		x.TriggerSubtask(sid, id)
 	}
@@ -117,8 +118,8 @@ func (s *regionSet) Written() int64 {
 	return n
 }
 
-func (s *regionSet) Positions() map[task.SubtaskID][]byte {
-	out := map[task.SubtaskID][]byte{}
+func (s *regionSet) Positions() map[dataflow.SubtaskID][]byte {
+	out := map[dataflow.SubtaskID][]byte{}
 	s.each(func(x Executor) {
 		for k, v := range x.Positions() {
 			out[k] = v
@@ -139,7 +140,7 @@ func (e *engine) attemptRegions(ctx context.Context, restore *store.Metadata, re
 		wg.Wait()
 	}()
 	snaps := make(chan Snapshot)
-	fins := make(chan task.SubtaskID)
+	fins := make(chan dataflow.SubtaskID)
 	type ended struct {
 		r   int
 		err error
@@ -157,7 +158,7 @@ func (e *engine) attemptRegions(ctx context.Context, restore *store.Metadata, re
 	defer kills.stop()
 	deploy := func(r int, restore *store.Metadata) error {
 		spec := e.spec(actx, restore, snaps, fins)
-		spec.Options.Local = func(id task.SubtaskID) bool { return set.of[id.Vertex] == r }
+		spec.Options.Local = func(id dataflow.SubtaskID) bool { return set.of[id.Vertex] == r }
 		deployer := e.cfg.Deploy
 		if deployer == nil {
 			deployer = e.localDeployer
@@ -219,7 +220,7 @@ func (e *engine) attemptRegions(ctx context.Context, restore *store.Metadata, re
 			a.act(a.coord.JobFailed())
 			for _, v := range regions[d.r] {
 				for i := range e.cfg.Plan.Vertices[v].Parallelism {
-					delete(a.finished, task.SubtaskID{Vertex: v, Subtask: i})
+					delete(a.finished, dataflow.SubtaskID{Vertex: v, Subtask: i})
 				}
 			}
 			a.allDone = false

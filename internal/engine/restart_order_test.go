@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/weir-stream/weir/internal/blob"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/store"
-	"github.com/weir-stream/weir/internal/task"
 )
 
 // restartingExecutor is an executor that restarts single subtasks as
@@ -24,16 +24,16 @@ type restartingExecutor struct {
 	spec AttemptSpec
 
 	mu         sync.Mutex
-	stopped    map[task.SubtaskID]bool // its incarnation stopped or failed
-	restarting map[task.SubtaskID]bool // a restart brings it back
+	stopped    map[dataflow.SubtaskID]bool // its incarnation stopped or failed
+	restarting map[dataflow.SubtaskID]bool // a restart brings it back
 	problems   []string
 
-	lost     chan task.SubtaskID // a Stop that a restart made void
+	lost     chan dataflow.SubtaskID // a Stop that a restart made void
 	restarts chan restartCall
 }
 
 type restartCall struct {
-	ids   []task.SubtaskID
+	ids   []dataflow.SubtaskID
 	ready chan struct{}
 }
 
@@ -42,25 +42,25 @@ func (x *restartingExecutor) Run(ctx context.Context) error {
 	return ctx.Err()
 }
 
-func (x *restartingExecutor) Kill(task.SubtaskID, error)           {}
-func (x *restartingExecutor) Trigger(int64)                        {}
-func (x *restartingExecutor) TriggerSubtask(task.SubtaskID, int64) {}
-func (x *restartingExecutor) Complete(int64)                       {}
-func (x *restartingExecutor) Abort(int64)                          {}
-func (x *restartingExecutor) Release()                             {}
-func (x *restartingExecutor) Written() int64                       { return 0 }
-func (x *restartingExecutor) Positions() map[task.SubtaskID][]byte { return nil }
-func (x *restartingExecutor) Activity() Activity                   { return Activity{} }
-func (x *restartingExecutor) fail(id task.SubtaskID, err error) {
+func (x *restartingExecutor) Kill(dataflow.SubtaskID, error)           {}
+func (x *restartingExecutor) Trigger(int64)                            {}
+func (x *restartingExecutor) TriggerSubtask(dataflow.SubtaskID, int64) {}
+func (x *restartingExecutor) Complete(int64)                           {}
+func (x *restartingExecutor) Abort(int64)                              {}
+func (x *restartingExecutor) Release()                                 {}
+func (x *restartingExecutor) Written() int64                           { return 0 }
+func (x *restartingExecutor) Positions() map[dataflow.SubtaskID][]byte { return nil }
+func (x *restartingExecutor) Activity() Activity                       { return Activity{} }
+func (x *restartingExecutor) fail(id dataflow.SubtaskID, err error) {
 	x.mark(id)
 	x.spec.Options.OnFailed(id, err)
 }
-func (x *restartingExecutor) mark(id task.SubtaskID) {
+func (x *restartingExecutor) mark(id dataflow.SubtaskID) {
 	x.mu.Lock()
 	x.stopped[id] = true
 	x.mu.Unlock()
 }
-func (x *restartingExecutor) restarted(ids []task.SubtaskID, ready chan struct{}) {
+func (x *restartingExecutor) restarted(ids []dataflow.SubtaskID, ready chan struct{}) {
 	x.mu.Lock()
 	for _, id := range ids {
 		delete(x.restarting, id)
@@ -69,9 +69,9 @@ func (x *restartingExecutor) restarted(ids []task.SubtaskID, ready chan struct{}
 	close(ready)
 }
 
-func (x *restartingExecutor) Stop(ids []task.SubtaskID) {
+func (x *restartingExecutor) Stop(ids []dataflow.SubtaskID) {
 	x.mu.Lock()
-	var lost []task.SubtaskID
+	var lost []dataflow.SubtaskID
 	for _, id := range ids {
 		if x.restarting[id] {
 			lost = append(lost, id)
@@ -85,7 +85,7 @@ func (x *restartingExecutor) Stop(ids []task.SubtaskID) {
 	}
 }
 
-func (x *restartingExecutor) Restart(_ context.Context, ids []task.SubtaskID, _ *store.Metadata, _ int) (<-chan struct{}, error) {
+func (x *restartingExecutor) Restart(_ context.Context, ids []dataflow.SubtaskID, _ *store.Metadata, _ int) (<-chan struct{}, error) {
 	x.mu.Lock()
 	for _, id := range ids {
 		if !x.stopped[id] {
@@ -130,13 +130,13 @@ func TestASubtaskStoppedWhileItRestartsIsStoppedAgainBeforeTheNextRestart(t *tes
 	pe := &plan.PhysicalEdge{Edge: edge, Source: v0, Target: v1}
 	v0.Outputs, v1.Inputs = []*plan.PhysicalEdge{pe}, []*plan.PhysicalEdge{pe}
 	p := &plan.Plan{Vertices: []*plan.Vertex{v0, v1}}
-	source, sinkID := task.SubtaskID{Vertex: 0}, task.SubtaskID{Vertex: 1}
+	source, sinkID := dataflow.SubtaskID{Vertex: 0}, dataflow.SubtaskID{Vertex: 1}
 	if cone := Cone(p, source); len(cone) != 2 {
 		t.Fatalf("the cone of the source is %v, want the source and the sink", cone)
 	}
 
-	x := &restartingExecutor{stopped: map[task.SubtaskID]bool{}, restarting: map[task.SubtaskID]bool{},
-		lost: make(chan task.SubtaskID, 16), restarts: make(chan restartCall, 16)}
+	x := &restartingExecutor{stopped: map[dataflow.SubtaskID]bool{}, restarting: map[dataflow.SubtaskID]bool{},
+		lost: make(chan dataflow.SubtaskID, 16), restarts: make(chan restartCall, 16)}
 	deployed := make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

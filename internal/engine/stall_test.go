@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weir-stream/weir/internal/task"
+	"github.com/weir-stream/weir/internal/dataflow"
 )
 
 // activityExecutor is an executor whose activity the test sets.
@@ -54,8 +54,8 @@ func TestStallWatchTellsProgressFromAStall(t *testing.T) {
 func TestAnAttemptWaitingForAScheduledRestartIsNotStalled(t *testing.T) {
 	var reports []string
 	e := &engine{cfg: Config{Log: func(string) {}, OnStall: func(r string) { reports = append(reports, r) }}, stats: map[int64]*CheckpointStats{}}
-	a := &attemptState{e: e, rt: &activityExecutor{a: Activity{IdleKnown: true}}, acked: map[int64]map[task.SubtaskID]bool{},
-		finished: map[task.SubtaskID]bool{}, stall: &stallWatch{timeout: time.Minute}}
+	a := &attemptState{e: e, rt: &activityExecutor{a: Activity{IdleKnown: true}}, acked: map[int64]map[dataflow.SubtaskID]bool{},
+		finished: map[dataflow.SubtaskID]bool{}, stall: &stallWatch{timeout: time.Minute}}
 	a.stall.since = longAgo()
 	a.restartDue = time.Now().Add(time.Hour)
 	a.checkStall()
@@ -74,9 +74,9 @@ func TestAnAttemptWaitingForAScheduledRestartIsNotStalled(t *testing.T) {
 // does, for the subtasks to stop: here until the test lets it.
 type blockingRuntime struct{ stopped chan struct{} }
 
-func (blockingRuntime) Stop([]task.SubtaskID) {}
+func (blockingRuntime) Stop([]dataflow.SubtaskID) {}
 
-func (b blockingRuntime) Restart(ctx context.Context, _ []task.SubtaskID, _ map[task.SubtaskID][]byte, _ int64, _ int) <-chan struct{} {
+func (b blockingRuntime) Restart(ctx context.Context, _ []dataflow.SubtaskID, _ map[dataflow.SubtaskID][]byte, _ int64, _ int) <-chan struct{} {
 	<-b.stopped
 	ready := make(chan struct{})
 	close(ready)
@@ -92,7 +92,7 @@ func TestALocalRestartDoesNotWaitForTheSubtasksToStop(t *testing.T) {
 	rt := blockingRuntime{stopped: make(chan struct{})}
 	returned := make(chan (<-chan struct{}), 1)
 	go func() {
-		ready, err := localRestarter{rt: rt}.Restart(context.Background(), []task.SubtaskID{{Vertex: 1}}, nil, 1)
+		ready, err := localRestarter{rt: rt}.Restart(context.Background(), []dataflow.SubtaskID{{Vertex: 1}}, nil, 1)
 		if err != nil {
 			t.Error(err)
 		}

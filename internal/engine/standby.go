@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/task"
 )
 
@@ -16,7 +17,7 @@ import (
 
 // takeover is a failure an active standby took over.
 type takeover struct {
-	id     task.SubtaskID
+	id     dataflow.SubtaskID
 	err    error
 	failed time.Time
 }
@@ -64,14 +65,14 @@ type standbys struct {
 	e        *engine
 	rt       *task.Runtime // nil on a cluster
 	killer   StandbyKiller // the runtime, or a cluster's executor
-	starting map[task.SubtaskID]bool
-	failed   map[task.SubtaskID]int64 // the checkpoint each last failed to start from
+	starting map[dataflow.SubtaskID]bool
+	failed   map[dataflow.SubtaskID]int64 // the checkpoint each last failed to start from
 	done     chan started
 	wg       sync.WaitGroup
 }
 
 func newStandbys(e *engine, rt *task.Runtime, x Executor) *standbys {
-	sb := &standbys{e: e, rt: rt, starting: map[task.SubtaskID]bool{}, failed: map[task.SubtaskID]int64{}, done: make(chan started)}
+	sb := &standbys{e: e, rt: rt, starting: map[dataflow.SubtaskID]bool{}, failed: map[dataflow.SubtaskID]int64{}, done: make(chan started)}
 	if rt != nil {
 		sb.killer = rt
 	} else if k, ok := x.(StandbyKiller); ok {
@@ -85,10 +86,10 @@ func newStandbys(e *engine, rt *task.Runtime, x Executor) *standbys {
 // itself.
 type StandbyKiller interface {
 	// Standbys returns the subtasks whose standby runs.
-	Standbys() []task.SubtaskID
+	Standbys() []dataflow.SubtaskID
 	// KillStandby stops the standby of subtask id with err; the subtask
 	// runs on.
-	KillStandby(id task.SubtaskID, err error)
+	KillStandby(id dataflow.SubtaskID, err error)
 }
 
 // start starts a standby for every replicated subtask without one, from
@@ -113,7 +114,7 @@ func (sb *standbys) start(ctx context.Context) {
 			var restored int64
 			if m != nil {
 				restored = int64(m.ID)
-				st, err := ReadState(ctx, sb.e.cfg.Store, m, func(s task.SubtaskID) bool { return s == id })
+				st, err := ReadState(ctx, sb.e.cfg.Store, m, func(s dataflow.SubtaskID) bool { return s == id })
 				if err != nil {
 					sb.e.cfg.Log(fmt.Sprintf("starting a standby of subtask %s: %v", id, err))
 				}
@@ -136,7 +137,7 @@ func (sb *standbys) start(ctx context.Context) {
 
 // started is the outcome of starting a standby from checkpoint from.
 type started struct {
-	id   task.SubtaskID
+	id   dataflow.SubtaskID
 	from int64
 	ok   bool
 }

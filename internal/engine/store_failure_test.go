@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weir-stream/weir/internal/blob"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/store"
 	"github.com/weir-stream/weir/internal/task"
@@ -40,7 +41,7 @@ type finishingExecutor struct {
 }
 
 func (x *finishingExecutor) Run(ctx context.Context) error {
-	x.spec.OnFinished(task.SubtaskID{})
+	x.spec.OnFinished(dataflow.SubtaskID{})
 	select {
 	case <-x.released:
 		return nil
@@ -51,7 +52,7 @@ func (x *finishingExecutor) Run(ctx context.Context) error {
 	}
 }
 
-func (x *finishingExecutor) Kill(_ task.SubtaskID, err error) {
+func (x *finishingExecutor) Kill(_ dataflow.SubtaskID, err error) {
 	select {
 	case x.killed <- err:
 	default:
@@ -60,7 +61,7 @@ func (x *finishingExecutor) Kill(_ task.SubtaskID, err error) {
 
 // TriggerSubtask is called by the engine's loop, which takes the snapshot
 // from OnSnapshot: hand it over from a goroutine of our own.
-func (x *finishingExecutor) TriggerSubtask(sid task.SubtaskID, id int64) {
+func (x *finishingExecutor) TriggerSubtask(sid dataflow.SubtaskID, id int64) {
 	x.wg.Add(1)
 	go func() {
 		defer x.wg.Done()
@@ -69,12 +70,12 @@ func (x *finishingExecutor) TriggerSubtask(sid task.SubtaskID, id int64) {
 	}()
 }
 
-func (x *finishingExecutor) Trigger(id int64)                     { x.TriggerSubtask(task.SubtaskID{}, id) }
-func (x *finishingExecutor) Complete(int64)                       {}
-func (x *finishingExecutor) Abort(int64)                          {}
-func (x *finishingExecutor) Release()                             { x.once.Do(func() { close(x.released) }) }
-func (x *finishingExecutor) Written() int64                       { return 0 }
-func (x *finishingExecutor) Positions() map[task.SubtaskID][]byte { return nil }
+func (x *finishingExecutor) Trigger(id int64)                         { x.TriggerSubtask(dataflow.SubtaskID{}, id) }
+func (x *finishingExecutor) Complete(int64)                           {}
+func (x *finishingExecutor) Abort(int64)                              {}
+func (x *finishingExecutor) Release()                                 { x.once.Do(func() { close(x.released) }) }
+func (x *finishingExecutor) Written() int64                           { return 0 }
+func (x *finishingExecutor) Positions() map[dataflow.SubtaskID][]byte { return nil }
 
 // testRun runs cfg with the executors above and returns the error and
 // the log. A run that does not end before the test's deadline fails the
@@ -93,7 +94,7 @@ func testRun(t *testing.T, cfg Config) (*Report, error, []string, []*finishingEx
 			if err != nil {
 				return nil, err
 			}
-			x.restored = state[task.SubtaskID{}]
+			x.restored = state[dataflow.SubtaskID{}]
 		}
 		mu.Lock()
 		executors = append(executors, x)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/store"
 	"github.com/weir-stream/weir/internal/task"
@@ -31,12 +32,12 @@ func (e *engine) taskFailover() bool {
 // output cannot be regenerated record for record (task.ReplayDeterministic,
 // with the consumption order logged) every subtask downstream of it,
 // whose input would differ from what they consumed.
-func Cone(p *plan.Plan, id task.SubtaskID) []task.SubtaskID {
-	out := []task.SubtaskID{id}
+func Cone(p *plan.Plan, id dataflow.SubtaskID) []dataflow.SubtaskID {
+	out := []dataflow.SubtaskID{id}
 	if task.ReplayDeterministic(p.Vertices[id.Vertex], true) {
 		return out
 	}
-	seen := map[task.SubtaskID]bool{id: true}
+	seen := map[dataflow.SubtaskID]bool{id: true}
 	for i := 0; i < len(out); i++ {
 		cur := out[i]
 		for _, e := range p.Vertices[cur.Vertex].Outputs {
@@ -48,7 +49,7 @@ func Cone(p *plan.Plan, id task.SubtaskID) []task.SubtaskID {
 				}
 			}
 			for _, j := range targets {
-				t := task.SubtaskID{Vertex: e.Target.ID, Subtask: j}
+				t := dataflow.SubtaskID{Vertex: e.Target.ID, Subtask: j}
 				if !seen[t] {
 					seen[t] = true
 					out = append(out, t)
@@ -73,9 +74,9 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	snaps := make(chan Snapshot)
-	fins := make(chan task.SubtaskID)
+	fins := make(chan dataflow.SubtaskID)
 	type failure struct {
-		id  task.SubtaskID
+		id  dataflow.SubtaskID
 		err error
 	}
 	fails := make(chan failure)
@@ -87,7 +88,7 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 		opts.RetainLimit = DefaultRetainLimit
 	}
 	opts.Log = e.cfg.Log
-	opts.OnFailed = func(id task.SubtaskID, err error) {
+	opts.OnFailed = func(id dataflow.SubtaskID, err error) {
 		select {
 		case fails <- failure{id, err}:
 		case <-actx.Done():
@@ -97,7 +98,7 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 	if e.cfg.ActiveStandby {
 		e.logStandbys()
 		opts.ActiveStandby = true
-		opts.OnFailover = func(id task.SubtaskID, err error, at time.Time) {
+		opts.OnFailover = func(id dataflow.SubtaskID, err error, at time.Time) {
 			select {
 			case takeovers <- takeover{id, err, at}:
 			case <-actx.Done():
@@ -138,7 +139,7 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 		cancel()
 		sb.wait()
 	}()
-	pending := map[task.SubtaskID]bool{}
+	pending := map[dataflow.SubtaskID]bool{}
 	lastCause := "" // of the latest failure, whose subtasks may still come
 	var restartAt time.Time
 	var ready <-chan struct{} // the restarted subtasks asked for their replays
@@ -181,7 +182,7 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 			}
 			now := time.Now()
 			restart := Cone(e.cfg.Plan, f.id)
-			var stop []task.SubtaskID
+			var stop []dataflow.SubtaskID
 			added := 0
 			for _, id := range restart {
 				if !pending[id] && id != f.id {
@@ -275,16 +276,16 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 // restartTasks restarts the pending subtasks from the latest completed
 // checkpoint (empty when there is none). The channel it returns is closed
 // once they asked for their replays; checkpoints resume then.
-func (e *engine) restartTasks(ctx context.Context, r SubtaskRestarter, pending map[task.SubtaskID]bool) (<-chan struct{}, error) {
+func (e *engine) restartTasks(ctx context.Context, r SubtaskRestarter, pending map[dataflow.SubtaskID]bool) (<-chan struct{}, error) {
 	m, err := e.restoreState(ctx)
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]task.SubtaskID, 0, len(pending))
+	ids := make([]dataflow.SubtaskID, 0, len(pending))
 	for id := range pending {
 		ids = append(ids, id)
 	}
-	slices.SortFunc(ids, func(a, b task.SubtaskID) int {
+	slices.SortFunc(ids, func(a, b dataflow.SubtaskID) int {
 		if a.Vertex != b.Vertex {
 			return a.Vertex - b.Vertex
 		}
@@ -306,19 +307,19 @@ type localRestarter struct {
 
 // subtaskRuntime is the part of task.Runtime a localRestarter uses.
 type subtaskRuntime interface {
-	Stop(ids []task.SubtaskID)
-	Restart(ctx context.Context, ids []task.SubtaskID, state map[task.SubtaskID][]byte, restored int64, attempt int) <-chan struct{}
+	Stop(ids []dataflow.SubtaskID)
+	Restart(ctx context.Context, ids []dataflow.SubtaskID, state map[dataflow.SubtaskID][]byte, restored int64, attempt int) <-chan struct{}
 }
 
-func (l localRestarter) Stop(ids []task.SubtaskID) { l.rt.Stop(ids) }
+func (l localRestarter) Stop(ids []dataflow.SubtaskID) { l.rt.Stop(ids) }
 
-func (l localRestarter) Restart(ctx context.Context, ids []task.SubtaskID, m *store.Metadata, attempt int) (<-chan struct{}, error) {
-	state := map[task.SubtaskID][]byte{}
+func (l localRestarter) Restart(ctx context.Context, ids []dataflow.SubtaskID, m *store.Metadata, attempt int) (<-chan struct{}, error) {
+	state := map[dataflow.SubtaskID][]byte{}
 	var restored int64
 	if m != nil {
 		restored = int64(m.ID)
 		var err error
-		if state, err = ReadState(ctx, l.store, m, func(id task.SubtaskID) bool { return slices.Contains(ids, id) }); err != nil {
+		if state, err = ReadState(ctx, l.store, m, func(id dataflow.SubtaskID) bool { return slices.Contains(ids, id) }); err != nil {
 			return nil, &fatalError{err}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/weir-stream/weir/internal/blob"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/store"
 )
 
@@ -24,10 +25,10 @@ func backends(t *testing.T, test func(t *testing.T, blobs blob.Store)) {
 // vertex 1 with one.
 var (
 	parallelism = map[int]int{0: 2, 1: 1}
-	tasks       = []store.TaskID{{Vertex: 0, Subtask: 0}, {Vertex: 0, Subtask: 1}, {Vertex: 1, Subtask: 0}}
+	tasks       = []dataflow.SubtaskID{{Vertex: 0, Subtask: 0}, {Vertex: 0, Subtask: 1}, {Vertex: 1, Subtask: 0}}
 )
 
-func stateOf(id uint64, task store.TaskID) []byte {
+func stateOf(id uint64, task dataflow.SubtaskID) []byte {
 	return bytes.Repeat(fmt.Appendf(nil, "state of task %v in checkpoint %d;", task, id), 10)
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/weir-stream/weir/internal/blob"
+	"github.com/weir-stream/weir/internal/dataflow"
 )
 
 // This file is the only place that builds or parses blob keys. The layout:
@@ -53,9 +54,13 @@ func unusableKey(job string, id uint64) string {
 }
 
 // stateKey names the state blob one task writes for a checkpoint.
-func stateKey(job string, id uint64, task TaskID) string {
-	return fmt.Sprintf("%s%s%d-%d", checkpointPrefix(job, id), stateDir, task.Vertex, task.Subtask)
+func stateKey(job string, id uint64, task dataflow.SubtaskID) string {
+	return checkpointPrefix(job, id) + stateDir + taskName(task)
 }
+
+// taskName is how the layout names a task: its state blob's name,
+// "vertex-subtask", which the errors about a checkpoint's tasks use too.
+func taskName(t dataflow.SubtaskID) string { return fmt.Sprintf("%d-%d", t.Vertex, t.Subtask) }
 
 // parsedKey is what parseKey learns from a key under checkpointsPrefix.
 type parsedKey struct {

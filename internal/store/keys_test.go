@@ -5,12 +5,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/weir-stream/weir/internal/dataflow"
 )
 
 func TestKeysFollowTheLayout(t *testing.T) {
 	for _, tc := range []struct{ got, want string }{
 		{metadataKey("wc", 17), "jobs/wc/chk-000000000017/_metadata"},
-		{stateKey("wc", 17, TaskID{Vertex: 3, Subtask: 12}), "jobs/wc/chk-000000000017/state/3-12"},
+		{stateKey("wc", 17, dataflow.SubtaskID{Vertex: 3, Subtask: 12}), "jobs/wc/chk-000000000017/state/3-12"},
 		{checkpointPrefix("wc", 0), "jobs/wc/chk-000000000000/"},
 		{metadataKey("wc", 1234567890123), "jobs/wc/chk-1234567890123/_metadata"},
 	} {
@@ -46,7 +48,7 @@ func TestParseKeyIgnoresKeysOutsideTheLayout(t *testing.T) {
 			t.Errorf("parseKey(%q) = %+v, want not part of the layout", k, p)
 		}
 	}
-	if p, ok := parseKey("j", stateKey("j", 5, TaskID{1, 2})); !ok || p.id != 5 || p.metadata {
+	if p, ok := parseKey("j", stateKey("j", 5, dataflow.SubtaskID{Vertex: 1, Subtask: 2})); !ok || p.id != 5 || p.metadata {
 		t.Errorf("parseKey of a state key = %+v, %v", p, ok)
 	}
 }
@@ -75,7 +77,7 @@ func TestTheEnvelopeLayout(t *testing.T) {
 
 func TestEveryFlippedBitOfTheEnvelopeIsCaught(t *testing.T) {
 	m := &Metadata{Job: "wc", ID: 3, Fingerprint: "f", Parallelism: map[int]int{0: 2},
-		Tasks: []TaskState{{Task: TaskID{0, 1}, Handles: []Handle{{Key: "k", Size: 4, CRC32C: 7}}}}}
+		Tasks: []TaskState{{Task: dataflow.SubtaskID{Vertex: 0, Subtask: 1}, Handles: []Handle{{Key: "k", Size: 4, CRC32C: 7}}}}}
 	data, err := encodeMetadata(m)
 	if err != nil {
 		t.Fatal(err)

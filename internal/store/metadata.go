@@ -7,15 +7,8 @@ import (
 	"hash/crc32"
 
 	"github.com/weir-stream/weir/internal/blob"
+	"github.com/weir-stream/weir/internal/dataflow"
 )
-
-// TaskID names one task: subtask Subtask of the plan vertex Vertex.
-type TaskID struct {
-	Vertex  int `json:"vertex"`
-	Subtask int `json:"subtask"`
-}
-
-func (t TaskID) String() string { return fmt.Sprintf("%d-%d", t.Vertex, t.Subtask) }
 
 // Handle points at one state blob and says how to recognize it intact.
 type Handle struct {
@@ -31,8 +24,8 @@ type Handle struct {
 // they hold (keyed state, timers, source positions) is the task's
 // business.
 type TaskState struct {
-	Task    TaskID   `json:"task"`
-	Handles []Handle `json:"handles"`
+	Task    dataflow.SubtaskID `json:"task"`
+	Handles []Handle           `json:"handles"`
 }
 
 // Metadata describes one completed checkpoint. Writing it (Commit) is what
@@ -102,25 +95,25 @@ func (m *Metadata) validate() error {
 			return fmt.Errorf("vertex %d has parallelism %d", v, p)
 		}
 	}
-	seen := map[TaskID]bool{}
+	seen := map[dataflow.SubtaskID]bool{}
 	for _, t := range m.Tasks {
 		p, ok := m.Parallelism[t.Task.Vertex]
 		if !ok {
-			return fmt.Errorf("task %v: vertex %d has no parallelism", t.Task, t.Task.Vertex)
+			return fmt.Errorf("task %s: vertex %d has no parallelism", taskName(t.Task), t.Task.Vertex)
 		}
 		if t.Task.Subtask < 0 || t.Task.Subtask >= p {
-			return fmt.Errorf("task %v: subtask out of range [0, %d)", t.Task, p)
+			return fmt.Errorf("task %s: subtask out of range [0, %d)", taskName(t.Task), p)
 		}
 		if seen[t.Task] {
-			return fmt.Errorf("task %v listed twice", t.Task)
+			return fmt.Errorf("task %s listed twice", taskName(t.Task))
 		}
 		seen[t.Task] = true
 		for _, h := range t.Handles {
 			if err := blob.ValidKey(h.Key); err != nil {
-				return fmt.Errorf("task %v: %w", t.Task, err)
+				return fmt.Errorf("task %s: %w", taskName(t.Task), err)
 			}
 			if h.Size < 0 {
-				return fmt.Errorf("task %v: handle %s has size %d", t.Task, h.Key, h.Size)
+				return fmt.Errorf("task %s: handle %s has size %d", taskName(t.Task), h.Key, h.Size)
 			}
 		}
 	}

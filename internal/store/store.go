@@ -23,6 +23,7 @@ import (
 	"math"
 
 	"github.com/weir-stream/weir/internal/blob"
+	"github.com/weir-stream/weir/internal/dataflow"
 )
 
 // Sentinel errors, wrapped with context naming the checkpoint or key.
@@ -61,12 +62,12 @@ func New(blobs blob.Store) *Checkpoints {
 // Writing the same task's state for the same checkpoint again replaces
 // it; a handle from the earlier write then fails ReadState's checksum, so
 // a task retrying must report the new handle.
-func (c *Checkpoints) WriteState(ctx context.Context, job string, id uint64, task TaskID, data []byte) (Handle, error) {
+func (c *Checkpoints) WriteState(ctx context.Context, job string, id uint64, task dataflow.SubtaskID, data []byte) (Handle, error) {
 	if err := checkJob(job); err != nil {
 		return Handle{}, err
 	}
 	if task.Vertex < 0 || task.Subtask < 0 {
-		return Handle{}, fmt.Errorf("store: write state: bad task %v", task)
+		return Handle{}, fmt.Errorf("store: write state: bad task %s", taskName(task))
 	}
 	h := Handle{Key: stateKey(job, id, task), Size: int64(len(data)), CRC32C: checksum(data)}
 	if err := c.blobs.Put(ctx, h.Key, data); err != nil {

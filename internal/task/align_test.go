@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/plan"
 )
@@ -13,7 +14,7 @@ import (
 func alignSubtask(n int) *subtask {
 	rt := &Runtime{opts: Options{Checkpoint: Aligned, Now: time.Now}, cursors: [][][][]*cursor{{nil}}}
 	s := &subtask{rt: rt, v: &plan.Vertex{}, gate: exchange.NewGate(n, 4), chanState: make([]chanState, n),
-		recv: make([]int64, n), inChan: make([]Channel, n), log: newInputLog(0)}
+		recv: make([]int64, n), inChan: make([]dataflow.Channel, n), log: newInputLog(0)}
 	return s
 }
 

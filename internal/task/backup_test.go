@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/plan"
 )
@@ -102,7 +103,7 @@ func TestSourceCatchesUpWithAReplayRequestBeforeItsBarrier(t *testing.T) {
 	e := &plan.PhysicalEdge{Edge: &plan.Edge{To: &plan.Node{Name: "count"}}, Partitioning: plan.Hash}
 	w := &sentWriter{sent: []int64{100, 100}}
 	s := &subtask{rt: &Runtime{edgeIndex: map[*plan.PhysicalEdge]int{e: 0}}, v: &plan.Vertex{Outputs: []*plan.PhysicalEdge{e}},
-		source: nopSource{}, outs: []ChannelWriter{w}, outWM: MinWatermark}
+		source: nopSource{}, outs: []ChannelWriter{w}, outWM: dataflow.MinWatermark}
 	s.replay(control{kind: ctlReplay, edge: 0, to: 1, from: 250, incarnation: 1})
 	if !s.catchingUp() {
 		t.Fatal("a source 150 records short of a replay request is not catching up")
@@ -135,9 +136,9 @@ type nopSource struct{ SourceRunner }
 // back to a global rollback); at or below that, and for a task with one
 // input (no consumption order to know), it takes over.
 func TestAStandbyBehindWhatAReceiverHoldsRefusesToTakeOver(t *testing.T) {
-	ch := Channel{Edge: 1, From: 0, To: 1}
+	ch := dataflow.Channel{Edge: 1, From: 0, To: 1}
 	takeOver := func(merges bool, held int64) (err error) {
-		s := &subtask{outs: []ChannelWriter{&sentWriter{sent: []int64{100}}}, outCh: [][]Channel{{ch}}}
+		s := &subtask{outs: []ChannelWriter{&sentWriter{sent: []int64{100}}}, outCh: [][]dataflow.Channel{{ch}}}
 		if merges {
 			s.det = &determinants{}
 		}
@@ -150,7 +151,7 @@ func TestAStandbyBehindWhatAReceiverHoldsRefusesToTakeOver(t *testing.T) {
 				err = f.err
 			}
 		}()
-		s.checkNotBehind(&Promotion{Delivered: map[Channel]int64{ch: held}})
+		s.checkNotBehind(&Promotion{Delivered: map[dataflow.Channel]int64{ch: held}})
 		return nil
 	}
 	if err := takeOver(true, 101); !errors.Is(err, ErrBackupLost) {
@@ -209,7 +210,7 @@ func TestTrimLeavesBatchesAReceiverHoldsIntact(t *testing.T) {
 // not reflect them.
 func TestBarrierAfterMissingRecordsFailsTheSubtask(t *testing.T) {
 	e := &plan.PhysicalEdge{Source: &plan.Vertex{Chain: []*plan.Node{{Name: "events"}}}}
-	s := &subtask{rt: &Runtime{edges: []*plan.PhysicalEdge{e}}, inChan: []Channel{{Edge: 0, From: 1}}, recv: []int64{100}}
+	s := &subtask{rt: &Runtime{edges: []*plan.PhysicalEdge{e}}, inChan: []dataflow.Channel{{Edge: 0, From: 1}}, recv: []int64{100}}
 	barrier := func(seq int64) error {
 		return failed(func() { s.checkBarrierSeq(0, exchange.Element{Kind: exchange.Barrier, Checkpoint: 8, Seq: seq}) })
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/plan"
 )
@@ -80,15 +81,15 @@ func TestCatchUpExcludesReceiversRestartedWithTheSubtask(t *testing.T) {
 	v := &plan.Vertex{ID: 1, Outputs: []*plan.PhysicalEdge{{Target: sink, Partitioning: plan.Hash}, {Target: fwd, Partitioning: plan.Forward}}}
 	r := &Runtime{}
 	sent := [][]int64{{50, 60}, {70}}
-	got := r.catchUpTarget(v, 1, sent, map[SubtaskID]bool{{1, 1}: true, {2, 0}: true})
+	got := r.catchUpTarget(v, 1, sent, map[dataflow.SubtaskID]bool{{Vertex: 1, Subtask: 1}: true, {Vertex: 2, Subtask: 0}: true})
 	if want := [][]int64{{0, 60}, {70}}; !equalCounts(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
-	if got := r.catchUpTarget(v, 1, sent, map[SubtaskID]bool{{2, 0}: true, {2, 1}: true, {3, 1}: true}); got != nil {
+	if got := r.catchUpTarget(v, 1, sent, map[dataflow.SubtaskID]bool{{Vertex: 2, Subtask: 0}: true, {Vertex: 2, Subtask: 1}: true, {Vertex: 3, Subtask: 1}: true}); got != nil {
 		t.Fatalf("with every receiver restarting: got %v, want nothing to catch up", got)
 	}
-	if want := [][]int64{{50, 60}, {0}}; !equalCounts(r.catchUpTarget(v, 1, sent, map[SubtaskID]bool{{3, 1}: true}), want) {
-		t.Fatalf("a forward receiver restarting: got %v, want %v", r.catchUpTarget(v, 1, sent, map[SubtaskID]bool{{3, 1}: true}), want)
+	if want := [][]int64{{50, 60}, {0}}; !equalCounts(r.catchUpTarget(v, 1, sent, map[dataflow.SubtaskID]bool{{Vertex: 3, Subtask: 1}: true}), want) {
+		t.Fatalf("a forward receiver restarting: got %v, want %v", r.catchUpTarget(v, 1, sent, map[dataflow.SubtaskID]bool{{Vertex: 3, Subtask: 1}: true}), want)
 	}
 }
 

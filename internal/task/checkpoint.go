@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 )
 
@@ -28,13 +29,6 @@ const (
 	// replay them twice.
 	AtLeastOnce
 )
-
-// SubtaskID names one subtask of a plan.
-type SubtaskID struct {
-	Vertex, Subtask int
-}
-
-func (id SubtaskID) String() string { return fmt.Sprintf("%d.%d", id.Vertex, id.Subtask) }
 
 // Snapshotter is implemented by operators that hold state.
 //
@@ -59,7 +53,7 @@ type CheckpointListener interface {
 // SnapshotResult is a subtask's contribution to checkpoint Checkpoint,
 // handed to Options.OnSnapshot from the subtask's snapshot goroutine.
 type SnapshotResult struct {
-	Subtask    SubtaskID
+	Subtask    dataflow.SubtaskID
 	Checkpoint int64
 	State      []byte
 	// Err is set when the subtask could not take the snapshot.
@@ -73,15 +67,9 @@ type SnapshotResult struct {
 	Channels []ChannelCount
 }
 
-// Channel names one channel: subtask From of edge Edge's source sends to
-// subtask To of its target.
-type Channel struct {
-	Edge, From, To int
-}
-
 // ChannelCount is a record count on a channel.
 type ChannelCount struct {
-	Channel
+	dataflow.Channel
 	Sender bool
 	N      int64
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/plan"
 )
@@ -31,7 +32,7 @@ func waitFor(t *testing.T, done <-chan struct{}, what string) {
 func TestAFinishedSubtaskDropsARestartedSendersRegeneratedOutput(t *testing.T) {
 	rt := &Runtime{opts: Options{Checkpoint: Aligned, Now: time.Now}, cursors: [][][][]*cursor{{nil}}}
 	s := &subtask{rt: rt, v: &plan.Vertex{}, ctx: context.Background(), gate: exchange.NewGate(1, 2),
-		chanState: []chanState{ended}, recv: []int64{100}, inChan: make([]Channel, 1), inbox: make(chan control, 4),
+		chanState: []chanState{ended}, recv: []int64{100}, inChan: make([]dataflow.Channel, 1), inbox: make(chan control, 4),
 		finished: true, tctx: Context{Metrics: NewMetrics()}}
 	released := make(chan error, 1)
 	go func() { released <- s.waitReleased() }()

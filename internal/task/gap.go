@@ -1,6 +1,10 @@
 package task
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/weir-stream/weir/internal/dataflow"
+)
 
 // Gap recovery (at-most-once) restarts every operator with empty state and
 // its sources where they stopped. An operator that must still know
@@ -11,13 +15,13 @@ import "sync/atomic"
 
 // GapKey names one operator of one subtask: Op is its index in the chain.
 type GapKey struct {
-	SubtaskID
+	dataflow.SubtaskID
 	Op int
 }
 
 // GapMark is one operator's mark under at-most-once recovery
 // (Context.Gap). Prev is the value the job's failed attempts raised it to,
-// MinWatermark if none did (in the first attempt, or before the operator
+// dataflow.MinWatermark if none did (in the first attempt, or before the operator
 // raised it). Raise is called from the subtask's goroutine; a value it
 // publishes is kept even if the subtask fails right after, so an operator
 // raises the mark before it emits what the mark covers.
@@ -40,14 +44,14 @@ func (g *GapMark) Raise(v int64) {
 func (r *Runtime) newGapMarks(vertex, parallelism, chain int) [][]atomic.Int64 {
 	marks := make([][]atomic.Int64, parallelism)
 	for i := range marks {
-		if !r.IsLocal(SubtaskID{vertex, i}) {
+		if !r.IsLocal(dataflow.SubtaskID{Vertex: vertex, Subtask: i}) {
 			continue
 		}
 		marks[i] = make([]atomic.Int64, chain)
 		for op := range marks[i] {
-			v, ok := r.opts.GapMarks[GapKey{SubtaskID{vertex, i}, op}]
+			v, ok := r.opts.GapMarks[GapKey{dataflow.SubtaskID{Vertex: vertex, Subtask: i}, op}]
 			if !ok {
-				v = MinWatermark
+				v = dataflow.MinWatermark
 			}
 			marks[i][op].Store(v)
 		}
@@ -57,7 +61,7 @@ func (r *Runtime) newGapMarks(vertex, parallelism, chain int) [][]atomic.Int64 {
 
 // gapMark returns the mark of operator op of subtask id, or nil when the
 // runtime does not track marks (any guarantee but at-most-once).
-func (r *Runtime) gapMark(id SubtaskID, op int) *GapMark {
+func (r *Runtime) gapMark(id dataflow.SubtaskID, op int) *GapMark {
 	if r.gaps == nil {
 		return nil
 	}
@@ -73,8 +77,8 @@ func (r *Runtime) GapMarks() map[GapKey]int64 {
 	for v, subs := range r.gaps {
 		for i, ops := range subs {
 			for op := range ops {
-				if m := ops[op].Load(); m != MinWatermark {
-					out[GapKey{SubtaskID{v, i}, op}] = m
+				if m := ops[op].Load(); m != dataflow.MinWatermark {
+					out[GapKey{dataflow.SubtaskID{Vertex: v, Subtask: i}, op}] = m
 				}
 			}
 		}

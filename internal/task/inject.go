@@ -1,6 +1,10 @@
 package task
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/weir-stream/weir/internal/dataflow"
+)
 
 // Point is a named moment at which failures can be injected.
 type Point int
@@ -41,7 +45,7 @@ func (p Point) String() string {
 // InjectedError is the failure of a task killed on purpose.
 type InjectedError struct {
 	Point      string
-	Subtask    SubtaskID
+	Subtask    dataflow.SubtaskID
 	Checkpoint int64
 }
 
@@ -57,8 +61,8 @@ func (s *subtask) inject(p Point, checkpoint int64) error {
 	if s.rt.opts.Inject == nil || s.standby != nil {
 		return nil // a standby is killed by KillStandby
 	}
-	if s.rt.opts.Inject(p, SubtaskID{s.v.ID, s.index}, checkpoint) {
-		return &InjectedError{Point: p.String(), Subtask: SubtaskID{s.v.ID, s.index}, Checkpoint: checkpoint}
+	if s.rt.opts.Inject(p, dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index}, checkpoint) {
+		return &InjectedError{Point: p.String(), Subtask: dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index}, Checkpoint: checkpoint}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 )
 
@@ -310,7 +311,7 @@ func (s *subtask) allEnded() bool {
 // channels and advances the chain when it grew. With no active channel the
 // task tells its consumers it is idle.
 func (s *subtask) combine() {
-	min := int64(MaxWatermark)
+	min := int64(dataflow.MaxWatermark)
 	anyActive := false
 	holder := -1
 	for c, st := range s.chanState {
@@ -329,7 +330,7 @@ func (s *subtask) combine() {
 		// No channel will advance its watermark until one becomes active
 		// again, so the highest watermark any channel reached is safe to
 		// apply now (Flink's status valve does the same).
-		high := int64(MinWatermark)
+		high := int64(dataflow.MinWatermark)
 		for c, st := range s.chanState {
 			if st != ended && s.chanWM[c] > high {
 				high = s.chanWM[c]
@@ -396,8 +397,8 @@ func (s *subtask) flushAll() {
 // finish ends a bounded input: the final watermark fires every event-time
 // timer, operators emit what they hold, and consumers get End.
 func (s *subtask) finish() error {
-	if s.inWM < MaxWatermark {
-		s.advance(MaxWatermark)
+	if s.inWM < dataflow.MaxWatermark {
+		s.advance(dataflow.MaxWatermark)
 	}
 	for i, op := range s.ops {
 		if err := op.EndInput(); err != nil {
@@ -408,7 +409,7 @@ func (s *subtask) finish() error {
 	s.emit(exchange.Element{Kind: exchange.End})
 	s.finished = true
 	if s.standby == nil {
-		s.rt.markFinished(SubtaskID{s.v.ID, s.index})
+		s.rt.markFinished(dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index})
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package task
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/weir-stream/weir/internal/dataflow"
 )
 
 // Metrics are one subtask's counters. The task goroutine writes them; any
@@ -91,10 +93,10 @@ func (h *Histogram) Snapshot() (counts []int64, sum time.Duration) {
 	return counts, time.Duration(h.sum.Load())
 }
 
-// NewMetrics returns zeroed metrics with the watermark at MinWatermark.
+// NewMetrics returns zeroed metrics with the watermark at dataflow.MinWatermark.
 func NewMetrics() *Metrics {
 	m := &Metrics{}
-	m.Watermark.Store(MinWatermark)
+	m.Watermark.Store(dataflow.MinWatermark)
 	m.HeldBackBy.Store(-1)
 	return m
 }

@@ -12,17 +12,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/weir-stream/weir/connector"
-)
-
-// Watermark bounds.
-const (
-	// MinWatermark is the watermark before any has been received.
-	MinWatermark = math.MinInt64
-	// MaxWatermark is the final watermark: event time has ended.
-	MaxWatermark = math.MaxInt64
 )
 
 // Collector receives records with their event timestamps. Collect is called

@@ -3,6 +3,7 @@ package task
 import (
 	"context"
 
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/plan"
 )
 
@@ -22,7 +23,7 @@ type ReplayRequest struct {
 
 // Replay hands a replay request from a restarted receiver in another
 // process to local subtask sender.
-func (r *Runtime) Replay(sender SubtaskID, q ReplayRequest) {
+func (r *Runtime) Replay(sender dataflow.SubtaskID, q ReplayRequest) {
 	if !r.IsLocal(sender) {
 		return
 	}
@@ -34,7 +35,7 @@ func (r *Runtime) Replay(sender SubtaskID, q ReplayRequest) {
 // only a promoted standby runs as its subtask here; another local
 // subtask's standby follows a primary elsewhere (or stopped), which is
 // where the request goes.
-func (r *Runtime) requestReplay(id SubtaskID, c control) {
+func (r *Runtime) requestReplay(id dataflow.SubtaskID, c control) {
 	if r.opts.Replica && r.IsLocal(id) {
 		r.mu.Lock()
 		here := r.promoted[id]
@@ -50,7 +51,7 @@ func (r *Runtime) requestReplay(id SubtaskID, c control) {
 // sendRemote passes a control message for a subtask in another process
 // on: only replay requests travel (Options.RequestReplay); the job sends
 // the others to each process itself.
-func (r *Runtime) sendRemote(id SubtaskID, c control) {
+func (r *Runtime) sendRemote(id dataflow.SubtaskID, c control) {
 	if c.kind == ctlReplay && r.opts.RequestReplay != nil {
 		r.opts.RequestReplay(id, ReplayRequest{Edge: c.edge, To: c.to, From: c.from, Incarnation: c.incarnation})
 	}
@@ -59,17 +60,17 @@ func (r *Runtime) sendRemote(id SubtaskID, c control) {
 // LocalInput is a local gate channel: Gate of subtask To's input gate,
 // which is Channel.
 type LocalInput struct {
-	To      SubtaskID
+	To      dataflow.SubtaskID
 	Gate    int
-	Channel Channel
+	Channel dataflow.Channel
 }
 
 // InputsFrom returns the local gate channels subtask from sends to.
-func (r *Runtime) InputsFrom(from SubtaskID) []LocalInput {
+func (r *Runtime) InputsFrom(from dataflow.SubtaskID) []LocalInput {
 	var out []LocalInput
 	for _, e := range r.plan.Vertices[from.Vertex].Outputs {
 		for j := range e.Target.Parallelism {
-			to := SubtaskID{e.Target.ID, j}
+			to := dataflow.SubtaskID{Vertex: e.Target.ID, Subtask: j}
 			if !r.IsLocal(to) || (e.Partitioning == plan.Forward && j != from.Subtask) {
 				continue
 			}
@@ -77,7 +78,7 @@ func (r *Runtime) InputsFrom(from SubtaskID) []LocalInput {
 			if e.Partitioning != plan.Forward {
 				ch += from.Subtask
 			}
-			out = append(out, LocalInput{To: to, Gate: ch, Channel: Channel{Edge: r.edgeIndex[e], From: from.Subtask, To: j}})
+			out = append(out, LocalInput{To: to, Gate: ch, Channel: dataflow.Channel{Edge: r.edgeIndex[e], From: from.Subtask, To: j}})
 		}
 	}
 	return out
@@ -86,7 +87,7 @@ func (r *Runtime) InputsFrom(from SubtaskID) []LocalInput {
 // catchUpFrom returns what a subtask that a lost process ran had
 // delivered on each output channel (per writer, per channel), from the
 // receivers' counts (Options.Delivered).
-func (r *Runtime) catchUpFrom(id SubtaskID) [][]int64 {
+func (r *Runtime) catchUpFrom(id dataflow.SubtaskID) [][]int64 {
 	v := r.plan.Vertices[id.Vertex]
 	out := make([][]int64, len(v.Outputs))
 	for w, e := range v.Outputs {
@@ -100,7 +101,7 @@ func (r *Runtime) catchUpFrom(id SubtaskID) [][]int64 {
 			if e.Partitioning == plan.Forward {
 				to = id.Subtask
 			}
-			out[w][j] = max(0, r.opts.Delivered[Channel{Edge: r.edgeIndex[e], From: id.Subtask, To: to}])
+			out[w][j] = max(0, r.opts.Delivered[dataflow.Channel{Edge: r.edgeIndex[e], From: id.Subtask, To: to}])
 		}
 	}
 	return out
@@ -114,12 +115,12 @@ func (r *Runtime) catchUpFrom(id SubtaskID) [][]int64 {
 // was lost with its process. It returns once they started;
 // Rejoined is closed once they asked for their replays.
 func (r *Runtime) rejoin(ctx context.Context) {
-	var ids []SubtaskID
+	var ids []dataflow.SubtaskID
 	r.mu.Lock()
 	r.incarnations = max(r.incarnations, r.opts.Incarnation)
 	for _, v := range r.plan.Vertices {
 		for i := range v.Parallelism {
-			id := SubtaskID{v.ID, i}
+			id := dataflow.SubtaskID{Vertex: v.ID, Subtask: i}
 			if !r.IsLocal(id) {
 				continue
 			}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/plan"
 )
@@ -134,7 +135,7 @@ func (s *subtask) requestReplays() {
 	for c, ic := range s.inChan {
 		s.awaiting[c] = true
 		e := s.rt.edges[ic.Edge]
-		s.rt.requestReplay(SubtaskID{e.Source.ID, ic.From}, control{kind: ctlReplay, edge: ic.Edge, to: s.index, from: s.recv[c], incarnation: s.incarnation})
+		s.rt.requestReplay(dataflow.SubtaskID{Vertex: e.Source.ID, Subtask: ic.From}, control{kind: ctlReplay, edge: ic.Edge, to: s.index, from: s.recv[c], incarnation: s.incarnation})
 	}
 	if len(s.awaiting) == 0 {
 		s.awaiting = nil
@@ -215,7 +216,7 @@ func (s *subtask) replay(c control) {
 		}
 		// The receiver's channel watermark restarts from nothing: tell it
 		// where this sender stands.
-		if s.outWM > MinWatermark {
+		if s.outWM > dataflow.MinWatermark {
 			o.Refresh(j, exchange.Element{Kind: exchange.Watermark, Time: s.outWM})
 		}
 		if s.idle {
@@ -224,7 +225,9 @@ func (s *subtask) replay(c control) {
 	}
 }
 
-func (s *subtask) id() SubtaskID { return SubtaskID{s.v.ID, s.index} }
+func (s *subtask) id() dataflow.SubtaskID {
+	return dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index}
+}
 
 // A subtask that restarted alone regenerates records its consumers
 // already have. Its snapshot must not be taken before it caught up with
@@ -251,7 +254,7 @@ var ErrCatchingUp = errors.New("still catching up with the output of its previou
 // had sent, except on channels to subtasks in restarting, which restart
 // from the checkpoint too and hold none of it. It returns nil when
 // nothing is to catch up.
-func (r *Runtime) catchUpTarget(v *plan.Vertex, index int, sent [][]int64, restarting map[SubtaskID]bool) [][]int64 {
+func (r *Runtime) catchUpTarget(v *plan.Vertex, index int, sent [][]int64, restarting map[dataflow.SubtaskID]bool) [][]int64 {
 	if len(sent) != len(v.Outputs) {
 		return nil
 	}
@@ -264,7 +267,7 @@ func (r *Runtime) catchUpTarget(v *plan.Vertex, index int, sent [][]int64, resta
 			if e.Partitioning == plan.Forward {
 				to = index
 			}
-			if restarting[SubtaskID{e.Target.ID, to}] {
+			if restarting[dataflow.SubtaskID{Vertex: e.Target.ID, Subtask: to}] {
 				out[w][j] = 0
 			}
 			some = some || out[w][j] > 0

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 )
 
@@ -108,7 +109,7 @@ func decodeLogEntry(b []byte) (en logEntry, err error) {
 // until ctx ends or send fails. Both fail with ErrLogLost when the log
 // does not reach back to from, or is dropped or restarted; the function
 // then sends a last element that tells the standby to stop.
-func (r *Runtime) ShipLog(id SubtaskID, from int64) (func(ctx context.Context, send func(exchange.Element) error) error, error) {
+func (r *Runtime) ShipLog(id dataflow.SubtaskID, from int64) (func(ctx context.Context, send func(exchange.Element) error) error, error) {
 	l := r.logs[id.Vertex][id.Subtask]
 	if l == nil {
 		return nil, fmt.Errorf("subtask %s keeps no input log", id)
@@ -177,7 +178,7 @@ func (l *inputLog) markAfter(id, at int64) (logMark, bool) {
 // LogGate returns the gate through which the input log of local subtask
 // id's primary arrives (Options.Replica), for the network transport to
 // deliver into; nil for other subtasks.
-func (r *Runtime) LogGate(id SubtaskID) *exchange.Gate {
+func (r *Runtime) LogGate(id dataflow.SubtaskID) *exchange.Gate {
 	if r.logGates == nil || r.logGates[id.Vertex] == nil {
 		return nil
 	}
@@ -187,7 +188,7 @@ func (r *Runtime) LogGate(id SubtaskID) *exchange.Gate {
 // pump appends what arrives on subtask id's log gate to its log, until
 // the log's end or ctx ends. Marks become the log's marks, so that a
 // completed checkpoint trims it.
-func (r *Runtime) pump(ctx context.Context, id SubtaskID) {
+func (r *Runtime) pump(ctx context.Context, id dataflow.SubtaskID) {
 	g, l := r.logGates[id.Vertex][id.Subtask], r.logs[id.Vertex][id.Subtask]
 	for {
 		_, e, ok := g.Poll()
@@ -255,7 +256,7 @@ type Promotion struct {
 	// there on, and nothing before. On a channel it does not name (its
 	// receiver was lost too, and restarts) the standby sends all it
 	// retained.
-	Delivered map[Channel]int64
+	Delivered map[dataflow.Channel]int64
 	// Aborted is the latest checkpoint triggered before the loss, which
 	// the job aborted: the standby forwards no barrier up to it.
 	Aborted int64
@@ -268,7 +269,7 @@ type Promotion struct {
 // gate, asking its senders for replays. The returned channel is closed
 // once each asked for its replays (or stopped). A subtask without a
 // running standby fails.
-func (r *Runtime) Promote(ids []SubtaskID, p Promotion) (<-chan struct{}, error) {
+func (r *Runtime) Promote(ids []dataflow.SubtaskID, p Promotion) (<-chan struct{}, error) {
 	ready := make(chan struct{})
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -297,7 +298,7 @@ func (r *Runtime) Promote(ids []SubtaskID, p Promotion) (<-chan struct{}, error)
 		delete(r.standbys, id)
 		r.incarnations++
 		if r.promoted == nil {
-			r.promoted = map[SubtaskID]bool{}
+			r.promoted = map[dataflow.SubtaskID]bool{}
 		}
 		r.promoted[id] = true
 		st.promoted, st.promotion = true, &p

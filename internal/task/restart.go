@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+
+	"github.com/weir-stream/weir/internal/dataflow"
 )
 
 // This file is the runtime's side of fine-grained failover
@@ -13,7 +15,7 @@ import (
 // keepSent remembers what a stopped incarnation had sent, the most any
 // consumer can hold: a restarted source catches up to it before its next
 // barrier.
-func (r *Runtime) keepSent(id SubtaskID, sent [][]int64) {
+func (r *Runtime) keepSent(id dataflow.SubtaskID, sent [][]int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if prev := r.lastSent[id]; len(prev) == len(sent) {
@@ -32,7 +34,7 @@ var errStopped = errors.New("stopped to restart with a failed subtask")
 // failed takes a subtask that stopped under UpstreamBackup out of the
 // job until Restart: its gate drops what senders send, and the job is
 // told unless the job stopped it.
-func (r *Runtime) failed(id SubtaskID, err error) {
+func (r *Runtime) failed(id dataflow.SubtaskID, err error) {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -51,7 +53,7 @@ func (r *Runtime) failed(id SubtaskID, err error) {
 
 // Stop stops the given running subtasks so that they can restart with a
 // failed one (UpstreamBackup). Their stop is not reported to OnFailed.
-func (r *Runtime) Stop(ids []SubtaskID) {
+func (r *Runtime) Stop(ids []dataflow.SubtaskID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, id := range ids {
@@ -73,13 +75,13 @@ func (r *Runtime) Stop(ids []SubtaskID) {
 // again). Checkpoints must not be triggered before: a barrier that
 // reached a restarting subtask's gate before its replay began would be
 // dropped with the rest.
-func (r *Runtime) Restart(ctx context.Context, ids []SubtaskID, state map[SubtaskID][]byte, restored int64, attempt int) <-chan struct{} {
+func (r *Runtime) Restart(ctx context.Context, ids []dataflow.SubtaskID, state map[dataflow.SubtaskID][]byte, restored int64, attempt int) <-chan struct{} {
 	return r.restart(ctx, ids, state, restored, attempt, false)
 }
 
 // restart is Restart; rejoin marks the first start of a rejoined
 // runtime's subtasks (remote.go), which Restored covers.
-func (r *Runtime) restart(ctx context.Context, ids []SubtaskID, state map[SubtaskID][]byte, restored int64, attempt int, rejoin bool) <-chan struct{} {
+func (r *Runtime) restart(ctx context.Context, ids []dataflow.SubtaskID, state map[dataflow.SubtaskID][]byte, restored int64, attempt int, rejoin bool) <-chan struct{} {
 	ready := make(chan struct{})
 	for _, id := range ids {
 		r.mu.Lock()
@@ -135,7 +137,7 @@ func (r *Runtime) restart(ctx context.Context, ids []SubtaskID, state map[Subtas
 			l.restart(restored)
 		}
 	}
-	restarting := make(map[SubtaskID]bool, len(subs))
+	restarting := make(map[dataflow.SubtaskID]bool, len(subs))
 	for _, p := range subs {
 		restarting[p.id()] = true
 	}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/plan"
 )
@@ -46,28 +47,28 @@ type Options struct {
 	OnSnapshot func(SnapshotResult)
 	// OnFinished is told when a subtask has finished its input; with
 	// checkpoints on, the subtask then waits for Release.
-	OnFinished func(SubtaskID)
+	OnFinished func(dataflow.SubtaskID)
 	// Restore holds the snapshot of each subtask to restore, from
 	// checkpoint Restored.
-	Restore  map[SubtaskID][]byte
+	Restore  map[dataflow.SubtaskID][]byte
 	Restored int64
 	// Positions, if set, makes sources publish their position after every
 	// read, for Positions (at-most-once recovery), and start at the
 	// positions given here.
-	Positions      map[SubtaskID][]byte
+	Positions      map[dataflow.SubtaskID][]byte
 	TrackPositions bool
 	// GapMarks, with TrackPositions, are the operators' marks from the
 	// failed attempts (see GapMark).
 	GapMarks map[GapKey]int64
 	// Inject, if set, is asked at each named point whether to fail there.
-	Inject func(p Point, s SubtaskID, checkpoint int64) bool
+	Inject func(p Point, s dataflow.SubtaskID, checkpoint int64) bool
 
 	// Local, if set, limits the runtime to the subtasks it accepts; the
 	// others run in other processes (cluster mode). Nil runs them all.
-	Local func(SubtaskID) bool
+	Local func(dataflow.SubtaskID) bool
 	// Remote returns the sending end of gate channel ch of subtask to,
 	// which runs in another process. Required when Local is set.
-	Remote func(to SubtaskID, ch int) exchange.Sender
+	Remote func(to dataflow.SubtaskID, ch int) exchange.Sender
 
 	// UpstreamBackup turns on fine-grained failover inside the runtime:
 	// senders retain their output until a checkpoint makes it durable at
@@ -82,7 +83,7 @@ type Options struct {
 	RetainLimit int64
 	// OnFailed is told of a failed subtask under UpstreamBackup, from the
 	// subtask's goroutine after it stopped.
-	OnFailed func(SubtaskID, error)
+	OnFailed func(dataflow.SubtaskID, error)
 	// Log receives notable events (a dropped backup); may be nil.
 	Log func(string)
 	// ActiveStandby, with UpstreamBackup, runs an active standby of every
@@ -91,13 +92,13 @@ type Options struct {
 	// goroutine, with the primary's failure and when it happened. Its
 	// input log is bounded by RetainLimit too.
 	ActiveStandby bool
-	OnFailover    func(id SubtaskID, err error, failed time.Time)
+	OnFailover    func(id dataflow.SubtaskID, err error, failed time.Time)
 
 	// RequestReplay, with UpstreamBackup and Local, carries a restarted
 	// local subtask's replay request to sender, which runs in another
 	// process; that process hands it to its runtime's Replay. It must not
 	// block for long.
-	RequestReplay func(sender SubtaskID, q ReplayRequest)
+	RequestReplay func(sender dataflow.SubtaskID, q ReplayRequest)
 	// StandbyElsewhere, with ActiveStandby and Local, keeps the input
 	// logs of the local replicated subtasks for active standbys in
 	// another process (ShipLog) instead of running standbys here.
@@ -116,7 +117,7 @@ type Options struct {
 	Replacement bool
 	// OnStandbyStopped is told when an active standby stopped without
 	// taking its primary's place (its log was dropped, it failed).
-	OnStandbyStopped func(SubtaskID, error)
+	OnStandbyStopped func(dataflow.SubtaskID, error)
 	// Rejoin starts the local subtasks as restarted incarnations of
 	// subtasks a lost process ran (remote.go), from Restore, numbering
 	// their incarnations above Incarnation. Delivered holds, per channel
@@ -124,7 +125,7 @@ type Options struct {
 	// incarnation: the source sends no barrier before it caught up.
 	Rejoin      bool
 	Incarnation int64
-	Delivered   map[Channel]int64
+	Delivered   map[dataflow.Channel]int64
 }
 
 func (o *Options) logf(format string, args ...any) {
@@ -167,24 +168,24 @@ type Runtime struct {
 	mu       sync.Mutex
 	ctx      context.Context // Run's
 	cancel   context.CancelCauseFunc
-	finished map[SubtaskID]bool
+	finished map[dataflow.SubtaskID]bool
 	wg       sync.WaitGroup
 	once     sync.Once
 	first    error
-	exited   map[SubtaskID]chan struct{} // closed when the subtask's incarnation stopped
-	down     map[SubtaskID]bool          // failed, waiting for Restart (holds a wg count)
-	closed   bool                        // Run is ending; nothing restarts
+	exited   map[dataflow.SubtaskID]chan struct{} // closed when the subtask's incarnation stopped
+	down     map[dataflow.SubtaskID]bool          // failed, waiting for Restart (holds a wg count)
+	closed   bool                                 // Run is ending; nothing restarts
 	// incarnations numbers restarted subtasks, so that a replay answers
 	// the request of the incarnation that asked.
 	incarnations int64
-	lastSent     map[SubtaskID][][]int64 // see keepSent
-	promoted     map[SubtaskID]bool      // standbys that took their subtasks' place (Options.Replica)
+	lastSent     map[dataflow.SubtaskID][][]int64 // see keepSent
+	promoted     map[dataflow.SubtaskID]bool      // standbys that took their subtasks' place (Options.Replica)
 
 	// Active standby (standby.go), for replicated subtasks.
 	logs           [][]*inputLog   // [vertex][subtask]
 	cursors        [][][][]*cursor // [vertex][subtask][writer][channel]
 	standbyMetrics [][]*Metrics    // [vertex][subtask]
-	standbys       map[SubtaskID]*standby
+	standbys       map[dataflow.SubtaskID]*standby
 	logGates       [][]*exchange.Gate // [vertex][subtask], under Options.Replica
 
 	restoring sync.WaitGroup // subtasks started by Run that have not restored their state
@@ -197,8 +198,8 @@ type Runtime struct {
 func New(p *plan.Plan, opts Options) *Runtime {
 	opts.fill()
 	r := &Runtime{plan: p, opts: opts, offsets: map[*plan.PhysicalEdge]int{}, edgeIndex: map[*plan.PhysicalEdge]int{},
-		finished: map[SubtaskID]bool{}, exited: map[SubtaskID]chan struct{}{}, down: map[SubtaskID]bool{}, lastSent: map[SubtaskID][][]int64{},
-		standbys: map[SubtaskID]*standby{}, restored: make(chan struct{})}
+		finished: map[dataflow.SubtaskID]bool{}, exited: map[dataflow.SubtaskID]chan struct{}{}, down: map[dataflow.SubtaskID]bool{}, lastSent: map[dataflow.SubtaskID][][]int64{},
+		standbys: map[dataflow.SubtaskID]*standby{}, restored: make(chan struct{})}
 	if opts.Rejoin {
 		r.rejoined = make(chan struct{})
 	}
@@ -228,7 +229,7 @@ func New(p *plan.Plan, opts Options) *Runtime {
 		}
 		for i := range v.Parallelism {
 			r.metrics[v.ID][i] = NewMetrics()
-			if !r.IsLocal(SubtaskID{v.ID, i}) {
+			if !r.IsLocal(dataflow.SubtaskID{Vertex: v.ID, Subtask: i}) {
 				continue
 			}
 			r.gates[v.ID][i] = exchange.NewGate(n, opts.QueueCapacity)
@@ -266,11 +267,11 @@ func (r *Runtime) Restored() <-chan struct{} { return r.restored }
 func (r *Runtime) QueueCapacity() int { return r.opts.QueueCapacity }
 
 // IsLocal reports whether subtask id runs in this runtime.
-func (r *Runtime) IsLocal(id SubtaskID) bool { return r.opts.Local == nil || r.opts.Local(id) }
+func (r *Runtime) IsLocal(id dataflow.SubtaskID) bool { return r.opts.Local == nil || r.opts.Local(id) }
 
 // Gate returns the input gate of local subtask id (nil for a remote one),
 // for the network transport to deliver into.
-func (r *Runtime) Gate(id SubtaskID) *exchange.Gate { return r.gates[id.Vertex][id.Subtask] }
+func (r *Runtime) Gate(id dataflow.SubtaskID) *exchange.Gate { return r.gates[id.Vertex][id.Subtask] }
 
 // Metrics returns the counters of subtask i of vertex v.
 func (r *Runtime) Metrics(v, i int) *Metrics { return r.metrics[v][i] }
@@ -297,7 +298,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 	defer cancelPumps()
 	for _, v := range r.plan.Vertices {
 		for i := range v.Parallelism {
-			id := SubtaskID{v.ID, i}
+			id := dataflow.SubtaskID{Vertex: v.ID, Subtask: i}
 			if !r.IsLocal(id) || r.opts.Rejoin || r.opts.Replica {
 				continue
 			}
@@ -318,12 +319,12 @@ func (r *Runtime) Run(ctx context.Context) error {
 				pumps.Add(1)
 				go func() {
 					defer pumps.Done()
-					r.pump(pctx, SubtaskID{v.ID, i})
+					r.pump(pctx, dataflow.SubtaskID{Vertex: v.ID, Subtask: i})
 				}()
 			}
 			if l != nil && !r.opts.StandbyElsewhere {
-				state, ok := r.opts.Restore[SubtaskID{v.ID, i}]
-				if err := r.startStandby(SubtaskID{v.ID, i}, state, ok, r.opts.Restored, r.opts.Replacement); err != nil {
+				state, ok := r.opts.Restore[dataflow.SubtaskID{Vertex: v.ID, Subtask: i}]
+				if err := r.startStandby(dataflow.SubtaskID{Vertex: v.ID, Subtask: i}, state, ok, r.opts.Restored, r.opts.Replacement); err != nil {
 					r.kill(err)
 				}
 			}
@@ -394,7 +395,7 @@ func (r *Runtime) start(s *subtask) {
 // Restart; otherwise, and for failures a restart alone cannot cure (a
 // lost backup, a task found not deterministic, a record of a key group
 // the subtask does not own), it fails the attempt.
-func (r *Runtime) exit(id SubtaskID, s *subtask, err error) {
+func (r *Runtime) exit(id dataflow.SubtaskID, s *subtask, err error) {
 	if err == nil || r.ctx.Err() != nil {
 		return
 	}
@@ -422,7 +423,7 @@ func (r *Runtime) kill(err error) {
 
 // Kill fails the attempt as if subtask id had crashed with err; under
 // UpstreamBackup it fails that subtask alone.
-func (r *Runtime) Kill(id SubtaskID, err error) {
+func (r *Runtime) Kill(id dataflow.SubtaskID, err error) {
 	f := &Failure{Task: r.plan.Vertices[id.Vertex].Name(), Subtask: id.Subtask, Err: err}
 	if r.opts.UpstreamBackup {
 		r.mu.Lock()
@@ -438,7 +439,7 @@ func (r *Runtime) Kill(id SubtaskID, err error) {
 
 // send delivers a control message to a subtask without blocking the
 // caller for long; inboxes are large and drained on every step.
-func (r *Runtime) send(id SubtaskID, c control) {
+func (r *Runtime) send(id dataflow.SubtaskID, c control) {
 	if !r.IsLocal(id) {
 		r.sendRemote(id, c)
 		return
@@ -454,14 +455,14 @@ func (r *Runtime) send(id SubtaskID, c control) {
 // subtasks snapshot their final state.
 func (r *Runtime) Trigger(id int64) {
 	r.mu.Lock()
-	fin := make(map[SubtaskID]bool, len(r.finished))
+	fin := make(map[dataflow.SubtaskID]bool, len(r.finished))
 	for k := range r.finished {
 		fin[k] = true
 	}
 	r.mu.Unlock()
 	for _, v := range r.plan.Vertices {
 		for i := range v.Parallelism {
-			sid := SubtaskID{v.ID, i}
+			sid := dataflow.SubtaskID{Vertex: v.ID, Subtask: i}
 			if !r.IsLocal(sid) {
 				continue
 			}
@@ -474,7 +475,7 @@ func (r *Runtime) Trigger(id int64) {
 
 // TriggerSubtask asks one subtask to take checkpoint id directly; the job
 // uses it for subtasks that finished before the barrier reached them.
-func (r *Runtime) TriggerSubtask(sid SubtaskID, id int64) {
+func (r *Runtime) TriggerSubtask(sid dataflow.SubtaskID, id int64) {
 	r.send(sid, control{kind: ctlTrigger, checkpoint: id})
 }
 
@@ -512,8 +513,8 @@ func (r *Runtime) Release() { r.broadcast(control{kind: ctlRelease}) }
 func (r *Runtime) broadcast(c control) {
 	for _, v := range r.plan.Vertices {
 		for i := range v.Parallelism {
-			if r.IsLocal(SubtaskID{v.ID, i}) {
-				r.send(SubtaskID{v.ID, i}, c)
+			if r.IsLocal(dataflow.SubtaskID{Vertex: v.ID, Subtask: i}) {
+				r.send(dataflow.SubtaskID{Vertex: v.ID, Subtask: i}, c)
 			}
 		}
 	}
@@ -521,19 +522,19 @@ func (r *Runtime) broadcast(c control) {
 
 // Positions returns the latest position every source subtask published
 // (with Options.TrackPositions).
-func (r *Runtime) Positions() map[SubtaskID][]byte {
-	out := map[SubtaskID][]byte{}
+func (r *Runtime) Positions() map[dataflow.SubtaskID][]byte {
+	out := map[dataflow.SubtaskID][]byte{}
 	for _, v := range r.plan.Vertices {
 		for i := range v.Parallelism {
 			if p := r.positions[v.ID][i].Load(); p != nil {
-				out[SubtaskID{v.ID, i}] = *p
+				out[dataflow.SubtaskID{Vertex: v.ID, Subtask: i}] = *p
 			}
 		}
 	}
 	return out
 }
 
-func (r *Runtime) markFinished(id SubtaskID) {
+func (r *Runtime) markFinished(id dataflow.SubtaskID) {
 	r.mu.Lock()
 	r.finished[id] = true
 	r.mu.Unlock()
@@ -544,7 +545,7 @@ func (r *Runtime) chans(e *plan.PhysicalEdge, i int) []exchange.Channel {
 	off := r.offsets[e]
 	gates := r.gates[e.Target.ID]
 	ch := func(j, idx int) exchange.Channel {
-		to := SubtaskID{e.Target.ID, j}
+		to := dataflow.SubtaskID{Vertex: e.Target.ID, Subtask: j}
 		if !r.IsLocal(to) || r.opts.Replica { // a replica's local subtasks are standbys
 			return exchange.Channel{Index: idx, Remote: r.opts.Remote(to, idx)}
 		}

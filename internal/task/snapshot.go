@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 )
 
@@ -178,7 +179,7 @@ func (s *subtask) reportFrozen(f *frozen, inflight [][]*exchange.Buffer, extra [
 			}
 		}
 		if err := s.inject(PointSnapshotBeforeAck, f.id); err != nil {
-			s.rt.Kill(SubtaskID{s.v.ID, s.index}, err)
+			s.rt.Kill(dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index}, err)
 			return
 		}
 		s.report(SnapshotResult{Checkpoint: f.id, State: out, Alignment: f.aligned, Sync: f.sync,
@@ -187,7 +188,7 @@ func (s *subtask) reportFrozen(f *frozen, inflight [][]*exchange.Buffer, extra [
 }
 
 // chanIndex returns the gate channel of an input channel.
-func (s *subtask) chanIndex(c Channel) int {
+func (s *subtask) chanIndex(c dataflow.Channel) int {
 	for i, ic := range s.inChan {
 		if ic == c {
 			return i
@@ -212,7 +213,7 @@ func (s *subtask) channelCounts() []ChannelCount {
 }
 
 func (s *subtask) report(r SnapshotResult) {
-	r.Subtask = SubtaskID{s.v.ID, s.index}
+	r.Subtask = dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index}
 	if s.rt.opts.OnSnapshot != nil {
 		s.rt.opts.OnSnapshot(r)
 	}
@@ -311,7 +312,7 @@ func (s *subtask) waitReleased() error {
 		return nil
 	}
 	if s.rt.opts.OnFinished != nil {
-		s.rt.opts.OnFinished(SubtaskID{s.v.ID, s.index})
+		s.rt.opts.OnFinished(dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index})
 	}
 	var ready <-chan struct{}
 	if s.gate != nil {

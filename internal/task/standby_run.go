@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/plan"
 )
@@ -40,11 +41,11 @@ func (r *Runtime) initStandby(v *plan.Vertex, i int) {
 // restored, whose state for id is state (nil: empty), following the
 // primary's input log from that checkpoint's mark. It fails when the log
 // no longer reaches back to it, when id has a standby, or when id is down.
-func (r *Runtime) StartStandby(id SubtaskID, state []byte, restored int64) error {
+func (r *Runtime) StartStandby(id dataflow.SubtaskID, state []byte, restored int64) error {
 	return r.startStandby(id, state, state != nil, restored, true)
 }
 
-func (r *Runtime) startStandby(id SubtaskID, state []byte, hasState bool, restored int64, counts bool) error {
+func (r *Runtime) startStandby(id dataflow.SubtaskID, state []byte, hasState bool, restored int64, counts bool) error {
 	l := r.logs[id.Vertex][id.Subtask]
 	if l == nil {
 		return fmt.Errorf("subtask %s has no active standby", id)
@@ -115,7 +116,7 @@ func (r *Runtime) startStandby(id SubtaskID, state []byte, hasState bool, restor
 // takeover hands subtask id, whose primary failed with err, to its
 // standby; false when it has none that can take its place (one that
 // cannot is stopped).
-func (r *Runtime) takeover(id SubtaskID, err error) bool {
+func (r *Runtime) takeover(id dataflow.SubtaskID, err error) bool {
 	l := r.logs[id.Vertex][id.Subtask]
 	if l == nil {
 		return false
@@ -144,7 +145,7 @@ func (r *Runtime) takeover(id SubtaskID, err error) bool {
 
 // dropStandby stops subtask id's standby, if it has one, and returns a
 // channel closed once it stopped.
-func (r *Runtime) dropStandby(id SubtaskID) <-chan struct{} {
+func (r *Runtime) dropStandby(id dataflow.SubtaskID) <-chan struct{} {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := r.standbys[id]
@@ -157,7 +158,7 @@ func (r *Runtime) dropStandby(id SubtaskID) <-chan struct{} {
 }
 
 // KillStandby fails subtask id's standby with err, as if it had crashed.
-func (r *Runtime) KillStandby(id SubtaskID, err error) {
+func (r *Runtime) KillStandby(id dataflow.SubtaskID, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if st := r.standbys[id]; st != nil {
@@ -166,10 +167,10 @@ func (r *Runtime) KillStandby(id SubtaskID, err error) {
 }
 
 // Standbys returns the subtasks that have a running standby.
-func (r *Runtime) Standbys() []SubtaskID {
+func (r *Runtime) Standbys() []dataflow.SubtaskID {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]SubtaskID, 0, len(r.standbys))
+	out := make([]dataflow.SubtaskID, 0, len(r.standbys))
 	for id := range r.standbys {
 		out = append(out, id)
 	}
@@ -178,13 +179,13 @@ func (r *Runtime) Standbys() []SubtaskID {
 
 // MissingStandbys returns the replicated subtasks that run without a
 // standby (it failed, took over, or its log was dropped).
-func (r *Runtime) MissingStandbys() []SubtaskID {
+func (r *Runtime) MissingStandbys() []dataflow.SubtaskID {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []SubtaskID
+	var out []dataflow.SubtaskID
 	for _, v := range r.plan.Vertices {
 		for i, l := range r.logs[v.ID] {
-			id := SubtaskID{v.ID, i}
+			id := dataflow.SubtaskID{Vertex: v.ID, Subtask: i}
 			if l != nil && r.standbys[id] == nil && !r.down[id] && !r.finished[id] {
 				out = append(out, id)
 			}
@@ -212,7 +213,7 @@ func (r *Runtime) StandbyLag(v, i int) (lag int64, ok bool) {
 		return 0, false
 	}
 	r.mu.Lock()
-	_, ok = r.standbys[SubtaskID{v, i}]
+	_, ok = r.standbys[dataflow.SubtaskID{Vertex: v, Subtask: i}]
 	r.mu.Unlock()
 	return l.lag(), ok
 }

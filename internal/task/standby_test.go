@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/plan"
 )
@@ -242,7 +243,7 @@ func TestPrimaryFailingBeforeItLogsAnElementLeavesItInItsGate(t *testing.T) {
 	}
 	inbox := make(chan control, 1)
 	inbox <- control{kind: ctlComplete, checkpoint: 1}
-	rt := &Runtime{opts: Options{Inject: func(p Point, _ SubtaskID, _ int64) bool { return p == PointCompleteBeforeCommit }}}
+	rt := &Runtime{opts: Options{Inject: func(p Point, _ dataflow.SubtaskID, _ int64) bool { return p == PointCompleteBeforeCommit }}}
 	s := &subtask{rt: rt, v: &plan.Vertex{Chain: []*plan.Node{{Name: "count"}}}, ctx: context.Background(), gate: g, inbox: inbox,
 		log: newInputLog(0), recv: []int64{0}}
 	var injected *InjectedError
@@ -267,13 +268,13 @@ func standbyAtTheEnd(t *testing.T) (*Runtime, *subtask, *standby) {
 	l.append(logEntry{kind: logElement, ch: 0, e: exchange.Element{Kind: exchange.End}})
 	rt := &Runtime{opts: Options{Now: time.Now}, gates: [][]*exchange.Gate{{exchange.NewGate(1, 2)}},
 		inboxes: [][]chan control{{make(chan control, 1)}}, dets: [][]*determinants{{nil}}, logs: [][]*inputLog{{l}},
-		metrics: [][]*Metrics{{NewMetrics()}}, cancels: [][]context.CancelCauseFunc{{nil}}, exited: map[SubtaskID]chan struct{}{}, finished: map[SubtaskID]bool{}, standbys: map[SubtaskID]*standby{}}
+		metrics: [][]*Metrics{{NewMetrics()}}, cancels: [][]context.CancelCauseFunc{{nil}}, exited: map[dataflow.SubtaskID]chan struct{}{}, finished: map[dataflow.SubtaskID]bool{}, standbys: map[dataflow.SubtaskID]*standby{}}
 	s := &subtask{rt: rt, v: v, ctx: context.Background(), gate: exchange.NewGate(1, 1), inbox: make(chan control, 1),
-		chanState: []chanState{active}, recv: []int64{0}, chanWM: []int64{MaxWatermark}, inWM: MaxWatermark,
+		chanState: []chanState{active}, recv: []int64{0}, chanWM: []int64{dataflow.MaxWatermark}, inWM: dataflow.MaxWatermark,
 		tctx: Context{Metrics: NewMetrics()}}
 	st := &standby{s: s, exited: make(chan struct{})}
 	s.standby = st
-	rt.standbys[SubtaskID{}] = st
+	rt.standbys[dataflow.SubtaskID{}] = st
 	return rt, s, st
 }
 
@@ -286,14 +287,14 @@ func standbyAtTheEnd(t *testing.T) (*Runtime, *subtask, *standby) {
 func TestAStandbyPromotedAtTheEndOfItsInputTakesOver(t *testing.T) {
 	rt, s, st := standbyAtTheEnd(t)
 	st.promoted = true
-	delete(rt.standbys, SubtaskID{})
+	delete(rt.standbys, dataflow.SubtaskID{})
 	if err := s.runStandby(); err != nil {
 		t.Fatal(err)
 	}
 	if s.standby != nil {
 		t.Fatal("the promoted standby applied the end of its input and ended as a standby: the subtask exits without waiting for its release")
 	}
-	if s.inbox != rt.inboxes[0][0] || !rt.finished[SubtaskID{}] {
+	if s.inbox != rt.inboxes[0][0] || !rt.finished[dataflow.SubtaskID{}] {
 		t.Fatal("the standby that took over does not read the subtask's inbox or is not marked finished")
 	}
 }
@@ -309,7 +310,7 @@ func TestAStandbyAtTheEndOfItsInputBeforeItsPrimaryFailsEnds(t *testing.T) {
 	if s.standby == nil {
 		t.Fatal("a standby whose primary runs on took over")
 	}
-	if rt.takeover(SubtaskID{}, errors.New("injected")) {
+	if rt.takeover(dataflow.SubtaskID{}, errors.New("injected")) {
 		t.Fatal("the primary's later failure was handed to a standby that ended")
 	}
 }

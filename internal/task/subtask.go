@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/plan"
 )
@@ -25,10 +26,10 @@ type subtask struct {
 	outs   []ChannelWriter
 	source SourceRunner
 	gate   *exchange.Gate
-	decode []Decoder   // per gate channel
-	recv   []int64     // records received per gate channel
-	inChan []Channel   // the channel of each gate channel
-	outCh  [][]Channel // per output writer, the channel of each of its targets
+	decode []Decoder            // per gate channel
+	recv   []int64              // records received per gate channel
+	inChan []dataflow.Channel   // the channel of each gate channel
+	outCh  [][]dataflow.Channel // per output writer, the channel of each of its targets
 
 	chanWM    []int64
 	chanState []chanState
@@ -102,7 +103,7 @@ func (r *Runtime) newSubtask(ctx context.Context, v *plan.Vertex, i int) *subtas
 // makeSubtask returns subtask i of v, running in ctx and counting into m.
 func (r *Runtime) makeSubtask(ctx context.Context, v *plan.Vertex, i int, m *Metrics) *subtask {
 	start, end := KeyGroupRange(r.plan.MaxParallelism, v.Parallelism, i)
-	s := &subtask{rt: r, v: v, index: i, ctx: ctx, gate: r.gates[v.ID][i], inWM: MinWatermark, outWM: MinWatermark,
+	s := &subtask{rt: r, v: v, index: i, ctx: ctx, gate: r.gates[v.ID][i], inWM: dataflow.MinWatermark, outWM: dataflow.MinWatermark,
 		inbox: r.inboxes[v.ID][i], deterministic: ReplayDeterministic(v, r.opts.UpstreamBackup), det: r.dets[v.ID][i], log: r.logs[v.ID][i]}
 	s.tctx = Context{Ctx: ctx, Job: r.opts.Job, Subtask: i, Parallelism: v.Parallelism, Attempt: r.opts.Attempt, Restored: r.opts.Restored,
 		TrackLatency: r.opts.LatencyInterval != 0, Ordered: r.opts.UpstreamBackup,
@@ -225,7 +226,7 @@ func (s *subtask) restore() error {
 
 // restoreState restores the snapshot, if the subtask has one.
 func (s *subtask) restoreState() error {
-	id := SubtaskID{s.v.ID, s.index}
+	id := dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index}
 	if pos, ok := s.rt.opts.Positions[id]; ok {
 		s.startPos = pos
 	}
@@ -274,7 +275,7 @@ func (s *subtask) restoreState() error {
 func (s *subtask) opCtx(i int) *Context {
 	c := s.tctx
 	c.Operator = s.v.Chain[i].Name
-	c.Gap = s.rt.gapMark(SubtaskID{s.v.ID, s.index}, i)
+	c.Gap = s.rt.gapMark(dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index}, i)
 	return &c
 }
 
@@ -316,13 +317,13 @@ func (s *subtask) build() error {
 		if s.standby != nil && s.rt.opts.Replica {
 			w.mute(nil) // until Promote: its primary's output is the subtask's
 		}
-		var chs []Channel
+		var chs []dataflow.Channel
 		ei := s.rt.edgeIndex[e]
 		if e.Partitioning == plan.Forward {
-			chs = []Channel{{Edge: ei, From: s.index, To: s.index}}
+			chs = []dataflow.Channel{{Edge: ei, From: s.index, To: s.index}}
 		} else {
 			for j := range e.Target.Parallelism {
-				chs = append(chs, Channel{Edge: ei, From: s.index, To: j})
+				chs = append(chs, dataflow.Channel{Edge: ei, From: s.index, To: j})
 			}
 		}
 		s.outCh = append(s.outCh, chs)
@@ -371,11 +372,11 @@ func (s *subtask) buildInputs(inputs []any) error {
 	n := s.gate.Channels()
 	s.decode = make([]Decoder, n)
 	s.recv = make([]int64, n)
-	s.inChan = make([]Channel, n)
+	s.inChan = make([]dataflow.Channel, n)
 	s.chanWM = make([]int64, n)
 	s.chanState = make([]chanState, n)
 	for i := range s.chanWM {
-		s.chanWM[i] = MinWatermark
+		s.chanWM[i] = dataflow.MinWatermark
 	}
 	for _, e := range s.v.Inputs {
 		where := fmt.Sprintf("edge %q -> %q", e.From.Name, e.To.Name)
@@ -390,7 +391,7 @@ func (s *subtask) buildInputs(inputs []any) error {
 			if e.Partitioning == plan.Forward {
 				from = s.index
 			}
-			s.inChan[c] = Channel{Edge: s.rt.edgeIndex[e], From: from, To: s.index}
+			s.inChan[c] = dataflow.Channel{Edge: s.rt.edgeIndex[e], From: from, To: s.index}
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/plan"
 )
 
@@ -21,7 +22,7 @@ import (
 
 // SubtaskWait is what one subtask waits on.
 type SubtaskWait struct {
-	Subtask SubtaskID
+	Subtask dataflow.SubtaskID
 	Task    string
 	// Standby marks the active standby of the subtask, not the subtask.
 	Standby bool
@@ -41,11 +42,11 @@ func (w SubtaskWait) String() string {
 // answers; it never blocks a subtask.
 func (r *Runtime) Waits(timeout time.Duration) []SubtaskWait {
 	r.mu.Lock()
-	down := make(map[SubtaskID]bool, len(r.down))
+	down := make(map[dataflow.SubtaskID]bool, len(r.down))
 	for id := range r.down {
 		down[id] = true
 	}
-	exited := map[SubtaskID]bool{}
+	exited := map[dataflow.SubtaskID]bool{}
 	for id, ch := range r.exited {
 		select {
 		case <-ch:
@@ -53,7 +54,7 @@ func (r *Runtime) Waits(timeout time.Duration) []SubtaskWait {
 		default:
 		}
 	}
-	standbys := make(map[SubtaskID]chan control, len(r.standbys))
+	standbys := make(map[dataflow.SubtaskID]chan control, len(r.standbys))
 	for id, st := range r.standbys {
 		standbys[id] = st.inbox
 	}
@@ -67,7 +68,7 @@ func (r *Runtime) Waits(timeout time.Duration) []SubtaskWait {
 	var all []asked
 	for _, v := range r.plan.Vertices {
 		for i := range v.Parallelism {
-			id := SubtaskID{v.ID, i}
+			id := dataflow.SubtaskID{Vertex: v.ID, Subtask: i}
 			if !r.IsLocal(id) {
 				continue
 			}
@@ -128,8 +129,8 @@ func (r *Runtime) ask(inbox chan control, reply chan string) {
 
 // blockedSenders returns, per sending subtask, the receivers (in this
 // runtime) whose queue from it is full while it waits to send.
-func (r *Runtime) blockedSenders() map[SubtaskID][]string {
-	out := map[SubtaskID][]string{}
+func (r *Runtime) blockedSenders() map[dataflow.SubtaskID][]string {
+	out := map[dataflow.SubtaskID][]string{}
 	for _, v := range r.plan.Vertices {
 		for i, g := range r.gates[v.ID] {
 			if g == nil {
@@ -140,7 +141,7 @@ func (r *Runtime) blockedSenders() map[SubtaskID][]string {
 					continue
 				}
 				if from, ok := r.channelSender(v.ID, i, c); ok {
-					out[from] = append(out[from], fmt.Sprintf("subtask %s (%s)", SubtaskID{v.ID, i}, v.Name()))
+					out[from] = append(out[from], fmt.Sprintf("subtask %s (%s)", dataflow.SubtaskID{Vertex: v.ID, Subtask: i}, v.Name()))
 				}
 			}
 		}
@@ -150,17 +151,17 @@ func (r *Runtime) blockedSenders() map[SubtaskID][]string {
 
 // channelSender returns the subtask that sends on gate channel c of
 // subtask i of vertex v.
-func (r *Runtime) channelSender(v, i, c int) (SubtaskID, bool) {
+func (r *Runtime) channelSender(v, i, c int) (dataflow.SubtaskID, bool) {
 	for _, e := range r.plan.Vertices[v].Inputs {
 		off := r.offsets[e]
 		if c >= off && c < off+e.Channels() {
 			if e.Partitioning == plan.Forward {
-				return SubtaskID{e.Source.ID, i}, true
+				return dataflow.SubtaskID{Vertex: e.Source.ID, Subtask: i}, true
 			}
-			return SubtaskID{e.Source.ID, c - off}, true
+			return dataflow.SubtaskID{Vertex: e.Source.ID, Subtask: c - off}, true
 		}
 	}
-	return SubtaskID{}, false
+	return dataflow.SubtaskID{}, false
 }
 
 // answerReport describes what the subtask waits on, to reply.
@@ -240,7 +241,7 @@ func (s *subtask) describeWait() string {
 		}
 	}
 	if s.tctx.Metrics != nil {
-		if h := s.tctx.Metrics.HeldBackBy.Load(); h >= 0 && int(h) < len(s.inChan) && s.inWM > MinWatermark {
+		if h := s.tctx.Metrics.HeldBackBy.Load(); h >= 0 && int(h) < len(s.inChan) && s.inWM > dataflow.MinWatermark {
 			parts = append(parts, fmt.Sprintf("watermark %d held back by %s", s.inWM, s.chanName(int(h))))
 		}
 	}
@@ -257,5 +258,5 @@ func (s *subtask) chanName(c int) string {
 		return fmt.Sprintf("channel %d", c)
 	}
 	e := s.rt.edges[ic.Edge]
-	return fmt.Sprintf("subtask %s (%s)", SubtaskID{e.Source.ID, ic.From}, e.Source.Name())
+	return fmt.Sprintf("subtask %s (%s)", dataflow.SubtaskID{Vertex: e.Source.ID, Subtask: ic.From}, e.Source.Name())
 }

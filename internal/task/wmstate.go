@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/dataflow"
 )
 
 // A subtask's watermark state (its channels' watermarks and idleness,
@@ -80,7 +81,7 @@ func (s *subtask) restoreWatermarks(data []byte) error {
 // the incarnation before had told it; the timers it fired then are not in
 // the restored state, so nothing fires again, and nothing is emitted.
 func (s *subtask) openWatermark() {
-	if !s.wmRestored || s.inWM == MinWatermark {
+	if !s.wmRestored || s.inWM == dataflow.MinWatermark {
 		return
 	}
 	w := s.inWM
