@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
@@ -71,6 +72,15 @@ func TestARestartedSubtaskThatFinishedBehindIsNotDeterministic(t *testing.T) {
 	if !errors.Is(err, ErrNotDeterministic) {
 		t.Fatalf("got %v, want ErrNotDeterministic", err)
 	}
+	// A finished subtask snapshots when the job triggers it directly; only
+	// sources defer a trigger until they caught up (it would never be
+	// taken here, and the final checkpoint would wait for it forever).
+	s, _ = catchingUpSubtask(100, 120)
+	s.finished = true
+	err = failed(func() { s.handleControl(control{kind: ctlTrigger, checkpoint: 8}) })
+	if !errors.Is(err, ErrNotDeterministic) {
+		t.Fatalf("a trigger at a finished subtask behind its previous incarnation: got %v (deferred %d), want ErrNotDeterministic", err, s.deferred)
+	}
 }
 
 // What a restarted subtask must catch up with excludes the channels to
@@ -108,4 +118,49 @@ func equalCounts(a, b [][]int64) bool {
 		}
 	}
 	return true
+}
+
+// A turn that goes on on the same channel across a snapshot must stay
+// in the log after it: merged into the turn before the mark, it vanished
+// from what a restart from that snapshot follows, and the restarted
+// subtask consumed its channels in another order than its previous
+// incarnation (here: channel 1 before the rest of channel 0).
+func TestTheConsumptionLogKeepsATurnThatGoesOnAcrossASnapshot(t *testing.T) {
+	var d determinants
+	d.record(0, 5)
+	d.mark(1)
+	d.record(0, 10)
+	d.record(1, 3)
+	got, ok := d.since(1)
+	want := []detEntry{{0, 10}, {1, 3}}
+	if !ok || len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("the order since checkpoint 1: got %v (ok %v), want %v", got, ok, want)
+	}
+	d = determinants{}
+	d.record(0, 5)
+	d.mark(1)
+	d.record(0, 10)
+	d.trim(1)
+	if got, _ := d.since(1); len(got) != 1 || got[0] != (detEntry{0, 10}) {
+		t.Fatalf("after trimming to checkpoint 1: got %v, want [{0 10}]", got)
+	}
+}
+
+// An aligned checkpoint that switches to unaligned after the aligned
+// timeout and then cannot take its snapshot (here: declined while
+// catching up) unblocks the channels its alignment had blocked.
+func TestAFailedSwitchToUnalignedUnblocksTheChannels(t *testing.T) {
+	s, reports := catchingUpSubtask(10, 20)
+	s.rt.opts.AlignedTimeout = time.Nanosecond
+	s.onBarrier(0, exchange.Element{Kind: exchange.Barrier, Checkpoint: 3})
+	if !s.gate.Status()[0].Blocked {
+		t.Fatal("the aligned barrier did not block its channel")
+	}
+	s.checkAlignedTimeout()
+	if len(*reports) != 1 || !errors.Is((*reports)[0].Err, ErrCatchingUp) {
+		t.Fatalf("got reports %+v, want one decline", *reports)
+	}
+	if s.align != nil || s.gate.Status()[0].Blocked {
+		t.Fatalf("after the failed switch: alignment %v, channel 0 blocked %v; want neither", s.align != nil, s.gate.Status()[0].Blocked)
+	}
 }

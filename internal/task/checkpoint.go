@@ -288,7 +288,7 @@ func (s *subtask) onBarrier(ch int, e exchange.Element) {
 func (s *subtask) startInflight(a *alignment, priority bool) {
 	a.frozen = s.freeze(a.id, s.rt.opts.Now().Sub(a.started), true, priority)
 	if a.frozen == nil {
-		s.align = nil
+		s.abortAlignment() // the channels blocked so far read on
 		return
 	}
 	a.inflight = make([][]*exchange.Buffer, len(s.chanState))

@@ -39,9 +39,13 @@ type determinants struct {
 	marks   []detMark
 }
 
-// record notes that channel ch has been consumed up to upTo records.
+// record notes that channel ch has been consumed up to upTo records. It
+// extends the last entry only when no snapshot was marked after it: a
+// restart from that snapshot must find the turn that follows it.
 func (d *determinants) record(ch int, upTo int64) {
-	if n := len(d.entries); n > 0 && d.entries[n-1].ch == ch {
+	n := len(d.entries)
+	marked := len(d.marks) > 0 && d.marks[len(d.marks)-1].at == n
+	if n > 0 && d.entries[n-1].ch == ch && !marked {
 		d.entries[n-1].upTo = upTo
 		return
 	}

@@ -242,7 +242,7 @@ func (s *subtask) handleControl(c control) {
 	}
 	switch c.kind {
 	case ctlTrigger:
-		if s.catchingUp() {
+		if s.source != nil && s.catchingUp() {
 			s.deferred = max(s.deferred, c.checkpoint)
 			return
 		}
