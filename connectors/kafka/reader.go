@@ -273,8 +273,31 @@ func (r *reader[T]) Close() error {
 	if r.dlq != nil {
 		r.dlq.Close()
 	}
+	r.stopConsuming()
 	r.cl.Close()
 	return nil
+}
+
+// stopConsuming removes every partition the reader consumes from its
+// client, so that the client's Close finds nothing left to assign. The
+// client assigns a partition added with AddConsumePartitions in a
+// goroutine of its own, after the metadata update the call triggers. When
+// that update lands during Client.Close, after Close stopped the consumer,
+// franz-go (v1.22.3) still assigns the partition, which starts a fetch
+// session that races with Close ending the sessions. A reader closed
+// right after Open, or right after a bounded reader moved on to its next
+// partition, meets that window.
+func (r *reader[T]) stopConsuming() {
+	consumed := map[string][]int32{}
+	for p, st := range r.parts {
+		if st.consuming {
+			consumed[p.topic] = append(consumed[p.topic], p.partition)
+			st.consuming = false
+		}
+	}
+	if len(consumed) > 0 {
+		r.cl.RemoveConsumePartitions(consumed)
+	}
 }
 
 const positionVersion = 1

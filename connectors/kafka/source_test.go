@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -79,6 +80,33 @@ func txnProduce(t *testing.T, topic string, commit bool, vals ...string) {
 	}
 	if err := cl.EndTransaction(t.Context(), kgo.TransactionEndTry(commit)); err != nil {
 		t.Fatal(err)
+	}
+	waitStable(t, topic, 0)
+}
+
+// waitStable waits until partition p of topic has no open transaction:
+// EndTransaction returns before the coordinator has written the markers,
+// and until then a read_committed reader stops at the last stable offset,
+// before the transaction's records.
+func waitStable(t *testing.T, topic string, p int32) {
+	t.Helper()
+	adm := admin(t, brokers(t))
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	for {
+		stable, err := adm.ListCommittedOffsets(ctx, topic)
+		end, err2 := adm.ListEndOffsets(ctx, topic)
+		if err == nil && err2 == nil {
+			s, ok1 := stable.Lookup(topic, p)
+			e, ok2 := end.Lookup(topic, p)
+			if ok1 && ok2 && s.Err == nil && e.Err == nil && s.Offset == e.Offset {
+				return
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("partition %s/%d still has an open transaction: %v %v", topic, p, err, err2)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the broker, not timing the code under test
 	}
 }
 
