@@ -44,6 +44,10 @@ type attemptState struct {
 	// restartDue is when the latest restart the engine scheduled is due:
 	// until then the attempt waits by design, not stalled.
 	restartDue time.Time
+	// catchingUp notes, per subtask restarted alone, when it first
+	// declined a checkpoint for not having caught up since the latest
+	// completed one (catchup.go).
+	catchingUp map[dataflow.SubtaskID]time.Time
 }
 
 // spec returns the attempt's runtime options and its callbacks, which
@@ -278,6 +282,7 @@ func (a *attemptState) onSnapshot(ev Snapshot) {
 		}
 		if errors.Is(ev.Err, task.ErrCatchingUp) {
 			a.act(a.coord.NotReady(id, r.Subtask, ev.Err.Error()))
+			a.noteCatchingUp(r.Subtask, ev.Err)
 			return
 		}
 		a.act(a.coord.Decline(id, r.Subtask, ev.Err.Error()))
@@ -372,6 +377,7 @@ func (a *attemptState) act(acts []checkpoint.Action) {
 		case checkpoint.Complete:
 			id := int64(x.ID)
 			delete(a.acked, id)
+			clear(a.catchingUp)
 			a.stall.progressed()
 			a.finish(id, "completed", "")
 			a.rt.Complete(id)
