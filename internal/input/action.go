@@ -73,8 +73,8 @@ const (
 	// Finish: every channel ended; end the chain's input (the input
 	// watermark is MaxWatermark already) and send End on.
 	Finish
-	// Fail: fail the subtask with Err (Ch is the channel at fault). The
-	// shell calls the Protocol no more.
+	// Fail: fail the subtask with Err (Ch is the channel at fault, -1 for
+	// none). The shell calls the Protocol no more.
 	Fail
 )
 
@@ -162,7 +162,7 @@ func (a Action) String() string {
 	case Snapshot:
 		fmt.Fprintf(&b, " %d counts=%v forward=%v", a.Checkpoint, a.Counts, a.Forward)
 		if w := a.Watermarks; w != nil {
-			fmt.Fprintf(&b, " wm=%s", formatWatermarks(w))
+			b.WriteString(" " + formatWatermarks(w))
 		}
 	case KeepQueued:
 		fmt.Fprintf(&b, " %d ch=%d records=[%d,%d)", a.Checkpoint, a.Ch, a.From, a.To)
@@ -188,22 +188,21 @@ func formatWatermark(w int64) string {
 	return fmt.Sprint(w)
 }
 
-// formatWatermarks writes w as in=W[,idle] then each channel's
-// watermark and state.
+// formatWatermarks writes w as in=W [idle] chans=[W W(idle) W(ended)].
 func formatWatermarks(w *Watermarks) string {
 	var b strings.Builder
-	b.WriteString(formatWatermark(w.Input))
+	b.WriteString("in=" + formatWatermark(w.Input))
 	if w.Idle {
-		b.WriteString(",idle")
+		b.WriteString(" idle")
 	}
-	b.WriteString("[")
+	b.WriteString(" chans=[")
 	for c, m := range w.Channels {
 		if c > 0 {
 			b.WriteString(" ")
 		}
 		b.WriteString(formatWatermark(m.Watermark))
 		if m.State != ChanActive {
-			b.WriteString("," + m.State.String())
+			b.WriteString("(" + m.State.String() + ")")
 		}
 	}
 	b.WriteString("]")

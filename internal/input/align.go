@@ -32,11 +32,11 @@ func (p *Protocol) barrier(ch int, e Element) {
 	if e.Seq != c.recv && (!e.Unaligned || e.Seq < c.recv) {
 		// An unaligned barrier's records may still be queued ahead of it.
 		if e.Seq < c.recv {
-			p.fail(ch, fmt.Errorf("input channel %d: the barrier of checkpoint %d after record %d, but %d records were consumed: %w",
-				ch, e.Checkpoint, e.Seq, c.recv, ErrBarrierBehind))
+			p.fail(ch, fmt.Errorf("%w on input channel %d: the barrier of checkpoint %d comes after %d records, but %d were consumed",
+				ErrBarrierBehind, ch, e.Checkpoint, e.Seq, c.recv))
 		} else {
-			p.fail(ch, fmt.Errorf("input channel %d: records %d to %d (the barrier of checkpoint %d comes after record %d): %w",
-				ch, c.recv, e.Seq-1, e.Checkpoint, e.Seq, ErrRecordsMissing))
+			p.fail(ch, fmt.Errorf("%w on input channel %d: records %d to %d (the barrier of checkpoint %d comes after %d records)",
+				ErrRecordsMissing, ch, c.recv, e.Seq-1, e.Checkpoint, e.Seq))
 		}
 		return
 	}
@@ -70,11 +70,11 @@ func (p *Protocol) barrier(ch int, e Element) {
 		a.inflight[ch] += e.Seq - c.recv
 	}
 	a.seen[ch] = true
-	if p.mode == Aligned && !a.frozen {
+	p.maybeAligned()
+	if p.align == a && p.mode == Aligned && !a.frozen {
 		c.blocked = true
 		p.emit(Action{Kind: Block, Ch: ch})
 	}
-	p.maybeAligned()
 }
 
 // maybeAligned completes the alignment once every channel that has not
@@ -136,10 +136,10 @@ func (p *Protocol) snapshot(id int64, fwd Forward) bool {
 	p.aborted = slices.DeleteFunc(p.aborted, func(a int64) bool { return a <= id })
 	if p.behind {
 		if p.finished {
-			p.fail(-1, fmt.Errorf("checkpoint %d: %w", id, ErrFinishedBehind))
+			p.fail(-1, fmt.Errorf("%w, at checkpoint %d", ErrFinishedBehind, id))
 			return false
 		}
-		p.emit(Action{Kind: Decline, Checkpoint: id, Err: fmt.Errorf("checkpoint %d: %w", id, ErrCatchingUp)})
+		p.emit(Action{Kind: Decline, Checkpoint: id, Err: ErrCatchingUp})
 		return false
 	}
 	if p.finished {

@@ -65,6 +65,9 @@ func (p *Protocol) Step(ch int, e Element) []Action {
 	if e.Kind == Data && e.N < 1 {
 		panic(fmt.Sprintf("input: a batch of %d records on channel %d", e.N, ch))
 	}
+	if p.settle(); len(p.follow) > 0 && p.follow[0].Ch != ch {
+		panic(fmt.Sprintf("input: step on channel %d while the logged order reads channel %d", ch, p.follow[0].Ch))
+	}
 	c := &p.chans[ch]
 	switch {
 	case p.finished:
@@ -76,7 +79,6 @@ func (p *Protocol) Step(ch int, e Element) []Action {
 	default:
 		p.element(ch, e)
 	}
-	p.settle()
 	return p.out
 }
 
@@ -129,8 +131,8 @@ func (p *Protocol) data(ch int, e Element) {
 	var dups int64
 	if e.Seq != c.recv {
 		if e.Seq > c.recv {
-			p.fail(ch, fmt.Errorf("input channel %d: records %d to %d (the next batch starts at record %d): %w",
-				ch, c.recv, e.Seq-1, e.Seq, ErrRecordsMissing))
+			p.fail(ch, fmt.Errorf("%w on input channel %d: records %d to %d (the next batch starts at record %d)",
+				ErrRecordsMissing, ch, c.recv, e.Seq-1, e.Seq))
 			return
 		}
 		if end <= c.recv {
@@ -169,11 +171,11 @@ func (p *Protocol) afterEnd(ch int, e Element) {
 	end := e.Seq + int64(e.N)
 	switch {
 	case e.Seq > c.recv:
-		p.fail(ch, fmt.Errorf("input channel %d: records %d to %d (the next batch starts at record %d): %w",
-			ch, c.recv, e.Seq-1, e.Seq, ErrRecordsMissing))
+		p.fail(ch, fmt.Errorf("%w on input channel %d: records %d to %d (the next batch starts at record %d)",
+			ErrRecordsMissing, ch, c.recv, e.Seq-1, e.Seq))
 	case end > c.recv:
-		p.fail(ch, fmt.Errorf("input channel %d: records %d to %d after its end at record %d: %w",
-			ch, max(e.Seq, c.recv), end-1, c.recv, ErrAfterEnd))
+		p.fail(ch, fmt.Errorf("%w: input channel %d ended after %d records, then records %d to %d came",
+			ErrAfterEnd, ch, c.recv, max(e.Seq, c.recv), end-1))
 	default:
 		p.emit(Action{Kind: Discard, Ch: ch, Duplicates: int64(e.N)})
 	}
@@ -205,7 +207,7 @@ func (p *Protocol) fail(ch int, err error) { p.emit(Action{Kind: Fail, Ch: ch, E
 // alone when only is set (a batch it holds for ch first, then ch's
 // queue), from any channel otherwise (the gate's next element).
 func (p *Protocol) Next() (ch int, only bool) {
-	if len(p.follow) > 0 {
+	if p.settle(); len(p.follow) > 0 {
 		return p.follow[0].Ch, true
 	}
 	for c := range p.chans {
@@ -221,7 +223,7 @@ func (p *Protocol) Next() (ch int, only bool) {
 // then would another instance that reads the same gate (an active
 // standby taking over) see the same input.
 func (p *Protocol) Settled() bool {
-	if len(p.follow) > 0 {
+	if p.settle(); len(p.follow) > 0 {
 		return false
 	}
 	for _, c := range p.chans {
@@ -282,6 +284,7 @@ type Status struct {
 
 // Status describes what the subtask waits on.
 func (p *Protocol) Status() Status {
+	p.settle()
 	s := Status{Follow: append([]Turn(nil), p.follow...), Last: p.last, Finished: p.finished}
 	for i, c := range p.chans {
 		if c.awaiting {

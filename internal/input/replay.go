@@ -106,12 +106,12 @@ func (p *Protocol) Follow(order []Turn) {
 		}
 	}
 	p.follow = append([]Turn(nil), order...)
-	p.settle()
 }
 
 // settle drops the turns of the logged order that are done: their
 // records were consumed and their channel waits for no replay (which may
-// resume it lower).
+// resume it lower). It runs lazily, when the next channel to read is
+// asked for, so that replays requested after Follow count.
 func (p *Protocol) settle() {
 	for len(p.follow) > 0 {
 		t := p.follow[0]
