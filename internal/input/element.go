@@ -60,6 +60,23 @@ type Element struct {
 	Incarnation int64
 }
 
+func (e Element) String() string {
+	switch e.Kind {
+	case Data:
+		return fmt.Sprintf("data seq=%d n=%d", e.Seq, e.N)
+	case Watermark:
+		return "watermark " + formatWatermark(e.Time)
+	case Barrier:
+		if e.Unaligned {
+			return fmt.Sprintf("barrier %d seq=%d unaligned", e.Checkpoint, e.Seq)
+		}
+		return fmt.Sprintf("barrier %d seq=%d", e.Checkpoint, e.Seq)
+	case Replay:
+		return fmt.Sprintf("replay seq=%d incarnation=%d", e.Seq, e.Incarnation)
+	}
+	return e.Kind.String()
+}
+
 // Mode is how the job takes checkpoints.
 type Mode uint8
 
