@@ -42,7 +42,7 @@ var rewrite = flag.Bool("rewrite", false, "rewrite testdata/*.txt with the actua
 //	catching-up on|off
 //	abort id= | timeout id= | trigger id= | snapshot-failed id=
 //	next                        prints where to read: "ch=C only" or "any"
-//	status                      prints Status, waits only
+//	status                      prints Status, and "unsettled" unless Settled
 //
 // Watermarks print as numbers, min or max.
 func TestScripts(t *testing.T) {
@@ -238,7 +238,11 @@ func (s *script) run(line string) (result string, err error) {
 			out = append(out, "any")
 		}
 	case "status":
-		out = append(out, formatStatus(s.p.Status()))
+		st := formatStatus(s.p.Status())
+		if !s.p.Settled() {
+			st += " unsettled"
+		}
+		out = append(out, st)
 	default:
 		return "", fmt.Errorf("unknown command %q", cmd)
 	}
