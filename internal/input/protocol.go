@@ -205,7 +205,9 @@ func (p *Protocol) fail(ch int, err error) { p.emit(Action{Kind: Fail, Ch: ch, E
 
 // Next says where the shell reads its next element: from channel ch
 // alone when only is set (a batch it holds for ch first, then ch's
-// queue), from any channel otherwise (the gate's next element).
+// queue, blocked or not: the logged order was consumed under the same
+// blocks), from any unblocked channel otherwise (the gate's next
+// element). A channel with nothing queued is waited for.
 func (p *Protocol) Next() (ch int, only bool) {
 	if p.settle(); len(p.follow) > 0 {
 		return p.follow[0].Ch, true
