@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -155,16 +154,7 @@ func await[T any](t *testing.T, ch <-chan T, what string) T {
 	case v := <-ch:
 		return v
 	case <-deadline.C:
-		buf := make([]byte, 1<<20)
-		for {
-			n := runtime.Stack(buf, true)
-			if n < len(buf) {
-				buf = buf[:n]
-				break
-			}
-			buf = make([]byte, 2*len(buf))
-		}
-		t.Fatalf("waited %v for %s: it hangs; goroutines:\n%s", hangBound, what, buf)
+		t.Fatalf("waited %v for %s: it hangs; goroutines:\n%s", hangBound, what, AllStacks())
 	}
 	var zero T
 	return zero
