@@ -35,9 +35,10 @@ type remoteExecutor struct {
 	shares  []*share                      // every share, in placement order
 	where   map[dataflow.SubtaskID]*share // where each subtask runs now
 	events  chan endEvent
-	closed  bool     // released
-	failed  bool     // failed or cancelled: nothing restarts
-	restart restarts // see restart.go
+	closed  bool          // released
+	failed  bool          // failed or cancelled: nothing restarts
+	halted  chan struct{} // closed when failed is set: restarts in flight stop
+	restart restarts      // see restart.go
 	// Active standby (replica.go): the replica share of each subtask
 	// whose standby runs, and the latest checkpoint triggered.
 	replicas      map[dataflow.SubtaskID]*share
@@ -92,7 +93,7 @@ func (c *Coordinator) deployer(j *job, cfg engine.Config) engine.Deployer {
 		}
 		attempts++
 		x := &remoteExecutor{c: c, key: fmt.Sprintf("%s/%d.%d", j.id, c.lead.Epoch(), attempts), cfg: cfg, plan: cfg.Plan, spec: spec,
-			where: map[dataflow.SubtaskID]*share{}, events: make(chan endEvent, 256), finished: map[dataflow.SubtaskID]bool{}}
+			where: map[dataflow.SubtaskID]*share{}, events: make(chan endEvent, 256), finished: map[dataflow.SubtaskID]bool{}, halted: make(chan struct{})}
 		x.restart.init()
 		seen := map[*workerConn]*share{}
 		for _, v := range cfg.Plan.Vertices {
@@ -420,7 +421,7 @@ func (x *remoteExecutor) Run(ctx context.Context) error {
 				close(sh.done)
 			}
 			if ev.err != nil {
-				x.failed = true // nothing restarts any more
+				x.failLocked()
 			}
 			x.mu.Unlock()
 			if !again && ev.err != nil && first == nil {
@@ -430,7 +431,7 @@ func (x *remoteExecutor) Run(ctx context.Context) error {
 			}
 		case <-ctx.Done():
 			x.mu.Lock()
-			x.failed = true
+			x.failLocked()
 			x.mu.Unlock()
 			if !cancelled {
 				x.cancelAll()
@@ -446,6 +447,16 @@ func (x *remoteExecutor) Run(ctx context.Context) error {
 		return context.Canceled
 	}
 	return nil
+}
+
+// failLocked marks the attempt failed or cancelled: nothing restarts any
+// more, and the restarts in flight stop (untilHalted), for Run waits for
+// them before it returns.
+func (x *remoteExecutor) failLocked() {
+	if !x.failed {
+		x.failed = true
+		close(x.halted)
+	}
 }
 
 // allEnded reports whether every share ended and, unless the attempt

@@ -26,9 +26,30 @@ type logLines struct {
 	mu    sync.Mutex
 	lines []string
 	added chan struct{} // closed and replaced on every line
+	// stall is closed when a job reported that it stalled (stalled);
+	// stallReport is its report and the goroutines' stacks then.
+	stall       chan struct{}
+	stallReport string
 }
 
-func newLogLines() *logLines { return &logLines{added: make(chan struct{})} }
+func newLogLines() *logLines {
+	return &logLines{added: make(chan struct{}), stall: make(chan struct{})}
+}
+
+// stalled takes a job's report that it made no progress (the stall
+// timeout's callback) as the end of the test: every wait fails at once
+// with the report and the stacks of all goroutines, taken now, while the
+// job still waits.
+func (l *logLines) stalled(report string) {
+	stacks := cluster.AllStacks()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stallReport != "" {
+		return
+	}
+	l.stallReport = report + "\ngoroutines when it stalled:\n" + stacks
+	close(l.stall)
+}
 
 func (l *logLines) add(line string) {
 	if os.Getenv("WEIR_TEST_LOGS") != "" {
@@ -47,7 +68,9 @@ func (l *logLines) wait(t *testing.T, re string) {
 	l.waitCount(t, re, 1)
 }
 
-// waitCount waits until n lines matching re were logged.
+// waitCount waits until n lines matching re were logged. It fails the
+// test with the stacks of all goroutines when that takes more than a
+// minute, and at once when a job reported a stall (stalled).
 func (l *logLines) waitCount(t *testing.T, re string, n int) {
 	t.Helper()
 	rx := regexp.MustCompile(re)
@@ -66,10 +89,15 @@ func (l *logLines) waitCount(t *testing.T, re string, n int) {
 		l.mu.Unlock()
 		select {
 		case <-added:
-		case <-deadline:
+		case <-l.stall:
 			l.mu.Lock()
 			defer l.mu.Unlock()
-			t.Fatalf("nothing logged %q:\n%s", re, strings.Join(l.lines, "\n"))
+			t.Fatalf("a job stalled while waiting for %q:\n%s\n\nlog:\n%s", re, l.stallReport, strings.Join(l.lines, "\n"))
+		case <-deadline:
+			stacks := cluster.AllStacks()
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			t.Fatalf("nothing logged %q within a minute:\n%s\n\ngoroutines:\n%s", re, strings.Join(l.lines, "\n"), stacks)
 		}
 	}
 }

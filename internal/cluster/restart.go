@@ -138,11 +138,35 @@ func (x *remoteExecutor) Restart(ctx context.Context, ids []dataflow.SubtaskID, 
 	go func() {
 		defer x.wg.Done()
 		defer close(ready)
+		ctx, stop := x.untilHalted(ctx)
+		defer stop()
 		if err := x.restartTasks(ctx, ids, restore, attempt); err != nil && ctx.Err() == nil {
 			x.post(endEvent{nil, err})
 		}
 	}()
 	return ready, nil
+}
+
+// untilHalted returns ctx, cancelled as well once the attempt failed or
+// was cancelled: a restart in flight stops waiting for slots and answers
+// then, for Run waits for it before it returns (and gives back the slots
+// a restart may wait for). stop cancels the context and waits for the
+// goroutine that watches the attempt.
+func (x *remoteExecutor) untilHalted(ctx context.Context) (_ context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-x.halted:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		cancel()
+		<-watched
+	}
 }
 
 // awaited is an answer a restart waits for, from share sh.
@@ -163,6 +187,10 @@ func (a awaited) wait(ctx context.Context) *pb.Moved {
 
 func (x *remoteExecutor) restartTasks(ctx context.Context, ids []dataflow.SubtaskID, restore []byte, attempt int) error {
 	x.mu.Lock()
+	if x.failed {
+		x.mu.Unlock()
+		return nil // the attempt ends: nothing restarts any more
+	}
 	inPlace := map[*share][]*pb.SubtaskRef{}
 	var moving []dataflow.SubtaskID
 	for _, id := range ids {
@@ -273,6 +301,7 @@ func (x *remoteExecutor) move(ctx context.Context, ids, all []dataflow.SubtaskID
 		}
 	}
 	if ctx.Err() != nil {
+		x.abandon(fresh)
 		return nil, ctx.Err()
 	}
 	var counts []*pb.ChannelCount
@@ -284,6 +313,7 @@ func (x *remoteExecutor) move(ctx context.Context, ids, all []dataflow.SubtaskID
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.failed {
+		x.abandon(fresh)
 		return nil, errors.New("the attempt ended")
 	}
 	placement := append(x.placementLocked(), x.replicaPlacementLocked()...)
@@ -301,6 +331,7 @@ func (x *remoteExecutor) move(ctx context.Context, ids, all []dataflow.SubtaskID
 		}
 		x.c.cfg.Log(fmt.Sprintf("job %s: restarting subtasks %s of a lost worker on worker %s", x.job.id, strings.Join(names, ", "), sh.w.id))
 		if !sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Deploy{Deploy: d}}) {
+			x.abandon(fresh)
 			return nil, fmt.Errorf("restarting subtasks on worker %s: the worker is gone", sh.w.id)
 		}
 		sh.live = true
@@ -310,6 +341,20 @@ func (x *remoteExecutor) move(ctx context.Context, ids, all []dataflow.SubtaskID
 		waits = append(waits, awaited{sh, ch})
 	}
 	return waits, nil
+}
+
+// abandon ends the new shares of a move that were not deployed: the
+// attempt ended while the move waited, or a worker was gone. Run waits
+// for every share to end, and nothing else would end these. Their
+// subtasks stay placed in them, so that release gives back their slots.
+// It is called by the goroutine that set the shares live, holding mu or
+// not.
+func (x *remoteExecutor) abandon(fresh []*share) {
+	for _, sh := range fresh {
+		if !sh.live {
+			x.post(endEvent{sh, nil})
+		}
+	}
 }
 
 // passPendingLocked passes the replay requests held for moving sender id

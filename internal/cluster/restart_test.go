@@ -54,8 +54,10 @@ type keyedWindows struct {
 	// standby runs active standbys.
 	standby bool
 	// timeout aborts checkpoints unfinished after it (0: the default);
-	// stall is the stall timeout (0: the default).
+	// stall is the stall timeout (0: the default), onStall what is told
+	// a stall's report.
 	timeout, stall time.Duration
+	onStall        func(report string)
 }
 
 func (keyedWindows) Jobs() []string { return []string{"windows"} }
@@ -65,7 +67,7 @@ func (k keyedWindows) Open(_ context.Context, _, name string, args []string) (cl
 		weir.WithFailover(weir.FineGrainedFailover), weir.WithLog(func(l string) { k.logs.add(name + ": " + l) }),
 		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 100 * time.Millisecond, StateDir: k.store, Log: true, Timeout: k.timeout}))
 	if k.stall > 0 {
-		weir.WithStallTimeout(k.stall, nil)(p)
+		weir.WithStallTimeout(k.stall, k.onStall)(p)
 	}
 	if k.standby && name != "ref" {
 		weir.WithActiveStandby()(p)
@@ -189,10 +191,17 @@ type loseAWorker struct {
 	before    func(*testing.T, *windowsCluster)
 	script    func(*testing.T, *windowsCluster)
 	// source wraps the job's source; timeout is its checkpoints' timeout,
-	// stall its stall timeout.
+	// stall its stall timeout, for a scenario that makes the job stall.
+	// Without stall, a job that stalls for stallBound fails the test with
+	// its report of what it waits on and the goroutines' stacks.
 	source         func(connector.Source[jobs.KeyEvent]) connector.Source[jobs.KeyEvent]
 	timeout, stall time.Duration
 }
+
+// stallBound is how long a scenario's job that is not meant to stall may
+// make no progress: far longer than any pause of these small jobs, even
+// on a loaded machine, and shorter than a test's waits for the log.
+const stallBound = 20 * time.Second
 
 // windowsCluster is the cluster a loseAWorker scenario runs its job on.
 type windowsCluster struct {
@@ -244,6 +253,9 @@ func (sc loseAWorker) run(t *testing.T) (*logLines, *openedBySubtask) {
 	src := &openedBySubtask{Source: gen, opens: make([]atomic.Int32, 2), deterministic: sc.standby}
 	prog := keyedWindows{store: filepath.Join(dir, "store"), src: src, logs: logs, unchained: sc.unchained, inject: sc.inject, seed: sc.seed, standby: sc.standby,
 		timeout: sc.timeout, stall: sc.stall}
+	if sc.stall == 0 {
+		prog.stall, prog.onStall = stallBound, logs.stalled
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ref := filepath.Join(dir, "ref")

@@ -104,6 +104,8 @@ func (x *remoteExecutor) Waits(timeout time.Duration) []task.SubtaskWait {
 			state = fmt.Sprintf("its worker %s was lost; waiting for its restart", sh.w.id)
 		case sh.ended:
 			state = fmt.Sprintf("its share on worker %s ended", sh.w.id)
+		case !sh.live:
+			state = fmt.Sprintf("moving to worker %s, where its share is not deployed yet", sh.w.id)
 		case answered[sh]:
 			state = fmt.Sprintf("its worker %s did not report it", sh.w.id)
 		}
