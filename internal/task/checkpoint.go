@@ -74,31 +74,6 @@ type ChannelCount struct {
 	N      int64
 }
 
-// control is a message from the job to a subtask.
-type control struct {
-	kind       controlKind
-	checkpoint int64
-	// A replay request (ctlReplay): send edge's channel to subtask to its
-	// retained output from record from on, for the incarnation asking.
-	edge, to    int
-	from        int64
-	incarnation int64
-	// reply receives the subtask's description of what it waits on
-	// (ctlReport, waits.go).
-	reply chan<- string
-}
-
-type controlKind int
-
-const (
-	ctlTrigger controlKind = iota // take checkpoint (sources, finished subtasks)
-	ctlComplete
-	ctlAbort
-	ctlRelease // a finished subtask may exit
-	ctlReplay  // replay retained output to a restarted receiver
-	ctlReport  // describe what the subtask waits on
-)
-
 // Section kinds of a subtask snapshot.
 const (
 	sectionOperator   byte = 1 // an operator's state, by node ID
