@@ -343,21 +343,3 @@ func (s *subtask) sentCounts() [][]int64 {
 	}
 	return out
 }
-
-// checkBarrierSeq fails the subtask if barrier e on channel ch comes from
-// a sender that is behind what the subtask consumed, or ahead of it
-// (records sent before the barrier never reached the subtask): either
-// way the checkpoint would not be a consistent cut.
-func (s *subtask) checkBarrierSeq(ch int, e exchange.Element) {
-	if e.Unaligned || e.Seq == s.recv[ch] {
-		return
-	}
-	ic := s.inChan[ch]
-	from := s.rt.edges[ic.Edge].Source.Name()
-	if e.Seq < s.recv[ch] {
-		Fail(fmt.Errorf("the barrier of checkpoint %d from subtask %d of %q comes after record %d, but %d records were consumed from it",
-			e.Checkpoint, ic.From, from, e.Seq, s.recv[ch]))
-	}
-	Fail(fmt.Errorf("records %d to %d on the channel from subtask %d of %q are missing (the barrier of checkpoint %d comes after record %d)",
-		s.recv[ch], e.Seq-1, ic.From, from, e.Checkpoint, e.Seq))
-}
