@@ -396,3 +396,7 @@ func (s *subtask) buildInputs(inputs []any) error {
 	}
 	return nil
 }
+
+func (s *subtask) id() dataflow.SubtaskID {
+	return dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index}
+}
