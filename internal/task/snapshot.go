@@ -234,7 +234,7 @@ const (
 	sectionOutput     byte = 5 // output records an unaligned barrier overtook
 	sectionCounts     byte = 6 // records sent and received per channel
 	sectionControls   byte = 7 // control elements sent per output channel (active standby)
-	sectionWatermarks byte = 8 // the subtask's watermark state (wmstate.go)
+	sectionWatermarks byte = 8 // the subtask's watermark state (watermark.go)
 )
 
 // subtaskSnapshot is a subtask's decoded snapshot.

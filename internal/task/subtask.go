@@ -75,7 +75,7 @@ type subtask struct {
 	resetCursors bool      // restarted alone: the shared cursors restart from its checkpoint
 	dropBarriers int64     // promoted from a standby elsewhere: barriers up to it were aborted (replica.go)
 	replays      []control // replay requests that reached a standby elsewhere before its promotion
-	wmRestored   bool      // the watermark state came from the checkpoint (wmstate.go)
+	wmRestored   bool      // the watermark state came from the checkpoint (watermark.go)
 	restoredDone func()    // started by Run: tells Runtime.Restored (once)
 	decoding     decoding  // the batch being decoded, for errors
 	held         held      // see unpollHeld
