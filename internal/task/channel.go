@@ -10,6 +10,13 @@ import (
 	"github.com/weir-stream/weir/internal/plan"
 )
 
+// This file is the typed ends of a channel. A Writer partitions a
+// chain's records, encodes them into batches per target channel,
+// numbers them and sends control elements, retaining what it sends
+// under upstream backup and delivering through the cursors it shares
+// with an active standby; a Decoder turns a received batch back into
+// records for the chain.
+
 // ChannelWriter is the control side of the records leaving a task on one
 // edge: Flush ships partly filled buffers; Emit flushes and then sends a
 // control element to every channel of the edge.

@@ -9,6 +9,11 @@ import (
 	"github.com/weir-stream/weir/internal/exchange"
 )
 
+// This file is a subtask's main loop: a source's read loop, the loop over
+// an input gate and the control inbox, the processing of one element,
+// processing-time timers, the end of input, and the wait for the release
+// that follows it.
+
 // runSource drives a source chain: read a batch, emit it, and now and then
 // emit a watermark and ship partly filled buffers.
 func (s *subtask) runSource() error {

@@ -12,6 +12,11 @@ import (
 	"github.com/weir-stream/weir/internal/plan"
 )
 
+// This file is the Runtime: it builds the gates and channels of one
+// attempt, runs a goroutine per local subtask (Options.Local), and ends the attempt on the first failure, or, under upstream backup,
+// hands each failure to the job (restart.go) or to the subtask's active
+// standby (standby_runtime.go).
+
 // Runtime runs one attempt of a physical plan in this process.
 type Runtime struct {
 	plan      *plan.Plan

@@ -12,6 +12,9 @@ import (
 	"github.com/weir-stream/weir/internal/plan"
 )
 
+// This file is one subtask's life: its fields, how it is built from its
+// vertex's chain, restored from its snapshot, run and closed.
+
 // subtask is one parallel instance of a vertex: a chain of operators run by
 // one goroutine.
 type subtask struct {
