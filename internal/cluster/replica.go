@@ -14,7 +14,7 @@ import (
 )
 
 // This file is the coordinator's side of active standby on a cluster
-// (task/replica.go): every subtask that can have one (task.Replicated)
+// (task/replica.go): every subtask that can have one (task.CanHaveStandby)
 // gets a standby on another worker, standby workers first, then those
 // with the most free slots, in a share of its own (a replica share) that
 // takes no slot. The primary's worker
@@ -38,7 +38,7 @@ func (x *remoteExecutor) placeReplicasLocked(ws []*workerConn) []*share {
 	x.replicas = map[dataflow.SubtaskID]*share{}
 	var ids []dataflow.SubtaskID
 	for _, v := range x.plan.Vertices {
-		if !task.Replicated(v) {
+		if !task.CanHaveStandby(v) {
 			continue
 		}
 		for i := range v.Parallelism {
@@ -130,7 +130,7 @@ func (x *remoteExecutor) replaceStandbys(m *store.Metadata) {
 	}
 	var ids []dataflow.SubtaskID
 	for _, v := range x.plan.Vertices {
-		if !task.Replicated(v) {
+		if !task.CanHaveStandby(v) {
 			continue
 		}
 		for i := range v.Parallelism {

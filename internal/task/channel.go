@@ -67,10 +67,10 @@ type ChannelWriter interface {
 	resetCursors()
 	// mute makes the writer hold back what it sends on channel j before
 	// record from[j] (a data batch that ends there, a control element
-	// before it), and, with nil, everything: an active standby's output
-	// in another process than its primary's (replica.go). sendFrom sets
-	// from and sends the retained output from there on (from all of it
-	// where from[j] < 0).
+	// before it), and, with nil, everything: an active standby's output in
+	// another process than its primary's (standby_remote.go). sendFrom
+	// sets from and sends the retained output from there on (from all of
+	// it where from[j] < 0).
 	mute(from []int64)
 	sendFrom(from []int64) error
 	// setMetrics makes the writer count into m.

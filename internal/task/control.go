@@ -52,11 +52,11 @@ func (s *subtask) handleControl(c control) {
 		// it only trims the output it retains.
 		if c.kind == ctlComplete {
 			s.trimBackup(c.checkpoint)
-			if s.rt.opts.Replica {
+			if s.rt.opts.PrimaryElsewhere {
 				s.rt.logs[s.v.ID][s.index].trim(c.checkpoint)
 			}
 		}
-		if c.kind == ctlReplay && s.rt.opts.Replica {
+		if c.kind == ctlReplay && s.rt.opts.PrimaryElsewhere {
 			// For after a promotion: the request reached it first.
 			s.replays = append(s.replays, c)
 		}

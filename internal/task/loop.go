@@ -195,9 +195,9 @@ func (s *subtask) runInputs() error {
 	}
 }
 
-// held is an element a replicated primary took from its gate and has not
-// logged yet: what it handles first (control messages, duplicates) may
-// fail it.
+// held is an element a primary with an active standby took from its gate
+// and has not logged yet: what it handles first (control messages,
+// duplicates) may fail it.
 type held struct {
 	ch int
 	e  exchange.Element
@@ -314,7 +314,7 @@ func (s *subtask) allEnded() bool {
 
 func (s *subtask) emit(e exchange.Element) {
 	if e.Kind == exchange.Barrier && e.Checkpoint <= s.dropBarriers {
-		return // aborted before this former standby took over (replica.go)
+		return // aborted before this former standby took over (standby_remote.go)
 	}
 	for _, o := range s.outs {
 		o.Emit(e)

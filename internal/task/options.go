@@ -87,10 +87,10 @@ type Options struct {
 	// Log receives notable events (a dropped backup); may be nil.
 	Log func(string)
 	// ActiveStandby, with UpstreamBackup, runs an active standby of every
-	// Replicated subtask (standby.go). When the primary fails its standby
-	// takes its place, and OnFailover is told, from the standby's
-	// goroutine, with the primary's failure and when it happened. Its
-	// input log is bounded by RetainLimit too.
+	// subtask that can have one (CanHaveStandby, standby.go). When the
+	// primary fails its standby takes its place, and OnFailover is told,
+	// from the standby's goroutine, with the primary's failure and when it
+	// happened. Its input log is bounded by RetainLimit too.
 	ActiveStandby bool
 	OnFailover    func(id dataflow.SubtaskID, err error, failed time.Time)
 
@@ -100,20 +100,22 @@ type Options struct {
 	// block for long.
 	RequestReplay func(sender dataflow.SubtaskID, q ReplayRequest)
 	// StandbyElsewhere, with ActiveStandby and Local, keeps the input
-	// logs of the local replicated subtasks for active standbys in
-	// another process (ShipLog) instead of running standbys here.
+	// logs of the local subtasks that can have an active standby for
+	// their remote standbys, in another process (ShipLog), instead of
+	// running standbys here.
 	StandbyElsewhere bool
-	// Replica, with ActiveStandby and Local, runs the local subtasks as
-	// the active standbys of primaries in another process (replica.go):
-	// each follows the log its primary ships to LogGate and sends nothing
-	// until Promote makes it the subtask. Its writers send to the
-	// subtasks' primaries wherever they run (Remote), never to a local
-	// gate.
-	Replica bool
-	// Replacement, with Replica, starts standbys that replace lost ones
-	// while the attempt runs, from a checkpoint it took (Restored): they
-	// take their channel sequence numbers from the state, as a subtask
-	// restarted alone does, not from zero as at the attempt's start.
+	// PrimaryElsewhere, with ActiveStandby and Local, runs the local
+	// subtasks as the remote standbys of primaries in another process
+	// (standby_remote.go): each follows the log its primary ships to
+	// LogGate and sends nothing until Promote makes it the subtask. Its
+	// writers send to the subtasks' primaries wherever they run
+	// (Remote), never to a local gate.
+	PrimaryElsewhere bool
+	// Replacement, with PrimaryElsewhere, starts standbys that replace
+	// lost ones while the attempt runs, from a checkpoint it took
+	// (Restored): they take their channel sequence numbers from the
+	// state, as a subtask restarted alone does, not from zero as at the
+	// attempt's start.
 	Replacement bool
 	// OnStandbyStopped is told when an active standby stopped without
 	// taking its primary's place (its log was dropped, it failed).

@@ -47,14 +47,14 @@ type Runtime struct {
 	// the request of the incarnation that asked.
 	incarnations int64
 	lastSent     map[dataflow.SubtaskID][][]int64 // see keepSent
-	promoted     map[dataflow.SubtaskID]bool      // standbys that took their subtasks' place (Options.Replica)
+	promoted     map[dataflow.SubtaskID]bool      // standbys that took their subtasks' place (Options.PrimaryElsewhere)
 
-	// Active standby (standby.go), for replicated subtasks.
+	// Active standby (standby.go), for the subtasks that can have one.
 	logs           [][]*inputLog   // [vertex][subtask]
 	cursors        [][][][]*cursor // [vertex][subtask][writer][channel]
 	standbyMetrics [][]*Metrics    // [vertex][subtask]
 	standbys       map[dataflow.SubtaskID]*standby
-	logGates       [][]*exchange.Gate // [vertex][subtask], under Options.Replica
+	logGates       [][]*exchange.Gate // [vertex][subtask], under Options.PrimaryElsewhere
 
 	restoring sync.WaitGroup // subtasks started by Run that have not restored their state
 	restored  chan struct{}  // closed once none has (see Restored)
@@ -89,7 +89,7 @@ func New(p *plan.Plan, opts Options) *Runtime {
 		r.logs = append(r.logs, make([]*inputLog, v.Parallelism))
 		r.cursors = append(r.cursors, make([][][]*cursor, v.Parallelism))
 		r.standbyMetrics = append(r.standbyMetrics, make([]*Metrics, v.Parallelism))
-		replicated := opts.UpstreamBackup && opts.ActiveStandby && Replicated(v)
+		hasStandby := opts.UpstreamBackup && opts.ActiveStandby && CanHaveStandby(v)
 		logOrder := opts.UpstreamBackup && n > 1 && ReplayDeterministic(v, true) && len(v.Outputs) > 0
 		r.positions = append(r.positions, make([]atomic.Pointer[[]byte], v.Parallelism))
 		if opts.TrackPositions {
@@ -104,10 +104,10 @@ func New(p *plan.Plan, opts Options) *Runtime {
 			if logOrder {
 				r.dets[v.ID][i] = &determinants{}
 			}
-			if replicated {
+			if hasStandby {
 				r.initStandby(v, i)
 			}
-			if replicated && opts.Replica {
+			if hasStandby && opts.PrimaryElsewhere {
 				if r.logGates == nil {
 					r.logGates = make([][]*exchange.Gate, len(p.Vertices))
 				}
@@ -167,7 +167,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 	for _, v := range r.plan.Vertices {
 		for i := range v.Parallelism {
 			id := dataflow.SubtaskID{Vertex: v.ID, Subtask: i}
-			if !r.IsLocal(id) || r.opts.Rejoin || r.opts.Replica {
+			if !r.IsLocal(id) || r.opts.Rejoin || r.opts.PrimaryElsewhere {
 				continue
 			}
 			s := r.newSubtask(ctx, v, i)
@@ -183,7 +183,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 	}()
 	for _, v := range r.plan.Vertices {
 		for i, l := range r.logs[v.ID] {
-			if l != nil && r.opts.Replica {
+			if l != nil && r.opts.PrimaryElsewhere {
 				pumps.Add(1)
 				go func() {
 					defer pumps.Done()
@@ -331,7 +331,7 @@ func (r *Runtime) chans(e *plan.PhysicalEdge, i int) []exchange.Channel {
 	gates := r.gates[e.Target.ID]
 	ch := func(j, idx int) exchange.Channel {
 		to := dataflow.SubtaskID{Vertex: e.Target.ID, Subtask: j}
-		if !r.IsLocal(to) || r.opts.Replica { // a replica's local subtasks are standbys
+		if !r.IsLocal(to) || r.opts.PrimaryElsewhere { // its local subtasks are remote standbys
 			return exchange.Channel{Index: idx, Remote: r.opts.Remote(to, idx)}
 		}
 		return exchange.Channel{Gate: gates[j], Index: idx}

@@ -11,7 +11,7 @@ import (
 
 // This file is active standby (Hwang et al.'s process pairs) inside one
 // runtime, under Options.ActiveStandby. Every subtask that can regenerate
-// its output record for record (Replicated) has a standby: a second
+// its output record for record (CanHaveStandby) has a standby: a second
 // instance of its chain that processes the same input in the same order
 // and sends the same output, while the receivers keep only the first copy
 // of each position. When the primary fails, the standby takes its place;
@@ -41,24 +41,25 @@ type standby struct {
 	exited chan struct{}
 	at     int64 // the next log entry to apply
 	// inbox is the standby's own control inbox in a runtime that also runs
-	// its primary (nil in a replica runtime, where the standby reads the
-	// subtask's): completions reach it there, to trim what it retains.
+	// its primary (nil in a runtime of remote standbys, where the standby
+	// reads the subtask's): completions reach it there, to trim what it
+	// retains.
 	inbox    chan control
 	promoted bool  // its primary stopped; it takes over (under Runtime.mu)
 	failure  error // the primary's failure it takes over from
 	failedAt int64 // when, in Unix nanoseconds
 
-	// Set by Promote (Options.Replica), under Runtime.mu.
+	// Set by Promote (Options.PrimaryElsewhere), under Runtime.mu.
 	promotion   *Promotion
 	incarnation int64
 	ready       func()
 }
 
-// Replicated reports whether subtasks of v get an active standby: they
+// CanHaveStandby reports whether subtasks of v get an active standby: they
 // have outputs, read a gate, and regenerate their output exactly from the
 // same input order (ReplayDeterministic). Sources restart alone instead,
 // and sinks, whose writes a second instance would repeat, too.
-func Replicated(v *plan.Vertex) bool {
+func CanHaveStandby(v *plan.Vertex) bool {
 	return len(v.Outputs) > 0 && v.Head().Kind != plan.Source && ReplayDeterministic(v, true)
 }
 
@@ -151,7 +152,7 @@ func (s *subtask) takeOver() {
 	st := s.standby
 	s.standby = nil
 	s.gate = r.gates[id.Vertex][id.Subtask]
-	if r.opts.Replica {
+	if r.opts.PrimaryElsewhere {
 		s.det, s.tctx.Metrics = r.dets[id.Vertex][id.Subtask], r.metrics[id.Vertex][id.Subtask]
 		for _, o := range s.outs {
 			o.setMetrics(s.tctx.Metrics)

@@ -37,7 +37,7 @@ type logMark struct {
 	at int64 // absolute entry index
 }
 
-// inputLog is the input a replicated subtask consumed, shared by the
+// inputLog is the input a subtask with an active standby consumed, shared by the
 // incarnation that is primary (appending) and its standby (reading).
 type inputLog struct {
 	mu      sync.Mutex
@@ -57,8 +57,8 @@ type inputLog struct {
 	// it follows, split batches) or awaits replays; a standby cannot
 	// take its place then.
 	unsafe bool
-	// own: a promoted standby (Options.Replica) logs its own input here
-	// now; what its lost primary shipped is no longer added (replica.go).
+	// own: a promoted standby (Options.PrimaryElsewhere) logs its own input here
+	// now; what its lost primary shipped is no longer added (standby_remote.go).
 	own bool
 }
 
