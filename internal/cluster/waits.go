@@ -138,8 +138,8 @@ func (x *remoteExecutor) answerWaits(m *pb.Waits) {
 }
 
 // reportWaits answers a WAITS command: what each subtask of the share
-// waits on. A replica share reports its active standbys only (its
-// subtasks run elsewhere).
+// waits on. A standby share reports its active standbys only (its subtasks
+// run elsewhere).
 func (a *workerAttempt) reportWaits(c *pb.Command) {
 	a.mu.Lock()
 	rt := a.rt
