@@ -187,7 +187,7 @@ func (x *remoteExecutor) standbyPlacementLocked() []*pb.Placement {
 
 // standbyPlacement says that subtask id's standby runs in share sh.
 func standbyPlacement(id dataflow.SubtaskID, sh *share) *pb.Placement {
-	return &pb.Placement{Subtask: ref(id), DataAddr: sh.w.dataAddr, DataKey: sh.key, Replica: true}
+	return &pb.Placement{Subtask: ref(id), DataAddr: sh.w.dataAddr, DataKey: sh.key, Standby: true}
 }
 
 // Standbys returns the subtasks whose standby runs (engine.StandbyKiller).

@@ -23,8 +23,8 @@ func (a *workerAttempt) activeStandby(opts *task.Options) {
 	if !d.ActiveStandby || !d.UpstreamBackup {
 		return
 	}
-	opts.ActiveStandby, opts.PrimaryElsewhere, opts.StandbyElsewhere = true, d.Replica, !d.Replica
-	opts.Replacement = d.Replica && d.Replacement
+	opts.ActiveStandby, opts.PrimaryElsewhere, opts.StandbyElsewhere = true, d.StandbyShare, !d.StandbyShare
+	opts.Replacement = d.StandbyShare && d.Replacement
 	opts.OnStandbyStopped = func(id dataflow.SubtaskID, err error) {
 		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Failed{Failed: subtaskFailedReport(d.Key, id, err, true)}})
 	}

@@ -206,7 +206,7 @@ func (c *Coordinator) Connect(stream pb.Coordinator_ConnectServer) error {
 	if hello == nil || hello.WorkerId == "" || hello.DataAddr == "" || hello.Slots < 1 {
 		return status.Error(codes.InvalidArgument, "a worker's session must start with a hello naming the worker, its data address and at least one slot")
 	}
-	w := &workerConn{c: c, id: hello.WorkerId, dataAddr: hello.DataAddr, slots: int(hello.Slots), passive: hello.Standby,
+	w := &workerConn{c: c, id: hello.WorkerId, dataAddr: hello.DataAddr, slots: int(hello.Slots), passive: hello.PassiveStandby,
 		out: make(chan *pb.CoordinatorMessage, 4096), lost: make(chan struct{}), metrics: map[string]*pb.AttemptMetrics{}}
 	takeover, err := c.admit(stream.Context(), hello.WorkerId, hello.Instance)
 	if err != nil {

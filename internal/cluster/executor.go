@@ -247,10 +247,10 @@ func (x *remoteExecutor) deployMessage(sh *share, placement []*pb.Placement, res
 		Fingerprint: x.cfg.Fingerprint, CheckpointMode: int32(o.Checkpoint),
 		AlignedTimeoutNs: int64(o.AlignedTimeout), Attempt: int32(o.Attempt), Restore: restore,
 		UpstreamBackup: o.UpstreamBackup, RetainLimit: o.RetainLimit,
-		ActiveStandby: o.ActiveStandby && len(x.standbyAt) > 0, Replica: sh.standbys, InjectFailures: o.Inject != nil}
-	sh.ships = d.ActiveStandby && !d.Replica
+		ActiveStandby: o.ActiveStandby && len(x.standbyAt) > 0, StandbyShare: sh.standbys, InjectFailures: o.Inject != nil}
+	sh.ships = d.ActiveStandby && !d.StandbyShare
 	where := x.where
-	if d.Replica {
+	if d.StandbyShare {
 		where = x.standbyAt
 	}
 	for id, s := range where {

@@ -169,7 +169,7 @@ func (w *Worker) session(ctx context.Context) error {
 	if w.cfg.Program != nil {
 		jobs = w.cfg.Program.Jobs()
 	}
-	hello := &pb.Hello{WorkerId: w.cfg.ID, DataAddr: w.cfg.Advertise, Slots: int32(w.cfg.Slots), Jobs: jobs, Standby: w.cfg.PassiveStandby, Instance: w.instance}
+	hello := &pb.Hello{WorkerId: w.cfg.ID, DataAddr: w.cfg.Advertise, Slots: int32(w.cfg.Slots), Jobs: jobs, PassiveStandby: w.cfg.PassiveStandby, Instance: w.instance}
 	if err := stream.Send(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Hello{Hello: hello}}); err != nil {
 		if errors.Is(err, io.EOF) { // the stream ended; Recv says why
 			_, err = stream.Recv()

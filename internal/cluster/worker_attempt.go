@@ -109,7 +109,7 @@ func (a *workerAttempt) metrics() *pb.AttemptMetrics {
 func (a *workerAttempt) place(pl *pb.Placement) {
 	a.placeMu.Lock()
 	defer a.placeMu.Unlock()
-	if pl.Replica {
+	if pl.Standby {
 		a.standbyAt[sid(pl.Subtask)] = pl
 		return
 	}
