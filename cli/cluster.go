@@ -135,7 +135,7 @@ its tasks and joins again.`,
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:0", "address of the data plane (port 0 picks a free one)")
 	fs.StringVar(&cfg.Advertise, "advertise", "", "address other workers reach the data plane at (default: the --listen address)")
 	fs.StringVar(&cfg.ID, "id", "", "the worker's name (default host-pid)")
-	fs.BoolVar(&cfg.Standby, "standby", false, "be a passive standby: take only restarted attempts, and keep the state of every job's latest checkpoint loaded so that a restart placed here reads none from the store")
+	fs.BoolVar(&cfg.PassiveStandby, "standby", false, "be a passive standby: take only restarted attempts, and keep the state of every job's latest checkpoint loaded so that a restart placed here reads none from the store")
 	securityFlags(fs, &cfg.Security)
 	return cmd
 }

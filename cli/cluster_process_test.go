@@ -480,10 +480,10 @@ func TestClusterSpreadsOverSurvivorsWithoutAReplacement(t *testing.T) {
 	c.check(client, out, ref)
 }
 
-// Passive standby: a standby worker takes no part in the first attempt but
-// keeps the latest checkpoint's state loaded; when a worker is lost the
-// restarted attempt is placed on it and restores from its memory, and the
-// output equals the failure-free output.
+// Passive standby: a passive standby worker takes no part in the first
+// attempt but keeps the latest checkpoint's state loaded; when a worker is
+// lost the restarted attempt is placed on it and restores from its memory,
+// and the output equals the failure-free output.
 func TestClusterPassiveStandby(t *testing.T) {
 	skipShort(t)
 	ref := reference(t, keycount)

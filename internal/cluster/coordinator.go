@@ -76,7 +76,7 @@ type workerConn struct {
 	c            *Coordinator
 	id, dataAddr string
 	slots        int
-	standby      bool
+	passive      bool
 	used         int // slots taken by attempts; guarded by Coordinator.mu
 	out          chan *pb.CoordinatorMessage
 	lost         chan struct{} // closed when the session ended
@@ -206,7 +206,7 @@ func (c *Coordinator) Connect(stream pb.Coordinator_ConnectServer) error {
 	if hello == nil || hello.WorkerId == "" || hello.DataAddr == "" || hello.Slots < 1 {
 		return status.Error(codes.InvalidArgument, "a worker's session must start with a hello naming the worker, its data address and at least one slot")
 	}
-	w := &workerConn{c: c, id: hello.WorkerId, dataAddr: hello.DataAddr, slots: int(hello.Slots), standby: hello.Standby,
+	w := &workerConn{c: c, id: hello.WorkerId, dataAddr: hello.DataAddr, slots: int(hello.Slots), passive: hello.PassiveStandby,
 		out: make(chan *pb.CoordinatorMessage, 4096), lost: make(chan struct{}), metrics: map[string]*pb.AttemptMetrics{}}
 	takeover, err := c.admit(stream.Context(), hello.WorkerId, hello.Instance)
 	if err != nil {
@@ -230,7 +230,7 @@ func (c *Coordinator) Connect(stream pb.Coordinator_ConnectServer) error {
 		c.cfg.Log(fmt.Sprintf("worker %s: a newer instance took the id over; the older one is refused from now on", w.id))
 	}
 	what := "worker"
-	if w.standby {
+	if w.passive {
 		what = "standby worker"
 	}
 	c.cfg.Log(fmt.Sprintf("%s %s joined with %d slots (data plane %s)", what, w.id, w.slots, w.dataAddr))
@@ -381,22 +381,22 @@ func (c *Coordinator) workersLocked() []*workerConn {
 }
 
 // freeSlotsLocked returns the live workers whose slots an attempt may
-// take, and their free slots: for a first attempt the workers that are
-// not standbys, sorted by id; for a restart every worker, standbys first
-// (they hold the state loaded).
+// take, and their free slots: for a first attempt the workers that are not
+// passive standbys, sorted by id; for a restart every worker, passive
+// standbys first (they hold the state loaded).
 func (c *Coordinator) freeSlotsLocked(restart bool) ([]*workerConn, int) {
 	ws := make([]*workerConn, 0, len(c.workers))
 	free := 0
 	for _, w := range c.workers {
-		if w.standby && !restart {
+		if w.passive && !restart {
 			continue
 		}
 		ws = append(ws, w)
 		free += max(0, w.slots-w.used)
 	}
 	sort.Slice(ws, func(i, j int) bool {
-		if ws[i].standby != ws[j].standby {
-			return ws[i].standby
+		if ws[i].passive != ws[j].passive {
+			return ws[i].passive
 		}
 		return ws[i].id < ws[j].id
 	})

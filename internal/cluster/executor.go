@@ -39,10 +39,10 @@ type remoteExecutor struct {
 	failed  bool          // failed or cancelled: nothing restarts
 	halted  chan struct{} // closed when failed is set: restarts in flight stop
 	restart restarts      // see restart.go
-	// Active standby (replica.go): the replica share of each subtask
-	// whose standby runs, and the latest checkpoint triggered.
-	replicas      map[dataflow.SubtaskID]*share
-	replicaShares int // replica shares created, which number their keys
+	// Active standby (active_standby.go): the standby share of each
+	// subtask whose standby runs, and the latest checkpoint triggered.
+	standbyAt     map[dataflow.SubtaskID]*share
+	standbyShares int // standby shares created, which number their keys
 	lastTrigger   int64
 	finished      map[dataflow.SubtaskID]bool // subtasks that finished their input, until they restart
 	waits         map[int64]chan *pb.Waits    // unanswered WAITS commands, by token (waits.go)
@@ -58,11 +58,13 @@ type share struct {
 	lost  bool          // its worker was lost
 	done  chan struct{} // closed when it ended
 	live  bool          // deployed, so commands reach it
-	// replica: it runs active standbys (replica.go), and subtasks only
-	// once they took their primaries' place.
-	replica bool
-	// ships: its replicated subtasks keep input logs to ship to their
-	// standbys (it was deployed with active standbys, not as a replica).
+	// standbys: a standby share, which runs remote active standbys
+	// (active_standby.go), and subtasks only once they took their
+	// primaries' place.
+	standbys bool
+	// ships: its subtasks that can have an active standby keep input
+	// logs to ship to their standbys (it was deployed with active
+	// standbys, not as a standby share).
 	ships bool
 }
 
@@ -114,11 +116,11 @@ func (c *Coordinator) deployer(j *job, cfg engine.Config) engine.Deployer {
 		x.job = j
 		c.mu.Lock()
 		c.executors[x.key] = x
-		var replicas []*share
+		var standbyShares []*share
 		if spec.Options.ActiveStandby {
-			replicas = x.placeReplicasLocked(c.workersLocked())
+			standbyShares = x.placeAllStandbysLocked(c.workersLocked())
 		}
-		for _, sh := range replicas {
+		for _, sh := range standbyShares {
 			c.executors[sh.key] = x
 		}
 		c.mu.Unlock()
@@ -132,8 +134,8 @@ func (c *Coordinator) deployer(j *job, cfg engine.Config) engine.Deployer {
 }
 
 // takeSlots waits until need slots are free and takes them. A restart
-// (standbys first) that lacks slots waits for a replacement worker for
-// ReplacementTimeout, then spreads over the workers it has.
+// (passive standbys first) that lacks slots waits for a replacement worker
+// for ReplacementTimeout, then spreads over the workers it has.
 func (c *Coordinator) takeSlots(ctx context.Context, j *job, need int, restart bool) ([]*workerConn, error) {
 	var spread <-chan time.Time
 	if restart && c.cfg.ReplacementTimeout >= 0 {
@@ -213,7 +215,7 @@ func (x *remoteExecutor) deploy() error {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	placement := append(x.placementLocked(), x.replicaPlacementLocked()...)
+	placement := append(x.placementLocked(), x.standbyPlacementLocked()...)
 	for _, sh := range x.shares {
 		d := x.deployMessage(sh, placement, restore)
 		if !sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Deploy{Deploy: d}}) {
@@ -246,11 +248,11 @@ func (x *remoteExecutor) deployMessage(sh *share, placement []*pb.Placement, res
 		Fingerprint: x.cfg.Fingerprint, CheckpointMode: int32(o.Checkpoint),
 		AlignedTimeoutNs: int64(o.AlignedTimeout), Attempt: int32(o.Attempt), Restore: restore,
 		UpstreamBackup: o.UpstreamBackup, RetainLimit: o.RetainLimit,
-		ActiveStandby: o.ActiveStandby && len(x.replicas) > 0, Replica: sh.replica, InjectFailures: o.Inject != nil}
-	sh.ships = d.ActiveStandby && !d.Replica
+		ActiveStandby: o.ActiveStandby && len(x.standbyAt) > 0, StandbyShare: sh.standbys, InjectFailures: o.Inject != nil}
+	sh.ships = d.ActiveStandby && !d.StandbyShare
 	where := x.where
-	if d.Replica {
-		where = x.replicas
+	if d.StandbyShare {
+		where = x.standbyAt
 	}
 	for id, s := range where {
 		if s == sh {

@@ -19,7 +19,7 @@ import (
 //
 // A subtask that fails on a live worker restarts there (RESTART). The
 // subtasks of a lost worker restart in a new share of the attempt on
-// another worker, standbys first:
+// another worker, passive standbys first:
 //
 //  1. every other share is told where they run now (MOVE): it severs the
 //     channels from the lost subtasks, points its channels to them at the
@@ -316,7 +316,7 @@ func (x *remoteExecutor) move(ctx context.Context, ids, all []dataflow.SubtaskID
 		x.abandon(fresh)
 		return nil, errors.New("the attempt ended")
 	}
-	placement := append(x.placementLocked(), x.replicaPlacementLocked()...)
+	placement := append(x.placementLocked(), x.standbyPlacementLocked()...)
 	var waits []awaited
 	for sh, pids := range promote {
 		waits = append(waits, x.promoteLocked(sh, pids, counts, attempt))

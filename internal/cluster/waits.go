@@ -140,8 +140,8 @@ func (x *remoteExecutor) answerWaits(m *pb.Waits) {
 }
 
 // reportWaits answers a WAITS command: what each subtask of the share
-// waits on. A replica share reports its active standbys only (its
-// subtasks run elsewhere).
+// waits on. A standby share reports its active standbys only (its subtasks
+// run elsewhere).
 func (a *workerAttempt) reportWaits(c *pb.Command) {
 	a.mu.Lock()
 	rt := a.rt
@@ -149,12 +149,12 @@ func (a *workerAttempt) reportWaits(c *pb.Command) {
 	out := &pb.Waits{Key: a.d.Key, Token: c.Token}
 	if rt == nil {
 		for _, r := range a.d.Subtasks {
-			out.Subtasks = append(out.Subtasks, &pb.SubtaskWait{Subtask: r, Standby: a.d.Replica,
+			out.Subtasks = append(out.Subtasks, &pb.SubtaskWait{Subtask: r, Standby: a.d.StandbyShare,
 				State: "being deployed: building the job and reading its state"})
 		}
 	} else {
 		for _, w := range rt.Waits(time.Duration(c.TimeoutNs)) {
-			if a.d.Replica && !w.Standby {
+			if a.d.StandbyShare && !w.Standby {
 				continue
 			}
 			out.Subtasks = append(out.Subtasks, &pb.SubtaskWait{Subtask: ref(w.Subtask), Standby: w.Standby, State: w.State})

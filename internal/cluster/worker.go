@@ -32,13 +32,13 @@ type WorkerConfig struct {
 	// Slots is how many subtasks of each operator the worker runs at once
 	// (one slot holds subtask i of every operator of a job). Default 1.
 	Slots int
-	// Standby makes the worker a passive standby: the coordinator places
-	// only restarted attempts on it, and it keeps the state of each job's
-	// latest completed checkpoint loaded, so that a restart placed on it
-	// reads no state from the store.
-	Standby  bool
-	Program  Program
-	Security Security
+	// PassiveStandby makes the worker a passive standby: the coordinator
+	// places only restarted attempts on it, and it keeps the state of each
+	// job's latest completed checkpoint loaded, so that a restart placed
+	// on it reads no state from the store.
+	PassiveStandby bool
+	Program        Program
+	Security       Security
 	// Log receives a line for each notable event.
 	Log func(string)
 }
@@ -48,7 +48,7 @@ type Worker struct {
 	cfg      WorkerConfig
 	instance string // this process's, random (takeover.go)
 	node     *transport.Node
-	cache    standbyCache
+	cache    passiveCache
 	// epoch is the newest coordinator leadership epoch the worker served:
 	// it refuses an older coordinator, and commit orders from one.
 	epoch atomic.Uint64
@@ -83,7 +83,7 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	}
 	var nonce [8]byte
 	rand.Read(nonce[:])
-	return &Worker{cfg: cfg, node: node, instance: hex.EncodeToString(nonce[:]), cache: standbyCache{runs: map[string]*cachedCheckpoint{}}}, nil
+	return &Worker{cfg: cfg, node: node, instance: hex.EncodeToString(nonce[:]), cache: passiveCache{runs: map[string]*cachedCheckpoint{}}}, nil
 }
 
 // DataAddr returns the address other workers send records to.
@@ -169,7 +169,7 @@ func (w *Worker) session(ctx context.Context) error {
 	if w.cfg.Program != nil {
 		jobs = w.cfg.Program.Jobs()
 	}
-	hello := &pb.Hello{WorkerId: w.cfg.ID, DataAddr: w.cfg.Advertise, Slots: int32(w.cfg.Slots), Jobs: jobs, Standby: w.cfg.Standby, Instance: w.instance}
+	hello := &pb.Hello{WorkerId: w.cfg.ID, DataAddr: w.cfg.Advertise, Slots: int32(w.cfg.Slots), Jobs: jobs, PassiveStandby: w.cfg.PassiveStandby, Instance: w.instance}
 	if err := stream.Send(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Hello{Hello: hello}}); err != nil {
 		if errors.Is(err, io.EOF) { // the stream ended; Recv says why
 			_, err = stream.Recv()

@@ -36,12 +36,12 @@ type workerAttempt struct {
 
 	// Where each subtask runs: its worker's data address and endpoint
 	// key, changed by MOVE.
-	placeMu sync.Mutex
-	addr    map[dataflow.SubtaskID]string
-	keys    map[dataflow.SubtaskID]string
-	replica map[dataflow.SubtaskID]*pb.Placement // where active standbys run
+	placeMu   sync.Mutex
+	addr      map[dataflow.SubtaskID]string
+	keys      map[dataflow.SubtaskID]string
+	standbyAt map[dataflow.SubtaskID]*pb.Placement // where active standbys run
 
-	shippers map[dataflow.SubtaskID]*shipper // of input logs, by the run goroutine (replica_worker.go)
+	shippers map[dataflow.SubtaskID]*shipper // of input logs, by the run goroutine (active_standby_worker.go)
 }
 
 func newWorkerAttempt(s *session, d *pb.Deploy) *workerAttempt {
@@ -109,8 +109,8 @@ func (a *workerAttempt) metrics() *pb.AttemptMetrics {
 func (a *workerAttempt) place(pl *pb.Placement) {
 	a.placeMu.Lock()
 	defer a.placeMu.Unlock()
-	if pl.Replica {
-		a.replica[sid(pl.Subtask)] = pl
+	if pl.Standby {
+		a.standbyAt[sid(pl.Subtask)] = pl
 		return
 	}
 	a.addr[sid(pl.Subtask)] = pl.DataAddr
@@ -149,7 +149,7 @@ func (a *workerAttempt) run() error {
 	for _, r := range d.Subtasks {
 		local[sid(r)] = true
 	}
-	a.addr, a.keys, a.replica = map[dataflow.SubtaskID]string{}, map[dataflow.SubtaskID]string{}, map[dataflow.SubtaskID]*pb.Placement{}
+	a.addr, a.keys, a.standbyAt = map[dataflow.SubtaskID]string{}, map[dataflow.SubtaskID]string{}, map[dataflow.SubtaskID]*pb.Placement{}
 	for _, pl := range d.Placement {
 		a.place(pl)
 	}

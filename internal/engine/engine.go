@@ -108,7 +108,7 @@ type Config struct {
 	// it does in one process.
 	SubtaskRestarts bool
 	// ActiveStandby runs an active standby of every subtask that can have
-	// one (task.Replicated) under fine-grained failover with upstream
+	// one (task.CanHaveStandby) under fine-grained failover with upstream
 	// backup; a failed primary's standby takes its place.
 	ActiveStandby bool
 	// Log receives a line for each notable event (failures, restores).

@@ -52,8 +52,8 @@ type FirstOutputer interface {
 	FirstOutput() time.Time
 }
 
-// CompletionObserver is an optional ability of an Executor: it is told
-// the metadata of every checkpoint that completes (a cluster's standby
+// CompletionObserver is an optional ability of an Executor: it is told the
+// metadata of every checkpoint that completes (a cluster's passive standby
 // workers load its state).
 type CompletionObserver interface {
 	Completed(m *store.Metadata)

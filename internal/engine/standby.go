@@ -48,7 +48,7 @@ func (e *engine) logStandbys() {
 	var names []string
 	n := 0
 	for _, v := range e.cfg.Plan.Vertices {
-		if task.Replicated(v) {
+		if task.CanHaveStandby(v) {
 			names = append(names, v.Name())
 			n += v.Parallelism
 		}
@@ -92,9 +92,9 @@ type StandbyKiller interface {
 	KillStandby(id dataflow.SubtaskID, err error)
 }
 
-// start starts a standby for every replicated subtask without one, from
-// the latest completed checkpoint; one that could not start from it (its
-// log no longer reaches back to it) is tried again from the next one,
+// start starts a standby for every subtask that can have one and has none,
+// from the latest completed checkpoint; one that could not start from it
+// (its log no longer reaches back to it) is tried again from the next one,
 // not at every tick.
 func (sb *standbys) start(ctx context.Context) {
 	m := sb.e.latest

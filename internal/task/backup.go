@@ -7,6 +7,11 @@ import (
 	"github.com/weir-stream/weir/internal/exchange"
 )
 
+// This file is the sender's store of upstream backup: the output its
+// writers retain per channel, trimmed when a checkpoint completes and
+// replayed from a record to a restarted receiver. The subtask's side
+// (what to trim when, replay requests, duplicates) is in replay.go.
+
 // ErrBackupLost is the cause of a failure that upstream backup cannot
 // recover: a sender no longer holds the output a restarted receiver
 // needs (its retained output outgrew Options.RetainLimit). The engine

@@ -10,6 +10,13 @@ import (
 	"github.com/weir-stream/weir/internal/plan"
 )
 
+// This file is the typed ends of a channel. A Writer partitions a
+// chain's records, encodes them into batches per target channel,
+// numbers them and sends control elements, retaining what it sends
+// under upstream backup and delivering through the cursors it shares
+// with an active standby; a Decoder turns a received batch back into
+// records for the chain.
+
 // ChannelWriter is the control side of the records leaving a task on one
 // edge: Flush ships partly filled buffers; Emit flushes and then sends a
 // control element to every channel of the edge.
@@ -60,10 +67,10 @@ type ChannelWriter interface {
 	resetCursors()
 	// mute makes the writer hold back what it sends on channel j before
 	// record from[j] (a data batch that ends there, a control element
-	// before it), and, with nil, everything: an active standby's output
-	// in another process than its primary's (replica.go). sendFrom sets
-	// from and sends the retained output from there on (from all of it
-	// where from[j] < 0).
+	// before it), and, with nil, everything: an active standby's output in
+	// another process than its primary's (standby_remote.go). sendFrom
+	// sets from and sends the retained output from there on (from all of
+	// it where from[j] < 0).
 	mute(from []int64)
 	sendFrom(from []int64) error
 	// setMetrics makes the writer count into m.

@@ -5,6 +5,11 @@ import (
 	"github.com/weir-stream/weir/internal/plan"
 )
 
+// This file holds the interfaces through which the root package gives the
+// runtime its operators (NodeImpl), its typed channels (EdgeImpl) and its
+// sources (SourceRunner), and the determinism that decides whether a
+// subtask regenerates its output exactly (ReplayDeterministic).
+
 // NodeImpl builds one logical node's operator for a subtask. Package weir
 // implements it for every operator kind; plan.Node.Impl holds it.
 type NodeImpl interface {

@@ -6,6 +6,10 @@ import (
 	"github.com/weir-stream/weir/internal/dataflow"
 )
 
+// This file names the points of the checkpoint protocol at which a job
+// that injects failures may fail a subtask (Point), and the error such a
+// failure carries (InjectedError).
+
 // Point is a named moment at which failures can be injected.
 type Point int
 

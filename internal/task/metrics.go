@@ -7,6 +7,9 @@ import (
 	"github.com/weir-stream/weir/internal/dataflow"
 )
 
+// This file holds a subtask's metrics: counters its goroutine writes and
+// any goroutine reads, and latency histograms.
+
 // Metrics are one subtask's counters. The task goroutine writes them; any
 // goroutine may read them.
 type Metrics struct {

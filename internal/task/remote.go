@@ -30,13 +30,13 @@ func (r *Runtime) Replay(sender dataflow.SubtaskID, q ReplayRequest) {
 	r.send(sender, control{kind: ctlReplay, edge: q.Edge, to: q.To, from: q.From, incarnation: q.Incarnation})
 }
 
-// requestReplay sends replay request c to sender id: to its inbox when
-// it runs here, else through Options.RequestReplay. In a replica runtime
-// only a promoted standby runs as its subtask here; another local
+// requestReplay sends replay request c to sender id: to its inbox when it
+// runs here, else through Options.RequestReplay. In a runtime of remote
+// standbys only a promoted standby runs as its subtask here; another local
 // subtask's standby follows a primary elsewhere (or stopped), which is
 // where the request goes.
 func (r *Runtime) requestReplay(id dataflow.SubtaskID, c control) {
-	if r.opts.Replica && r.IsLocal(id) {
+	if r.opts.PrimaryElsewhere && r.IsLocal(id) {
 		r.mu.Lock()
 		here := r.promoted[id]
 		r.mu.Unlock()

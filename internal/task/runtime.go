@@ -6,148 +6,16 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/plan"
 )
 
-// Options tune a Runtime.
-type Options struct {
-	// Job names the job in errors and metrics.
-	Job string
-	// QueueCapacity is the number of elements (batches) each input channel
-	// holds before its sender blocks. Default 8.
-	QueueCapacity int
-	// WatermarkInterval is how often sources emit watermarks. Default 200ms.
-	WatermarkInterval time.Duration
-	// BufferTimeout bounds how long a source's partly filled output buffer
-	// waits before it is shipped. Default 100ms.
-	BufferTimeout time.Duration
-	// IdleTimeout marks a source subtask idle after it produced nothing for
-	// this long, so it does not hold back watermarks. 0 disables it.
-	IdleTimeout time.Duration
-	// Now returns the processing time; default time.Now.
-	Now func() time.Time
-
-	// LatencyInterval is how often sources emit latency markers; 0 turns
-	// latency tracking off, and a negative value emits one after every
-	// batch read (full tracking).
-	LatencyInterval time.Duration
-	// Attempt counts the job's restarts; operators see it in Context.
-	Attempt int
-	// Checkpoint is how checkpoints are taken (default none).
-	Checkpoint CheckpointMode
-	// AlignedTimeout switches an aligned checkpoint that waited this long
-	// for barriers to the unaligned way (0: never).
-	AlignedTimeout time.Duration
-	// OnSnapshot receives each subtask's snapshots, from goroutines the
-	// runtime owns; it must not block for long.
-	OnSnapshot func(SnapshotResult)
-	// OnFinished is told when a subtask has finished its input; with
-	// checkpoints on, the subtask then waits for Release.
-	OnFinished func(dataflow.SubtaskID)
-	// Restore holds the snapshot of each subtask to restore, from
-	// checkpoint Restored.
-	Restore  map[dataflow.SubtaskID][]byte
-	Restored int64
-	// Positions, if set, makes sources publish their position after every
-	// read, for Positions (at-most-once recovery), and start at the
-	// positions given here.
-	Positions      map[dataflow.SubtaskID][]byte
-	TrackPositions bool
-	// GapMarks, with TrackPositions, are the operators' marks from the
-	// failed attempts (see GapMark).
-	GapMarks map[GapKey]int64
-	// Inject, if set, is asked at each named point whether to fail there.
-	Inject func(p Point, s dataflow.SubtaskID, checkpoint int64) bool
-
-	// Local, if set, limits the runtime to the subtasks it accepts; the
-	// others run in other processes (cluster mode). Nil runs them all.
-	Local func(dataflow.SubtaskID) bool
-	// Remote returns the sending end of gate channel ch of subtask to,
-	// which runs in another process. Required when Local is set.
-	Remote func(to dataflow.SubtaskID, ch int) exchange.Sender
-
-	// UpstreamBackup turns on fine-grained failover inside the runtime:
-	// senders retain their output until a checkpoint makes it durable at
-	// the receivers, and a failed subtask does not stop the others. Its
-	// failure goes to OnFailed, its gate drops what is sent to it, and
-	// the job restarts it (and whatever else it chooses) with Restart.
-	UpstreamBackup bool
-	// RetainLimit bounds the bytes of output each subtask retains; past
-	// it the subtask drops its backup until its next barrier, and a
-	// consumer that fails meanwhile cannot be replayed to (ErrBackupLost).
-	// 0: no bound.
-	RetainLimit int64
-	// OnFailed is told of a failed subtask under UpstreamBackup, from the
-	// subtask's goroutine after it stopped.
-	OnFailed func(dataflow.SubtaskID, error)
-	// Log receives notable events (a dropped backup); may be nil.
-	Log func(string)
-	// ActiveStandby, with UpstreamBackup, runs an active standby of every
-	// Replicated subtask (standby.go). When the primary fails its standby
-	// takes its place, and OnFailover is told, from the standby's
-	// goroutine, with the primary's failure and when it happened. Its
-	// input log is bounded by RetainLimit too.
-	ActiveStandby bool
-	OnFailover    func(id dataflow.SubtaskID, err error, failed time.Time)
-
-	// RequestReplay, with UpstreamBackup and Local, carries a restarted
-	// local subtask's replay request to sender, which runs in another
-	// process; that process hands it to its runtime's Replay. It must not
-	// block for long.
-	RequestReplay func(sender dataflow.SubtaskID, q ReplayRequest)
-	// StandbyElsewhere, with ActiveStandby and Local, keeps the input
-	// logs of the local replicated subtasks for active standbys in
-	// another process (ShipLog) instead of running standbys here.
-	StandbyElsewhere bool
-	// Replica, with ActiveStandby and Local, runs the local subtasks as
-	// the active standbys of primaries in another process (replica.go):
-	// each follows the log its primary ships to LogGate and sends nothing
-	// until Promote makes it the subtask. Its writers send to the
-	// subtasks' primaries wherever they run (Remote), never to a local
-	// gate.
-	Replica bool
-	// Replacement, with Replica, starts standbys that replace lost ones
-	// while the attempt runs, from a checkpoint it took (Restored): they
-	// take their channel sequence numbers from the state, as a subtask
-	// restarted alone does, not from zero as at the attempt's start.
-	Replacement bool
-	// OnStandbyStopped is told when an active standby stopped without
-	// taking its primary's place (its log was dropped, it failed).
-	OnStandbyStopped func(dataflow.SubtaskID, error)
-	// Rejoin starts the local subtasks as restarted incarnations of
-	// subtasks a lost process ran (remote.go), from Restore, numbering
-	// their incarnations above Incarnation. Delivered holds, per channel
-	// out of a local source, the records its receivers hold from the lost
-	// incarnation: the source sends no barrier before it caught up.
-	Rejoin      bool
-	Incarnation int64
-	Delivered   map[dataflow.Channel]int64
-}
-
-func (o *Options) logf(format string, args ...any) {
-	if o.Log != nil {
-		o.Log(fmt.Sprintf(format, args...))
-	}
-}
-
-func (o *Options) fill() {
-	if o.QueueCapacity <= 0 {
-		o.QueueCapacity = 8
-	}
-	if o.WatermarkInterval <= 0 {
-		o.WatermarkInterval = 200 * time.Millisecond
-	}
-	if o.BufferTimeout <= 0 {
-		o.BufferTimeout = 100 * time.Millisecond
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-}
+// This file is the Runtime: it builds the gates and channels of one
+// attempt, runs a goroutine per local subtask (Options.Local), and ends the attempt on the first failure, or, under upstream backup,
+// hands each failure to the job (restart.go) or to the subtask's active
+// standby (standby_runtime.go).
 
 // Runtime runs one attempt of a physical plan in this process.
 type Runtime struct {
@@ -179,14 +47,14 @@ type Runtime struct {
 	// the request of the incarnation that asked.
 	incarnations int64
 	lastSent     map[dataflow.SubtaskID][][]int64 // see keepSent
-	promoted     map[dataflow.SubtaskID]bool      // standbys that took their subtasks' place (Options.Replica)
+	promoted     map[dataflow.SubtaskID]bool      // standbys that took their subtasks' place (Options.PrimaryElsewhere)
 
-	// Active standby (standby.go), for replicated subtasks.
+	// Active standby (standby.go), for the subtasks that can have one.
 	logs           [][]*inputLog   // [vertex][subtask]
 	cursors        [][][][]*cursor // [vertex][subtask][writer][channel]
 	standbyMetrics [][]*Metrics    // [vertex][subtask]
 	standbys       map[dataflow.SubtaskID]*standby
-	logGates       [][]*exchange.Gate // [vertex][subtask], under Options.Replica
+	logGates       [][]*exchange.Gate // [vertex][subtask], under Options.PrimaryElsewhere
 
 	restoring sync.WaitGroup // subtasks started by Run that have not restored their state
 	restored  chan struct{}  // closed once none has (see Restored)
@@ -221,7 +89,7 @@ func New(p *plan.Plan, opts Options) *Runtime {
 		r.logs = append(r.logs, make([]*inputLog, v.Parallelism))
 		r.cursors = append(r.cursors, make([][][]*cursor, v.Parallelism))
 		r.standbyMetrics = append(r.standbyMetrics, make([]*Metrics, v.Parallelism))
-		replicated := opts.UpstreamBackup && opts.ActiveStandby && Replicated(v)
+		hasStandby := opts.UpstreamBackup && opts.ActiveStandby && CanHaveStandby(v)
 		logOrder := opts.UpstreamBackup && n > 1 && ReplayDeterministic(v, true) && len(v.Outputs) > 0
 		r.positions = append(r.positions, make([]atomic.Pointer[[]byte], v.Parallelism))
 		if opts.TrackPositions {
@@ -236,10 +104,10 @@ func New(p *plan.Plan, opts Options) *Runtime {
 			if logOrder {
 				r.dets[v.ID][i] = &determinants{}
 			}
-			if replicated {
+			if hasStandby {
 				r.initStandby(v, i)
 			}
-			if replicated && opts.Replica {
+			if hasStandby && opts.PrimaryElsewhere {
 				if r.logGates == nil {
 					r.logGates = make([][]*exchange.Gate, len(p.Vertices))
 				}
@@ -299,7 +167,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 	for _, v := range r.plan.Vertices {
 		for i := range v.Parallelism {
 			id := dataflow.SubtaskID{Vertex: v.ID, Subtask: i}
-			if !r.IsLocal(id) || r.opts.Rejoin || r.opts.Replica {
+			if !r.IsLocal(id) || r.opts.Rejoin || r.opts.PrimaryElsewhere {
 				continue
 			}
 			s := r.newSubtask(ctx, v, i)
@@ -315,7 +183,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 	}()
 	for _, v := range r.plan.Vertices {
 		for i, l := range r.logs[v.ID] {
-			if l != nil && r.opts.Replica {
+			if l != nil && r.opts.PrimaryElsewhere {
 				pumps.Add(1)
 				go func() {
 					defer pumps.Done()
@@ -437,89 +305,6 @@ func (r *Runtime) Kill(id dataflow.SubtaskID, err error) {
 	r.kill(f)
 }
 
-// send delivers a control message to a subtask without blocking the
-// caller for long; inboxes are large and drained on every step.
-func (r *Runtime) send(id dataflow.SubtaskID, c control) {
-	if !r.IsLocal(id) {
-		r.sendRemote(id, c)
-		return
-	}
-	select {
-	case r.inboxes[id.Vertex][id.Subtask] <- c:
-	default:
-		r.kill(fmt.Errorf("control inbox of subtask %s overflowed", id))
-	}
-}
-
-// Trigger starts checkpoint id: sources inject its barrier and finished
-// subtasks snapshot their final state.
-func (r *Runtime) Trigger(id int64) {
-	r.mu.Lock()
-	fin := make(map[dataflow.SubtaskID]bool, len(r.finished))
-	for k := range r.finished {
-		fin[k] = true
-	}
-	r.mu.Unlock()
-	for _, v := range r.plan.Vertices {
-		for i := range v.Parallelism {
-			sid := dataflow.SubtaskID{Vertex: v.ID, Subtask: i}
-			if !r.IsLocal(sid) {
-				continue
-			}
-			if v.Head().Kind == plan.Source || fin[sid] {
-				r.send(sid, control{kind: ctlTrigger, checkpoint: id})
-			}
-		}
-	}
-}
-
-// TriggerSubtask asks one subtask to take checkpoint id directly; the job
-// uses it for subtasks that finished before the barrier reached them.
-func (r *Runtime) TriggerSubtask(sid dataflow.SubtaskID, id int64) {
-	r.send(sid, control{kind: ctlTrigger, checkpoint: id})
-}
-
-// Complete tells every subtask that checkpoint id completed.
-func (r *Runtime) Complete(id int64) {
-	c := control{kind: ctlComplete, checkpoint: id}
-	r.broadcast(c)
-	r.toStandbys(c)
-}
-
-// toStandbys passes c to the active standbys that read an inbox of their
-// own (those in the runtime of their primaries): a completion trims the
-// output they retain. A full inbox skips it; the next completion trims as
-// far.
-func (r *Runtime) toStandbys(c control) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, st := range r.standbys {
-		if st.inbox == nil {
-			continue
-		}
-		select {
-		case st.inbox <- c:
-		default:
-		}
-	}
-}
-
-// Abort tells every subtask that checkpoint id was aborted.
-func (r *Runtime) Abort(id int64) { r.broadcast(control{kind: ctlAbort, checkpoint: id}) }
-
-// Release lets finished subtasks exit.
-func (r *Runtime) Release() { r.broadcast(control{kind: ctlRelease}) }
-
-func (r *Runtime) broadcast(c control) {
-	for _, v := range r.plan.Vertices {
-		for i := range v.Parallelism {
-			if r.IsLocal(dataflow.SubtaskID{Vertex: v.ID, Subtask: i}) {
-				r.send(dataflow.SubtaskID{Vertex: v.ID, Subtask: i}, c)
-			}
-		}
-	}
-}
-
 // Positions returns the latest position every source subtask published
 // (with Options.TrackPositions).
 func (r *Runtime) Positions() map[dataflow.SubtaskID][]byte {
@@ -546,7 +331,7 @@ func (r *Runtime) chans(e *plan.PhysicalEdge, i int) []exchange.Channel {
 	gates := r.gates[e.Target.ID]
 	ch := func(j, idx int) exchange.Channel {
 		to := dataflow.SubtaskID{Vertex: e.Target.ID, Subtask: j}
-		if !r.IsLocal(to) || r.opts.Replica { // a replica's local subtasks are standbys
+		if !r.IsLocal(to) || r.opts.PrimaryElsewhere { // its local subtasks are remote standbys
 			return exchange.Channel{Index: idx, Remote: r.opts.Remote(to, idx)}
 		}
 		return exchange.Channel{Gate: gates[j], Index: idx}

@@ -7,9 +7,15 @@ import (
 	"slices"
 	"time"
 
+	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 )
+
+// This file is a subtask's snapshot: its synchronous part, taken at the
+// barrier (freeze), its report once an unaligned checkpoint collected the
+// in-flight records, the record counts per channel it carries for the
+// consistency check, and its encoding in sections.
 
 // frozen is a subtask's snapshot between its synchronous part (taken at
 // the barrier) and its report (after unaligned checkpoints collected the
@@ -219,136 +225,117 @@ func (s *subtask) report(r SnapshotResult) {
 	}
 }
 
-// handleControl acts on a message from the job.
-func (s *subtask) handleControl(c control) {
-	if c.kind == ctlReport {
-		s.answerReport(c.reply)
-		return
-	}
-	if s.standby != nil {
-		// A standby follows its primary's decisions, which its log holds;
-		// it only trims the output it retains.
-		if c.kind == ctlComplete {
-			s.trimBackup(c.checkpoint)
-			if s.rt.opts.Replica {
-				s.rt.logs[s.v.ID][s.index].trim(c.checkpoint)
+// Section kinds of a subtask snapshot.
+const (
+	sectionOperator   byte = 1 // an operator's state, by node ID
+	sectionPosition   byte = 2 // the source position
+	sectionChannels   byte = 3 // in-flight records of unaligned checkpoints
+	sectionFinished   byte = 4 // the subtask had finished its input
+	sectionOutput     byte = 5 // output records an unaligned barrier overtook
+	sectionCounts     byte = 6 // records sent and received per channel
+	sectionControls   byte = 7 // control elements sent per output channel (active standby)
+	sectionWatermarks byte = 8 // the subtask's watermark state (watermark.go)
+)
+
+// subtaskSnapshot is a subtask's decoded snapshot.
+type subtaskSnapshot struct {
+	operators map[int][]byte
+	position  []byte
+	inputs    map[int][]*exchange.Buffer // by gate channel
+	outputs   map[int][]*exchange.Buffer // by writer<<16 | channel
+	finished  bool
+	counts    []int64 // as channelCounts orders them; nil in older snapshots
+	controls  []int64 // per output channel, in writer order; nil without active standby
+	wms       []byte  // watermark state; nil in older snapshots
+}
+
+func appendSection(dst []byte, kind byte, id int, data []byte) []byte {
+	dst = append(dst, kind)
+	dst = binary.AppendUvarint(dst, uint64(id))
+	dst = binary.AppendUvarint(dst, uint64(len(data)))
+	return append(dst, data...)
+}
+
+func decodeSubtaskSnapshot(data []byte) (*subtaskSnapshot, error) {
+	s := &subtaskSnapshot{operators: map[int][]byte{}, inputs: map[int][]*exchange.Buffer{}, outputs: map[int][]*exchange.Buffer{}}
+	for len(data) > 0 {
+		kind := data[0]
+		id, n := binary.Uvarint(data[1:])
+		if n <= 0 {
+			return nil, fmt.Errorf("subtask snapshot: bad section id: %w", codec.ErrCorrupt)
+		}
+		data = data[1+n:]
+		l, n := binary.Uvarint(data)
+		if n <= 0 || uint64(len(data)-n) < l {
+			return nil, fmt.Errorf("subtask snapshot: truncated section: %w", codec.ErrCorrupt)
+		}
+		body := data[n : n+int(l)]
+		data = data[n+int(l):]
+		switch kind {
+		case sectionOperator:
+			s.operators[int(id)] = body
+		case sectionPosition:
+			s.position = body
+		case sectionChannels, sectionOutput:
+			bufs, err := decodeBuffers(body)
+			if err != nil {
+				return nil, err
 			}
-		}
-		if c.kind == ctlReplay && s.rt.opts.Replica {
-			// For after a promotion: the request reached it first.
-			s.replays = append(s.replays, c)
-		}
-		return
-	}
-	switch c.kind {
-	case ctlTrigger:
-		if s.source != nil && s.catchingUp() {
-			s.deferred = max(s.deferred, c.checkpoint)
-			return
-		}
-		if c.checkpoint > s.lastCheckpoint {
-			// A source injects the barrier; a finished subtask snapshots
-			// its final state.
-			s.takeSnapshot(c.checkpoint, 0, true)
-		}
-	case ctlComplete:
-		if err := s.inject(PointCompleteBeforeCommit, c.checkpoint); err != nil {
-			Fail(err)
-		}
-		s.trimBackup(c.checkpoint)
-		if s.det != nil {
-			s.det.trim(c.checkpoint)
-		}
-		if s.log != nil {
-			s.log.trim(c.checkpoint)
-		}
-		for i, op := range s.ops {
-			if l, ok := op.(CheckpointListener); ok {
-				if err := l.CheckpointComplete(c.checkpoint); err != nil {
-					Fail(fmt.Errorf("%q committing checkpoint %d: %w", s.v.Chain[i].Name, c.checkpoint, err))
+			if kind == sectionChannels {
+				s.inputs[int(id)] = bufs
+			} else {
+				s.outputs[int(id)] = bufs
+			}
+		case sectionFinished:
+			s.finished = true
+		case sectionWatermarks:
+			s.wms = body
+		case sectionCounts, sectionControls:
+			var vs []int64
+			for len(body) > 0 {
+				v, n := binary.Uvarint(body)
+				if n <= 0 {
+					return nil, fmt.Errorf("subtask snapshot: bad channel count: %w", codec.ErrCorrupt)
 				}
+				vs = append(vs, int64(v))
+				body = body[n:]
 			}
-		}
-	case ctlAbort:
-		if s.log != nil {
-			// Whether or not it aligns that checkpoint now: its standby
-			// must ignore the same barriers later (abortCheckpoint).
-			s.log.append(logEntry{kind: logAbort, checkpoint: c.checkpoint})
-		}
-		s.abortCheckpoint(c.checkpoint)
-		for _, op := range s.ops {
-			if l, ok := op.(CheckpointListener); ok {
-				l.CheckpointAborted(c.checkpoint)
+			if kind == sectionCounts {
+				s.counts = vs
+			} else {
+				s.controls = vs
 			}
-		}
-	case ctlRelease:
-		s.released = true
-	case ctlReplay:
-		s.replay(c)
-	}
-}
-
-// pollControl handles the pending control messages without blocking.
-func (s *subtask) pollControl() {
-	for {
-		select {
-		case c := <-s.inbox:
-			s.handleControl(c)
 		default:
-			return
+			return nil, fmt.Errorf("subtask snapshot: unknown section kind %d: %w", kind, codec.ErrCorrupt)
 		}
 	}
+	return s, nil
 }
 
-// waitReleased keeps a finished subtask alive for checkpoints until the job
-// releases it: its final state must be part of a completed checkpoint
-// before two-phase-commit sinks may commit their last transaction.
-//
-// It keeps taking what arrives on its gate: a sender that restarted alone
-// regenerates the output this subtask consumed, up to its end again, and
-// must not block on a queue nobody reads.
-func (s *subtask) waitReleased() error {
-	if s.rt.opts.Checkpoint == NoCheckpoints {
-		return nil
+func encodeBuffers(bufs []*exchange.Buffer) []byte {
+	var out []byte
+	for _, b := range bufs {
+		out = binary.AppendUvarint(out, uint64(b.N))
+		out = binary.AppendUvarint(out, uint64(len(b.B)))
+		out = append(out, b.B...)
 	}
-	if s.rt.opts.OnFinished != nil {
-		s.rt.opts.OnFinished(dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index})
-	}
-	var ready <-chan struct{}
-	if s.gate != nil {
-		ready = s.gate.Ready()
-	}
-	for !s.released {
-		s.dropAfterEnd()
-		select {
-		case c := <-s.inbox:
-			s.handleControl(c)
-		case <-ready:
-		case <-s.ctx.Done():
-			return s.ctx.Err()
-		}
-	}
-	return nil
+	return out
 }
 
-// dropAfterEnd takes what a finished subtask's gate holds: records it
-// consumed already, regenerated by a restarted sender, and that sender's
-// control elements. A record it did not consume would have been lost
-// (the end of its channel came before it): a broken invariant.
-func (s *subtask) dropAfterEnd() {
-	for {
-		ch, e, ok := s.gate.Poll()
-		if !ok {
-			return
+func decodeBuffers(data []byte) ([]*exchange.Buffer, error) {
+	var out []*exchange.Buffer
+	for len(data) > 0 {
+		n, k := binary.Uvarint(data)
+		if k <= 0 {
+			return nil, fmt.Errorf("in-flight records: bad count: %w", codec.ErrCorrupt)
 		}
-		if e.Kind != exchange.Data {
-			continue
+		data = data[k:]
+		l, k := binary.Uvarint(data)
+		if k <= 0 || uint64(len(data)-k) < l {
+			return nil, fmt.Errorf("in-flight records: truncated: %w", codec.ErrCorrupt)
 		}
-		if _, keep := s.duplicates(ch, e); keep {
-			ic := s.inChan[ch]
-			Fail(fmt.Errorf("records %d to %d on the channel from subtask %d of %q came after it ended at record %d",
-				e.Seq, e.Seq+int64(e.Buf.N)-1, ic.From, s.rt.edges[ic.Edge].Source.Name(), s.recv[ch]))
-		}
-		exchange.PutBuffer(e.Buf)
+		out = append(out, &exchange.Buffer{B: data[k : k+int(l)], N: int(n)})
+		data = data[k+int(l):]
 	}
+	return out, nil
 }

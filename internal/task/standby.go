@@ -3,8 +3,6 @@ package task
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sync"
 	"time"
 
 	"github.com/weir-stream/weir/internal/exchange"
@@ -13,7 +11,7 @@ import (
 
 // This file is active standby (Hwang et al.'s process pairs) inside one
 // runtime, under Options.ActiveStandby. Every subtask that can regenerate
-// its output record for record (Replicated) has a standby: a second
+// its output record for record (CanHaveStandby) has a standby: a second
 // instance of its chain that processes the same input in the same order
 // and sends the same output, while the receivers keep only the first copy
 // of each position. When the primary fails, the standby takes its place;
@@ -36,283 +34,6 @@ import (
 // standby stops, and a new one can start once a later checkpoint, whose
 // mark the log holds again, completes.
 
-// cursor is the position in a channel's stream (records and control
-// elements counted together) up to which a primary or its standby
-// delivered, with the latest control elements delivered, against which
-// the instance behind checks the ones it does not deliver.
-type cursor struct {
-	mu    sync.Mutex
-	pos   int64
-	marks [64]ctlMark // ring of the latest control elements delivered
-	n     int         // control elements recorded
-}
-
-// ctlMark is a control element delivered at pos.
-type ctlMark struct {
-	pos  int64
-	kind exchange.Kind
-	v    int64 // a barrier's checkpoint, a watermark's time
-}
-
-func markOf(pos int64, e exchange.Element) ctlMark {
-	m := ctlMark{pos: pos, kind: e.Kind}
-	switch e.Kind {
-	case exchange.Barrier:
-		m.v = e.Checkpoint
-	case exchange.Watermark:
-		m.v = e.Time
-	}
-	return m
-}
-
-// record notes control element e, delivered at pos.
-func (c *cursor) record(pos int64, e exchange.Element) {
-	c.marks[c.n%len(c.marks)] = markOf(pos, e)
-	c.n++
-}
-
-// check compares element e, which covers [at, at+n) and is not delivered
-// because the other instance delivered those positions, with what the
-// ring says was delivered there: a control element where the other sent
-// records, or records where it sent a control element, or another
-// control element, means the two instances diverged. Positions older
-// than the ring are not checked.
-func (c *cursor) check(at, n int64, e exchange.Element) error {
-	k := min(c.n, len(c.marks))
-	if k == 0 {
-		return nil
-	}
-	oldest := c.marks[(c.n-k)%len(c.marks)].pos
-	if c.n > len(c.marks) && at < oldest {
-		return nil
-	}
-	var found *ctlMark
-	for i := range k {
-		m := &c.marks[(c.n-1-i)%len(c.marks)]
-		if m.pos >= at && m.pos < at+n {
-			found = m
-			break
-		}
-	}
-	if e.Kind == exchange.Data {
-		if found != nil {
-			return fmt.Errorf("at position %d: one has records where the other sent a %s", found.pos, found.kind)
-		}
-		return nil
-	}
-	if want := markOf(at, e); found == nil {
-		return fmt.Errorf("at position %d: one has a %s where the other sent records", at, e.Kind)
-	} else if *found != want {
-		return fmt.Errorf("at position %d: one has a %s (%d) where the other sent a %s (%d)", at, e.Kind, want.v, found.kind, found.v)
-	}
-	return nil
-}
-
-// logKind is the kind of an inputLog entry.
-type logKind uint8
-
-const (
-	logElement     logKind = iota // an element consumed from channel ch
-	logAbort                      // the alignment of checkpoint was given up
-	logReplayStart                // channel ch's replay began at record seq
-)
-
-// logEntry is one step of a primary's input.
-type logEntry struct {
-	kind        logKind
-	ch          int
-	e           exchange.Element // a data batch's buffer is the log's copy
-	skip, limit int
-	checkpoint  int64
-}
-
-// logMark is where the primary took checkpoint id's snapshot.
-type logMark struct {
-	id int64
-	at int64 // absolute entry index
-}
-
-// inputLog is the input a replicated subtask consumed, shared by the
-// incarnation that is primary (appending) and its standby (reading).
-type inputLog struct {
-	mu      sync.Mutex
-	base    int64 // absolute index of entries[0]
-	entries []logEntry
-	marks   []logMark
-	bytes   int64
-	limit   int64
-	lost    bool          // dropped for the limit; valid again from the next mark
-	ready   chan struct{} // signalled on append and when the primary stops
-	// read is the absolute index of the first entry the standby has not
-	// finished with (-1: no standby reads).
-	read int64
-	// gone: the primary stopped and its standby takes over at the end.
-	gone bool
-	// unsafe: the primary holds input outside its gate (a logged order
-	// it follows, split batches) or awaits replays; a standby cannot
-	// take its place then.
-	unsafe bool
-	// own: a promoted standby (Options.Replica) logs its own input here
-	// now; what its lost primary shipped is no longer added (replica.go).
-	own bool
-}
-
-func newInputLog(limit int64) *inputLog {
-	return &inputLog{limit: limit, ready: make(chan struct{}, 1), read: -1}
-}
-
-func (l *inputLog) signal() {
-	select {
-	case l.ready <- struct{}{}:
-	default:
-	}
-}
-
-// append adds an entry. Data buffers are copied into buffers of the log's
-// own, which are not pooled, so that no reader recycles them; trimmed,
-// they go to the garbage collector, so a standby may still read one it
-// took.
-func (l *inputLog) append(en logEntry) { l.add(en, true) }
-
-// add adds an entry, copying its data buffer first with copyBuf (else
-// the buffer is the log's own already).
-func (l *inputLog) add(en logEntry, copyBuf bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.addLocked(en, copyBuf)
-}
-
-func (l *inputLog) addLocked(en logEntry, copyBuf bool) {
-	if l.lost {
-		return
-	}
-	if en.kind == logElement && en.e.Kind == exchange.Data {
-		b := en.e.Buf
-		if copyBuf {
-			b = &exchange.Buffer{B: append([]byte(nil), b.B...), N: b.N}
-		}
-		en.e.Buf = b
-		l.bytes += int64(len(b.B))
-	}
-	l.entries = append(l.entries, en)
-	if l.limit > 0 && l.bytes > l.limit {
-		l.dropLocked()
-	}
-	l.signal()
-}
-
-// dropLocked drops every entry: the log is lost until the next mark.
-func (l *inputLog) dropLocked() {
-	l.releaseLocked(len(l.entries))
-	l.marks = l.marks[:0]
-	l.lost = true
-}
-
-// releaseLocked drops the first n entries.
-func (l *inputLog) releaseLocked(n int) {
-	for i := range n {
-		if b := l.entries[i].e.Buf; b != nil {
-			l.bytes -= int64(len(b.B))
-		}
-	}
-	clear(l.entries[:n])
-	l.entries = append(l.entries[:0], l.entries[n:]...)
-	l.base += int64(n)
-}
-
-// mark notes that the primary took checkpoint id's snapshot here. A lost
-// log starts again from it.
-func (l *inputLog) mark(id int64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.markLocked(id)
-}
-
-func (l *inputLog) markLocked(id int64) {
-	l.lost = false
-	l.marks = append(l.marks, logMark{id, l.base + int64(len(l.entries))})
-}
-
-// trim drops what came before checkpoint id's mark, now that id
-// completed, except what the standby has not finished with.
-func (l *inputLog) trim(id int64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for i, m := range l.marks {
-		if m.id != id {
-			continue
-		}
-		upTo := m.at
-		if l.read >= 0 {
-			upTo = min(upTo, l.read)
-		}
-		l.releaseLocked(int(upTo - l.base))
-		l.marks = append(l.marks[:0], l.marks[i:]...)
-		return
-	}
-}
-
-// restart makes the log start again at checkpoint id's mark: a primary
-// restarted from it consumes anew from there.
-func (l *inputLog) restart(id int64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.releaseLocked(len(l.entries))
-	l.marks = append(l.marks[:0], logMark{id, l.base})
-	l.lost, l.gone, l.read = false, false, -1
-}
-
-// startReading makes a new standby read from checkpoint id's mark; ok is
-// false when the log does not hold it.
-func (l *inputLog) startReading(id int64) (at int64, ok bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.lost || l.gone {
-		return 0, false
-	}
-	for _, m := range l.marks {
-		if m.id == id {
-			l.read = m.at
-			return m.at, true
-		}
-	}
-	return 0, false
-}
-
-// lag returns how many entries the standby has yet to apply (0 when no
-// standby reads).
-func (l *inputLog) lag() int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.read < 0 {
-		return 0
-	}
-	return l.base + int64(len(l.entries)) - l.read
-}
-
-// stopReading says no standby reads any more.
-func (l *inputLog) stopReading() {
-	l.mu.Lock()
-	l.read = -1
-	l.mu.Unlock()
-}
-
-// next returns entry at (done with the ones before), or ok false when
-// there is none yet; gone says the primary stopped, so none will come.
-// lost says the entry was dropped: the standby must stop.
-func (l *inputLog) next(at int64) (en logEntry, ok, gone, lost bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.lost || at < l.base {
-		return en, false, false, true
-	}
-	l.read = at
-	if i := at - l.base; i < int64(len(l.entries)) {
-		return l.entries[i], true, false, false
-	}
-	return en, false, l.gone, false
-}
-
 // standby is a running standby of a subtask.
 type standby struct {
 	s      *subtask
@@ -320,24 +41,25 @@ type standby struct {
 	exited chan struct{}
 	at     int64 // the next log entry to apply
 	// inbox is the standby's own control inbox in a runtime that also runs
-	// its primary (nil in a replica runtime, where the standby reads the
-	// subtask's): completions reach it there, to trim what it retains.
+	// its primary (nil in a runtime of remote standbys, where the standby
+	// reads the subtask's): completions reach it there, to trim what it
+	// retains.
 	inbox    chan control
 	promoted bool  // its primary stopped; it takes over (under Runtime.mu)
 	failure  error // the primary's failure it takes over from
 	failedAt int64 // when, in Unix nanoseconds
 
-	// Set by Promote (Options.Replica), under Runtime.mu.
+	// Set by Promote (Options.PrimaryElsewhere), under Runtime.mu.
 	promotion   *Promotion
 	incarnation int64
 	ready       func()
 }
 
-// Replicated reports whether subtasks of v get an active standby: they
+// CanHaveStandby reports whether subtasks of v get an active standby: they
 // have outputs, read a gate, and regenerate their output exactly from the
 // same input order (ReplayDeterministic). Sources restart alone instead,
 // and sinks, whose writes a second instance would repeat, too.
-func Replicated(v *plan.Vertex) bool {
+func CanHaveStandby(v *plan.Vertex) bool {
 	return len(v.Outputs) > 0 && v.Head().Kind != plan.Source && ReplayDeterministic(v, true)
 }
 
@@ -430,7 +152,7 @@ func (s *subtask) takeOver() {
 	st := s.standby
 	s.standby = nil
 	s.gate = r.gates[id.Vertex][id.Subtask]
-	if r.opts.Replica {
+	if r.opts.PrimaryElsewhere {
 		s.det, s.tctx.Metrics = r.dets[id.Vertex][id.Subtask], r.metrics[id.Vertex][id.Subtask]
 		for _, o := range s.outs {
 			o.setMetrics(s.tctx.Metrics)
@@ -479,26 +201,4 @@ func (s *subtask) standbyBarrier(id int64) {
 	s.lastCheckpoint = id
 	s.emit(exchange.Element{Kind: exchange.Barrier, Checkpoint: id})
 	s.noteTrimPoint(id, s.channelCounts())
-}
-
-// logInput logs element e of channel ch, of which the primary consumes
-// records skip to limit, for its standby.
-func (s *subtask) logInput(ch int, e exchange.Element, skip, limit int) {
-	s.log.append(logEntry{kind: logElement, ch: ch, e: e, skip: skip, limit: limit})
-}
-
-// noteUnsafe tells the log whether a standby could take this primary's
-// place now: not while it follows a logged order, holds split batches or
-// awaits replays, input a standby would not find in the gate.
-func (s *subtask) noteUnsafe() {
-	unsafe := s.awaiting != nil || len(s.follow) > 0
-	for _, p := range s.pending {
-		unsafe = unsafe || p.Buf != nil
-	}
-	if unsafe != s.unsafe {
-		s.unsafe = unsafe
-		s.log.mu.Lock()
-		s.log.unsafe = unsafe
-		s.log.mu.Unlock()
-	}
 }

@@ -229,7 +229,7 @@ func TestSubtaskRestartedWithoutCheckpointRestartsItsCursors(t *testing.T) {
 	}
 }
 
-// A replicated primary that fails after it took an element from its gate
+// A primary with an active standby that fails after it took an element from its gate
 // but before it logged it (an injected failure when a checkpoint
 // completes, handled between the two) puts the element back: its standby,
 // which applies the log and then reads the gate, takes its place without

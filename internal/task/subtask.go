@@ -12,6 +12,9 @@ import (
 	"github.com/weir-stream/weir/internal/plan"
 )
 
+// This file is one subtask's life: its fields, how it is built from its
+// vertex's chain, restored from its snapshot, run and closed.
+
 // subtask is one parallel instance of a vertex: a chain of operators run by
 // one goroutine.
 type subtask struct {
@@ -70,12 +73,12 @@ type subtask struct {
 
 	// Active standby (standby.go).
 	standby      *standby  // set while this instance is a standby
-	log          *inputLog // a replicated primary's input log
+	log          *inputLog // the input log of a primary with an active standby
 	unsafe       bool      // see noteUnsafe
 	resetCursors bool      // restarted alone: the shared cursors restart from its checkpoint
-	dropBarriers int64     // promoted from a standby elsewhere: barriers up to it were aborted (replica.go)
+	dropBarriers int64     // promoted from a standby elsewhere: barriers up to it were aborted (standby_remote.go)
 	replays      []control // replay requests that reached a standby elsewhere before its promotion
-	wmRestored   bool      // the watermark state came from the checkpoint (wmstate.go)
+	wmRestored   bool      // the watermark state came from the checkpoint (watermark.go)
 	restoredDone func()    // started by Run: tells Runtime.Restored (once)
 	decoding     decoding  // the batch being decoded, for errors
 	held         held      // see unpollHeld
@@ -314,7 +317,7 @@ func (s *subtask) build() error {
 		if cs := s.rt.cursors[v.ID][s.index]; cs != nil {
 			w.share(cs[len(s.outs)-1])
 		}
-		if s.standby != nil && s.rt.opts.Replica {
+		if s.standby != nil && s.rt.opts.PrimaryElsewhere {
 			w.mute(nil) // until Promote: its primary's output is the subtask's
 		}
 		var chs []dataflow.Channel
@@ -395,4 +398,8 @@ func (s *subtask) buildInputs(inputs []any) error {
 		}
 	}
 	return nil
+}
+
+func (s *subtask) id() dataflow.SubtaskID {
+	return dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index}
 }

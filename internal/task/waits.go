@@ -77,7 +77,7 @@ func (r *Runtime) Waits(timeout time.Duration) []SubtaskWait {
 				a.w.State = "failed or stopped; waiting for the job to restart it"
 			} else if exited[id] {
 				a.w.State = "exited (released, or stopped with the attempt)"
-			} else if !r.opts.Replica {
+			} else if !r.opts.PrimaryElsewhere {
 				a.reply = make(chan string, 1)
 				r.ask(r.inboxes[v.ID][i], a.reply)
 			}

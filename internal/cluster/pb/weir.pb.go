@@ -117,7 +117,7 @@ const (
 	// subtask fails at its point.
 	Command_INJECT Command_Kind = 12
 	// SHIP starts shipping the input logs of local subtasks to new active
-	// standbys, from checkpoint's mark: moves (replica entries) says where
+	// standbys, from checkpoint's mark: moves (standby entries) says where
 	// the standbys run. A log that no longer reaches back to checkpoint
 	// stops its standby.
 	Command_SHIP Command_Kind = 13
@@ -925,9 +925,10 @@ type Hello struct {
 	Slots    int32  `protobuf:"varint,3,opt,name=slots,proto3" json:"slots,omitempty"`
 	// jobs lists the jobs the worker's program can run.
 	Jobs []string `protobuf:"bytes,4,rep,name=jobs,proto3" json:"jobs,omitempty"`
-	// standby marks a passive standby: its slots take only restarted
-	// attempts, and it keeps the latest checkpoint's state loaded.
-	Standby bool `protobuf:"varint,5,opt,name=standby,proto3" json:"standby,omitempty"`
+	// passive_standby marks a passive standby: its slots take only
+	// restarted attempts, and it keeps the latest checkpoint's state
+	// loaded.
+	PassiveStandby bool `protobuf:"varint,5,opt,name=passive_standby,json=passiveStandby,proto3" json:"passive_standby,omitempty"`
 	// instance names this run of the worker process: random, fixed for its
 	// lifetime. A later registration of the same worker_id with another
 	// instance takes the id over and fences this one, which the coordinator
@@ -995,9 +996,9 @@ func (x *Hello) GetJobs() []string {
 	return nil
 }
 
-func (x *Hello) GetStandby() bool {
+func (x *Hello) GetPassiveStandby() bool {
 	if x != nil {
-		return x.Standby
+		return x.PassiveStandby
 	}
 	return false
 }
@@ -1689,7 +1690,7 @@ func (*CoordinatorMessage_Command) isCoordinatorMessage_Msg() {}
 
 func (*CoordinatorMessage_Prefetch) isCoordinatorMessage_Msg() {}
 
-// Prefetch asks a standby worker to load the state of a completed
+// Prefetch asks a passive standby worker to load the state of a completed
 // checkpoint, so that a restart placed on it need not read the store.
 type Prefetch struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1824,9 +1825,9 @@ type Placement struct {
 	// data_key is the data plane endpoint the subtask runs in: the key of
 	// the share that runs it (empty: the attempt's key).
 	DataKey string `protobuf:"bytes,3,opt,name=data_key,json=dataKey,proto3" json:"data_key,omitempty"`
-	// replica: this is where the subtask's active standby runs, not the
+	// standby: this is where the subtask's active standby runs, not the
 	// subtask.
-	Replica       bool `protobuf:"varint,4,opt,name=replica,proto3" json:"replica,omitempty"`
+	Standby       bool `protobuf:"varint,4,opt,name=standby,proto3" json:"standby,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1882,9 +1883,9 @@ func (x *Placement) GetDataKey() string {
 	return ""
 }
 
-func (x *Placement) GetReplica() bool {
+func (x *Placement) GetStandby() bool {
 	if x != nil {
-		return x.Replica
+		return x.Standby
 	}
 	return false
 }
@@ -1919,16 +1920,17 @@ type Deploy struct {
 	Incarnation int64           `protobuf:"varint,15,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
 	Delivered   []*ChannelCount `protobuf:"bytes,16,rep,name=delivered,proto3" json:"delivered,omitempty"`
 	Token       int64           `protobuf:"varint,17,opt,name=token,proto3" json:"token,omitempty"`
-	// active_standby: the replicated subtasks have active standbys on
-	// other workers, which the placement's replica entries name; with
-	// replica, this share runs those standbys of its subtasks.
+	// active_standby: the subtasks that can have one have active
+	// standbys on other workers, which the placement's standby entries
+	// name; with standby_share, this share runs those standbys of its
+	// subtasks.
 	ActiveStandby bool `protobuf:"varint,18,opt,name=active_standby,json=activeStandby,proto3" json:"active_standby,omitempty"`
-	Replica       bool `protobuf:"varint,19,opt,name=replica,proto3" json:"replica,omitempty"`
+	StandbyShare  bool `protobuf:"varint,19,opt,name=standby_share,json=standbyShare,proto3" json:"standby_share,omitempty"`
 	// inject_failures: the job injects failures, so the subtasks ask the
 	// coordinator (InjectQuery) at each named point whether to fail there.
 	InjectFailures bool `protobuf:"varint,20,opt,name=inject_failures,json=injectFailures,proto3" json:"inject_failures,omitempty"`
-	// replacement, with replica: the standbys replace lost ones while the
-	// attempt runs, from restore, a checkpoint the attempt took.
+	// replacement, with standby_share: the standbys replace lost ones
+	// while the attempt runs, from restore, a checkpoint the attempt took.
 	Replacement   bool `protobuf:"varint,21,opt,name=replacement,proto3" json:"replacement,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2090,9 +2092,9 @@ func (x *Deploy) GetActiveStandby() bool {
 	return false
 }
 
-func (x *Deploy) GetReplica() bool {
+func (x *Deploy) GetStandbyShare() bool {
 	if x != nil {
-		return x.Replica
+		return x.StandbyShare
 	}
 	return false
 }
@@ -2709,13 +2711,13 @@ const file_weir_proto_rawDesc = "" +
 	"\x05Moved\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\x03R\x05token\x12;\n" +
-	"\tdelivered\x18\x03 \x03(\v2\x1d.weir.cluster.v1.ChannelCountR\tdelivered\"\xa1\x01\n" +
+	"\tdelivered\x18\x03 \x03(\v2\x1d.weir.cluster.v1.ChannelCountR\tdelivered\"\xb0\x01\n" +
 	"\x05Hello\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x1b\n" +
 	"\tdata_addr\x18\x02 \x01(\tR\bdataAddr\x12\x14\n" +
 	"\x05slots\x18\x03 \x01(\x05R\x05slots\x12\x12\n" +
-	"\x04jobs\x18\x04 \x03(\tR\x04jobs\x12\x18\n" +
-	"\astandby\x18\x05 \x01(\bR\astandby\x12\x1a\n" +
+	"\x04jobs\x18\x04 \x03(\tR\x04jobs\x12'\n" +
+	"\x0fpassive_standby\x18\x05 \x01(\bR\x0epassiveStandby\x12\x1a\n" +
 	"\binstance\x18\x06 \x01(\tR\binstance\"H\n" +
 	"\tHeartbeat\x12;\n" +
 	"\battempts\x18\x01 \x03(\v2\x1f.weir.cluster.v1.AttemptMetricsR\battempts\"\xbb\x01\n" +
@@ -2783,7 +2785,7 @@ const file_weir_proto_rawDesc = "" +
 	"\asubtask\x18\x01 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\x12\x1b\n" +
 	"\tdata_addr\x18\x02 \x01(\tR\bdataAddr\x12\x19\n" +
 	"\bdata_key\x18\x03 \x01(\tR\adataKey\x12\x18\n" +
-	"\areplica\x18\x04 \x01(\bR\areplica\"\xd9\x05\n" +
+	"\astandby\x18\x04 \x01(\bR\astandby\"\xe4\x05\n" +
 	"\x06Deploy\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x10\n" +
 	"\x03job\x18\x02 \x01(\tR\x03job\x12\x12\n" +
@@ -2803,8 +2805,8 @@ const file_weir_proto_rawDesc = "" +
 	"\vincarnation\x18\x0f \x01(\x03R\vincarnation\x12;\n" +
 	"\tdelivered\x18\x10 \x03(\v2\x1d.weir.cluster.v1.ChannelCountR\tdelivered\x12\x14\n" +
 	"\x05token\x18\x11 \x01(\x03R\x05token\x12%\n" +
-	"\x0eactive_standby\x18\x12 \x01(\bR\ractiveStandby\x12\x18\n" +
-	"\areplica\x18\x13 \x01(\bR\areplica\x12'\n" +
+	"\x0eactive_standby\x18\x12 \x01(\bR\ractiveStandby\x12#\n" +
+	"\rstandby_share\x18\x13 \x01(\bR\fstandbyShare\x12'\n" +
 	"\x0finject_failures\x18\x14 \x01(\bR\x0einjectFailures\x12 \n" +
 	"\vreplacement\x18\x15 \x01(\bR\vreplacement\"\xec\x05\n" +
 	"\aCommand\x12\x10\n" +

@@ -13,15 +13,15 @@ import (
 
 // This file is the runtime's side of active standby (standby.go).
 
-// initStandby prepares the input log and output cursors of replicated
-// subtask i of v.
+// initStandby prepares the input log and output cursors of subtask i
+// of v, which can have an active standby.
 func (r *Runtime) initStandby(v *plan.Vertex, i int) {
 	l := newInputLog(r.opts.RetainLimit)
 	l.marks = append(l.marks, logMark{id: r.opts.Restored})
 	r.logs[v.ID][i] = l
 	r.standbyMetrics[v.ID][i] = NewMetrics()
-	if r.opts.StandbyElsewhere || r.opts.Replica {
-		return // the standby's output goes nowhere the primary's does (replica.go)
+	if r.opts.StandbyElsewhere || r.opts.PrimaryElsewhere {
+		return // the standby's output goes nowhere the primary's does (standby_remote.go)
 	}
 	cs := make([][]*cursor, len(v.Outputs))
 	for w, e := range v.Outputs {
@@ -64,7 +64,7 @@ func (r *Runtime) startStandby(id dataflow.SubtaskID, state []byte, hasState boo
 	s := r.makeSubtask(ctx, v, id.Subtask, r.standbyMetrics[id.Vertex][id.Subtask])
 	s.gate = exchange.NewGate(r.gates[id.Vertex][id.Subtask].Channels(), 1) // never fed
 	var own chan control
-	if r.opts.Replica {
+	if r.opts.PrimaryElsewhere {
 		s.inbox = r.inboxes[id.Vertex][id.Subtask] // no primary reads it here
 	} else {
 		own = make(chan control, 256)
@@ -177,7 +177,7 @@ func (r *Runtime) Standbys() []dataflow.SubtaskID {
 	return out
 }
 
-// MissingStandbys returns the replicated subtasks that run without a
+// MissingStandbys returns the subtasks that can have an active standby that run without a
 // standby (it failed, took over, or its log was dropped).
 func (r *Runtime) MissingStandbys() []dataflow.SubtaskID {
 	r.mu.Lock()

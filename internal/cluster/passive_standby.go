@@ -13,9 +13,9 @@ import (
 	"github.com/weir-stream/weir/internal/store"
 )
 
-// standbyCache is what a passive standby worker keeps loaded: per job run,
+// passiveCache is what a passive standby worker keeps loaded: per job run,
 // the state of every subtask in its latest completed checkpoint.
-type standbyCache struct {
+type passiveCache struct {
 	mu   sync.Mutex
 	runs map[string]*cachedCheckpoint // by job run name
 }
@@ -27,7 +27,7 @@ type cachedCheckpoint struct {
 
 // get returns the cached state of the given subtasks in checkpoint id of
 // run name, if the cache holds that checkpoint.
-func (c *standbyCache) get(name string, id uint64, want func(dataflow.SubtaskID) bool) (map[dataflow.SubtaskID][]byte, bool) {
+func (c *passiveCache) get(name string, id uint64, want func(dataflow.SubtaskID) bool) (map[dataflow.SubtaskID][]byte, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cc := c.runs[name]
@@ -84,7 +84,7 @@ func (s *session) prefetch(p *pb.Prefetch) {
 }
 
 // restoreState returns the state of the local subtasks in checkpoint m:
-// from the standby cache when it holds m, else from the store.
+// from the passive standby's cache when it holds m, else from the store.
 func (a *workerAttempt) restoreState(ctx context.Context, cfg engine.Config, m *store.Metadata, local func(dataflow.SubtaskID) bool) (map[dataflow.SubtaskID][]byte, bool, error) {
 	if state, ok := a.s.w.cache.get(a.d.Name, m.ID, local); ok {
 		return state, true, nil
@@ -93,8 +93,9 @@ func (a *workerAttempt) restoreState(ctx context.Context, cfg engine.Config, m *
 	return state, false, err
 }
 
-// Completed sends the metadata of completed checkpoint m to the standby
-// workers, which load its state.
+// Completed sends the metadata of completed checkpoint m to the passive
+// standby workers, which load its state, and replaces lost active
+// standbys from it.
 func (x *remoteExecutor) Completed(m *store.Metadata) {
 	if x.job == nil || m == nil {
 		return
@@ -106,14 +107,14 @@ func (x *remoteExecutor) Completed(m *store.Metadata) {
 	}
 	c := x.c
 	c.mu.Lock()
-	var standbys []*workerConn
+	var passive []*workerConn
 	for _, w := range c.workers {
-		if w.standby {
-			standbys = append(standbys, w)
+		if w.passive {
+			passive = append(passive, w)
 		}
 	}
 	c.mu.Unlock()
-	for _, w := range standbys {
+	for _, w := range passive {
 		w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Prefetch{Prefetch: &pb.Prefetch{
 			Name: x.job.id, Checkpoint: b, Job: x.job.job, Args: x.job.args}}})
 	}

@@ -12,9 +12,9 @@ import (
 )
 
 // This file is a worker's side of active standby on a cluster (see
-// replica.go): a primary's share ships the input logs of its replicated
-// subtasks to their standbys; a replica share runs those standbys and
-// promotes them when told (PROMOTE).
+// active_standby.go): a primary's share ships the input logs of its
+// subtasks that have active standbys to them; a standby share runs those
+// standbys and promotes them when told (PROMOTE).
 
 // activeStandby sets the runtime options of a share deployed with active
 // standbys.
@@ -23,8 +23,8 @@ func (a *workerAttempt) activeStandby(opts *task.Options) {
 	if !d.ActiveStandby || !d.UpstreamBackup {
 		return
 	}
-	opts.ActiveStandby, opts.Replica, opts.StandbyElsewhere = true, d.Replica, !d.Replica
-	opts.Replacement = d.Replica && d.Replacement
+	opts.ActiveStandby, opts.PrimaryElsewhere, opts.StandbyElsewhere = true, d.StandbyShare, !d.StandbyShare
+	opts.Replacement = d.StandbyShare && d.Replacement
 	opts.OnStandbyStopped = func(id dataflow.SubtaskID, err error) {
 		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Failed{Failed: subtaskFailedReport(d.Key, id, err, true)}})
 	}
@@ -37,12 +37,12 @@ type shipper struct {
 	done   chan struct{}
 }
 
-// shipLogs starts sending the input log of every local replicated
-// subtask that has a standby elsewhere, from checkpoint restored's mark.
+// shipLogs starts sending the input log of every local subtask that
+// has a remote standby, from checkpoint restored's mark.
 func (a *workerAttempt) shipLogs(ctx context.Context, rt *task.Runtime, ep *transportEndpoint, restored int64) {
 	a.placeMu.Lock()
 	var pls []*pb.Placement
-	for id, pl := range a.replica {
+	for id, pl := range a.standbyAt {
 		if rt.IsLocal(id) {
 			pls = append(pls, pl)
 		}

@@ -12,7 +12,7 @@ import (
 )
 
 // This file is active standby across processes (Options.StandbyElsewhere
-// on the primaries' side, Options.Replica on the standbys'). A primary's
+// on the primaries' side, Options.PrimaryElsewhere on the standbys'). A primary's
 // input log (standby.go) travels to its standby in another process as a
 // stream of elements (ShipLog), which the standby's runtime appends to a
 // log of its own (LogGate, pump); the standby applies it as a standby in
@@ -176,7 +176,7 @@ func (l *inputLog) markAfter(id, at int64) (logMark, bool) {
 }
 
 // LogGate returns the gate through which the input log of local subtask
-// id's primary arrives (Options.Replica), for the network transport to
+// id's primary arrives (Options.PrimaryElsewhere), for the network transport to
 // deliver into; nil for other subtasks.
 func (r *Runtime) LogGate(id dataflow.SubtaskID) *exchange.Gate {
 	if r.logGates == nil || r.logGates[id.Vertex] == nil {
@@ -248,7 +248,7 @@ func (l *inputLog) logOwnInput() {
 	l.lost, l.gone, l.read = true, false, -1
 }
 
-// Promotion makes active standbys (Options.Replica) their subtasks, after
+// Promotion makes remote standbys (Options.PrimaryElsewhere) their subtasks, after
 // their primaries' process was lost.
 type Promotion struct {
 	// Delivered holds, per output channel, the records the receivers hold

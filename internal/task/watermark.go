@@ -6,8 +6,13 @@ import (
 
 	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/exchange"
 )
 
+// This file is a subtask's watermarks: the input watermark combined from
+// its channels' watermarks and idleness, advanced through the chain and
+// forwarded (combine, advance), and the watermark state a snapshot holds.
+//
 // A subtask's watermark state (its channels' watermarks and idleness,
 // its input and output watermarks) goes into its snapshot too. A
 // subtask restarted alone, or a standby started from a checkpoint,
@@ -88,4 +93,70 @@ func (s *subtask) openWatermark() {
 	for _, op := range s.ops {
 		w = op.Watermark(w)
 	}
+}
+
+// combine recomputes the input watermark as the minimum over active
+// channels and advances the chain when it grew. With no active channel the
+// task tells its consumers it is idle.
+func (s *subtask) combine() {
+	min := int64(dataflow.MaxWatermark)
+	anyActive := false
+	holder := -1
+	for c, st := range s.chanState {
+		if st == active {
+			anyActive = true
+			if s.chanWM[c] < min {
+				min, holder = s.chanWM[c], c
+			}
+		}
+	}
+	s.tctx.Metrics.HeldBackBy.Store(int64(holder))
+	if !anyActive {
+		if s.allEnded() {
+			return
+		}
+		// No channel will advance its watermark until one becomes active
+		// again, so the highest watermark any channel reached is safe to
+		// apply now (Flink's status valve does the same).
+		high := int64(dataflow.MinWatermark)
+		for c, st := range s.chanState {
+			if st != ended && s.chanWM[c] > high {
+				high = s.chanWM[c]
+			}
+		}
+		if high > s.inWM {
+			s.advance(high)
+		}
+		if !s.idle {
+			s.idle = true
+			s.emit(exchange.Element{Kind: exchange.Idle})
+		}
+		return
+	}
+	if s.idle {
+		s.idle = false
+		s.emitWatermark(s.outWM)
+	}
+	if min > s.inWM {
+		s.advance(min)
+	}
+}
+
+// advance delivers input watermark wm to the chain in order and forwards
+// the resulting watermark.
+func (s *subtask) advance(wm int64) {
+	s.inWM = wm
+	s.tctx.Metrics.Watermark.Store(wm)
+	w := wm
+	for _, op := range s.ops {
+		w = op.Watermark(w)
+	}
+	if w > s.outWM {
+		s.emitWatermark(w)
+	}
+}
+
+func (s *subtask) emitWatermark(w int64) {
+	s.outWM = w
+	s.emit(exchange.Element{Kind: exchange.Watermark, Time: w})
 }

@@ -14,10 +14,10 @@ import (
 )
 
 // This file is the coordinator's side of active standby on a cluster
-// (task/replica.go): every subtask that can have one (task.Replicated)
-// gets a standby on another worker, standby workers first, then those
-// with the most free slots, in a share of its own (a replica share) that
-// takes no slot. The primary's worker
+// (task/standby_remote.go): every subtask that can have one
+// (task.CanHaveStandby) gets a remote standby on another worker, passive
+// standby workers first, then those with the most free slots, in a share
+// of its own (a standby share) that takes no slot. The primary's worker
 // ships the primary's input log to it. When the primary's worker is lost,
 // the standby takes its place (PROMOTE) instead of a restart from the
 // checkpoint: the other shares point their channels to it as for a moved
@@ -25,20 +25,21 @@ import (
 //
 // A standby that stopped (its primary restarted, its log outgrew the
 // retain limit) or whose worker was lost is replaced when the next
-// checkpoint completes (replaceStandbys): a new replica share restores
+// checkpoint completes (replaceStandbys): a new standby share restores
 // the subtask's state of that checkpoint, and the primary's worker ships
 // the log from that checkpoint's mark (SHIP). A standby that took its
 // primary's place logs its own input from its next snapshot on, and so
 // gets a standby of its own the same way.
 
-// placeReplicasLocked places a standby of every replicated subtask on a
-// worker other than its primary's, and returns the new replica shares.
+// placeAllStandbysLocked places a standby of every subtask that can have
+// one on a worker other than its primary's, and returns the new standby
+// shares.
 // The caller holds the coordinator's mu.
-func (x *remoteExecutor) placeReplicasLocked(ws []*workerConn) []*share {
-	x.replicas = map[dataflow.SubtaskID]*share{}
+func (x *remoteExecutor) placeAllStandbysLocked(ws []*workerConn) []*share {
+	x.standbyAt = map[dataflow.SubtaskID]*share{}
 	var ids []dataflow.SubtaskID
 	for _, v := range x.plan.Vertices {
-		if !task.Replicated(v) {
+		if !task.CanHaveStandby(v) {
 			continue
 		}
 		for i := range v.Parallelism {
@@ -51,15 +52,15 @@ func (x *remoteExecutor) placeReplicasLocked(ws []*workerConn) []*share {
 }
 
 // placeStandbysLocked places a standby of each of ids on a worker of ws
-// other than its primary's, standby workers first, then those with the
-// most free slots, then those with the fewest standbys placed, in new
-// replica shares, and returns them. The caller holds the coordinator's
-// mu (and the executor's, but for the first placement).
+// other than its primary's, passive standby workers first, then those with
+// the most free slots, then those with the fewest standbys placed, in new
+// standby shares, and returns them. The caller holds the coordinator's mu
+// (and the executor's, but for the first placement).
 func (x *remoteExecutor) placeStandbysLocked(ws []*workerConn, ids []dataflow.SubtaskID, again string) []*share {
 	placed := map[*workerConn]int{} // standbys placed, by worker
 	better := func(a, b *workerConn) bool {
-		if a.standby != b.standby {
-			return a.standby
+		if a.passive != b.passive {
+			return a.passive
 		}
 		if fa, fb := a.slots-a.used, b.slots-b.used; fa != fb {
 			return fa > fb
@@ -87,20 +88,20 @@ func (x *remoteExecutor) placeStandbysLocked(ws []*workerConn, ids []dataflow.Su
 		placed[w]++
 		sh := byWorker[w]
 		if sh == nil {
-			x.replicaShares++
-			sh = &share{key: fmt.Sprintf("%s/a%d", x.key, x.replicaShares), w: w, done: make(chan struct{}), live: true, replica: true}
+			x.standbyShares++
+			sh = &share{key: fmt.Sprintf("%s/a%d", x.key, x.standbyShares), w: w, done: make(chan struct{}), live: true, standbys: true}
 			byWorker[w] = sh
 			fresh = append(fresh, sh)
 			x.shares = append(x.shares, sh)
 		}
-		x.replicas[id] = sh
+		x.standbyAt[id] = sh
 	}
 	if len(none) > 0 && again == "" {
 		x.c.cfg.Log(fmt.Sprintf("job %s: no other worker for the active standbys of subtasks %s", x.job.id, strings.Join(none, ", ")))
 	}
 	for _, sh := range fresh {
 		var names []string
-		for id, s := range x.replicas {
+		for id, s := range x.standbyAt {
 			if s == sh {
 				names = append(names, id.String())
 			}
@@ -111,12 +112,12 @@ func (x *remoteExecutor) placeStandbysLocked(ws []*workerConn, ids []dataflow.Su
 	return fresh
 }
 
-// replaceStandbys starts new standbys, from completed checkpoint m, of
-// the replicated subtasks whose standby stopped or was lost, where their
-// primaries run in shares that ship logs and have not finished: each
-// checkpoint's acks say the primaries run, and their logs hold m's mark.
+// replaceStandbys starts new standbys, from completed checkpoint m, of the
+// subtasks whose standby stopped or was lost, where their primaries run in
+// shares that ship logs and have not finished: each checkpoint's acks say
+// the primaries run, and their logs hold m's mark.
 func (x *remoteExecutor) replaceStandbys(m *store.Metadata) {
-	if !x.spec.Options.ActiveStandby || x.replicas == nil || m == nil {
+	if !x.spec.Options.ActiveStandby || x.standbyAt == nil || m == nil {
 		return
 	}
 	restore, err := encodeRestore(m)
@@ -130,15 +131,15 @@ func (x *remoteExecutor) replaceStandbys(m *store.Metadata) {
 	}
 	var ids []dataflow.SubtaskID
 	for _, v := range x.plan.Vertices {
-		if !task.Replicated(v) {
+		if !task.CanHaveStandby(v) {
 			continue
 		}
 		for i := range v.Parallelism {
 			id := dataflow.SubtaskID{Vertex: v.ID, Subtask: i}
-			p, sb := x.where[id], x.replicas[id]
-			// A promoted standby (in its replica share) logs and ships as
+			p, sb := x.where[id], x.standbyAt[id]
+			// A promoted standby (in its standby share) logs and ships as
 			// its primary did.
-			if p == nil || !p.ships && !p.replica || p.ended || p.lost || !p.live || x.finished[id] || sb != nil && !sb.ended && !sb.lost {
+			if p == nil || !p.ships && !p.standbys || p.ended || p.lost || !p.live || x.finished[id] || sb != nil && !sb.ended && !sb.lost {
 				continue
 			}
 			ids = append(ids, id)
@@ -153,7 +154,7 @@ func (x *remoteExecutor) replaceStandbys(m *store.Metadata) {
 		x.c.executors[sh.key] = x
 	}
 	x.c.mu.Unlock()
-	placement := append(x.placementLocked(), x.replicaPlacementLocked()...)
+	placement := append(x.placementLocked(), x.standbyPlacementLocked()...)
 	for _, sh := range fresh {
 		d := x.deployMessage(sh, placement, restore)
 		d.Replacement = true
@@ -164,9 +165,9 @@ func (x *remoteExecutor) replaceStandbys(m *store.Metadata) {
 	}
 	ships := map[*share][]*pb.Placement{}
 	for _, id := range ids {
-		if sb := x.replicas[id]; sb != nil && !sb.ended && slices.Contains(fresh, sb) {
+		if sb := x.standbyAt[id]; sb != nil && !sb.ended && slices.Contains(fresh, sb) {
 			p := x.where[id]
-			ships[p] = append(ships[p], replicaPlacement(id, sb))
+			ships[p] = append(ships[p], standbyPlacement(id, sb))
 		}
 	}
 	for p, pls := range ships {
@@ -175,18 +176,18 @@ func (x *remoteExecutor) replaceStandbys(m *store.Metadata) {
 	}
 }
 
-// replicaPlacementLocked says where the standbys run.
-func (x *remoteExecutor) replicaPlacementLocked() []*pb.Placement {
+// standbyPlacementLocked says where the standbys run.
+func (x *remoteExecutor) standbyPlacementLocked() []*pb.Placement {
 	var out []*pb.Placement
-	for id, sh := range x.replicas {
-		out = append(out, replicaPlacement(id, sh))
+	for id, sh := range x.standbyAt {
+		out = append(out, standbyPlacement(id, sh))
 	}
 	return out
 }
 
-// replicaPlacement says that subtask id's standby runs in share sh.
-func replicaPlacement(id dataflow.SubtaskID, sh *share) *pb.Placement {
-	return &pb.Placement{Subtask: ref(id), DataAddr: sh.w.dataAddr, DataKey: sh.key, Replica: true}
+// standbyPlacement says that subtask id's standby runs in share sh.
+func standbyPlacement(id dataflow.SubtaskID, sh *share) *pb.Placement {
+	return &pb.Placement{Subtask: ref(id), DataAddr: sh.w.dataAddr, DataKey: sh.key, Standby: true}
 }
 
 // Standbys returns the subtasks whose standby runs (engine.StandbyKiller).
@@ -194,7 +195,7 @@ func (x *remoteExecutor) Standbys() []dataflow.SubtaskID {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	var out []dataflow.SubtaskID
-	for id, sh := range x.replicas {
+	for id, sh := range x.standbyAt {
 		if sh.live && !sh.ended && !sh.lost {
 			out = append(out, id)
 		}
@@ -209,25 +210,25 @@ func (x *remoteExecutor) Standbys() []dataflow.SubtaskID {
 func (x *remoteExecutor) KillStandby(id dataflow.SubtaskID, err error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if sh := x.replicas[id]; sh != nil && sh.live && !sh.ended {
+	if sh := x.standbyAt[id]; sh != nil && sh.live && !sh.ended {
 		sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: &pb.Command{
 			Key: sh.key, Kind: pb.Command_KILL_STANDBY, Subtask: ref(id), Error: err.Error()}}})
 	}
 }
 
-// standbyStopped forgets the standby of subtask id in replica share key,
+// standbyStopped forgets the standby of subtask id in standby share key,
 // which stopped; the next completed checkpoint replaces it.
 func (x *remoteExecutor) standbyStopped(w *workerConn, key string, id dataflow.SubtaskID, why string) {
 	x.mu.Lock()
-	if sh := x.replicas[id]; sh != nil && sh.key == key {
-		delete(x.replicas, id)
+	if sh := x.standbyAt[id]; sh != nil && sh.key == key {
+		delete(x.standbyAt, id)
 	}
 	x.mu.Unlock()
 	x.c.cfg.Log(fmt.Sprintf("job %s: the active standby of subtask %s on worker %s stopped: %s; a new one starts from the next completed checkpoint", x.job.id, id, w.id, why))
 }
 
 // promotableLocked splits the subtasks of lost workers into those whose
-// standby takes their place, by replica share, and the others. Of the
+// standby takes their place, by standby share, and the others. Of the
 // subtasks restarting, all must be lost; a subtask in the cone of
 // another one (engine.Cone: downstream of a sender whose output is not
 // regenerated record for record) restarts from the checkpoint: its
@@ -241,18 +242,18 @@ func (x *remoteExecutor) promotableLocked(ids, all []dataflow.SubtaskID) (promot
 		}
 	}
 	for _, id := range ids {
-		sh := x.replicas[id]
+		sh := x.standbyAt[id]
 		if sh == nil || sh.ended || sh.lost || !sh.live || inCone[id] {
 			rest = append(rest, id)
 			continue
 		}
 		promote[sh] = append(promote[sh], id)
-		delete(x.replicas, id)
+		delete(x.standbyAt, id)
 	}
 	return promote, rest
 }
 
-// promoteLocked tells replica share sh that its standbys of ids take
+// promoteLocked tells standby share sh that its standbys of ids take
 // their subtasks' place, given what the receivers hold from the lost
 // ones, and passes on the replay requests held for them.
 func (x *remoteExecutor) promoteLocked(sh *share, ids []dataflow.SubtaskID, delivered []*pb.ChannelCount, attempt int) awaited {

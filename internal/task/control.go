@@ -1,0 +1,206 @@
+package task
+
+import (
+	"fmt"
+
+	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/plan"
+)
+
+// This file is the control inbox: the messages the job sends a subtask
+// (trigger a checkpoint, its completion or abort, the release of a
+// finished subtask, a replay request, a question about what it waits
+// on), how the runtime delivers them (send, broadcast; across processes
+// through remote.go), and how a subtask acts on them between elements
+// (pollControl, handleControl). An active standby acts only on
+// completions and replay requests (and answers what it waits on): its
+// primary's input log holds the other decisions.
+
+// control is a message from the job to a subtask.
+type control struct {
+	kind       controlKind
+	checkpoint int64
+	// A replay request (ctlReplay): send edge's channel to subtask to its
+	// retained output from record from on, for the incarnation asking.
+	edge, to    int
+	from        int64
+	incarnation int64
+	// reply receives the subtask's description of what it waits on
+	// (ctlReport, waits.go).
+	reply chan<- string
+}
+
+type controlKind int
+
+const (
+	ctlTrigger controlKind = iota // take checkpoint (sources, finished subtasks)
+	ctlComplete
+	ctlAbort
+	ctlRelease // a finished subtask may exit
+	ctlReplay  // replay retained output to a restarted receiver
+	ctlReport  // describe what the subtask waits on
+)
+
+// handleControl acts on a message from the job.
+func (s *subtask) handleControl(c control) {
+	if c.kind == ctlReport {
+		s.answerReport(c.reply)
+		return
+	}
+	if s.standby != nil {
+		// A standby follows its primary's decisions, which its log holds;
+		// it only trims the output it retains.
+		if c.kind == ctlComplete {
+			s.trimBackup(c.checkpoint)
+			if s.rt.opts.PrimaryElsewhere {
+				s.rt.logs[s.v.ID][s.index].trim(c.checkpoint)
+			}
+		}
+		if c.kind == ctlReplay && s.rt.opts.PrimaryElsewhere {
+			// For after a promotion: the request reached it first.
+			s.replays = append(s.replays, c)
+		}
+		return
+	}
+	switch c.kind {
+	case ctlTrigger:
+		if s.source != nil && s.catchingUp() {
+			s.deferred = max(s.deferred, c.checkpoint)
+			return
+		}
+		if c.checkpoint > s.lastCheckpoint {
+			// A source injects the barrier; a finished subtask snapshots
+			// its final state.
+			s.takeSnapshot(c.checkpoint, 0, true)
+		}
+	case ctlComplete:
+		if err := s.inject(PointCompleteBeforeCommit, c.checkpoint); err != nil {
+			Fail(err)
+		}
+		s.trimBackup(c.checkpoint)
+		if s.det != nil {
+			s.det.trim(c.checkpoint)
+		}
+		if s.log != nil {
+			s.log.trim(c.checkpoint)
+		}
+		for i, op := range s.ops {
+			if l, ok := op.(CheckpointListener); ok {
+				if err := l.CheckpointComplete(c.checkpoint); err != nil {
+					Fail(fmt.Errorf("%q committing checkpoint %d: %w", s.v.Chain[i].Name, c.checkpoint, err))
+				}
+			}
+		}
+	case ctlAbort:
+		if s.log != nil {
+			// Whether or not it aligns that checkpoint now: its standby
+			// must ignore the same barriers later (abortCheckpoint).
+			s.log.append(logEntry{kind: logAbort, checkpoint: c.checkpoint})
+		}
+		s.abortCheckpoint(c.checkpoint)
+		for _, op := range s.ops {
+			if l, ok := op.(CheckpointListener); ok {
+				l.CheckpointAborted(c.checkpoint)
+			}
+		}
+	case ctlRelease:
+		s.released = true
+	case ctlReplay:
+		s.replay(c)
+	}
+}
+
+// pollControl handles the pending control messages without blocking.
+func (s *subtask) pollControl() {
+	for {
+		select {
+		case c := <-s.inbox:
+			s.handleControl(c)
+		default:
+			return
+		}
+	}
+}
+
+// send delivers a control message to a subtask without blocking the
+// caller for long; inboxes are large and drained on every step.
+func (r *Runtime) send(id dataflow.SubtaskID, c control) {
+	if !r.IsLocal(id) {
+		r.sendRemote(id, c)
+		return
+	}
+	select {
+	case r.inboxes[id.Vertex][id.Subtask] <- c:
+	default:
+		r.kill(fmt.Errorf("control inbox of subtask %s overflowed", id))
+	}
+}
+
+// Trigger starts checkpoint id: sources inject its barrier and finished
+// subtasks snapshot their final state.
+func (r *Runtime) Trigger(id int64) {
+	r.mu.Lock()
+	fin := make(map[dataflow.SubtaskID]bool, len(r.finished))
+	for k := range r.finished {
+		fin[k] = true
+	}
+	r.mu.Unlock()
+	for _, v := range r.plan.Vertices {
+		for i := range v.Parallelism {
+			sid := dataflow.SubtaskID{Vertex: v.ID, Subtask: i}
+			if !r.IsLocal(sid) {
+				continue
+			}
+			if v.Head().Kind == plan.Source || fin[sid] {
+				r.send(sid, control{kind: ctlTrigger, checkpoint: id})
+			}
+		}
+	}
+}
+
+// TriggerSubtask asks one subtask to take checkpoint id directly; the job
+// uses it for subtasks that finished before the barrier reached them.
+func (r *Runtime) TriggerSubtask(sid dataflow.SubtaskID, id int64) {
+	r.send(sid, control{kind: ctlTrigger, checkpoint: id})
+}
+
+// Complete tells every subtask that checkpoint id completed.
+func (r *Runtime) Complete(id int64) {
+	c := control{kind: ctlComplete, checkpoint: id}
+	r.broadcast(c)
+	r.toStandbys(c)
+}
+
+// toStandbys passes c to the active standbys that read an inbox of their
+// own (those in the runtime of their primaries): a completion trims the
+// output they retain. A full inbox skips it; the next completion trims as
+// far.
+func (r *Runtime) toStandbys(c control) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, st := range r.standbys {
+		if st.inbox == nil {
+			continue
+		}
+		select {
+		case st.inbox <- c:
+		default:
+		}
+	}
+}
+
+// Abort tells every subtask that checkpoint id was aborted.
+func (r *Runtime) Abort(id int64) { r.broadcast(control{kind: ctlAbort, checkpoint: id}) }
+
+// Release lets finished subtasks exit.
+func (r *Runtime) Release() { r.broadcast(control{kind: ctlRelease}) }
+
+func (r *Runtime) broadcast(c control) {
+	for _, v := range r.plan.Vertices {
+		for i := range v.Parallelism {
+			if r.IsLocal(dataflow.SubtaskID{Vertex: v.ID, Subtask: i}) {
+				r.send(dataflow.SubtaskID{Vertex: v.ID, Subtask: i}, c)
+			}
+		}
+	}
+}
