@@ -48,18 +48,14 @@ func newTopic(t testing.TB, partitions int) string {
 	}
 	// Wait until the topic's partitions have leaders, so that clients
 	// opened next find it.
-	for {
+	pollBroker(t, ctx, "topic "+name+" has no leaders", func() (bool, error) {
 		md, err := adm.Metadata(ctx, name)
-		if err == nil {
-			if td, ok := md.Topics[name]; ok && td.Err == nil && len(td.Partitions) == partitions && leaders(td) {
-				break
-			}
+		if err != nil {
+			return false, err
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("topic %s has no leaders: %v", name, err)
-		}
-		time.Sleep(20 * time.Millisecond) // polling the broker, not timing the code under test
-	}
+		td, ok := md.Topics[name]
+		return ok && td.Err == nil && len(td.Partitions) == partitions && leaders(td), nil
+	})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -169,4 +165,25 @@ func values(recs [][]*kgo.Record) []string {
 		}
 	}
 	return out
+}
+
+// pollBroker asks the broker done until it says yes, and fails t with
+// what and the last error if ctx ends first. The broker changes state on
+// its own schedule and tells no one, so asking again is the only way to
+// wait for it.
+func pollBroker(t testing.TB, ctx context.Context, what string, done func() (bool, error)) {
+	t.Helper()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ok, err := done()
+		if ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s: %v", what, err)
+		case <-tick.C:
+		}
+	}
 }

@@ -93,21 +93,19 @@ func waitStable(t *testing.T, topic string, p int32) {
 	adm := admin(t, brokers(t))
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	for {
+	pollBroker(t, ctx, fmt.Sprintf("partition %s/%d still has an open transaction", topic, p), func() (bool, error) {
 		stable, err := adm.ListCommittedOffsets(ctx, topic)
-		end, err2 := adm.ListEndOffsets(ctx, topic)
-		if err == nil && err2 == nil {
-			s, ok1 := stable.Lookup(topic, p)
-			e, ok2 := end.Lookup(topic, p)
-			if ok1 && ok2 && s.Err == nil && e.Err == nil && s.Offset == e.Offset {
-				return
-			}
+		if err != nil {
+			return false, err
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("partition %s/%d still has an open transaction: %v %v", topic, p, err, err2)
+		end, err := adm.ListEndOffsets(ctx, topic)
+		if err != nil {
+			return false, err
 		}
-		time.Sleep(20 * time.Millisecond) // polling the broker, not timing the code under test
-	}
+		s, ok1 := stable.Lookup(topic, p)
+		e, ok2 := end.Lookup(topic, p)
+		return ok1 && ok2 && s.Err == nil && e.Err == nil && s.Offset == e.Offset, nil
+	})
 }
 
 func readAll(t *testing.T, src connector.Source[string], n int) []string {
