@@ -2,16 +2,12 @@ package input
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
+	"github.com/weir-stream/weir/internal/script"
 	"strconv"
 	"strings"
 	"testing"
 )
-
-var rewrite = flag.Bool("rewrite", false, "rewrite testdata/*.txt with the actual output")
 
 // TestScripts runs the stories in testdata/*.txt. A story is a sequence of
 // blocks, each a command line, a "----" line and the expected output, ended
@@ -46,65 +42,17 @@ var rewrite = flag.Bool("rewrite", false, "rewrite testdata/*.txt with the actua
 //
 // Watermarks print as numbers, min or max.
 func TestScripts(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.txt"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scripts in testdata: %v", err)
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
-			runScript(t, file)
-		})
-	}
+	script.Run(t, func() func(string) (string, error) { return (&story{}).run })
 }
 
-func runScript(t *testing.T, file string) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-	var out strings.Builder
-	s := &script{}
-	for i := 0; i < len(lines); {
-		line := lines[i]
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			out.WriteString(line + "\n")
-			i++
-			continue
-		}
-		if i+1 >= len(lines) || lines[i+1] != "----" {
-			t.Fatalf("%s:%d: command without a ---- line after it", file, i+1)
-		}
-		end := i + 2
-		for end < len(lines) && lines[end] != "" {
-			end++
-		}
-		want := strings.Join(lines[i+2:end], "\n")
-		got, err := s.run(line)
-		if err != nil {
-			t.Fatalf("%s:%d: %s: %v", file, i+1, line, err)
-		}
-		if got != want && !*rewrite {
-			t.Errorf("%s:%d: %s\n--- got\n%s\n--- want\n%s", file, i+1, line, got, want)
-		}
-		fmt.Fprintf(&out, "%s\n----\n%s\n", line, got)
-		i = end
-	}
-	if *rewrite {
-		if err := os.WriteFile(file, []byte(out.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// script is the state of one story: the protocol and, per channel, the
+// story is the state of one story: the protocol and, per channel, the
 // records its sender sent so far.
-type script struct {
+type story struct {
 	p    *Protocol
 	sent []int64
 }
 
-func (s *script) run(line string) (result string, err error) {
+func (s *story) run(line string) (result string, err error) {
 	defer func() {
 		// A panic is how the protocol reports a shell that broke the
 		// contract; scripts may show it.
@@ -265,7 +213,7 @@ func (s *script) run(line string) (result string, err error) {
 
 // sentOn returns the records sent on channel ch so far (0 for a channel
 // out of range).
-func (s *script) sentOn(ch int) int64 {
+func (s *story) sentOn(ch int) int64 {
 	if ch < 0 || ch >= len(s.sent) {
 		return 0
 	}
