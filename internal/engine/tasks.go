@@ -135,8 +135,12 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 	ticker := time.NewTicker(e.cfg.Tick)
 	defer ticker.Stop()
 	sb := newStandbys(e, rt, x)
+	running := true // x's Run has not returned yet
 	defer func() {
 		cancel()
+		if running {
+			<-done
+		}
 		sb.wait()
 	}()
 	pending := map[dataflow.SubtaskID]bool{}
@@ -161,6 +165,7 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 	for {
 		select {
 		case err := <-done:
+			running = false
 			a.noteRecovery()
 			switch {
 			case errors.Is(err, task.ErrBackupLost):
