@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/weir-stream/weir/internal/checkpoint"
@@ -13,10 +14,12 @@ import (
 	"github.com/weir-stream/weir/internal/task"
 )
 
-// attemptState is the bookkeeping of one attempt's event loop.
+// attemptState is the bookkeeping of one attempt's event loop (loop.go):
+// its checkpoints, finished subtasks and restarts.
 type attemptState struct {
 	e         *engine
-	rt        Executor
+	failover  failover
+	rt        Executor // the executor of the attempt, as the loop drives it
 	coord     *checkpoint.Coordinator
 	tasks     []dataflow.SubtaskID
 	finished  map[dataflow.SubtaskID]bool
@@ -25,15 +28,12 @@ type attemptState struct {
 	final     int64                                   // checkpoints above it were triggered after all tasks finished
 	allDone   bool
 	wantFinal bool
-	restarted time.Time // when a restarted attempt began, for recovery time
-	// recovering is the region that restarted (fine-grained failover);
-	// its own sinks' output marks the end of the recovery. -1: the job.
-	recovering int
-	// cone is the subtasks that restarted alone (fine-grained failover
-	// with upstream backup), nil otherwise.
-	cone    []dataflow.SubtaskID
-	failure error // set when checkpoint failures exceed the tolerance, or the attempt stalled
-	stall   *stallWatch
+	// restarted is when the restart under way began, for its recovery
+	// time (zero: none under way); the failover strategy tells when it
+	// ended.
+	restarted time.Time
+	failure   error // set when checkpoint failures exceed the tolerance, or the attempt stalled
+	stall     *stallWatch
 	// pending, if set, describes what the engine itself waits for (a
 	// restart), for the stall report.
 	pending func() string
@@ -48,136 +48,17 @@ type attemptState struct {
 	// declined a checkpoint for not having caught up since the latest
 	// completed one (catchup.go).
 	catchingUp map[dataflow.SubtaskID]time.Time
-}
 
-// spec returns the attempt's runtime options and its callbacks, which
-// hand snapshots and finished subtasks to the engine's loop on snaps and
-// fins until actx ends.
-func (e *engine) spec(actx context.Context, restore *store.Metadata, snaps chan<- Snapshot, fins chan<- dataflow.SubtaskID) AttemptSpec {
-	spec := AttemptSpec{Options: e.cfg.Runtime, Restore: restore}
-	opts := &spec.Options
-	if restore != nil {
-		opts.Restored = int64(restore.ID)
-	}
-	opts.Attempt = len(e.report.Recoveries)
-	switch e.cfg.Mode {
-	case ExactlyOnce:
-		opts.Checkpoint = task.Aligned
-		opts.AlignedTimeout = e.cfg.AlignedTimeout
-		if e.cfg.Unaligned {
-			opts.Checkpoint = task.Unaligned
-		}
-	case AtLeastOnce:
-		opts.Checkpoint = task.AtLeastOnce
-	case AtMostOnce:
-		opts.TrackPositions = true
-		opts.Positions = e.positions
-		opts.GapMarks = e.gaps
-	}
-	if opts.Checkpoint != task.NoCheckpoints {
-		spec.OnSnapshot = func(s Snapshot) {
-			select {
-			case snaps <- s:
-			case <-actx.Done():
-			}
-		}
-		spec.OnFinished = func(id dataflow.SubtaskID) {
-			select {
-			case fins <- id:
-			case <-actx.Done():
-			}
-		}
-	}
-	if in := e.cfg.Failures; in != nil {
-		opts.Inject = in.hook
-	}
-	return spec
-}
-
-// attempt runs the plan once, until it finishes or fails.
-func (e *engine) attempt(ctx context.Context, restore *store.Metadata) error {
-	if e.taskFailover() {
-		return e.attemptTasks(ctx, restore)
-	}
-	if regions := e.cfg.Plan.Regions(); e.fineGrained() && len(regions) > 1 {
-		return e.attemptRegions(ctx, restore, regions)
-	}
-	actx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	snaps := make(chan Snapshot)
-	fins := make(chan dataflow.SubtaskID)
-	spec := e.spec(actx, restore, snaps, fins)
-	opts := &spec.Options
-	kills := killClock{in: e.cfg.Failures}
-	kills.arm(restore != nil, opts.Checkpoint != task.NoCheckpoints)
-	defer kills.stop()
-	deploy := e.cfg.Deploy
-	if deploy == nil {
-		deploy = e.localDeployer
-	}
-	rt, err := deploy(actx, spec)
-	if err != nil {
-		return err
-	}
-	a, err := e.newAttemptState(rt, opts.Checkpoint != task.NoCheckpoints)
-	if err != nil {
-		return err
-	}
-	done := make(chan error, 1)
-	go func() { done <- rt.Run(actx) }()
-	ticker := time.NewTicker(e.cfg.Tick)
-	defer ticker.Stop()
-	var failed error
-	for {
-		select {
-		case err := <-done:
-			a.noteRecovery()
-			if e.cfg.Mode == AtMostOnce {
-				e.keepPositions(rt)
-			}
-			if failed != nil && err != nil {
-				return failed
-			}
-			return err
-		case <-ticker.C:
-			a.tick()
-		case ev := <-snaps:
-			a.onSnapshot(ev)
-		case id := <-fins:
-			a.onFinished(id)
-		case <-kills.C:
-			kills.fired()
-			a.killRandom() // the next attempt arms the next failure
-		}
-		if a.failure != nil && failed == nil {
-			failed = a.failure
-			rt.Kill(dataflow.SubtaskID{}, failed)
-		}
-	}
-}
-
-// newAttemptState returns the bookkeeping of an attempt run by rt, with a
-// checkpoint coordinator when checkpoints are on.
-func (e *engine) newAttemptState(rt Executor, checkpoints bool) (*attemptState, error) {
-	a := &attemptState{e: e, rt: rt, finished: map[dataflow.SubtaskID]bool{}, acked: map[int64]map[dataflow.SubtaskID]bool{},
-		counts: map[int64]map[dataflow.Channel][2]int64{}}
-	if len(e.report.Recoveries) > 0 {
-		a.restarted = e.report.Recoveries[len(e.report.Recoveries)-1].FailedAt
-	}
-	a.stall = e.newStallWatch(rt)
-	for _, v := range e.cfg.Plan.Vertices {
-		for i := range v.Parallelism {
-			a.tasks = append(a.tasks, dataflow.SubtaskID{Vertex: v.ID, Subtask: i})
-		}
-	}
-	if checkpoints {
-		coord, err := checkpoint.New(e.coordinatorConfig(a.tasks))
-		if err != nil {
-			return nil, &fatalError{err}
-		}
-		a.coord = coord
-	}
-	return a, nil
+	// The loop's inputs, each read only by the loop.
+	snaps     chan Snapshot           // snapshots taken and stored
+	fins      chan dataflow.SubtaskID // subtasks that finished their input
+	ends      chan ended              // executors whose Run returned
+	fails     chan failure            // subtasks that failed alone
+	takeovers chan takeover           // failures active standbys took over
+	stopped   chan struct{}           // closed once the loop stopped reading
+	runs      sync.WaitGroup          // the executors' Runs
+	kills     killClock
+	sb        *standbys // nil without active standbys
 }
 
 // tick advances the attempt's clock: recovery time, the coordinator's
@@ -238,34 +119,21 @@ func (e *engine) keepPositions(rt Executor) {
 	}
 }
 
-// noteRecovery measures the recovery time: from the failure to the first
-// record written after the restart.
+// noteRecovery measures the recovery time: from the failure to when the
+// failover strategy says the restart under way recovered (for a whole
+// attempt, the first record written after the restart).
 func (a *attemptState) noteRecovery() {
 	if a.restarted.IsZero() {
 		return
 	}
-	if a.cone != nil {
-		if _, ok := a.rt.(Local); ok {
-			a.noteConeRecovery()
-		}
+	took, ok := a.failover.recovered(a)
+	if !ok {
 		return
 	}
-	x := a.rt
-	if set, ok := a.rt.(*regionSet); ok {
-		x = set.live[a.recovering]
-	}
-	if x != nil && x.Written() > 0 {
-		took := time.Since(a.restarted)
-		if f, ok := x.(FirstOutputer); ok {
-			if t := f.FirstOutput(); !t.IsZero() && t.After(a.restarted) {
-				took = t.Sub(a.restarted)
-			}
-		}
-		recs := a.e.report.Recoveries
-		recs[len(recs)-1].Duration = took
-		a.restarted = time.Time{}
-		a.e.publish()
-	}
+	recs := a.e.report.Recoveries
+	recs[len(recs)-1].Duration = took
+	a.restarted = time.Time{}
+	a.e.publish()
 }
 
 func (a *attemptState) onSnapshot(ev Snapshot) {

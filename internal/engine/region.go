@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/weir-stream/weir/internal/dataflow"
@@ -12,31 +11,6 @@ import (
 	"github.com/weir-stream/weir/internal/store"
 	"github.com/weir-stream/weir/internal/task"
 )
-
-// Failover is a job's failover strategy: what restarts when a task fails.
-type Failover int
-
-const (
-	// Global restarts every task of the job from the latest checkpoint.
-	Global Failover = iota
-	// FineGrained restarts only the failed task's pipelined region (the
-	// tasks connected to it by edges), from the latest checkpoint; the
-	// other regions keep running and their sources do not rewind.
-	FineGrained
-)
-
-func (f Failover) String() string {
-	if f == FineGrained {
-		return "fine-grained"
-	}
-	return "global"
-}
-
-// fineGrained reports whether failures restart single regions: with
-// checkpoints (exactly-once and at-least-once).
-func (e *engine) fineGrained() bool {
-	return e.cfg.Failover == FineGrained && e.checkpoints()
-}
 
 // regionSet is the executors of an attempt's regions, seen as one. A
 // region that is restarting has no executor; commands skip it.
@@ -128,159 +102,132 @@ func (s *regionSet) Positions() map[dataflow.SubtaskID][]byte {
 	return out
 }
 
-// attemptRegions runs the plan's regions side by side and restarts a
-// failed region alone, by the restart strategy, from the latest completed
-// checkpoint, while the others run on. In-flight checkpoints are aborted
-// when a region fails and triggering pauses until it runs again.
-func (e *engine) attemptRegions(ctx context.Context, restore *store.Metadata, regions [][]int) error {
-	actx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	defer func() {
-		cancel()
-		wg.Wait()
-	}()
-	snaps := make(chan Snapshot)
-	fins := make(chan dataflow.SubtaskID)
-	type ended struct {
-		r   int
-		err error
-	}
-	dones := make(chan ended, len(regions))
-	set := &regionSet{plan: e.cfg.Plan, of: map[int]int{}, live: make([]Executor, len(regions))}
-	size := make([]int, len(regions))
+// regionFailover runs the plan's pipelined regions side by side, each
+// on an executor of its own, and restarts a failed region alone, by the
+// restart strategy, from the latest completed checkpoint, while the
+// others run on. In-flight checkpoints are aborted when a region fails
+// and triggering pauses until it runs again.
+type regionFailover struct {
+	regions [][]int // the vertices of each region
+	set     *regionSet
+	running int               // regions whose executor runs
+	due     map[int]time.Time // regions that restart, and when
+	// recovering is the region that restarted last (region 0 until one
+	// did); its own sinks' output marks the end of the recovery.
+	recovering int
+}
+
+func newRegionFailover(p *plan.Plan, regions [][]int) *regionFailover {
+	set := &regionSet{plan: p, of: map[int]int{}, live: make([]Executor, len(regions))}
 	for r, vs := range regions {
 		for _, v := range vs {
 			set.of[v] = r
-			size[r] += e.cfg.Plan.Vertices[v].Parallelism
 		}
 	}
-	kills := killClock{in: e.cfg.Failures}
-	defer kills.stop()
-	deploy := func(r int, restore *store.Metadata) error {
-		spec := e.spec(actx, restore, snaps, fins)
-		spec.Options.Local = func(id dataflow.SubtaskID) bool { return set.of[id.Vertex] == r }
-		deployer := e.cfg.Deploy
-		if deployer == nil {
-			deployer = e.localDeployer
-		}
-		x, err := deployer(actx, spec)
-		if err != nil {
-			return err
-		}
-		set.live[r] = x
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			dones <- ended{r, x.Run(actx)}
-		}()
-		return nil
-	}
-	for r := range regions {
-		if err := deploy(r, restore); err != nil {
-			return err
-		}
-	}
-	kills.arm(restore != nil, true)
+	return &regionFailover{regions: regions, set: set, due: map[int]time.Time{}}
+}
 
-	a, err := e.newAttemptState(set, true)
+// restarts returns the subtasks of id's region.
+func (f *regionFailover) restarts(id dataflow.SubtaskID) []dataflow.SubtaskID {
+	return f.subtasks(f.set.of[id.Vertex])
+}
+
+// subtasks returns the subtasks of region r.
+func (f *regionFailover) subtasks(r int) []dataflow.SubtaskID {
+	return subtasks(f.set.plan, func(v int) bool { return f.set.of[v] == r })
+}
+
+func (f *regionFailover) start(ctx context.Context, a *attemptState, restore *store.Metadata) (Executor, error) {
+	for r := range f.regions {
+		if err := f.deploy(ctx, a, r, restore); err != nil {
+			return nil, err
+		}
+	}
+	a.arm(restore != nil)
+	return f.set, nil
+}
+
+// deploy starts region r from restore and runs it.
+func (f *regionFailover) deploy(ctx context.Context, a *attemptState, r int, restore *store.Metadata) error {
+	spec := a.spec(ctx, restore)
+	spec.Options.Local = func(id dataflow.SubtaskID) bool { return f.set.of[id.Vertex] == r }
+	x, err := a.deploy(ctx, spec)
 	if err != nil {
 		return err
 	}
-	ticker := time.NewTicker(e.cfg.Tick)
-	defer ticker.Stop()
-	running := len(regions)
-	restartAt := map[int]time.Time{}
-	for {
-		select {
-		case d := <-dones:
-			set.live[d.r] = nil
-			running--
-			var fatal *fatalError
-			switch {
-			case d.err == nil:
-				if running == 0 && len(restartAt) == 0 {
-					return nil
-				}
-				continue
-			case ctx.Err() != nil:
-				return ctx.Err()
-			case errors.As(d.err, &fatal):
-				return d.err
-			}
-			if err := a.afterRelease(d.err); err != nil {
-				return err
-			}
-			now := time.Now()
-			delay, err := e.partialFailure(d.err, size[d.r], now)
-			if err != nil {
-				return err
-			}
-			e.cfg.Log(fmt.Sprintf("failure %d: %v; restarting %d of %d subtasks (its region) in %v from %s",
-				len(e.report.Recoveries), d.err, size[d.r], e.cfg.Plan.Subtasks(), delay, e.describeRestore()))
-			a.act(a.coord.JobFailed())
-			for _, v := range regions[d.r] {
-				for i := range e.cfg.Plan.Vertices[v].Parallelism {
-					delete(a.finished, dataflow.SubtaskID{Vertex: v, Subtask: i})
-				}
-			}
-			a.allDone = false
-			a.restarted, a.recovering = now, d.r
-			restartAt[d.r] = now.Add(delay)
-			if restartAt[d.r].After(a.restartDue) {
-				a.restartDue = restartAt[d.r]
-			}
-		case <-ticker.C:
-			for r, at := range restartAt {
-				if time.Now().Before(at) {
-					continue
-				}
-				m, err := e.restoreState(ctx)
-				if err != nil {
-					return err
-				}
-				if err := deploy(r, m); err != nil {
-					return err
-				}
-				delete(restartAt, r)
-				running++
-				a.stall.progressed()
-				kills.arm(m != nil, true)
-			}
-			if len(restartAt) == 0 {
-				a.coord.Resume()
-			}
-			a.tick()
-		case ev := <-snaps:
-			a.onSnapshot(ev)
-		case id := <-fins:
-			a.onFinished(id)
-		case <-kills.C:
-			kills.fired()
-			a.killRandom()
-		}
-		if a.failure != nil {
-			return a.failure
-		}
-	}
+	f.set.live[r] = x
+	f.running++
+	a.run(ctx, r, x)
+	return nil
 }
 
-// partialFailure records a failure after which restarted of the job's
-// subtasks restart while the others run on, and returns the restart
-// strategy's delay, or a fatal error when the strategy gave up.
-func (e *engine) partialFailure(cause error, restarted int, now time.Time) (time.Duration, error) {
-	if task.IsPermanent(cause) {
-		return 0, &fatalError{cause}
+// ended handles the end of region r: the attempt ends once every region
+// finished, or at a failure it cannot restart the region from; else the
+// region restarts after the restart strategy's delay.
+func (f *regionFailover) ended(ctx context.Context, a *attemptState, r int, err error) (bool, error) {
+	f.set.live[r] = nil
+	f.running--
+	var fatal *fatalError
+	switch {
+	case err == nil:
+		return f.running == 0 && len(f.due) == 0, nil
+	case ctx.Err() != nil:
+		return true, ctx.Err()
+	case errors.As(err, &fatal):
+		return true, err
 	}
-	rec := Recovery{Cause: cause.Error(), FailedAt: now, LastCompleted: e.report.LastCompleted(),
-		Restarted: restarted, Subtasks: e.cfg.Plan.Subtasks()}
-	if e.latest != nil {
-		rec.Restored = int64(e.latest.ID)
+	if err := a.afterRelease(err); err != nil {
+		return true, err
 	}
-	e.report.Recoveries = append(e.report.Recoveries, rec)
-	e.publish()
-	delay, ok := e.cfg.Restart.Next(now)
-	if !ok {
-		return 0, &fatalError{fmt.Errorf("restart strategy %s gave up after %d failures: %w", e.cfg.Restart, len(e.report.Recoveries), cause)}
+	e := a.e
+	restart := f.subtasks(r)
+	now := time.Now()
+	delay, ferr := e.partialFailure(err, len(restart), now)
+	if ferr != nil {
+		return true, ferr
 	}
-	return delay, nil
+	e.cfg.Log(fmt.Sprintf("failure %d: %v; restarting %d of %d subtasks (its region) in %v from %s",
+		len(e.report.Recoveries), err, len(restart), e.cfg.Plan.Subtasks(), delay, e.describeRestore()))
+	f.due[r] = now.Add(delay)
+	f.recovering = r
+	a.restartLater(restart, now, f.due[r])
+	return false, nil
 }
+
+func (f *regionFailover) failed(_ context.Context, _ *attemptState, _ dataflow.SubtaskID, err error) error {
+	return err // a region's executor reports no single subtasks
+}
+
+// tick redeploys the regions whose restart is due, from the latest
+// completed checkpoint, and resumes checkpoints once none waits.
+func (f *regionFailover) tick(ctx context.Context, a *attemptState) error {
+	for r, at := range f.due {
+		if time.Now().Before(at) {
+			continue
+		}
+		m, err := a.e.restoreState(ctx)
+		if err != nil {
+			return err
+		}
+		if err := f.deploy(ctx, a, r, m); err != nil {
+			return err
+		}
+		delete(f.due, r)
+		a.stall.progressed()
+		a.arm(m != nil)
+	}
+	if len(f.due) == 0 {
+		a.coord.Resume()
+	}
+	return nil
+}
+
+func (f *regionFailover) restarted() <-chan struct{} { return nil }
+func (f *regionFailover) onRestarted(*attemptState)  {}
+
+func (f *regionFailover) recovered(a *attemptState) (time.Duration, bool) {
+	return firstOutputSince(f.set.live[f.recovering], a.restarted)
+}
+
+// fail returns at once: the loop's end cancels every region.
+func (f *regionFailover) fail(*attemptState, error) bool { return false }

@@ -22,6 +22,19 @@ type takeover struct {
 	failed time.Time
 }
 
+// takeover handles a failure an active standby took over.
+func (a *attemptState) takeover(t takeover) error {
+	if err := a.afterRelease(t.err); err != nil {
+		return err
+	}
+	if err := a.e.takenOver(a, t); err != nil {
+		return err
+	}
+	a.stall.progressed()
+	a.arm(a.e.latest != nil)
+	return nil
+}
+
 // takenOver records t as a recovery in which nothing restarted. The
 // checkpoints in flight are aborted: the failed primary may have
 // consumed a checkpoint's last barrier without taking its snapshot, and
@@ -60,7 +73,8 @@ func (e *engine) logStandbys() {
 	e.cfg.Log(fmt.Sprintf("active standby: %d of %d subtasks have one, of tasks %s", n, e.cfg.Plan.Subtasks(), strings.Join(names, ", ")))
 }
 
-// standbys starts new standbys, each on a goroutine it waits for.
+// standbys starts new standbys, each on a goroutine it waits for. A nil
+// *standbys (no active standbys) starts and kills none.
 type standbys struct {
 	e        *engine
 	rt       *task.Runtime // nil on a cluster
@@ -142,6 +156,15 @@ type started struct {
 	ok   bool
 }
 
+// outcomes returns the channel of the starts' outcomes, which the loop
+// hands to ended (nil: none come).
+func (sb *standbys) outcomes() <-chan started {
+	if sb == nil {
+		return nil
+	}
+	return sb.done
+}
+
 // ended records a start's outcome.
 func (sb *standbys) ended(r started) {
 	delete(sb.starting, r.id)
@@ -156,10 +179,10 @@ func (sb *standbys) ended(r started) {
 // three, when failures are injected and standbys run; it reports whether
 // it did.
 func (sb *standbys) killRandom() bool {
-	in := sb.e.cfg.Failures
-	if sb.killer == nil {
+	if sb == nil || sb.killer == nil {
 		return false
 	}
+	in := sb.e.cfg.Failures
 	ids := sb.killer.Standbys()
 	if in == nil || len(ids) == 0 || in.pick(3) != 0 || !in.fireRandom() {
 		return false
@@ -170,4 +193,8 @@ func (sb *standbys) killRandom() bool {
 }
 
 // wait waits for the standbys being started.
-func (sb *standbys) wait() { sb.wg.Wait() }
+func (sb *standbys) wait() {
+	if sb != nil {
+		sb.wg.Wait()
+	}
+}

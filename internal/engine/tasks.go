@@ -60,27 +60,45 @@ func Cone(p *plan.Plan, id dataflow.SubtaskID) []dataflow.SubtaskID {
 	return out
 }
 
-// attemptTasks runs the plan in this process with upstream backup and
-// restarts failed subtasks alone (with their cone), by the restart
-// strategy, from the latest completed checkpoint, while every other
-// subtask runs on: running senders replay their retained output to the
-// restarted ones, and running receivers drop the records they already
-// have by sequence number. In-flight checkpoints are aborted at a failure
-// and triggering pauses until the restarted subtasks run. A sender that
-// lost its backup (task.ErrBackupLost) fails the attempt, and the job
-// falls back to a global rollback, as does a record that reached a
-// subtask that does not own its key group (task.ErrKeyGroupNotOwned).
-func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) error {
-	actx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	snaps := make(chan Snapshot)
-	fins := make(chan dataflow.SubtaskID)
-	type failure struct {
-		id  dataflow.SubtaskID
-		err error
-	}
-	fails := make(chan failure)
-	spec := e.spec(actx, restore, snaps, fins)
+// subtaskFailover runs the plan with upstream backup and restarts failed
+// subtasks alone (with their cone), by the restart strategy, from the
+// latest completed checkpoint, while every other subtask runs on: running
+// senders replay their retained output to the restarted ones, and
+// running receivers drop the records they already have by sequence
+// number. In-flight checkpoints are aborted at a failure and triggering
+// pauses until the restarted subtasks run. A sender that lost its backup
+// (task.ErrBackupLost) fails the attempt, and the job falls back to a
+// global rollback, as does a record that reached a subtask that does not
+// own its key group (task.ErrKeyGroupNotOwned).
+type subtaskFailover struct {
+	plan      *plan.Plan
+	restore   *store.Metadata // the checkpoint the attempt started from
+	local     *task.Runtime   // nil on a cluster
+	restarter SubtaskRestarter
+
+	pending   map[dataflow.SubtaskID]bool // the subtasks the next restart restarts
+	lastCause string                      // of the latest failure, whose subtasks may still come
+	due       time.Time                   // when the next restart is due
+	ready     <-chan struct{}             // the restarted subtasks asked for their replays
+	// cone is the subtasks that restarted alone since a.restarted; nil
+	// once their recovery was measured, or when the attempt restarted as
+	// a whole.
+	cone []dataflow.SubtaskID
+}
+
+func newSubtaskFailover(p *plan.Plan) *subtaskFailover {
+	return &subtaskFailover{plan: p, pending: map[dataflow.SubtaskID]bool{}}
+}
+
+// restarts returns id's cone (Cone).
+func (f *subtaskFailover) restarts(id dataflow.SubtaskID) []dataflow.SubtaskID {
+	return Cone(f.plan, id)
+}
+
+func (f *subtaskFailover) start(ctx context.Context, a *attemptState, restore *store.Metadata) (Executor, error) {
+	e := a.e
+	f.restore = restore
+	spec := a.spec(ctx, restore)
 	opts := &spec.Options
 	opts.UpstreamBackup = true
 	opts.RetainLimit = e.cfg.RetainLimit
@@ -90,192 +108,180 @@ func (e *engine) attemptTasks(ctx context.Context, restore *store.Metadata) erro
 	opts.Log = e.cfg.Log
 	opts.OnFailed = func(id dataflow.SubtaskID, err error) {
 		select {
-		case fails <- failure{id, err}:
-		case <-actx.Done():
+		case a.fails <- failure{id, err}:
+		case <-ctx.Done():
 		}
 	}
-	takeovers := make(chan takeover)
 	if e.cfg.ActiveStandby {
 		e.logStandbys()
 		opts.ActiveStandby = true
 		opts.OnFailover = func(id dataflow.SubtaskID, err error, at time.Time) {
 			select {
-			case takeovers <- takeover{id, err, at}:
-			case <-actx.Done():
+			case a.takeovers <- takeover{id, err, at}:
+			case <-ctx.Done():
 			}
 		}
 	}
-	deploy := e.cfg.Deploy
-	if deploy == nil {
-		deploy = e.localDeployer
-	}
-	x, err := deploy(actx, spec)
+	x, err := a.deploy(ctx, spec)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var rt *task.Runtime // nil on a cluster
-	var restarter SubtaskRestarter
 	switch l := x.(type) {
 	case Local:
-		rt, restarter = l.Runtime, localRestarter{l.Runtime, e.cfg.Store}
+		f.local, f.restarter = l.Runtime, localRestarter{l.Runtime, e.cfg.Store}
 	case SubtaskRestarter:
-		restarter = l
+		f.restarter = l
 	default:
-		return errors.New("engine: the deployer's executor cannot restart single subtasks")
+		return nil, errors.New("engine: the deployer's executor cannot restart single subtasks")
 	}
-	a, err := e.newAttemptState(x, true)
+	if e.cfg.ActiveStandby {
+		a.sb = newStandbys(e, f.local, x)
+	}
+	a.arm(restore != nil)
+	a.run(ctx, 0, x)
+	a.pending = f.describe
+	return x, nil
+}
+
+// ended ends the attempt with its executor's Run: its subtasks' failures
+// reach failed, so an error here is one they cannot restart from.
+func (f *subtaskFailover) ended(_ context.Context, a *attemptState, _ int, err error) (bool, error) {
+	a.noteRecovery()
+	switch {
+	case errors.Is(err, task.ErrBackupLost):
+		a.e.cfg.Log(fmt.Sprintf("upstream backup lost (%v): falling back to a global rollback", err))
+	case errors.Is(err, task.ErrKeyGroupNotOwned):
+		a.e.cfg.Log(fmt.Sprintf("%v: falling back to a global rollback", err))
+	}
+	return true, err
+}
+
+// failed stops id's cone and schedules its restart after the restart
+// strategy's delay. Another subtask failing for the same cause (a lost
+// worker's) joins the restart under way as one recovery.
+func (f *subtaskFailover) failed(_ context.Context, a *attemptState, id dataflow.SubtaskID, cause error) error {
+	if err := a.afterRelease(cause); err != nil {
+		return err
+	}
+	e := a.e
+	if f.restore != nil && e.latest != nil && e.latest.ID == f.restore.ID {
+		// The attempt restored its checkpoint globally: its channels
+		// count records from 0, not from that checkpoint's counts, so
+		// a subtask restored from it alone would not line up with
+		// its running senders and receivers.
+		return fmt.Errorf("%w (before this attempt's first checkpoint, so the job restarts as a whole)", cause)
+	}
+	now := time.Now()
+	restart := f.restarts(id)
+	var stop []dataflow.SubtaskID
+	added := 0
+	for _, r := range restart {
+		if !f.pending[r] && r != id {
+			stop = append(stop, r)
+		}
+		if !f.pending[r] {
+			added++
+		}
+		f.pending[r] = true
+	}
+	f.restarter.Stop(stop)
+	if len(f.pending) > added && cause.Error() == f.lastCause {
+		// Another subtask of the same failure (a lost worker's): it
+		// restarts with the others, as one recovery.
+		recs := e.report.Recoveries
+		recs[len(recs)-1].Restarted += added
+		f.cone = append(f.cone, restart...)
+		e.publish()
+		return nil
+	}
+	f.lastCause = cause.Error()
+	delay, err := e.partialFailure(cause, len(restart), now)
 	if err != nil {
 		return err
 	}
-	kills := killClock{in: e.cfg.Failures}
-	defer kills.stop()
-	kills.arm(restore != nil, true)
-	done := make(chan error, 1)
-	go func() { done <- x.Run(actx) }()
-	ticker := time.NewTicker(e.cfg.Tick)
-	defer ticker.Stop()
-	sb := newStandbys(e, rt, x)
-	running := true // x's Run has not returned yet
-	defer func() {
-		cancel()
-		if running {
-			<-done
-		}
-		sb.wait()
-	}()
-	pending := map[dataflow.SubtaskID]bool{}
-	lastCause := "" // of the latest failure, whose subtasks may still come
-	var restartAt time.Time
-	var ready <-chan struct{} // the restarted subtasks asked for their replays
-	a.pending = func() string {
-		var parts []string
-		if len(pending) > 0 {
-			ids := make([]string, 0, len(pending))
-			for id := range pending {
-				ids = append(ids, id.String())
-			}
-			slices.Sort(ids)
-			parts = append(parts, fmt.Sprintf("restart of %s due in %v", strings.Join(ids, ", "), time.Until(restartAt).Round(time.Millisecond)))
-		}
-		if ready != nil {
-			parts = append(parts, "waiting for restarted subtasks to restore their state and ask for their replays (checkpoints resume then)")
-		}
-		return strings.Join(parts, "; ")
+	e.cfg.Log(fmt.Sprintf("failure %d: %v; restarting %d of %d subtasks in %v from %s; the others run on",
+		len(e.report.Recoveries), cause, len(restart), e.cfg.Plan.Subtasks(), delay, e.describeRestore()))
+	if at := now.Add(delay); at.After(f.due) {
+		f.due = at
 	}
-	for {
-		select {
-		case err := <-done:
-			running = false
-			a.noteRecovery()
-			switch {
-			case errors.Is(err, task.ErrBackupLost):
-				e.cfg.Log(fmt.Sprintf("upstream backup lost (%v): falling back to a global rollback", err))
-			case errors.Is(err, task.ErrKeyGroupNotOwned):
-				e.cfg.Log(fmt.Sprintf("%v: falling back to a global rollback", err))
-			}
-			return err
-		case f := <-fails:
-			if err := a.afterRelease(f.err); err != nil {
-				return err
-			}
-			if restore != nil && e.latest != nil && e.latest.ID == restore.ID {
-				// The attempt restored its checkpoint globally: its channels
-				// count records from 0, not from that checkpoint's counts, so
-				// a subtask restored from it alone would not line up with
-				// its running senders and receivers.
-				return fmt.Errorf("%w (before this attempt's first checkpoint, so the job restarts as a whole)", f.err)
-			}
-			now := time.Now()
-			restart := Cone(e.cfg.Plan, f.id)
-			var stop []dataflow.SubtaskID
-			added := 0
-			for _, id := range restart {
-				if !pending[id] && id != f.id {
-					stop = append(stop, id)
-				}
-				if !pending[id] {
-					added++
-				}
-				pending[id] = true
-			}
-			restarter.Stop(stop)
-			if len(pending) > added && f.err.Error() == lastCause {
-				// Another subtask of the same failure (a lost worker's):
-				// it restarts with the others, as one recovery.
-				recs := e.report.Recoveries
-				recs[len(recs)-1].Restarted += added
-				a.cone = append(a.cone, restart...)
-				e.publish()
-				continue
-			}
-			lastCause = f.err.Error()
-			delay, err := e.partialFailure(f.err, len(restart), now)
-			if err != nil {
-				return err
-			}
-			e.cfg.Log(fmt.Sprintf("failure %d: %v; restarting %d of %d subtasks in %v from %s; the others run on",
-				len(e.report.Recoveries), f.err, len(restart), e.cfg.Plan.Subtasks(), delay, e.describeRestore()))
-			a.act(a.coord.JobFailed())
-			for _, id := range restart {
-				delete(a.finished, id)
-			}
-			a.allDone = false
-			a.restarted, a.cone = now, restart
-			if at := now.Add(delay); at.After(restartAt) {
-				restartAt = at
-			}
-			a.restartDue = restartAt
-		case t := <-takeovers:
-			if err := a.afterRelease(t.err); err != nil {
-				return err
-			}
-			if err := e.takenOver(a, t); err != nil {
-				return err
-			}
-			a.stall.progressed()
-			kills.arm(e.latest != nil, true)
-		case r := <-sb.done:
-			sb.ended(r)
-		case <-ticker.C:
-			if e.cfg.ActiveStandby && len(pending) == 0 && ready == nil && rt != nil {
-				sb.start(actx) // a cluster's executor places standbys itself
-			}
-			// A restart waits for the previous one: until its subtasks run
-			// again, a Stop of them (a later failure's cone) may have
-			// reached the incarnation that was ending, not the new one.
-			if len(pending) > 0 && ready == nil && !time.Now().Before(restartAt) {
-				if ready, err = e.restartTasks(actx, restarter, pending); err != nil {
-					return err
-				}
-				clear(pending)
-				a.stall.progressed()
-				kills.arm(e.latest != nil, true)
-			}
-			a.tick()
-		case <-ready:
-			ready = nil
-			if rt == nil {
-				a.noteRemoteConeRecovery()
-			}
-			if len(pending) == 0 {
-				a.coord.Resume()
-			}
-		case ev := <-snaps:
-			a.onSnapshot(ev)
-		case id := <-fins:
-			a.onFinished(id)
-		case <-kills.C:
-			kills.fired()
-			if sb.killRandom() {
-				kills.arm(e.latest != nil, true) // no recovery follows to arm the next
-			} else {
-				a.killRandom()
-			}
-		}
-		if a.failure != nil {
-			return a.failure
-		}
+	f.cone = restart
+	a.restartLater(restart, now, f.due)
+	return nil
+}
+
+// tick starts the active standbys that are missing while no restart is
+// under way, and restarts the pending subtasks once their restart is due
+// and the previous restart is done: until its subtasks run again, a
+// Stop of them (a later failure's cone) may have reached the
+// incarnation that was ending, not the new one.
+func (f *subtaskFailover) tick(ctx context.Context, a *attemptState) error {
+	if a.sb != nil && len(f.pending) == 0 && f.ready == nil && f.local != nil {
+		a.sb.start(ctx) // a cluster's executor places standbys itself
 	}
+	if len(f.pending) == 0 || f.ready != nil || time.Now().Before(f.due) {
+		return nil
+	}
+	ready, err := a.e.restartTasks(ctx, f.restarter, f.pending)
+	if err != nil {
+		return err
+	}
+	f.ready = ready
+	clear(f.pending)
+	a.stall.progressed()
+	a.arm(a.e.latest != nil)
+	return nil
+}
+
+func (f *subtaskFailover) restarted() <-chan struct{} { return f.ready }
+
+// onRestarted resumes checkpoints once the restarted subtasks asked for
+// their replays, unless another restart is pending.
+func (f *subtaskFailover) onRestarted(a *attemptState) {
+	f.ready = nil
+	if f.local == nil {
+		f.noteRemoteRecovery(a)
+	}
+	if len(f.pending) == 0 {
+		a.coord.Resume()
+	}
+}
+
+// recovered measures the recovery of the cone in this process
+// (coneRecovered); on a cluster that of a cone ends when it asked for
+// its replays (onRestarted). An attempt restarted as a whole recovered
+// at its first output.
+func (f *subtaskFailover) recovered(a *attemptState) (time.Duration, bool) {
+	if f.cone == nil {
+		return firstOutputSince(a.rt, a.restarted)
+	}
+	if f.local == nil {
+		return 0, false
+	}
+	took, ok := coneRecovered(Local{f.local}, f.plan, f.cone, a.restarted)
+	if ok {
+		f.cone = nil
+	}
+	return took, ok
+}
+
+// fail returns at once: the loop's end cancels the attempt.
+func (f *subtaskFailover) fail(*attemptState, error) bool { return false }
+
+// describe says what the restarts wait for, for the stall report.
+func (f *subtaskFailover) describe() string {
+	var parts []string
+	if len(f.pending) > 0 {
+		ids := make([]string, 0, len(f.pending))
+		for id := range f.pending {
+			ids = append(ids, id.String())
+		}
+		slices.Sort(ids)
+		parts = append(parts, fmt.Sprintf("restart of %s due in %v", strings.Join(ids, ", "), time.Until(f.due).Round(time.Millisecond)))
+	}
+	if f.ready != nil {
+		parts = append(parts, "waiting for restarted subtasks to restore their state and ask for their replays (checkpoints resume then)")
+	}
+	return strings.Join(parts, "; ")
 }
 
 // restartTasks restarts the pending subtasks from the latest completed
@@ -340,50 +346,47 @@ func (l localRestarter) Restart(ctx context.Context, ids []dataflow.SubtaskID, m
 	return ready, nil
 }
 
-// noteRemoteConeRecovery measures the recovery of subtasks restarted
-// alone on a cluster: from the failure to when every restarted subtask
+// noteRemoteRecovery measures the recovery of subtasks restarted alone
+// on a cluster: from the failure to when every restarted subtask
 // restored its state and asked for its replays. (The cluster's metrics
 // do not tell when a restarted sink wrote its first record.)
-func (a *attemptState) noteRemoteConeRecovery() {
-	if a.cone == nil || a.restarted.IsZero() {
+func (f *subtaskFailover) noteRemoteRecovery(a *attemptState) {
+	if f.cone == nil || a.restarted.IsZero() {
 		return
 	}
 	recs := a.e.report.Recoveries
 	recs[len(recs)-1].Duration = time.Since(a.restarted)
-	a.restarted, a.cone = time.Time{}, nil
+	a.restarted, f.cone = time.Time{}, nil
 	a.e.publish()
 }
 
-// noteConeRecovery measures the recovery of subtasks restarted alone:
-// from the failure to the first record a restarted sink wrote, or, when
-// no sink restarted, to when every restarted subtask ran again.
-func (a *attemptState) noteConeRecovery() {
-	rt := a.rt.(Local)
+// coneRecovered measures the recovery of the subtasks of cone, restarted
+// alone in rt at restarted: from then to the first record a restarted
+// sink wrote, or, when no sink restarted, to when every restarted
+// subtask ran again. It reports false until then.
+func coneRecovered(rt Local, p *plan.Plan, cone []dataflow.SubtaskID, restarted time.Time) (time.Duration, bool) {
 	var first, started int64
 	sinks := false
-	for _, id := range a.cone {
+	for _, id := range cone {
 		m := rt.Metrics(id.Vertex, id.Subtask)
-		if a.e.cfg.Plan.Vertices[id.Vertex].Tail().Kind == plan.Sink {
+		if p.Vertices[id.Vertex].Tail().Kind == plan.Sink {
 			sinks = true
-			if t := m.FirstWrite.Load(); t > a.restarted.UnixNano() && (first == 0 || t < first) {
+			if t := m.FirstWrite.Load(); t > restarted.UnixNano() && (first == 0 || t < first) {
 				first = t
 			}
 		}
 		t := m.Started.Load()
-		if t <= a.restarted.UnixNano() {
-			return // not running again yet
+		if t <= restarted.UnixNano() {
+			return 0, false // not running again yet
 		}
 		started = max(started, t)
 	}
 	end := started
 	if sinks {
 		if first == 0 {
-			return
+			return 0, false
 		}
 		end = first
 	}
-	recs := a.e.report.Recoveries
-	recs[len(recs)-1].Duration = time.Unix(0, end).Sub(a.restarted)
-	a.restarted, a.cone = time.Time{}, nil
-	a.e.publish()
+	return time.Unix(0, end).Sub(restarted), true
 }
