@@ -322,22 +322,24 @@ func (g *Gate) SendPriority(ch int, e Element) {
 
 // AheadOfMarker returns copies of the data buffers queued on channel ch
 // before the marker of checkpoint id: the records an overtaking barrier
-// passed. The copies are the caller's.
-func (g *Gate) AheadOfMarker(ch int, id int64) []*Buffer {
+// passed. The copies are the caller's. next is the sequence number after
+// the last of those records, -1 when none is queued ahead.
+func (g *Gate) AheadOfMarker(ch int, id int64) (bufs []*Buffer, next int64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	q := &g.queues[ch]
-	var out []*Buffer
+	next = -1
 	for i := 0; i < q.n; i++ {
 		e := q.elems[(q.head+i)%len(q.elems)]
 		if e.Kind == Marker && e.Checkpoint == id {
 			break
 		}
 		if e.Kind == Data {
-			out = append(out, &Buffer{B: append([]byte(nil), e.Buf.B...), N: e.Buf.N})
+			bufs = append(bufs, &Buffer{B: append([]byte(nil), e.Buf.B...), N: e.Buf.N})
+			next = max(next, e.Seq+int64(e.Buf.N))
 		}
 	}
-	return out
+	return bufs, next
 }
 
 // credit returns the credit of the elements drainLocked removed.

@@ -33,7 +33,10 @@
 //     control messages, AlignedTimeout when the timer an Align action
 //     armed expires, CatchingUp(false) once the output caught up (at the
 //     latest before the next Step), SnapshotFailed when a Snapshot action
-//     could not be carried out.
+//     could not be carried out. An active standby, which steps its
+//     primary's logged input instead of reading a gate, calls Resume
+//     where the log shows a replay started (the primary's
+//     ReplayStarted).
 //
 // Every call returns the actions it decided, in the order the shell must
 // carry them out before its next call; nothing is left to collect later.

@@ -22,6 +22,7 @@ type Protocol struct {
 	incarnation int64
 	follow      []Turn
 	behind      bool // the output is behind the previous incarnation's (CatchingUp)
+	holding     int  // channels whose split batch the shell holds
 	finished    bool
 	started     bool // a Step came: no more Restore
 
@@ -144,10 +145,14 @@ func (p *Protocol) data(ch int, e Element) {
 			dups = int64(skip)
 		}
 	}
-	c.held = false
+	if c.held {
+		c.held = false
+		p.holding--
+	}
 	if len(p.follow) > 0 && p.follow[0].Ch == ch && end > p.follow[0].UpTo {
 		limit = int(p.follow[0].UpTo - e.Seq)
 		c.held = true
+		p.holding++
 	}
 	if c.state == ChanIdle {
 		c.state = ChanActive // the watermark is combined again at the next one
@@ -212,9 +217,11 @@ func (p *Protocol) Next() (ch int, only bool) {
 	if p.settle(); len(p.follow) > 0 {
 		return p.follow[0].Ch, true
 	}
-	for c := range p.chans {
-		if p.chans[c].held {
-			return c, true
+	if p.holding > 0 {
+		for c := range p.chans {
+			if p.chans[c].held {
+				return c, true
+			}
 		}
 	}
 	return 0, false
@@ -247,6 +254,21 @@ func (p *Protocol) Counts() []int64 {
 	}
 	return out
 }
+
+// Aligning returns the checkpoint whose barriers are being aligned (also
+// when its snapshot was taken and it waits for the remaining barriers
+// only to collect in-flight input), 0 when none.
+func (p *Protocol) Aligning() int64 {
+	if p.align == nil {
+		return 0
+	}
+	return p.align.id
+}
+
+// Aborted returns the checkpoints above the latest snapshot that were
+// aborted, whose barriers are ignored. The slice is the Protocol's and
+// valid until the next call.
+func (p *Protocol) Aborted() []int64 { return p.aborted }
 
 // Finished reports whether every channel ended.
 func (p *Protocol) Finished() bool { return p.finished }

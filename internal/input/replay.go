@@ -93,6 +93,23 @@ func (p *Protocol) awaitReplay(ch int, e Element) {
 	}
 }
 
+// Resume makes channel ch continue at record seq, waiting for no
+// replay: an active standby, which applies its primary's logged input
+// instead of reading a gate, repeats there the primary's ReplayStarted
+// (the replay its primary's sender started). It returns no actions.
+func (p *Protocol) Resume(ch int, seq int64) {
+	if ch < 0 || ch >= len(p.chans) {
+		panic(fmt.Sprintf("input: resume on channel %d of %d", ch, len(p.chans)))
+	}
+	c := &p.chans[ch]
+	c.awaiting = false
+	c.recv = seq
+}
+
+// Awaits reports whether channel ch waits for its sender's replay: a
+// Step on it consumes nothing but the Replay that ends the wait.
+func (p *Protocol) Awaits(ch int) bool { return p.chans[ch].awaiting }
+
 // Follow makes the subtask repeat a logged consumption order before it
 // reads its gate freely: Next names each turn's channel until that turn's
 // records were consumed.

@@ -35,6 +35,7 @@ import (
 //	restore counts=N,N,... [wm=W,W,...] [states=active|idle|ended,...] [in=W] [idle]
 //	follow order=CH:UPTO,...
 //	request-replays inc=
+//	resume ch= seq=             a standby repeats its primary's replay start
 //	catching-up on|off
 //	abort id= | timeout id= | trigger id= | snapshot-failed id=
 //	next                        prints where to read: "ch=C only" or "any"
@@ -166,6 +167,11 @@ func (s *story) run(line string) (result string, err error) {
 		s.p.Follow(order)
 	case "request-replays":
 		actions = s.p.RequestReplays(int64(a.int("inc", 0)))
+	case "resume":
+		s.p.Resume(a.ch(), int64(a.int("seq", 0)))
+		if ch := a.ch(); ch >= 0 && ch < len(s.sent) {
+			s.sent[ch] = int64(a.int("seq", 0))
+		}
 	case "catching-up":
 		if len(positional) != 1 || (positional[0] != "on" && positional[0] != "off") {
 			return "", errors.New("want catching-up on|off")

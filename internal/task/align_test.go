@@ -13,9 +13,28 @@ import (
 // takes aligned checkpoints, and the log its active standby would follow.
 func alignSubtask(n int) *subtask {
 	rt := &Runtime{opts: Options{Checkpoint: Aligned, Now: time.Now}, cursors: [][][][]*cursor{{nil}}}
-	s := &subtask{rt: rt, v: &plan.Vertex{}, gate: exchange.NewGate(n, 4), chanState: make([]chanState, n),
-		recv: make([]int64, n), inChan: make([]dataflow.Channel, n), log: newInputLog(0)}
+	s := &subtask{rt: rt, v: &plan.Vertex{}, gate: exchange.NewGate(n, 4), inChan: make([]dataflow.Channel, n), log: newInputLog(0)}
+	return withInput(s, n)
+}
+
+// withInput gives s the input protocol of n channels, and metrics.
+func withInput(s *subtask, n int) *subtask {
+	s.decode, s.tctx.Metrics = make([]Decoder, n), NewMetrics()
+	if n > 0 {
+		in, err := s.newInput(n)
+		if err != nil {
+			panic(err)
+		}
+		s.in, s.pending = in, make([]exchange.Element, n)
+	}
 	return s
+}
+
+// barrier hands s the barrier of checkpoint id on channel ch.
+func barrier(s *subtask, ch int, id int64) {
+	if _, err := s.step(ch, exchange.Element{Kind: exchange.Barrier, Checkpoint: id}); err != nil {
+		panic(err)
+	}
 }
 
 // A barrier of a checkpoint that was aborted, arriving after the abort
@@ -26,23 +45,23 @@ func alignSubtask(n int) *subtask {
 // through channels the blocked one backpressures.
 func TestABarrierOfAnAbortedCheckpointStartsNoAlignment(t *testing.T) {
 	s := alignSubtask(2)
-	s.onBarrier(0, exchange.Element{Kind: exchange.Barrier, Checkpoint: 2})
+	barrier(s, 0, 2)
 	s.handleControl(control{kind: ctlAbort, checkpoint: 2})
-	if s.align != nil {
+	if s.in.Aligning() != 0 {
 		t.Fatal("the alignment of checkpoint 2 survived its abort")
 	}
 	s.handleControl(control{kind: ctlAbort, checkpoint: 3}) // before any of its barriers arrived
 	for _, id := range []int64{2, 3} {
-		s.onBarrier(1, exchange.Element{Kind: exchange.Barrier, Checkpoint: id})
-		if s.align != nil {
+		barrier(s, 1, id)
+		if s.in.Aligning() != 0 {
 			t.Fatalf("a barrier of aborted checkpoint %d started an alignment (waiting for %v)", id, s.describeWait())
 		}
 		if st := s.gate.Status(); st[1].Blocked {
 			t.Fatalf("a barrier of aborted checkpoint %d blocked its channel", id)
 		}
 	}
-	s.onBarrier(1, exchange.Element{Kind: exchange.Barrier, Checkpoint: 4})
-	if s.align == nil || s.align.id != 4 {
+	barrier(s, 1, 4)
+	if s.in.Aligning() != 4 {
 		t.Fatal("the barrier of checkpoint 4, after the aborted ones, started no alignment")
 	}
 }
@@ -62,8 +81,8 @@ func TestAStandbyIgnoresTheBarriersItsPrimaryIgnoredAfterAnAbort(t *testing.T) {
 	for _, en := range entries {
 		sb.applyLogged(en)
 	}
-	sb.onBarrier(0, exchange.Element{Kind: exchange.Barrier, Checkpoint: 3})
-	if sb.align != nil {
+	barrier(sb, 0, 3)
+	if sb.in.Aligning() != 0 {
 		t.Fatal("the standby aligned a barrier its primary ignored after an abort")
 	}
 }

@@ -3,11 +3,14 @@ package task
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/input"
 	"github.com/weir-stream/weir/internal/plan"
 )
 
@@ -210,18 +213,22 @@ func TestTrimLeavesBatchesAReceiverHoldsIntact(t *testing.T) {
 // not reflect them.
 func TestBarrierAfterMissingRecordsFailsTheSubtask(t *testing.T) {
 	e := &plan.PhysicalEdge{Source: &plan.Vertex{Chain: []*plan.Node{{Name: "events"}}}}
-	s := &subtask{rt: &Runtime{edges: []*plan.PhysicalEdge{e}}, inChan: []dataflow.Channel{{Edge: 0, From: 1}}, recv: []int64{100}}
+	rt := &Runtime{edges: []*plan.PhysicalEdge{e}, opts: Options{Checkpoint: Aligned, Now: time.Now}}
+	s := withInput(&subtask{rt: rt, v: &plan.Vertex{}, gate: exchange.NewGate(2, 4), inChan: []dataflow.Channel{{Edge: 0, From: 1}, {Edge: 0, From: 2}}}, 2)
+	if err := s.in.Restore(input.State{Counts: []int64{100, 0}}); err != nil {
+		t.Fatal(err)
+	}
 	barrier := func(seq int64) error {
-		return failed(func() { s.checkBarrierSeq(0, exchange.Element{Kind: exchange.Barrier, Checkpoint: 8, Seq: seq}) })
+		return failed(func() { s.step(0, exchange.Element{Kind: exchange.Barrier, Checkpoint: 8, Seq: seq}) })
 	}
 	if err := barrier(100); err != nil {
 		t.Fatalf("a barrier right after the records consumed: %v", err)
 	}
-	want := `records 100 to 149 on the channel from subtask 1 of "events" are missing (the barrier of checkpoint 8 comes after record 150)`
-	if err := barrier(150); err == nil || err.Error() != want {
-		t.Fatalf("got %v, want %q", err, want)
+	err := barrier(150)
+	if !errors.Is(err, input.ErrRecordsMissing) || !strings.Contains(err.Error(), "records 100 to 149") || !strings.Contains(err.Error(), "(events)") {
+		t.Fatalf("got %v, want records 100 to 149 from the subtask of \"events\" missing", err)
 	}
-	if err := barrier(90); err == nil {
-		t.Fatal("a barrier behind the records consumed passed")
+	if err := barrier(90); !errors.Is(err, input.ErrBarrierBehind) {
+		t.Fatalf("a barrier behind the records consumed: got %v, want ErrBarrierBehind", err)
 	}
 }

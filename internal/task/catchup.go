@@ -77,18 +77,6 @@ func (s *subtask) behind() string {
 	return "nothing"
 }
 
-// notCaughtUp returns the error that declines a checkpoint at a subtask
-// that is not a source and has not caught up yet, or nil.
-func (s *subtask) notCaughtUp() error {
-	if s.source != nil || !s.catchingUp() {
-		return nil
-	}
-	if s.finished {
-		return fmt.Errorf("%w: subtask %d of %q restarted alone and finished having sent %s", ErrNotDeterministic, s.index, s.v.Name(), s.behind())
-	}
-	return fmt.Errorf("subtask %d of %q restarted alone: %w (sent %s)", s.index, s.v.Name(), ErrCatchingUp, s.behind())
-}
-
 // catchingUp reports whether the subtask has not yet sent what its
 // previous incarnation had, on some channel.
 func (s *subtask) catchingUp() bool {
@@ -112,7 +100,7 @@ func (s *subtask) takeDeferred() {
 	s.catchUp = nil
 	if id := s.deferred; id > s.lastCheckpoint {
 		s.deferred = 0
-		s.takeSnapshot(id, 0, true)
+		s.takeSnapshot(id)
 	}
 }
 

@@ -38,8 +38,8 @@ func catchingUpSubtask(sent, want int64) (*subtask, *[]SnapshotResult) {
 // come behind them, so it declines, forwards no barrier, and reads on.
 func TestARestartedSubtaskThatHasNotCaughtUpDeclinesTheCheckpoint(t *testing.T) {
 	s, reports := catchingUpSubtask(12303, 26776)
-	s.onBarrier(0, exchange.Element{Kind: exchange.Barrier, Checkpoint: 6}) // the sentWriter panics if a barrier is forwarded
-	s.onBarrier(1, exchange.Element{Kind: exchange.Barrier, Checkpoint: 6})
+	barrier(s, 0, 6) // the sentWriter panics if a barrier is forwarded
+	barrier(s, 1, 6)
 	if len(*reports) != 1 {
 		t.Fatalf("got %d snapshot reports, want 1 decline", len(*reports))
 	}
@@ -47,7 +47,7 @@ func TestARestartedSubtaskThatHasNotCaughtUpDeclinesTheCheckpoint(t *testing.T) 
 	if !errors.Is(err, ErrCatchingUp) || !strings.Contains(err.Error(), `12303 of the 26776 records its previous incarnation sent to subtask 0 of "per-bucket"`) {
 		t.Fatalf("got %v, want a decline for catching up that says how far", err)
 	}
-	if s.align != nil {
+	if s.in.Aligning() != 0 {
 		t.Fatal("the declined checkpoint's alignment goes on")
 	}
 	for c, st := range s.gate.Status() {
@@ -55,8 +55,8 @@ func TestARestartedSubtaskThatHasNotCaughtUpDeclinesTheCheckpoint(t *testing.T) 
 			t.Fatalf("input channel %d stays blocked after the decline", c)
 		}
 	}
-	s.onBarrier(0, exchange.Element{Kind: exchange.Barrier, Checkpoint: 6}) // a late one of the declined checkpoint
-	if s.align != nil {
+	barrier(s, 0, 6) // a late one of the declined checkpoint
+	if s.in.Aligning() != 0 {
 		t.Fatal("a barrier of the declined checkpoint started an alignment")
 	}
 }
@@ -66,18 +66,21 @@ func TestARestartedSubtaskThatHasNotCaughtUpDeclinesTheCheckpoint(t *testing.T) 
 // deterministic, and no restart alone can make the receiver's state
 // right, so it fails (the job falls back to a global rollback).
 func TestARestartedSubtaskThatFinishedBehindIsNotDeterministic(t *testing.T) {
-	s, _ := catchingUpSubtask(100, 120)
-	s.finished = true
-	err := failed(func() { s.takeSnapshot(7, 0, true) })
-	if !errors.Is(err, ErrNotDeterministic) {
-		t.Fatalf("got %v, want ErrNotDeterministic", err)
-	}
 	// A finished subtask snapshots when the job triggers it directly; only
 	// sources defer a trigger until they caught up (it would never be
 	// taken here, and the final checkpoint would wait for it forever).
-	s, _ = catchingUpSubtask(100, 120)
-	s.finished = true
-	err = failed(func() { s.handleControl(control{kind: ctlTrigger, checkpoint: 8}) })
+	s, _ := catchingUpSubtask(100, 120)
+	s.outs = []ChannelWriter{&endWriter{sentWriter{sent: []int64{100}}}}
+	s.rt.finished = map[dataflow.SubtaskID]bool{}
+	for ch := range 2 {
+		if _, err := s.step(ch, exchange.Element{Kind: exchange.End}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !s.finished {
+		t.Fatal("the subtask did not finish at the end of its inputs")
+	}
+	err := failed(func() { s.handleControl(control{kind: ctlTrigger, checkpoint: 8}) })
 	if !errors.Is(err, ErrNotDeterministic) {
 		t.Fatalf("a trigger at a finished subtask behind its previous incarnation: got %v (deferred %d), want ErrNotDeterministic", err, s.deferred)
 	}
@@ -152,7 +155,7 @@ func TestTheConsumptionLogKeepsATurnThatGoesOnAcrossASnapshot(t *testing.T) {
 func TestAFailedSwitchToUnalignedUnblocksTheChannels(t *testing.T) {
 	s, reports := catchingUpSubtask(10, 20)
 	s.rt.opts.AlignedTimeout = time.Nanosecond
-	s.onBarrier(0, exchange.Element{Kind: exchange.Barrier, Checkpoint: 3})
+	barrier(s, 0, 3)
 	if !s.gate.Status()[0].Blocked {
 		t.Fatal("the aligned barrier did not block its channel")
 	}
@@ -160,7 +163,14 @@ func TestAFailedSwitchToUnalignedUnblocksTheChannels(t *testing.T) {
 	if len(*reports) != 1 || !errors.Is((*reports)[0].Err, ErrCatchingUp) {
 		t.Fatalf("got reports %+v, want one decline", *reports)
 	}
-	if s.align != nil || s.gate.Status()[0].Blocked {
-		t.Fatalf("after the failed switch: alignment %v, channel 0 blocked %v; want neither", s.align != nil, s.gate.Status()[0].Blocked)
+	if s.in.Aligning() != 0 || s.gate.Status()[0].Blocked {
+		t.Fatalf("after the failed switch: alignment %v, channel 0 blocked %v; want neither", s.in.Aligning(), s.gate.Status()[0].Blocked)
 	}
 }
+
+// endWriter is a sentWriter that takes the watermark and the end a
+// finishing subtask sends.
+type endWriter struct{ sentWriter }
+
+func (w *endWriter) Emit(exchange.Element) {}
+func (w *endWriter) Flush()                {}

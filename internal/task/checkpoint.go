@@ -8,8 +8,9 @@ import (
 
 // This file holds the checkpoint types the runtime shares with operators
 // (Snapshotter, CheckpointListener) and with the engine (CheckpointMode,
-// SnapshotResult, ChannelCount). A subtask aligns barriers in align.go,
-// and takes, encodes and decodes its snapshot in snapshot.go.
+// SnapshotResult, ChannelCount). A subtask aligns barriers as its input
+// protocol decides (input.go), and takes, encodes and decodes its
+// snapshot in snapshot.go.
 
 // CheckpointMode says how a runtime takes checkpoints.
 type CheckpointMode int

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/plan"
 )
 
@@ -68,10 +69,13 @@ func (s *subtask) handleControl(c control) {
 			s.deferred = max(s.deferred, c.checkpoint)
 			return
 		}
-		if c.checkpoint > s.lastCheckpoint {
-			// A source injects the barrier; a finished subtask snapshots
-			// its final state.
-			s.takeSnapshot(c.checkpoint, 0, true)
+		// A source injects the barrier; a finished subtask snapshots
+		// its final state.
+		if s.in != nil {
+			s.noteCatchingUp()
+			s.act(-1, exchange.Element{}, s.in.Trigger(c.checkpoint))
+		} else if c.checkpoint > s.lastCheckpoint {
+			s.takeSnapshot(c.checkpoint)
 		}
 	case ctlComplete:
 		if err := s.inject(PointCompleteBeforeCommit, c.checkpoint); err != nil {
@@ -107,6 +111,18 @@ func (s *subtask) handleControl(c control) {
 		s.released = true
 	case ctlReplay:
 		s.replay(c)
+	}
+}
+
+// abortCheckpoint gives up checkpoint id, which the job aborted: its
+// alignment and the barriers of it still to come (the protocol's), and a
+// barrier a restarted source deferred.
+func (s *subtask) abortCheckpoint(id int64) {
+	if s.in != nil {
+		s.act(-1, exchange.Element{}, s.in.Abort(id))
+	}
+	if s.deferred == id {
+		s.deferred = 0
 	}
 }
 

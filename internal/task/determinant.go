@@ -3,7 +3,7 @@ package task
 import (
 	"fmt"
 
-	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/input"
 )
 
 // A task that merges several input channels consumes them in the order
@@ -106,50 +106,10 @@ func (s *subtask) startFollowing(restored int64) error {
 	if !ok {
 		return fmt.Errorf("the order in which it consumed its inputs since checkpoint %d was not kept: %w", restored, ErrBackupLost)
 	}
-	s.follow = order
-	s.pending = make([]exchange.Element, len(s.recv))
+	turns := make([]input.Turn, len(order))
+	for i, d := range order {
+		turns[i] = input.Turn{Ch: d.ch, UpTo: d.upTo}
+	}
+	s.in.Follow(turns)
 	return nil
-}
-
-// poll returns the next element to process: while following a logged
-// order, the next one of the channel the order names (nil ok when it has
-// not arrived yet); afterwards, whatever the gate offers.
-func (s *subtask) poll() (int, exchange.Element, bool) {
-	for len(s.follow) > 0 {
-		d := s.follow[0]
-		if s.recv[d.ch] >= d.upTo && !s.awaiting0(d.ch) {
-			s.follow = s.follow[1:]
-			continue
-		}
-		if p := s.pending[d.ch]; p.Buf != nil {
-			s.pending[d.ch] = exchange.Element{}
-			return d.ch, p, true
-		}
-		e, ok := s.gate.PollChannel(d.ch)
-		return d.ch, e, ok
-	}
-	for c, p := range s.pending {
-		if p.Buf != nil { // a batch's rest after the order ended mid-batch
-			s.pending[c] = exchange.Element{}
-			return c, p, true
-		}
-	}
-	return s.gate.Poll()
-}
-
-func (s *subtask) awaiting0(ch int) bool { return s.awaiting != nil && s.awaiting[ch] }
-
-// followLimit returns how many records of data batch e on channel ch the
-// subtask may consume now: all of them, or, while following the logged
-// order, those up to where the order turns to another channel. The rest
-// is kept for later.
-func (s *subtask) followLimit(ch int, e exchange.Element) int {
-	if len(s.follow) == 0 || s.follow[0].ch != ch {
-		return e.Buf.N
-	}
-	if end := e.Seq + int64(e.Buf.N); end > s.follow[0].upTo {
-		s.pending[ch] = e
-		return int(s.follow[0].upTo - e.Seq)
-	}
-	return e.Buf.N
 }

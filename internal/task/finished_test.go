@@ -8,6 +8,7 @@ import (
 
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/input"
 	"github.com/weir-stream/weir/internal/plan"
 )
 
@@ -32,8 +33,13 @@ func waitFor(t *testing.T, done <-chan struct{}, what string) {
 func TestAFinishedSubtaskDropsARestartedSendersRegeneratedOutput(t *testing.T) {
 	rt := &Runtime{opts: Options{Checkpoint: Aligned, Now: time.Now}, cursors: [][][][]*cursor{{nil}}}
 	s := &subtask{rt: rt, v: &plan.Vertex{}, ctx: context.Background(), gate: exchange.NewGate(1, 2),
-		chanState: []chanState{ended}, recv: []int64{100}, inChan: make([]dataflow.Channel, 1), inbox: make(chan control, 4),
+		decode: make([]Decoder, 1), inChan: make([]dataflow.Channel, 1), inbox: make(chan control, 4),
 		finished: true, tctx: Context{Metrics: NewMetrics()}}
+	s.in, _ = s.newInput(1)
+	ended := &input.Watermarks{Input: input.MaxWatermark, Channels: []input.ChannelMark{{Watermark: input.MaxWatermark, State: input.ChanEnded}}}
+	if err := s.in.Restore(input.State{Counts: []int64{100}, Watermarks: ended}); err != nil {
+		t.Fatal(err)
+	}
 	released := make(chan error, 1)
 	go func() { released <- s.waitReleased() }()
 	sent := make(chan struct{})

@@ -12,11 +12,10 @@ import (
 // every channel, output retained until the receivers' state that reflects
 // it is durable, and replay to a receiver that restarted alone.
 //
-// Records on a channel are numbered from 0 by the sender. A receiver
-// counts what it consumed (recv); a data batch that starts below it holds
-// records the receiver already has (a deterministic sender that restarted
-// regenerates them), which it drops; one that starts above it means lost
-// records, a broken invariant that fails the task.
+// Records on a channel are numbered from 0 by the sender. The receiver's
+// input protocol (internal/input) counts what it consumed, drops the
+// records it already has (a deterministic sender that restarted
+// regenerates them) and fails on lost ones.
 
 // trimPoint is where a subtask stood on each output channel when it sent
 // checkpoint id's barrier: once id completes, the receivers' state
@@ -99,19 +98,20 @@ func (s *subtask) keepRetainedMetric() {
 	s.tctx.Metrics.Retained.Store(s.backup.Retained())
 }
 
-// restoreCounts sets the writers' sequence numbers and the received
-// counts from the snapshot's channel counts, and the control elements
-// sent (ctl, active standby) when the snapshot holds them.
-func (s *subtask) restoreCounts(counts, ctl []int64) error {
-	want := len(s.recv)
+// restoreCounts sets the writers' sequence numbers from the snapshot's
+// channel counts, and the control elements sent (ctl, active standby)
+// when the snapshot holds them; it returns the records received per
+// input channel, for the input protocol.
+func (s *subtask) restoreCounts(counts, ctl []int64) ([]int64, error) {
+	want := len(s.decode)
 	for w := range s.outs {
 		want += len(s.outCh[w])
 	}
 	if len(counts) != want {
-		return fmt.Errorf("restoring channel counts: the checkpoint has %d, the task %d channels", len(counts), want)
+		return nil, fmt.Errorf("restoring channel counts: the checkpoint has %d, the task %d channels", len(counts), want)
 	}
-	if ctl != nil && len(ctl) != want-len(s.recv) {
-		return fmt.Errorf("restoring control counts: the checkpoint has %d, the task %d output channels", len(ctl), want-len(s.recv))
+	if ctl != nil && len(ctl) != want-len(s.decode) {
+		return nil, fmt.Errorf("restoring control counts: the checkpoint has %d, the task %d output channels", len(ctl), want-len(s.decode))
 	}
 	k := 0
 	for w, o := range s.outs {
@@ -122,69 +122,7 @@ func (s *subtask) restoreCounts(counts, ctl []int64) error {
 		}
 		k += n
 	}
-	copy(s.recv, counts[k:])
-	return nil
-}
-
-// requestReplays asks the sender of every input channel to replay its
-// retained output from the records this restarted subtask holds on. The
-// channels are ignored until each sender's Replay element arrives.
-func (s *subtask) requestReplays() {
-	s.awaiting = make([]bool, len(s.recv))
-	for c, ic := range s.inChan {
-		s.awaiting[c] = true
-		e := s.rt.edges[ic.Edge]
-		s.rt.requestReplay(dataflow.SubtaskID{Vertex: e.Source.ID, Subtask: ic.From}, control{kind: ctlReplay, edge: ic.Edge, to: s.index, from: s.recv[c], incarnation: s.incarnation})
-	}
-	if len(s.awaiting) == 0 {
-		s.awaiting = nil
-	}
-}
-
-// awaitReplay handles element e on channel ch while the channel waits for
-// its sender's replay: everything before the Replay element is dropped.
-func (s *subtask) awaitReplay(ch int, e exchange.Element) {
-	switch e.Kind {
-	case exchange.Replay:
-		if e.Checkpoint != s.incarnation {
-			return // the answer to an earlier incarnation's request
-		}
-		s.awaiting[ch] = false
-		s.recv[ch] = e.Seq
-		if s.log != nil {
-			s.log.append(logEntry{kind: logReplayStart, ch: ch, e: exchange.Element{Seq: e.Seq}})
-		}
-		for _, w := range s.awaiting {
-			if w {
-				return
-			}
-		}
-		s.awaiting = nil
-	case exchange.Data:
-		exchange.PutBuffer(e.Buf)
-	}
-}
-
-// duplicates handles a data batch on channel ch that does not start at the
-// next expected record: it returns how many of its first records the
-// subtask already has, and whether any are new.
-func (s *subtask) duplicates(ch int, e exchange.Element) (skip int, keep bool) {
-	recv := s.recv[ch]
-	if s.follow != nil && e.Seq < recv && e.Seq+int64(e.Buf.N) > recv {
-		// The rest of a batch split by the logged order, or a duplicate.
-		return int(recv - e.Seq), true
-	}
-	if e.Seq > recv {
-		ic := s.inChan[ch]
-		Fail(fmt.Errorf("records %d to %d on the channel from subtask %d of %q are missing (the next batch starts at record %d)",
-			recv, e.Seq-1, ic.From, s.rt.edges[ic.Edge].Source.Name(), e.Seq))
-	}
-	end := e.Seq + int64(e.Buf.N)
-	s.tctx.Metrics.Duplicates.Add(min(end, recv) - e.Seq)
-	if end <= recv {
-		return 0, false
-	}
-	return int(recv - e.Seq), true
+	return counts[k:], nil
 }
 
 // replay serves a restarted receiver's replay request.

@@ -2,14 +2,13 @@ package task
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/input"
 )
 
 // This file is a subtask's snapshot: its synchronous part, taken at the
@@ -33,19 +32,13 @@ type frozen struct {
 }
 
 // freeze takes the synchronous part of checkpoint id's snapshot and sends
-// the barrier on: in FIFO order, or ahead of everything queued (priority,
-// for unaligned checkpoints, keeping the overtaken output). It returns nil
-// if an operator failed to snapshot, having reported the failure.
-func (s *subtask) freeze(id int64, aligned time.Duration, forward, priority bool) *frozen {
+// the barrier on as fwd says: in FIFO order, or ahead of everything
+// queued (for unaligned checkpoints, keeping the overtaken output). recv
+// are the records consumed per input channel and wms the input's
+// watermark state (nil at a source). It returns nil if an operator failed
+// to snapshot, having reported the failure.
+func (s *subtask) freeze(id int64, aligned time.Duration, fwd input.Forward, recv []int64, wms *input.Watermarks) *frozen {
 	s.lastCheckpoint = id
-	s.aborted = slices.DeleteFunc(s.aborted, func(a int64) bool { return a <= id })
-	if err := s.notCaughtUp(); err != nil {
-		if errors.Is(err, ErrNotDeterministic) {
-			Fail(err)
-		}
-		s.report(SnapshotResult{Checkpoint: id, Err: err})
-		return nil
-	}
 	start := s.rt.opts.Now()
 	f := &frozen{id: id, aligned: aligned}
 	if s.source != nil {
@@ -68,21 +61,19 @@ func (s *subtask) freeze(id int64, aligned time.Duration, forward, priority bool
 			f.encs[i] = enc
 		}
 	}
-	if forward && !s.finished {
-		b := exchange.Element{Kind: exchange.Barrier, Checkpoint: id}
-		if priority {
-			b.Unaligned = true
-			for _, o := range s.outs {
-				f.output = append(f.output, o.Pending())
-				o.EmitPriority(b)
-			}
-		} else {
-			s.emit(b)
+	switch b := (exchange.Element{Kind: exchange.Barrier, Checkpoint: id}); fwd {
+	case input.InOrder:
+		s.emit(b)
+	case input.Ahead:
+		b.Unaligned = true
+		for _, o := range s.outs {
+			f.output = append(f.output, o.Pending())
+			o.EmitPriority(b)
 		}
 	}
-	f.counts = s.channelCounts()
-	if s.source == nil {
-		f.wms = s.encodeWatermarks()
+	f.counts = s.channelCounts(recv)
+	if wms != nil {
+		f.wms = s.encodeWatermarks(wms)
 	}
 	if s.rt.cursors[s.v.ID][s.index] != nil { // an active standby's pair restores them
 		for _, o := range s.outs {
@@ -97,7 +88,7 @@ func (s *subtask) freeze(id int64, aligned time.Duration, forward, priority bool
 		s.log.mark(id)
 		// A standby that starts from this mark must know which later
 		// checkpoints were aborted already.
-		for _, a := range s.aborted {
+		for _, a := range s.in.Aborted() {
 			s.log.append(logEntry{kind: logAbort, checkpoint: a})
 		}
 	}
@@ -116,29 +107,26 @@ func (s *subtask) freeze(id int64, aligned time.Duration, forward, priority bool
 	return f
 }
 
-// takeSnapshot takes checkpoint id's snapshot at once and reports it.
-func (s *subtask) takeSnapshot(id int64, aligned time.Duration, forward bool) {
-	// Sources of unaligned checkpoints send their barrier ahead of their
-	// queued output too.
-	if s.standby != nil {
-		s.standbyBarrier(id)
-		return
+// takeSnapshot takes a source's (or a subtask's without inputs)
+// snapshot of checkpoint id at once and reports it. Sources of unaligned
+// checkpoints send their barrier ahead of their queued output too.
+func (s *subtask) takeSnapshot(id int64) {
+	fwd := input.InOrder
+	if s.rt.opts.Checkpoint == Unaligned {
+		fwd = input.Ahead
 	}
-	priority := s.rt.opts.Checkpoint == Unaligned
-	if f := s.freeze(id, aligned, forward, priority); f != nil {
-		s.reportFrozen(f, nil, nil)
+	if s.finished {
+		fwd = input.NoBarrier
+	}
+	if f := s.freeze(id, 0, fwd, nil, nil); f != nil {
+		s.reportFrozen(f, nil)
 	}
 }
 
 // reportFrozen encodes a frozen snapshot on a goroutine the subtask owns
 // and reports it, with the in-flight input records of an unaligned
-// checkpoint (per gate channel), whose counts adjust the receivers'.
-func (s *subtask) reportFrozen(f *frozen, inflight [][]*exchange.Buffer, extra []int64) {
-	for i, c := range f.counts {
-		if !c.Sender && extra != nil {
-			f.counts[i].N += extra[s.chanIndex(c.Channel)]
-		}
-	}
+// checkpoint (per gate channel).
+func (s *subtask) reportFrozen(f *frozen, inflight [][]*exchange.Buffer) {
 	finished := s.finished
 	chain := s.v.Chain
 	s.async.Add(1)
@@ -193,26 +181,17 @@ func (s *subtask) reportFrozen(f *frozen, inflight [][]*exchange.Buffer, extra [
 	}()
 }
 
-// chanIndex returns the gate channel of an input channel.
-func (s *subtask) chanIndex(c dataflow.Channel) int {
-	for i, ic := range s.inChan {
-		if ic == c {
-			return i
-		}
-	}
-	return 0
-}
-
-// channelCounts returns the records sent and received per channel (after
-// the barrier went out, so that buffered records count as sent).
-func (s *subtask) channelCounts() []ChannelCount {
+// channelCounts returns the records sent per output channel (after the
+// barrier went out, so that buffered records count as sent), then those
+// received per input channel, recv.
+func (s *subtask) channelCounts(recv []int64) []ChannelCount {
 	var out []ChannelCount
 	for i, w := range s.outs {
 		for j, n := range w.Sent() {
 			out = append(out, ChannelCount{Channel: s.outCh[i][j], Sender: true, N: n})
 		}
 	}
-	for c, n := range s.recv {
+	for c, n := range recv {
 		out = append(out, ChannelCount{Channel: s.inChan[c], N: n})
 	}
 	return out

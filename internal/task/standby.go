@@ -131,20 +131,6 @@ func (s *subtask) promotedAtEnd() bool {
 	return false
 }
 
-// applyLogged applies one entry of the primary's input log to a standby;
-// done is set when the input ended.
-func (s *subtask) applyLogged(en logEntry) (done bool, err error) {
-	switch en.kind {
-	case logAbort:
-		s.abortCheckpoint(en.checkpoint)
-	case logReplayStart:
-		s.recv[en.ch] = en.e.Seq
-	case logElement:
-		return s.process(en.ch, en.e, en.skip, en.limit)
-	}
-	return false, nil
-}
-
 // takeOver makes a standby the subtask: it reads the primary's gate and
 // inbox, logs its input and counts into the subtask's metrics from now on.
 func (s *subtask) takeOver() {
@@ -166,9 +152,12 @@ func (s *subtask) takeOver() {
 	// unblocking its channels: the gate's channels are blocked exactly
 	// where the standby, which applied all the primary consumed, waits
 	// for barriers (aligned checkpoints only block).
-	aligned := s.rt.opts.Checkpoint == Aligned
-	for c := range s.recv {
-		if aligned && s.align != nil && s.align.seen[c] && s.align.frozen == nil {
+	blocked := make([]bool, len(s.decode))
+	for _, c := range s.in.Status().Blocked {
+		blocked[c] = true
+	}
+	for c, b := range blocked {
+		if b {
 			s.gate.Block(c)
 		} else {
 			s.gate.Unblock(c)
@@ -197,8 +186,9 @@ func (s *subtask) takeOver() {
 // standbyBarrier is a standby's side of checkpoint id: it forwards the
 // barrier, as its primary does, and notes where its retained output may
 // be trimmed, but takes no snapshot; its primary's is the subtask's.
-func (s *subtask) standbyBarrier(id int64) {
+// recv are the records it consumed per input channel.
+func (s *subtask) standbyBarrier(id int64, recv []int64) {
 	s.lastCheckpoint = id
 	s.emit(exchange.Element{Kind: exchange.Barrier, Checkpoint: id})
-	s.noteTrimPoint(id, s.channelCounts())
+	s.noteTrimPoint(id, s.channelCounts(recv))
 }

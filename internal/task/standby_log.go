@@ -228,11 +228,7 @@ func (s *subtask) logInput(ch int, e exchange.Element, skip, limit int) {
 // place now: not while it follows a logged order, holds split batches or
 // awaits replays, input a standby would not find in the gate.
 func (s *subtask) noteUnsafe() {
-	unsafe := s.awaiting != nil || len(s.follow) > 0
-	for _, p := range s.pending {
-		unsafe = unsafe || p.Buf != nil
-	}
-	if unsafe != s.unsafe {
+	if unsafe := !s.in.Settled(); unsafe != s.unsafe {
 		s.unsafe = unsafe
 		s.log.mu.Lock()
 		s.log.unsafe = unsafe

@@ -352,8 +352,8 @@ func (s *subtask) takeOverElsewhere(st *standby) {
 	if s.det != nil {
 		s.det.base = -1
 	}
-	if s.align != nil && s.align.id <= p.Aborted {
-		s.abortAlignment()
+	if id := s.in.Aligning(); id != 0 && id <= p.Aborted {
+		s.abortCheckpoint(id)
 	}
 	s.dropBarriers = p.Aborted
 	s.checkNotBehind(p)

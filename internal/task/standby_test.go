@@ -10,6 +10,7 @@ import (
 	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/input"
 	"github.com/weir-stream/weir/internal/plan"
 )
 
@@ -244,8 +245,8 @@ func TestPrimaryFailingBeforeItLogsAnElementLeavesItInItsGate(t *testing.T) {
 	inbox := make(chan control, 1)
 	inbox <- control{kind: ctlComplete, checkpoint: 1}
 	rt := &Runtime{opts: Options{Inject: func(p Point, _ dataflow.SubtaskID, _ int64) bool { return p == PointCompleteBeforeCommit }}}
-	s := &subtask{rt: rt, v: &plan.Vertex{Chain: []*plan.Node{{Name: "count"}}}, ctx: context.Background(), gate: g, inbox: inbox,
-		log: newInputLog(0), recv: []int64{0}}
+	s := withInput(&subtask{rt: rt, v: &plan.Vertex{Chain: []*plan.Node{{Name: "count"}}}, ctx: context.Background(), gate: g, inbox: inbox,
+		log: newInputLog(0), inChan: make([]dataflow.Channel, 1)}, 1)
 	var injected *InjectedError
 	if err := failed(func() { _ = s.runInputs() }); !errors.As(err, &injected) {
 		t.Fatalf("the primary stopped with %v, want the injected failure", err)
@@ -269,9 +270,12 @@ func standbyAtTheEnd(t *testing.T) (*Runtime, *subtask, *standby) {
 	rt := &Runtime{opts: Options{Now: time.Now}, gates: [][]*exchange.Gate{{exchange.NewGate(1, 2)}},
 		inboxes: [][]chan control{{make(chan control, 1)}}, dets: [][]*determinants{{nil}}, logs: [][]*inputLog{{l}},
 		metrics: [][]*Metrics{{NewMetrics()}}, cancels: [][]context.CancelCauseFunc{{nil}}, exited: map[dataflow.SubtaskID]chan struct{}{}, finished: map[dataflow.SubtaskID]bool{}, standbys: map[dataflow.SubtaskID]*standby{}}
-	s := &subtask{rt: rt, v: v, ctx: context.Background(), gate: exchange.NewGate(1, 1), inbox: make(chan control, 1),
-		chanState: []chanState{active}, recv: []int64{0}, chanWM: []int64{dataflow.MaxWatermark}, inWM: dataflow.MaxWatermark,
-		tctx: Context{Metrics: NewMetrics()}}
+	s := withInput(&subtask{rt: rt, v: v, ctx: context.Background(), gate: exchange.NewGate(1, 1), inbox: make(chan control, 1),
+		inChan: make([]dataflow.Channel, 1), inWM: dataflow.MaxWatermark}, 1)
+	wms := &input.Watermarks{Input: dataflow.MaxWatermark, Channels: []input.ChannelMark{{Watermark: dataflow.MaxWatermark}}}
+	if err := s.in.Restore(input.State{Counts: []int64{0}, Watermarks: wms}); err != nil {
+		t.Fatal(err)
+	}
 	st := &standby{s: s, exited: make(chan struct{})}
 	s.standby = st
 	rt.standbys[dataflow.SubtaskID{}] = st

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/input"
 	"github.com/weir-stream/weir/internal/plan"
 )
 
@@ -30,20 +31,25 @@ type subtask struct {
 	source SourceRunner
 	gate   *exchange.Gate
 	decode []Decoder            // per gate channel
-	recv   []int64              // records received per gate channel
 	inChan []dataflow.Channel   // the channel of each gate channel
 	outCh  [][]dataflow.Channel // per output writer, the channel of each of its targets
 
-	chanWM    []int64
-	chanState []chanState
-	inWM      int64 // combined input watermark
-	outWM     int64 // last watermark emitted downstream
-	idle      bool  // downstream was told we are idle
+	// The input protocol of a subtask with inputs, which decides how it
+	// reads them, and the shell's side of what it decided (input.go).
+	in         *input.Protocol
+	pending    []exchange.Element   // per channel: the rest of a batch the protocol holds (Hold)
+	taking     *frozen              // the snapshot taken, until its Report
+	inflight   [][]*exchange.Buffer // per channel: its in-flight input
+	overtaken  []*exchange.Buffer   // records queued ahead of the unaligned barrier stepped
+	alignID    int64                // the alignment under way (Align), until its snapshot
+	alignStart time.Time
+
+	inWM  int64 // the input watermark delivered to the chain
+	outWM int64 // last watermark emitted downstream
+	idle  bool  // downstream was told we are idle
 
 	inbox          chan control
-	align          *alignment
-	lastCheckpoint int64
-	aborted        []int64        // checkpoints above lastCheckpoint that were aborted: their barriers are ignored
+	lastCheckpoint int64          // the latest snapshot taken (a source's; the protocol keeps its own)
 	async          sync.WaitGroup // snapshot encoders
 	finished       bool           // input ended; waiting for release
 	released       bool
@@ -61,15 +67,12 @@ type subtask struct {
 	incarnation     int64
 	ready           func() // restarted: called once replays were asked for (see Restart)
 	deterministic   bool   // see ReplayDeterministic
-	awaiting        []bool
 	backup          *backup
 	trimAt          []trimPoint
 	lostLogged      bool
 	catchUp         [][]int64 // see catchingUp
 	det             *determinants
-	follow          []detEntry         // the logged order a restarted subtask repeats
-	pending         []exchange.Element // per channel: a batch's rest, split by follow
-	deferred        int64              // a checkpoint triggered while catching up
+	deferred        int64 // a checkpoint triggered while catching up
 
 	// Active standby (standby.go).
 	standby      *standby  // set while this instance is a standby
@@ -83,14 +86,6 @@ type subtask struct {
 	decoding     decoding  // the batch being decoded, for errors
 	held         held      // see unpollHeld
 }
-
-type chanState uint8
-
-const (
-	active chanState = iota
-	idle
-	ended
-)
 
 func (r *Runtime) newSubtask(ctx context.Context, v *plan.Vertex, i int) *subtask {
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -250,11 +245,18 @@ func (s *subtask) restoreState() error {
 		s.startPos = snap.position
 	}
 	if s.countsFromState && snap.counts != nil {
-		if err := s.restoreCounts(snap.counts, snap.controls); err != nil {
+		recv, err := s.restoreCounts(snap.counts, snap.controls)
+		if err != nil {
 			return err
 		}
+		var wms *input.Watermarks
 		if snap.wms != nil {
-			if err := s.restoreWatermarks(snap.wms); err != nil {
+			if wms, err = s.restoreWatermarks(snap.wms); err != nil {
+				return err
+			}
+		}
+		if s.in != nil {
+			if err := s.in.Restore(input.State{Counts: recv, Watermarks: wms}); err != nil {
 				return err
 			}
 		}
@@ -374,12 +376,13 @@ func (s *subtask) build() error {
 func (s *subtask) buildInputs(inputs []any) error {
 	n := s.gate.Channels()
 	s.decode = make([]Decoder, n)
-	s.recv = make([]int64, n)
 	s.inChan = make([]dataflow.Channel, n)
-	s.chanWM = make([]int64, n)
-	s.chanState = make([]chanState, n)
-	for i := range s.chanWM {
-		s.chanWM[i] = dataflow.MinWatermark
+	if s.source == nil && n > 0 {
+		in, err := s.newInput(n)
+		if err != nil {
+			return err
+		}
+		s.in, s.pending = in, make([]exchange.Element, n)
 	}
 	for _, e := range s.v.Inputs {
 		where := fmt.Sprintf("edge %q -> %q", e.From.Name, e.To.Name)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/input"
 	"github.com/weir-stream/weir/internal/plan"
 )
 
@@ -177,7 +178,11 @@ func (s *subtask) describeWait() string {
 	var parts []string
 	switch {
 	case s.finished:
-		return fmt.Sprintf("finished its input; waiting for the job to release it (its last checkpoint %d)", s.lastCheckpoint)
+		last := s.lastCheckpoint
+		if s.in != nil {
+			last = s.in.Status().Last
+		}
+		return fmt.Sprintf("finished its input; waiting for the job to release it (its last checkpoint %d)", last)
 	case s.standby != nil:
 		parts = append(parts, fmt.Sprintf("applied %d entries of its primary's input log; waiting for more", s.standby.at))
 	case s.source != nil:
@@ -189,29 +194,37 @@ func (s *subtask) describeWait() string {
 			parts = append(parts, fmt.Sprintf("checkpoint %d deferred until then", s.deferred))
 		}
 	}
-	if s.awaiting != nil {
+	var st input.Status
+	if s.in != nil {
+		st = s.in.Status()
+	}
+	if len(st.Replays) > 0 {
 		var from []string
-		for c, w := range s.awaiting {
-			if w {
-				from = append(from, s.chanName(c))
-			}
+		for _, c := range st.Replays {
+			from = append(from, s.chanName(c))
 		}
 		parts = append(parts, "waiting for the replay from "+strings.Join(from, ", "))
 	}
-	if len(s.follow) > 0 {
-		d := s.follow[0]
+	if len(st.Follow) > 0 {
+		d := st.Follow[0]
 		parts = append(parts, fmt.Sprintf("repeating its logged input order (%d steps left): waiting for records up to %d from %s, consumed %d",
-			len(s.follow), d.upTo, s.chanName(d.ch), s.recv[d.ch]))
+			len(st.Follow), d.UpTo, s.chanName(d.Ch), s.in.Consumed(d.Ch)))
 	}
-	if a := s.align; a != nil {
+	if st.Aligning != 0 {
 		var missing []string
-		for c, seen := range a.seen {
-			if !seen && s.chanState[c] != ended {
-				missing = append(missing, s.chanName(c))
-			}
+		for _, c := range st.Missing {
+			missing = append(missing, s.chanName(c))
 		}
-		parts = append(parts, fmt.Sprintf("aligning checkpoint %d for %v: waiting for its barrier from %s",
-			a.id, s.rt.opts.Now().Sub(a.started).Round(time.Millisecond), strings.Join(missing, ", ")))
+		waited := ""
+		if s.alignID == st.Aligning {
+			waited = fmt.Sprintf(" for %v", s.rt.opts.Now().Sub(s.alignStart).Round(time.Millisecond))
+		}
+		parts = append(parts, fmt.Sprintf("aligning checkpoint %d%s: waiting for its barrier from %s",
+			st.Aligning, waited, strings.Join(missing, ", ")))
+	}
+	ended := make(map[int]bool, len(st.Ended))
+	for _, c := range st.Ended {
+		ended[c] = true
 	}
 	if s.gate != nil && s.source == nil && s.standby == nil {
 		var chans []string
@@ -226,7 +239,7 @@ func (s *subtask) describeWait() string {
 			if st.SenderWaiting {
 				notes = append(notes, "sender waits")
 			}
-			if c < len(s.chanState) && s.chanState[c] == ended {
+			if ended[c] {
 				notes = append(notes, "ended")
 			}
 			if len(notes) > 0 {

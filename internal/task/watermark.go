@@ -7,11 +7,13 @@ import (
 	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/input"
 )
 
 // This file is a subtask's watermarks: the input watermark combined from
 // its channels' watermarks and idleness, advanced through the chain and
-// forwarded (combine, advance), and the watermark state a snapshot holds.
+// forwarded (advance: the input protocol combines them, input.go), and
+// the watermark state a snapshot holds.
 //
 // A subtask's watermark state (its channels' watermarks and idleness,
 // its input and output watermarks) goes into its snapshot too. A
@@ -20,24 +22,27 @@ import (
 // same places as the incarnation it replaces: its consumers, and an
 // active standby's cursors, count those control elements.
 
-// encodeWatermarks returns the subtask's watermark state.
-func (s *subtask) encodeWatermarks() []byte {
-	out := binary.AppendVarint(nil, s.inWM)
+// encodeWatermarks returns the subtask's watermark state: w, the input
+// protocol's, and the output watermark.
+func (s *subtask) encodeWatermarks(w *input.Watermarks) []byte {
+	out := binary.AppendVarint(nil, w.Input)
 	out = binary.AppendVarint(out, s.outWM)
 	idle := uint64(0)
-	if s.idle {
+	if w.Idle {
 		idle = 1
 	}
 	out = binary.AppendUvarint(out, idle)
-	for c, wm := range s.chanWM {
-		out = binary.AppendVarint(out, wm)
-		out = binary.AppendUvarint(out, uint64(s.chanState[c]))
+	for _, m := range w.Channels {
+		out = binary.AppendVarint(out, m.Watermark)
+		out = binary.AppendUvarint(out, uint64(m.State))
 	}
 	return out
 }
 
-// restoreWatermarks sets the watermark state from a snapshot's section.
-func (s *subtask) restoreWatermarks(data []byte) error {
+// restoreWatermarks sets the output watermark and what the chain and the
+// consumers were told from a snapshot's section, and returns the input
+// protocol's watermark state.
+func (s *subtask) restoreWatermarks(data []byte) (*input.Watermarks, error) {
 	bad := fmt.Errorf("restoring watermarks: %w", codec.ErrCorrupt)
 	next := func() (int64, bool) {
 		v, n := binary.Varint(data)
@@ -59,27 +64,24 @@ func (s *subtask) restoreWatermarks(data []byte) error {
 	out, ok2 := next()
 	idle, ok3 := nextU()
 	if !ok1 || !ok2 || !ok3 {
-		return bad
+		return nil, bad
 	}
-	wms := make([]int64, 0, len(s.chanWM))
-	states := make([]chanState, 0, len(s.chanWM))
+	w := &input.Watermarks{Input: in, Idle: idle == 1, Channels: make([]input.ChannelMark, 0, len(s.decode))}
 	for len(data) > 0 {
 		wm, ok := next()
 		st, ok2 := nextU()
-		if !ok || !ok2 || st > uint64(ended) {
-			return bad
+		if !ok || !ok2 || st > uint64(input.ChanEnded) {
+			return nil, bad
 		}
-		wms, states = append(wms, wm), append(states, chanState(st))
+		w.Channels = append(w.Channels, input.ChannelMark{Watermark: wm, State: input.ChannelState(st)})
 	}
-	if len(wms) != len(s.chanWM) {
-		return fmt.Errorf("restoring watermarks: the checkpoint has %d channels, the task %d", len(wms), len(s.chanWM))
+	if len(w.Channels) != len(s.decode) {
+		return nil, fmt.Errorf("restoring watermarks: the checkpoint has %d channels, the task %d", len(w.Channels), len(s.decode))
 	}
-	copy(s.chanWM, wms)
-	copy(s.chanState, states)
-	s.inWM, s.outWM, s.idle = in, out, idle == 1
+	s.inWM, s.outWM, s.idle = in, out, w.Idle
 	s.tctx.Metrics.Watermark.Store(in)
 	s.wmRestored = true
-	return nil
+	return w, nil
 }
 
 // openWatermark tells the opened chain the restored input watermark, as
@@ -92,53 +94,6 @@ func (s *subtask) openWatermark() {
 	w := s.inWM
 	for _, op := range s.ops {
 		w = op.Watermark(w)
-	}
-}
-
-// combine recomputes the input watermark as the minimum over active
-// channels and advances the chain when it grew. With no active channel the
-// task tells its consumers it is idle.
-func (s *subtask) combine() {
-	min := int64(dataflow.MaxWatermark)
-	anyActive := false
-	holder := -1
-	for c, st := range s.chanState {
-		if st == active {
-			anyActive = true
-			if s.chanWM[c] < min {
-				min, holder = s.chanWM[c], c
-			}
-		}
-	}
-	s.tctx.Metrics.HeldBackBy.Store(int64(holder))
-	if !anyActive {
-		if s.allEnded() {
-			return
-		}
-		// No channel will advance its watermark until one becomes active
-		// again, so the highest watermark any channel reached is safe to
-		// apply now (Flink's status valve does the same).
-		high := int64(dataflow.MinWatermark)
-		for c, st := range s.chanState {
-			if st != ended && s.chanWM[c] > high {
-				high = s.chanWM[c]
-			}
-		}
-		if high > s.inWM {
-			s.advance(high)
-		}
-		if !s.idle {
-			s.idle = true
-			s.emit(exchange.Element{Kind: exchange.Idle})
-		}
-		return
-	}
-	if s.idle {
-		s.idle = false
-		s.emitWatermark(s.outWM)
-	}
-	if min > s.inWM {
-		s.advance(min)
 	}
 }
 
