@@ -12,6 +12,7 @@ import (
 
 	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/operator"
 	"github.com/weir-stream/weir/internal/state"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -34,7 +35,7 @@ type dedupNode[K comparable, T any] struct {
 }
 
 func (n *dedupNode[K, T]) Build(ctx *task.Context, outs []any) (task.Built, error) {
-	op := &dedupOp[K, T]{dedupNode: n, core: newKeyedCore(ctx, n.keys), next: out[T](outs, 0), late: out[T](outs, 1),
+	op := &dedupOp[K, T]{dedupNode: n, core: newKeyedCore(ctx, n.keys), next: operator.Out[T](outs, 0), late: operator.Out[T](outs, 1),
 		c: n.cfg.stats.counters(), forgotten: math.MinInt64}
 	if op.gap = ctx.Gap; op.gap != nil && op.gap.Prev != dataflow.MinWatermark {
 		// An at-most-once restart: the keys forwarded before the failure

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"time"
 
+	"github.com/weir-stream/weir/internal/operator"
+	"github.com/weir-stream/weir/internal/operator/transform"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/state"
 	"github.com/weir-stream/weir/internal/task"
@@ -42,7 +44,7 @@ func (c *coNode[K, In1, In2, Out]) Build(ctx *task.Context, outs []any) (task.Bu
 	fn := c.newFn()
 	op := &processOp[K, In1, Out]{key: c.key1, fn: coFirst[K, In1, In2, Out]{fn}}
 	op.core = newKeyedCore[K](ctx, c.keys)
-	op.ctx = KeyedContext[K, Out]{core: op.core, out: out[Out](outs, 0)}
+	op.ctx = KeyedContext[K, Out]{core: op.core, out: operator.Out[Out](outs, 0)}
 	second := &coSecond[K, In1, In2, Out]{op: op, key: c.key2, fn: fn}
 	return task.Built{Op: op, Inputs: []any{op, second}}, nil
 }
@@ -91,24 +93,10 @@ func (s *coSecond[K, In1, In2, Out]) Collect(ts int64, v In2) {
 // handles records of a, f2 records of b, both emitting into one output.
 func CoFlatMap[In1, In2, Out any](a Stream[In1], b Stream[In2], f1 func(In1, func(Out)), f2 func(In2, func(Out)), os ...OpOption) Stream[Out] {
 	p := a.p
-	n := p.addNode(opts("co-flatmap", os), plan.Operator, 1, &coFlatMapNode[In1, In2, Out]{f1: f1, f2: f2})
+	n := p.addNode(opts("co-flatmap", os), plan.Operator, 1, transform.CoFlatMap(f1, f2))
 	connect(a, n, 0, plan.Forward, nil)
 	connect(b, n, 1, plan.Forward, nil)
 	return newStream[Out](p, n, 0)
-}
-
-type coFlatMapNode[In1, In2, Out any] struct {
-	f1 func(In1, func(Out))
-	f2 func(In2, func(Out))
-}
-
-func (c *coFlatMapNode[In1, In2, Out]) Build(_ *task.Context, outs []any) (task.Built, error) {
-	next := out[Out](outs, 0)
-	a := &flatMapOp[In1, Out]{fn: c.f1, next: next}
-	a.emit = a.emitOne
-	b := &flatMapOp[In2, Out]{fn: c.f2, next: next}
-	b.emit = b.emitOne
-	return task.Built{Op: a, Inputs: []any{a, b}}, nil
 }
 
 // Either holds a record of one of two streams, as the input of a window

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/operator"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/state"
 	"github.com/weir-stream/weir/internal/task"
@@ -216,7 +217,7 @@ func (p *processNode[K, In, Out]) Deterministic() bool { return p.det() }
 func (p *processNode[K, In, Out]) Build(ctx *task.Context, outs []any) (task.Built, error) {
 	op := &processOp[K, In, Out]{key: p.key, fn: p.newFn()}
 	op.core = newKeyedCore[K](ctx, p.keys)
-	op.ctx = KeyedContext[K, Out]{core: op.core, out: out[Out](outs, 0), ordered: ctx.Ordered && p.Deterministic()}
+	op.ctx = KeyedContext[K, Out]{core: op.core, out: operator.Out[Out](outs, 0), ordered: ctx.Ordered && p.Deterministic()}
 	return task.Built{Op: op, Inputs: []any{op}}, nil
 }
 

@@ -2,10 +2,9 @@ package weir
 
 import (
 	"fmt"
-	"reflect"
 
 	"github.com/weir-stream/weir/codec"
-	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/operator"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -67,7 +66,7 @@ func connect[T any](s Stream[T], n *plan.Node, input int, part plan.Partitioning
 	if part == plan.Forward {
 		part = s.part
 	}
-	impl := &edge[T]{codec: s.codec, hash: hash}
+	impl := &operator.Edge[T]{Codec: s.codec, Hash: hash}
 	for _, o := range s.outs {
 		s.p.g.Connect(o.n, o.port, n, input, part, impl)
 	}
@@ -75,56 +74,6 @@ func connect[T any](s Stream[T], n *plan.Node, input int, part plan.Partitioning
 
 func newStream[T any](p *Pipeline, n *plan.Node, port int) Stream[T] {
 	return Stream[T]{p: p, outs: []output{{n, port}}}
-}
-
-// edge is the typed implementation of an edge carrying T.
-type edge[T any] struct {
-	codec codec.Codec[T]
-	hash  func(T) uint64
-}
-
-func (e *edge[T]) resolve() (codec.Codec[T], error) {
-	if e.codec != nil {
-		return e.codec, nil
-	}
-	c, err := codec.For[T]()
-	if err != nil {
-		return nil, fmt.Errorf("records of type %v cannot cross a task boundary: %w (set one with Stream.WithCodec)", reflect.TypeFor[T](), err)
-	}
-	return c, nil
-}
-
-func (e *edge[T]) NewWriter(ctx *task.Context, part plan.Partitioning, chans []exchange.Channel) (any, task.ChannelWriter, error) {
-	c, err := e.resolve()
-	if err != nil {
-		return nil, nil, err
-	}
-	w := task.NewWriter(ctx, c, part, e.hash, chans)
-	return w, w, nil
-}
-
-func (e *edge[T]) NewDecoder(target any, where string) (task.Decoder, error) {
-	c, err := e.resolve()
-	if err != nil {
-		return nil, err
-	}
-	return task.NewDecoder(c, target.(task.Collector[T]), where), nil
-}
-
-func (e *edge[T]) Fanout(cs []any) any {
-	f := make(task.Fanout[T], len(cs))
-	for i, c := range cs {
-		f[i] = c.(task.Collector[T])
-	}
-	return f
-}
-
-// out returns the collector of an output port, or one that discards.
-func out[T any](outs []any, port int) task.Collector[T] {
-	if port < len(outs) && outs[port] != nil {
-		return outs[port].(task.Collector[T])
-	}
-	return task.Discard[T]{}
 }
 
 // Union merges streams of the same type into one. Records keep their

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/weir-stream/weir/internal/operator"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -137,11 +138,11 @@ func (n *windowNode[K, T, Acc, Out]) Deterministic() bool { return true }
 func (n *windowNode[K, T, Acc, Out]) Build(ctx *task.Context, outs []any) (task.Built, error) {
 	core := newKeyedCore(ctx, n.keys)
 	if !n.assigner.Merging() {
-		op := &bucketOperator[K, T, Acc, Out]{windowNode: n, core: core, next: out[Out](outs, 0), late: lateOutput[T](ctx, outs), ordered: ctx.Ordered}
+		op := &bucketOperator[K, T, Acc, Out]{windowNode: n, core: core, next: operator.Out[Out](outs, 0), late: lateOutput[T](ctx, outs), ordered: ctx.Ordered}
 		op.out = op.collect
 		return task.Built{Op: op, Inputs: []any{op}}, nil
 	}
-	op := &sessionOperator[K, T, Acc, Out]{windowNode: n, core: core, next: out[Out](outs, 0), late: lateOutput[T](ctx, outs), ordered: ctx.Ordered}
+	op := &sessionOperator[K, T, Acc, Out]{windowNode: n, core: core, next: operator.Out[Out](outs, 0), late: lateOutput[T](ctx, outs), ordered: ctx.Ordered}
 	op.out = op.collect
 	return task.Built{Op: op, Inputs: []any{op}}, nil
 }

@@ -1,0 +1,132 @@
+// Package source implements the source operator: each subtask opens the
+// connector's reader for its share of the input, reads batches of up to
+// 1024 records, gives them event times and pushes them into its chain,
+// and reports the watermark that trails the highest event time.
+package source
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/weir-stream/weir/connector"
+	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/operator"
+	"github.com/weir-stream/weir/internal/task"
+)
+
+// NoTimestamp is the event time of records of a source without an
+// event-time function.
+const NoTimestamp = dataflow.MinWatermark
+
+// New returns the node reading src. ts, if not nil, gives each record its
+// event time in epoch milliseconds, and the watermark trails the highest
+// event time seen by delay milliseconds; without ts records carry
+// NoTimestamp and the source emits no watermark of its own.
+func New[T any](src connector.Source[T], ts func(T) int64, delay int64) task.NodeImpl {
+	return &node[T]{src: src, ts: ts, delay: delay}
+}
+
+type node[T any] struct {
+	src   connector.Source[T]
+	ts    func(T) int64
+	delay int64
+}
+
+func (s *node[T]) Build(ctx *task.Context, outs []any) (task.Built, error) {
+	r := &runner[T]{node: s, next: operator.Out[T](outs, 0), buf: make([]T, 1024), maxTS: dataflow.MinWatermark}
+	return task.Built{Op: task.Base{}, Source: r}, nil
+}
+
+// runner is the task.SourceRunner of one source subtask.
+type runner[T any] struct {
+	node   *node[T]
+	next   task.Collector[T]
+	reader connector.Reader[T]
+	et     connector.EventTimer[T] // the reader's per-split event time, if it tracks it
+	ctx    *task.Context
+	buf    []T
+	n      int // records read, not yet emitted
+	maxTS  int64
+	eof    bool
+}
+
+func (r *runner[T]) Open(ctx *task.Context, pos []byte) error {
+	r.ctx = ctx
+	rd, err := r.node.src.Open(ctx.Ctx, connector.SubtaskInfo{Operator: ctx.Operator, Subtask: ctx.Subtask, Parallelism: ctx.Parallelism, Attempt: ctx.Attempt}, pos)
+	if err != nil {
+		return err
+	}
+	r.reader = rd
+	r.et = nil
+	if et, ok := rd.(connector.EventTimer[T]); ok && r.node.ts != nil {
+		et.SetEventTime(r.node.ts)
+		r.et = et
+	}
+	return nil
+}
+
+func (r *runner[T]) Read() (int, bool, error) {
+	n, err := r.reader.Read(r.ctx.Ctx, r.buf)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			r.eof = true
+			return 0, true, nil
+		}
+		return 0, false, fmt.Errorf("reading source %q: %w", r.ctx.Operator, err)
+	}
+	r.n = n
+	return n, false, nil
+}
+
+func (r *runner[T]) Position() []byte { return r.reader.Position() }
+
+func (r *runner[T]) Emit() {
+	n := r.n
+	r.n = 0
+	r.ctx.Metrics.RecordsIn.Add(int64(n))
+	batch := r.buf[:n]
+	if ts := r.node.ts; ts != nil {
+		for i := range batch {
+			t := ts(batch[i])
+			if t > r.maxTS {
+				r.maxTS = t
+			}
+			r.next.Collect(t, batch[i])
+		}
+	} else {
+		for i := range batch {
+			r.next.Collect(NoTimestamp, batch[i])
+		}
+	}
+	clear(batch) // drop references held by the records
+}
+
+func (r *runner[T]) Watermark() int64 {
+	if r.et != nil {
+		if p := r.et.EventTimeProgress(); p != dataflow.MinWatermark {
+			return p - r.node.delay - 1
+		}
+		return dataflow.MinWatermark
+	}
+	if r.node.ts == nil || r.maxTS == dataflow.MinWatermark {
+		return dataflow.MinWatermark
+	}
+	return r.maxTS - r.node.delay - 1
+}
+
+func (r *runner[T]) Close() error {
+	if r.reader == nil {
+		return nil
+	}
+	err := r.reader.Close()
+	r.reader = nil
+	return err
+}
+
+// Deterministic reports whether the source's connector replays the same
+// records in the same order from a position (connector.Deterministic).
+func (s *node[T]) Deterministic() bool {
+	d, ok := s.src.(connector.Deterministic)
+	return ok && d.Deterministic()
+}
