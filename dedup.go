@@ -2,11 +2,9 @@ package weir
 
 import (
 	"fmt"
-	"math"
-	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/weir-stream/weir/internal/operator/dedup"
 	"github.com/weir-stream/weir/internal/plan"
 )
 
@@ -76,9 +74,10 @@ func Deduplicate[K comparable, T any](ks KeyedStream[K, T], horizon time.Duratio
 		p.setErr(fmt.Errorf("deduplicate: expected ids %d must be positive and the false-positive rate %v in (0, 1)", c.expected, c.fpRate))
 		c.expected, c.fpRate = 1<<20, 0.01
 	}
-	node := &dedupNode[K, T]{key: ks.key, horizon: h, width: max(1, (h+1)/2), cfg: c}
+	node := &dedup.Node[K, T]{Key: ks.key, Horizon: h, Width: max(1, (h+1)/2),
+		Config: dedup.Config{Expected: c.expected, FPRate: c.fpRate, Filter: c.filter, Stats: c.stats.stats()}}
 	n := p.addNode(c.op, plan.Operator, 2, node)
-	node.keys = connectKeyed(ks, n, 0)
+	node.Keys = connectKeyed(ks, n, 0)
 	if c.late != nil {
 		tag, ok := c.late.(*OutputTag[T])
 		if !ok {
@@ -156,8 +155,7 @@ func DedupStatsTo(s *DedupStats) DedupOption {
 // they include the work done on replayed records. The zero value is ready
 // to use; it is safe for concurrent use.
 type DedupStats struct {
-	mu   sync.Mutex
-	subs []*dedupCounters
+	s dedup.Stats
 }
 
 // DedupCounts is a reading of DedupStats.
@@ -202,50 +200,12 @@ func (c DedupCounts) FalsePositiveRate() float64 {
 }
 
 // Counts returns the sum of the counters.
-func (s *DedupStats) Counts() DedupCounts {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var c DedupCounts
-	for _, d := range s.subs {
-		c.Forwarded += d.forwarded.Load()
-		c.Duplicates += d.duplicates.Load()
-		c.Late += d.late.Load()
-		c.Forgotten += d.forgotten.Load()
-		c.FilterNegatives += d.negatives.Load()
-		c.ExactLookups += d.exact.Load()
-		c.FalsePositives += d.falsePos.Load()
-		c.Rebuilt += d.rebuilt.Load()
-		c.IDs += d.ids.Load()
-		c.FilterBits += d.bits.Load()
-	}
-	c.Records = c.Forwarded + c.Duplicates + c.Late + c.Forgotten
-	return c
-}
+func (s *DedupStats) Counts() DedupCounts { return DedupCounts(s.s.Counts()) }
 
-// counters returns new counters for one subtask; s may be nil.
-func (s *DedupStats) counters() *dedupCounters {
-	d := &dedupCounters{}
-	if s != nil {
-		s.mu.Lock()
-		s.subs = append(s.subs, d)
-		s.mu.Unlock()
+// stats returns the operator's counters, nil for a nil s.
+func (s *DedupStats) stats() *dedup.Stats {
+	if s == nil {
+		return nil
 	}
-	return d
-}
-
-// dedupCounters are one subtask's counters: one writer, any readers.
-type dedupCounters struct {
-	forwarded, duplicates, late, forgotten atomic.Int64
-	negatives, exact, falsePos, rebuilt    atomic.Int64
-	ids, bits                              atomic.Int64
-}
-
-// bloomFalsePositiveRate is the classic estimate of a Bloom filter's
-// false-positive rate with n keys in m bits and k hash functions,
-// (1 - e^(-kn/m))^k.
-func bloomFalsePositiveRate(n, m, k uint) float64 {
-	if m == 0 {
-		return 1
-	}
-	return math.Pow(1-math.Exp(-float64(k)*float64(n)/float64(m)), float64(k))
+	return &s.s
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/weir-stream/weir/internal/operator"
+	"github.com/weir-stream/weir/internal/operator/keyed"
 	"github.com/weir-stream/weir/internal/operator/transform"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/state"
@@ -34,7 +35,7 @@ func CoProcess[K comparable, In1, In2, Out any](a KeyedStream[K, In1], b KeyedSt
 }
 
 type coNode[K comparable, In1, In2, Out any] struct {
-	keys  keyInfo[K]
+	keys  keyed.Keys[K]
 	key1  func(In1) K
 	key2  func(In2) K
 	newFn func() CoProcessFunction[K, In1, In2, Out]
@@ -43,7 +44,7 @@ type coNode[K comparable, In1, In2, Out any] struct {
 func (c *coNode[K, In1, In2, Out]) Build(ctx *task.Context, outs []any) (task.Built, error) {
 	fn := c.newFn()
 	op := &processOp[K, In1, Out]{key: c.key1, fn: coFirst[K, In1, In2, Out]{fn}}
-	op.core = newKeyedCore[K](ctx, c.keys)
+	op.core = keyed.NewCore[K](ctx, c.keys)
 	op.ctx = KeyedContext[K, Out]{core: op.core, out: operator.Out[Out](outs, 0)}
 	second := &coSecond[K, In1, In2, Out]{op: op, key: c.key2, fn: fn}
 	return task.Built{Op: op, Inputs: []any{op, second}}, nil
@@ -82,10 +83,10 @@ type coSecond[K comparable, In1, In2, Out any] struct {
 }
 
 func (s *coSecond[K, In1, In2, Out]) Collect(ts int64, v In2) {
-	s.op.core.setKey(s.key(v))
-	s.op.core.ts = ts
+	s.op.core.SetKey(s.key(v))
+	s.op.core.TS = ts
 	if err := s.fn.ProcessElement2(&s.op.ctx, v); err != nil {
-		task.Fail(fmt.Errorf("%s: %w", s.op.core.name, err))
+		task.Fail(fmt.Errorf("%s: %w", s.op.core.Name, err))
 	}
 }
 
@@ -156,7 +157,7 @@ type intervalJoin[K comparable, A, B, Out any] struct {
 	join         func(A, B) Out
 	left         *state.Table[K, map[int64][]A]
 	right        *state.Table[K, map[int64][]B]
-	core         *keyedCore[K]
+	core         *keyed.Core[K]
 }
 
 func (j *intervalJoin[K, A, B, Out]) Open(sc *StateContext[K]) error {
@@ -200,7 +201,7 @@ func joinSide[K comparable, Own, Other, Out any](ctx *KeyedContext[K, Out], shar
 }
 
 func (j *intervalJoin[K, A, B, Out]) ProcessElement1(ctx *KeyedContext[K, Out], v A) error {
-	ok, err := joinSide(ctx, j.core.shard, j.left, j.right, v, j.lower, j.upper, func(b B, ts int64) {
+	ok, err := joinSide(ctx, j.core.Shard, j.left, j.right, v, j.lower, j.upper, func(b B, ts int64) {
 		ctx.EmitAt(ts, j.join(v, b))
 	})
 	if ok {
@@ -212,7 +213,7 @@ func (j *intervalJoin[K, A, B, Out]) ProcessElement1(ctx *KeyedContext[K, Out], 
 }
 
 func (j *intervalJoin[K, A, B, Out]) ProcessElement2(ctx *KeyedContext[K, Out], v B) error {
-	ok, err := joinSide(ctx, j.core.shard, j.right, j.left, v, -j.upper, -j.lower, func(a A, ts int64) {
+	ok, err := joinSide(ctx, j.core.Shard, j.right, j.left, v, -j.upper, -j.lower, func(a A, ts int64) {
 		ctx.EmitAt(ts, j.join(a, v))
 	})
 	if ok {
@@ -223,7 +224,7 @@ func (j *intervalJoin[K, A, B, Out]) ProcessElement2(ctx *KeyedContext[K, Out], 
 
 // OnTimer drops buffered records that can no longer match.
 func (j *intervalJoin[K, A, B, Out]) OnTimer(ctx *KeyedContext[K, Out], t int64, _ TimeDomain) error {
-	k, sh := ctx.Key(), j.core.shard
+	k, sh := ctx.Key(), j.core.Shard
 	if buf, ok := j.left.GetMutable(sh, k); ok {
 		for ts := range buf {
 			if ts+j.upper < t {

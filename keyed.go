@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/operator/keyed"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -47,46 +48,14 @@ func (ks KeyedStream[K, T]) codecK() codec.Codec[K] {
 	return c
 }
 
-// keyInfo is what a keyed operator needs to know about its key type.
-type keyInfo[K comparable] struct {
-	codec codec.Codec[K]
-	hash  func(K) uint64
-}
-
 // connectKeyed feeds ks into input i of n through a hash edge.
-func connectKeyed[K comparable, T any](ks KeyedStream[K, T], n *plan.Node, input int) keyInfo[K] {
+func connectKeyed[K comparable, T any](ks KeyedStream[K, T], n *plan.Node, input int) keyed.Keys[K] {
 	n.Keyed = true
 	kc := ks.codecK()
-	h := keyHasher(kc)
+	h := keyed.Hasher(kc)
 	key := ks.key
 	connect(ks.s, n, input, plan.Hash, func(v T) uint64 { return h(key(v)) })
-	return keyInfo[K]{codec: kc, hash: h}
-}
-
-// keyHasher returns the stable key hash for K: direct for strings and
-// integers, over the key's encoding otherwise.
-func keyHasher[K comparable](c codec.Codec[K]) func(K) uint64 {
-	var zero K
-	switch any(zero).(type) {
-	case string:
-		return func(k K) uint64 { return task.HashString(any(k).(string)) }
-	case int:
-		return func(k K) uint64 { return task.HashUint64(uint64(any(k).(int))) }
-	case int64:
-		return func(k K) uint64 { return task.HashUint64(uint64(any(k).(int64))) }
-	case int32:
-		return func(k K) uint64 { return task.HashUint64(uint64(any(k).(int32))) }
-	case uint64:
-		return func(k K) uint64 { return task.HashUint64(any(k).(uint64)) }
-	case uint32:
-		return func(k K) uint64 { return task.HashUint64(uint64(any(k).(uint32))) }
-	}
-	return func(k K) uint64 {
-		if c == nil {
-			task.Failf("no codec to hash key of type %v", reflect.TypeFor[K]())
-		}
-		return task.HashBytes(c.Append(nil, k))
-	}
+	return keyed.Keys[K]{Codec: kc, Hash: h}
 }
 
 // KeyGroupOf returns the key group of key among maxParallelism groups, the
@@ -94,5 +63,5 @@ func keyHasher[K comparable](c codec.Codec[K]) func(K) uint64 {
 // placement.
 func KeyGroupOf[K comparable](key K, maxParallelism int) int {
 	c, _ := codec.For[K]()
-	return task.KeyGroup(keyHasher(c)(key), maxParallelism)
+	return task.KeyGroup(keyed.Hasher(c)(key), maxParallelism)
 }

@@ -6,8 +6,9 @@ import (
 
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/operator"
+	"github.com/weir-stream/weir/internal/operator/keyed"
+	"github.com/weir-stream/weir/internal/operator/ordered"
 	"github.com/weir-stream/weir/internal/plan"
-	"github.com/weir-stream/weir/internal/state"
 	"github.com/weir-stream/weir/internal/task"
 )
 
@@ -73,68 +74,10 @@ func (f ProcessFunc[K, In, Out]) ProcessElement(ctx *KeyedContext[K, Out], in In
 	return f(ctx, in)
 }
 
-// keyedCore is what every keyed operator of a subtask shares: the current
-// key, the state backend and the timers.
-type keyedCore[K comparable] struct {
-	key     K
-	shard   int // the current key's shard in keyed tables
-	ts      int64
-	wm      int64
-	backend *state.Backend
-	events  *state.Timers[K]
-	procs   *state.Timers[K]
-	now     func() int64
-	name    string
-	keys    keyInfo[K]
-	maxPar  int
-}
-
-func newKeyedCore[K comparable](ctx *task.Context, keys keyInfo[K]) *keyedCore[K] {
-	return &keyedCore[K]{wm: dataflow.MinWatermark, now: ctx.Now, name: ctx.Operator, keys: keys, maxPar: ctx.MaxParallelism,
-		backend: state.NewBackend(ctx.KeyGroupStart, ctx.KeyGroupEnd, ctx.MaxParallelism)}
-}
-
-// open registers the timers; it runs after a restore, so that restored
-// timers are claimed.
-func (c *keyedCore[K]) open() error {
-	var err error
-	if c.events, err = state.RegisterTimers(c.backend, "timers-event", c.keys.codec, c.keyGroup); err != nil {
-		return err
-	}
-	c.procs, err = state.RegisterTimers(c.backend, "timers-processing", c.keys.codec, c.keyGroup)
-	return err
-}
-
-// keyGroup returns the key group of k.
-func (c *keyedCore[K]) keyGroup(k K) int { return task.KeyGroup(c.keys.hash(k), c.maxPar) }
-
-// setKey makes k the current key.
-func (c *keyedCore[K]) setKey(k K) {
-	c.key = k
-	c.shard = c.shardOf(c.keyGroup(k))
-}
-
-// shardOf returns the shard of key group kg in keyed tables. A key group
-// outside the subtask's range means a record reached the wrong subtask:
-// it fails the task with a task.KeyGroupError rather than touch state
-// that is not there.
-func (c *keyedCore[K]) shardOf(kg int) int {
-	if start, end := c.backend.KeyGroups(); kg < start || kg >= end {
-		task.Fail(&task.KeyGroupError{KeyGroup: kg, Start: start, End: end})
-	}
-	return c.backend.Shard(kg)
-}
-
-// snapshot freezes the keyed state; see task.Snapshotter.
-func (c *keyedCore[K]) Snapshot() (func() []byte, error) { return c.backend.Snapshot(), nil }
-
-// Restore loads keyed state before Open; see task.Snapshotter.
-func (c *keyedCore[K]) Restore(data []byte) error { return c.backend.Restore(data) }
-
 // StateContext creates state handles for a keyed function. It is valid only
 // during Open.
 type StateContext[K comparable] struct {
-	core *keyedCore[K]
+	core *keyed.Core[K]
 	err  error
 }
 
@@ -147,47 +90,47 @@ func (sc *StateContext[K]) setErr(err error) {
 // KeyedContext is what a keyed function sees while it handles a record or a
 // timer. It is valid only during that call.
 type KeyedContext[K comparable, Out any] struct {
-	core    *keyedCore[K]
+	core    *keyed.Core[K]
 	out     task.Collector[Out]
 	ordered bool // a deterministic function under task.Context.Ordered
 }
 
 // Key returns the current key.
-func (c *KeyedContext[K, Out]) Key() K { return c.core.key }
+func (c *KeyedContext[K, Out]) Key() K { return c.core.Key }
 
 // Timestamp returns the current record's event time, or the timer's time.
-func (c *KeyedContext[K, Out]) Timestamp() int64 { return c.core.ts }
+func (c *KeyedContext[K, Out]) Timestamp() int64 { return c.core.TS }
 
 // Watermark returns the operator's current event-time watermark.
-func (c *KeyedContext[K, Out]) Watermark() int64 { return c.core.wm }
+func (c *KeyedContext[K, Out]) Watermark() int64 { return c.core.WM }
 
 // ProcessingTime returns the wall-clock time in epoch milliseconds.
-func (c *KeyedContext[K, Out]) ProcessingTime() int64 { return c.core.now() }
+func (c *KeyedContext[K, Out]) ProcessingTime() int64 { return c.core.Now() }
 
 // Emit sends v downstream with the current timestamp.
-func (c *KeyedContext[K, Out]) Emit(v Out) { c.out.Collect(c.core.ts, v) }
+func (c *KeyedContext[K, Out]) Emit(v Out) { c.out.Collect(c.core.TS, v) }
 
 // EmitAt sends v downstream with event time ts.
 func (c *KeyedContext[K, Out]) EmitAt(ts int64, v Out) { c.out.Collect(ts, v) }
 
 // RegisterEventTimer asks for OnTimer when the watermark reaches t, for the
 // current key. Registering the same (key, t) twice fires once.
-func (c *KeyedContext[K, Out]) RegisterEventTimer(t int64) { c.core.events.Register(t, c.core.key) }
+func (c *KeyedContext[K, Out]) RegisterEventTimer(t int64) { c.core.Events.Register(t, c.core.Key) }
 
 // DeleteEventTimer cancels the current key's event-time timer at t.
-func (c *KeyedContext[K, Out]) DeleteEventTimer(t int64) { c.core.events.Delete(t, c.core.key) }
+func (c *KeyedContext[K, Out]) DeleteEventTimer(t int64) { c.core.Events.Delete(t, c.core.Key) }
 
 // RegisterProcessingTimer asks for OnTimer when the wall clock reaches t
 // (epoch milliseconds), for the current key.
 func (c *KeyedContext[K, Out]) RegisterProcessingTimer(t int64) {
 	if c.ordered {
-		task.Failf("%s: a function that says it is deterministic registered a processing-time timer", c.core.name)
+		task.Failf("%s: a function that says it is deterministic registered a processing-time timer", c.core.Name)
 	}
-	c.core.procs.Register(t, c.core.key)
+	c.core.Procs.Register(t, c.core.Key)
 }
 
 // DeleteProcessingTimer cancels the current key's processing-time timer at t.
-func (c *KeyedContext[K, Out]) DeleteProcessingTimer(t int64) { c.core.procs.Delete(t, c.core.key) }
+func (c *KeyedContext[K, Out]) DeleteProcessingTimer(t int64) { c.core.Procs.Delete(t, c.core.Key) }
 
 // Process applies a keyed process function to ks. newFn is called once per
 // subtask.
@@ -205,7 +148,7 @@ func Process[K comparable, In, Out any](ks KeyedStream[K, In], newFn func() Keye
 
 type processNode[K comparable, In, Out any] struct {
 	key   func(In) K
-	keys  keyInfo[K]
+	keys  keyed.Keys[K]
 	newFn func() KeyedProcessFunction[K, In, Out]
 	det   func() bool
 }
@@ -216,18 +159,18 @@ func (p *processNode[K, In, Out]) Deterministic() bool { return p.det() }
 
 func (p *processNode[K, In, Out]) Build(ctx *task.Context, outs []any) (task.Built, error) {
 	op := &processOp[K, In, Out]{key: p.key, fn: p.newFn()}
-	op.core = newKeyedCore[K](ctx, p.keys)
+	op.core = keyed.NewCore[K](ctx, p.keys)
 	op.ctx = KeyedContext[K, Out]{core: op.core, out: operator.Out[Out](outs, 0), ordered: ctx.Ordered && p.Deterministic()}
 	return task.Built{Op: op, Inputs: []any{op}}, nil
 }
 
 type processOp[K comparable, In, Out any] struct {
 	task.Base
-	core *keyedCore[K]
+	core *keyed.Core[K]
 	key  func(In) K
 	fn   KeyedProcessFunction[K, In, Out]
 	ctx  KeyedContext[K, Out]
-	due  orderedTimers[K]
+	due  ordered.Timers[K]
 }
 
 // Snapshot freezes the operator's keyed state and timers.
@@ -237,7 +180,7 @@ func (p *processOp[K, In, Out]) Snapshot() (func() []byte, error) { return p.cor
 func (p *processOp[K, In, Out]) Restore(data []byte) error { return p.core.Restore(data) }
 
 func (p *processOp[K, In, Out]) Open(*task.Context) error {
-	if err := p.core.open(); err != nil {
+	if err := p.core.Open(); err != nil {
 		return err
 	}
 	if o, ok := p.fn.(StateOpener[K]); ok {
@@ -251,10 +194,10 @@ func (p *processOp[K, In, Out]) Open(*task.Context) error {
 }
 
 func (p *processOp[K, In, Out]) Collect(ts int64, v In) {
-	p.core.setKey(p.key(v))
-	p.core.ts = ts
+	p.core.SetKey(p.key(v))
+	p.core.TS = ts
 	if err := p.fn.ProcessElement(&p.ctx, v); err != nil {
-		task.Fail(fmt.Errorf("%s: %w", p.core.name, err))
+		task.Fail(fmt.Errorf("%s: %w", p.core.Name, err))
 	}
 }
 
@@ -264,43 +207,43 @@ func (p *processOp[K, In, Out]) Watermark(wm int64) int64 {
 		return wm
 	}
 	for {
-		t, k, ok := p.core.events.PopDue(wm)
+		t, k, ok := p.core.Events.PopDue(wm)
 		if !ok {
 			break
 		}
 		p.fireEvent(t, k)
 	}
-	p.core.wm = wm
+	p.core.WM = wm
 	return wm
 }
 
 func (p *processOp[K, In, Out]) fireEvent(t int64, k K) {
-	p.core.setKey(k)
-	p.core.ts = t
+	p.core.SetKey(k)
+	p.core.TS = t
 	if err := p.onTimer(t, EventTime); err != nil {
-		task.Fail(fmt.Errorf("%s: event timer: %w", p.core.name, err))
+		task.Fail(fmt.Errorf("%s: event timer: %w", p.core.Name, err))
 	}
 }
 
 // watermarkOrdered fires the due event-time timers by time, then key hash
-// and encoding (ordered.go).
+// and encoding (package ordered).
 func (p *processOp[K, In, Out]) watermarkOrdered(wm int64) {
-	p.due.fire(p.core.events, wm, p.core.keys.hash, byEncoding(p.core.keys.codec), p.fireEvent)
-	p.core.wm = wm
+	p.due.Fire(p.core.Events, wm, p.core.Keys.Hash, ordered.ByEncoding(p.core.Keys.Codec), p.fireEvent)
+	p.core.WM = wm
 }
 
-func (p *processOp[K, In, Out]) NextProcessingTime() (int64, bool) { return p.core.procs.Next() }
+func (p *processOp[K, In, Out]) NextProcessingTime() (int64, bool) { return p.core.Procs.Next() }
 
 func (p *processOp[K, In, Out]) FireProcessingTime(now int64) {
 	for {
-		t, k, ok := p.core.procs.PopDue(now)
+		t, k, ok := p.core.Procs.PopDue(now)
 		if !ok {
 			return
 		}
-		p.core.setKey(k)
-		p.core.ts = t
+		p.core.SetKey(k)
+		p.core.TS = t
 		if err := p.onTimer(t, ProcessingTime); err != nil {
-			task.Fail(fmt.Errorf("%s: processing timer: %w", p.core.name, err))
+			task.Fail(fmt.Errorf("%s: processing timer: %w", p.core.Name, err))
 		}
 	}
 }

@@ -1,25 +1,15 @@
 package weir
 
 import (
-	"fmt"
 	"maps"
-	"reflect"
 
-	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/operator/keyed"
 	"github.com/weir-stream/weir/internal/state"
 )
 
 // registerKeyed registers a keyed table of the current operator.
 func registerKeyed[V any, K comparable](sc *StateContext[K], name string, clone func(V) V) (*state.Table[K, V], error) {
-	vc, err := codec.For[V]()
-	if err != nil {
-		return nil, fmt.Errorf("state %q: values of type %v cannot be checkpointed: %w", name, reflect.TypeFor[V](), err)
-	}
-	if sc.core.keys.codec == nil {
-		return nil, fmt.Errorf("state %q: keys of type %v cannot be checkpointed: no codec (set one with KeyedStream.WithKeyCodec)", name, reflect.TypeFor[K]())
-	}
-	return state.Register(sc.core.backend, name, state.TableOptions[K, V]{
-		Key: sc.core.keys.codec, Value: vc, KeyGroup: sc.core.keyGroup, Clone: clone})
+	return keyed.Register(sc.core, name, clone)
 }
 
 // The state handles below hold one value (or list, or map) per key of a
@@ -36,7 +26,7 @@ func registerKeyed[V any, K comparable](sc *StateContext[K], name string, clone 
 // ValueState holds one value per key.
 type ValueState[V any, K comparable] struct {
 	t    *state.Table[K, V]
-	core *keyedCore[K]
+	core *keyed.Core[K]
 }
 
 // NewValueState creates (or, on a repeated name, returns) the value state
@@ -49,18 +39,18 @@ func NewValueState[V any, K comparable](sc *StateContext[K], name string) *Value
 }
 
 // Value returns the current key's value and whether it is set.
-func (s *ValueState[V, K]) Value() (V, bool) { return s.t.Get(s.core.shard, s.core.key) }
+func (s *ValueState[V, K]) Value() (V, bool) { return s.t.Get(s.core.Shard, s.core.Key) }
 
 // Update sets the current key's value.
-func (s *ValueState[V, K]) Update(v V) { s.t.Put(s.core.shard, s.core.key, v) }
+func (s *ValueState[V, K]) Update(v V) { s.t.Put(s.core.Shard, s.core.Key, v) }
 
 // Clear removes the current key's value.
-func (s *ValueState[V, K]) Clear() { s.t.Delete(s.core.shard, s.core.key) }
+func (s *ValueState[V, K]) Clear() { s.t.Delete(s.core.Shard, s.core.Key) }
 
 // ListState holds a list of values per key.
 type ListState[V any, K comparable] struct {
 	t    *state.Table[K, []V]
-	core *keyedCore[K]
+	core *keyed.Core[K]
 }
 
 // NewListState creates the list state name.
@@ -72,32 +62,32 @@ func NewListState[V any, K comparable](sc *StateContext[K], name string) *ListSt
 
 // Get returns the current key's list; the caller must not modify it.
 func (s *ListState[V, K]) Get() []V {
-	l, _ := s.t.Get(s.core.shard, s.core.key)
+	l, _ := s.t.Get(s.core.Shard, s.core.Key)
 	return l
 }
 
 // Add appends v to the current key's list.
 func (s *ListState[V, K]) Add(v V) {
-	l, _ := s.t.Get(s.core.shard, s.core.key)
-	s.t.Put(s.core.shard, s.core.key, append(l, v))
+	l, _ := s.t.Get(s.core.Shard, s.core.Key)
+	s.t.Put(s.core.Shard, s.core.Key, append(l, v))
 }
 
 // Update replaces the current key's list.
 func (s *ListState[V, K]) Update(l []V) {
 	if len(l) == 0 {
-		s.t.Delete(s.core.shard, s.core.key)
+		s.t.Delete(s.core.Shard, s.core.Key)
 		return
 	}
-	s.t.Put(s.core.shard, s.core.key, append([]V(nil), l...))
+	s.t.Put(s.core.Shard, s.core.Key, append([]V(nil), l...))
 }
 
 // Clear empties the current key's list.
-func (s *ListState[V, K]) Clear() { s.t.Delete(s.core.shard, s.core.key) }
+func (s *ListState[V, K]) Clear() { s.t.Delete(s.core.Shard, s.core.Key) }
 
 // MapState holds a map per key.
 type MapState[UK comparable, UV any, K comparable] struct {
 	t    *state.Table[K, map[UK]UV]
-	core *keyedCore[K]
+	core *keyed.Core[K]
 }
 
 // NewMapState creates the map state name.
@@ -109,37 +99,37 @@ func NewMapState[UK comparable, UV any, K comparable](sc *StateContext[K], name 
 
 // Get returns the entry uk of the current key's map.
 func (s *MapState[UK, UV, K]) Get(uk UK) (UV, bool) {
-	m, _ := s.t.Get(s.core.shard, s.core.key)
+	m, _ := s.t.Get(s.core.Shard, s.core.Key)
 	v, ok := m[uk]
 	return v, ok
 }
 
 // Put sets the entry uk of the current key's map.
 func (s *MapState[UK, UV, K]) Put(uk UK, uv UV) {
-	m, ok := s.t.GetMutable(s.core.shard, s.core.key)
+	m, ok := s.t.GetMutable(s.core.Shard, s.core.Key)
 	if !ok {
 		m = map[UK]UV{}
-		s.t.PutNew(s.core.shard, s.core.key, m)
+		s.t.PutNew(s.core.Shard, s.core.Key, m)
 	}
 	m[uk] = uv
 }
 
 // Delete removes the entry uk of the current key's map.
 func (s *MapState[UK, UV, K]) Delete(uk UK) {
-	m, ok := s.t.GetMutable(s.core.shard, s.core.key)
+	m, ok := s.t.GetMutable(s.core.Shard, s.core.Key)
 	if !ok {
 		return
 	}
 	delete(m, uk)
 	if len(m) == 0 {
-		s.t.Delete(s.core.shard, s.core.key)
+		s.t.Delete(s.core.Shard, s.core.Key)
 	}
 }
 
 // All calls f for every entry of the current key's map until f returns
 // false. f must not modify the map.
 func (s *MapState[UK, UV, K]) All(f func(UK, UV) bool) {
-	m, _ := s.t.Get(s.core.shard, s.core.key)
+	m, _ := s.t.Get(s.core.Shard, s.core.Key)
 	for k, v := range m {
 		if !f(k, v) {
 			return
@@ -149,17 +139,17 @@ func (s *MapState[UK, UV, K]) All(f func(UK, UV) bool) {
 
 // Len returns the number of entries in the current key's map.
 func (s *MapState[UK, UV, K]) Len() int {
-	m, _ := s.t.Get(s.core.shard, s.core.key)
+	m, _ := s.t.Get(s.core.Shard, s.core.Key)
 	return len(m)
 }
 
 // Clear empties the current key's map.
-func (s *MapState[UK, UV, K]) Clear() { s.t.Delete(s.core.shard, s.core.key) }
+func (s *MapState[UK, UV, K]) Clear() { s.t.Delete(s.core.Shard, s.core.Key) }
 
 // ReducingState folds the values added for a key with a reduce function.
 type ReducingState[V any, K comparable] struct {
 	t      *state.Table[K, V]
-	core   *keyedCore[K]
+	core   *keyed.Core[K]
 	reduce func(V, V) V
 }
 
@@ -172,18 +162,18 @@ func NewReducingState[V any, K comparable](sc *StateContext[K], name string, red
 
 // Add folds v into the current key's value and returns the result.
 func (s *ReducingState[V, K]) Add(v V) V {
-	if acc, ok := s.t.Get(s.core.shard, s.core.key); ok {
+	if acc, ok := s.t.Get(s.core.Shard, s.core.Key); ok {
 		v = s.reduce(acc, v)
 	}
-	s.t.Put(s.core.shard, s.core.key, v)
+	s.t.Put(s.core.Shard, s.core.Key, v)
 	return v
 }
 
 // Get returns the current key's folded value.
-func (s *ReducingState[V, K]) Get() (V, bool) { return s.t.Get(s.core.shard, s.core.key) }
+func (s *ReducingState[V, K]) Get() (V, bool) { return s.t.Get(s.core.Shard, s.core.Key) }
 
 // Clear removes the current key's value.
-func (s *ReducingState[V, K]) Clear() { s.t.Delete(s.core.shard, s.core.key) }
+func (s *ReducingState[V, K]) Clear() { s.t.Delete(s.core.Shard, s.core.Key) }
 
 // Aggregator folds inputs into an accumulator and derives a result from it.
 // Merge combines two accumulators (needed by session windows).
@@ -197,7 +187,7 @@ type Aggregator[In, Acc, Out any] interface {
 // AggregatingState folds the inputs added for a key with an Aggregator.
 type AggregatingState[In, Acc, Out any, K comparable] struct {
 	t    *state.Table[K, Acc]
-	core *keyedCore[K]
+	core *keyed.Core[K]
 	agg  Aggregator[In, Acc, Out]
 }
 
@@ -210,16 +200,16 @@ func NewAggregatingState[In, Acc, Out any, K comparable](sc *StateContext[K], na
 
 // Add folds in into the current key's accumulator.
 func (s *AggregatingState[In, Acc, Out, K]) Add(in In) {
-	acc, ok := s.t.Get(s.core.shard, s.core.key)
+	acc, ok := s.t.Get(s.core.Shard, s.core.Key)
 	if !ok {
 		acc = s.agg.Create()
 	}
-	s.t.Put(s.core.shard, s.core.key, s.agg.Add(acc, in))
+	s.t.Put(s.core.Shard, s.core.Key, s.agg.Add(acc, in))
 }
 
 // Get returns the result for the current key.
 func (s *AggregatingState[In, Acc, Out, K]) Get() (Out, bool) {
-	acc, ok := s.t.Get(s.core.shard, s.core.key)
+	acc, ok := s.t.Get(s.core.Shard, s.core.Key)
 	if !ok {
 		var zero Out
 		return zero, false
@@ -228,7 +218,7 @@ func (s *AggregatingState[In, Acc, Out, K]) Get() (Out, bool) {
 }
 
 // Clear removes the current key's accumulator.
-func (s *AggregatingState[In, Acc, Out, K]) Clear() { s.t.Delete(s.core.shard, s.core.key) }
+func (s *AggregatingState[In, Acc, Out, K]) Clear() { s.t.Delete(s.core.Shard, s.core.Key) }
 
 // AggregatorFuncs builds an Aggregator from four functions, which lets Go
 // infer the type arguments of AggregateWindow from them.

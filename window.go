@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/weir-stream/weir/internal/operator"
+	"github.com/weir-stream/weir/internal/operator/window"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -58,8 +58,8 @@ type Windowed[K comparable, V any] struct {
 // AggregateWindow folds each key's records per window with agg and emits
 // one Windowed result per key and window when the window fires.
 func AggregateWindow[K comparable, T, Acc, Out any](w WindowedStream[K, T], agg Aggregator[T, Acc, Out], os ...OpOption) Stream[Windowed[K, Out]] {
-	emit := func(k K, win Window, acc Acc, out func(Windowed[K, Out])) {
-		out(Windowed[K, Out]{Key: k, Window: win, Value: agg.Result(acc)})
+	emit := func(k K, win window.Window, acc Acc, out func(Windowed[K, Out])) {
+		out(Windowed[K, Out]{Key: k, Window: Window(win), Value: agg.Result(acc)})
 	}
 	return windowOp(w, agg.Create, agg.Add, agg.Merge, emit, opts("window-aggregate", os))
 }
@@ -85,8 +85,8 @@ func ReduceWindow[K comparable, T any](w WindowedStream[K, T], reduce func(a, b 
 		}
 		return acc{reduce(a.V, b.V), true}
 	}
-	emit := func(k K, win Window, a acc, out func(Windowed[K, T])) {
-		out(Windowed[K, T]{Key: k, Window: win, Value: a.V})
+	emit := func(k K, win window.Window, a acc, out func(Windowed[K, T])) {
+		out(Windowed[K, T]{Key: k, Window: Window(win), Value: a.V})
 	}
 	return windowOp(w, func() acc { return acc{} }, add, merge, emit, opts("window-reduce", os))
 }
@@ -96,8 +96,8 @@ func ReduceWindow[K comparable, T any](w WindowedStream[K, T], reduce func(a, b 
 func ProcessWindow[K comparable, T, Out any](w WindowedStream[K, T], fn func(key K, win Window, records []T, emit func(Out)) error, os ...OpOption) Stream[Out] {
 	add := func(l []T, v T) []T { return append(l, v) }
 	merge := func(a, b []T) []T { return append(append([]T(nil), a...), b...) }
-	emit := func(k K, win Window, l []T, out func(Out)) {
-		if err := fn(k, win, l, out); err != nil {
+	emit := func(k K, win window.Window, l []T, out func(Out)) {
+		if err := fn(k, Window(win), l, out); err != nil {
 			task.Fail(fmt.Errorf("window function for key %v, window [%d, %d): %w", k, win.Start, win.End, err))
 		}
 	}
@@ -106,61 +106,17 @@ func ProcessWindow[K comparable, T, Out any](w WindowedStream[K, T], fn func(key
 
 // windowOp adds a window operator folding records into accumulators.
 func windowOp[K comparable, T, Acc, Out any](w WindowedStream[K, T], create func() Acc, add func(Acc, T) Acc,
-	merge func(Acc, Acc) Acc, emit func(K, Window, Acc, func(Out)), c opConfig) Stream[Out] {
+	merge func(Acc, Acc) Acc, emit func(K, window.Window, Acc, func(Out)), c opConfig) Stream[Out] {
 	p := w.ks.s.p
-	node := &windowNode[K, T, Acc, Out]{key: w.ks.key, assigner: w.assigner, lateness: w.lateness,
-		create: create, add: add, merge: merge, emit: emit}
+	node := &window.Node[K, T, Acc, Out]{Key: w.ks.key, Assign: assignFunc(w.assigner), Merging: w.assigner.Merging(),
+		Lateness: w.lateness, Create: create, Add: add, Merge: merge, Emit: emit}
 	n := p.addNode(c, plan.Operator, 2, node)
-	node.keys = connectKeyed(w.ks, n, 0)
+	node.Keys = connectKeyed(w.ks, n, 0)
 	if w.late != nil {
 		w.late.bind(p, n, 1)
 	}
 	return newStream[Out](p, n, 0)
 }
-
-type windowNode[K comparable, T, Acc, Out any] struct {
-	key      func(T) K
-	keys     keyInfo[K]
-	assigner WindowAssigner
-	lateness int64
-	create   func() Acc
-	add      func(Acc, T) Acc
-	merge    func(Acc, Acc) Acc
-	emit     func(K, Window, Acc, func(Out))
-}
-
-// Deterministic reports that the window fires in an order its input
-// decides when task.Context.Ordered is set: tumbling and sliding windows
-// by window and key hash, session windows by timer time, key hash and
-// window.
-func (n *windowNode[K, T, Acc, Out]) Deterministic() bool { return true }
-
-func (n *windowNode[K, T, Acc, Out]) Build(ctx *task.Context, outs []any) (task.Built, error) {
-	core := newKeyedCore(ctx, n.keys)
-	if !n.assigner.Merging() {
-		op := &bucketOperator[K, T, Acc, Out]{windowNode: n, core: core, next: operator.Out[Out](outs, 0), late: lateOutput[T](ctx, outs), ordered: ctx.Ordered}
-		op.out = op.collect
-		return task.Built{Op: op, Inputs: []any{op}}, nil
-	}
-	op := &sessionOperator[K, T, Acc, Out]{windowNode: n, core: core, next: operator.Out[Out](outs, 0), late: lateOutput[T](ctx, outs), ordered: ctx.Ordered}
-	op.out = op.collect
-	return task.Built{Op: op, Inputs: []any{op}}, nil
-}
-
-// lateOutput returns where a window operator sends records too late for
-// every window they belong to: its late side output (LateTo), or, without
-// one, nowhere, counting them in the subtask's LateDropped metric.
-func lateOutput[T any](ctx *task.Context, outs []any) task.Collector[T] {
-	if len(outs) > 1 && outs[1] != nil {
-		return outs[1].(task.Collector[T])
-	}
-	return lateDropped[T]{ctx.Metrics}
-}
-
-// lateDropped drops late records and counts them.
-type lateDropped[T any] struct{ m *task.Metrics }
-
-func (d lateDropped[T]) Collect(int64, T) { d.m.LateDropped.Add(1) }
 
 // OutputTag names a side output of records of type T, such as late data
 // of a window.

@@ -1,4 +1,4 @@
-package weir
+package dedup
 
 import (
 	"fmt"
@@ -28,7 +28,7 @@ func benchDelivery(i int64) (ts int64, r dupRec) {
 func BenchmarkDedupOperator(b *testing.B) {
 	for _, filter := range []bool{true, false} {
 		b.Run(fmt.Sprintf("filter=%v", filter), func(b *testing.B) {
-			stats := &DedupStats{}
+			stats := &Stats{}
 			d := newTestDedup(b, dedupOpts{horizon: int64(10 * time.Second / time.Millisecond), filter: filter,
 				expected: 1 << 20, fpRate: 0.01, stats: stats})
 			const warm = 3_000_000

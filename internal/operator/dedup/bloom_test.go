@@ -1,4 +1,4 @@
-package weir
+package dedup
 
 import (
 	"encoding/binary"
@@ -88,7 +88,7 @@ func TestBloomFalsePositiveRateMatchesFormula(t *testing.T) {
 // positives is the sum of the formula over those fills.
 func TestDedupFalsePositivesMatchFormula(t *testing.T) {
 	const n0, q = 2000, 6000
-	stats := &DedupStats{}
+	stats := &Stats{}
 	d := newTestDedup(t, dedupOpts{horizon: 1 << 40, filter: true, expected: 8000, fpRate: 0.01, maxPar: 1, kgEnd: 1, stats: stats})
 	for i := range int64(n0 + q) {
 		d.op.Collect(i, dupRec{i, i})
@@ -107,7 +107,7 @@ func TestDedupFalsePositivesMatchFormula(t *testing.T) {
 	}
 	var before int64 // false positives among the first n0 keys
 	{
-		r := newTestDedup(t, dedupOpts{horizon: 1 << 40, filter: true, expected: 8000, fpRate: 0.01, maxPar: 1, kgEnd: 1, stats: &DedupStats{}})
+		r := newTestDedup(t, dedupOpts{horizon: 1 << 40, filter: true, expected: 8000, fpRate: 0.01, maxPar: 1, kgEnd: 1, stats: &Stats{}})
 		for i := range int64(n0) {
 			r.op.Collect(i, dupRec{i, i})
 		}

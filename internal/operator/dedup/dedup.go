@@ -1,4 +1,10 @@
-package weir
+// Package dedup implements the deduplicating operator (weir.Deduplicate,
+// whose doc comment is the contract): the exact state of the keys
+// forwarded, by key group and generation, with a Bloom filter per slot as
+// the fast path for keys certainly not seen (as in MillWheel), expiry by
+// whole generations, and the mark that keeps the contract through an
+// at-most-once restart.
+package dedup
 
 import (
 	"cmp"
@@ -13,6 +19,7 @@ import (
 	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/operator"
+	"github.com/weir-stream/weir/internal/operator/keyed"
 	"github.com/weir-stream/weir/internal/state"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -26,36 +33,52 @@ type dedupSlot struct {
 	Gen      int64
 }
 
-type dedupNode[K comparable, T any] struct {
-	key     func(T) K
-	keys    keyInfo[K]
-	horizon int64 // milliseconds
-	width   int64 // of a generation, milliseconds
-	cfg     dedupConfig
+// Config sizes the Bloom filters: Expected distinct keys per horizon in
+// the whole operator at a false-positive rate of FPRate; Filter false
+// turns them off. Stats, if not nil, receives the subtasks' counters.
+type Config struct {
+	Expected int
+	FPRate   float64
+	Filter   bool
+	Stats    *Stats
 }
 
-func (n *dedupNode[K, T]) Build(ctx *task.Context, outs []any) (task.Built, error) {
-	op := &dedupOp[K, T]{dedupNode: n, core: newKeyedCore(ctx, n.keys), next: operator.Out[T](outs, 0), late: operator.Out[T](outs, 1),
-		c: n.cfg.stats.counters(), forgotten: math.MinInt64}
+// Node is the dedup operator's node. Output port 0 receives the records
+// forwarded, port 1 the late ones.
+type Node[K comparable, T any] struct {
+	// Key returns a record's identity; Keys is the key type's codec and
+	// hash.
+	Key  func(T) K
+	Keys keyed.Keys[K]
+	// Horizon is how long a key is remembered, Width the span of event
+	// time of a generation; both in milliseconds.
+	Horizon int64
+	Width   int64
+	Config  Config
+}
+
+func (n *Node[K, T]) Build(ctx *task.Context, outs []any) (task.Built, error) {
+	op := &dedupOp[K, T]{Node: n, core: keyed.NewCore(ctx, n.Keys), next: operator.Out[T](outs, 0), late: operator.Out[T](outs, 1),
+		c: n.Config.Stats.counters(), forgotten: math.MinInt64}
 	if op.gap = ctx.Gap; op.gap != nil && op.gap.Prev != dataflow.MinWatermark {
 		// An at-most-once restart: the keys forwarded before the failure
 		// are forgotten with the state, and each may be as recent as the
 		// mark.
-		op.forgotten = addSat(op.gap.Prev, n.horizon)
+		op.forgotten = addSat(op.gap.Prev, n.Horizon)
 	}
 	if ctx.KeyGroupEnd > ctx.KeyGroupStart { // as state.NewBackend
 		op.kgStart = ctx.KeyGroupStart
 	}
-	if n.cfg.filter {
+	if n.Config.Filter {
 		// Each filter holds one key group's keys of one generation.
-		per := float64(n.cfg.expected) * float64(n.width) / float64(n.horizon) / float64(max(ctx.MaxParallelism, 1))
-		op.m, op.k = bloom.EstimateParameters(uint(max(16, math.Ceil(per))), n.cfg.fpRate)
+		per := float64(n.Config.Expected) * float64(n.Width) / float64(n.Horizon) / float64(max(ctx.MaxParallelism, 1))
+		op.m, op.k = bloom.EstimateParameters(uint(max(16, math.Ceil(per))), n.Config.FPRate)
 		op.locs = make([]uint64, op.k)
 	}
 	return task.Built{Op: op, Inputs: []any{op}}, nil
 }
 
-// dedupOp is one subtask of Deduplicate.
+// dedupOp is one subtask of the operator.
 //
 // The exact state is a keyed table from slot (key group, generation) to the
 // map of the slot's keys and the event time each was forwarded at. Beside
@@ -67,9 +90,9 @@ func (n *dedupNode[K, T]) Build(ctx *task.Context, outs []any) (task.Built, erro
 // keys of a live generation that are already past their horizon count as
 // forgotten by their stored time.
 type dedupOp[K comparable, T any] struct {
-	*dedupNode[K, T]
+	*Node[K, T]
 	task.Base
-	core    *keyedCore[K]
+	core    *keyed.Core[K]
 	next    task.Collector[T]
 	late    task.Collector[T]
 	seen    *state.Table[dedupSlot, map[K]int64]
@@ -79,7 +102,7 @@ type dedupOp[K comparable, T any] struct {
 	kgStart int              // the first key group owned: shard s is key group kgStart+s
 	locs    []uint64         // the current key's filter locations (k of them)
 	n       dedupLocal
-	c       *dedupCounters
+	c       *counters
 	// Under at-most-once, gap holds the highest event time forwarded, over
 	// every attempt; after a restart, records before forgotten (that mark
 	// plus the horizon) may repeat a key forwarded before the failure and
@@ -119,8 +142,8 @@ func (o *dedupOp[K, T]) Restore(data []byte) error { return o.core.Restore(data)
 // Open registers the exact state, which claims a restored snapshot, and
 // rebuilds the filters and the generation lists from it.
 func (o *dedupOp[K, T]) Open(*task.Context) error {
-	if o.core.keys.codec == nil {
-		return fmt.Errorf("%s: keys of type %v cannot be checkpointed: no codec (set one with KeyedStream.WithKeyCodec)", o.core.name, reflect.TypeFor[K]())
+	if o.core.Keys.Codec == nil {
+		return fmt.Errorf("%s: keys of type %v cannot be checkpointed: no codec (set one with KeyedStream.WithKeyCodec)", o.core.Name, reflect.TypeFor[K]())
 	}
 	sc, err := codec.For[dedupSlot]()
 	if err != nil {
@@ -130,8 +153,8 @@ func (o *dedupOp[K, T]) Open(*task.Context) error {
 	if err != nil {
 		return err
 	}
-	o.seen, err = state.Register(o.core.backend, "dedup-ids", state.TableOptions[dedupSlot, map[K]int64]{
-		Key: sc, Value: state.MapCodec(o.core.keys.codec, tc), Clone: maps.Clone[map[K]int64],
+	o.seen, err = state.Register(o.core.Backend, "dedup-ids", state.TableOptions[dedupSlot, map[K]int64]{
+		Key: sc, Value: state.MapCodec(o.core.Keys.Codec, tc), Clone: maps.Clone[map[K]int64],
 		KeyGroup: func(s dedupSlot) int { return int(s.KeyGroup) }})
 	if err != nil {
 		return err
@@ -142,7 +165,7 @@ func (o *dedupOp[K, T]) Open(*task.Context) error {
 			g := o.addGen(s, slot.Gen)
 			if g.filter != nil {
 				for id := range ids {
-					filterLocations(o.locs, o.core.keys.hash(id))
+					filterLocations(o.locs, o.core.Keys.Hash(id))
 					filterAdd(g.filter, o.locs)
 				}
 			}
@@ -156,13 +179,13 @@ func (o *dedupOp[K, T]) Open(*task.Context) error {
 }
 
 func (o *dedupOp[K, T]) Collect(ts int64, v T) {
-	if ts == NoTimestamp {
-		task.Failf("%s: record without event time; Deduplicate needs timestamps (give the source WithTimestamps)", o.core.name)
+	if ts == dataflow.MinWatermark {
+		task.Failf("%s: record without event time; Deduplicate needs timestamps (give the source WithTimestamps)", o.core.Name)
 	}
 	if o.n.unpublished++; o.n.unpublished >= 4096 {
 		o.publish()
 	}
-	if addSat(ts, o.horizon) <= o.core.wm {
+	if addSat(ts, o.Horizon) <= o.core.WM {
 		o.n.late++
 		o.late.Collect(ts, v)
 		return
@@ -171,18 +194,18 @@ func (o *dedupOp[K, T]) Collect(ts int64, v T) {
 		o.n.forgotten++
 		return
 	}
-	k := o.key(v)
-	h := o.core.keys.hash(k)
-	s := o.core.shardOf(task.KeyGroup(h, o.core.maxPar))
+	k := o.Key(v)
+	h := o.core.Keys.Hash(k)
+	s := o.core.ShardOf(task.KeyGroup(h, o.core.MaxParallelism))
 	if o.locs != nil {
 		filterLocations(o.locs, h)
 	}
-	epoch := o.core.backend.Epoch()
+	epoch := o.core.Backend.Epoch()
 	if o.remembered(s, k) {
 		o.n.duplicates++
 		return
 	}
-	g := o.addGen(s, floorDiv(ts, o.width))
+	g := o.addGen(s, floorDiv(ts, o.Width))
 	ids := o.writable(s, g, epoch)
 	if _, had := ids[k]; !had {
 		o.n.ids++
@@ -217,7 +240,7 @@ func (o *dedupOp[K, T]) remembered(s int, k K) bool {
 			}
 			continue
 		}
-		if addSat(t, o.horizon) > o.core.wm {
+		if addSat(t, o.Horizon) > o.core.WM {
 			return true
 		}
 	}
@@ -273,12 +296,12 @@ func (o *dedupOp[K, T]) addGen(s int, gen int64) *dedupGen[K] {
 
 // Watermark drops the generations whose every key is past its horizon.
 func (o *dedupOp[K, T]) Watermark(wm int64) int64 {
-	o.core.wm = wm
+	o.core.WM = wm
 	if wm >= o.forgotten {
 		o.forgotten = math.MinInt64 // what was lost would be forgotten by now
 	}
 	n := 0
-	for n < len(o.live) && addSat(o.genEnd(o.live[n]), o.horizon) <= wm {
+	for n < len(o.live) && addSat(o.genEnd(o.live[n]), o.Horizon) <= wm {
 		o.dropGen(o.live[n])
 		n++
 	}
@@ -290,7 +313,7 @@ func (o *dedupOp[K, T]) Watermark(wm int64) int64 {
 }
 
 // genEnd returns the last event time of generation gen.
-func (o *dedupOp[K, T]) genEnd(gen int64) int64 { return addSat(gen*o.width, o.width-1) }
+func (o *dedupOp[K, T]) genEnd(gen int64) int64 { return addSat(gen*o.Width, o.Width-1) }
 
 // dropGen removes generation gen from every shard.
 func (o *dedupOp[K, T]) dropGen(gen int64) {

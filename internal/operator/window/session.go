@@ -1,9 +1,12 @@
-package weir
+package window
 
 import (
 	"slices"
 
 	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/operator/keyed"
+	"github.com/weir-stream/weir/internal/operator/ordered"
 	"github.com/weir-stream/weir/internal/state"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -18,9 +21,9 @@ type winKey[K comparable] struct {
 // key: state and timers are kept per key and window, and a key's active
 // windows merge when a record bridges them.
 type sessionOperator[K comparable, T, Acc, Out any] struct {
-	*windowNode[K, T, Acc, Out]
+	*Node[K, T, Acc, Out]
 	task.Base
-	core     *keyedCore[K]
+	core     *keyed.Core[K]
 	next     task.Collector[Out]
 	late     task.Collector[T]
 	contents *state.Table[winKey[K], Acc]
@@ -29,8 +32,8 @@ type sessionOperator[K comparable, T, Acc, Out any] struct {
 	wins     []Window // scratch
 	emitTS   int64
 	out      func(Out)
-	ordered  bool // fire in a fixed order (ordered.go)
-	due      orderedTimers[winKey[K]]
+	ordered  bool // fire in a fixed order (package ordered)
+	due      ordered.Timers[winKey[K]]
 }
 
 func (o *sessionOperator[K, T, Acc, Out]) Snapshot() (func() []byte, error) { return o.core.Snapshot() }
@@ -50,32 +53,32 @@ func (o *sessionOperator[K, T, Acc, Out]) Open(*task.Context) error {
 	if err != nil {
 		return err
 	}
-	wkGroup := func(wk winKey[K]) int { return c.keyGroup(wk.Key) }
-	if o.contents, err = state.Register(c.backend, "window-contents", state.TableOptions[winKey[K], Acc]{
+	wkGroup := func(wk winKey[K]) int { return c.KeyGroup(wk.Key) }
+	if o.contents, err = state.Register(c.Backend, "window-contents", state.TableOptions[winKey[K], Acc]{
 		Key: wkc, Value: ac, KeyGroup: wkGroup}); err != nil {
 		return err
 	}
-	if o.sessions, err = state.Register(c.backend, "window-sessions", state.TableOptions[K, []Window]{
-		Key: c.keys.codec, Value: wlc, KeyGroup: c.keyGroup}); err != nil {
+	if o.sessions, err = state.Register(c.Backend, "window-sessions", state.TableOptions[K, []Window]{
+		Key: c.Keys.Codec, Value: wlc, KeyGroup: c.KeyGroup}); err != nil {
 		return err
 	}
-	o.timers, err = state.RegisterTimers(c.backend, "window-timers", wkc, wkGroup)
+	o.timers, err = state.RegisterTimers(c.Backend, "window-timers", wkc, wkGroup)
 	return err
 }
 
 func (o *sessionOperator[K, T, Acc, Out]) collect(v Out) { o.next.Collect(o.emitTS, v) }
 
 func (o *sessionOperator[K, T, Acc, Out]) Collect(ts int64, v T) {
-	if ts == NoTimestamp {
-		task.Failf("%s: record without event time in an event-time window; give the source WithTimestamps", o.core.name)
+	if ts == dataflow.MinWatermark {
+		task.Failf("%s: record without event time in an event-time window; give the source WithTimestamps", o.core.Name)
 	}
-	k := o.key(v)
-	o.core.setKey(k)
-	sh := o.core.shard
-	o.wins = o.assigner.Assign(o.wins[:0], ts)
+	k := o.Key(v)
+	o.core.SetKey(k)
+	sh := o.core.Shard
+	o.wins = o.Assign(o.wins[:0], ts)
 	win, merged := o.mergeSession(k, o.wins[0])
 	wk := winKey[K]{k, win}
-	if cleanupTime(win, o.lateness) <= o.core.wm {
+	if cleanupTime(win, o.Lateness) <= o.core.WM {
 		if merged {
 			o.clear(wk) // a session that ended before it began
 		}
@@ -84,15 +87,15 @@ func (o *sessionOperator[K, T, Acc, Out]) Collect(ts int64, v T) {
 	}
 	acc, ok := o.contents.Get(sh, wk)
 	if !ok {
-		acc = o.create()
+		acc = o.Create()
 	}
-	acc = o.add(acc, v)
+	acc = o.Add(acc, v)
 	o.contents.Put(sh, wk, acc)
-	if win.MaxTimestamp() <= o.core.wm {
+	if win.MaxTimestamp() <= o.core.WM {
 		// A late record within the allowed lateness: fire the updated
 		// window now; its state lives until the cleanup time.
 		o.fire(wk, acc)
-		o.timers.Register(cleanupTime(win, o.lateness), wk)
+		o.timers.Register(cleanupTime(win, o.Lateness), wk)
 	} else if !ok || merged {
 		o.timers.Register(win.MaxTimestamp(), wk)
 	}
@@ -102,7 +105,7 @@ func (o *sessionOperator[K, T, Acc, Out]) Collect(ts int64, v T) {
 // window that now holds it, moving the merged windows' contents to it and
 // dropping their timers. It reports whether any window was merged.
 func (o *sessionOperator[K, T, Acc, Out]) mergeSession(k K, win Window) (Window, bool) {
-	sh := o.core.shard
+	sh := o.core.Shard
 	active, _ := o.sessions.Get(sh, k)
 	merged := win
 	var keep, absorbed []Window
@@ -128,20 +131,20 @@ func (o *sessionOperator[K, T, Acc, Out]) mergeSession(k K, win Window) (Window,
 		}
 	}
 	if len(absorbed) > 0 {
-		acc := o.create()
+		acc := o.Create()
 		has := false
 		for _, a := range absorbed {
 			wk := winKey[K]{k, a}
 			if c, ok := o.contents.Get(sh, wk); ok {
 				if has {
-					acc = o.merge(acc, c)
+					acc = o.Merge(acc, c)
 				} else {
 					acc, has = c, true
 				}
 				o.contents.Delete(sh, wk)
 			}
 			o.timers.Delete(a.MaxTimestamp(), wk)
-			o.timers.Delete(cleanupTime(a, o.lateness), wk)
+			o.timers.Delete(cleanupTime(a, o.Lateness), wk)
 		}
 		if has {
 			o.contents.Put(sh, winKey[K]{k, merged}, acc)
@@ -153,13 +156,13 @@ func (o *sessionOperator[K, T, Acc, Out]) mergeSession(k K, win Window) (Window,
 
 func (o *sessionOperator[K, T, Acc, Out]) fire(wk winKey[K], acc Acc) {
 	o.emitTS = wk.Win.MaxTimestamp()
-	o.emit(wk.Key, wk.Win, acc, o.out)
+	o.Emit(wk.Key, wk.Win, acc, o.out)
 }
 
 // Watermark fires the sessions whose end the watermark passed and clears
 // those whose allowed lateness expired.
 func (o *sessionOperator[K, T, Acc, Out]) Watermark(wm int64) int64 {
-	o.core.wm = wm
+	o.core.WM = wm
 	if o.ordered {
 		o.watermarkOrdered(wm)
 		return wm
@@ -175,10 +178,10 @@ func (o *sessionOperator[K, T, Acc, Out]) Watermark(wm int64) int64 {
 }
 
 // watermarkOrdered fires the due timers by time, then key hash and
-// encoding, then window (ordered.go).
+// encoding, then window (package ordered).
 func (o *sessionOperator[K, T, Acc, Out]) watermarkOrdered(wm int64) {
-	enc := byEncoding(o.core.keys.codec)
-	o.due.fire(o.timers, wm, func(wk winKey[K]) uint64 { return o.core.keys.hash(wk.Key) },
+	enc := ordered.ByEncoding(o.core.Keys.Codec)
+	o.due.Fire(o.timers, wm, func(wk winKey[K]) uint64 { return o.core.Keys.Hash(wk.Key) },
 		func(a, b winKey[K]) int {
 			if c := enc(a.Key, b.Key); c != 0 {
 				return c
@@ -191,15 +194,15 @@ func (o *sessionOperator[K, T, Acc, Out]) watermarkOrdered(wm int64) {
 // onTimer handles the timer of window wk at t: at the window's end it
 // fires it, and once the allowed lateness passed it drops it.
 func (o *sessionOperator[K, T, Acc, Out]) onTimer(t int64, wk winKey[K], wm int64) {
-	o.core.setKey(wk.Key)
-	acc, live := o.contents.Get(o.core.shard, wk)
+	o.core.SetKey(wk.Key)
+	acc, live := o.contents.Get(o.core.Shard, wk)
 	if !live {
 		return
 	}
 	if t == wk.Win.MaxTimestamp() {
 		o.fire(wk, acc)
 	}
-	if cleanup := cleanupTime(wk.Win, o.lateness); cleanup <= wm {
+	if cleanup := cleanupTime(wk.Win, o.Lateness); cleanup <= wm {
 		o.clear(wk)
 	} else {
 		o.timers.Register(cleanup, wk)
@@ -207,7 +210,7 @@ func (o *sessionOperator[K, T, Acc, Out]) onTimer(t int64, wk winKey[K], wm int6
 }
 
 func (o *sessionOperator[K, T, Acc, Out]) clear(wk winKey[K]) {
-	sh := o.core.shard
+	sh := o.core.Shard
 	o.contents.Delete(sh, wk)
 	active, _ := o.sessions.Get(sh, wk.Key)
 	if i := slices.Index(active, wk.Win); i >= 0 {

@@ -1,4 +1,4 @@
-package weir
+package dedup
 
 import (
 	"math/rand/v2"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/operator/keyed"
 	"github.com/weir-stream/weir/internal/task"
 )
 
@@ -40,7 +42,7 @@ type dedupOpts struct {
 	maxPar         int
 	kgStart, kgEnd int
 	restore        []byte
-	stats          *DedupStats
+	stats          *Stats
 }
 
 func newTestDedup(t testing.TB, o dedupOpts) testDedup {
@@ -55,9 +57,9 @@ func newTestDedup(t testing.TB, o dedupOpts) testDedup {
 	if err != nil {
 		t.Fatal(err)
 	}
-	node := &dedupNode[int64, dupRec]{key: func(r dupRec) int64 { return r.ID }, keys: keyInfo[int64]{codec: kc, hash: keyHasher(kc)},
-		horizon: o.horizon, width: max(1, (o.horizon+1)/2),
-		cfg: dedupConfig{expected: o.expected, fpRate: o.fpRate, filter: o.filter, stats: o.stats}}
+	node := &Node[int64, dupRec]{Key: func(r dupRec) int64 { return r.ID }, Keys: keyed.Keys[int64]{Codec: kc, Hash: keyed.Hasher(kc)},
+		Horizon: o.horizon, Width: max(1, (o.horizon+1)/2),
+		Config: Config{Expected: o.expected, FPRate: o.fpRate, Filter: o.filter, Stats: o.stats}}
 	ctx := &task.Context{Operator: "dedup", Parallelism: 1, MaxParallelism: o.maxPar, KeyGroupStart: o.kgStart, KeyGroupEnd: o.kgEnd,
 		Now: func() int64 { return 0 }}
 	out, late := &collected{}, &collected{}
@@ -115,11 +117,11 @@ func checkExpired(t *testing.T, op *dedupOp[int64, dupRec]) {
 	t.Helper()
 	for s := range op.seen.Shards() {
 		op.seen.All(s, func(slot dedupSlot, ids map[int64]int64) bool {
-			if addSat(op.genEnd(slot.Gen), op.horizon) <= op.core.wm {
-				t.Fatalf("generation %d (%d keys) is still held at watermark %d", slot.Gen, len(ids), op.core.wm)
+			if addSat(op.genEnd(slot.Gen), op.Horizon) <= op.core.WM {
+				t.Fatalf("generation %d (%d keys) is still held at watermark %d", slot.Gen, len(ids), op.core.WM)
 			}
 			for id, ts := range ids {
-				if floorDiv(ts, op.width) != slot.Gen {
+				if floorDiv(ts, op.Width) != slot.Gen {
 					t.Fatalf("key %d at %d is stored in generation %d", id, ts, slot.Gen)
 				}
 			}
@@ -134,10 +136,10 @@ func TestDedupMatchesMapReference(t *testing.T) {
 			for _, ids := range []int64{50, 2000} {
 				seed := uint64(horizon*10 + ids)
 				rng := rand.New(rand.NewPCG(seed, 7))
-				stats := &DedupStats{}
+				stats := &Stats{}
 				o := dedupOpts{horizon: horizon, filter: filter, expected: 256, fpRate: 0.05, stats: stats}
 				d := newTestDedup(t, o)
-				m := &dedupModel{horizon: horizon, wm: MinWatermark, seen: map[int64]int64{}}
+				m := &dedupModel{horizon: horizon, wm: dataflow.MinWatermark, seen: map[int64]int64{}}
 				var out, late []dupRec // of operators replaced by a restore
 				var cursor, n int64
 				var recent []struct{ ts, id int64 }
@@ -218,7 +220,7 @@ func firstDiff(a, b []dupRec) int {
 
 func TestDedupExpiresAtTheHorizon(t *testing.T) {
 	for _, filter := range []bool{true, false} {
-		stats := &DedupStats{}
+		stats := &Stats{}
 		d := newTestDedup(t, dedupOpts{horizon: 10, filter: filter, stats: stats})
 		d.op.Collect(100, dupRec{1, 1})
 		d.op.Collect(100, dupRec{1, 2}) // a copy
@@ -257,7 +259,7 @@ func TestDedupRestoreRebuildsTheFilter(t *testing.T) {
 		d.op.Collect(i, dupRec{i, i})
 	}
 	enc := d.snapshot(t)
-	stats := &DedupStats{}
+	stats := &Stats{}
 	r := newTestDedup(t, dedupOpts{horizon: int64(time.Hour / time.Millisecond), filter: true, restore: enc, stats: stats})
 	if c := stats.Counts(); c.Rebuilt != n || c.IDs != n || c.FilterBits == 0 {
 		t.Fatalf("after the restore: %+v, want %d keys rebuilt", c, n)
@@ -290,11 +292,11 @@ func TestDedupRestoreSplitsByKeyGroup(t *testing.T) {
 	enc := whole.snapshot(t)
 	var rebuilt int64
 	for _, r := range [][2]int{{0, 50}, {50, 128}} {
-		stats := &DedupStats{}
+		stats := &Stats{}
 		part := newTestDedup(t, dedupOpts{horizon: 1000, filter: true, kgStart: r[0], kgEnd: r[1], maxPar: 128, restore: enc, stats: stats})
 		var mine int64
 		for i := range int64(n) {
-			if kg := KeyGroupOf(i, 128); kg >= r[0] && kg < r[1] {
+			if kg := task.KeyGroup(task.HashUint64(uint64(i)), 128); kg >= r[0] && kg < r[1] {
 				mine++
 				part.op.Collect(i, dupRec{i, n + i}) // a copy: must be dropped
 			}
@@ -323,7 +325,7 @@ func TestDedupSnapshotIsNotChangedByLaterRecords(t *testing.T) {
 	for i := int64(3); i < 200; i++ {
 		d.op.Collect(10, dupRec{i, i})
 	}
-	stats := &DedupStats{}
+	stats := &Stats{}
 	r := newTestDedup(t, dedupOpts{horizon: 1000, filter: true, maxPar: 1, kgEnd: 1, restore: enc(), stats: stats})
 	r.op.Collect(10, dupRec{1, 300})
 	r.op.Collect(10, dupRec{2, 301})

@@ -1,10 +1,11 @@
-package weir
+package window
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/operator/keyed"
 	"github.com/weir-stream/weir/internal/state"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -33,8 +34,9 @@ func TestWindowRefusesBucketsOfAnOlderLayout(t *testing.T) {
 	tb.Put(0, Window{Start: 0, End: 1000}, bucket)
 	data := old.Snapshot()()
 
-	node := &windowNode[int64, int64, int64, int64]{key: func(v int64) int64 { return v }, keys: keyInfo[int64]{codec: kc, hash: keyHasher(kc)},
-		assigner: Tumbling(1000_000_000)}
+	tumbling := &Sliding{Size: 1000, Slide: 1000} // Tumbling(time.Second)
+	node := &Node[int64, int64, int64, int64]{Key: func(v int64) int64 { return v }, Keys: keyed.Keys[int64]{Codec: kc, Hash: keyed.Hasher(kc)},
+		Assign: tumbling.Assign}
 	ctx := &task.Context{Operator: "window", Parallelism: 1, MaxParallelism: 128, KeyGroupStart: 0, KeyGroupEnd: 128, Now: func() int64 { return 0 }}
 	b, err := node.Build(ctx, []any{task.Collector[int64](discardInts{}), task.Collector[int64](discardInts{})})
 	if err != nil {

@@ -1,4 +1,4 @@
-package weir
+package window
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/operator/keyed"
+	"github.com/weir-stream/weir/internal/operator/ordered"
 	"github.com/weir-stream/weir/internal/state"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -22,9 +24,9 @@ import (
 // a restore decodes many small maps rather than one large one, which is
 // several times faster per entry.
 type bucketOperator[K comparable, T, Acc, Out any] struct {
-	*windowNode[K, T, Acc, Out]
+	*Node[K, T, Acc, Out]
 	task.Base
-	core    *keyedCore[K]
+	core    *keyed.Core[K]
 	next    task.Collector[Out]
 	late    task.Collector[T]
 	buckets *state.Table[Window, map[K]Acc]
@@ -39,11 +41,11 @@ type bucketOperator[K comparable, T, Acc, Out any] struct {
 	last       int // the cache entry used last
 	cacheEpoch uint64
 	firing     []map[K]Acc // a firing window's buckets, by shard
-	// ordered fires windows and keys in a fixed order (ordered.go).
+	// ordered fires windows and keys in a fixed order (package ordered).
 	ordered bool
-	due     orderedTimers[Window]
-	keysBuf []dueTimer[K] // a window's keys with their hashes, to sort
-	sortBuf []dueTimer[K]
+	due     ordered.Timers[Window]
+	keysBuf []ordered.Due[K] // a window's keys with their hashes, to sort
+	sortBuf []ordered.Due[K]
 }
 
 func (o *bucketOperator[K, T, Acc, Out]) Snapshot() (func() []byte, error) { return o.core.Snapshot() }
@@ -55,18 +57,18 @@ func (o *bucketOperator[K, T, Acc, Out]) Open(*task.Context) error {
 		return err
 	}
 	ac, err := codec.For[Acc]()
-	if err != nil || o.core.keys.codec == nil {
+	if err != nil || o.core.Keys.Codec == nil {
 		return fmt.Errorf("window state of %v keys and %v accumulators cannot be checkpointed: %v", reflect.TypeFor[K](), reflect.TypeFor[Acc](), err)
 	}
-	bc := state.MapCodec(o.core.keys.codec, ac)
-	if o.buckets, err = state.Register(o.core.backend, "window-buckets", state.TableOptions[Window, map[K]Acc]{
+	bc := state.MapCodec(o.core.Keys.Codec, ac)
+	if o.buckets, err = state.Register(o.core.Backend, "window-buckets", state.TableOptions[Window, map[K]Acc]{
 		Key: wc, Value: bc, Clone: maps.Clone[map[K]Acc], Sharded: true}); err != nil {
 		return err
 	}
 	if err := o.checkRestoredBuckets(); err != nil {
 		return err
 	}
-	o.timers, err = state.RegisterTimers[Window](o.core.backend, "window-timers", wc, nil)
+	o.timers, err = state.RegisterTimers[Window](o.core.Backend, "window-timers", wc, nil)
 	return err
 }
 
@@ -79,8 +81,8 @@ func (o *bucketOperator[K, T, Acc, Out]) checkRestoredBuckets() error {
 		o.buckets.All(s, func(win Window, b map[K]Acc) bool {
 			n := 0
 			for k := range b {
-				if got := o.core.backend.Shard(o.core.keyGroup(k)); got != s {
-					err = fmt.Errorf("%s: restoring window %v: a key stored in key group shard %d hashes to shard %d; the checkpoint was written by an older weir that kept one bucket per window, or with another key hash or max parallelism", o.core.name, win, s, got)
+				if got := o.core.Backend.Shard(o.core.KeyGroup(k)); got != s {
+					err = fmt.Errorf("%s: restoring window %v: a key stored in key group shard %d hashes to shard %d; the checkpoint was written by an older weir that kept one bucket per window, or with another key hash or max parallelism", o.core.Name, win, s, got)
 					return false
 				}
 				if n++; n == 8 {
@@ -109,7 +111,7 @@ type cachedWindow[K comparable, Acc any] struct {
 // cached returns the cache entry of win, taking the oldest one when win
 // has none.
 func (o *bucketOperator[K, T, Acc, Out]) cached(win Window) *cachedWindow[K, Acc] {
-	if epoch := o.core.backend.Epoch(); epoch != o.cacheEpoch {
+	if epoch := o.core.Backend.Epoch(); epoch != o.cacheEpoch {
 		for i := range o.cache {
 			o.cache[i].valid = false // a snapshot holds the buckets: copy before a change
 		}
@@ -155,7 +157,7 @@ func (o *bucketOperator[K, T, Acc, Out]) bucket(win Window, s int) map[K]Acc {
 	if !ok {
 		b = map[K]Acc{}
 		o.buckets.PutNew(s, win, b)
-		if win.MaxTimestamp() > o.core.wm {
+		if win.MaxTimestamp() > o.core.WM {
 			o.timers.Register(win.MaxTimestamp(), win)
 		}
 	}
@@ -164,31 +166,31 @@ func (o *bucketOperator[K, T, Acc, Out]) bucket(win Window, s int) map[K]Acc {
 }
 
 func (o *bucketOperator[K, T, Acc, Out]) Collect(ts int64, v T) {
-	if ts == NoTimestamp {
-		task.Failf("%s: record without event time in an event-time window; give the source WithTimestamps", o.core.name)
+	if ts == dataflow.MinWatermark {
+		task.Failf("%s: record without event time in an event-time window; give the source WithTimestamps", o.core.Name)
 	}
-	k := o.key(v)
-	s := o.core.shardOf(o.core.keyGroup(k))
-	o.wins = o.assigner.Assign(o.wins[:0], ts)
+	k := o.Key(v)
+	s := o.core.ShardOf(o.core.KeyGroup(k))
+	o.wins = o.Assign(o.wins[:0], ts)
 	dropped := true
 	for _, win := range o.wins {
-		cleanup := cleanupTime(win, o.lateness)
-		if cleanup <= o.core.wm {
+		cleanup := cleanupTime(win, o.Lateness)
+		if cleanup <= o.core.WM {
 			continue // the window is gone
 		}
 		dropped = false
 		b := o.bucket(win, s)
 		acc, ok := b[k]
 		if !ok {
-			acc = o.create()
+			acc = o.Create()
 		}
-		acc = o.add(acc, v)
+		acc = o.Add(acc, v)
 		b[k] = acc
-		if win.MaxTimestamp() <= o.core.wm {
+		if win.MaxTimestamp() <= o.core.WM {
 			// A late record within the allowed lateness: fire the key's
 			// updated window now; the bucket lives until its cleanup time.
 			o.emitTS = win.MaxTimestamp()
-			o.emit(k, win, acc, o.out)
+			o.Emit(k, win, acc, o.out)
 			o.timers.Register(cleanup, win)
 		}
 	}
@@ -200,7 +202,7 @@ func (o *bucketOperator[K, T, Acc, Out]) Collect(ts int64, v T) {
 // Watermark fires every window whose end the watermark passed and drops
 // the buckets whose allowed lateness expired.
 func (o *bucketOperator[K, T, Acc, Out]) Watermark(wm int64) int64 {
-	o.core.wm = wm
+	o.core.WM = wm
 	if o.ordered {
 		o.watermarkOrdered(wm)
 		return wm
@@ -213,7 +215,7 @@ func (o *bucketOperator[K, T, Acc, Out]) Watermark(wm int64) int64 {
 		o.fire(t, win, wm, func(bs []map[K]Acc) {
 			for _, b := range bs {
 				for k, acc := range b {
-					o.emit(k, win, acc, o.out)
+					o.Emit(k, win, acc, o.out)
 				}
 			}
 		})
@@ -222,9 +224,9 @@ func (o *bucketOperator[K, T, Acc, Out]) Watermark(wm int64) int64 {
 }
 
 // watermarkOrdered fires the due windows by time, then window, and each
-// window's keys by hash, then encoding (ordered.go).
+// window's keys by hash, then encoding (package ordered).
 func (o *bucketOperator[K, T, Acc, Out]) watermarkOrdered(wm int64) {
-	o.due.fire(o.timers, wm, nil, byWindow, func(t int64, win Window) { o.fire(t, win, wm, o.emitSorted(win)) })
+	o.due.Fire(o.timers, wm, nil, byWindow, func(t int64, win Window) { o.fire(t, win, wm, o.emitSorted(win)) })
 }
 
 // emitSorted returns what fires a window's keys, of all its buckets, in
@@ -234,13 +236,13 @@ func (o *bucketOperator[K, T, Acc, Out]) emitSorted(win Window) func([]map[K]Acc
 		ks := o.keysBuf[:0]
 		for _, b := range bs {
 			for k := range b {
-				ks = append(ks, dueTimer[K]{hash: o.keys.hash(k), k: k})
+				ks = append(ks, ordered.Due[K]{Hash: o.core.Keys.Hash(k), K: k})
 			}
 		}
-		sortByHash(ks, &o.sortBuf, byEncoding(o.keys.codec))
+		ordered.SortByHash(ks, &o.sortBuf, ordered.ByEncoding(o.core.Keys.Codec))
 		for _, k := range ks {
-			s := o.core.backend.Shard(task.KeyGroup(k.hash, o.core.maxPar))
-			o.emit(k.k, win, bs[s][k.k], o.out)
+			s := o.core.Backend.Shard(task.KeyGroup(k.Hash, o.core.MaxParallelism))
+			o.Emit(k.K, win, bs[s][k.K], o.out)
 		}
 		clear(ks)
 		o.keysBuf = ks[:0]
@@ -268,7 +270,7 @@ func (o *bucketOperator[K, T, Acc, Out]) fire(t int64, win Window, wm int64, eac
 		o.emitTS = t
 		each(o.firing)
 	}
-	if cleanup := cleanupTime(win, o.lateness); cleanup <= wm {
+	if cleanup := cleanupTime(win, o.Lateness); cleanup <= wm {
 		for s, b := range o.firing {
 			if b != nil {
 				o.buckets.Delete(s, win)

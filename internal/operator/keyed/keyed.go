@@ -1,0 +1,133 @@
+// Package keyed holds what every keyed operator of a subtask shares: the
+// key type's codec and stable hash, and the Core — the current key and
+// its shard, the state backend, and the event-time and processing-time
+// timers. The keyed process function, windows and dedup build on it.
+package keyed
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/state"
+	"github.com/weir-stream/weir/internal/task"
+)
+
+// Keys is what a keyed operator needs to know about its key type: the
+// codec that stores keys in snapshots (nil when K has none; state then
+// cannot be registered) and the stable hash that decides key groups.
+type Keys[K comparable] struct {
+	Codec codec.Codec[K]
+	Hash  func(K) uint64
+}
+
+// Hasher returns the stable key hash for K: direct for strings and
+// integers, over the key's encoding in c otherwise (a nil c then fails
+// the task when a key is hashed).
+func Hasher[K comparable](c codec.Codec[K]) func(K) uint64 {
+	var zero K
+	switch any(zero).(type) {
+	case string:
+		return func(k K) uint64 { return task.HashString(any(k).(string)) }
+	case int:
+		return func(k K) uint64 { return task.HashUint64(uint64(any(k).(int))) }
+	case int64:
+		return func(k K) uint64 { return task.HashUint64(uint64(any(k).(int64))) }
+	case int32:
+		return func(k K) uint64 { return task.HashUint64(uint64(any(k).(int32))) }
+	case uint64:
+		return func(k K) uint64 { return task.HashUint64(any(k).(uint64)) }
+	case uint32:
+		return func(k K) uint64 { return task.HashUint64(uint64(any(k).(uint32))) }
+	}
+	return func(k K) uint64 {
+		if c == nil {
+			task.Failf("no codec to hash key of type %v", reflect.TypeFor[K]())
+		}
+		return task.HashBytes(c.Append(nil, k))
+	}
+}
+
+// Core is what every keyed operator of a subtask shares: the current key,
+// the state backend and the timers. An operator sets the current key
+// (SetKey) and time (TS) before it calls into code that reads state.
+type Core[K comparable] struct {
+	// Key is the current key, Shard its shard in keyed tables.
+	Key   K
+	Shard int
+	// TS is the current record's event time, or the firing timer's time;
+	// WM the operator's watermark.
+	TS      int64
+	WM      int64
+	Backend *state.Backend
+	// Events and Procs are the event-time and processing-time timers,
+	// registered by Open.
+	Events *state.Timers[K]
+	Procs  *state.Timers[K]
+	// Now returns the wall-clock time in epoch milliseconds.
+	Now func() int64
+	// Name is the operator's name, for errors.
+	Name           string
+	Keys           Keys[K]
+	MaxParallelism int
+}
+
+// NewCore returns the core of a keyed operator of the subtask ctx runs,
+// with a state backend for the subtask's key groups.
+func NewCore[K comparable](ctx *task.Context, keys Keys[K]) *Core[K] {
+	return &Core[K]{WM: dataflow.MinWatermark, Now: ctx.Now, Name: ctx.Operator, Keys: keys, MaxParallelism: ctx.MaxParallelism,
+		Backend: state.NewBackend(ctx.KeyGroupStart, ctx.KeyGroupEnd, ctx.MaxParallelism)}
+}
+
+// Open registers the timers; it runs after a restore, so that restored
+// timers are claimed.
+func (c *Core[K]) Open() error {
+	var err error
+	if c.Events, err = state.RegisterTimers(c.Backend, "timers-event", c.Keys.Codec, c.KeyGroup); err != nil {
+		return err
+	}
+	c.Procs, err = state.RegisterTimers(c.Backend, "timers-processing", c.Keys.Codec, c.KeyGroup)
+	return err
+}
+
+// KeyGroup returns the key group of k.
+func (c *Core[K]) KeyGroup(k K) int { return task.KeyGroup(c.Keys.Hash(k), c.MaxParallelism) }
+
+// SetKey makes k the current key.
+func (c *Core[K]) SetKey(k K) {
+	c.Key = k
+	c.Shard = c.ShardOf(c.KeyGroup(k))
+}
+
+// ShardOf returns the shard of key group kg in keyed tables. A key group
+// outside the subtask's range means a record reached the wrong subtask:
+// it fails the task with a task.KeyGroupError rather than touch state
+// that is not there.
+func (c *Core[K]) ShardOf(kg int) int {
+	if start, end := c.Backend.KeyGroups(); kg < start || kg >= end {
+		task.Fail(&task.KeyGroupError{KeyGroup: kg, Start: start, End: end})
+	}
+	return c.Backend.Shard(kg)
+}
+
+// Snapshot freezes the keyed state; see task.Snapshotter.
+func (c *Core[K]) Snapshot() (func() []byte, error) { return c.Backend.Snapshot(), nil }
+
+// Restore loads keyed state before Open; see task.Snapshotter.
+func (c *Core[K]) Restore(data []byte) error { return c.Backend.Restore(data) }
+
+// Register registers the keyed table name of values of type V, stored by
+// codec.For[V] and copied on first access after a snapshot by clone (nil:
+// values are not mutated in place).
+func Register[V any, K comparable](c *Core[K], name string, clone func(V) V) (*state.Table[K, V], error) {
+	vc, err := codec.For[V]()
+	if err != nil {
+		return nil, fmt.Errorf("state %q: values of type %v cannot be checkpointed: %w", name, reflect.TypeFor[V](), err)
+	}
+	if c.Keys.Codec == nil {
+		return nil, fmt.Errorf("state %q: keys of type %v cannot be checkpointed: no codec (set one with KeyedStream.WithKeyCodec)", name, reflect.TypeFor[K]())
+	}
+	return state.Register(c.Backend, name, state.TableOptions[K, V]{
+		Key: c.Keys.Codec, Value: vc, KeyGroup: c.KeyGroup, Clone: clone})
+}
