@@ -2,15 +2,12 @@ package weir
 
 import (
 	"fmt"
-	"maps"
 	"time"
 
-	"github.com/weir-stream/weir/internal/operator"
-	"github.com/weir-stream/weir/internal/operator/keyed"
+	joinop "github.com/weir-stream/weir/internal/operator/join"
+	"github.com/weir-stream/weir/internal/operator/process"
 	"github.com/weir-stream/weir/internal/operator/transform"
 	"github.com/weir-stream/weir/internal/plan"
-	"github.com/weir-stream/weir/internal/state"
-	"github.com/weir-stream/weir/internal/task"
 )
 
 // CoProcessFunction processes two keyed streams with the same key type and
@@ -27,31 +24,21 @@ type CoProcessFunction[K comparable, In1, In2, Out any] interface {
 // operator's watermark is the minimum of both inputs'.
 func CoProcess[K comparable, In1, In2, Out any](a KeyedStream[K, In1], b KeyedStream[K, In2], newFn func() CoProcessFunction[K, In1, In2, Out], os ...OpOption) Stream[Out] {
 	p := a.s.p
-	node := &coNode[K, In1, In2, Out]{key1: a.key, key2: b.key, newFn: newFn}
+	type ctx = *KeyedContext[K, Out]
+	node := &process.CoNode[K, In1, In2, Out, ctx]{Key1: a.key, Key2: b.key, Hooks: processHooks[K, In1, Out](),
+		New: func() (process.Function[ctx, In1], process.Second[ctx, In2]) {
+			fn := newFn()
+			return coFirst[K, In1, In2, Out]{fn}, fn
+		}}
 	n := p.addNode(opts("co-process", os), plan.Operator, 1, node)
-	node.keys = connectKeyed(a, n, 0)
+	node.Keys = connectKeyed(a, n, 0)
 	connectKeyed(b, n, 1)
 	return newStream[Out](p, n, 0)
 }
 
-type coNode[K comparable, In1, In2, Out any] struct {
-	keys  keyed.Keys[K]
-	key1  func(In1) K
-	key2  func(In2) K
-	newFn func() CoProcessFunction[K, In1, In2, Out]
-}
-
-func (c *coNode[K, In1, In2, Out]) Build(ctx *task.Context, outs []any) (task.Built, error) {
-	fn := c.newFn()
-	op := &processOp[K, In1, Out]{key: c.key1, fn: coFirst[K, In1, In2, Out]{fn}}
-	op.core = keyed.NewCore[K](ctx, c.keys)
-	op.ctx = KeyedContext[K, Out]{core: op.core, out: operator.Out[Out](outs, 0)}
-	second := &coSecond[K, In1, In2, Out]{op: op, key: c.key2, fn: fn}
-	return task.Built{Op: op, Inputs: []any{op, second}}, nil
-}
-
-// coFirst presents a CoProcessFunction's first input and timers as a
-// KeyedProcessFunction, so the two-input operator reuses processOp.
+// coFirst presents a CoProcessFunction's first input, state and timers
+// as a KeyedProcessFunction with the optional abilities, so the two-input
+// operator shares the hooks of Process.
 type coFirst[K comparable, In1, In2, Out any] struct {
 	fn CoProcessFunction[K, In1, In2, Out]
 }
@@ -73,21 +60,6 @@ func (f coFirst[K, In1, In2, Out]) Open(sc *StateContext[K]) error {
 		return o.Open(sc)
 	}
 	return nil
-}
-
-// coSecond is the second input of a two-input keyed operator.
-type coSecond[K comparable, In1, In2, Out any] struct {
-	op  *processOp[K, In1, Out]
-	key func(In2) K
-	fn  CoProcessFunction[K, In1, In2, Out]
-}
-
-func (s *coSecond[K, In1, In2, Out]) Collect(ts int64, v In2) {
-	s.op.core.SetKey(s.key(v))
-	s.op.core.TS = ts
-	if err := s.fn.ProcessElement2(&s.op.ctx, v); err != nil {
-		task.Fail(fmt.Errorf("%s: %w", s.op.core.Name, err))
-	}
 }
 
 // CoFlatMap connects two streams of different types without keys: f1
@@ -148,102 +120,28 @@ func IntervalJoin[K comparable, A, B, Out any](a KeyedStream[K, A], b KeyedStrea
 		a.s.p.setErr(fmt.Errorf("interval join: lower bound %v is above upper bound %v", lower, upper))
 	}
 	return CoProcess(a, b, func() CoProcessFunction[K, A, B, Out] {
-		return &intervalJoin[K, A, B, Out]{lower: lo, upper: hi, join: join}
+		return &intervalJoin[K, A, B, Out]{j: joinop.Interval[K, A, B]{Lower: lo, Upper: hi}, join: join}
 	}, append([]OpOption{Name("interval-join")}, os...)...)
 }
 
+// intervalJoin runs join.Interval as a CoProcessFunction.
 type intervalJoin[K comparable, A, B, Out any] struct {
-	lower, upper int64
-	join         func(A, B) Out
-	left         *state.Table[K, map[int64][]A]
-	right        *state.Table[K, map[int64][]B]
-	core         *keyed.Core[K]
+	j    joinop.Interval[K, A, B]
+	join func(A, B) Out
 }
 
-func (j *intervalJoin[K, A, B, Out]) Open(sc *StateContext[K]) error {
-	var err error
-	j.core = sc.core
-	if j.left, err = registerKeyed[map[int64][]A](sc, "interval-join-left", maps.Clone); err != nil {
-		return err
-	}
-	j.right, err = registerKeyed[map[int64][]B](sc, "interval-join-right", maps.Clone)
-	return err
-}
-
-// joinSide buffers v, a record of one side arriving at event time ts, and
-// joins it with the other side's buffered records whose times lie in
-// [ts+lo, ts+hi]; emit is called with each match and the pair's later
-// time. It returns false for a late record, which is dropped.
-func joinSide[K comparable, Own, Other, Out any](ctx *KeyedContext[K, Out], shard int, own *state.Table[K, map[int64][]Own],
-	other *state.Table[K, map[int64][]Other], v Own, lo, hi int64, emit func(o Other, ts int64)) (bool, error) {
-	ts := ctx.Timestamp()
-	if ts == NoTimestamp {
-		return false, fmt.Errorf("record without event time in an interval join; give the source WithTimestamps")
-	}
-	if ts < ctx.Watermark() {
-		return false, nil // late
-	}
-	buf, ok := own.GetMutable(shard, ctx.Key())
-	if !ok {
-		buf = map[int64][]Own{}
-		own.PutNew(shard, ctx.Key(), buf)
-	}
-	buf[ts] = append(buf[ts], v)
-	others, _ := other.Get(shard, ctx.Key())
-	for ots, os := range others {
-		if ots >= ts+lo && ots <= ts+hi {
-			for _, o := range os {
-				emit(o, max(ts, ots))
-			}
-		}
-	}
-	return true, nil
-}
+func (j *intervalJoin[K, A, B, Out]) Open(sc *StateContext[K]) error { return j.j.Open(sc.core) }
 
 func (j *intervalJoin[K, A, B, Out]) ProcessElement1(ctx *KeyedContext[K, Out], v A) error {
-	ok, err := joinSide(ctx, j.core.Shard, j.left, j.right, v, j.lower, j.upper, func(b B, ts int64) {
-		ctx.EmitAt(ts, j.join(v, b))
-	})
-	if ok {
-		// Once the watermark passes ts+upper, no record of b that can
-		// still arrive on time matches this one.
-		ctx.RegisterEventTimer(ctx.Timestamp() + j.upper + 1)
-	}
-	return err
+	return j.j.Left(v, func(b B, ts int64) { ctx.EmitAt(ts, j.join(v, b)) })
 }
 
 func (j *intervalJoin[K, A, B, Out]) ProcessElement2(ctx *KeyedContext[K, Out], v B) error {
-	ok, err := joinSide(ctx, j.core.Shard, j.right, j.left, v, -j.upper, -j.lower, func(a A, ts int64) {
-		ctx.EmitAt(ts, j.join(a, v))
-	})
-	if ok {
-		ctx.RegisterEventTimer(ctx.Timestamp() - j.lower + 1)
-	}
-	return err
+	return j.j.Right(v, func(a A, ts int64) { ctx.EmitAt(ts, j.join(a, v)) })
 }
 
 // OnTimer drops buffered records that can no longer match.
-func (j *intervalJoin[K, A, B, Out]) OnTimer(ctx *KeyedContext[K, Out], t int64, _ TimeDomain) error {
-	k, sh := ctx.Key(), j.core.Shard
-	if buf, ok := j.left.GetMutable(sh, k); ok {
-		for ts := range buf {
-			if ts+j.upper < t {
-				delete(buf, ts)
-			}
-		}
-		if len(buf) == 0 {
-			j.left.Delete(sh, k)
-		}
-	}
-	if buf, ok := j.right.GetMutable(sh, k); ok {
-		for ts := range buf {
-			if ts-j.lower < t {
-				delete(buf, ts)
-			}
-		}
-		if len(buf) == 0 {
-			j.right.Delete(sh, k)
-		}
-	}
+func (j *intervalJoin[K, A, B, Out]) OnTimer(_ *KeyedContext[K, Out], t int64, _ TimeDomain) error {
+	j.j.OnTimer(t)
 	return nil
 }

@@ -5,9 +5,8 @@ import (
 	"sync"
 
 	"github.com/weir-stream/weir/internal/dataflow"
-	"github.com/weir-stream/weir/internal/operator"
 	"github.com/weir-stream/weir/internal/operator/keyed"
-	"github.com/weir-stream/weir/internal/operator/ordered"
+	"github.com/weir-stream/weir/internal/operator/process"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -135,124 +134,47 @@ func (c *KeyedContext[K, Out]) DeleteProcessingTimer(t int64) { c.core.Procs.Del
 // Process applies a keyed process function to ks. newFn is called once per
 // subtask.
 func Process[K comparable, In, Out any](ks KeyedStream[K, In], newFn func() KeyedProcessFunction[K, In, Out], os ...OpOption) Stream[Out] {
-	node := &processNode[K, In, Out]{key: ks.key, newFn: newFn}
+	node := &process.Node[K, In, Out, *KeyedContext[K, Out]]{Key: ks.key, Hooks: processHooks[K, In, Out](),
+		New: func() process.Function[*KeyedContext[K, Out], In] { return newFn() }}
 	// A function made for the purpose answers once.
-	node.det = sync.OnceValue(func() bool {
+	node.Det = sync.OnceValue(func() bool {
 		d, ok := newFn().(DeterministicFunction)
 		return ok && d.Deterministic()
 	})
 	n := ks.s.p.addNode(opts("process", os), plan.Operator, 1, node)
-	node.keys = connectKeyed(ks, n, 0)
+	node.Keys = connectKeyed(ks, n, 0)
 	return newStream[Out](ks.s.p, n, 0)
 }
 
-type processNode[K comparable, In, Out any] struct {
-	key   func(In) K
-	keys  keyed.Keys[K]
-	newFn func() KeyedProcessFunction[K, In, Out]
-	det   func() bool
-}
-
-// Deterministic reports whether the function says it is (see
-// DeterministicFunction).
-func (p *processNode[K, In, Out]) Deterministic() bool { return p.det() }
-
-func (p *processNode[K, In, Out]) Build(ctx *task.Context, outs []any) (task.Built, error) {
-	op := &processOp[K, In, Out]{key: p.key, fn: p.newFn()}
-	op.core = keyed.NewCore[K](ctx, p.keys)
-	op.ctx = KeyedContext[K, Out]{core: op.core, out: operator.Out[Out](outs, 0), ordered: ctx.Ordered && p.Deterministic()}
-	return task.Built{Op: op, Inputs: []any{op}}, nil
-}
-
-type processOp[K comparable, In, Out any] struct {
-	task.Base
-	core *keyed.Core[K]
-	key  func(In) K
-	fn   KeyedProcessFunction[K, In, Out]
-	ctx  KeyedContext[K, Out]
-	due  ordered.Timers[K]
-}
-
-// Snapshot freezes the operator's keyed state and timers.
-func (p *processOp[K, In, Out]) Snapshot() (func() []byte, error) { return p.core.Snapshot() }
-
-// Restore loads the operator's keyed state and timers before Open.
-func (p *processOp[K, In, Out]) Restore(data []byte) error { return p.core.Restore(data) }
-
-func (p *processOp[K, In, Out]) Open(*task.Context) error {
-	if err := p.core.Open(); err != nil {
-		return err
+// processHooks connects the process operator to the functions of this
+// API: the context they see, their state (StateOpener) and their timers
+// (TimerHandler).
+func processHooks[K comparable, In, Out any]() process.Hooks[K, In, Out, *KeyedContext[K, Out]] {
+	return process.Hooks[K, In, Out, *KeyedContext[K, Out]]{
+		Context: func(core *keyed.Core[K], out task.Collector[Out], ordered bool) *KeyedContext[K, Out] {
+			return &KeyedContext[K, Out]{core: core, out: out, ordered: ordered}
+		},
+		Open: func(fn process.Function[*KeyedContext[K, Out], In], core *keyed.Core[K]) error {
+			o, ok := fn.(StateOpener[K])
+			if !ok {
+				return nil
+			}
+			sc := &StateContext[K]{core: core}
+			if err := o.Open(sc); err != nil {
+				return err
+			}
+			return sc.err
+		},
+		OnTimer: func(fn process.Function[*KeyedContext[K, Out], In], ctx *KeyedContext[K, Out], t int64, processing bool) error {
+			h, ok := fn.(TimerHandler[K, Out])
+			if !ok {
+				return fmt.Errorf("a timer fired but the function has no OnTimer (implement weir.TimerHandler)")
+			}
+			d := EventTime
+			if processing {
+				d = ProcessingTime
+			}
+			return h.OnTimer(ctx, t, d)
+		},
 	}
-	if o, ok := p.fn.(StateOpener[K]); ok {
-		sc := &StateContext[K]{core: p.core}
-		if err := o.Open(sc); err != nil {
-			return err
-		}
-		return sc.err
-	}
-	return nil
-}
-
-func (p *processOp[K, In, Out]) Collect(ts int64, v In) {
-	p.core.SetKey(p.key(v))
-	p.core.TS = ts
-	if err := p.fn.ProcessElement(&p.ctx, v); err != nil {
-		task.Fail(fmt.Errorf("%s: %w", p.core.Name, err))
-	}
-}
-
-func (p *processOp[K, In, Out]) Watermark(wm int64) int64 {
-	if p.ctx.ordered {
-		p.watermarkOrdered(wm)
-		return wm
-	}
-	for {
-		t, k, ok := p.core.Events.PopDue(wm)
-		if !ok {
-			break
-		}
-		p.fireEvent(t, k)
-	}
-	p.core.WM = wm
-	return wm
-}
-
-func (p *processOp[K, In, Out]) fireEvent(t int64, k K) {
-	p.core.SetKey(k)
-	p.core.TS = t
-	if err := p.onTimer(t, EventTime); err != nil {
-		task.Fail(fmt.Errorf("%s: event timer: %w", p.core.Name, err))
-	}
-}
-
-// watermarkOrdered fires the due event-time timers by time, then key hash
-// and encoding (package ordered).
-func (p *processOp[K, In, Out]) watermarkOrdered(wm int64) {
-	p.due.Fire(p.core.Events, wm, p.core.Keys.Hash, ordered.ByEncoding(p.core.Keys.Codec), p.fireEvent)
-	p.core.WM = wm
-}
-
-func (p *processOp[K, In, Out]) NextProcessingTime() (int64, bool) { return p.core.Procs.Next() }
-
-func (p *processOp[K, In, Out]) FireProcessingTime(now int64) {
-	for {
-		t, k, ok := p.core.Procs.PopDue(now)
-		if !ok {
-			return
-		}
-		p.core.SetKey(k)
-		p.core.TS = t
-		if err := p.onTimer(t, ProcessingTime); err != nil {
-			task.Fail(fmt.Errorf("%s: processing timer: %w", p.core.Name, err))
-		}
-	}
-}
-
-// onTimer hands a fired timer to the function.
-func (p *processOp[K, In, Out]) onTimer(t int64, d TimeDomain) error {
-	h, ok := p.fn.(TimerHandler[K, Out])
-	if !ok {
-		return fmt.Errorf("a timer fired but the function has no OnTimer (implement weir.TimerHandler)")
-	}
-	return h.OnTimer(&p.ctx, t, d)
 }
