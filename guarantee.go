@@ -1,62 +1,37 @@
 package weir
 
-import (
-	"fmt"
-	"strings"
-)
+import "github.com/weir-stream/weir/internal/recovery"
 
 // Guarantee is a job's recovery semantics: what its output promises when
 // something fails.
-type Guarantee int
+type Guarantee = recovery.Guarantee
 
 const (
 	// None: no fault tolerance; a failure fails the job.
-	None Guarantee = iota
+	None = recovery.None
 	// ExactlyOnce (precise recovery): failures are invisible in the
 	// output. State is restored from aligned checkpoints, sources rewound
 	// and sinks commit with checkpoints.
-	ExactlyOnce
+	ExactlyOnce = recovery.ExactlyOnce
 	// AtLeastOnce (rollback recovery): nothing is lost; records after the
 	// last completed checkpoint may be reflected twice.
-	AtLeastOnce
+	AtLeastOnce = recovery.AtLeastOnce
 	// AtMostOnce (gap recovery): sources are not rewound and lost state is
 	// not replayed, so each input record affects the output at most once;
 	// what was in flight or only in lost state is missing.
-	AtMostOnce
+	AtMostOnce = recovery.AtMostOnce
 )
 
-func (g Guarantee) String() string {
-	switch g {
-	case ExactlyOnce:
-		return "exactly-once"
-	case AtLeastOnce:
-		return "at-least-once"
-	case AtMostOnce:
-		return "at-most-once"
-	}
-	return "none"
-}
-
 // ParseGuarantee parses exactly-once, at-least-once, at-most-once or none.
-func ParseGuarantee(s string) (Guarantee, error) {
-	for _, g := range []Guarantee{ExactlyOnce, AtLeastOnce, AtMostOnce, None} {
-		if strings.EqualFold(s, g.String()) {
-			return g, nil
-		}
-	}
-	return None, fmt.Errorf("guarantee must be exactly-once, at-least-once, at-most-once or none, not %q", s)
-}
-
-// checkpoints reports whether the guarantee needs checkpoints.
-func (g Guarantee) checkpoints() bool { return g == ExactlyOnce || g == AtLeastOnce }
+func ParseGuarantee(s string) (Guarantee, error) { return recovery.ParseGuarantee(s) }
 
 // Failover is a job's failover strategy: what restarts when a task fails.
-type Failover int
+type Failover = recovery.Failover
 
 const (
 	// GlobalFailover restarts every task of the job from the latest
 	// completed checkpoint (the default).
-	GlobalFailover Failover = iota
+	GlobalFailover = recovery.Global
 	// FineGrainedFailover restarts only what a failure touched, from the
 	// latest completed checkpoint, while the rest of the job runs on. It
 	// applies to exactly-once and at-least-once jobs; others fail over
@@ -76,23 +51,8 @@ const (
 	// With unaligned checkpoints, and on a cluster, it restarts the failed
 	// task's pipelined region (the tasks records connect it to) instead;
 	// the job's other regions keep running.
-	FineGrainedFailover
+	FineGrainedFailover = recovery.FineGrained
 )
 
-func (f Failover) String() string {
-	if f == FineGrainedFailover {
-		return "fine-grained"
-	}
-	return "global"
-}
-
 // ParseFailover parses global or fine-grained.
-func ParseFailover(s string) (Failover, error) {
-	switch strings.ToLower(s) {
-	case "global", "":
-		return GlobalFailover, nil
-	case "fine-grained":
-		return FineGrainedFailover, nil
-	}
-	return GlobalFailover, fmt.Errorf("failover must be global or fine-grained, not %q", s)
-}
+func ParseFailover(s string) (Failover, error) { return recovery.ParseFailover(s) }

@@ -105,7 +105,9 @@ func TestLayout(t *testing.T) {
 	// Rule "operators know no job": a package under internal/operator
 	// depends on neither the engine that runs jobs nor the cluster,
 	// directly or not; an operator is built and driven by a task.
-	jobLevel := func(imp string) bool { return under(imp, module+"/internal/engine") || under(imp, module+"/internal/cluster") }
+	jobLevel := func(imp string) bool {
+		return under(imp, module+"/internal/engine") || under(imp, module+"/internal/cluster")
+	}
 	for _, path := range paths {
 		if under(path, module+"/internal/operator") {
 			for _, v := range banned(pkgs, pkgs[path], jobLevel) {

@@ -54,7 +54,7 @@ func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan) (engine.Conf
 	}
 	// Without checkpoints a failure fails the job: failover, and so the
 	// standbys, play no part.
-	cfg.ActiveStandby = c.activeStandby && c.guarantee.checkpoints()
+	cfg.ActiveStandby = c.activeStandby && c.guarantee.Checkpoints()
 	switch c.guarantee {
 	case ExactlyOnce:
 		cfg.Mode = engine.ExactlyOnce
@@ -80,13 +80,13 @@ func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan) (engine.Conf
 		switch {
 		case c.failureWindow > 0:
 			cfg.Failures.MaxDelay = c.failureWindow
-		case c.guarantee.checkpoints():
+		case c.guarantee.Checkpoints():
 			cfg.Failures.MaxDelay = min(3*ck.Interval, time.Second)
 		default:
 			cfg.Failures.MaxDelay = 100 * time.Millisecond
 		}
 	}
-	if !c.guarantee.checkpoints() {
+	if !c.guarantee.Checkpoints() {
 		if c.restore != "" {
 			return cfg, fmt.Errorf("restoring a checkpoint needs the exactly-once or at-least-once guarantee, not %s", c.guarantee)
 		}

@@ -16,35 +16,24 @@ import (
 	"github.com/weir-stream/weir/internal/checkpoint"
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/plan"
+	"github.com/weir-stream/weir/internal/recovery"
 	"github.com/weir-stream/weir/internal/store"
 	"github.com/weir-stream/weir/internal/task"
 )
 
-// Mode is a job's recovery semantics.
-type Mode int
+// Mode is a job's recovery semantics (package recovery defines them).
+type Mode = recovery.Guarantee
 
 const (
 	// None fails the job at its first failure.
-	None Mode = iota
+	None = recovery.None
 	// ExactlyOnce restores aligned checkpoints and commits sinks with them.
-	ExactlyOnce
+	ExactlyOnce = recovery.ExactlyOnce
 	// AtLeastOnce restores unaligned-barrier (non-blocking) checkpoints.
-	AtLeastOnce
+	AtLeastOnce = recovery.AtLeastOnce
 	// AtMostOnce restarts with empty state and sources where they were.
-	AtMostOnce
+	AtMostOnce = recovery.AtMostOnce
 )
-
-func (m Mode) String() string {
-	switch m {
-	case ExactlyOnce:
-		return "exactly-once"
-	case AtLeastOnce:
-		return "at-least-once"
-	case AtMostOnce:
-		return "at-most-once"
-	}
-	return "none"
-}
 
 // Config describes a job run.
 type Config struct {

@@ -7,28 +7,23 @@ import (
 
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/plan"
+	"github.com/weir-stream/weir/internal/recovery"
 	"github.com/weir-stream/weir/internal/store"
 	"github.com/weir-stream/weir/internal/task"
 )
 
-// Failover is a job's failover strategy: what restarts when a task fails.
-type Failover int
+// Failover is a job's failover strategy: what restarts when a task fails
+// (package recovery defines them).
+type Failover = recovery.Failover
 
 const (
 	// Global restarts every task of the job from the latest checkpoint.
-	Global Failover = iota
+	Global = recovery.Global
 	// FineGrained restarts only the failed task's pipelined region (the
 	// tasks connected to it by edges), from the latest checkpoint; the
 	// other regions keep running and their sources do not rewind.
-	FineGrained
+	FineGrained = recovery.FineGrained
 )
-
-func (f Failover) String() string {
-	if f == FineGrained {
-		return "fine-grained"
-	}
-	return "global"
-}
 
 // failover is how an attempt carries out the job's Failover: it deploys
 // the attempt, says what restarts when a failure arrives, and carries the
