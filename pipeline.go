@@ -18,12 +18,12 @@ package weir
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
 
 	"github.com/weir-stream/weir/internal/engine"
+	"github.com/weir-stream/weir/internal/job"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/store"
 	"github.com/weir-stream/weir/internal/task"
@@ -40,11 +40,6 @@ type Pipeline struct {
 	report  atomic.Pointer[engine.Report]
 	live    atomic.Pointer[engine.Live]
 	status  atomic.Pointer[JobStatus]
-	// deploy, if set, starts attempts on a cluster (see internal/hook).
-	deploy engine.Deployer
-	// fence, if set, guards the checkpoint store's writes that decide
-	// output: a cluster's coordinator fences them by its leadership.
-	fence store.Fence
 }
 
 // JobStatus is where a pipeline's run stands.
@@ -66,45 +61,28 @@ func (p *Pipeline) Status() JobStatus {
 	if s := p.status.Load(); s != nil {
 		return *s
 	}
-	return JobStatus{State: "created", Guarantee: p.cfg.guarantee.String(), Failover: p.cfg.failover.String(), Standby: p.cfg.standby()}
+	return JobStatus{State: "created", Guarantee: p.cfg.Guarantee.String(), Failover: p.cfg.Failover.String(), Standby: p.cfg.standby()}
 }
 
 func (c *config) standby() string {
-	if c.activeStandby {
+	if c.ActiveStandby {
 		return "active"
 	}
 	return ""
 }
 
+// config is what the options set: the settings of the job's runs, and
+// what Run calls before any task starts.
 type config struct {
-	name              string
-	guarantee         Guarantee
-	failover          Failover
-	retainLimit       int64
-	activeStandby     bool
-	ckpt              CheckpointConfig
-	restart           engine.RestartStrategy
-	failures          int
-	failureSeed       uint64
-	failureWindow     time.Duration
-	restore           string // "", "latest" or a checkpoint path
-	settings          map[string]string
-	onStart           func(RunStart) error
-	logf              func(string)
-	watermarkInterval time.Duration
-	bufferTimeout     time.Duration
-	idleTimeout       time.Duration
-	queueCapacity     int
-	latencyInterval   time.Duration
-	stallTimeout      *time.Duration // nil: DefaultStallTimeout
-	onStall           func(string)
+	job.Settings
+	onStart func(RunStart) error
 }
 
 // Option configures a pipeline.
 type Option func(*Pipeline)
 
 // WithName names the job.
-func WithName(name string) Option { return func(p *Pipeline) { p.cfg.name = name } }
+func WithName(name string) Option { return func(p *Pipeline) { p.cfg.Name = name } }
 
 // WithParallelism sets the default number of parallel subtasks per
 // operator (default 1).
@@ -122,18 +100,18 @@ func WithChaining(on bool) Option { return func(p *Pipeline) { p.g.DisableChaini
 // WithWatermarkInterval sets how often sources emit watermarks (default
 // 200ms).
 func WithWatermarkInterval(d time.Duration) Option {
-	return func(p *Pipeline) { p.cfg.watermarkInterval = d }
+	return func(p *Pipeline) { p.cfg.WatermarkInterval = d }
 }
 
 // WithBufferTimeout bounds how long a source holds a partly filled output
 // batch (default 100ms). Other tasks ship their batches whenever their input
 // runs dry.
-func WithBufferTimeout(d time.Duration) Option { return func(p *Pipeline) { p.cfg.bufferTimeout = d } }
+func WithBufferTimeout(d time.Duration) Option { return func(p *Pipeline) { p.cfg.BufferTimeout = d } }
 
 // WithIdleTimeout marks a source subtask idle after it produced nothing for
 // d, so that it does not hold back the watermark of downstream operators.
 // 0 (the default) never marks sources idle.
-func WithIdleTimeout(d time.Duration) Option { return func(p *Pipeline) { p.cfg.idleTimeout = d } }
+func WithIdleTimeout(d time.Duration) Option { return func(p *Pipeline) { p.cfg.IdleTimeout = d } }
 
 // WithLatencyTracking makes sources emit latency markers every interval
 // (sampled tracking; Flink's default interval is 2s), or after every batch
@@ -141,12 +119,12 @@ func WithIdleTimeout(d time.Duration) Option { return func(p *Pipeline) { p.cfg.
 // markers' age and sinks the event-time latency of what they write, in
 // Metrics. 0 (the default) turns tracking off.
 func WithLatencyTracking(interval time.Duration) Option {
-	return func(p *Pipeline) { p.cfg.latencyInterval = interval }
+	return func(p *Pipeline) { p.cfg.LatencyInterval = interval }
 }
 
 // WithQueueCapacity sets how many batches each input channel buffers before
 // its sender blocks (default 8).
-func WithQueueCapacity(n int) Option { return func(p *Pipeline) { p.cfg.queueCapacity = n } }
+func WithQueueCapacity(n int) Option { return func(p *Pipeline) { p.cfg.QueueCapacity = n } }
 
 // CheckpointConfig tunes checkpoints. Zero fields take defaults.
 type CheckpointConfig struct {
@@ -194,17 +172,17 @@ type CheckpointConfig struct {
 const Unlimited = -1
 
 // WithGuarantee sets the job's recovery semantics (default None).
-func WithGuarantee(g Guarantee) Option { return func(p *Pipeline) { p.cfg.guarantee = g } }
+func WithGuarantee(g Guarantee) Option { return func(p *Pipeline) { p.cfg.Guarantee = g } }
 
 // WithFailover sets the failover strategy (default GlobalFailover).
-func WithFailover(f Failover) Option { return func(p *Pipeline) { p.cfg.failover = f } }
+func WithFailover(f Failover) Option { return func(p *Pipeline) { p.cfg.Failover = f } }
 
 // WithRetainLimit bounds the bytes of output each subtask retains for
 // upstream backup under FineGrainedFailover (default 256 MiB). A subtask
 // past the bound drops what it retained until its next checkpoint
 // barrier, and logs it; if one of its consumers fails meanwhile, the job
 // falls back to a global rollback.
-func WithRetainLimit(bytes int64) Option { return func(p *Pipeline) { p.cfg.retainLimit = bytes } }
+func WithRetainLimit(bytes int64) Option { return func(p *Pipeline) { p.cfg.RetainLimit = bytes } }
 
 // WithActiveStandby runs an active standby of every task that can have
 // one under FineGrainedFailover in one process: a second instance of the
@@ -217,11 +195,13 @@ func WithRetainLimit(bytes int64) Option { return func(p *Pipeline) { p.cfg.reta
 // and sinks restart alone instead. A standby that failed or took over
 // is replaced from the latest completed checkpoint (or the next one, when
 // the primary's input log no longer reaches back to it).
-func WithActiveStandby() Option { return func(p *Pipeline) { p.cfg.activeStandby = true } }
+func WithActiveStandby() Option { return func(p *Pipeline) { p.cfg.ActiveStandby = true } }
 
 // WithCheckpoints tunes checkpoints; they are taken when the guarantee is
 // ExactlyOnce or AtLeastOnce.
-func WithCheckpoints(c CheckpointConfig) Option { return func(p *Pipeline) { p.cfg.ckpt = c } }
+func WithCheckpoints(c CheckpointConfig) Option {
+	return func(p *Pipeline) { p.cfg.Checkpoints = job.Checkpoints(c) }
+}
 
 // WithRestartStrategy sets how failed jobs restart: "none", "fixed-delay",
 // "exponential-backoff" or "failure-rate", with its limit of attempts (or
@@ -235,20 +215,20 @@ func WithRestartStrategy(name string, attempts int, delay, maxDelay, interval ti
 			p.setErr(err)
 			return
 		}
-		p.cfg.restart = r
+		p.cfg.Restart = r
 	}
 }
 
 // WithInjectedFailures kills n tasks during the run, at random moments and
 // at named points of the checkpoint protocol, chosen by seed.
 func WithInjectedFailures(n int, seed uint64) Option {
-	return func(p *Pipeline) { p.cfg.failures, p.cfg.failureSeed = n, seed }
+	return func(p *Pipeline) { p.cfg.Failures, p.cfg.FailureSeed = n, seed }
 }
 
 // WithFailureWindow makes random-moment kills happen within d of the start
 // of an attempt (default: three checkpoint intervals, at most 1s; 100ms
 // without checkpoints).
-func WithFailureWindow(d time.Duration) Option { return func(p *Pipeline) { p.cfg.failureWindow = d } }
+func WithFailureWindow(d time.Duration) Option { return func(p *Pipeline) { p.cfg.FailureWindow = d } }
 
 // RunStart describes a run as it starts (WithOnStart).
 type RunStart struct {
@@ -262,7 +242,7 @@ type RunStart struct {
 
 // ErrOtherRun means a restore would continue another run's output than
 // the one it was asked to continue.
-var ErrOtherRun = errors.New("the checkpoint belongs to another run")
+var ErrOtherRun = job.ErrOtherRun
 
 // WithOnStart calls f once per Run, after
 // the checkpoint to restore is chosen and checked and before any task
@@ -275,11 +255,11 @@ func WithOnStart(f func(RunStart) error) Option { return func(p *Pipeline) { p.c
 // WithRestore starts the job from a retained checkpoint of its state
 // directory: "latest" or the path of a checkpoint (its directory or its
 // _metadata file).
-func WithRestore(what string) Option { return func(p *Pipeline) { p.cfg.restore = what } }
+func WithRestore(what string) Option { return func(p *Pipeline) { p.cfg.Restore = what } }
 
 // DefaultStallTimeout is how long a job may make no progress before it
 // reports what it waits on and fails the attempt (WithStallTimeout).
-const DefaultStallTimeout = time.Minute
+const DefaultStallTimeout = job.DefaultStallTimeout
 
 // WithStallTimeout sets how long a job may make no progress — no record
 // taken in or sent out by any task, no checkpoint completed, no task
@@ -292,16 +272,16 @@ const DefaultStallTimeout = time.Minute
 // progress while no checkpoint is in flight. onStall, if not nil, also
 // receives the report.
 func WithStallTimeout(d time.Duration, onStall func(report string)) Option {
-	return func(p *Pipeline) { p.cfg.stallTimeout, p.cfg.onStall = &d, onStall }
+	return func(p *Pipeline) { p.cfg.StallTimeout, p.cfg.OnStall = &d, onStall }
 }
 
 // WithLog receives a line for each notable event of a run: failures,
 // restarts, restores, skipped corrupt checkpoints.
-func WithLog(f func(string)) Option { return func(p *Pipeline) { p.cfg.logf = f } }
+func WithLog(f func(string)) Option { return func(p *Pipeline) { p.cfg.Log = f } }
 
 // NewPipeline returns an empty pipeline.
 func NewPipeline(opts ...Option) *Pipeline {
-	p := &Pipeline{cfg: config{name: "job"}}
+	p := &Pipeline{cfg: config{Settings: job.Settings{Name: "job"}}}
 	for _, o := range opts {
 		o(p)
 	}
@@ -316,14 +296,14 @@ func NewPipeline(opts ...Option) *Pipeline {
 // it while building the pipeline; a later call for the same name replaces
 // the value.
 func (p *Pipeline) RecordSetting(name, value string) {
-	if p.cfg.settings == nil {
-		p.cfg.settings = map[string]string{}
+	if p.cfg.Recorded == nil {
+		p.cfg.Recorded = map[string]string{}
 	}
-	p.cfg.settings[name] = value
+	p.cfg.Recorded[name] = value
 }
 
 // Name returns the job's name.
-func (p *Pipeline) Name() string { return p.cfg.name }
+func (p *Pipeline) Name() string { return p.cfg.Name }
 
 func (p *Pipeline) setErr(err error) {
 	if p.err == nil {
@@ -357,18 +337,47 @@ func (p *Pipeline) Explain() (string, error) {
 // With a fault-tolerant guarantee, a failed attempt is restarted by the
 // restart strategy and restored as the guarantee says; Report tells what
 // happened.
-func (p *Pipeline) Run(ctx context.Context) error {
+func (p *Pipeline) Run(ctx context.Context) error { return p.run(ctx, nil, nil) }
+
+// Engine gives weir's own command line the pipeline's engine side, to run
+// it on a cluster: its compiled engine configuration, and Run with
+// attempts started by the cluster and output-deciding writes fenced by
+// the coordinator's leadership. Its type is internal to weir; programs
+// run pipelines with Run.
+func (p *Pipeline) Engine() job.Handle {
+	return job.NewHandle(p.compile, p.run, p.engineReport)
+}
+
+// compile returns the engine configuration of a run.
+func (p *Pipeline) compile(ctx context.Context) (engine.Config, error) {
+	pl, err := p.plan()
+	if err != nil {
+		return engine.Config{}, err
+	}
+	return p.engineConfig(ctx, pl, nil)
+}
+
+// engineConfig returns the engine configuration of a run of plan pl, its
+// checkpoint store fenced by fence if not nil.
+func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan, fence store.Fence) (engine.Config, error) {
+	return job.Compile(ctx, &p.cfg.Settings, pl, fence, func(rt *task.Runtime) { p.running.Store(rt) })
+}
+
+// run runs the pipeline; deploy, if not nil, starts its attempts on a
+// cluster, and fence, if not nil, guards the checkpoint store's writes
+// that decide output.
+func (p *Pipeline) run(ctx context.Context, deploy engine.Deployer, fence store.Fence) error {
 	pl, err := p.plan()
 	if err != nil {
 		return err
 	}
-	cfg, err := p.engineConfig(ctx, pl)
+	cfg, err := p.engineConfig(ctx, pl, fence)
 	if err != nil {
-		return fmt.Errorf("job %q: %w", p.cfg.name, err)
+		return fmt.Errorf("job %q: %w", p.cfg.Name, err)
 	}
-	cfg.Deploy = p.deploy
-	cfg.SubtaskRestarts = p.deploy != nil // the cluster's executors restart single subtasks
-	if cfg.Failures != nil && p.deploy != nil {
+	cfg.Deploy = deploy
+	cfg.SubtaskRestarts = deploy != nil // the cluster's executors restart single subtasks
+	if cfg.Failures != nil && deploy != nil {
 		cfg.Failures.NamedWait = max(5*cfg.Failures.MaxDelay, 2*time.Second)
 	}
 	if p.cfg.onStart != nil {
@@ -377,13 +386,13 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			start.Restored = cfg.Restore.ID
 		}
 		if err := p.cfg.onStart(start); err != nil {
-			return fmt.Errorf("job %q: %w", p.cfg.name, err)
+			return fmt.Errorf("job %q: %w", p.cfg.Name, err)
 		}
 	}
 	live := &engine.Live{}
 	cfg.Live = live
 	p.live.Store(live)
-	st := JobStatus{State: "running", Started: time.Now(), Guarantee: p.cfg.guarantee.String(), Failover: p.cfg.failover.String(), Standby: p.cfg.standby()}
+	st := JobStatus{State: "running", Started: time.Now(), Guarantee: p.cfg.Guarantee.String(), Failover: p.cfg.Failover.String(), Standby: p.cfg.standby()}
 	p.status.Store(&st)
 	rep, err := engine.Run(ctx, cfg)
 	p.report.Store(rep)
@@ -399,7 +408,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	}
 	p.status.Store(&end)
 	if err != nil {
-		return fmt.Errorf("job %q: %w", p.cfg.name, err)
+		return fmt.Errorf("job %q: %w", p.cfg.Name, err)
 	}
 	return nil
 }
@@ -415,7 +424,10 @@ type Recovery = engine.Recovery
 
 // Report returns what happened in the current or latest Run so far, or
 // nil before the first. It is safe to call from any goroutine.
-func (p *Pipeline) Report() *Report {
+func (p *Pipeline) Report() *Report { return p.engineReport() }
+
+// engineReport is Report in the engine's terms.
+func (p *Pipeline) engineReport() *engine.Report {
 	if r := p.report.Load(); r != nil && p.Status().State != "running" {
 		return r
 	}

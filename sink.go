@@ -16,6 +16,6 @@ import (
 // is neither transactional nor idempotent rather than weaken its guarantee.
 func To[T any](s Stream[T], name string, sink connector.Sink[T], os ...OpOption) {
 	c := opts(name, os)
-	n := s.p.addNode(c, plan.Sink, 0, sinkop.New(sink, s.p.cfg.guarantee.Checkpoints(), s.p.cfg.guarantee == ExactlyOnce))
+	n := s.p.addNode(c, plan.Sink, 0, sinkop.New(sink, s.p.cfg.Guarantee.Checkpoints(), s.p.cfg.Guarantee == ExactlyOnce))
 	connect(s, n, 0, plan.Forward, nil)
 }

@@ -9,9 +9,6 @@ import (
 
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/internal/cluster"
-	"github.com/weir-stream/weir/internal/engine"
-	"github.com/weir-stream/weir/internal/hook"
-	"github.com/weir-stream/weir/internal/store"
 )
 
 // program is the cluster's view of the jobs registered in this binary:
@@ -72,19 +69,5 @@ func (pr program) Open(_ context.Context, job, name string, args []string) (clus
 	if _, err := p.Explain(); err != nil {
 		return nil, err
 	}
-	return clusterPipeline{p}, nil
+	return p.Engine(), nil
 }
-
-type clusterPipeline struct{ p *weir.Pipeline }
-
-func (c clusterPipeline) Compile(ctx context.Context) (engine.Config, error) {
-	return hook.Compile(ctx, c.p)
-}
-
-func (c clusterPipeline) Run(ctx context.Context, d engine.Deployer, f store.Fence) error {
-	hook.SetDeployer(c.p, d)
-	hook.SetFence(c.p, f)
-	return c.p.Run(ctx)
-}
-
-func (c clusterPipeline) Report() *engine.Report { return c.p.Report() }

@@ -17,7 +17,6 @@ import (
 	"github.com/weir-stream/weir/internal/cluster"
 	"github.com/weir-stream/weir/internal/cluster/pb"
 	"github.com/weir-stream/weir/internal/engine"
-	"github.com/weir-stream/weir/internal/hook"
 	"github.com/weir-stream/weir/internal/store"
 )
 
@@ -39,15 +38,17 @@ func (k keycountProgram) Open(_ context.Context, _, name string, args []string) 
 	return pipeline{p}, nil
 }
 
+// pipeline is a job as the cluster runs it (through Pipeline.Engine),
+// keeping the pipeline to run it in this process too.
 type pipeline struct{ p *weir.Pipeline }
 
-func (p pipeline) Compile(ctx context.Context) (engine.Config, error) { return hook.Compile(ctx, p.p) }
-func (p pipeline) Run(ctx context.Context, d engine.Deployer, f store.Fence) error {
-	hook.SetDeployer(p.p, d)
-	hook.SetFence(p.p, f)
-	return p.p.Run(ctx)
+func (p pipeline) Compile(ctx context.Context) (engine.Config, error) {
+	return p.p.Engine().Compile(ctx)
 }
-func (p pipeline) Report() *engine.Report { return p.p.Report() }
+func (p pipeline) Run(ctx context.Context, d engine.Deployer, f store.Fence) error {
+	return p.p.Engine().Run(ctx, d, f)
+}
+func (p pipeline) Report() *engine.Report { return p.p.Engine().Report() }
 
 // A coordinator and three workers in this process (so the race detector
 // sees them) run keycount; one worker is closed mid-run and the job

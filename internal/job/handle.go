@@ -1,0 +1,40 @@
+package job
+
+import (
+	"context"
+
+	"github.com/weir-stream/weir/internal/engine"
+	"github.com/weir-stream/weir/internal/store"
+)
+
+// Handle is a built pipeline's engine side, as a cluster runs it (it
+// implements cluster.Pipeline): weir.Pipeline.Engine returns it to weir's
+// command line, which hands it to the cluster. Its zero value is not
+// usable.
+type Handle struct {
+	compile func(ctx context.Context) (engine.Config, error)
+	run     func(ctx context.Context, deploy engine.Deployer, fence store.Fence) error
+	report  func() *engine.Report
+}
+
+// NewHandle returns the handle whose methods call compile, run and
+// report.
+func NewHandle(compile func(context.Context) (engine.Config, error),
+	run func(context.Context, engine.Deployer, store.Fence) error, report func() *engine.Report) Handle {
+	return Handle{compile: compile, run: run, report: report}
+}
+
+// Compile returns the engine configuration of a run of the pipeline, as
+// Compile (the function) describes it, with an unfenced store.
+func (h Handle) Compile(ctx context.Context) (engine.Config, error) { return h.compile(ctx) }
+
+// Run runs the pipeline as weir.Pipeline.Run does, with its attempts
+// started by deploy and every write of the run that decides output
+// passing fence's check first.
+func (h Handle) Run(ctx context.Context, deploy engine.Deployer, fence store.Fence) error {
+	return h.run(ctx, deploy, fence)
+}
+
+// Report describes the current or latest run so far, or nil before the
+// first.
+func (h Handle) Report() *engine.Report { return h.report() }
