@@ -413,18 +413,9 @@ func (p *Pipeline) run(ctx context.Context, deploy engine.Deployer, fence store.
 	return nil
 }
 
-// Report describes the latest Run: its checkpoints and recoveries.
-type Report = engine.Report
-
-// CheckpointStats describes one checkpoint of a run.
-type CheckpointStats = engine.CheckpointStats
-
-// Recovery describes one failure of a run and the recovery from it.
-type Recovery = engine.Recovery
-
 // Report returns what happened in the current or latest Run so far, or
 // nil before the first. It is safe to call from any goroutine.
-func (p *Pipeline) Report() *Report { return p.engineReport() }
+func (p *Pipeline) Report() *Report { return reportOf(p.engineReport()) }
 
 // engineReport is Report in the engine's terms.
 func (p *Pipeline) engineReport() *engine.Report {

@@ -1,0 +1,100 @@
+package weir
+
+import (
+	"time"
+
+	"github.com/weir-stream/weir/internal/engine"
+)
+
+// Report describes a run so far: its checkpoints and recoveries.
+// Pipeline.Report returns it; it has the same JSON form as a cluster's
+// job reports.
+type Report struct {
+	// Checkpoints lists the latest finished checkpoints (up to 1000),
+	// oldest first.
+	Checkpoints []CheckpointStats
+	// Completed and Aborted count every finished checkpoint of the run.
+	Completed, Aborted int
+	// LastCompletedCheckpoint is the newest completed checkpoint, or nil.
+	LastCompletedCheckpoint *CheckpointStats
+	// Recoveries lists the run's failures and the recoveries from them.
+	Recoveries []Recovery
+	// Injected counts the failures injected (WithInjectedFailures).
+	Injected int
+	// Restored is the checkpoint the run started from, if any.
+	Restored int64
+}
+
+// LastCompleted returns the newest completed checkpoint id, or 0.
+func (r *Report) LastCompleted() int64 {
+	if r.LastCompletedCheckpoint == nil {
+		return 0
+	}
+	return r.LastCompletedCheckpoint.ID
+}
+
+// CheckpointStats describes one checkpoint of a run.
+type CheckpointStats struct {
+	ID int64 `json:"id"`
+	// Status is completed, aborted or in-progress; Reason says why a
+	// checkpoint was aborted.
+	Status    string        `json:"status"`
+	Reason    string        `json:"reason,omitempty"`
+	Triggered time.Time     `json:"triggered"`
+	Duration  time.Duration `json:"duration_ns"`
+	Size      int64         `json:"size_bytes"`
+	// Alignment is the longest barrier alignment of any task, Sync the
+	// longest synchronous snapshot pause.
+	Alignment time.Duration `json:"alignment_ns"`
+	Sync      time.Duration `json:"sync_ns"`
+}
+
+// Recovery describes one failure of a run and the recovery from it.
+type Recovery struct {
+	Cause    string    `json:"cause"`
+	FailedAt time.Time `json:"failed_at"`
+	// Restored is the checkpoint restored (0: started over).
+	Restored int64 `json:"restored"`
+	// Amnesia marks an at-most-once recovery: empty state, sources
+	// continuing where they stopped.
+	Amnesia bool `json:"amnesia,omitempty"`
+	// LastCompleted is the last checkpoint completed before the failure.
+	LastCompleted int64 `json:"last_completed"`
+	// Duration runs from the failure to the first record written after
+	// the restart (0 if nothing was written).
+	Duration time.Duration `json:"duration_ns"`
+	// Restarted is how many of the job's Subtasks restarted: all of them
+	// under global failover, the failed region's under fine-grained.
+	Restarted int `json:"restarted_subtasks"`
+	Subtasks  int `json:"subtasks"`
+	// Takeover marks a failure an active standby took over: nothing
+	// restarted, and Duration runs to the moment the standby had applied
+	// its primary's input and read the primary's inputs.
+	Takeover bool `json:"takeover,omitempty"`
+}
+
+// reportOf returns the engine's report r as a Report, sharing nothing
+// with it (nil slices stay nil, empty ones empty); nil for nil.
+func reportOf(r *engine.Report) *Report {
+	if r == nil {
+		return nil
+	}
+	out := &Report{Completed: r.Completed, Aborted: r.Aborted, Injected: r.Injected, Restored: r.Restored}
+	if r.Checkpoints != nil {
+		out.Checkpoints = make([]CheckpointStats, len(r.Checkpoints))
+		for i, c := range r.Checkpoints {
+			out.Checkpoints[i] = CheckpointStats(c)
+		}
+	}
+	if c := r.LastCompletedCheckpoint; c != nil {
+		cc := CheckpointStats(*c)
+		out.LastCompletedCheckpoint = &cc
+	}
+	if r.Recoveries != nil {
+		out.Recoveries = make([]Recovery, len(r.Recoveries))
+		for i, rec := range r.Recoveries {
+			out.Recoveries[i] = Recovery(rec)
+		}
+	}
+	return out
+}
