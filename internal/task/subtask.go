@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weir-stream/weir/internal/backup"
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/input"
@@ -67,8 +68,7 @@ type subtask struct {
 	incarnation     int64
 	ready           func() // restarted: called once replays were asked for (see Restart)
 	deterministic   bool   // see ReplayDeterministic
-	backup          *backup
-	trimAt          []trimPoint
+	backup          *backup.Store
 	lostLogged      bool
 	catchUp         [][]int64 // see catchingUp
 	det             *determinants
