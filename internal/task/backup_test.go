@@ -10,35 +10,11 @@ import (
 	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/backup"
 	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/determinant"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/input"
 	"github.com/weir-stream/weir/internal/plan"
 )
-
-// The consumption order is trimmed at a completed checkpoint's mark, and
-// a restart from a checkpoint returns the order logged after its mark.
-func TestDeterminantsSinceACheckpoint(t *testing.T) {
-	var d determinants
-	d.record(0, 5)
-	d.record(0, 8) // extends the run on channel 0
-	d.record(1, 3)
-	d.mark(1)
-	d.record(0, 12)
-	d.mark(2)
-	d.record(1, 7)
-	d.trim(1)
-	order, ok := d.since(2)
-	if !ok || len(order) != 1 || order[0] != (detEntry{1, 7}) {
-		t.Fatalf("since 2: %v %v", order, ok)
-	}
-	d.record(0, 20)
-	if _, ok := d.since(1); ok {
-		t.Fatal("the log reached back to checkpoint 1 after a restart from 2")
-	}
-	if order, ok := d.since(2); !ok || len(order) != 1 || order[0] != (detEntry{0, 20}) {
-		t.Fatalf("since 2 again: %v %v", order, ok)
-	}
-}
 
 // A restarted source asked for a replay from beyond what it has sent on
 // the channel (its receiver, an active standby that took over, consumed
@@ -85,7 +61,7 @@ func TestAStandbyBehindWhatAReceiverHoldsRefusesToTakeOver(t *testing.T) {
 	takeOver := func(merges bool, held int64) (err error) {
 		s := &subtask{outs: []ChannelWriter{&sentWriter{sent: []int64{100}}}, outCh: [][]dataflow.Channel{{ch}}}
 		if merges {
-			s.det = &determinants{}
+			s.det = &determinant.Log{}
 		}
 		defer func() {
 			if r := recover(); r != nil {

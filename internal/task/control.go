@@ -83,7 +83,7 @@ func (s *subtask) handleControl(c control) {
 		}
 		s.trimBackup(c.checkpoint)
 		if s.det != nil {
-			s.det.trim(c.checkpoint)
+			s.det.Trim(c.checkpoint)
 		}
 		if s.log != nil {
 			s.log.trim(c.checkpoint)

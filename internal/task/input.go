@@ -293,7 +293,7 @@ func (s *subtask) deliver(ch int, e exchange.Element, a *input.Action) error {
 		return err
 	}
 	if s.det != nil {
-		s.det.record(ch, a.To)
+		s.det.Record(ch, a.To)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/determinant"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/plan"
 )
@@ -31,7 +32,7 @@ type Runtime struct {
 
 	edges   []*plan.PhysicalEdge        // by edge index
 	cancels [][]context.CancelCauseFunc // [vertex][subtask], of the running incarnation
-	dets    [][]*determinants           // [vertex][subtask]: logged consumption order, or nil
+	dets    [][]*determinant.Log        // [vertex][subtask]: logged consumption order, or nil
 
 	mu       sync.Mutex
 	ctx      context.Context // Run's
@@ -85,7 +86,7 @@ func New(p *plan.Plan, opts Options) *Runtime {
 		r.metrics[v.ID] = make([]*Metrics, v.Parallelism)
 		r.inboxes = append(r.inboxes, make([]chan control, v.Parallelism))
 		r.cancels = append(r.cancels, make([]context.CancelCauseFunc, v.Parallelism))
-		r.dets = append(r.dets, make([]*determinants, v.Parallelism))
+		r.dets = append(r.dets, make([]*determinant.Log, v.Parallelism))
 		r.logs = append(r.logs, make([]*inputLog, v.Parallelism))
 		r.cursors = append(r.cursors, make([][][]*cursor, v.Parallelism))
 		r.standbyMetrics = append(r.standbyMetrics, make([]*Metrics, v.Parallelism))
@@ -102,7 +103,7 @@ func New(p *plan.Plan, opts Options) *Runtime {
 			}
 			r.gates[v.ID][i] = exchange.NewGate(n, opts.QueueCapacity)
 			if logOrder {
-				r.dets[v.ID][i] = &determinants{}
+				r.dets[v.ID][i] = &determinant.Log{}
 			}
 			if hasStandby {
 				r.initStandby(v, i)

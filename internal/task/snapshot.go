@@ -82,7 +82,7 @@ func (s *subtask) freeze(id int64, aligned time.Duration, fwd input.Forward, rec
 	}
 	s.noteTrimPoint(id, f.counts)
 	if s.det != nil {
-		s.det.mark(id)
+		s.det.Mark(id)
 	}
 	if s.log != nil {
 		s.log.mark(id)

@@ -350,7 +350,7 @@ func (s *subtask) takeOverElsewhere(st *standby) {
 	s.ready = st.ready
 	s.rt.mu.Unlock()
 	if s.det != nil {
-		s.det.base = -1
+		s.det.Forget()
 	}
 	if id := s.in.Aligning(); id != 0 && id <= p.Aborted {
 		s.abortCheckpoint(id)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/determinant"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/input"
 	"github.com/weir-stream/weir/internal/plan"
@@ -268,7 +269,7 @@ func standbyAtTheEnd(t *testing.T) (*Runtime, *subtask, *standby) {
 	l := newInputLog(0)
 	l.append(logEntry{kind: logElement, ch: 0, e: exchange.Element{Kind: exchange.End}})
 	rt := &Runtime{opts: Options{Now: time.Now}, gates: [][]*exchange.Gate{{exchange.NewGate(1, 2)}},
-		inboxes: [][]chan control{{make(chan control, 1)}}, dets: [][]*determinants{{nil}}, logs: [][]*inputLog{{l}},
+		inboxes: [][]chan control{{make(chan control, 1)}}, dets: [][]*determinant.Log{{nil}}, logs: [][]*inputLog{{l}},
 		metrics: [][]*Metrics{{NewMetrics()}}, cancels: [][]context.CancelCauseFunc{{nil}}, exited: map[dataflow.SubtaskID]chan struct{}{}, finished: map[dataflow.SubtaskID]bool{}, standbys: map[dataflow.SubtaskID]*standby{}}
 	s := withInput(&subtask{rt: rt, v: v, ctx: context.Background(), gate: exchange.NewGate(1, 1), inbox: make(chan control, 1),
 		inChan: make([]dataflow.Channel, 1), inWM: dataflow.MaxWatermark}, 1)

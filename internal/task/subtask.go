@@ -9,6 +9,7 @@ import (
 
 	"github.com/weir-stream/weir/internal/backup"
 	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/determinant"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/input"
 	"github.com/weir-stream/weir/internal/plan"
@@ -71,7 +72,7 @@ type subtask struct {
 	backup          *backup.Store
 	lostLogged      bool
 	catchUp         [][]int64 // see catchingUp
-	det             *determinants
+	det             *determinant.Log
 	deferred        int64 // a checkpoint triggered while catching up
 
 	// Active standby (standby.go).
