@@ -6,6 +6,7 @@ import (
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/plan"
+	"github.com/weir-stream/weir/internal/standbylog"
 )
 
 // This file is the control inbox: the messages the job sends a subtask
@@ -54,7 +55,7 @@ func (s *subtask) handleControl(c control) {
 		if c.kind == ctlComplete {
 			s.trimBackup(c.checkpoint)
 			if s.rt.opts.PrimaryElsewhere {
-				s.rt.logs[s.v.ID][s.index].trim(c.checkpoint)
+				s.rt.logs[s.v.ID][s.index].Trim(c.checkpoint)
 			}
 		}
 		if c.kind == ctlReplay && s.rt.opts.PrimaryElsewhere {
@@ -86,7 +87,7 @@ func (s *subtask) handleControl(c control) {
 			s.det.Trim(c.checkpoint)
 		}
 		if s.log != nil {
-			s.log.trim(c.checkpoint)
+			s.log.Trim(c.checkpoint)
 		}
 		for i, op := range s.ops {
 			if l, ok := op.(CheckpointListener); ok {
@@ -99,7 +100,7 @@ func (s *subtask) handleControl(c control) {
 		if s.log != nil {
 			// Whether or not it aligns that checkpoint now: its standby
 			// must ignore the same barriers later (abortCheckpoint).
-			s.log.append(logEntry{kind: logAbort, checkpoint: c.checkpoint})
+			s.log.Append(standbylog.Entry{Kind: standbylog.Abort, Checkpoint: c.checkpoint})
 		}
 		s.abortCheckpoint(c.checkpoint)
 		for _, op := range s.ops {

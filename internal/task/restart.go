@@ -134,7 +134,7 @@ func (r *Runtime) restart(ctx context.Context, ids []dataflow.SubtaskID, state m
 			<-ch
 		}
 		if l := r.logs[id.Vertex][id.Subtask]; l != nil {
-			l.restart(restored)
+			l.Restart(restored)
 		}
 	}
 	restarting := make(map[dataflow.SubtaskID]bool, len(subs))

@@ -11,6 +11,7 @@ import (
 	"github.com/weir-stream/weir/internal/determinant"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/plan"
+	"github.com/weir-stream/weir/internal/standbylog"
 )
 
 // This file is the Runtime: it builds the gates and channels of one
@@ -51,9 +52,9 @@ type Runtime struct {
 	promoted     map[dataflow.SubtaskID]bool      // standbys that took their subtasks' place (Options.PrimaryElsewhere)
 
 	// Active standby (standby.go), for the subtasks that can have one.
-	logs           [][]*inputLog   // [vertex][subtask]
-	cursors        [][][][]*cursor // [vertex][subtask][writer][channel]
-	standbyMetrics [][]*Metrics    // [vertex][subtask]
+	logs           [][]*standbylog.Log // [vertex][subtask]
+	cursors        [][][][]*cursor     // [vertex][subtask][writer][channel]
+	standbyMetrics [][]*Metrics        // [vertex][subtask]
 	standbys       map[dataflow.SubtaskID]*standby
 	logGates       [][]*exchange.Gate // [vertex][subtask], under Options.PrimaryElsewhere
 
@@ -87,7 +88,7 @@ func New(p *plan.Plan, opts Options) *Runtime {
 		r.inboxes = append(r.inboxes, make([]chan control, v.Parallelism))
 		r.cancels = append(r.cancels, make([]context.CancelCauseFunc, v.Parallelism))
 		r.dets = append(r.dets, make([]*determinant.Log, v.Parallelism))
-		r.logs = append(r.logs, make([]*inputLog, v.Parallelism))
+		r.logs = append(r.logs, make([]*standbylog.Log, v.Parallelism))
 		r.cursors = append(r.cursors, make([][][]*cursor, v.Parallelism))
 		r.standbyMetrics = append(r.standbyMetrics, make([]*Metrics, v.Parallelism))
 		hasStandby := opts.UpstreamBackup && opts.ActiveStandby && CanHaveStandby(v)

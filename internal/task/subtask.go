@@ -13,6 +13,7 @@ import (
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/input"
 	"github.com/weir-stream/weir/internal/plan"
+	"github.com/weir-stream/weir/internal/standbylog"
 )
 
 // This file is one subtask's life: its fields, how it is built from its
@@ -76,16 +77,16 @@ type subtask struct {
 	deferred        int64 // a checkpoint triggered while catching up
 
 	// Active standby (standby.go).
-	standby      *standby  // set while this instance is a standby
-	log          *inputLog // the input log of a primary with an active standby
-	unsafe       bool      // see noteUnsafe
-	resetCursors bool      // restarted alone: the shared cursors restart from its checkpoint
-	dropBarriers int64     // promoted from a standby elsewhere: barriers up to it were aborted (standby_remote.go)
-	replays      []control // replay requests that reached a standby elsewhere before its promotion
-	wmRestored   bool      // the watermark state came from the checkpoint (watermark.go)
-	restoredDone func()    // started by Run: tells Runtime.Restored (once)
-	decoding     decoding  // the batch being decoded, for errors
-	held         held      // see unpollHeld
+	standby      *standby        // set while this instance is a standby
+	log          *standbylog.Log // the input log of a primary with an active standby
+	unsafe       bool            // see noteUnsafe
+	resetCursors bool            // restarted alone: the shared cursors restart from its checkpoint
+	dropBarriers int64           // promoted from a standby elsewhere: barriers up to it were aborted (standby_remote.go)
+	replays      []control       // replay requests that reached a standby elsewhere before its promotion
+	wmRestored   bool            // the watermark state came from the checkpoint (watermark.go)
+	restoredDone func()          // started by Run: tells Runtime.Restored (once)
+	decoding     decoding        // the batch being decoded, for errors
+	held         held            // see unpollHeld
 }
 
 func (r *Runtime) newSubtask(ctx context.Context, v *plan.Vertex, i int) *subtask {
