@@ -75,7 +75,7 @@ func TestAStandbyIgnoresTheBarriersItsPrimaryIgnoredAfterAnAbort(t *testing.T) {
 	p.handleControl(control{kind: ctlAbort, checkpoint: 3})
 	entries := p.log.Entries()
 	sb := alignSubtask(2)
-	sb.standby, sb.log = &standby{}, nil
+	sb.standby, sb.role, sb.log = &standby{}, standbyRole(false, false), nil
 	for _, en := range entries {
 		sb.applyLogged(en)
 	}

@@ -49,16 +49,16 @@ func (s *subtask) handleControl(c control) {
 		s.answerReport(c.reply)
 		return
 	}
-	if s.standby != nil {
+	if s.role.standby() {
 		// A standby follows its primary's decisions, which its log holds;
 		// it only trims the output it retains.
 		if c.kind == ctlComplete {
 			s.trimBackup(c.checkpoint)
-			if s.rt.opts.PrimaryElsewhere {
+			if s.role.kind == remoteStandby {
 				s.rt.logs[s.v.ID][s.index].Trim(c.checkpoint)
 			}
 		}
-		if c.kind == ctlReplay && s.rt.opts.PrimaryElsewhere {
+		if c.kind == ctlReplay && s.role.kind == remoteStandby {
 			// For after a promotion: the request reached it first.
 			s.replays = append(s.replays, c)
 		}

@@ -15,7 +15,7 @@ import (
 // startFollowing takes the consumption order this restarted subtask must
 // repeat, from the runtime's log of its subtask.
 func (s *subtask) startFollowing(restored int64) error {
-	if s.det == nil || !s.fresh {
+	if s.det == nil || !s.role.regenerates() {
 		return nil
 	}
 	order, ok := s.det.Since(restored)

@@ -113,7 +113,7 @@ func (s *subtask) replay(c control) {
 			j = 0
 		}
 		o := s.outs[w]
-		if err := o.Replay(j, c.from, c.incarnation, s.fresh && !s.deterministic); err != nil {
+		if err := o.Replay(j, c.from, c.incarnation, s.role.regenerates() && !s.deterministic); err != nil {
 			Fail(fmt.Errorf("replaying output to subtask %d of %q: %w", c.to, e.To.Name, err))
 		}
 		if s.source != nil && o.Sent()[j] < c.from {

@@ -149,8 +149,7 @@ func (r *Runtime) restart(ctx context.Context, ids []dataflow.SubtaskID, state m
 		s.ready = sync.OnceFunc(pending.Done)
 		s.incarnation = p.incarnation
 		s.state, s.hasState = state[id]
-		s.fresh, s.countsFromState = true, true
-		s.resetCursors = r.cursors[id.Vertex][id.Subtask] != nil
+		s.role = restartedRole(rejoin)
 		r.mu.Lock()
 		s.catchUp = r.catchUpTarget(p.v, p.index, r.lastSent[id], restarting)
 		r.mu.Unlock()

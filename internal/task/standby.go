@@ -136,9 +136,9 @@ func (s *subtask) promotedAtEnd() bool {
 func (s *subtask) takeOver() {
 	r, id := s.rt, s.id()
 	st := s.standby
-	s.standby = nil
+	s.standby, s.role = nil, s.role.takeOver()
 	s.gate = r.gates[id.Vertex][id.Subtask]
-	if r.opts.PrimaryElsewhere {
+	if s.role.kind == promoted {
 		s.det, s.tctx.Metrics = r.dets[id.Vertex][id.Subtask], r.metrics[id.Vertex][id.Subtask]
 		for _, o := range s.outs {
 			o.setMetrics(s.tctx.Metrics)

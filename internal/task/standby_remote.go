@@ -181,7 +181,7 @@ func (s *subtask) checkNotBehind(p *Promotion) {
 func (s *subtask) takeOverElsewhere(st *standby) {
 	s.rt.mu.Lock()
 	p := st.promotion
-	s.incarnation, s.fresh = st.incarnation, true
+	s.incarnation = st.incarnation
 	s.ready = st.ready
 	s.rt.mu.Unlock()
 	if s.det != nil {

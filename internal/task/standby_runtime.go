@@ -72,7 +72,8 @@ func (r *Runtime) startStandby(id dataflow.SubtaskID, state []byte, hasState boo
 		s.inbox = own
 	}
 	s.det, s.log = nil, nil
-	s.state, s.hasState, s.countsFromState = state, hasState, counts
+	s.state, s.hasState = state, hasState
+	s.role = standbyRole(r.opts.PrimaryElsewhere, counts)
 	s.tctx.Restored = restored
 	st := &standby{s: s, cancel: cancel, exited: make(chan struct{}), at: at, inbox: own}
 	s.standby = st

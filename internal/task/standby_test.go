@@ -174,7 +174,7 @@ func TestSubtaskRestartedWithoutCheckpointRestartsItsCursors(t *testing.T) {
 	g.Drain()
 
 	w := pairWriter(t, context.Background(), g, cs)
-	s := &subtask{rt: &Runtime{}, v: &plan.Vertex{}, outs: []ChannelWriter{w}, resetCursors: true}
+	s := &subtask{rt: &Runtime{}, v: &plan.Vertex{}, outs: []ChannelWriter{w}, role: restartedRole(false)}
 	if err := s.restore(); err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func standbyAtTheEnd(t *testing.T) (*Runtime, *subtask, *standby) {
 		t.Fatal(err)
 	}
 	st := &standby{s: s, exited: make(chan struct{})}
-	s.standby = st
+	s.standby, s.role = st, standbyRole(false, false)
 	rt.standbys[dataflow.SubtaskID{}] = st
 	return rt, s, st
 }
