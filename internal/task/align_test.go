@@ -7,13 +7,14 @@ import (
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/plan"
+	"github.com/weir-stream/weir/internal/standbylog"
 )
 
 // alignSubtask returns a subtask with a gate of n input channels that
 // takes aligned checkpoints, and the log its active standby would follow.
 func alignSubtask(n int) *subtask {
 	rt := &Runtime{opts: Options{Checkpoint: Aligned, Now: time.Now}, cursors: [][][][]*cursor{{nil}}}
-	s := &subtask{rt: rt, v: &plan.Vertex{}, gate: exchange.NewGate(n, 4), inChan: make([]dataflow.Channel, n), log: newInputLog(0)}
+	s := &subtask{rt: rt, v: &plan.Vertex{}, gate: exchange.NewGate(n, 4), inChan: make([]dataflow.Channel, n), log: standbylog.New(0)}
 	return withInput(s, n)
 }
 
@@ -72,12 +73,9 @@ func TestABarrierOfAnAbortedCheckpointStartsNoAlignment(t *testing.T) {
 func TestAStandbyIgnoresTheBarriersItsPrimaryIgnoredAfterAnAbort(t *testing.T) {
 	p := alignSubtask(2)
 	p.handleControl(control{kind: ctlAbort, checkpoint: 3})
-	var entries []logEntry
-	p.log.mu.Lock()
-	entries = append(entries, p.log.entries...)
-	p.log.mu.Unlock()
+	entries := p.log.Entries()
 	sb := alignSubtask(2)
-	sb.standby, sb.log = &standby{}, nil
+	sb.standby, sb.role, sb.log = &standby{}, standbyRole(false, false), nil
 	for _, en := range entries {
 		sb.applyLogged(en)
 	}

@@ -8,95 +8,13 @@ import (
 	"time"
 
 	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/backup"
 	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/determinant"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/input"
 	"github.com/weir-stream/weir/internal/plan"
 )
-
-func batch(seq int64, n int) exchange.Element {
-	b := exchange.GetBuffer()
-	b.N = n
-	return exchange.Element{Kind: exchange.Data, Buf: b, Seq: seq}
-}
-
-func seqs(es []exchange.Element) []int64 {
-	var out []int64
-	for _, e := range es {
-		out = append(out, e.Seq)
-	}
-	return out
-}
-
-// A sender's retained output: replay from a record count returns the
-// batch holding it and everything after; a trim drops what the
-// receivers' durable state reflects; a replay from before the trim point
-// is refused as lost.
-func TestBackupReplaysFromARecordAndTrims(t *testing.T) {
-	b := newBackup(0)
-	b.start(0, 0, 0)
-	b.keep(0, 0, batch(0, 10))
-	b.keep(0, 0, batch(10, 10))
-	b.keep(0, 0, exchange.Element{Kind: exchange.Watermark, Seq: 20, Time: 5})
-	b.keep(0, 0, batch(20, 10))
-
-	got, err := b.since(0, 0, 15)
-	if err != nil || len(got) != 3 || got[0].Seq != 10 {
-		t.Fatalf("since 15: %v %v, want the batch from 10 on", seqs(got), err)
-	}
-	b.trim(0, 0, 20)
-	if got, _ := b.since(0, 0, 20); len(got) != 2 || got[0].Kind != exchange.Watermark {
-		t.Fatalf("after trimming to 20: %v, want the watermark at 20 and the last batch", seqs(got))
-	}
-	if _, err := b.since(0, 0, 5); !errors.Is(err, ErrBackupLost) {
-		t.Fatalf("since 5 after trimming to 20: %v, want ErrBackupLost", err)
-	}
-}
-
-// Past its bound a backup drops everything, refuses replays, and is valid
-// again from the next barrier on.
-func TestBackupBoundDropsUntilTheNextBarrier(t *testing.T) {
-	b := newBackup(1)
-	b.start(0, 0, 0)
-	b.keep(0, 0, batch(0, 10))
-	if !b.lost || b.Retained() != 0 {
-		t.Fatalf("lost %v, retained %d: want the backup dropped", b.lost, b.Retained())
-	}
-	if _, err := b.since(0, 0, 0); !errors.Is(err, ErrBackupLost) {
-		t.Fatalf("replay from a dropped backup: %v", err)
-	}
-	b.limit = 0
-	b.resume(func(int, int) int64 { return 10 })
-	b.keep(0, 0, batch(10, 10))
-	if got, err := b.since(0, 0, 10); err != nil || len(got) != 1 {
-		t.Fatalf("replay after the barrier: %v %v", seqs(got), err)
-	}
-}
-
-// The consumption order is trimmed at a completed checkpoint's mark, and
-// a restart from a checkpoint returns the order logged after its mark.
-func TestDeterminantsSinceACheckpoint(t *testing.T) {
-	var d determinants
-	d.record(0, 5)
-	d.record(0, 8) // extends the run on channel 0
-	d.record(1, 3)
-	d.mark(1)
-	d.record(0, 12)
-	d.mark(2)
-	d.record(1, 7)
-	d.trim(1)
-	order, ok := d.since(2)
-	if !ok || len(order) != 1 || order[0] != (detEntry{1, 7}) {
-		t.Fatalf("since 2: %v %v", order, ok)
-	}
-	d.record(0, 20)
-	if _, ok := d.since(1); ok {
-		t.Fatal("the log reached back to checkpoint 1 after a restart from 2")
-	}
-	if order, ok := d.since(2); !ok || len(order) != 1 || order[0] != (detEntry{0, 20}) {
-		t.Fatalf("since 2 again: %v %v", order, ok)
-	}
-}
 
 // A restarted source asked for a replay from beyond what it has sent on
 // the channel (its receiver, an active standby that took over, consumed
@@ -143,7 +61,7 @@ func TestAStandbyBehindWhatAReceiverHoldsRefusesToTakeOver(t *testing.T) {
 	takeOver := func(merges bool, held int64) (err error) {
 		s := &subtask{outs: []ChannelWriter{&sentWriter{sent: []int64{100}}}, outCh: [][]dataflow.Channel{{ch}}}
 		if merges {
-			s.det = &determinants{}
+			s.det = &determinant.Log{}
 		}
 		defer func() {
 			if r := recover(); r != nil {
@@ -180,13 +98,13 @@ func TestAStandbyBehindWhatAReceiverHoldsRefusesToTakeOver(t *testing.T) {
 func TestTrimLeavesBatchesAReceiverHoldsIntact(t *testing.T) {
 	g := exchange.NewGate(1, 8)
 	w := pairWriter(t, context.Background(), g, nil)
-	b := newBackup(0)
+	b := backup.New(0)
 	w.retain(b, 0)
 	for i := range int64(100) {
 		w.Collect(i, i)
 	}
 	w.Flush()
-	b.trim(0, 0, w.Sent()[0]) // the checkpoint after them completed
+	b.Trim(0, 0, w.Sent()[0]) // the checkpoint after them completed
 	for i := range int64(100) {
 		w.Collect(i, 1000+i) // the sender goes on
 	}

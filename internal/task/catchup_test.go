@@ -123,32 +123,6 @@ func equalCounts(a, b [][]int64) bool {
 	return true
 }
 
-// A turn that goes on on the same channel across a snapshot must stay
-// in the log after it: merged into the turn before the mark, it vanished
-// from what a restart from that snapshot follows, and the restarted
-// subtask consumed its channels in another order than its previous
-// incarnation (here: channel 1 before the rest of channel 0).
-func TestTheConsumptionLogKeepsATurnThatGoesOnAcrossASnapshot(t *testing.T) {
-	var d determinants
-	d.record(0, 5)
-	d.mark(1)
-	d.record(0, 10)
-	d.record(1, 3)
-	got, ok := d.since(1)
-	want := []detEntry{{0, 10}, {1, 3}}
-	if !ok || len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
-		t.Fatalf("the order since checkpoint 1: got %v (ok %v), want %v", got, ok, want)
-	}
-	d = determinants{}
-	d.record(0, 5)
-	d.mark(1)
-	d.record(0, 10)
-	d.trim(1)
-	if got, _ := d.since(1); len(got) != 1 || got[0] != (detEntry{0, 10}) {
-		t.Fatalf("after trimming to checkpoint 1: got %v, want [{0 10}]", got)
-	}
-}
-
 // An aligned checkpoint that switches to unaligned after the aligned
 // timeout and then cannot take its snapshot (here: declined while
 // catching up) unblocks the channels its alignment had blocked.

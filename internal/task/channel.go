@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/backup"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/plan"
 )
@@ -52,7 +53,7 @@ type ChannelWriter interface {
 
 	// retain makes the writer keep its output in b, as writer w of its
 	// subtask, from the records sent so far.
-	retain(b *backup, w int)
+	retain(b *backup.Store, w int)
 	// restoreSent sets the records sent per channel before a restore, so
 	// that sequence numbers continue where the checkpoint left them.
 	restoreSent(n []int64)
@@ -93,12 +94,12 @@ type Writer[T any] struct {
 	rr      int
 	metrics *Metrics
 	sent    []int64
-	backup  *backup   // nil unless output is retained (upstream backup)
-	index   int       // this writer's index in its subtask, for backup
-	ctl     []int64   // control elements sent per channel (in the numbered stream)
-	cursors []*cursor // shared with an active standby's writer, or nil
-	muted   bool      // see mute
-	from    []int64   // see mute
+	backup  *backup.Store // nil unless output is retained (upstream backup)
+	index   int           // this writer's index in its subtask, for backup
+	ctl     []int64       // control elements sent per channel (in the numbered stream)
+	cursors []*cursor     // shared with an active standby's writer, or nil
+	muted   bool          // see mute
+	from    []int64       // see mute
 }
 
 // NewWriter returns a writer sending on chans (one per target subtask, or
@@ -164,7 +165,7 @@ func (w *Writer[T]) sendData(i int, b *exchange.Buffer) {
 	at := w.sent[i] + w.ctl[i]
 	w.sent[i] += int64(b.N)
 	if w.backup != nil {
-		w.backup.keep(w.index, i, e)
+		w.backup.Keep(w.index, i, e)
 	}
 	w.send(i, e, at, int64(b.N))
 }
@@ -175,7 +176,7 @@ func (w *Writer[T]) sendData(i int, b *exchange.Buffer) {
 func (w *Writer[T]) sendControl(i int, e exchange.Element) {
 	e.Seq = w.sent[i]
 	if w.backup != nil {
-		w.backup.keep(w.index, i, e)
+		w.backup.Keep(w.index, i, e)
 	}
 	if e.Kind == exchange.Latency {
 		w.deliver(i, e)
@@ -314,10 +315,10 @@ func (w *Writer[T]) Replay(j int, from, incarnation int64, fresh bool) error {
 	if w.backup == nil {
 		return fmt.Errorf("replay from record %d requested, no output retained: %w", from, ErrBackupLost)
 	}
-	if l := w.backup.logs[chanKey{w.index, j}]; fresh && l != nil && l.base >= 0 {
-		from = l.base
+	if base, ok := w.backup.Base(w.index, j); fresh && ok && base >= 0 {
+		from = base
 	}
-	elems, err := w.backup.since(w.index, j, from)
+	elems, err := w.backup.Since(w.index, j, from)
 	if err != nil {
 		return err
 	}
@@ -335,10 +336,10 @@ func (w *Writer[T]) Replay(j int, from, incarnation int64, fresh bool) error {
 	return nil
 }
 
-func (w *Writer[T]) retain(b *backup, index int) {
+func (w *Writer[T]) retain(b *backup.Store, index int) {
 	w.backup, w.index = b, index
 	for i := range w.chans {
-		b.start(index, i, w.sent[i])
+		b.Start(index, i, w.sent[i])
 	}
 }
 
@@ -391,10 +392,10 @@ func (w *Writer[T]) sendFrom(from []int64) error {
 		return nil
 	}
 	for j := range w.chans {
-		if l := w.backup.logs[chanKey{w.index, j}]; from[j] < 0 && l != nil {
-			from[j] = l.base // unknown: all it retained
+		if base, ok := w.backup.Base(w.index, j); from[j] < 0 && ok {
+			from[j] = base // unknown: all it retained
 		}
-		elems, err := w.backup.since(w.index, j, from[j])
+		elems, err := w.backup.Since(w.index, j, from[j])
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/plan"
+	"github.com/weir-stream/weir/internal/standbylog"
 )
 
 // This file is the control inbox: the messages the job sends a subtask
@@ -48,16 +49,16 @@ func (s *subtask) handleControl(c control) {
 		s.answerReport(c.reply)
 		return
 	}
-	if s.standby != nil {
+	if s.role.standby() {
 		// A standby follows its primary's decisions, which its log holds;
 		// it only trims the output it retains.
 		if c.kind == ctlComplete {
 			s.trimBackup(c.checkpoint)
-			if s.rt.opts.PrimaryElsewhere {
-				s.rt.logs[s.v.ID][s.index].trim(c.checkpoint)
+			if s.role.kind == remoteStandby {
+				s.rt.logs[s.v.ID][s.index].Trim(c.checkpoint)
 			}
 		}
-		if c.kind == ctlReplay && s.rt.opts.PrimaryElsewhere {
+		if c.kind == ctlReplay && s.role.kind == remoteStandby {
 			// For after a promotion: the request reached it first.
 			s.replays = append(s.replays, c)
 		}
@@ -83,10 +84,10 @@ func (s *subtask) handleControl(c control) {
 		}
 		s.trimBackup(c.checkpoint)
 		if s.det != nil {
-			s.det.trim(c.checkpoint)
+			s.det.Trim(c.checkpoint)
 		}
 		if s.log != nil {
-			s.log.trim(c.checkpoint)
+			s.log.Trim(c.checkpoint)
 		}
 		for i, op := range s.ops {
 			if l, ok := op.(CheckpointListener); ok {
@@ -99,7 +100,7 @@ func (s *subtask) handleControl(c control) {
 		if s.log != nil {
 			// Whether or not it aligns that checkpoint now: its standby
 			// must ignore the same barriers later (abortCheckpoint).
-			s.log.append(logEntry{kind: logAbort, checkpoint: c.checkpoint})
+			s.log.Append(standbylog.Entry{Kind: standbylog.Abort, Checkpoint: c.checkpoint})
 		}
 		s.abortCheckpoint(c.checkpoint)
 		for _, op := range s.ops {

@@ -67,3 +67,10 @@ func TestAFinishedSubtaskDropsARestartedSendersRegeneratedOutput(t *testing.T) {
 		t.Errorf("dropped %d duplicate records, want 100", got)
 	}
 }
+
+// batch is a data element of n records from record seq on.
+func batch(seq int64, n int) exchange.Element {
+	b := exchange.GetBuffer()
+	b.N = n
+	return exchange.Element{Kind: exchange.Data, Buf: b, Seq: seq}
+}

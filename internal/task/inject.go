@@ -62,7 +62,7 @@ func (e *InjectedError) Error() string {
 
 // inject asks Options.Inject whether to fail at point p.
 func (s *subtask) inject(p Point, checkpoint int64) error {
-	if s.rt.opts.Inject == nil || s.standby != nil {
+	if s.rt.opts.Inject == nil || s.role.standby() {
 		return nil // a standby is killed by KillStandby
 	}
 	if s.rt.opts.Inject(p, dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index}, checkpoint) {

@@ -7,6 +7,7 @@ import (
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/input"
+	"github.com/weir-stream/weir/internal/standbylog"
 )
 
 // This file is the shell around the input protocol of a subtask with
@@ -128,7 +129,7 @@ func (s *subtask) logStep(ch int, e exchange.Element, acts []input.Action, consu
 	for i := range acts {
 		switch a := &acts[i]; a.Kind {
 		case input.ReplayStarted:
-			s.log.append(logEntry{kind: logReplayStart, ch: ch, e: exchange.Element{Seq: a.From}})
+			s.log.Append(standbylog.Entry{Kind: standbylog.ReplayStart, Ch: ch, E: exchange.Element{Seq: a.From}})
 		case input.Deliver:
 			s.logInput(ch, e, a.Skip, a.Limit)
 			return
@@ -142,21 +143,21 @@ func (s *subtask) logStep(ch int, e exchange.Element, acts []input.Action, consu
 // applyLogged applies one entry of the primary's input log to a standby,
 // whose protocol decides as its primary's did from the same input and
 // the same decisions; done is set when the input ended.
-func (s *subtask) applyLogged(en logEntry) (done bool, err error) {
-	switch en.kind {
-	case logAbort:
-		s.act(-1, exchange.Element{}, s.in.Abort(en.checkpoint))
-	case logReplayStart:
-		s.in.Resume(en.ch, en.e.Seq)
-	case logElement:
-		if en.e.Kind == exchange.Marker {
+func (s *subtask) applyLogged(en standbylog.Entry) (done bool, err error) {
+	switch en.Kind {
+	case standbylog.Abort:
+		s.act(-1, exchange.Element{}, s.in.Abort(en.Checkpoint))
+	case standbylog.ReplayStart:
+		s.in.Resume(en.Ch, en.E.Seq)
+	case standbylog.Element:
+		if en.E.Kind == exchange.Marker {
 			return false, nil
 		}
-		ie := inputElement(en.e)
-		if en.e.Kind == exchange.Data {
-			ie.N = en.limit // the primary consumed the rest of a split batch later
+		ie := inputElement(en.E)
+		if en.E.Kind == exchange.Data {
+			ie.N = en.Limit // the primary consumed the rest of a split batch later
 		}
-		if done, err = s.act(en.ch, en.e, s.in.Step(en.ch, ie)); done || err != nil {
+		if done, err = s.act(en.Ch, en.E, s.in.Step(en.Ch, ie)); done || err != nil {
 			return done, err
 		}
 		if len(s.procs) > 0 {
@@ -293,7 +294,7 @@ func (s *subtask) deliver(ch int, e exchange.Element, a *input.Action) error {
 		return err
 	}
 	if s.det != nil {
-		s.det.record(ch, a.To)
+		s.det.Record(ch, a.To)
 	}
 	return nil
 }

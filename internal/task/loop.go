@@ -106,7 +106,7 @@ func (s *subtask) runSource() error {
 // runInputs drives a chain fed by a gate, through its input protocol
 // (input.go).
 func (s *subtask) runInputs() error {
-	if s.fresh {
+	if s.role.regenerates() {
 		s.gate.Reset()
 		s.requestReplays()
 		s.ready()
@@ -245,7 +245,7 @@ func (s *subtask) finish() error {
 	s.flushAll()
 	s.emit(exchange.Element{Kind: exchange.End})
 	s.finished = true
-	if s.standby == nil {
+	if !s.role.standby() {
 		s.rt.markFinished(dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index})
 	}
 	return nil
@@ -278,7 +278,7 @@ func (s *subtask) fireProcessingTimers() {
 // in turn, as Flink forwards its latency markers: enough to sample every
 // path without multiplying the markers.
 func (s *subtask) forwardLatency(e exchange.Element) {
-	if len(s.outs) == 0 || s.standby != nil {
+	if len(s.outs) == 0 || s.role.standby() {
 		return
 	}
 	s.markerTurn++

@@ -140,7 +140,7 @@ func (r *Runtime) rejoin(ctx context.Context) {
 				// The order its lost incarnation consumed its inputs in
 				// was logged in the lost process: it cannot be repeated,
 				// and the restart fails over globally (ErrBackupLost).
-				d.base = -1
+				d.Forget()
 			}
 		}
 	}

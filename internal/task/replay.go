@@ -3,6 +3,7 @@ package task
 import (
 	"fmt"
 
+	"github.com/weir-stream/weir/internal/backup"
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/plan"
@@ -17,20 +18,12 @@ import (
 // records it already has (a deterministic sender that restarted
 // regenerates them) and fails on lost ones.
 
-// trimPoint is where a subtask stood on each output channel when it sent
-// checkpoint id's barrier: once id completes, the receivers' state
-// reflects everything before it.
-type trimPoint struct {
-	id   int64
-	sent [][]int64 // per writer, per channel
-}
-
 // startBackup makes the writers retain their output (Options.UpstreamBackup).
 func (s *subtask) startBackup() {
 	if !s.rt.opts.UpstreamBackup || len(s.outs) == 0 {
 		return
 	}
-	s.backup = newBackup(s.rt.opts.RetainLimit)
+	s.backup = backup.New(s.rt.opts.RetainLimit)
 	for w, o := range s.outs {
 		o.retain(s.backup, w)
 	}
@@ -42,22 +35,21 @@ func (s *subtask) noteTrimPoint(id int64, counts []ChannelCount) {
 	if s.backup == nil {
 		return
 	}
-	tp := trimPoint{id: id, sent: make([][]int64, len(s.outs))}
+	sent := make([][]int64, len(s.outs))
 	k := 0
 	for w := range s.outs {
 		n := len(s.outCh[w])
-		tp.sent[w] = make([]int64, n)
+		sent[w] = make([]int64, n)
 		for j := range n {
-			tp.sent[w][j] = counts[k+j].N
+			sent[w][j] = counts[k+j].N
 		}
 		k += n
 	}
-	if s.backup.lost && s.lostLogged {
+	if s.backup.Lost() && s.lostLogged {
 		s.lostLogged = false
 		s.rt.opts.logf("subtask %s: upstream backup is valid again from checkpoint %d", s.id(), id)
 	}
-	s.backup.resume(func(w, ch int) int64 { return tp.sent[w][ch] })
-	s.trimAt = append(s.trimAt, tp)
+	s.backup.Mark(id, sent)
 }
 
 // trimBackup drops the output retained before checkpoint id's barrier,
@@ -66,22 +58,7 @@ func (s *subtask) trimBackup(id int64) {
 	if s.backup == nil {
 		return
 	}
-	n := 0
-	for n < len(s.trimAt) && s.trimAt[n].id <= id {
-		n++
-	}
-	if n == 0 {
-		return
-	}
-	// The receivers' state of checkpoint id reflects everything before
-	// this subtask's latest barrier up to id.
-	tp := s.trimAt[n-1]
-	s.trimAt = append(s.trimAt[:0], s.trimAt[n:]...)
-	for w, chans := range tp.sent {
-		for j, upTo := range chans {
-			s.backup.trim(w, j, upTo)
-		}
-	}
+	s.backup.Complete(id)
 	s.tctx.Metrics.Retained.Store(s.backup.Retained())
 }
 
@@ -91,7 +68,7 @@ func (s *subtask) keepRetainedMetric() {
 	if s.backup == nil {
 		return
 	}
-	if s.backup.lost && !s.lostLogged {
+	if s.backup.Lost() && !s.lostLogged {
 		s.lostLogged = true
 		s.rt.opts.logf("subtask %s: output retained for upstream backup exceeded %d bytes and was dropped; a failure of its consumers before the next checkpoint falls back to a global rollback", s.id(), s.rt.opts.RetainLimit)
 	}
@@ -136,7 +113,7 @@ func (s *subtask) replay(c control) {
 			j = 0
 		}
 		o := s.outs[w]
-		if err := o.Replay(j, c.from, c.incarnation, s.fresh && !s.deterministic); err != nil {
+		if err := o.Replay(j, c.from, c.incarnation, s.role.regenerates() && !s.deterministic); err != nil {
 			Fail(fmt.Errorf("replaying output to subtask %d of %q: %w", c.to, e.To.Name, err))
 		}
 		if s.source != nil && o.Sent()[j] < c.from {

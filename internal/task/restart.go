@@ -134,7 +134,7 @@ func (r *Runtime) restart(ctx context.Context, ids []dataflow.SubtaskID, state m
 			<-ch
 		}
 		if l := r.logs[id.Vertex][id.Subtask]; l != nil {
-			l.restart(restored)
+			l.Restart(restored)
 		}
 	}
 	restarting := make(map[dataflow.SubtaskID]bool, len(subs))
@@ -149,8 +149,7 @@ func (r *Runtime) restart(ctx context.Context, ids []dataflow.SubtaskID, state m
 		s.ready = sync.OnceFunc(pending.Done)
 		s.incarnation = p.incarnation
 		s.state, s.hasState = state[id]
-		s.fresh, s.countsFromState = true, true
-		s.resetCursors = r.cursors[id.Vertex][id.Subtask] != nil
+		s.role = restartedRole(rejoin)
 		r.mu.Lock()
 		s.catchUp = r.catchUpTarget(p.v, p.index, r.lastSent[id], restarting)
 		r.mu.Unlock()

@@ -8,8 +8,10 @@ import (
 	"sync/atomic"
 
 	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/determinant"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/plan"
+	"github.com/weir-stream/weir/internal/standbylog"
 )
 
 // This file is the Runtime: it builds the gates and channels of one
@@ -31,7 +33,7 @@ type Runtime struct {
 
 	edges   []*plan.PhysicalEdge        // by edge index
 	cancels [][]context.CancelCauseFunc // [vertex][subtask], of the running incarnation
-	dets    [][]*determinants           // [vertex][subtask]: logged consumption order, or nil
+	dets    [][]*determinant.Log        // [vertex][subtask]: logged consumption order, or nil
 
 	mu       sync.Mutex
 	ctx      context.Context // Run's
@@ -50,9 +52,9 @@ type Runtime struct {
 	promoted     map[dataflow.SubtaskID]bool      // standbys that took their subtasks' place (Options.PrimaryElsewhere)
 
 	// Active standby (standby.go), for the subtasks that can have one.
-	logs           [][]*inputLog   // [vertex][subtask]
-	cursors        [][][][]*cursor // [vertex][subtask][writer][channel]
-	standbyMetrics [][]*Metrics    // [vertex][subtask]
+	logs           [][]*standbylog.Log // [vertex][subtask]
+	cursors        [][][][]*cursor     // [vertex][subtask][writer][channel]
+	standbyMetrics [][]*Metrics        // [vertex][subtask]
 	standbys       map[dataflow.SubtaskID]*standby
 	logGates       [][]*exchange.Gate // [vertex][subtask], under Options.PrimaryElsewhere
 
@@ -85,8 +87,8 @@ func New(p *plan.Plan, opts Options) *Runtime {
 		r.metrics[v.ID] = make([]*Metrics, v.Parallelism)
 		r.inboxes = append(r.inboxes, make([]chan control, v.Parallelism))
 		r.cancels = append(r.cancels, make([]context.CancelCauseFunc, v.Parallelism))
-		r.dets = append(r.dets, make([]*determinants, v.Parallelism))
-		r.logs = append(r.logs, make([]*inputLog, v.Parallelism))
+		r.dets = append(r.dets, make([]*determinant.Log, v.Parallelism))
+		r.logs = append(r.logs, make([]*standbylog.Log, v.Parallelism))
 		r.cursors = append(r.cursors, make([][][]*cursor, v.Parallelism))
 		r.standbyMetrics = append(r.standbyMetrics, make([]*Metrics, v.Parallelism))
 		hasStandby := opts.UpstreamBackup && opts.ActiveStandby && CanHaveStandby(v)
@@ -102,7 +104,7 @@ func New(p *plan.Plan, opts Options) *Runtime {
 			}
 			r.gates[v.ID][i] = exchange.NewGate(n, opts.QueueCapacity)
 			if logOrder {
-				r.dets[v.ID][i] = &determinants{}
+				r.dets[v.ID][i] = &determinant.Log{}
 			}
 			if hasStandby {
 				r.initStandby(v, i)

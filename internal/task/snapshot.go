@@ -9,6 +9,7 @@ import (
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/input"
+	"github.com/weir-stream/weir/internal/standbylog"
 )
 
 // This file is a subtask's snapshot: its synchronous part, taken at the
@@ -82,14 +83,14 @@ func (s *subtask) freeze(id int64, aligned time.Duration, fwd input.Forward, rec
 	}
 	s.noteTrimPoint(id, f.counts)
 	if s.det != nil {
-		s.det.mark(id)
+		s.det.Mark(id)
 	}
 	if s.log != nil {
-		s.log.mark(id)
+		s.log.Mark(id)
 		// A standby that starts from this mark must know which later
 		// checkpoints were aborted already.
 		for _, a := range s.in.Aborted() {
-			s.log.append(logEntry{kind: logAbort, checkpoint: a})
+			s.log.Append(standbylog.Entry{Kind: standbylog.Abort, Checkpoint: a})
 		}
 	}
 	// Output the barrier overtook is stored here, not reflected by the

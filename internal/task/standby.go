@@ -17,7 +17,7 @@ import (
 // of each position. When the primary fails, the standby takes its place;
 // nothing restarts and no source rewinds.
 //
-// The primary logs every element it consumes (inputLog), in its order,
+// The primary logs every element it consumes (standbylog.Log), in its order,
 // with its decisions that are not in the input (an aborted alignment, the
 // start of a replay). The standby applies that log instead of reading a
 // gate, so its state follows the primary's exactly. Both write through
@@ -80,7 +80,7 @@ func (s *subtask) runStandby() error {
 		if err := s.ctx.Err(); err != nil {
 			return err
 		}
-		en, ok, gone, lost := log.next(st.at)
+		en, ok, gone, lost := log.Next(st.at)
 		if lost {
 			return errStandbyLost
 		}
@@ -91,7 +91,7 @@ func (s *subtask) runStandby() error {
 			}
 			s.flushAll()
 			select {
-			case <-log.ready:
+			case <-log.Ready():
 			case c := <-s.inbox:
 				s.handleControl(c)
 			case <-s.ctx.Done():
@@ -136,15 +136,15 @@ func (s *subtask) promotedAtEnd() bool {
 func (s *subtask) takeOver() {
 	r, id := s.rt, s.id()
 	st := s.standby
-	s.standby = nil
+	s.standby, s.role = nil, s.role.takeOver()
 	s.gate = r.gates[id.Vertex][id.Subtask]
-	if r.opts.PrimaryElsewhere {
+	if s.role.kind == promoted {
 		s.det, s.tctx.Metrics = r.dets[id.Vertex][id.Subtask], r.metrics[id.Vertex][id.Subtask]
 		for _, o := range s.outs {
 			o.setMetrics(s.tctx.Metrics)
 		}
 		s.log = r.logs[id.Vertex][id.Subtask]
-		s.log.logOwnInput()
+		s.log.LogOwnInput()
 		s.takeOverElsewhere(st)
 		return
 	}
@@ -172,9 +172,7 @@ func (s *subtask) takeOver() {
 		o.setMetrics(m)
 	}
 	m.Takeovers.Add(1)
-	s.log.mu.Lock()
-	s.log.gone = false // it appends again, for a new standby
-	s.log.mu.Unlock()
+	s.log.TakenOver()
 	r.mu.Lock()
 	failure, failedAt := st.failure, st.failedAt
 	r.mu.Unlock()

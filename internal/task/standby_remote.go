@@ -2,13 +2,12 @@ package task
 
 import (
 	"context"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/standbylog"
 )
 
 // This file is active standby across processes (Options.StandbyElsewhere
@@ -26,81 +25,7 @@ import (
 // ErrLogLost is returned by ShipLog when the log no longer holds what
 // the standby needs: it was dropped for its size, or restarted with its
 // subtask.
-var ErrLogLost = errors.New("the input log was dropped or restarted")
-
-// Kinds of log entries on the wire, beyond logKind.
-const (
-	wireMark logKind = 16 + iota // the primary took a checkpoint's snapshot here
-	wireLost                     // the log ends: the standby must stop
-)
-
-// appendLogEntry encodes en as the payload of a wire element.
-func appendLogEntry(b []byte, en logEntry) []byte {
-	b = append(b, byte(en.kind))
-	b = binary.AppendUvarint(b, uint64(en.ch))
-	b = binary.AppendUvarint(b, uint64(en.skip))
-	b = binary.AppendUvarint(b, uint64(en.limit))
-	b = binary.AppendVarint(b, en.checkpoint)
-	e := en.e
-	unaligned := byte(0)
-	if e.Unaligned {
-		unaligned = 1
-	}
-	b = append(b, byte(e.Kind), unaligned)
-	b = binary.AppendVarint(b, e.Time)
-	b = binary.AppendVarint(b, e.Checkpoint)
-	b = binary.AppendVarint(b, e.Seq)
-	if e.Kind == exchange.Data && e.Buf != nil && en.kind == logElement {
-		b = binary.AppendUvarint(b, uint64(e.Buf.N))
-		b = append(b, e.Buf.B...)
-	} else {
-		b = binary.AppendUvarint(b, 0)
-	}
-	return b
-}
-
-var errBadLogEntry = errors.New("bad input log entry")
-
-// decodeLogEntry decodes a wire element's payload. A data batch gets a
-// buffer of its own.
-func decodeLogEntry(b []byte) (en logEntry, err error) {
-	if len(b) < 1 {
-		return en, errBadLogEntry
-	}
-	en.kind = logKind(b[0])
-	b = b[1:]
-	var u [3]uint64
-	for i := range u {
-		v, n := binary.Uvarint(b)
-		if n <= 0 {
-			return en, errBadLogEntry
-		}
-		u[i], b = v, b[n:]
-	}
-	en.ch, en.skip, en.limit = int(u[0]), int(u[1]), int(u[2])
-	var n int
-	if en.checkpoint, n = binary.Varint(b); n <= 0 || len(b) < n+2 {
-		return en, errBadLogEntry
-	}
-	b = b[n:]
-	en.e.Kind, en.e.Unaligned = exchange.Kind(b[0]), b[1] == 1
-	b = b[2:]
-	for _, p := range []*int64{&en.e.Time, &en.e.Checkpoint, &en.e.Seq} {
-		if *p, n = binary.Varint(b); n <= 0 {
-			return en, errBadLogEntry
-		}
-		b = b[n:]
-	}
-	records, n := binary.Uvarint(b)
-	if n <= 0 {
-		return en, errBadLogEntry
-	}
-	b = b[n:]
-	if en.kind == logElement && en.e.Kind == exchange.Data {
-		en.e.Buf = &exchange.Buffer{B: append([]byte(nil), b...), N: int(records)}
-	}
-	return en, nil
-}
+var ErrLogLost = standbylog.ErrLost
 
 // ShipLog prepares to send the input log of local subtask id, whose
 // active standby runs in another process, from checkpoint from's mark on:
@@ -114,66 +39,13 @@ func (r *Runtime) ShipLog(id dataflow.SubtaskID, from int64) (func(ctx context.C
 	if l == nil {
 		return nil, fmt.Errorf("subtask %s keeps no input log", id)
 	}
-	at, ok := l.startReading(from)
-	if !ok {
-		return nil, fmt.Errorf("from checkpoint %d: %w", from, ErrLogLost)
-	}
-	return func(ctx context.Context, send func(exchange.Element) error) error {
-		defer l.stopReading()
-		ship := func(en logEntry) error { return send(wireElement(en)) }
-		marked := from
-		for {
-			for m, ok := l.markAfter(marked, at); ok; m, ok = l.markAfter(marked, at) {
-				marked = m.id
-				if err := ship(logEntry{kind: wireMark, checkpoint: m.id}); err != nil {
-					return err
-				}
-			}
-			en, ok, _, lost := l.next(at)
-			if lost {
-				_ = ship(logEntry{kind: wireLost})
-				return ErrLogLost
-			}
-			if !ok {
-				select {
-				case <-l.ready:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-				continue
-			}
-			at++
-			if err := ship(en); err != nil {
-				return err
-			}
-		}
-	}, nil
+	return l.Ship(from)
 }
 
 // LogLost returns the element that stops a standby in another process:
 // what ShipLog sends last when the log is lost, for a shipper that could
 // not start (ShipLog failed) to send instead.
-func LogLost() exchange.Element { return wireElement(logEntry{kind: wireLost}) }
-
-// wireElement is log entry en as an element on the wire.
-func wireElement(en logEntry) exchange.Element {
-	b := exchange.GetBuffer()
-	b.B, b.N = appendLogEntry(b.B[:0], en), 1
-	return exchange.Element{Kind: exchange.Data, Buf: b}
-}
-
-// markAfter returns the first mark of a checkpoint after id at or before
-// absolute entry index at.
-func (l *inputLog) markAfter(id, at int64) (logMark, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, m := range l.marks {
-		if m.id > id && m.at <= at {
-			return m, true
-		}
-	}
-	return logMark{}, false
-}
+func LogLost() exchange.Element { return standbylog.LostElement() }
 
 // LogGate returns the gate through which the input log of local subtask
 // id's primary arrives (Options.PrimaryElsewhere), for the network transport to
@@ -203,49 +75,15 @@ func (r *Runtime) pump(ctx context.Context, id dataflow.SubtaskID) {
 		if e.Kind != exchange.Data {
 			continue
 		}
-		en, err := decodeLogEntry(e.Buf.B)
+		more, err := l.Receive(e.Buf.B)
 		exchange.PutBuffer(e.Buf)
 		if err != nil {
 			r.opts.logf("the input log of subtask %s's primary: %v; its active standby stops", id, err)
-			en.kind = wireLost
 		}
-		if !l.shipped(en) {
+		if !more {
 			return
 		}
 	}
-}
-
-// shipped adds an entry that arrived from the primary, and reports
-// whether more may follow: not after the log's end, nor once a promoted
-// standby logs its own input here.
-func (l *inputLog) shipped(en logEntry) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	switch {
-	case l.own:
-		return false
-	case en.kind == wireMark:
-		l.markLocked(en.checkpoint)
-	case en.kind == wireLost:
-		l.dropLocked()
-		l.signal()
-		return false
-	default:
-		l.addLocked(en, false)
-	}
-	return true
-}
-
-// logOwnInput makes the log of a promoted standby its own: it drops what
-// the lost primary shipped and logs the subtask's input from its next
-// snapshot's mark on, for a new standby to follow (ShipLog).
-func (l *inputLog) logOwnInput() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.own = true
-	l.releaseLocked(len(l.entries))
-	l.marks = l.marks[:0]
-	l.lost, l.gone, l.read = true, false, -1
 }
 
 // Promotion makes remote standbys (Options.PrimaryElsewhere) their subtasks, after
@@ -307,10 +145,7 @@ func (r *Runtime) Promote(ids []dataflow.SubtaskID, p Promotion) (<-chan struct{
 		r.cancels[id.Vertex][id.Subtask] = st.cancel
 		r.exited[id] = st.exited
 		l := r.logs[id.Vertex][id.Subtask]
-		l.mu.Lock()
-		l.gone = true // last: the standby takes over once it sees it
-		l.signal()
-		l.mu.Unlock()
+		l.PrimaryLost() // last: the standby takes over once it sees it
 	}
 	return ready, nil
 }
@@ -346,11 +181,11 @@ func (s *subtask) checkNotBehind(p *Promotion) {
 func (s *subtask) takeOverElsewhere(st *standby) {
 	s.rt.mu.Lock()
 	p := st.promotion
-	s.incarnation, s.fresh = st.incarnation, true
+	s.incarnation = st.incarnation
 	s.ready = st.ready
 	s.rt.mu.Unlock()
 	if s.det != nil {
-		s.det.base = -1
+		s.det.Forget()
 	}
 	if id := s.in.Aligning(); id != 0 && id <= p.Aborted {
 		s.abortCheckpoint(id)

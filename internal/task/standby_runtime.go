@@ -9,6 +9,7 @@ import (
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/plan"
+	"github.com/weir-stream/weir/internal/standbylog"
 )
 
 // This file is the runtime's side of active standby (standby.go).
@@ -16,8 +17,8 @@ import (
 // initStandby prepares the input log and output cursors of subtask i
 // of v, which can have an active standby.
 func (r *Runtime) initStandby(v *plan.Vertex, i int) {
-	l := newInputLog(r.opts.RetainLimit)
-	l.marks = append(l.marks, logMark{id: r.opts.Restored})
+	l := standbylog.New(r.opts.RetainLimit)
+	l.Mark(r.opts.Restored)
 	r.logs[v.ID][i] = l
 	r.standbyMetrics[v.ID][i] = NewMetrics()
 	if r.opts.StandbyElsewhere || r.opts.PrimaryElsewhere {
@@ -55,7 +56,7 @@ func (r *Runtime) startStandby(id dataflow.SubtaskID, state []byte, hasState boo
 	if r.closed || r.standbys[id] != nil || r.down[id] || r.ctx == nil || r.ctx.Err() != nil {
 		return fmt.Errorf("subtask %s cannot take a standby now", id)
 	}
-	at, ok := l.startReading(restored)
+	at, ok := l.StartReading(restored)
 	if !ok {
 		return fmt.Errorf("the input log of subtask %s does not reach back to checkpoint %d", id, restored)
 	}
@@ -71,7 +72,8 @@ func (r *Runtime) startStandby(id dataflow.SubtaskID, state []byte, hasState boo
 		s.inbox = own
 	}
 	s.det, s.log = nil, nil
-	s.state, s.hasState, s.countsFromState = state, hasState, counts
+	s.state, s.hasState = state, hasState
+	s.role = standbyRole(r.opts.PrimaryElsewhere, counts)
 	s.tctx.Restored = restored
 	st := &standby{s: s, cancel: cancel, exited: make(chan struct{}), at: at, inbox: own}
 	s.standby = st
@@ -97,7 +99,7 @@ func (r *Runtime) startStandby(id dataflow.SubtaskID, state []byte, hasState boo
 			r.exit(id, s, err)
 			return
 		}
-		l.stopReading()
+		l.StopReading()
 		if errors.Is(err, ErrNotDeterministic) {
 			r.once.Do(func() { r.first = err })
 			r.cancel(err)
@@ -128,18 +130,14 @@ func (r *Runtime) takeover(id dataflow.SubtaskID, err error) bool {
 		return false
 	}
 	delete(r.standbys, id)
-	l.mu.Lock()
-	ok := !l.lost && !l.unsafe
-	l.gone = ok
-	l.mu.Unlock()
-	if !ok {
+	if !l.HandOver() {
 		st.cancel(errStopped)
 		return false
 	}
 	st.promoted, st.failure, st.failedAt = true, err, time.Now().UnixNano()
 	r.cancels[id.Vertex][id.Subtask] = st.cancel
 	r.exited[id] = st.exited
-	l.signal()
+	l.Signal()
 	return true
 }
 
@@ -215,5 +213,5 @@ func (r *Runtime) StandbyLag(v, i int) (lag int64, ok bool) {
 	r.mu.Lock()
 	_, ok = r.standbys[dataflow.SubtaskID{Vertex: v, Subtask: i}]
 	r.mu.Unlock()
-	return l.lag(), ok
+	return l.Lag(), ok
 }

@@ -9,9 +9,11 @@ import (
 
 	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/determinant"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/input"
 	"github.com/weir-stream/weir/internal/plan"
+	"github.com/weir-stream/weir/internal/standbylog"
 )
 
 // An instance behind its pair checks what it does not deliver against
@@ -60,52 +62,6 @@ func TestCursorCheckIgnoresPositionsOlderThanItsRing(t *testing.T) {
 	}
 	if err := c.check(199, 1, exchange.Element{Kind: exchange.Idle}); err == nil {
 		t.Fatal("a recent divergence went unnoticed")
-	}
-}
-
-// The input log: a standby reads from a checkpoint's mark, its lag is
-// what it has yet to apply, a completed checkpoint trims up to its mark
-// but not past what the standby still reads, and a log past its bound is
-// lost to the standby until a later mark.
-func TestInputLogMarksTrimsAndBounds(t *testing.T) {
-	data := func(n int) logEntry {
-		return logEntry{e: exchange.Element{Kind: exchange.Data, Buf: &exchange.Buffer{B: make([]byte, n), N: 1}}}
-	}
-	l := newInputLog(1000)
-	l.marks = append(l.marks, logMark{id: 0})
-	l.append(data(100))
-	l.mark(1)
-	l.append(data(100))
-	l.append(data(100))
-	at, ok := l.startReading(0)
-	if !ok || at != 0 || l.lag() != 3 {
-		t.Fatalf("reading from checkpoint 0: at %d, ok %v, lag %d; want 0, true, 3", at, ok, l.lag())
-	}
-	if _, ok, _, _ := l.next(0); !ok {
-		t.Fatal("no first entry")
-	}
-	l.trim(1) // the standby still applies entry 0: nothing goes
-	if l.base != 0 || len(l.entries) != 3 {
-		t.Fatalf("trimmed to base %d with %d entries while the standby read entry 0", l.base, len(l.entries))
-	}
-	if _, ok, _, _ := l.next(1); !ok || l.lag() != 2 {
-		t.Fatalf("after entry 0 the lag is %d, want 2", l.lag())
-	}
-	l.trim(1)
-	if l.base != 1 || l.bytes != 200 {
-		t.Fatalf("trim to checkpoint 1's mark: base %d, %d bytes; want 1 and 200", l.base, l.bytes)
-	}
-	l.append(data(900)) // past the bound
-	if _, _, _, lost := l.next(2); !lost {
-		t.Fatal("a log past its bound was not lost to its standby")
-	}
-	l.stopReading()
-	if _, ok := l.startReading(1); ok {
-		t.Fatal("a standby started from a mark the lost log dropped")
-	}
-	l.mark(2)
-	if at, ok := l.startReading(2); !ok || at != l.base {
-		t.Fatalf("after the next mark: at %d, ok %v; want %d, true", at, ok, l.base)
 	}
 }
 
@@ -218,7 +174,7 @@ func TestSubtaskRestartedWithoutCheckpointRestartsItsCursors(t *testing.T) {
 	g.Drain()
 
 	w := pairWriter(t, context.Background(), g, cs)
-	s := &subtask{rt: &Runtime{}, v: &plan.Vertex{}, outs: []ChannelWriter{w}, resetCursors: true}
+	s := &subtask{rt: &Runtime{}, v: &plan.Vertex{}, outs: []ChannelWriter{w}, role: restartedRole(false)}
 	if err := s.restore(); err != nil {
 		t.Fatal(err)
 	}
@@ -246,12 +202,12 @@ func TestPrimaryFailingBeforeItLogsAnElementLeavesItInItsGate(t *testing.T) {
 	inbox <- control{kind: ctlComplete, checkpoint: 1}
 	rt := &Runtime{opts: Options{Inject: func(p Point, _ dataflow.SubtaskID, _ int64) bool { return p == PointCompleteBeforeCommit }}}
 	s := withInput(&subtask{rt: rt, v: &plan.Vertex{Chain: []*plan.Node{{Name: "count"}}}, ctx: context.Background(), gate: g, inbox: inbox,
-		log: newInputLog(0), inChan: make([]dataflow.Channel, 1)}, 1)
+		log: standbylog.New(0), inChan: make([]dataflow.Channel, 1)}, 1)
 	var injected *InjectedError
 	if err := failed(func() { _ = s.runInputs() }); !errors.As(err, &injected) {
 		t.Fatalf("the primary stopped with %v, want the injected failure", err)
 	}
-	if n := len(s.log.entries); n != 0 {
+	if n := s.log.Len(); n != 0 {
 		t.Fatalf("the log holds %d entries, want none: the element was not consumed", n)
 	}
 	_, e, ok := g.Poll()
@@ -265,10 +221,10 @@ func TestPrimaryFailingBeforeItLogsAnElementLeavesItInItsGate(t *testing.T) {
 func standbyAtTheEnd(t *testing.T) (*Runtime, *subtask, *standby) {
 	t.Helper()
 	v := &plan.Vertex{}
-	l := newInputLog(0)
-	l.append(logEntry{kind: logElement, ch: 0, e: exchange.Element{Kind: exchange.End}})
+	l := standbylog.New(0)
+	l.Append(standbylog.Entry{Kind: standbylog.Element, Ch: 0, E: exchange.Element{Kind: exchange.End}})
 	rt := &Runtime{opts: Options{Now: time.Now}, gates: [][]*exchange.Gate{{exchange.NewGate(1, 2)}},
-		inboxes: [][]chan control{{make(chan control, 1)}}, dets: [][]*determinants{{nil}}, logs: [][]*inputLog{{l}},
+		inboxes: [][]chan control{{make(chan control, 1)}}, dets: [][]*determinant.Log{{nil}}, logs: [][]*standbylog.Log{{l}},
 		metrics: [][]*Metrics{{NewMetrics()}}, cancels: [][]context.CancelCauseFunc{{nil}}, exited: map[dataflow.SubtaskID]chan struct{}{}, finished: map[dataflow.SubtaskID]bool{}, standbys: map[dataflow.SubtaskID]*standby{}}
 	s := withInput(&subtask{rt: rt, v: v, ctx: context.Background(), gate: exchange.NewGate(1, 1), inbox: make(chan control, 1),
 		inChan: make([]dataflow.Channel, 1), inWM: dataflow.MaxWatermark}, 1)
@@ -277,7 +233,7 @@ func standbyAtTheEnd(t *testing.T) (*Runtime, *subtask, *standby) {
 		t.Fatal(err)
 	}
 	st := &standby{s: s, exited: make(chan struct{})}
-	s.standby = st
+	s.standby, s.role = st, standbyRole(false, false)
 	rt.standbys[dataflow.SubtaskID{}] = st
 	return rt, s, st
 }

@@ -7,10 +7,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weir-stream/weir/internal/backup"
 	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/determinant"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/input"
 	"github.com/weir-stream/weir/internal/plan"
+	"github.com/weir-stream/weir/internal/standbylog"
 )
 
 // This file is one subtask's life: its fields, how it is built from its
@@ -59,32 +62,31 @@ type subtask struct {
 	startPos       []byte
 	markerTurn     int
 
+	// What this incarnation is (role.go).
+	role role
+
 	// Restore and upstream backup (replay.go).
-	state           []byte // snapshot to restore
-	hasState        bool
-	countsFromState bool // take channel sequence numbers from state (restarted alone)
-	fresh           bool // restarted alone: regenerates its output, asks for replays
-	incarnation     int64
-	ready           func() // restarted: called once replays were asked for (see Restart)
-	deterministic   bool   // see ReplayDeterministic
-	backup          *backup
-	trimAt          []trimPoint
-	lostLogged      bool
-	catchUp         [][]int64 // see catchingUp
-	det             *determinants
-	deferred        int64 // a checkpoint triggered while catching up
+	state         []byte // snapshot to restore
+	hasState      bool
+	incarnation   int64
+	ready         func() // restarted: called once replays were asked for (see Restart)
+	deterministic bool   // see ReplayDeterministic
+	backup        *backup.Store
+	lostLogged    bool
+	catchUp       [][]int64 // see catchingUp
+	det           *determinant.Log
+	deferred      int64 // a checkpoint triggered while catching up
 
 	// Active standby (standby.go).
-	standby      *standby  // set while this instance is a standby
-	log          *inputLog // the input log of a primary with an active standby
-	unsafe       bool      // see noteUnsafe
-	resetCursors bool      // restarted alone: the shared cursors restart from its checkpoint
-	dropBarriers int64     // promoted from a standby elsewhere: barriers up to it were aborted (standby_remote.go)
-	replays      []control // replay requests that reached a standby elsewhere before its promotion
-	wmRestored   bool      // the watermark state came from the checkpoint (watermark.go)
-	restoredDone func()    // started by Run: tells Runtime.Restored (once)
-	decoding     decoding  // the batch being decoded, for errors
-	held         held      // see unpollHeld
+	standby      *standby        // set while this instance is a standby
+	log          *standbylog.Log // the input log of a primary with an active standby
+	unsafe       bool            // see noteUnsafe
+	dropBarriers int64           // promoted from a standby elsewhere: barriers up to it were aborted (standby_remote.go)
+	replays      []control       // replay requests that reached a standby elsewhere before its promotion
+	wmRestored   bool            // the watermark state came from the checkpoint (watermark.go)
+	restoredDone func()          // started by Run: tells Runtime.Restored (once)
+	decoding     decoding        // the batch being decoded, for errors
+	held         held            // see unpollHeld
 }
 
 func (r *Runtime) newSubtask(ctx context.Context, v *plan.Vertex, i int) *subtask {
@@ -162,12 +164,12 @@ func (s *subtask) run() (err error) {
 	switch {
 	case s.source != nil:
 		err = s.runSource()
-	case s.standby != nil:
+	case s.role.standby():
 		err = s.runStandby()
 	default:
 		err = s.runInputs()
 	}
-	if err != nil || s.standby != nil {
+	if err != nil || s.role.standby() {
 		return err // a standby that finished before its primary stopped ends here
 	}
 	return s.waitReleased()
@@ -214,7 +216,7 @@ func (s *subtask) restore() error {
 	if err := s.restoreState(); err != nil {
 		return err
 	}
-	if s.resetCursors {
+	if s.role.restartedAlone() {
 		for _, o := range s.outs {
 			o.resetCursors()
 		}
@@ -244,7 +246,7 @@ func (s *subtask) restoreState() error {
 	if s.source != nil {
 		s.startPos = snap.position
 	}
-	if s.countsFromState && snap.counts != nil {
+	if s.role.countsFromState() && snap.counts != nil {
 		recv, err := s.restoreCounts(snap.counts, snap.controls)
 		if err != nil {
 			return err
@@ -319,7 +321,7 @@ func (s *subtask) build() error {
 		if cs := s.rt.cursors[v.ID][s.index]; cs != nil {
 			w.share(cs[len(s.outs)-1])
 		}
-		if s.standby != nil && s.rt.opts.PrimaryElsewhere {
+		if s.role.kind == remoteStandby {
 			w.mute(nil) // until Promote: its primary's output is the subtask's
 		}
 		var chs []dataflow.Channel

@@ -226,7 +226,7 @@ func (s *subtask) describeWait() string {
 	for _, c := range st.Ended {
 		ended[c] = true
 	}
-	if s.gate != nil && s.source == nil && s.standby == nil {
+	if s.gate != nil && s.source == nil && !s.role.standby() {
 		var chans []string
 		for c, st := range s.gate.Status() {
 			var notes []string
