@@ -116,6 +116,36 @@ func TestLayout(t *testing.T) {
 		}
 	}
 
+	// Rule "pure cores stay pure": the protocol packages decide and do
+	// nothing else. They import no clock, no I/O, no goroutine machinery
+	// and, of this module, only the shared vocabulary; their shells (the
+	// engine, the task) feed them and carry out what they answer.
+	pure := []string{"checkpoint", "input", "plan", "dataflow", "determinant", "recovery"}
+	impure := []string{"time", "os", "net", "sync", "context", "runtime", "io", "syscall"}
+	for _, name := range pure {
+		path := module + "/internal/" + name
+		for _, imp := range pkgs[path].Imports {
+			if slices.ContainsFunc(impure, func(p string) bool { return under(imp, p) }) ||
+				under(imp, module) && imp != module+"/internal/dataflow" {
+				t.Errorf("rule pure cores stay pure: %s imports %s", path, imp)
+			}
+		}
+	}
+
+	// Rule "failover parts are leaves": upstream backup, the determinant
+	// log and the active standby's input log know nothing of the task
+	// that uses them; of this module they import only stream elements
+	// and the shared vocabulary.
+	leafAllowed := []string{module + "/internal/exchange", module + "/internal/dataflow"}
+	for _, name := range []string{"backup", "determinant", "standbylog"} {
+		path := module + "/internal/" + name
+		for _, imp := range pkgs[path].Imports {
+			if under(imp, module) && !slices.Contains(leafAllowed, imp) {
+				t.Errorf("rule failover parts are leaves: %s imports %s", path, imp)
+			}
+		}
+	}
+
 	// Rule "the API is not the command line": the root package depends
 	// on no command-line package (cli, pflag, cobra), directly or not.
 	commandLine := func(imp string) bool {
