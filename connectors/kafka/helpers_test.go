@@ -103,6 +103,41 @@ func produce(t testing.TB, topic string, partitions int, values ...[]byte) {
 	}
 }
 
+// settled waits until no transaction on topic is undecided in the
+// broker's view: every partition's last stable offset has reached its
+// end offset. A producer's commit returns before the broker has written
+// the commit markers to the partitions, so a read straight after it can
+// end short of the committed records.
+func settled(t testing.TB, topic string) {
+	t.Helper()
+	adm := admin(t, brokers(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	pollBroker(t, ctx, "transactions on "+topic+" stay undecided", func() (bool, error) {
+		stable, err := adm.ListCommittedOffsets(ctx, topic)
+		if err == nil {
+			err = stable.Error()
+		}
+		if err != nil {
+			return false, err
+		}
+		end, err := adm.ListEndOffsets(ctx, topic)
+		if err == nil {
+			err = end.Error()
+		}
+		if err != nil {
+			return false, err
+		}
+		open := 0
+		end.Each(func(o kadm.ListedOffset) {
+			if s, ok := stable.Lookup(topic, o.Partition); !ok || s.Offset != o.Offset {
+				open++
+			}
+		})
+		return open == 0, fmt.Errorf("%d partitions have undecided records", open)
+	})
+}
+
 // committed reads every record of topic a read_committed consumer sees,
 // up to the last stable offset of each partition at the time of the
 // call, partition by partition in offset order.

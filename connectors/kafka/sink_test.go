@@ -49,6 +49,7 @@ func TestSinkConformance(t *testing.T) {
 					return s
 				},
 				ReadBack: func(t *testing.T, s connector.Sink[string]) []string {
+					settled(t, topics[s])
 					return decodeAll(t, values(committed(t, topics[s])))
 				},
 			})
@@ -114,6 +115,7 @@ func TestRecoverCommitsAPreCommittedTransactionOfACrashedWriterAndAbortsTheRest(
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
+		settled(t, topic)
 		got := decodeAll(t, values(committed(t, topic)))
 		slices.Sort(got)
 		if want := []string{"a", "b"}; !slices.Equal(got, want) {
@@ -195,6 +197,7 @@ func TestSinkWritesKeysHeadersAndChosenPartitions(t *testing.T) {
 	if _, err := connectortest.WriteAll(t.Context(), s, []string{"a", "bb", "ccc", "dddd"}, 1); err != nil {
 		t.Fatal(err)
 	}
+	settled(t, topic)
 	var got []string
 	for p, recs := range committed(t, topic) {
 		for _, r := range recs {
