@@ -67,3 +67,31 @@ func TestAFinishedSubtaskDropsARestartedSendersRegeneratedOutput(t *testing.T) {
 		t.Errorf("dropped %d duplicate records, want 100", got)
 	}
 }
+
+// The job learns of a subtask's end through OnFinished, which an
+// incarnation may still be calling when the job stops it to restart with
+// a failed one (its cone). That end is not the next incarnation's, which
+// has its input still to read: taken for it, the job triggered
+// checkpoints at the running incarnation as at a finished one (it took
+// its snapshots mid-stream) and took the final checkpoint before the end.
+func TestTheEndOfAStoppedIncarnationIsNotTheSubtasksEnd(t *testing.T) {
+	id := dataflow.SubtaskID{Vertex: 0, Subtask: 0}
+	var stopped error
+	rt := &Runtime{finished: map[dataflow.SubtaskID]bool{}, down: map[dataflow.SubtaskID]bool{},
+		cancels: [][]context.CancelCauseFunc{{func(err error) { stopped = err }}}}
+	rt.markFinished(id)
+	if !rt.Finished(id) {
+		t.Fatal("a subtask that finished its input does not report it")
+	}
+	rt.Stop([]dataflow.SubtaskID{id})
+	if stopped == nil {
+		t.Fatal("Stop did not stop the subtask")
+	}
+	if rt.Finished(id) {
+		t.Error("the end of an incarnation stopped to restart counts as the subtask's end")
+	}
+	rt.markFinished(id) // the next incarnation's end
+	if !rt.Finished(id) {
+		t.Error("the end of the next incarnation does not count")
+	}
+}
