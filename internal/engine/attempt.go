@@ -184,10 +184,21 @@ func (a *attemptState) onSnapshot(ev Snapshot) {
 	a.act(acts)
 }
 
+// finishedReporter is an executor that tells whether a subtask's running
+// incarnation finished (task.Runtime.Finished).
+type finishedReporter interface {
+	Finished(id dataflow.SubtaskID) bool
+}
+
 // onFinished notes a finished subtask; it takes the in-flight checkpoints
 // it has not acknowledged directly, and once every subtask finished the
 // final checkpoint is triggered.
 func (a *attemptState) onFinished(id dataflow.SubtaskID) {
+	if f, ok := a.rt.(finishedReporter); ok && !f.Finished(id) {
+		// The end of an incarnation that was stopped since (its cone
+		// restarts): the next one has its input still to read.
+		return
+	}
 	a.finished[id] = true
 	a.stall.progressed()
 	for cid, m := range a.acked {

@@ -200,12 +200,18 @@ func (p *Protocol) AlignedTimeout(id int64) []Action {
 	return p.out
 }
 
-// Trigger takes checkpoint id's snapshot at once, if it is newer than the
-// last: a finished subtask's final state belongs to the checkpoints
-// triggered after it finished.
+// Trigger takes checkpoint id's snapshot at once, if the subtask finished
+// and id is newer than the last: a finished subtask's final state belongs
+// to the checkpoints triggered after it finished. A subtask that has not
+// finished does nothing: the trigger was meant for an incarnation that
+// finished and was restarted since, and id's barriers are on their way.
+// A snapshot taken now would not be a cut through the senders' barriers
+// (records they sent before their barrier would be in neither their
+// retained output nor this snapshot), and with an alignment of id under
+// way it would be taken a second time when that alignment ends.
 func (p *Protocol) Trigger(id int64) []Action {
 	p.out = p.out[:0]
-	if id > p.last {
+	if p.finished && id > p.last {
 		p.takeSnapshot(id)
 	}
 	return p.out

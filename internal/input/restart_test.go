@@ -59,7 +59,7 @@ func (r *restartRun) run() {
 	for steps := r.rnd.IntN(60); steps > 0 && !p1.Finished() && !r.t.Failed(); steps-- {
 		if r.rnd.IntN(8) == 0 {
 			id++
-			for _, a := range r.apply(fmt.Sprintf("trigger %d", id), p1.Trigger(id)) {
+			for _, a := range r.apply(fmt.Sprintf("snapshot %d", id), snapshotNow(p1, id)) {
 				if a.Kind == Snapshot {
 					copy(restored, a.Counts)
 					wms = a.Watermarks
@@ -189,4 +189,12 @@ func (r *restartRun) apply(what string, actions []Action) []Action {
 		}
 	}
 	return actions
+}
+
+// snapshotNow takes checkpoint id's snapshot where p stands, as barriers
+// right behind the records consumed on every channel would.
+func snapshotNow(p *Protocol, id int64) []Action {
+	p.out = p.out[:0]
+	p.takeSnapshot(id)
+	return p.out
 }

@@ -1,6 +1,7 @@
 package task
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 // takes aligned checkpoints, and the log its active standby would follow.
 func alignSubtask(n int) *subtask {
 	rt := &Runtime{opts: Options{Checkpoint: Aligned, Now: time.Now}, cursors: [][][][]*cursor{{nil}}}
-	s := &subtask{rt: rt, v: &plan.Vertex{}, gate: exchange.NewGate(n, 4), inChan: make([]dataflow.Channel, n), log: standbylog.New(0)}
+	s := &subtask{rt: rt, v: &plan.Vertex{}, ctx: context.Background(), gate: exchange.NewGate(n, 4), inChan: make([]dataflow.Channel, n), log: standbylog.New(0)}
 	return withInput(s, n)
 }
 

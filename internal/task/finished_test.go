@@ -74,3 +74,38 @@ func batch(seq int64, n int) exchange.Element {
 	b.N = n
 	return exchange.Element{Kind: exchange.Data, Buf: b, Seq: seq}
 }
+
+// The job learns of a subtask's end through OnFinished, which an
+// incarnation may still be calling, or about to call, when the job stops
+// it to restart with a failed one (its cone). That end is not the next
+// incarnation's, which has its input still to read: taken for it, the
+// job triggered checkpoints at the running incarnation as at a finished
+// one (it took its snapshots mid-stream) and took the final checkpoint
+// before the end.
+func TestTheEndOfAStoppedIncarnationIsNotTheSubtasksEnd(t *testing.T) {
+	id := dataflow.SubtaskID{Vertex: 0, Subtask: 0}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	rt := &Runtime{finished: map[dataflow.SubtaskID]bool{}, down: map[dataflow.SubtaskID]bool{},
+		cancels: [][]context.CancelCauseFunc{{cancel}}}
+	rt.markFinished(ctx, id)
+	if !rt.Finished(id) {
+		t.Fatal("a subtask that finished its input does not report it")
+	}
+	rt.Stop([]dataflow.SubtaskID{id})
+	if ctx.Err() == nil {
+		t.Fatal("Stop did not stop the subtask")
+	}
+	if rt.Finished(id) {
+		t.Error("the end of an incarnation stopped to restart counts as the subtask's end")
+	}
+	// Stopped while it ended its input: its goroutine notes the end after
+	// the stop.
+	rt.markFinished(ctx, id)
+	if rt.Finished(id) {
+		t.Error("the end an incarnation noted after it was stopped counts as the subtask's end")
+	}
+	rt.markFinished(context.Background(), id) // the next incarnation's end
+	if !rt.Finished(id) {
+		t.Error("the end of the next incarnation does not count")
+	}
+}

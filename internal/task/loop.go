@@ -246,7 +246,7 @@ func (s *subtask) finish() error {
 	s.emit(exchange.Element{Kind: exchange.End})
 	s.finished = true
 	if !s.role.standby() {
-		s.rt.markFinished(dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index})
+		s.rt.markFinished(s.ctx, dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index})
 	}
 	return nil
 }

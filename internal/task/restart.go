@@ -41,6 +41,7 @@ func (r *Runtime) failed(id dataflow.SubtaskID, err error) {
 		return
 	}
 	r.down[id] = true
+	delete(r.finished, id)
 	r.wg.Add(1) // held until Restart, or given back when Run ends
 	r.mu.Unlock()
 	if g := r.gates[id.Vertex][id.Subtask]; g != nil {
@@ -58,9 +59,22 @@ func (r *Runtime) Stop(ids []dataflow.SubtaskID) {
 	defer r.mu.Unlock()
 	for _, id := range ids {
 		if c := r.cancels[id.Vertex][id.Subtask]; c != nil && !r.down[id] {
+			delete(r.finished, id)
 			c(errStopped)
 		}
 	}
+}
+
+// Finished reports whether subtask id's running incarnation finished its
+// input. One stopped or failed since does not count: it may still be
+// telling OnFinished of its end when the job has stopped it to restart,
+// and the job must not take that end for the next incarnation's, which
+// has its input still to read (it would trigger checkpoints at it as at
+// a finished subtask, and take the final checkpoint before the end).
+func (r *Runtime) Finished(id dataflow.SubtaskID) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.finished[id]
 }
 
 // Restart starts new incarnations of the given stopped subtasks

@@ -321,9 +321,14 @@ func (r *Runtime) Positions() map[dataflow.SubtaskID][]byte {
 	return out
 }
 
-func (r *Runtime) markFinished(id dataflow.SubtaskID) {
+// markFinished notes that the incarnation of subtask id running with ctx
+// finished its input, unless it was stopped or failed meanwhile: Stop
+// cancels ctx under the same lock and forgets the end (Finished).
+func (r *Runtime) markFinished(ctx context.Context, id dataflow.SubtaskID) {
 	r.mu.Lock()
-	r.finished[id] = true
+	if ctx.Err() == nil {
+		r.finished[id] = true
+	}
 	r.mu.Unlock()
 }
 

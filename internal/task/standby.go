@@ -105,7 +105,7 @@ func (s *subtask) runStandby() error {
 			if err == nil && s.promotedAtEnd() {
 				// The subtask waits for its release (subtask.run).
 				s.takeOver()
-				s.rt.markFinished(s.id())
+				s.rt.markFinished(s.ctx, s.id())
 			}
 			return err
 		}
