@@ -14,35 +14,14 @@ type Stats struct {
 	subs []*counters
 }
 
-// Counts is a reading of Stats; the public API shows it as
-// weir.DedupCounts, a conversion of it.
+// Counts is a reading of Stats. The public API shows it as
+// weir.DedupCounts, a conversion of it, whose doc comments say what each
+// counter counts; the two must keep the same fields in the same order.
 type Counts struct {
-	// Records counts the records that reached the operator.
-	Records int64 `json:"records"`
-	// Forwarded, Duplicates, Late and Forgotten split Records: the records
-	// passed on, the duplicates dropped, the late records dropped or sent
-	// to the side output, and the records dropped after an at-most-once
-	// recovery because they may repeat a key forwarded before the failure
-	// (see weir.Deduplicate).
-	Forwarded  int64 `json:"forwarded"`
-	Duplicates int64 `json:"duplicates"`
-	Late       int64 `json:"late"`
-	Forgotten  int64 `json:"forgotten"`
-	// FilterNegatives counts the exact lookups avoided: a generation's
-	// filter answered "certainly not there".
-	FilterNegatives int64 `json:"filter_negatives"`
-	// ExactLookups counts lookups in a generation's exact state (all of
-	// them without the filter; with it, those the filter answered "maybe").
-	ExactLookups int64 `json:"exact_lookups"`
-	// FalsePositives counts exact lookups after a filter's "maybe" that
-	// did not find the key.
-	FalsePositives int64 `json:"false_positives"`
-	// Rebuilt counts keys loaded into filters from restored state.
-	Rebuilt int64 `json:"rebuilt"`
-	// IDs is the number of keys held in exact state now, and FilterBits
-	// the bits of the live Bloom filters (gauges over running subtasks).
-	IDs        int64 `json:"ids"`
-	FilterBits int64 `json:"filter_bits"`
+	Records                                  int64
+	Forwarded, Duplicates, Late, Forgotten   int64
+	FilterNegatives, ExactLookups            int64
+	FalsePositives, Rebuilt, IDs, FilterBits int64
 }
 
 // Counts returns the sum of the counters.
