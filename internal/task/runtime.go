@@ -212,7 +212,12 @@ func (r *Runtime) Run(ctx context.Context) error {
 			n := len(r.down)
 			clear(r.down)
 			r.mu.Unlock()
-			r.wg.Add(-n)
+			if n > 0 {
+				// Add(0) racing the last Done while Wait waits is a
+				// WaitGroup misuse: both reset the group, and Done
+				// panics.
+				r.wg.Add(-n)
+			}
 		case <-stop:
 		}
 	}()
