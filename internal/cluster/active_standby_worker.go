@@ -25,9 +25,6 @@ func (a *workerAttempt) activeStandby(opts *task.Options) {
 	}
 	opts.ActiveStandby, opts.PrimaryElsewhere, opts.StandbyElsewhere = true, d.StandbyShare, !d.StandbyShare
 	opts.Replacement = d.StandbyShare && d.Replacement
-	opts.OnStandbyStopped = func(id dataflow.SubtaskID, err error) {
-		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Failed{Failed: subtaskFailedReport(d.Key, id, err, true)}})
-	}
 }
 
 // shipper is the goroutine that sends one local subtask's input log to

@@ -68,14 +68,14 @@ func (x *remoteExecutor) answer(token int64, m *pb.Moved) {
 
 // subtaskFailed tells the engine that subtask id failed alone.
 func (x *remoteExecutor) subtaskFailed(id dataflow.SubtaskID, err error) {
-	on := x.spec.Options.OnFailed
-	if on == nil {
+	h := x.spec.Options.Host
+	if h == nil {
 		return
 	}
 	x.wg.Add(1)
-	go func() { // OnFailed waits for the engine, or for the attempt's end
+	go func() { // Failed waits for the engine, or for the attempt's end
 		defer x.wg.Done()
-		on(id, err)
+		h.Failed(id, err)
 	}()
 }
 

@@ -67,9 +67,6 @@ func (a *workerAttempt) upstreamBackup(opts *task.Options) {
 	}
 	opts.UpstreamBackup, opts.RetainLimit = true, d.RetainLimit
 	opts.Log = a.s.w.cfg.Log
-	opts.OnFailed = func(id dataflow.SubtaskID, err error) {
-		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Failed{Failed: subtaskFailedReport(d.Key, id, err, false)}})
-	}
 	opts.RequestReplay = func(sender dataflow.SubtaskID, q task.ReplayRequest) {
 		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Replay{Replay: &pb.ReplayRequest{Key: d.Key, Sender: ref(sender),
 			Edge: int32(q.Edge), To: int32(q.To), From: q.From, Incarnation: q.Incarnation}}})

@@ -181,22 +181,7 @@ func (a *workerAttempt) run() error {
 			restored += len(b)
 		}
 	}
-	if opts.Checkpoint != task.NoCheckpoints {
-		opts.OnSnapshot = func(r task.SnapshotResult) {
-			snap := engine.StoreSnapshot(ctx, cfg.Store, cfg.Job, r)
-			if snap.Err != nil && ctx.Err() != nil {
-				// The attempt is being cancelled or its session lost: the
-				// coordinator learns that from the attempt's end. Declining
-				// would count as a checkpoint failure, which under
-				// fine-grained failover could fail other regions too.
-				return
-			}
-			a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Snapshot{Snapshot: snapshotDone(d.Key, snap)}})
-		}
-		opts.OnFinished = func(id dataflow.SubtaskID) {
-			a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Finished{Finished: &pb.SubtaskFinished{Key: d.Key, Subtask: ref(id)}}})
-		}
-	}
+	opts.Host = shareHost{a: a, ctx: ctx}
 	var ep *transportEndpoint
 	opts.Remote = func(to dataflow.SubtaskID, ch int) exchange.Sender {
 		a.placeMu.Lock()
@@ -287,6 +272,40 @@ func (a *workerAttempt) apply(ctx context.Context, rt *task.Runtime, c *pb.Comma
 	default:
 		a.applyRestart(ctx, rt, c)
 	}
+}
+
+// shareHost is the task.Host of a worker's share of an attempt: it
+// posts the runtime's reports to the coordinator. It is told of no
+// takeovers: a worker runs no local standbys, and the coordinator
+// promotes the remote ones itself.
+type shareHost struct {
+	task.NopHost
+	a   *workerAttempt
+	ctx context.Context // the attempt's, for the store's writes
+}
+
+func (h shareHost) SnapshotTaken(r task.SnapshotResult) {
+	snap := engine.StoreSnapshot(h.ctx, h.a.cfg.Store, h.a.cfg.Job, r)
+	if snap.Err != nil && h.ctx.Err() != nil {
+		// The attempt is being cancelled or its session lost: the
+		// coordinator learns that from the attempt's end. Declining
+		// would count as a checkpoint failure, which under fine-grained
+		// failover could fail other regions too.
+		return
+	}
+	h.a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Snapshot{Snapshot: snapshotDone(h.a.d.Key, snap)}})
+}
+
+func (h shareHost) Finished(id dataflow.SubtaskID) {
+	h.a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Finished{Finished: &pb.SubtaskFinished{Key: h.a.d.Key, Subtask: ref(id)}}})
+}
+
+func (h shareHost) Failed(id dataflow.SubtaskID, err error) {
+	h.a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Failed{Failed: subtaskFailedReport(h.a.d.Key, id, err, false)}})
+}
+
+func (h shareHost) StandbyStopped(id dataflow.SubtaskID, err error) {
+	h.a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Failed{Failed: subtaskFailedReport(h.a.d.Key, id, err, true)}})
 }
 
 func snapshotDone(key string, s engine.Snapshot) *pb.SnapshotDone {

@@ -61,7 +61,7 @@ func TestAnAttemptRestartingSubtasksAloneWaitsForItsExecutorToStop(t *testing.T)
 			ended <- err
 		}()
 		<-deployed
-		x.spec.Options.OnFailed(dataflow.SubtaskID{}, errors.New("the source failed"))
+		x.spec.Options.Host.Failed(dataflow.SubtaskID{}, errors.New("the source failed"))
 		synctest.Wait()
 		select {
 		case err := <-ended:

@@ -63,7 +63,7 @@ type CompletionObserver interface {
 // restarting single subtasks while the others run (fine-grained failover
 // with upstream backup, Config.SubtaskRestarts). The failures of single
 // subtasks, and of every subtask of a lost process, reach
-// AttemptSpec.Options.OnFailed instead of ending Run.
+// Failed of AttemptSpec.Options.Host instead of ending Run.
 type SubtaskRestarter interface {
 	// Stop stops running subtasks so that they restart with a failed one.
 	Stop(ids []dataflow.SubtaskID)
@@ -85,7 +85,10 @@ type Snapshot struct {
 // AttemptSpec is what a Deployer needs to start an attempt.
 type AttemptSpec struct {
 	// Options are the runtime options: checkpoint mode, attempt number,
-	// injection hooks. Restore is left empty: the deployer reads the
+	// injection hooks and, under subtask failover, the Host that takes
+	// the failures of single subtasks and active standbys' takeovers
+	// (its snapshots and finished subtasks go to OnSnapshot and
+	// OnFinished instead). Restore is left empty: the deployer reads the
 	// state of checkpoint Restore, each subtask's where it runs.
 	Options task.Options
 	// Restore is the checkpoint to start from, or nil.
@@ -207,13 +210,35 @@ func (e *engine) localDeployer(ctx context.Context, spec AttemptSpec) (Executor,
 		}
 		opts.Restore = state
 	}
-	if spec.OnSnapshot != nil {
-		opts.OnSnapshot = func(r task.SnapshotResult) { spec.OnSnapshot(StoreSnapshot(ctx, e.cfg.Store, e.cfg.Job, r)) }
+	if opts.Host == nil {
+		opts.Host = task.NopHost{}
 	}
-	opts.OnFinished = spec.OnFinished
+	opts.Host = localHost{Host: opts.Host, ctx: ctx, e: e, spec: &spec}
 	rt := task.New(e.cfg.Plan, opts)
 	if e.cfg.OnAttempt != nil {
 		e.cfg.OnAttempt(rt)
 	}
 	return Local{rt}, nil
+}
+
+// localHost is the task.Host of an attempt in this process: it stores
+// each snapshot and hands it, and each finished subtask, to the spec's
+// callbacks; the other reports go to the host in the spec's Options.
+type localHost struct {
+	task.Host
+	ctx  context.Context // the attempt's, for the store's writes
+	e    *engine
+	spec *AttemptSpec
+}
+
+func (h localHost) SnapshotTaken(r task.SnapshotResult) {
+	if h.spec.OnSnapshot != nil {
+		h.spec.OnSnapshot(StoreSnapshot(h.ctx, h.e.cfg.Store, h.e.cfg.Job, r))
+	}
+}
+
+func (h localHost) Finished(id dataflow.SubtaskID) {
+	if h.spec.OnFinished != nil {
+		h.spec.OnFinished(id)
+	}
 }

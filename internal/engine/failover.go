@@ -47,7 +47,7 @@ type failover interface {
 	// reports whether the attempt ends, and with which error.
 	ended(ctx context.Context, a *attemptState, part int, err error) (bool, error)
 	// failed handles the failure of subtask id alone, which did not end
-	// its executor's Run (task.Options.OnFailed); an error ends the
+	// its executor's Run (task.Host.Failed); an error ends the
 	// attempt.
 	failed(ctx context.Context, a *attemptState, id dataflow.SubtaskID, err error) error
 	// tick carries out the restarts that are due; an error ends the

@@ -53,7 +53,7 @@ func (x *restartingExecutor) Positions() map[dataflow.SubtaskID][]byte { return 
 func (x *restartingExecutor) Activity() Activity                       { return Activity{} }
 func (x *restartingExecutor) fail(id dataflow.SubtaskID, err error) {
 	x.mark(id)
-	x.spec.Options.OnFailed(id, err)
+	x.spec.Options.Host.Failed(id, err)
 }
 func (x *restartingExecutor) mark(id dataflow.SubtaskID) {
 	x.mu.Lock()

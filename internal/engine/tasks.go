@@ -95,6 +95,31 @@ func (f *subtaskFailover) restarts(id dataflow.SubtaskID) []dataflow.SubtaskID {
 	return Cone(f.plan, id)
 }
 
+// failureHost is the task.Host of an attempt under subtask failover: it
+// hands the failures of single subtasks, and those active standbys took
+// over, to the attempt's loop until done is closed (the attempt's end).
+// Snapshots and finished subtasks reach the loop through AttemptSpec's
+// callbacks, once the executor stored the snapshots.
+type failureHost struct {
+	task.NopHost
+	a    *attemptState
+	done <-chan struct{}
+}
+
+func (h failureHost) Failed(id dataflow.SubtaskID, err error) {
+	select {
+	case h.a.fails <- failure{id, err}:
+	case <-h.done:
+	}
+}
+
+func (h failureHost) TakenOver(id dataflow.SubtaskID, err error, at time.Time) {
+	select {
+	case h.a.takeovers <- takeover{id, err, at}:
+	case <-h.done:
+	}
+}
+
 func (f *subtaskFailover) start(ctx context.Context, a *attemptState, restore *store.Metadata) (Executor, error) {
 	e := a.e
 	f.restore = restore
@@ -106,21 +131,10 @@ func (f *subtaskFailover) start(ctx context.Context, a *attemptState, restore *s
 		opts.RetainLimit = DefaultRetainLimit
 	}
 	opts.Log = e.cfg.Log
-	opts.OnFailed = func(id dataflow.SubtaskID, err error) {
-		select {
-		case a.fails <- failure{id, err}:
-		case <-ctx.Done():
-		}
-	}
+	opts.Host = failureHost{a: a, done: ctx.Done()}
 	if e.cfg.ActiveStandby {
 		e.logStandbys()
 		opts.ActiveStandby = true
-		opts.OnFailover = func(id dataflow.SubtaskID, err error, at time.Time) {
-			select {
-			case a.takeovers <- takeover{id, err, at}:
-			case <-ctx.Done():
-			}
-		}
 	}
 	x, err := a.deploy(ctx, spec)
 	if err != nil {

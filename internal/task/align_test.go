@@ -14,7 +14,7 @@ import (
 // alignSubtask returns a subtask with a gate of n input channels that
 // takes aligned checkpoints, and the log its active standby would follow.
 func alignSubtask(n int) *subtask {
-	rt := &Runtime{opts: Options{Checkpoint: Aligned, Now: time.Now}, cursors: [][][][]*cursor{{nil}}}
+	rt := &Runtime{opts: Options{Checkpoint: Aligned, Now: time.Now, Host: NopHost{}}, cursors: [][][][]*cursor{{nil}}}
 	s := &subtask{rt: rt, v: &plan.Vertex{}, ctx: context.Background(), gate: exchange.NewGate(n, 4), inChan: make([]dataflow.Channel, n), log: standbylog.New(0)}
 	return withInput(s, n)
 }

@@ -131,7 +131,7 @@ func TestTrimLeavesBatchesAReceiverHoldsIntact(t *testing.T) {
 // not reflect them.
 func TestBarrierAfterMissingRecordsFailsTheSubtask(t *testing.T) {
 	e := &plan.PhysicalEdge{Source: &plan.Vertex{Chain: []*plan.Node{{Name: "events"}}}}
-	rt := &Runtime{edges: []*plan.PhysicalEdge{e}, opts: Options{Checkpoint: Aligned, Now: time.Now}}
+	rt := &Runtime{edges: []*plan.PhysicalEdge{e}, opts: Options{Checkpoint: Aligned, Now: time.Now, Host: NopHost{}}}
 	s := withInput(&subtask{rt: rt, v: &plan.Vertex{}, gate: exchange.NewGate(2, 4), inChan: []dataflow.Channel{{Edge: 0, From: 1}, {Edge: 0, From: 2}}}, 2)
 	if err := s.in.Restore(input.State{Counts: []int64{100, 0}}); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,14 @@ import (
 	"github.com/weir-stream/weir/internal/plan"
 )
 
+// snapshotsTo is a Host that collects the snapshots it is told of.
+type snapshotsTo struct {
+	NopHost
+	reports *[]SnapshotResult
+}
+
+func (h snapshotsTo) SnapshotTaken(r SnapshotResult) { *h.reports = append(*h.reports, r) }
+
 // catchingUpSubtask returns a subtask (not a source) with a gate of two
 // aligned input channels and one output channel to subtask 0 of
 // "per-bucket", on which it has sent sent records of the want its
@@ -18,7 +26,7 @@ import (
 func catchingUpSubtask(sent, want int64) (*subtask, *[]SnapshotResult) {
 	var reports []SnapshotResult
 	s := alignSubtask(2)
-	s.rt.opts.OnSnapshot = func(r SnapshotResult) { reports = append(reports, r) }
+	s.rt.opts.Host = snapshotsTo{reports: &reports}
 	target := &plan.Vertex{ID: 2, Parallelism: 1, Chain: []*plan.Node{{Name: "per-bucket"}}}
 	s.v = &plan.Vertex{ID: 1, Outputs: []*plan.PhysicalEdge{{Target: target, Partitioning: plan.Hash}}}
 	s.outs = []ChannelWriter{&sentWriter{sent: []int64{sent}}}

@@ -52,7 +52,7 @@ type CheckpointListener interface {
 }
 
 // SnapshotResult is a subtask's contribution to checkpoint Checkpoint,
-// handed to Options.OnSnapshot from the subtask's snapshot goroutine.
+// handed to Host.SnapshotTaken.
 type SnapshotResult struct {
 	Subtask    dataflow.SubtaskID
 	Checkpoint int64

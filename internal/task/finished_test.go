@@ -31,7 +31,7 @@ func waitFor(t *testing.T, done <-chan struct{}, what string) {
 // block forever on a full queue nobody reads (it then never finishes,
 // and the final checkpoint never completes).
 func TestAFinishedSubtaskDropsARestartedSendersRegeneratedOutput(t *testing.T) {
-	rt := &Runtime{opts: Options{Checkpoint: Aligned, Now: time.Now}, cursors: [][][][]*cursor{{nil}}}
+	rt := &Runtime{opts: Options{Checkpoint: Aligned, Now: time.Now, Host: NopHost{}}, cursors: [][][][]*cursor{{nil}}}
 	s := &subtask{rt: rt, v: &plan.Vertex{}, ctx: context.Background(), gate: exchange.NewGate(1, 2),
 		decode: make([]Decoder, 1), inChan: make([]dataflow.Channel, 1), inbox: make(chan control, 4),
 		finished: true, tctx: Context{Metrics: NewMetrics()}}
@@ -75,7 +75,7 @@ func batch(seq int64, n int) exchange.Element {
 	return exchange.Element{Kind: exchange.Data, Buf: b, Seq: seq}
 }
 
-// The job learns of a subtask's end through OnFinished, which an
+// The job learns of a subtask's end through Host.Finished, which an
 // incarnation may still be calling, or about to call, when the job stops
 // it to restart with a failed one (its cone). That end is not the next
 // incarnation's, which has its input still to read: taken for it, the

@@ -297,9 +297,7 @@ func (s *subtask) waitReleased() error {
 	if s.rt.opts.Checkpoint == NoCheckpoints {
 		return nil
 	}
-	if s.rt.opts.OnFinished != nil {
-		s.rt.opts.OnFinished(dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index})
-	}
+	s.rt.opts.Host.Finished(dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index})
 	var ready <-chan struct{}
 	if s.gate != nil {
 		ready = s.gate.Ready()

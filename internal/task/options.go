@@ -11,7 +11,8 @@ import (
 // This file holds the options a Runtime runs with: its queues and clock,
 // checkpoints and restore, the subtasks it runs in cluster mode, and the
 // modes of fine-grained failover (upstream backup, active standby, a
-// rejoin after a lost process) with the callbacks they report through.
+// rejoin after a lost process). What the runtime reports goes to its
+// Host (host.go).
 
 // Options tune a Runtime.
 type Options struct {
@@ -42,12 +43,9 @@ type Options struct {
 	// AlignedTimeout switches an aligned checkpoint that waited this long
 	// for barriers to the unaligned way (0: never).
 	AlignedTimeout time.Duration
-	// OnSnapshot receives each subtask's snapshots, from goroutines the
-	// runtime owns; it must not block for long.
-	OnSnapshot func(SnapshotResult)
-	// OnFinished is told when a subtask has finished its input; with
-	// checkpoints on, the subtask then waits for Release.
-	OnFinished func(dataflow.SubtaskID)
+	// Host receives the runtime's reports: snapshots, finished and failed
+	// subtasks, standbys' takeovers and stops. Nil: nobody listens.
+	Host Host
 	// Restore holds the snapshot of each subtask to restore, from
 	// checkpoint Restored.
 	Restore  map[dataflow.SubtaskID][]byte
@@ -69,11 +67,18 @@ type Options struct {
 	// Remote returns the sending end of gate channel ch of subtask to,
 	// which runs in another process. Required when Local is set.
 	Remote func(to dataflow.SubtaskID, ch int) exchange.Sender
+	// RequestReplay, with UpstreamBackup and Local, carries a restarted
+	// local subtask's replay request to sender, which runs in another
+	// process; that process hands it to its runtime's Replay. Like Remote
+	// it is a way to a subtask elsewhere, not a report: without it a
+	// restarted subtask waits for replays that never come. It must not
+	// block for long.
+	RequestReplay func(sender dataflow.SubtaskID, q ReplayRequest)
 
 	// UpstreamBackup turns on fine-grained failover inside the runtime:
 	// senders retain their output until a checkpoint makes it durable at
 	// the receivers, and a failed subtask does not stop the others. Its
-	// failure goes to OnFailed, its gate drops what is sent to it, and
+	// failure goes to Host.Failed, its gate drops what is sent to it, and
 	// the job restarts it (and whatever else it chooses) with Restart.
 	UpstreamBackup bool
 	// RetainLimit bounds the bytes of output each subtask retains; past
@@ -81,24 +86,14 @@ type Options struct {
 	// consumer that fails meanwhile cannot be replayed to (ErrBackupLost).
 	// 0: no bound.
 	RetainLimit int64
-	// OnFailed is told of a failed subtask under UpstreamBackup, from the
-	// subtask's goroutine after it stopped.
-	OnFailed func(dataflow.SubtaskID, error)
 	// Log receives notable events (a dropped backup); may be nil.
 	Log func(string)
 	// ActiveStandby, with UpstreamBackup, runs an active standby of every
 	// subtask that can have one (CanHaveStandby, standby.go). When the
-	// primary fails its standby takes its place, and OnFailover is told,
-	// from the standby's goroutine, with the primary's failure and when it
-	// happened. Its input log is bounded by RetainLimit too.
+	// primary fails its standby takes its place (Host.TakenOver). Its
+	// input log is bounded by RetainLimit too.
 	ActiveStandby bool
-	OnFailover    func(id dataflow.SubtaskID, err error, failed time.Time)
 
-	// RequestReplay, with UpstreamBackup and Local, carries a restarted
-	// local subtask's replay request to sender, which runs in another
-	// process; that process hands it to its runtime's Replay. It must not
-	// block for long.
-	RequestReplay func(sender dataflow.SubtaskID, q ReplayRequest)
 	// StandbyElsewhere, with ActiveStandby and Local, keeps the input
 	// logs of the local subtasks that can have an active standby for
 	// their remote standbys, in another process (ShipLog), instead of
@@ -117,9 +112,6 @@ type Options struct {
 	// state, as a subtask restarted alone does, not from zero as at the
 	// attempt's start.
 	Replacement bool
-	// OnStandbyStopped is told when an active standby stopped without
-	// taking its primary's place (its log was dropped, it failed).
-	OnStandbyStopped func(dataflow.SubtaskID, error)
 	// Rejoin starts the local subtasks as restarted incarnations of
 	// subtasks a lost process ran (remote.go), from Restore, numbering
 	// their incarnations above Incarnation. Delivered holds, per channel
@@ -148,5 +140,8 @@ func (o *Options) fill() {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Host == nil {
+		o.Host = NopHost{}
 	}
 }

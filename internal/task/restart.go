@@ -47,13 +47,13 @@ func (r *Runtime) failed(id dataflow.SubtaskID, err error) {
 	if g := r.gates[id.Vertex][id.Subtask]; g != nil {
 		g.Discard()
 	}
-	if !errors.Is(err, errStopped) && r.opts.OnFailed != nil {
-		r.opts.OnFailed(id, err)
+	if !errors.Is(err, errStopped) {
+		r.opts.Host.Failed(id, err)
 	}
 }
 
 // Stop stops the given running subtasks so that they can restart with a
-// failed one (UpstreamBackup). Their stop is not reported to OnFailed.
+// failed one (UpstreamBackup). Their stop is not reported to Host.Failed.
 func (r *Runtime) Stop(ids []dataflow.SubtaskID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -67,7 +67,7 @@ func (r *Runtime) Stop(ids []dataflow.SubtaskID) {
 
 // Finished reports whether subtask id's running incarnation finished its
 // input. One stopped or failed since does not count: it may still be
-// telling OnFinished of its end when the job has stopped it to restart,
+// telling Host.Finished of its end when the job has stopped it to restart,
 // and the job must not take that end for the next incarnation's, which
 // has its input still to read (it would trigger checkpoints at it as at
 // a finished subtask, and take the final checkpoint before the end).

@@ -200,9 +200,7 @@ func (s *subtask) channelCounts(recv []int64) []ChannelCount {
 
 func (s *subtask) report(r SnapshotResult) {
 	r.Subtask = dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index}
-	if s.rt.opts.OnSnapshot != nil {
-		s.rt.opts.OnSnapshot(r)
-	}
+	s.rt.opts.Host.SnapshotTaken(r)
 }
 
 // Section kinds of a subtask snapshot.

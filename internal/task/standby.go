@@ -176,9 +176,7 @@ func (s *subtask) takeOver() {
 	r.mu.Lock()
 	failure, failedAt := st.failure, st.failedAt
 	r.mu.Unlock()
-	if r.opts.OnFailover != nil {
-		r.opts.OnFailover(id, failure, time.Unix(0, failedAt))
-	}
+	r.opts.Host.TakenOver(id, failure, time.Unix(0, failedAt))
 }
 
 // standbyBarrier is a standby's side of checkpoint id: it forwards the

@@ -107,9 +107,7 @@ func (r *Runtime) startStandby(id dataflow.SubtaskID, state []byte, hasState boo
 		}
 		if err != nil && r.ctx.Err() == nil && err != errStopped {
 			r.opts.logf("the active standby of subtask %s stopped: %v", id, err)
-			if r.opts.OnStandbyStopped != nil {
-				r.opts.OnStandbyStopped(id, err)
-			}
+			r.opts.Host.StandbyStopped(id, err)
 		}
 	}()
 	return nil

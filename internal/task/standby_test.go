@@ -223,7 +223,7 @@ func standbyAtTheEnd(t *testing.T) (*Runtime, *subtask, *standby) {
 	v := &plan.Vertex{}
 	l := standbylog.New(0)
 	l.Append(standbylog.Entry{Kind: standbylog.Element, Ch: 0, E: exchange.Element{Kind: exchange.End}})
-	rt := &Runtime{opts: Options{Now: time.Now}, gates: [][]*exchange.Gate{{exchange.NewGate(1, 2)}},
+	rt := &Runtime{opts: Options{Now: time.Now, Host: NopHost{}}, gates: [][]*exchange.Gate{{exchange.NewGate(1, 2)}},
 		inboxes: [][]chan control{{make(chan control, 1)}}, dets: [][]*determinant.Log{{nil}}, logs: [][]*standbylog.Log{{l}},
 		metrics: [][]*Metrics{{NewMetrics()}}, cancels: [][]context.CancelCauseFunc{{nil}}, exited: map[dataflow.SubtaskID]chan struct{}{}, finished: map[dataflow.SubtaskID]bool{}, standbys: map[dataflow.SubtaskID]*standby{}}
 	s := withInput(&subtask{rt: rt, v: v, ctx: context.Background(), gate: exchange.NewGate(1, 1), inbox: make(chan control, 1),
