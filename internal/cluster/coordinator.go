@@ -352,6 +352,8 @@ func (c *Coordinator) onWorkerMessage(w *workerConn, m *pb.WorkerMessage) {
 		key = x.Failed.Key
 	case *pb.WorkerMessage_Restarted:
 		key = x.Restarted.Key
+	case *pb.WorkerMessage_Stopped:
+		key = x.Stopped.Key
 	case *pb.WorkerMessage_Replay:
 		key = x.Replay.Key
 	case *pb.WorkerMessage_Moved:

@@ -66,6 +66,10 @@ type share struct {
 	// logs to ship to their standbys (it was deployed with active
 	// standbys, not as a standby share).
 	ships bool
+	// stopping counts the STOP commands sent to it per subtask that it
+	// has not answered (Stopped): an end it reports meanwhile is the
+	// stopped incarnation's (see Stop).
+	stopping map[dataflow.SubtaskID]int
 }
 
 // endEvent is the end of a share, or with a nil share a failure of the
@@ -352,6 +356,11 @@ func (x *remoteExecutor) post(ev endEvent) {
 func (x *remoteExecutor) shareOf(w *workerConn, key string) *share {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	return x.shareOfLocked(w, key)
+}
+
+// shareOfLocked is shareOf with x.mu held.
+func (x *remoteExecutor) shareOfLocked(w *workerConn, key string) *share {
 	for _, sh := range x.shares {
 		if sh.key == key && sh.w == w {
 			return sh
@@ -383,11 +392,13 @@ func (x *remoteExecutor) onMessage(w *workerConn, m *pb.WorkerMessage) {
 		}
 		x.spec.OnSnapshot(snap)
 	case *pb.WorkerMessage_Finished:
-		x.mu.Lock()
-		x.finished[sid(v.Finished.Subtask)] = true
-		x.mu.Unlock()
+		id := sid(v.Finished.Subtask)
+		if !x.noteFinished(w, v.Finished.Key, id) {
+			x.c.cfg.Log(fmt.Sprintf("job %s: ignoring the end of subtask %s on worker %s: it was reported before the subtask's stop took effect, so it is the stopped incarnation's", x.job.id, id, w.id))
+			return
+		}
 		if x.spec.OnFinished != nil {
-			x.spec.OnFinished(sid(v.Finished.Subtask))
+			x.spec.OnFinished(id)
 		}
 	case *pb.WorkerMessage_Ended:
 		var err error

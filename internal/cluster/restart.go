@@ -88,6 +88,8 @@ func (x *remoteExecutor) onRestartMessage(w *workerConn, m *pb.WorkerMessage) {
 		}
 		f := v.Failed
 		x.subtaskFailed(sid(f.Subtask), remoteFailure(w.id, f.Error, f.Class, f.CorruptCheckpoint))
+	case *pb.WorkerMessage_Stopped:
+		x.stopped(w, v.Stopped)
 	case *pb.WorkerMessage_Restarted:
 		x.answer(v.Restarted.Token, &pb.Moved{})
 	case *pb.WorkerMessage_Moved:
@@ -115,10 +117,70 @@ func (x *remoteExecutor) routeReplay(q *pb.ReplayRequest) {
 }
 
 // Stop stops running subtasks so that they restart with a failed one.
+//
+// A subtask may be reporting its end as the STOP command travels to its
+// worker. Its worker answers the command with Stopped once its runtime
+// stopped the subtask and reports no end of the stopped incarnation
+// after that answer (workerAttempt.reportFinished); until the answer
+// arrives, an end reported for the subtask is the stopped incarnation's
+// and is ignored (noteFinished). Taken for the next incarnation's, it
+// would have the engine trigger checkpoints at that incarnation as at a
+// finished subtask and take the final checkpoint before its end.
 func (x *remoteExecutor) Stop(ids []dataflow.SubtaskID) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	for _, id := range ids {
-		x.command(id, &pb.Command{Kind: pb.Command_STOP, Subtasks: []*pb.SubtaskRef{ref(id)}})
+		delete(x.finished, id)
+		sh := x.where[id]
+		if sh == nil || sh.ended || !sh.live {
+			continue
+		}
+		cmd := &pb.Command{Key: sh.key, Kind: pb.Command_STOP, Subtasks: []*pb.SubtaskRef{ref(id)}}
+		if sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: cmd}}) {
+			if sh.stopping == nil {
+				sh.stopping = map[dataflow.SubtaskID]int{}
+			}
+			sh.stopping[id]++
+		}
 	}
+}
+
+// stopped takes worker w's answer to a STOP command.
+func (x *remoteExecutor) stopped(w *workerConn, m *pb.Stopped) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	sh := x.shareOfLocked(w, m.Key)
+	if sh == nil {
+		return
+	}
+	for _, r := range m.Subtasks {
+		id := sid(r)
+		if sh.stopping[id]--; sh.stopping[id] <= 0 {
+			delete(sh.stopping, id)
+		}
+	}
+}
+
+// Finished reports whether subtask id's running incarnation finished its
+// input: an end reported before the subtask was stopped or restarted
+// since does not count (engine's finishedReporter).
+func (x *remoteExecutor) Finished(id dataflow.SubtaskID) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.finished[id]
+}
+
+// noteFinished records the end of subtask id that worker w's share key
+// reported, unless the share was told to stop the subtask and has not
+// answered yet (Stop): it reports whether the end counts.
+func (x *remoteExecutor) noteFinished(w *workerConn, key string, id dataflow.SubtaskID) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if sh := x.shareOfLocked(w, key); sh != nil && sh.stopping[id] > 0 {
+		return false
+	}
+	x.finished[id] = true
+	return true
 }
 
 // Restart restarts failed or stopped subtasks from checkpoint m: those of

@@ -89,7 +89,7 @@ func (a *workerAttempt) applyRestart(ctx context.Context, rt *task.Runtime, c *p
 		for _, r := range c.Subtasks {
 			ids = append(ids, sid(r))
 		}
-		rt.Stop(ids)
+		a.stop(rt.Stop, ids, c.Subtasks)
 	case pb.Command_RESTART:
 		a.bg.Add(1)
 		go func() {
@@ -128,6 +128,30 @@ func (a *workerAttempt) applyRestart(ctx context.Context, rt *task.Runtime, c *p
 			a.ep.Move(from.Vertex, from.Subtask, pl.DataAddr, pl.DataKey)
 		}
 		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Moved{Moved: moved}})
+	}
+}
+
+// stop stops subtasks ids (refs) with the runtime's Stop and answers the
+// STOP command once they stopped, in order with the reports of finished
+// subtasks (reportFinished).
+func (a *workerAttempt) stop(stop func([]dataflow.SubtaskID), ids []dataflow.SubtaskID, refs []*pb.SubtaskRef) {
+	a.finMu.Lock()
+	defer a.finMu.Unlock()
+	stop(ids)
+	a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Stopped{Stopped: &pb.Stopped{Key: a.d.Key, Subtasks: refs}}})
+}
+
+// reportFinished tells the coordinator that subtask id finished its
+// input, unless the subtask was stopped since it noted its end: after
+// the answer to a STOP command (Stopped) the stopped incarnation's end
+// must not reach the coordinator, which would take it for the next
+// incarnation's (remoteExecutor.Stop). finMu orders the two.
+// finished is the runtime's Finished.
+func (a *workerAttempt) reportFinished(finished func(dataflow.SubtaskID) bool, id dataflow.SubtaskID) {
+	a.finMu.Lock()
+	defer a.finMu.Unlock()
+	if finished(id) {
+		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Finished{Finished: &pb.SubtaskFinished{Key: a.d.Key, Subtask: ref(id)}}})
 	}
 }
 

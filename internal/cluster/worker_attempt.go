@@ -29,6 +29,10 @@ type workerAttempt struct {
 	mu sync.Mutex
 	rt *task.Runtime
 
+	// finMu orders the reports of finished subtasks with STOP commands
+	// (reportFinished).
+	finMu sync.Mutex
+
 	// Set by run before it applies commands.
 	cfg engine.Config
 	ep  *transportEndpoint
@@ -297,7 +301,10 @@ func (h shareHost) SnapshotTaken(r task.SnapshotResult) {
 }
 
 func (h shareHost) Finished(id dataflow.SubtaskID) {
-	h.a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Finished{Finished: &pb.SubtaskFinished{Key: h.a.d.Key, Subtask: ref(id)}}})
+	h.a.mu.Lock()
+	rt := h.a.rt // set before the runtime runs its subtasks
+	h.a.mu.Unlock()
+	h.a.reportFinished(rt.Finished, id)
 }
 
 func (h shareHost) Failed(id dataflow.SubtaskID, err error) {

@@ -96,7 +96,8 @@ const (
 	Command_RELEASE         Command_Kind = 4
 	Command_KILL            Command_Kind = 5
 	Command_CANCEL          Command_Kind = 6
-	// STOP stops subtasks to restart with a failed one.
+	// STOP stops subtasks to restart with a failed one, answered by
+	// Stopped.
 	Command_STOP Command_Kind = 7
 	// RESTART restarts stopped or failed subtasks from restore (empty:
 	// empty state), answered by Restarted with token.
@@ -193,7 +194,7 @@ func (x Command_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Command_Kind.Descriptor instead.
 func (Command_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{22, 0}
+	return file_weir_proto_rawDescGZIP(), []int{23, 0}
 }
 
 type WorkerMessage struct {
@@ -211,6 +212,7 @@ type WorkerMessage struct {
 	//	*WorkerMessage_Moved
 	//	*WorkerMessage_Inject
 	//	*WorkerMessage_Waits
+	//	*WorkerMessage_Stopped
 	Msg           isWorkerMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -352,6 +354,15 @@ func (x *WorkerMessage) GetWaits() *Waits {
 	return nil
 }
 
+func (x *WorkerMessage) GetStopped() *Stopped {
+	if x != nil {
+		if x, ok := x.Msg.(*WorkerMessage_Stopped); ok {
+			return x.Stopped
+		}
+	}
+	return nil
+}
+
 type isWorkerMessage_Msg interface {
 	isWorkerMessage_Msg()
 }
@@ -400,6 +411,10 @@ type WorkerMessage_Waits struct {
 	Waits *Waits `protobuf:"bytes,11,opt,name=waits,proto3,oneof"`
 }
 
+type WorkerMessage_Stopped struct {
+	Stopped *Stopped `protobuf:"bytes,12,opt,name=stopped,proto3,oneof"`
+}
+
 func (*WorkerMessage_Hello) isWorkerMessage_Msg() {}
 
 func (*WorkerMessage_Heartbeat) isWorkerMessage_Msg() {}
@@ -422,6 +437,64 @@ func (*WorkerMessage_Inject) isWorkerMessage_Msg() {}
 
 func (*WorkerMessage_Waits) isWorkerMessage_Msg() {}
 
+func (*WorkerMessage_Stopped) isWorkerMessage_Msg() {}
+
+// Stopped answers a STOP command once the worker's runtime stopped its
+// subtasks: no end of theirs is reported after it, so a SubtaskFinished
+// the coordinator reads between sending STOP and reading Stopped is the
+// stopped incarnation's, not the next one's.
+type Stopped struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Subtasks      []*SubtaskRef          `protobuf:"bytes,2,rep,name=subtasks,proto3" json:"subtasks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Stopped) Reset() {
+	*x = Stopped{}
+	mi := &file_weir_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Stopped) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Stopped) ProtoMessage() {}
+
+func (x *Stopped) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Stopped.ProtoReflect.Descriptor instead.
+func (*Stopped) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Stopped) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Stopped) GetSubtasks() []*SubtaskRef {
+	if x != nil {
+		return x.Subtasks
+	}
+	return nil
+}
+
 // Waits answers a WAITS command with token: what each subtask of the
 // share (and each active standby it runs) waits on.
 type Waits struct {
@@ -435,7 +508,7 @@ type Waits struct {
 
 func (x *Waits) Reset() {
 	*x = Waits{}
-	mi := &file_weir_proto_msgTypes[1]
+	mi := &file_weir_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -447,7 +520,7 @@ func (x *Waits) String() string {
 func (*Waits) ProtoMessage() {}
 
 func (x *Waits) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[1]
+	mi := &file_weir_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -460,7 +533,7 @@ func (x *Waits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Waits.ProtoReflect.Descriptor instead.
 func (*Waits) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{1}
+	return file_weir_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Waits) GetKey() string {
@@ -497,7 +570,7 @@ type SubtaskWait struct {
 
 func (x *SubtaskWait) Reset() {
 	*x = SubtaskWait{}
-	mi := &file_weir_proto_msgTypes[2]
+	mi := &file_weir_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -509,7 +582,7 @@ func (x *SubtaskWait) String() string {
 func (*SubtaskWait) ProtoMessage() {}
 
 func (x *SubtaskWait) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[2]
+	mi := &file_weir_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -522,7 +595,7 @@ func (x *SubtaskWait) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskWait.ProtoReflect.Descriptor instead.
 func (*SubtaskWait) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{2}
+	return file_weir_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *SubtaskWait) GetSubtask() *SubtaskRef {
@@ -563,7 +636,7 @@ type InjectQuery struct {
 
 func (x *InjectQuery) Reset() {
 	*x = InjectQuery{}
-	mi := &file_weir_proto_msgTypes[3]
+	mi := &file_weir_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -575,7 +648,7 @@ func (x *InjectQuery) String() string {
 func (*InjectQuery) ProtoMessage() {}
 
 func (x *InjectQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[3]
+	mi := &file_weir_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -588,7 +661,7 @@ func (x *InjectQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectQuery.ProtoReflect.Descriptor instead.
 func (*InjectQuery) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{3}
+	return file_weir_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *InjectQuery) GetKey() string {
@@ -643,7 +716,7 @@ type SubtaskFailed struct {
 
 func (x *SubtaskFailed) Reset() {
 	*x = SubtaskFailed{}
-	mi := &file_weir_proto_msgTypes[4]
+	mi := &file_weir_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -655,7 +728,7 @@ func (x *SubtaskFailed) String() string {
 func (*SubtaskFailed) ProtoMessage() {}
 
 func (x *SubtaskFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[4]
+	mi := &file_weir_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -668,7 +741,7 @@ func (x *SubtaskFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskFailed.ProtoReflect.Descriptor instead.
 func (*SubtaskFailed) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{4}
+	return file_weir_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SubtaskFailed) GetKey() string {
@@ -725,7 +798,7 @@ type Restarted struct {
 
 func (x *Restarted) Reset() {
 	*x = Restarted{}
-	mi := &file_weir_proto_msgTypes[5]
+	mi := &file_weir_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -737,7 +810,7 @@ func (x *Restarted) String() string {
 func (*Restarted) ProtoMessage() {}
 
 func (x *Restarted) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[5]
+	mi := &file_weir_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -750,7 +823,7 @@ func (x *Restarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Restarted.ProtoReflect.Descriptor instead.
 func (*Restarted) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{5}
+	return file_weir_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Restarted) GetKey() string {
@@ -785,7 +858,7 @@ type ReplayRequest struct {
 
 func (x *ReplayRequest) Reset() {
 	*x = ReplayRequest{}
-	mi := &file_weir_proto_msgTypes[6]
+	mi := &file_weir_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -797,7 +870,7 @@ func (x *ReplayRequest) String() string {
 func (*ReplayRequest) ProtoMessage() {}
 
 func (x *ReplayRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[6]
+	mi := &file_weir_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -810,7 +883,7 @@ func (x *ReplayRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayRequest.ProtoReflect.Descriptor instead.
 func (*ReplayRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{6}
+	return file_weir_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ReplayRequest) GetKey() string {
@@ -868,7 +941,7 @@ type Moved struct {
 
 func (x *Moved) Reset() {
 	*x = Moved{}
-	mi := &file_weir_proto_msgTypes[7]
+	mi := &file_weir_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -880,7 +953,7 @@ func (x *Moved) String() string {
 func (*Moved) ProtoMessage() {}
 
 func (x *Moved) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[7]
+	mi := &file_weir_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -893,7 +966,7 @@ func (x *Moved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Moved.ProtoReflect.Descriptor instead.
 func (*Moved) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{7}
+	return file_weir_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Moved) GetKey() string {
@@ -940,7 +1013,7 @@ type Hello struct {
 
 func (x *Hello) Reset() {
 	*x = Hello{}
-	mi := &file_weir_proto_msgTypes[8]
+	mi := &file_weir_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -952,7 +1025,7 @@ func (x *Hello) String() string {
 func (*Hello) ProtoMessage() {}
 
 func (x *Hello) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[8]
+	mi := &file_weir_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -965,7 +1038,7 @@ func (x *Hello) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hello.ProtoReflect.Descriptor instead.
 func (*Hello) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{8}
+	return file_weir_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Hello) GetWorkerId() string {
@@ -1019,7 +1092,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_weir_proto_msgTypes[9]
+	mi := &file_weir_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1031,7 +1104,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[9]
+	mi := &file_weir_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1044,7 +1117,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{9}
+	return file_weir_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Heartbeat) GetAttempts() []*AttemptMetrics {
@@ -1070,7 +1143,7 @@ type AttemptMetrics struct {
 
 func (x *AttemptMetrics) Reset() {
 	*x = AttemptMetrics{}
-	mi := &file_weir_proto_msgTypes[10]
+	mi := &file_weir_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1082,7 +1155,7 @@ func (x *AttemptMetrics) String() string {
 func (*AttemptMetrics) ProtoMessage() {}
 
 func (x *AttemptMetrics) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[10]
+	mi := &file_weir_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1095,7 +1168,7 @@ func (x *AttemptMetrics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptMetrics.ProtoReflect.Descriptor instead.
 func (*AttemptMetrics) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{10}
+	return file_weir_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AttemptMetrics) GetKey() string {
@@ -1150,7 +1223,7 @@ type SubtaskCounts struct {
 
 func (x *SubtaskCounts) Reset() {
 	*x = SubtaskCounts{}
-	mi := &file_weir_proto_msgTypes[11]
+	mi := &file_weir_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1162,7 +1235,7 @@ func (x *SubtaskCounts) String() string {
 func (*SubtaskCounts) ProtoMessage() {}
 
 func (x *SubtaskCounts) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[11]
+	mi := &file_weir_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1175,7 +1248,7 @@ func (x *SubtaskCounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskCounts.ProtoReflect.Descriptor instead.
 func (*SubtaskCounts) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{11}
+	return file_weir_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SubtaskCounts) GetSubtask() *SubtaskRef {
@@ -1223,7 +1296,7 @@ type SubtaskRef struct {
 
 func (x *SubtaskRef) Reset() {
 	*x = SubtaskRef{}
-	mi := &file_weir_proto_msgTypes[12]
+	mi := &file_weir_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1235,7 +1308,7 @@ func (x *SubtaskRef) String() string {
 func (*SubtaskRef) ProtoMessage() {}
 
 func (x *SubtaskRef) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[12]
+	mi := &file_weir_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1248,7 +1321,7 @@ func (x *SubtaskRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskRef.ProtoReflect.Descriptor instead.
 func (*SubtaskRef) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{12}
+	return file_weir_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SubtaskRef) GetVertex() int32 {
@@ -1278,7 +1351,7 @@ type ChannelCount struct {
 
 func (x *ChannelCount) Reset() {
 	*x = ChannelCount{}
-	mi := &file_weir_proto_msgTypes[13]
+	mi := &file_weir_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1290,7 +1363,7 @@ func (x *ChannelCount) String() string {
 func (*ChannelCount) ProtoMessage() {}
 
 func (x *ChannelCount) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[13]
+	mi := &file_weir_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1303,7 +1376,7 @@ func (x *ChannelCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelCount.ProtoReflect.Descriptor instead.
 func (*ChannelCount) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{13}
+	return file_weir_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ChannelCount) GetEdge() int32 {
@@ -1363,7 +1436,7 @@ type SnapshotDone struct {
 
 func (x *SnapshotDone) Reset() {
 	*x = SnapshotDone{}
-	mi := &file_weir_proto_msgTypes[14]
+	mi := &file_weir_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1375,7 +1448,7 @@ func (x *SnapshotDone) String() string {
 func (*SnapshotDone) ProtoMessage() {}
 
 func (x *SnapshotDone) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[14]
+	mi := &file_weir_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1388,7 +1461,7 @@ func (x *SnapshotDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDone.ProtoReflect.Descriptor instead.
 func (*SnapshotDone) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{14}
+	return file_weir_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SnapshotDone) GetKey() string {
@@ -1464,7 +1537,7 @@ type SubtaskFinished struct {
 
 func (x *SubtaskFinished) Reset() {
 	*x = SubtaskFinished{}
-	mi := &file_weir_proto_msgTypes[15]
+	mi := &file_weir_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1476,7 +1549,7 @@ func (x *SubtaskFinished) String() string {
 func (*SubtaskFinished) ProtoMessage() {}
 
 func (x *SubtaskFinished) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[15]
+	mi := &file_weir_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1489,7 +1562,7 @@ func (x *SubtaskFinished) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskFinished.ProtoReflect.Descriptor instead.
 func (*SubtaskFinished) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{15}
+	return file_weir_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SubtaskFinished) GetKey() string {
@@ -1520,7 +1593,7 @@ type AttemptEnded struct {
 
 func (x *AttemptEnded) Reset() {
 	*x = AttemptEnded{}
-	mi := &file_weir_proto_msgTypes[16]
+	mi := &file_weir_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1532,7 +1605,7 @@ func (x *AttemptEnded) String() string {
 func (*AttemptEnded) ProtoMessage() {}
 
 func (x *AttemptEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[16]
+	mi := &file_weir_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1545,7 +1618,7 @@ func (x *AttemptEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptEnded.ProtoReflect.Descriptor instead.
 func (*AttemptEnded) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{16}
+	return file_weir_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AttemptEnded) GetKey() string {
@@ -1591,7 +1664,7 @@ type CoordinatorMessage struct {
 
 func (x *CoordinatorMessage) Reset() {
 	*x = CoordinatorMessage{}
-	mi := &file_weir_proto_msgTypes[17]
+	mi := &file_weir_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1603,7 +1676,7 @@ func (x *CoordinatorMessage) String() string {
 func (*CoordinatorMessage) ProtoMessage() {}
 
 func (x *CoordinatorMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[17]
+	mi := &file_weir_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1616,7 +1689,7 @@ func (x *CoordinatorMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoordinatorMessage.ProtoReflect.Descriptor instead.
 func (*CoordinatorMessage) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{17}
+	return file_weir_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CoordinatorMessage) GetMsg() isCoordinatorMessage_Msg {
@@ -1707,7 +1780,7 @@ type Prefetch struct {
 
 func (x *Prefetch) Reset() {
 	*x = Prefetch{}
-	mi := &file_weir_proto_msgTypes[18]
+	mi := &file_weir_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1719,7 +1792,7 @@ func (x *Prefetch) String() string {
 func (*Prefetch) ProtoMessage() {}
 
 func (x *Prefetch) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[18]
+	mi := &file_weir_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1732,7 +1805,7 @@ func (x *Prefetch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Prefetch.ProtoReflect.Descriptor instead.
 func (*Prefetch) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{18}
+	return file_weir_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Prefetch) GetName() string {
@@ -1776,7 +1849,7 @@ type Welcome struct {
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
-	mi := &file_weir_proto_msgTypes[19]
+	mi := &file_weir_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1788,7 +1861,7 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[19]
+	mi := &file_weir_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1801,7 +1874,7 @@ func (x *Welcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Welcome.ProtoReflect.Descriptor instead.
 func (*Welcome) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{19}
+	return file_weir_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Welcome) GetHeartbeatIntervalNs() int64 {
@@ -1834,7 +1907,7 @@ type Placement struct {
 
 func (x *Placement) Reset() {
 	*x = Placement{}
-	mi := &file_weir_proto_msgTypes[20]
+	mi := &file_weir_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1846,7 +1919,7 @@ func (x *Placement) String() string {
 func (*Placement) ProtoMessage() {}
 
 func (x *Placement) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[20]
+	mi := &file_weir_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1859,7 +1932,7 @@ func (x *Placement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Placement.ProtoReflect.Descriptor instead.
 func (*Placement) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{20}
+	return file_weir_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Placement) GetSubtask() *SubtaskRef {
@@ -1938,7 +2011,7 @@ type Deploy struct {
 
 func (x *Deploy) Reset() {
 	*x = Deploy{}
-	mi := &file_weir_proto_msgTypes[21]
+	mi := &file_weir_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1950,7 +2023,7 @@ func (x *Deploy) String() string {
 func (*Deploy) ProtoMessage() {}
 
 func (x *Deploy) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[21]
+	mi := &file_weir_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1963,7 +2036,7 @@ func (x *Deploy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Deploy.ProtoReflect.Descriptor instead.
 func (*Deploy) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{21}
+	return file_weir_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Deploy) GetKey() string {
@@ -2135,7 +2208,7 @@ type Command struct {
 
 func (x *Command) Reset() {
 	*x = Command{}
-	mi := &file_weir_proto_msgTypes[22]
+	mi := &file_weir_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2147,7 +2220,7 @@ func (x *Command) String() string {
 func (*Command) ProtoMessage() {}
 
 func (x *Command) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[22]
+	mi := &file_weir_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2160,7 +2233,7 @@ func (x *Command) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Command.ProtoReflect.Descriptor instead.
 func (*Command) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{22}
+	return file_weir_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Command) GetKey() string {
@@ -2271,7 +2344,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_weir_proto_msgTypes[23]
+	mi := &file_weir_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2283,7 +2356,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[23]
+	mi := &file_weir_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2296,7 +2369,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{23}
+	return file_weir_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SubmitRequest) GetJob() string {
@@ -2321,7 +2394,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_weir_proto_msgTypes[24]
+	mi := &file_weir_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2333,7 +2406,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[24]
+	mi := &file_weir_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2346,7 +2419,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{24}
+	return file_weir_proto_rawDescGZIP(), []int{25}
 }
 
 type ListJobsResponse struct {
@@ -2358,7 +2431,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_weir_proto_msgTypes[25]
+	mi := &file_weir_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2370,7 +2443,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[25]
+	mi := &file_weir_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2383,7 +2456,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{25}
+	return file_weir_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobInfo {
@@ -2402,7 +2475,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_weir_proto_msgTypes[26]
+	mi := &file_weir_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2414,7 +2487,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[26]
+	mi := &file_weir_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2427,7 +2500,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{26}
+	return file_weir_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetJobRequest) GetId() string {
@@ -2470,7 +2543,7 @@ type JobInfo struct {
 
 func (x *JobInfo) Reset() {
 	*x = JobInfo{}
-	mi := &file_weir_proto_msgTypes[27]
+	mi := &file_weir_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2482,7 +2555,7 @@ func (x *JobInfo) String() string {
 func (*JobInfo) ProtoMessage() {}
 
 func (x *JobInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[27]
+	mi := &file_weir_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2495,7 +2568,7 @@ func (x *JobInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobInfo.ProtoReflect.Descriptor instead.
 func (*JobInfo) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{27}
+	return file_weir_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *JobInfo) GetId() string {
@@ -2613,7 +2686,7 @@ type WorkerTasks struct {
 
 func (x *WorkerTasks) Reset() {
 	*x = WorkerTasks{}
-	mi := &file_weir_proto_msgTypes[28]
+	mi := &file_weir_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2625,7 +2698,7 @@ func (x *WorkerTasks) String() string {
 func (*WorkerTasks) ProtoMessage() {}
 
 func (x *WorkerTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[28]
+	mi := &file_weir_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2638,7 +2711,7 @@ func (x *WorkerTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerTasks.ProtoReflect.Descriptor instead.
 func (*WorkerTasks) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{28}
+	return file_weir_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *WorkerTasks) GetWorkerId() string {
@@ -2660,7 +2733,7 @@ var File_weir_proto protoreflect.FileDescriptor
 const file_weir_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"weir.proto\x12\x0fweir.cluster.v1\"\xfe\x04\n" +
+	"weir.proto\x12\x0fweir.cluster.v1\"\xb4\x05\n" +
 	"\rWorkerMessage\x12.\n" +
 	"\x05hello\x18\x01 \x01(\v2\x16.weir.cluster.v1.HelloH\x00R\x05hello\x12:\n" +
 	"\theartbeat\x18\x02 \x01(\v2\x1a.weir.cluster.v1.HeartbeatH\x00R\theartbeat\x12;\n" +
@@ -2673,8 +2746,12 @@ const file_weir_proto_rawDesc = "" +
 	"\x05moved\x18\t \x01(\v2\x16.weir.cluster.v1.MovedH\x00R\x05moved\x126\n" +
 	"\x06inject\x18\n" +
 	" \x01(\v2\x1c.weir.cluster.v1.InjectQueryH\x00R\x06inject\x12.\n" +
-	"\x05waits\x18\v \x01(\v2\x16.weir.cluster.v1.WaitsH\x00R\x05waitsB\x05\n" +
-	"\x03msg\"i\n" +
+	"\x05waits\x18\v \x01(\v2\x16.weir.cluster.v1.WaitsH\x00R\x05waits\x124\n" +
+	"\astopped\x18\f \x01(\v2\x18.weir.cluster.v1.StoppedH\x00R\astoppedB\x05\n" +
+	"\x03msg\"T\n" +
+	"\aStopped\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x127\n" +
+	"\bsubtasks\x18\x02 \x03(\v2\x1b.weir.cluster.v1.SubtaskRefR\bsubtasks\"i\n" +
 	"\x05Waits\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\x03R\x05token\x128\n" +
@@ -2901,99 +2978,102 @@ func file_weir_proto_rawDescGZIP() []byte {
 }
 
 var file_weir_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_weir_proto_goTypes = []any{
 	(FailureClass)(0),          // 0: weir.cluster.v1.FailureClass
 	(Command_Kind)(0),          // 1: weir.cluster.v1.Command.Kind
 	(*WorkerMessage)(nil),      // 2: weir.cluster.v1.WorkerMessage
-	(*Waits)(nil),              // 3: weir.cluster.v1.Waits
-	(*SubtaskWait)(nil),        // 4: weir.cluster.v1.SubtaskWait
-	(*InjectQuery)(nil),        // 5: weir.cluster.v1.InjectQuery
-	(*SubtaskFailed)(nil),      // 6: weir.cluster.v1.SubtaskFailed
-	(*Restarted)(nil),          // 7: weir.cluster.v1.Restarted
-	(*ReplayRequest)(nil),      // 8: weir.cluster.v1.ReplayRequest
-	(*Moved)(nil),              // 9: weir.cluster.v1.Moved
-	(*Hello)(nil),              // 10: weir.cluster.v1.Hello
-	(*Heartbeat)(nil),          // 11: weir.cluster.v1.Heartbeat
-	(*AttemptMetrics)(nil),     // 12: weir.cluster.v1.AttemptMetrics
-	(*SubtaskCounts)(nil),      // 13: weir.cluster.v1.SubtaskCounts
-	(*SubtaskRef)(nil),         // 14: weir.cluster.v1.SubtaskRef
-	(*ChannelCount)(nil),       // 15: weir.cluster.v1.ChannelCount
-	(*SnapshotDone)(nil),       // 16: weir.cluster.v1.SnapshotDone
-	(*SubtaskFinished)(nil),    // 17: weir.cluster.v1.SubtaskFinished
-	(*AttemptEnded)(nil),       // 18: weir.cluster.v1.AttemptEnded
-	(*CoordinatorMessage)(nil), // 19: weir.cluster.v1.CoordinatorMessage
-	(*Prefetch)(nil),           // 20: weir.cluster.v1.Prefetch
-	(*Welcome)(nil),            // 21: weir.cluster.v1.Welcome
-	(*Placement)(nil),          // 22: weir.cluster.v1.Placement
-	(*Deploy)(nil),             // 23: weir.cluster.v1.Deploy
-	(*Command)(nil),            // 24: weir.cluster.v1.Command
-	(*SubmitRequest)(nil),      // 25: weir.cluster.v1.SubmitRequest
-	(*ListJobsRequest)(nil),    // 26: weir.cluster.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),   // 27: weir.cluster.v1.ListJobsResponse
-	(*GetJobRequest)(nil),      // 28: weir.cluster.v1.GetJobRequest
-	(*JobInfo)(nil),            // 29: weir.cluster.v1.JobInfo
-	(*WorkerTasks)(nil),        // 30: weir.cluster.v1.WorkerTasks
+	(*Stopped)(nil),            // 3: weir.cluster.v1.Stopped
+	(*Waits)(nil),              // 4: weir.cluster.v1.Waits
+	(*SubtaskWait)(nil),        // 5: weir.cluster.v1.SubtaskWait
+	(*InjectQuery)(nil),        // 6: weir.cluster.v1.InjectQuery
+	(*SubtaskFailed)(nil),      // 7: weir.cluster.v1.SubtaskFailed
+	(*Restarted)(nil),          // 8: weir.cluster.v1.Restarted
+	(*ReplayRequest)(nil),      // 9: weir.cluster.v1.ReplayRequest
+	(*Moved)(nil),              // 10: weir.cluster.v1.Moved
+	(*Hello)(nil),              // 11: weir.cluster.v1.Hello
+	(*Heartbeat)(nil),          // 12: weir.cluster.v1.Heartbeat
+	(*AttemptMetrics)(nil),     // 13: weir.cluster.v1.AttemptMetrics
+	(*SubtaskCounts)(nil),      // 14: weir.cluster.v1.SubtaskCounts
+	(*SubtaskRef)(nil),         // 15: weir.cluster.v1.SubtaskRef
+	(*ChannelCount)(nil),       // 16: weir.cluster.v1.ChannelCount
+	(*SnapshotDone)(nil),       // 17: weir.cluster.v1.SnapshotDone
+	(*SubtaskFinished)(nil),    // 18: weir.cluster.v1.SubtaskFinished
+	(*AttemptEnded)(nil),       // 19: weir.cluster.v1.AttemptEnded
+	(*CoordinatorMessage)(nil), // 20: weir.cluster.v1.CoordinatorMessage
+	(*Prefetch)(nil),           // 21: weir.cluster.v1.Prefetch
+	(*Welcome)(nil),            // 22: weir.cluster.v1.Welcome
+	(*Placement)(nil),          // 23: weir.cluster.v1.Placement
+	(*Deploy)(nil),             // 24: weir.cluster.v1.Deploy
+	(*Command)(nil),            // 25: weir.cluster.v1.Command
+	(*SubmitRequest)(nil),      // 26: weir.cluster.v1.SubmitRequest
+	(*ListJobsRequest)(nil),    // 27: weir.cluster.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),   // 28: weir.cluster.v1.ListJobsResponse
+	(*GetJobRequest)(nil),      // 29: weir.cluster.v1.GetJobRequest
+	(*JobInfo)(nil),            // 30: weir.cluster.v1.JobInfo
+	(*WorkerTasks)(nil),        // 31: weir.cluster.v1.WorkerTasks
 }
 var file_weir_proto_depIdxs = []int32{
-	10, // 0: weir.cluster.v1.WorkerMessage.hello:type_name -> weir.cluster.v1.Hello
-	11, // 1: weir.cluster.v1.WorkerMessage.heartbeat:type_name -> weir.cluster.v1.Heartbeat
-	16, // 2: weir.cluster.v1.WorkerMessage.snapshot:type_name -> weir.cluster.v1.SnapshotDone
-	17, // 3: weir.cluster.v1.WorkerMessage.finished:type_name -> weir.cluster.v1.SubtaskFinished
-	18, // 4: weir.cluster.v1.WorkerMessage.ended:type_name -> weir.cluster.v1.AttemptEnded
-	6,  // 5: weir.cluster.v1.WorkerMessage.failed:type_name -> weir.cluster.v1.SubtaskFailed
-	7,  // 6: weir.cluster.v1.WorkerMessage.restarted:type_name -> weir.cluster.v1.Restarted
-	8,  // 7: weir.cluster.v1.WorkerMessage.replay:type_name -> weir.cluster.v1.ReplayRequest
-	9,  // 8: weir.cluster.v1.WorkerMessage.moved:type_name -> weir.cluster.v1.Moved
-	5,  // 9: weir.cluster.v1.WorkerMessage.inject:type_name -> weir.cluster.v1.InjectQuery
-	3,  // 10: weir.cluster.v1.WorkerMessage.waits:type_name -> weir.cluster.v1.Waits
-	4,  // 11: weir.cluster.v1.Waits.subtasks:type_name -> weir.cluster.v1.SubtaskWait
-	14, // 12: weir.cluster.v1.SubtaskWait.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	14, // 13: weir.cluster.v1.InjectQuery.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	14, // 14: weir.cluster.v1.SubtaskFailed.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	0,  // 15: weir.cluster.v1.SubtaskFailed.class:type_name -> weir.cluster.v1.FailureClass
-	14, // 16: weir.cluster.v1.ReplayRequest.sender:type_name -> weir.cluster.v1.SubtaskRef
-	15, // 17: weir.cluster.v1.Moved.delivered:type_name -> weir.cluster.v1.ChannelCount
-	12, // 18: weir.cluster.v1.Heartbeat.attempts:type_name -> weir.cluster.v1.AttemptMetrics
-	13, // 19: weir.cluster.v1.AttemptMetrics.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
-	14, // 20: weir.cluster.v1.SubtaskCounts.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	14, // 21: weir.cluster.v1.SnapshotDone.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	15, // 22: weir.cluster.v1.SnapshotDone.channels:type_name -> weir.cluster.v1.ChannelCount
-	14, // 23: weir.cluster.v1.SubtaskFinished.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	0,  // 24: weir.cluster.v1.AttemptEnded.class:type_name -> weir.cluster.v1.FailureClass
-	21, // 25: weir.cluster.v1.CoordinatorMessage.welcome:type_name -> weir.cluster.v1.Welcome
-	23, // 26: weir.cluster.v1.CoordinatorMessage.deploy:type_name -> weir.cluster.v1.Deploy
-	24, // 27: weir.cluster.v1.CoordinatorMessage.command:type_name -> weir.cluster.v1.Command
-	20, // 28: weir.cluster.v1.CoordinatorMessage.prefetch:type_name -> weir.cluster.v1.Prefetch
-	14, // 29: weir.cluster.v1.Placement.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	14, // 30: weir.cluster.v1.Deploy.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	22, // 31: weir.cluster.v1.Deploy.placement:type_name -> weir.cluster.v1.Placement
-	15, // 32: weir.cluster.v1.Deploy.delivered:type_name -> weir.cluster.v1.ChannelCount
-	1,  // 33: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
-	14, // 34: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	14, // 35: weir.cluster.v1.Command.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	8,  // 36: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
-	22, // 37: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
-	15, // 38: weir.cluster.v1.Command.delivered:type_name -> weir.cluster.v1.ChannelCount
-	29, // 39: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
-	30, // 40: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
-	13, // 41: weir.cluster.v1.JobInfo.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
-	14, // 42: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	2,  // 43: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
-	25, // 44: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
-	26, // 45: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
-	28, // 46: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
-	28, // 47: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
-	19, // 48: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
-	29, // 49: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
-	27, // 50: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
-	29, // 51: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
-	29, // 52: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
-	48, // [48:53] is the sub-list for method output_type
-	43, // [43:48] is the sub-list for method input_type
-	43, // [43:43] is the sub-list for extension type_name
-	43, // [43:43] is the sub-list for extension extendee
-	0,  // [0:43] is the sub-list for field type_name
+	11, // 0: weir.cluster.v1.WorkerMessage.hello:type_name -> weir.cluster.v1.Hello
+	12, // 1: weir.cluster.v1.WorkerMessage.heartbeat:type_name -> weir.cluster.v1.Heartbeat
+	17, // 2: weir.cluster.v1.WorkerMessage.snapshot:type_name -> weir.cluster.v1.SnapshotDone
+	18, // 3: weir.cluster.v1.WorkerMessage.finished:type_name -> weir.cluster.v1.SubtaskFinished
+	19, // 4: weir.cluster.v1.WorkerMessage.ended:type_name -> weir.cluster.v1.AttemptEnded
+	7,  // 5: weir.cluster.v1.WorkerMessage.failed:type_name -> weir.cluster.v1.SubtaskFailed
+	8,  // 6: weir.cluster.v1.WorkerMessage.restarted:type_name -> weir.cluster.v1.Restarted
+	9,  // 7: weir.cluster.v1.WorkerMessage.replay:type_name -> weir.cluster.v1.ReplayRequest
+	10, // 8: weir.cluster.v1.WorkerMessage.moved:type_name -> weir.cluster.v1.Moved
+	6,  // 9: weir.cluster.v1.WorkerMessage.inject:type_name -> weir.cluster.v1.InjectQuery
+	4,  // 10: weir.cluster.v1.WorkerMessage.waits:type_name -> weir.cluster.v1.Waits
+	3,  // 11: weir.cluster.v1.WorkerMessage.stopped:type_name -> weir.cluster.v1.Stopped
+	15, // 12: weir.cluster.v1.Stopped.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	5,  // 13: weir.cluster.v1.Waits.subtasks:type_name -> weir.cluster.v1.SubtaskWait
+	15, // 14: weir.cluster.v1.SubtaskWait.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	15, // 15: weir.cluster.v1.InjectQuery.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	15, // 16: weir.cluster.v1.SubtaskFailed.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	0,  // 17: weir.cluster.v1.SubtaskFailed.class:type_name -> weir.cluster.v1.FailureClass
+	15, // 18: weir.cluster.v1.ReplayRequest.sender:type_name -> weir.cluster.v1.SubtaskRef
+	16, // 19: weir.cluster.v1.Moved.delivered:type_name -> weir.cluster.v1.ChannelCount
+	13, // 20: weir.cluster.v1.Heartbeat.attempts:type_name -> weir.cluster.v1.AttemptMetrics
+	14, // 21: weir.cluster.v1.AttemptMetrics.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
+	15, // 22: weir.cluster.v1.SubtaskCounts.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	15, // 23: weir.cluster.v1.SnapshotDone.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	16, // 24: weir.cluster.v1.SnapshotDone.channels:type_name -> weir.cluster.v1.ChannelCount
+	15, // 25: weir.cluster.v1.SubtaskFinished.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	0,  // 26: weir.cluster.v1.AttemptEnded.class:type_name -> weir.cluster.v1.FailureClass
+	22, // 27: weir.cluster.v1.CoordinatorMessage.welcome:type_name -> weir.cluster.v1.Welcome
+	24, // 28: weir.cluster.v1.CoordinatorMessage.deploy:type_name -> weir.cluster.v1.Deploy
+	25, // 29: weir.cluster.v1.CoordinatorMessage.command:type_name -> weir.cluster.v1.Command
+	21, // 30: weir.cluster.v1.CoordinatorMessage.prefetch:type_name -> weir.cluster.v1.Prefetch
+	15, // 31: weir.cluster.v1.Placement.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	15, // 32: weir.cluster.v1.Deploy.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	23, // 33: weir.cluster.v1.Deploy.placement:type_name -> weir.cluster.v1.Placement
+	16, // 34: weir.cluster.v1.Deploy.delivered:type_name -> weir.cluster.v1.ChannelCount
+	1,  // 35: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
+	15, // 36: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	15, // 37: weir.cluster.v1.Command.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	9,  // 38: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
+	23, // 39: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
+	16, // 40: weir.cluster.v1.Command.delivered:type_name -> weir.cluster.v1.ChannelCount
+	30, // 41: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
+	31, // 42: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
+	14, // 43: weir.cluster.v1.JobInfo.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
+	15, // 44: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	2,  // 45: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
+	26, // 46: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
+	27, // 47: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
+	29, // 48: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
+	29, // 49: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
+	20, // 50: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
+	30, // 51: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
+	28, // 52: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
+	30, // 53: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
+	30, // 54: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
+	50, // [50:55] is the sub-list for method output_type
+	45, // [45:50] is the sub-list for method input_type
+	45, // [45:45] is the sub-list for extension type_name
+	45, // [45:45] is the sub-list for extension extendee
+	0,  // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_weir_proto_init() }
@@ -3013,8 +3093,9 @@ func file_weir_proto_init() {
 		(*WorkerMessage_Moved)(nil),
 		(*WorkerMessage_Inject)(nil),
 		(*WorkerMessage_Waits)(nil),
+		(*WorkerMessage_Stopped)(nil),
 	}
-	file_weir_proto_msgTypes[17].OneofWrappers = []any{
+	file_weir_proto_msgTypes[18].OneofWrappers = []any{
 		(*CoordinatorMessage_Welcome)(nil),
 		(*CoordinatorMessage_Deploy)(nil),
 		(*CoordinatorMessage_Command)(nil),
@@ -3026,7 +3107,7 @@ func file_weir_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weir_proto_rawDesc), len(file_weir_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   29,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
