@@ -154,9 +154,12 @@ func (w *Writer[T]) ship(i int) {
 	if b.N == 0 {
 		return
 	}
-	w.sendData(i, b)
+	// The buffer leaves the writer before the send, which may fail the
+	// task while it waits for room: its records count as sent (sendData)
+	// and must not count again as buffered (Sent).
 	w.bufs[i] = exchange.GetBuffer()
 	w.prevTS[i] = 0
+	w.sendData(i, b)
 }
 
 // sendData numbers b's records on channel i and sends it.
