@@ -170,7 +170,13 @@ func joinJob(p *weir.Pipeline, sink connector.Sink[pair]) {
 func TestOracleTwoInputJoin(t *testing.T) {
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			res := weirtest.Check(t, joinJob, weirtest.Options[pair]{Guarantee: v.g, Checkpoints: v.ck, Seeds: seeds(schedulesPerJob)})
+			o := weirtest.Options[pair]{Guarantee: v.g, Checkpoints: v.ck, Seeds: seeds(schedulesPerJob)}
+			if v.g == weir.AtLeastOnce {
+				// The join's state can hold a record twice after a
+				// restore (weirtest.NothingLost).
+				o.Compare = func(ref []pair, got []weirtest.Written[pair], _ *weir.Report) error { return weirtest.NothingLost(ref, got) }
+			}
+			res := weirtest.Check(t, joinJob, o)
 			report(t, res)
 		})
 	}
