@@ -7,9 +7,11 @@ import (
 	"github.com/weir-stream/weir/internal/state"
 )
 
-// registerKeyed registers a keyed table of the current operator.
-func registerKeyed[V any, K comparable](sc *StateContext[K], name string, clone func(V) V) (*state.Table[K, V], error) {
-	return keyed.Register(sc.core, name, clone)
+// registerKeyed registers a keyed table of the current operator. inPlace
+// says the user's function may change what it reads from the table in
+// place (state.Mutable of the type it sees).
+func registerKeyed[V any, K comparable](sc *StateContext[K], name string, clone func(V) V, inPlace bool) (*state.Table[K, V], error) {
+	return keyed.Register(sc.core, name, clone, inPlace)
 }
 
 // The state handles below hold one value (or list, or map) per key of a
@@ -18,10 +20,18 @@ func registerKeyed[V any, K comparable](sc *StateContext[K], name string, clone 
 // engine snapshots them with checkpoints; a function must keep everything it
 // needs across records in them rather than in its own fields.
 //
-// Values read from state may be shared with a checkpoint being written:
-// never change a value in place (a slice's elements, a map, a pointed-to
-// struct); build a new one and Update it. MapState and ListState take care
-// of their own containers.
+// A function may change a value it read from state in place (a map in
+// it, a slice's elements, a pointed-to struct), as Flink functions do;
+// so may the accumulators of AggregateWindow and AggregatingState, the
+// first argument of a reduce function, the records ProcessWindow hands
+// over and those an IntervalJoin's function receives. Checkpoints never
+// race with such changes: state of a type that can change in place (one
+// holding a map, slice, pointer or interface) is encoded while the task
+// pauses for the checkpoint's synchronous part, so that pause grows with
+// that state's size; state of numbers, strings, and structs and arrays
+// of them is frozen copy-on-write and encoded in the background. The
+// lists of ListState and the maps of MapState are the handles' own:
+// change them through the handles, not in place.
 
 // ValueState holds one value per key.
 type ValueState[V any, K comparable] struct {
@@ -33,7 +43,7 @@ type ValueState[V any, K comparable] struct {
 // name. The type arguments are the value type and then the key type, which
 // Go infers from sc: NewValueState[int64](sc, "count").
 func NewValueState[V any, K comparable](sc *StateContext[K], name string) *ValueState[V, K] {
-	t, err := registerKeyed[V](sc, name, nil)
+	t, err := registerKeyed[V](sc, name, nil, state.Mutable[V]())
 	sc.setErr(err)
 	return &ValueState[V, K]{t: t, core: sc.core}
 }
@@ -55,12 +65,14 @@ type ListState[V any, K comparable] struct {
 
 // NewListState creates the list state name.
 func NewListState[V any, K comparable](sc *StateContext[K], name string) *ListState[V, K] {
-	t, err := registerKeyed[[]V](sc, name, nil)
+	t, err := registerKeyed[[]V](sc, name, nil, state.Mutable[V]())
 	sc.setErr(err)
 	return &ListState[V, K]{t: t, core: sc.core}
 }
 
-// Get returns the current key's list; the caller must not modify it.
+// Get returns the current key's list; the caller must not change the list
+// (append to it, set or reorder its elements), but may change what its
+// elements hold in place.
 func (s *ListState[V, K]) Get() []V {
 	l, _ := s.t.Get(s.core.Shard, s.core.Key)
 	return l
@@ -92,7 +104,7 @@ type MapState[UK comparable, UV any, K comparable] struct {
 
 // NewMapState creates the map state name.
 func NewMapState[UK comparable, UV any, K comparable](sc *StateContext[K], name string) *MapState[UK, UV, K] {
-	t, err := registerKeyed[map[UK]UV](sc, name, maps.Clone)
+	t, err := registerKeyed[map[UK]UV](sc, name, maps.Clone, state.Mutable[UK]() || state.Mutable[UV]())
 	sc.setErr(err)
 	return &MapState[UK, UV, K]{t: t, core: sc.core}
 }
@@ -155,7 +167,7 @@ type ReducingState[V any, K comparable] struct {
 
 // NewReducingState creates the reducing state name.
 func NewReducingState[V any, K comparable](sc *StateContext[K], name string, reduce func(acc, v V) V) *ReducingState[V, K] {
-	t, err := registerKeyed[V](sc, name, nil)
+	t, err := registerKeyed[V](sc, name, nil, state.Mutable[V]())
 	sc.setErr(err)
 	return &ReducingState[V, K]{t: t, core: sc.core, reduce: reduce}
 }
@@ -193,7 +205,7 @@ type AggregatingState[In, Acc, Out any, K comparable] struct {
 
 // NewAggregatingState creates the aggregating state name.
 func NewAggregatingState[In, Acc, Out any, K comparable](sc *StateContext[K], name string, agg Aggregator[In, Acc, Out]) *AggregatingState[In, Acc, Out, K] {
-	t, err := registerKeyed[Acc](sc, name, nil)
+	t, err := registerKeyed[Acc](sc, name, nil, state.Mutable[Acc]())
 	sc.setErr(err)
 	return &AggregatingState[In, Acc, Out, K]{t: t, core: sc.core, agg: agg}
 }

@@ -205,3 +205,64 @@ func TestShardedTableRestoresEachBackendItsKeyGroups(t *testing.T) {
 		}
 	}
 }
+
+// A table whose values users change in place is encoded by Snapshot
+// itself: a change made afterwards without any call to the table, as a
+// user's function holding the value makes it, is not in the snapshot.
+func TestSnapshotOfValuesChangedInPlaceIsTheStateAtTheSnapshot(t *testing.T) {
+	type acc struct{ URLs map[string]bool }
+	opts := TableOptions[string, acc]{Key: codec.String(), Value: codec.MustFor[acc](), InPlace: Mutable[acc]()}
+	b := NewBackend(0, 1, 1)
+	tb, err := Register(b, "accs", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := acc{URLs: map[string]bool{"/a": true}}
+	tb.Put(0, "k", a)
+	encode := b.Snapshot()
+	a.URLs["/b"] = true // the value the table holds, changed in place
+	restored := NewBackend(0, 1, 1)
+	if err := restored.Restore(encode()); err != nil {
+		t.Fatal(err)
+	}
+	rt, err := Register(restored, "accs", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := rt.Get(0, "k"); len(got.URLs) != 1 || !got.URLs["/a"] {
+		t.Fatalf("restored %v, want map[/a:true]", got.URLs)
+	}
+}
+
+func TestMutableTellsValuesThatCanChangeInPlace(t *testing.T) {
+	type flat struct {
+		N    int64
+		S    string
+		Arr  [4]float64
+		Zero [0]*int
+	}
+	type holder struct {
+		N int64
+		M map[string]bool
+	}
+	type nested struct{ H [1]holder }
+	for _, c := range []struct {
+		name string
+		got  bool
+		want bool
+	}{
+		{"int64", Mutable[int64](), false},
+		{"string", Mutable[string](), false},
+		{"struct of numbers, strings and arrays", Mutable[flat](), false},
+		{"map", Mutable[map[string]int](), true},
+		{"slice", Mutable[[]int64](), true},
+		{"pointer", Mutable[*int64](), true},
+		{"interface", Mutable[any](), true},
+		{"struct holding a map", Mutable[holder](), true},
+		{"array of structs holding a map", Mutable[nested](), true},
+	} {
+		if c.got != c.want {
+			t.Errorf("Mutable[%s] = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}

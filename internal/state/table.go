@@ -28,6 +28,7 @@ type Table[K comparable, V any] struct {
 	keyGroup func(K) int // nil: no check of restored keys
 	sharded  bool        // one shard per key group owned (else one shard, key group 0)
 	clone    func(V) V
+	inPlace  bool // encoded at freeze: values may change in place (TableOptions.InPlace)
 }
 
 // TableOptions describe a table's types and layout.
@@ -42,8 +43,17 @@ type TableOptions[K comparable, V any] struct {
 	// the keys of one key group), so the caller names each entry's shard,
 	// and a restore trusts the key group stored with each entry.
 	Sharded bool
-	// Clone deep-copies a value; needed only by GetMutable.
+	// Clone copies a value for GetMutable: deep enough that the caller's
+	// changes do not reach the copy a snapshot holds.
 	Clone func(V) V
+	// InPlace says that code the table does not control may change its
+	// values in place beyond what Clone copies: a user's function given
+	// an accumulator holding a map, or a window's records it may sort
+	// (see Mutable). A snapshot encodes such a table in its synchronous
+	// part, so that no value changes while it is encoded; other tables
+	// are frozen copy-on-write and encoded later, on another goroutine.
+	// GetMutable then never copies: the snapshot shares no value.
+	InPlace bool
 }
 
 // Register returns the table named name, creating it on first use and
@@ -66,7 +76,8 @@ func Register[K comparable, V any](b *Backend, name string, o TableOptions[K, V]
 		n = b.kgEnd - b.kgStart
 	}
 	t := &Table[K, V]{name: name, b: b, shards: make([]map[K]V, n), frozen: make([]bool, n),
-		owned: make([]map[K]struct{}, n), key: o.Key, value: o.Value, keyGroup: o.KeyGroup, sharded: sharded, clone: o.Clone}
+		owned: make([]map[K]struct{}, n), key: o.Key, value: o.Value, keyGroup: o.KeyGroup, sharded: sharded, clone: o.Clone,
+		inPlace: o.InPlace}
 	for i := range t.shards {
 		t.shards[i] = map[K]V{}
 	}
@@ -117,13 +128,14 @@ func (t *Table[K, V]) Delete(s int, k K) {
 
 // GetMutable returns the value of k in shard s such that the caller may
 // change it in place (a map or a slice's elements): after a snapshot, the
-// first GetMutable of each key stores and returns a deep copy.
+// first GetMutable of each key stores and returns a copy (Clone), unless
+// the table is encoded at the snapshot (InPlace).
 func (t *Table[K, V]) GetMutable(s int, k K) (V, bool) {
 	v, ok := t.shards[s][k]
 	if !ok {
 		return v, false
 	}
-	if t.snapshotted() {
+	if t.shared() {
 		if _, own := t.owned[s][k]; !own {
 			v = t.clone(v)
 			t.writable(s)[k] = v
@@ -139,7 +151,7 @@ func (t *Table[K, V]) GetMutable(s int, k K) (V, bool) {
 // PutNew stores a value the caller created (so it owns it) for k.
 func (t *Table[K, V]) PutNew(s int, k K, v V) {
 	t.writable(s)[k] = v
-	if t.snapshotted() {
+	if t.shared() {
 		if t.owned[s] == nil {
 			t.owned[s] = map[K]struct{}{}
 		}
@@ -147,9 +159,10 @@ func (t *Table[K, V]) PutNew(s int, k K, v V) {
 	}
 }
 
-// snapshotted reports whether values may be shared with a snapshot: only
-// after the first snapshot is copying ever needed.
-func (t *Table[K, V]) snapshotted() bool { return t.b.epoch > 0 }
+// shared reports whether values may be shared with a snapshot: only
+// after the first snapshot is copying ever needed, and never for a table
+// encoded at the snapshot.
+func (t *Table[K, V]) shared() bool { return t.b.epoch > 0 && !t.inPlace }
 
 // Len returns the number of keys.
 func (t *Table[K, V]) Len() int {
@@ -173,27 +186,35 @@ func (t *Table[K, V]) All(s int, f func(K, V) bool) {
 	}
 }
 
+// freeze encodes an InPlace table at once; any other it freezes, for the
+// returned function to encode later.
 func (t *Table[K, V]) freeze() func([]byte) []byte {
+	if t.inPlace {
+		data := t.encode(nil, t.shards)
+		return func(dst []byte) []byte { return append(dst, data...) }
+	}
 	frozen := append([]map[K]V(nil), t.shards...)
 	for i := range t.frozen {
 		t.frozen[i] = true
 		t.owned[i] = nil
 	}
-	kgStart := t.b.kgStart
-	return func(dst []byte) []byte {
-		for s, m := range frozen {
-			for k, v := range m {
-				kg := 0
-				if t.sharded {
-					kg = kgStart + s
-				}
-				dst = binary.AppendUvarint(dst, uint64(kg))
-				dst = t.key.Append(dst, k)
-				dst = t.value.Append(dst, v)
-			}
+	return func(dst []byte) []byte { return t.encode(dst, frozen) }
+}
+
+// encode appends the entries of shards to dst, key group by key group.
+func (t *Table[K, V]) encode(dst []byte, shards []map[K]V) []byte {
+	for s, m := range shards {
+		kg := 0
+		if t.sharded {
+			kg = t.b.kgStart + s
 		}
-		return dst
+		for k, v := range m {
+			dst = binary.AppendUvarint(dst, uint64(kg))
+			dst = t.key.Append(dst, k)
+			dst = t.value.Append(dst, v)
+		}
 	}
+	return dst
 }
 
 // restore decodes entries, keeping those of the key groups this instance

@@ -36,6 +36,9 @@ const (
 // Snapshot is called on the task goroutine when the task takes checkpoint
 // id; it freezes a logical copy of the state and returns the function that
 // encodes it, which runs on another goroutine while the operator goes on.
+// Nothing the operator or its user's functions change after Snapshot
+// returns may reach that function: state they may change in place without
+// the operator seeing it is encoded by Snapshot itself (state.TableOptions).
 // Restore is called before Open with the bytes an earlier Snapshot encoded.
 type Snapshotter interface {
 	Snapshot() (func() []byte, error)

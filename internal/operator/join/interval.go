@@ -30,10 +30,12 @@ type Interval[K comparable, A, B any] struct {
 func (j *Interval[K, A, B]) Open(core *keyed.Core[K]) error {
 	var err error
 	j.core = core
-	if j.left, err = keyed.Register[map[int64][]A](core, "interval-join-left", maps.Clone); err != nil {
+	// The buffers are the join's own; the records in them reach the
+	// user's join function.
+	if j.left, err = keyed.Register[map[int64][]A](core, "interval-join-left", maps.Clone, state.Mutable[A]()); err != nil {
 		return err
 	}
-	j.right, err = keyed.Register[map[int64][]B](core, "interval-join-right", maps.Clone)
+	j.right, err = keyed.Register[map[int64][]B](core, "interval-join-right", maps.Clone, state.Mutable[B]())
 	return err
 }
 

@@ -119,8 +119,9 @@ func (c *Core[K]) Restore(data []byte) error { return c.Backend.Restore(data) }
 
 // Register registers the keyed table name of values of type V, stored by
 // codec.For[V] and copied on first access after a snapshot by clone (nil:
-// values are not mutated in place).
-func Register[V any, K comparable](c *Core[K], name string, clone func(V) V) (*state.Table[K, V], error) {
+// the operator does not mutate values in place). inPlace says users'
+// functions may change values in place (see state.TableOptions.InPlace).
+func Register[V any, K comparable](c *Core[K], name string, clone func(V) V, inPlace bool) (*state.Table[K, V], error) {
 	vc, err := codec.For[V]()
 	if err != nil {
 		return nil, fmt.Errorf("state %q: values of type %v cannot be checkpointed: %w", name, reflect.TypeFor[V](), err)
@@ -129,5 +130,5 @@ func Register[V any, K comparable](c *Core[K], name string, clone func(V) V) (*s
 		return nil, fmt.Errorf("state %q: keys of type %v cannot be checkpointed: no codec (set one with KeyedStream.WithKeyCodec)", name, reflect.TypeFor[K]())
 	}
 	return state.Register(c.Backend, name, state.TableOptions[K, V]{
-		Key: c.Keys.Codec, Value: vc, KeyGroup: c.KeyGroup, Clone: clone})
+		Key: c.Keys.Codec, Value: vc, KeyGroup: c.KeyGroup, Clone: clone, InPlace: inPlace})
 }

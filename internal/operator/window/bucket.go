@@ -61,8 +61,10 @@ func (o *bucketOperator[K, T, Acc, Out]) Open(*task.Context) error {
 		return fmt.Errorf("window state of %v keys and %v accumulators cannot be checkpointed: %v", reflect.TypeFor[K](), reflect.TypeFor[Acc](), err)
 	}
 	bc := state.MapCodec(o.core.Keys.Codec, ac)
+	// The buckets are the operator's own, copied on write; the
+	// accumulators in them are the user's functions' to change.
 	if o.buckets, err = state.Register(o.core.Backend, "window-buckets", state.TableOptions[Window, map[K]Acc]{
-		Key: wc, Value: bc, Clone: maps.Clone[map[K]Acc], Sharded: true}); err != nil {
+		Key: wc, Value: bc, Clone: maps.Clone[map[K]Acc], Sharded: true, InPlace: state.Mutable[Acc]()}); err != nil {
 		return err
 	}
 	if err := o.checkRestoredBuckets(); err != nil {

@@ -55,7 +55,7 @@ func (o *sessionOperator[K, T, Acc, Out]) Open(*task.Context) error {
 	}
 	wkGroup := func(wk winKey[K]) int { return c.KeyGroup(wk.Key) }
 	if o.contents, err = state.Register(c.Backend, "window-contents", state.TableOptions[winKey[K], Acc]{
-		Key: wkc, Value: ac, KeyGroup: wkGroup}); err != nil {
+		Key: wkc, Value: ac, KeyGroup: wkGroup, InPlace: state.Mutable[Acc]()}); err != nil {
 		return err
 	}
 	if o.sessions, err = state.Register(c.Backend, "window-sessions", state.TableOptions[K, []Window]{
