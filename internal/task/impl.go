@@ -62,6 +62,22 @@ type SourceRunner interface {
 	Close() error
 }
 
+// WatermarkGenerator is an optional ability of a SourceRunner whose
+// watermark depends on more than its reader's position, such as the
+// highest event time it has seen. The task stores that state in the
+// subtask's snapshot with the position and the watermarks already
+// emitted, and gives it back on every restore from the snapshot, so that
+// the restored source emits its watermarks at the same places as the
+// incarnation it replaces.
+type WatermarkGenerator interface {
+	// WatermarkState returns the generator's state after the last batch
+	// emitted. It is called between batches, on the subtask's goroutine.
+	WatermarkState() []byte
+	// RestoreWatermarkState sets the state a snapshot holds. It is called
+	// before Open; an error says the state is not the runner's.
+	RestoreWatermarkState(data []byte) error
+}
+
 // Deterministic is an optional ability of a NodeImpl: given the same
 // input records in the same order, its operator emits the same records in
 // the same order (a map or a filter; a window when Context.Ordered is

@@ -27,6 +27,7 @@ type frozen struct {
 	counts  []ChannelCount
 	ctl     []int64              // control elements sent per output channel
 	wms     []byte               // watermark state
+	gen     []byte               // a source's watermark generator state
 	output  [][]*exchange.Buffer // per writer and channel: records the barrier overtook
 	aligned time.Duration
 	sync    time.Duration
@@ -36,14 +37,19 @@ type frozen struct {
 // the barrier on as fwd says: in FIFO order, or ahead of everything
 // queued (for unaligned checkpoints, keeping the overtaken output). recv
 // are the records consumed per input channel and wms the input's
-// watermark state (nil at a source). It returns nil if an operator failed
-// to snapshot, having reported the failure.
+// watermark state: nil at a source, which stores its own (with no input
+// channels, and its generator's state), and at a subtask that finished.
+// It returns nil if an operator failed to snapshot, having reported the
+// failure.
 func (s *subtask) freeze(id int64, aligned time.Duration, fwd input.Forward, recv []int64, wms *input.Watermarks) *frozen {
 	s.lastCheckpoint = id
 	start := s.rt.opts.Now()
 	f := &frozen{id: id, aligned: aligned}
 	if s.source != nil {
 		f.pos = s.source.Position()
+		if g, ok := s.source.(WatermarkGenerator); ok {
+			f.gen = g.WatermarkState()
+		}
 	}
 	f.encs = make([]func() []byte, len(s.ops))
 	for i, op := range s.ops {
@@ -73,8 +79,11 @@ func (s *subtask) freeze(id int64, aligned time.Duration, fwd input.Forward, rec
 		}
 	}
 	f.counts = s.channelCounts(recv)
-	if wms != nil {
+	switch {
+	case wms != nil:
 		f.wms = s.encodeWatermarks(wms)
+	case s.source != nil:
+		f.wms = s.encodeWatermarks(&input.Watermarks{Input: s.inWM, Idle: s.idle})
 	}
 	if s.rt.cursors[s.v.ID][s.index] != nil { // an active standby's pair restores them
 		for _, o := range s.outs {
@@ -149,6 +158,9 @@ func (s *subtask) reportFrozen(f *frozen, inflight [][]*exchange.Buffer) {
 		if f.wms != nil {
 			out = appendSection(out, sectionWatermarks, 0, f.wms)
 		}
+		if f.gen != nil {
+			out = appendSection(out, sectionGenerator, 0, f.gen)
+		}
 		if f.ctl != nil {
 			var ctl []byte
 			for _, n := range f.ctl {
@@ -213,6 +225,7 @@ const (
 	sectionCounts     byte = 6 // records sent and received per channel
 	sectionControls   byte = 7 // control elements sent per output channel (active standby)
 	sectionWatermarks byte = 8 // the subtask's watermark state (watermark.go)
+	sectionGenerator  byte = 9 // a source's watermark generator state (WatermarkGenerator)
 )
 
 // subtaskSnapshot is a subtask's decoded snapshot.
@@ -225,6 +238,7 @@ type subtaskSnapshot struct {
 	counts    []int64 // as channelCounts orders them; nil in older snapshots
 	controls  []int64 // per output channel, in writer order; nil without active standby
 	wms       []byte  // watermark state; nil in older snapshots
+	generator []byte  // a source's watermark generator state; nil in older snapshots
 }
 
 func appendSection(dst []byte, kind byte, id int, data []byte) []byte {
@@ -268,6 +282,8 @@ func decodeSubtaskSnapshot(data []byte) (*subtaskSnapshot, error) {
 			s.finished = true
 		case sectionWatermarks:
 			s.wms = body
+		case sectionGenerator:
+			s.generator = body
 		case sectionCounts, sectionControls:
 			var vs []int64
 			for len(body) > 0 {

@@ -246,21 +246,29 @@ func (s *subtask) restoreState() error {
 	if s.source != nil {
 		s.startPos = snap.position
 	}
-	if s.role.countsFromState() && snap.counts != nil {
-		recv, err := s.restoreCounts(snap.counts, snap.controls)
-		if err != nil {
+	// The watermark state is restored on every restore, so that what is
+	// late after it is what was late at the snapshot; the channel counts
+	// only by an incarnation whose senders go on numbering (a late one).
+	var wms *input.Watermarks
+	if snap.wms != nil {
+		if wms, err = s.restoreWatermarks(snap.wms); err != nil {
 			return err
 		}
-		var wms *input.Watermarks
-		if snap.wms != nil {
-			if wms, err = s.restoreWatermarks(snap.wms); err != nil {
-				return err
-			}
+	}
+	if g, ok := s.source.(WatermarkGenerator); ok && snap.generator != nil {
+		if err := g.RestoreWatermarkState(snap.generator); err != nil {
+			return fmt.Errorf("restoring the watermark of source %q: %w", s.v.Head().Name, err)
 		}
-		if s.in != nil {
-			if err := s.in.Restore(input.State{Counts: recv, Watermarks: wms}); err != nil {
-				return err
-			}
+	}
+	st := input.State{Counts: make([]int64, len(s.decode)), Watermarks: wms}
+	if s.role.countsFromState() && snap.counts != nil {
+		if st.Counts, err = s.restoreCounts(snap.counts, snap.controls); err != nil {
+			return err
+		}
+	}
+	if s.in != nil {
+		if err := s.in.Restore(st); err != nil {
+			return err
 		}
 	}
 	for i, op := range s.ops {

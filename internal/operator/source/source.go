@@ -5,10 +5,12 @@
 package source
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 
+	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/connector"
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/operator"
@@ -113,6 +115,21 @@ func (r *runner[T]) Watermark() int64 {
 		return dataflow.MinWatermark
 	}
 	return r.maxTS - r.node.delay - 1
+}
+
+// WatermarkState is the highest event time seen; see
+// task.WatermarkGenerator. A reader that tracks event time itself
+// (connector.EventTimer) keeps its progress with its position.
+func (r *runner[T]) WatermarkState() []byte { return binary.AppendVarint(nil, r.maxTS) }
+
+// RestoreWatermarkState restores the highest event time seen.
+func (r *runner[T]) RestoreWatermarkState(data []byte) error {
+	v, n := binary.Varint(data)
+	if n <= 0 || n != len(data) {
+		return fmt.Errorf("the highest event time seen: %w", codec.ErrCorrupt)
+	}
+	r.maxTS = v
+	return nil
 }
 
 func (r *runner[T]) Close() error {
