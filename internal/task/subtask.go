@@ -3,7 +3,9 @@ package task
 import (
 	"context"
 	"fmt"
+	"maps"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -181,7 +183,10 @@ func (s *subtask) replayInflight() {
 	if s.snap == nil {
 		return
 	}
-	for key, bufs := range s.snap.outputs {
+	// In channel order, so that a restore replays the same sequence every
+	// time (map order would differ from one restore to the next).
+	for _, key := range slices.Sorted(maps.Keys(s.snap.outputs)) {
+		bufs := s.snap.outputs[key]
 		w, j := key>>16, key&0xffff
 		if w >= len(s.outs) {
 			Failf("restoring in-flight output: writer %d of %d", w, len(s.outs))
@@ -190,7 +195,8 @@ func (s *subtask) replayInflight() {
 			s.outs[w].Resend(j, b)
 		}
 	}
-	for c, bufs := range s.snap.inputs {
+	for _, c := range slices.Sorted(maps.Keys(s.snap.inputs)) {
+		bufs := s.snap.inputs[c]
 		if c >= len(s.decode) {
 			Failf("restoring in-flight input: channel %d of %d", c, len(s.decode))
 		}
