@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -339,6 +340,17 @@ func (x *remoteExecutor) workerLost(w *workerConn, reason string) {
 		} else {
 			x.post(endEvent{sh, err})
 		}
+	}
+	slices.SortFunc(failed, func(a, b dataflow.SubtaskID) int {
+		return cmp.Or(cmp.Compare(a.Vertex, b.Vertex), cmp.Compare(a.Subtask, b.Subtask))
+	})
+	if h, ok := x.spec.Options.Host.(engine.FailedTogether); ok && len(failed) > 0 {
+		x.wg.Add(1)
+		go func() { // waits for the engine, or for the attempt's end
+			defer x.wg.Done()
+			h.FailedTogether(failed, err)
+		}()
+		return
 	}
 	for _, id := range failed {
 		x.subtaskFailed(id, err)

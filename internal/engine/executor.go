@@ -82,6 +82,17 @@ type Snapshot struct {
 	Err    error
 }
 
+// FailedTogether is an ability of the task.Host the engine hands an
+// executor under subtask failover (AttemptSpec.Options.Host), found by
+// type assertion: it reports subtasks that failed of one cause at once,
+// a lost worker's, so that they restart as one recovery whatever the
+// load. Reported one by one, a failure that reached the engine after the
+// restart of the others began was a second recovery, and the subtasks'
+// active standbys took their places in two steps.
+type FailedTogether interface {
+	FailedTogether(ids []dataflow.SubtaskID, err error)
+}
+
 // AttemptSpec is what a Deployer needs to start an attempt.
 type AttemptSpec struct {
 	// Options are the runtime options: checkpoint mode, attempt number,

@@ -232,3 +232,52 @@ func TestAFailureUnderSubtaskFailoverRestartsTheFailedSubtasksConeAlone(t *testi
 		t.Errorf("the job ended with %v, want it canceled", err)
 	}
 }
+
+// Subtasks that failed of one cause together (a lost worker's) restart as
+// one recovery, even when their restart is due at once: reported one by
+// one, the failure the engine read after the restart had begun was a
+// second recovery.
+func TestSubtasksThatFailedTogetherRestartAsOneRecovery(t *testing.T) {
+	x := &restartingExecutor{stopped: map[dataflow.SubtaskID]bool{}, restarting: map[dataflow.SubtaskID]bool{},
+		lost: make(chan dataflow.SubtaskID, 16), restarts: make(chan restartCall, 16)}
+	deployed := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ended := make(chan struct {
+		rep *Report
+		err error
+	}, 1)
+	go func() {
+		rep, err := Run(ctx, Config{Job: "lost", Plan: twoRegions(), Mode: AtLeastOnce, Failover: FineGrained,
+			SubtaskRestarts: true, Store: store.New(blob.Memory()), Restart: &FixedDelay{Attempts: 10},
+			Deploy: func(_ context.Context, spec AttemptSpec) (Executor, error) {
+				x.spec = spec
+				close(deployed)
+				return x, nil
+			}})
+		ended <- struct {
+			rep *Report
+			err error
+		}{rep, err}
+	}()
+	await(t, deployed, "the attempt to start")
+	h, ok := x.spec.Options.Host.(FailedTogether)
+	if !ok {
+		t.Fatalf("the host %T of a subtask-failover attempt cannot report failures together", x.spec.Options.Host)
+	}
+	x.mark(sid(0, 1))
+	x.mark(sid(2, 0))
+	h.FailedTogether([]dataflow.SubtaskID{sid(0, 1), sid(2, 0)}, errors.New("worker w2 lost"))
+	call := await(t, x.restarts, "the restart")
+	for _, id := range []dataflow.SubtaskID{sid(0, 1), sid(2, 0)} {
+		if !slices.Contains(call.ids, id) {
+			t.Errorf("the restart of %v leaves out %v, which failed with them", call.ids, id)
+		}
+	}
+	x.restarted(call.ids, call.ready)
+	cancel()
+	r := await(t, ended, "the job to end")
+	if len(r.rep.Recoveries) != 1 {
+		t.Errorf("%d recoveries, want one for the subtasks that failed together: %+v", len(r.rep.Recoveries), r.rep.Recoveries)
+	}
+}

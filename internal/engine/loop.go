@@ -28,7 +28,7 @@ type ended struct {
 // failure is the failure of one subtask that did not end its executor's
 // Run (fine-grained failover with upstream backup).
 type failure struct {
-	id  dataflow.SubtaskID
+	ids []dataflow.SubtaskID // one, or several that failed together
 	err error
 }
 
@@ -88,8 +88,10 @@ func (a *attemptState) loop(ctx context.Context) error {
 				return err
 			}
 		case fl := <-a.fails:
-			if err := f.failed(ctx, a, fl.id, fl.err); err != nil {
-				return err
+			for _, id := range fl.ids {
+				if err := f.failed(ctx, a, id, fl.err); err != nil {
+					return err
+				}
 			}
 		case t := <-a.takeovers:
 			if err := a.takeover(t); err != nil {

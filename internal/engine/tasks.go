@@ -107,8 +107,14 @@ type failureHost struct {
 }
 
 func (h failureHost) Failed(id dataflow.SubtaskID, err error) {
+	h.FailedTogether([]dataflow.SubtaskID{id}, err)
+}
+
+// FailedTogether hands the failures of ids, of one cause, to the loop in
+// one message, which restarts them as one recovery (FailedTogether).
+func (h failureHost) FailedTogether(ids []dataflow.SubtaskID, err error) {
 	select {
-	case h.a.fails <- failure{id, err}:
+	case h.a.fails <- failure{ids, err}:
 	case <-h.done:
 	}
 }
