@@ -112,6 +112,12 @@ type StandbyKiller interface {
 // not at every tick.
 func (sb *standbys) start(ctx context.Context) {
 	m := sb.e.latest
+	if m != nil && Rescaled(m, sb.e.cfg.Plan) {
+		// Restored at another parallelism: the primaries' channels and
+		// input logs start afresh, so their standbys start from this
+		// run's first checkpoint.
+		return
+	}
 	var latest int64
 	if m != nil {
 		latest = int64(m.ID)
