@@ -259,24 +259,16 @@ func TestVerifyNexmarkChangelogWithActiveStandby(t *testing.T) {
 }
 
 // A restore at another parallelism of a source that cannot move its
-// positions (the JSON-lines file source) is refused, naming the source;
-// so is a restore from a state directory without checkpoints.
-func TestRestoreRefusesOtherParallelismOfAFileSourceAndMissingCheckpoint(t *testing.T) {
-	state, out, dir := t.TempDir(), t.TempDir(), t.TempDir()
-	input := filepath.Join(dir, "events.jsonl")
-	var events strings.Builder
-	for i := range 100 {
-		fmt.Fprintf(&events, "{\"key\": %d, \"time\": %d}\n", i%7, 1700000000000+int64(i)*10)
-	}
-	if err := os.WriteFile(input, []byte(events.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	args := []string{"run", "keycount", "--input", input, "--keys", "10", "--guarantee", "exactly-once", "--state-dir", state, "--output", out, "--progress", "off"}
+// positions (the Nexmark generator) is refused, naming the source; so is
+// a restore from a state directory without checkpoints.
+func TestRestoreRefusesOtherParallelismOfASourceThatCannotMoveAndMissingCheckpoint(t *testing.T) {
+	state, out := t.TempDir(), t.TempDir()
+	args := []string{"run", "nexmark", "--query", "q1", "--events", "5000", "--guarantee", "exactly-once", "--state-dir", state, "--output", out, "--progress", "off"}
 	if code, _, stderr := weir(t, append(args, "-p", "2")...); code != 0 {
 		t.Fatalf("first run: exit %d\n%s", code, stderr)
 	}
 	code, _, stderr := weir(t, append(args, "-p", "3", "--restore", "latest")...)
-	if code != 1 || !strings.Contains(stderr, `source "events"`) || !strings.Contains(stderr, "cannot move positions to another parallelism") ||
+	if code != 1 || !strings.Contains(stderr, `source "nexmark"`) || !strings.Contains(stderr, "cannot move positions to another parallelism") ||
 		!strings.Contains(stderr, "restore it with parallelism 2") {
 		t.Fatalf("restore at another parallelism: exit %d\n%s", code, stderr)
 	}

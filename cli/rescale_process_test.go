@@ -2,6 +2,8 @@ package cli_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -66,4 +68,32 @@ func withParallelism(job []string, p int) []string {
 		}
 	}
 	return out
+}
+
+// keycount reading a JSON-lines file, restored at another parallelism
+// from its final checkpoint, moves the file source's positions (all at
+// their ends) and changes nothing.
+func TestRestoreAFileSourceAtAnotherParallelism(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "events.jsonl")
+	var events strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&events, "{\"key\": %d, \"time\": %d}\n", i%7, 1700000000000+int64(i)*10)
+	}
+	if err := os.WriteFile(input, []byte(events.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	args := []string{"run", "keycount", "--input", input, "--keys", "10", "--guarantee", "exactly-once", "--state-dir", filepath.Join(dir, "state"), "--output", out, "--progress", "off"}
+	if code, _, stderr := weir(t, append(args, "-p", "2")...); code != 0 {
+		t.Fatalf("first run: exit %d\n%s", code, stderr)
+	}
+	want := lines(t, out)
+	code, _, stderr := weir(t, append(args, "-p", "3", "--restore", "latest")...)
+	if code != 0 || !strings.Contains(stderr, "0 records read") {
+		t.Fatalf("restore at parallelism 3: exit %d, want 0 and nothing read\n%s", code, stderr)
+	}
+	if err := cli.VerifyLines(weirapi.ExactlyOnce, want, lines(t, out)); err != nil {
+		t.Fatalf("output after the restore changed: %v", err)
+	}
 }
