@@ -1,7 +1,11 @@
 package task
 
 import (
+	"encoding/binary"
 	"fmt"
+
+	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/input"
 
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/plan"
@@ -53,9 +57,10 @@ type PositionRescaler interface {
 // of subtasks); old holds the checkpoint's snapshots by subtask.
 //
 // A rescaled restore restores the whole job and starts every channel
-// afresh: the snapshots it returns hold operator state and source
-// positions only, no record counts, watermarks or control counts of the
-// old channels. It fails, naming the task or operator, when a vertex is
+// afresh: the snapshots it returns hold operator state, source positions
+// and watermarks (see rescaleWatermarks), no record counts or control
+// counts of the old channels, and no state of sources' watermark
+// generators. It fails, naming the task or operator, when a vertex is
 // missing from was, when a snapshot holds in-flight records (an unaligned
 // checkpoint: those belong to channels that no longer exist), when an
 // operator's state is NotRedistributable, or when a source cannot move
@@ -88,10 +93,26 @@ func Rescale(p *plan.Plan, was map[int]int, old map[dataflow.SubtaskID][]byte) (
 		if err != nil {
 			return nil, err
 		}
+		channels := 0
+		for _, e := range v.Inputs {
+			channels += e.Channels()
+		}
 		for j := range newN {
 			var data []byte
 			if positions != nil && positions[j] != nil {
 				data = appendSection(data, sectionPosition, 0, positions[j])
+			}
+			takes := []int{j}
+			if oldN != newN {
+				takes = nil
+				for i := range oldN {
+					takes = append(takes, i)
+				}
+			}
+			if wms, err := rescaleWatermarks(snaps, takes, channels); err != nil {
+				return nil, fmt.Errorf("task %q: %w", v.Name(), err)
+			} else if wms != nil {
+				data = appendSection(data, sectionWatermarks, 0, wms)
 			}
 			for _, n := range v.Chain {
 				if from[n.ID] == nil {
@@ -183,4 +204,41 @@ func rescaleOperators(maxPar int, v *plan.Vertex, snaps []*subtaskSnapshot, newN
 		from[n.ID] = per
 	}
 	return from, nil
+}
+
+// rescaleWatermarks returns the watermark section of a new subtask with
+// channels input channels that takes over the old subtasks takes: their
+// lowest input and output watermarks, with every channel active at that
+// input watermark, so that nothing that was on time for all of them is
+// late now. It returns nil if none of them stored watermarks.
+//
+// A new subtask of a task whose parallelism changed takes over the
+// watermarks of all its old subtasks (its records come from all of
+// them); one of a task whose parallelism did not, its own.
+func rescaleWatermarks(snaps []*subtaskSnapshot, takes []int, channels int) ([]byte, error) {
+	found := false
+	in, out := int64(dataflow.MaxWatermark), int64(dataflow.MaxWatermark)
+	for _, i := range takes {
+		data := snaps[i].wms
+		if data == nil {
+			continue
+		}
+		wIn, n := binary.Varint(data)
+		if n <= 0 {
+			return nil, fmt.Errorf("restoring watermarks: %w", codec.ErrCorrupt)
+		}
+		wOut, m := binary.Varint(data[n:])
+		if m <= 0 {
+			return nil, fmt.Errorf("restoring watermarks: %w", codec.ErrCorrupt)
+		}
+		found, in, out = true, min(in, wIn), min(out, wOut)
+	}
+	if !found {
+		return nil, nil
+	}
+	w := &input.Watermarks{Input: in, Channels: make([]input.ChannelMark, channels)}
+	for c := range w.Channels {
+		w.Channels[c] = input.ChannelMark{Watermark: in, State: input.ChanActive}
+	}
+	return appendWatermarks(nil, w, out), nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/input"
 	"github.com/weir-stream/weir/internal/plan"
 )
 
@@ -136,6 +137,35 @@ func TestRescaleRefusesWhatCannotMove(t *testing.T) {
 		_, err := Rescale(c.p, map[int]int{0: 2}, c.old)
 		if err == nil || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.says)
+		}
+	}
+}
+
+// A new subtask takes the lowest input and output watermarks of the old
+// subtasks, with each of its channels active at that input watermark.
+func TestRescaleTakesTheLowestWatermarks(t *testing.T) {
+	up := &plan.Vertex{ID: 1, Parallelism: 3}
+	p := onePlan(2, &plan.Node{Name: "count", Kind: plan.Operator, Impl: stateNode{how: ByKeyGroup}})
+	p.Vertices[0].Inputs = []*plan.PhysicalEdge{{Source: up, Partitioning: plan.Hash}}
+	was := map[int]int{0: 3}
+	wms := []int64{50, 30, 40}
+	old := oldState(3, []int{0}, func(i int) []byte {
+		return appendSection(nil, sectionWatermarks, 0, appendWatermarks(nil, &input.Watermarks{Input: wms[i],
+			Channels: []input.ChannelMark{{Watermark: wms[i]}, {Watermark: wms[i] + 5, State: input.ChanIdle}}}, wms[i]-1))
+	})
+	p.Vertices = p.Vertices[:1]
+	got, err := Rescale(p, was, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range 2 {
+		snap, err := decodeSubtaskSnapshot(got[dataflow.SubtaskID{Subtask: j}])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := appendWatermarks(nil, &input.Watermarks{Input: 30, Channels: []input.ChannelMark{{Watermark: 30}, {Watermark: 30}, {Watermark: 30}}}, 29)
+		if string(snap.wms) != string(want) {
+			t.Errorf("subtask %d restores watermarks %x, want %x", j, snap.wms, want)
 		}
 	}
 }
