@@ -28,6 +28,11 @@ import "context"
 // after restored may already be committed: a writer that can withdraw
 // committed output (a file sink can) does so; one that cannot leaves it,
 // and those records may then appear twice.
+//
+// When a job restores at another parallelism of the sink, each old
+// subtask's transactions go to one new subtask: old subtask i's to new
+// subtask i mod n, for n new subtasks. Subtask j then also aborts what
+// the old subtasks j+n, j+2n, ... (no longer there) left behind.
 type Committer interface {
 	PreCommit(ctx context.Context, checkpoint int64) (txn []byte, err error)
 	Commit(ctx context.Context, txn []byte) error

@@ -27,6 +27,11 @@
 // Open rejects a position that does not point at the start of a line in the
 // subtask's split.
 //
+// Both sources are connector.Rescalers: restored at another parallelism,
+// the bytes the old subtasks had left to read are split among the new
+// ones as a fresh start splits the files, and each reads its pieces in
+// file order; its position then lists them (see rescale.go).
+//
 // # Malformed records
 //
 // JSONLines decodes each non-blank line into a T. A line that does not decode

@@ -16,6 +16,11 @@ type lineReader struct {
 	in *input
 	hi int64 // end of the split: lines starting at or after hi are not ours
 
+	// ranges: the reader was opened at a rescaled position and reads the
+	// ranges it lists; rest are those after the current one (rescale.go).
+	ranges bool
+	rest   []byteRange
+
 	file int   // current file
 	off  int64 // offset in file of the next line
 	f    *os.File
@@ -43,9 +48,15 @@ func openLines(paths []string, info connector.SubtaskInfo, pos connector.Positio
 	}
 	lo, hi := in.split(info.Subtask, info.Parallelism)
 	r := &lineReader{in: in, hi: hi}
-	if len(pos) == 0 { // nil or empty: the beginning
+	switch {
+	case len(pos) == 0: // nil or empty: the beginning
 		err = r.seekSplit(lo)
-	} else {
+	case isRanges(pos):
+		var rs []byteRange
+		if rs, err = decodeRanges(pos, in); err == nil {
+			err = r.seekRanges(rs)
+		}
+	default:
 		err = r.seekPosition(pos, lo, info)
 	}
 	if err != nil {
@@ -185,6 +196,12 @@ func (r *lineReader) readErr(err error) error {
 func (r *lineReader) next() ([]byte, error) {
 	for r.err == nil {
 		if r.in.global(r.file, r.off) >= r.hi {
+			if len(r.rest) > 0 {
+				if err := r.nextRange(); err != nil {
+					r.err = err
+				}
+				continue
+			}
 			r.err = io.EOF
 			break
 		}
@@ -236,6 +253,9 @@ func (r *lineReader) next() ([]byte, error) {
 
 // position returns the position of the next line.
 func (r *lineReader) position() connector.Position {
+	if r.ranges {
+		return r.rangesFrom(r.in.global(r.file, r.off))
+	}
 	if r.file < len(r.in.paths) && r.off >= r.in.sizes[r.file] {
 		return encodePosition(r.file+1, 0)
 	}
@@ -245,6 +265,9 @@ func (r *lineReader) position() connector.Position {
 // positionOfLast returns the position of the line returned last, so that
 // reopening there reads it again.
 func (r *lineReader) positionOfLast() connector.Position {
+	if r.ranges {
+		return r.rangesFrom(r.in.global(r.lastFile, r.lastOff))
+	}
 	return encodePosition(r.lastFile, r.lastOff)
 }
 

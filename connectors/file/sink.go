@@ -174,7 +174,7 @@ func (s *jsonSink[T]) Open(_ context.Context, info connector.SubtaskInfo) (conne
 		return nil, fmt.Errorf("file: %w", err)
 	}
 	w := &jsonWriter[T]{f: f, tmp: tmp, final: filepath.Join(s.dir, final),
-		dir: s.dir, subtask: info.Subtask, attempt: info.Attempt, id: id}
+		dir: s.dir, subtask: info.Subtask, parallelism: info.Parallelism, attempt: info.Attempt, id: id}
 	w.bw = bufio.NewWriterSize(f, 64<<10)
 	w.enc = json.NewEncoder(w.bw)
 	w.enc.SetEscapeHTML(false)
@@ -182,18 +182,19 @@ func (s *jsonSink[T]) Open(_ context.Context, info connector.SubtaskInfo) (conne
 }
 
 type jsonWriter[T any] struct {
-	dir        string
-	subtask    int
-	attempt    int
-	id         string // the writer's random id, in the names of its files
-	txn        bool   // transactional mode, after Recover
-	seq        int
-	f          *os.File
-	bw         *bufio.Writer
-	enc        *json.Encoder
-	tmp, final string
-	err        error // sticky: the first failed Write or Flush
-	closed     bool
+	dir         string
+	subtask     int
+	parallelism int
+	attempt     int
+	id          string // the writer's random id, in the names of its files
+	txn         bool   // transactional mode, after Recover
+	seq         int
+	f           *os.File
+	bw          *bufio.Writer
+	enc         *json.Encoder
+	tmp, final  string
+	err         error // sticky: the first failed Write or Flush
+	closed      bool
 }
 
 func (w *jsonWriter[T]) Write(_ context.Context, batch []T) error {
@@ -296,12 +297,14 @@ func (w *jsonWriter[T]) Recover(_ context.Context, restored int64, commit [][]by
 	if err != nil {
 		return fmt.Errorf("file: %w", err)
 	}
-	prefix, plain := txnPrefix(w.subtask), "."+partName(w.subtask)+"."
 	for _, e := range entries {
 		name := e.Name()
-		drop := strings.HasPrefix(name, prefix) && !keep[name] ||
-			strings.HasPrefix(name, plain) && strings.HasSuffix(name, ".inprogress") // of an attempt 0 killed before its Recover
-		if sub, ck, ok := parsePart(name); ok && sub == w.subtask && restored > 0 && ck > restored {
+		drop := false
+		if sub, txn, ok := parseHidden(name); ok && w.owns(sub) {
+			drop = txn && !keep[name] ||
+				!txn && strings.HasSuffix(name, ".inprogress") // of an attempt 0 killed before its Recover
+		}
+		if sub, ck, ok := parsePart(name); ok && w.owns(sub) && restored > 0 && ck > restored {
 			drop = true // committed by a checkpoint newer than the restored one
 		}
 		if drop {
@@ -311,6 +314,39 @@ func (w *jsonWriter[T]) Recover(_ context.Context, restored int64, commit [][]by
 		}
 	}
 	return nil
+}
+
+// owns reports whether Recover cleans up after subtask sub: its own, and,
+// after a restore at a lower parallelism, those of the old subtasks no
+// longer there whose transactions it was handed (sub mod parallelism; see
+// connector.Committer).
+func (w *jsonWriter[T]) owns(sub int) bool {
+	return sub == w.subtask || w.parallelism > 0 && sub >= w.parallelism && sub%w.parallelism == w.subtask
+}
+
+// parseHidden parses the subtask of a file not yet final:
+// .part-<subtask>-... (a transaction's, txn) or .part-<subtask>.jsonl...
+// (a plain-mode in-progress file).
+func parseHidden(name string) (subtask int, txn, ok bool) {
+	s, ok := strings.CutPrefix(name, ".part-")
+	if !ok {
+		return 0, false, false
+	}
+	i := strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' })
+	if i <= 0 {
+		return 0, false, false
+	}
+	n, err := strconv.Atoi(s[:i])
+	if err != nil {
+		return 0, false, false
+	}
+	switch {
+	case s[i] == '-':
+		return n, true, true
+	case strings.HasPrefix(s[i:], ".jsonl."):
+		return n, false, true
+	}
+	return 0, false, false
 }
 
 // openTxn opens the in-progress file of the next transaction.

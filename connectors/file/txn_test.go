@@ -210,3 +210,55 @@ func TestJSONSinkCommitsPendingFilesNamedWithoutAWriterID(t *testing.T) {
 	}
 	w.Close()
 }
+
+// Restored at a lower parallelism, a subtask commits the transactions it
+// is handed from old subtasks no longer there and drops what those wrote
+// after the restored checkpoint, as it does for its own.
+func TestJSONSinkRestoredAtALowerParallelismCleansUpAfterTheOldSubtasks(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	sink := JSONSink[int](dir)
+	open := func(subtask, n, attempt int) (connector.Writer[int], connector.Committer) {
+		w, err := sink.Open(ctx, connector.SubtaskInfo{Subtask: subtask, Parallelism: n, Attempt: attempt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w, w.(connector.Committer)
+	}
+	// Two subtasks pre-commit checkpoint 1, then write on past it.
+	var txns [][]byte
+	for s := range 2 {
+		w, c := open(s, 2, 0)
+		if err := c.Recover(ctx, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		w.Write(ctx, []int{10 * (s + 1)})
+		txn, err := c.PreCommit(ctx, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		txns = append(txns, txn)
+		w.Write(ctx, []int{99})
+		if _, err := c.PreCommit(ctx, 2); err != nil {
+			t.Fatal(err)
+		}
+		w.Write(ctx, []int{98})
+	}
+	// Restored from checkpoint 1 at parallelism 1: subtask 0 is handed
+	// both old subtasks' transactions.
+	_, c := open(0, 1, 1)
+	if err := c.Recover(ctx, 1, txns); err != nil {
+		t.Fatal(err)
+	}
+	got := visibleLines(t, dir)
+	slices.Sort(got)
+	if want := []string{"10", "20"}; !slices.Equal(got, want) {
+		t.Fatalf("visible lines %v, want %v", got, want)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".part-1-") {
+			t.Errorf("old subtask 1's file %s is left behind", e.Name())
+		}
+	}
+}

@@ -16,6 +16,16 @@
 // only valid for the same subtask at the same parallelism; Open rejects a
 // corrupt position or one that belongs to another subtask.
 //
+// # Rescaling
+//
+// A generator is a connector.Rescaler: a job restored at another
+// parallelism of the source hands its positions to Rescale, which splits
+// what is left of every old subtask's strided sequence into finer strides
+// and deals them out to the new subtasks. A subtask opened at such a
+// position reads its strides merged in index order, so event times derived
+// from the index stay in order. Its position lists its strides (see
+// rescale.go).
+//
 // # Rate
 //
 // A generator runs as fast as it is read unless WithRate throttles it by
@@ -100,17 +110,24 @@ func buildOptions(opts []Option) options {
 type cursor struct {
 	next, stride, end uint64
 	lim               *limiter // nil if unthrottled
+	// splits, when not nil, replace next and stride: the strides of a
+	// rescaled position, read merged in index order (rescale.go).
+	splits []split
 }
 
-func openCursor(info connector.SubtaskInfo, pos connector.Position, count int64, o options) (cursor, error) {
+func openCursor(info connector.SubtaskInfo, pos connector.Position, count int64, o options) (c cursor, err error) {
 	if err := info.Validate(); err != nil {
 		return cursor{}, err
 	}
 	if count < 0 {
 		count = math.MaxInt64
 	}
-	c := cursor{next: uint64(info.Subtask), stride: uint64(info.Parallelism), end: uint64(count)}
-	if len(pos) > 0 { // nil or empty: the beginning
+	c = cursor{next: uint64(info.Subtask), stride: uint64(info.Parallelism), end: uint64(count)}
+	if isSplits(pos) {
+		if c.splits, err = decodeSplits(pos); err != nil {
+			return cursor{}, err
+		}
+	} else if len(pos) > 0 { // nil or empty: the beginning
 		i, n := binary.Uvarint(pos)
 		if n <= 0 || n != len(pos) {
 			return cursor{}, fmt.Errorf("generator: corrupt position %x: want a uvarint index", []byte(pos))
@@ -133,10 +150,15 @@ func openCursor(info connector.SubtaskInfo, pos connector.Position, count int64,
 // take returns how many records, at most max, the next Read may yield;
 // 0, io.EOF at the end.
 func (c *cursor) take(ctx context.Context, max int) (int, error) {
-	if c.next >= c.end {
+	var n int
+	if c.splits != nil {
+		n = c.splitsLeft(max)
+	} else if c.next < c.end {
+		n = int(min(uint64(max), (c.end-1-c.next)/c.stride+1))
+	}
+	if n == 0 {
 		return 0, io.EOF
 	}
-	n := int(min(uint64(max), (c.end-1-c.next)/c.stride+1))
 	if c.lim != nil && n > 0 {
 		return c.lim.take(ctx, n)
 	}
@@ -144,6 +166,9 @@ func (c *cursor) take(ctx context.Context, max int) (int, error) {
 }
 
 func (c *cursor) position() connector.Position {
+	if c.splits != nil {
+		return c.splitsPosition()
+	}
 	return binary.AppendUvarint(nil, c.next)
 }
 
@@ -173,6 +198,12 @@ func (r *reader[T]) Read(ctx context.Context, buf []T) (int, error) {
 	n, err := r.take(ctx, len(buf))
 	if n == 0 {
 		return 0, err
+	}
+	if r.splits != nil {
+		for k := range buf[:n] {
+			buf[k] = r.fn(int64(r.nextIndex()))
+		}
+		return n, nil
 	}
 	fn, first, stride := r.fn, int64(r.next), int64(r.stride)
 	b := buf[:n]
@@ -209,6 +240,12 @@ func (r *seqReader) Read(ctx context.Context, buf []int64) (int, error) {
 	n, err := r.take(ctx, len(buf))
 	if n == 0 {
 		return 0, err
+	}
+	if r.splits != nil {
+		for k := range buf[:n] {
+			buf[k] = r.from + int64(r.nextIndex())
+		}
+		return n, nil
 	}
 	v, stride := r.from+int64(r.next), int64(r.stride)
 	b := buf[:n]

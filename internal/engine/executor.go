@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/store"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -155,14 +157,20 @@ func CorruptCheckpoint(err error) (uint64, bool) {
 	return 0, false
 }
 
-// ReadState reads the state of the given subtasks (all of them when want
-// is nil) from checkpoint m. A state blob that fails verification fails
-// it with an error wrapping store.ErrCorrupt.
-func ReadState(ctx context.Context, st *store.Checkpoints, m *store.Metadata, want func(dataflow.SubtaskID) bool) (map[dataflow.SubtaskID][]byte, error) {
+// ReadState reads the state that restores the given subtasks of plan p
+// (all of them when want is nil) from checkpoint m. A state blob that
+// fails verification fails it with an error wrapping store.ErrCorrupt.
+//
+// When m was taken at another parallelism of some task, ReadState reads
+// every subtask's state and moves it to p's parallelism (task.Rescale):
+// a new subtask's state comes from several old ones. Such a restore
+// restores the whole job; its snapshots hold no channel counts.
+func ReadState(ctx context.Context, st *store.Checkpoints, m *store.Metadata, p *plan.Plan, want func(dataflow.SubtaskID) bool) (map[dataflow.SubtaskID][]byte, error) {
+	rescaled := Rescaled(m, p)
 	out := map[dataflow.SubtaskID][]byte{}
 	for _, ts := range m.Tasks {
 		id := ts.Task
-		if want != nil && !want(id) {
+		if !rescaled && want != nil && !want(id) {
 			continue
 		}
 		var data []byte
@@ -178,7 +186,28 @@ func ReadState(ctx context.Context, st *store.Checkpoints, m *store.Metadata, wa
 		}
 		out[id] = data
 	}
-	return out, nil
+	if !rescaled {
+		return out, nil
+	}
+	moved, err := task.Rescale(p, m.Parallelism, out)
+	if err != nil {
+		return nil, &fatalError{fmt.Errorf("restoring checkpoint %d at another parallelism: %w", m.ID, err)}
+	}
+	if want != nil {
+		maps.DeleteFunc(moved, func(id dataflow.SubtaskID, _ []byte) bool { return !want(id) })
+	}
+	return moved, nil
+}
+
+// Rescaled reports whether checkpoint m was taken at another parallelism
+// of some task of p than p's.
+func Rescaled(m *store.Metadata, p *plan.Plan) bool {
+	for _, v := range p.Vertices {
+		if m.Parallelism[v.ID] != v.Parallelism {
+			return true
+		}
+	}
+	return false
 }
 
 // Local is the executor of an attempt in this process.
@@ -215,7 +244,7 @@ func (l Local) FirstOutput() time.Time {
 func (e *engine) localDeployer(ctx context.Context, spec AttemptSpec) (Executor, error) {
 	opts := spec.Options
 	if spec.Restore != nil {
-		state, err := ReadState(ctx, e.cfg.Store, spec.Restore, opts.Local)
+		state, err := ReadState(ctx, e.cfg.Store, spec.Restore, e.cfg.Plan, opts.Local)
 		if err != nil {
 			return nil, &fatalError{err}
 		}

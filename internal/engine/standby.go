@@ -112,6 +112,12 @@ type StandbyKiller interface {
 // not at every tick.
 func (sb *standbys) start(ctx context.Context) {
 	m := sb.e.latest
+	if m != nil && Rescaled(m, sb.e.cfg.Plan) {
+		// Restored at another parallelism: the primaries' channels and
+		// input logs start afresh, so their standbys start from this
+		// run's first checkpoint.
+		return
+	}
 	var latest int64
 	if m != nil {
 		latest = int64(m.ID)
@@ -128,7 +134,7 @@ func (sb *standbys) start(ctx context.Context) {
 			var restored int64
 			if m != nil {
 				restored = int64(m.ID)
-				st, err := ReadState(ctx, sb.e.cfg.Store, m, func(s dataflow.SubtaskID) bool { return s == id })
+				st, err := ReadState(ctx, sb.e.cfg.Store, m, sb.e.cfg.Plan, func(s dataflow.SubtaskID) bool { return s == id })
 				if err != nil {
 					sb.e.cfg.Log(fmt.Sprintf("starting a standby of subtask %s: %v", id, err))
 				}

@@ -198,6 +198,11 @@ func Compile(ctx context.Context, c *Settings, pl *plan.Plan, fence store.Fence,
 		}
 		cfg.Run = cfg.Restore.Run
 		logf(fmt.Sprintf("restoring checkpoint %d", cfg.Restore.ID))
+		for _, v := range cfg.Plan.Vertices {
+			if was := cfg.Restore.Parallelism[v.ID]; was != v.Parallelism {
+				logf(fmt.Sprintf("checkpoint %d ran task %q with parallelism %d, this run has %d: its state moves by key group", cfg.Restore.ID, v.Name(), was, v.Parallelism))
+			}
+		}
 		if cfg.Restore.Final {
 			logf(fmt.Sprintf("checkpoint %d is the final checkpoint of run %s: that run read its input to the end, so this one reads nothing and only commits the output it left uncommitted", cfg.Restore.ID, cfg.Run))
 		}

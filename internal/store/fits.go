@@ -14,9 +14,9 @@ import (
 var ErrIncompatible = errors.New("checkpoint does not fit this run")
 
 // Layout is what a checkpoint's state depends on beyond the state itself:
-// a restore needs all of it unchanged, since keyed state is split by key
-// group, stored per task and operator, and computed under the job's
-// settings and guarantee.
+// a restore needs all of it unchanged but the parallelism, since keyed
+// state is split by key group, stored per task and operator, and computed
+// under the job's settings and guarantee.
 type Layout struct {
 	MaxParallelism int
 	// Parallelism maps each vertex id to its number of subtasks.
@@ -55,10 +55,14 @@ func (e *MismatchError) Is(target error) bool { return target == ErrIncompatible
 // Fits returns nil if checkpoint m can be restored into a run laid out
 // as run, and a *MismatchError naming every difference otherwise:
 // another max parallelism (key groups would move), operators added,
-// removed, renamed or chained differently, another parallelism of a
-// task (restoring at another parallelism is not supported), another
-// value of a recorded setting, or an at-least-once checkpoint restored
-// under exactly-once (its state may already reflect records twice).
+// removed, renamed or chained differently, another value of a recorded
+// setting, or an at-least-once checkpoint restored under exactly-once
+// (its state may already reflect records twice).
+//
+// Another parallelism of a task fits: its state then moves by key group
+// when the engine reads it. Whether every operator's state and every source's
+// positions can move is decided when the state is read, since only the
+// operators know.
 //
 // A checkpoint without a recorded max parallelism was written by a weir
 // that recorded none of this; it is refused, since nothing of it can be
@@ -78,14 +82,6 @@ func (m *Metadata) Fits(run Layout) error {
 	}
 	if d := operatorDifference(m.Operators, run.Operators); d != "" {
 		add("was taken by a different pipeline: %s", d)
-	} else {
-		tasks := taskNames(m.Operators)
-		for _, v := range slices.Sorted(maps.Keys(run.Parallelism)) {
-			if p := m.Parallelism[v]; p != run.Parallelism[v] {
-				add("ran task %q with parallelism %d, this run has %d: restoring at another parallelism is not supported yet; restore with parallelism %d (--parallelism)",
-					tasks[v], p, run.Parallelism[v], p)
-			}
-		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(union(m.Settings, run.Settings))) {
 		was, wasSet := m.Settings[name]

@@ -39,7 +39,10 @@ const (
 // Nothing the operator or its user's functions change after Snapshot
 // returns may reach that function: state they may change in place without
 // the operator seeing it is encoded by Snapshot itself (state.TableOptions).
-// Restore is called before Open with the bytes an earlier Snapshot encoded.
+// Restore is called before Open with the bytes an earlier Snapshot encoded:
+// once, or, when the task restores a checkpoint taken at another
+// parallelism, once per old subtask whose state this subtask takes over
+// (see Redistributable); each call adds to what the earlier ones restored.
 type Snapshotter interface {
 	Snapshot() (func() []byte, error)
 	Restore(data []byte) error

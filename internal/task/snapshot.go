@@ -230,7 +230,7 @@ const (
 
 // subtaskSnapshot is a subtask's decoded snapshot.
 type subtaskSnapshot struct {
-	operators map[int][]byte
+	operators map[int][][]byte // by node ID: one blob, or one per old subtask after a rescale (rescale.go)
 	position  []byte
 	inputs    map[int][]*exchange.Buffer // by gate channel
 	outputs   map[int][]*exchange.Buffer // by writer<<16 | channel
@@ -249,7 +249,7 @@ func appendSection(dst []byte, kind byte, id int, data []byte) []byte {
 }
 
 func decodeSubtaskSnapshot(data []byte) (*subtaskSnapshot, error) {
-	s := &subtaskSnapshot{operators: map[int][]byte{}, inputs: map[int][]*exchange.Buffer{}, outputs: map[int][]*exchange.Buffer{}}
+	s := &subtaskSnapshot{operators: map[int][][]byte{}, inputs: map[int][]*exchange.Buffer{}, outputs: map[int][]*exchange.Buffer{}}
 	for len(data) > 0 {
 		kind := data[0]
 		id, n := binary.Uvarint(data[1:])
@@ -265,7 +265,7 @@ func decodeSubtaskSnapshot(data []byte) (*subtaskSnapshot, error) {
 		data = data[n+int(l):]
 		switch kind {
 		case sectionOperator:
-			s.operators[int(id)] = body
+			s.operators[int(id)] = append(s.operators[int(id)], body)
 		case sectionPosition:
 			s.position = body
 		case sectionChannels, sectionOutput:

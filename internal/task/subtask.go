@@ -278,7 +278,7 @@ func (s *subtask) restoreState() error {
 		}
 	}
 	for i, op := range s.ops {
-		st, ok := snap.operators[s.v.Chain[i].ID]
+		blobs, ok := snap.operators[s.v.Chain[i].ID]
 		if !ok {
 			continue
 		}
@@ -286,8 +286,10 @@ func (s *subtask) restoreState() error {
 		if !ok {
 			return fmt.Errorf("restoring %q: the checkpoint holds state for an operator without state", s.v.Chain[i].Name)
 		}
-		if err := sn.Restore(st); err != nil {
-			return fmt.Errorf("restoring %q: %w", s.v.Chain[i].Name, err)
+		for _, st := range blobs {
+			if err := sn.Restore(st); err != nil {
+				return fmt.Errorf("restoring %q: %w", s.v.Chain[i].Name, err)
+			}
 		}
 	}
 	return nil

@@ -25,18 +25,24 @@ import (
 // encodeWatermarks returns the subtask's watermark state: w, the input
 // protocol's, and the output watermark.
 func (s *subtask) encodeWatermarks(w *input.Watermarks) []byte {
-	out := binary.AppendVarint(nil, w.Input)
-	out = binary.AppendVarint(out, s.outWM)
+	return appendWatermarks(nil, w, s.outWM)
+}
+
+// appendWatermarks appends the encoding of watermark state w with output
+// watermark outWM.
+func appendWatermarks(dst []byte, w *input.Watermarks, outWM int64) []byte {
+	dst = binary.AppendVarint(dst, w.Input)
+	dst = binary.AppendVarint(dst, outWM)
 	idle := uint64(0)
 	if w.Idle {
 		idle = 1
 	}
-	out = binary.AppendUvarint(out, idle)
+	dst = binary.AppendUvarint(dst, idle)
 	for _, m := range w.Channels {
-		out = binary.AppendVarint(out, m.Watermark)
-		out = binary.AppendUvarint(out, uint64(m.State))
+		dst = binary.AppendVarint(dst, m.Watermark)
+		dst = binary.AppendUvarint(dst, uint64(m.State))
 	}
-	return out
+	return dst
 }
 
 // restoreWatermarks sets the output watermark and what the chain and the

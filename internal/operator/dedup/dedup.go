@@ -57,6 +57,10 @@ type Node[K comparable, T any] struct {
 	Config  Config
 }
 
+// Redistribution says that the operator's state is keyed: it moves by key
+// group when the task restores at another parallelism.
+func (*Node[K, T]) Redistribution() task.Redistribution { return task.ByKeyGroup }
+
 func (n *Node[K, T]) Build(ctx *task.Context, outs []any) (task.Built, error) {
 	op := &dedupOp[K, T]{Node: n, core: keyed.NewCore(ctx, n.Keys), next: operator.Out[T](outs, 0), late: operator.Out[T](outs, 1),
 		c: n.Config.Stats.counters(), forgotten: math.MinInt64}

@@ -58,6 +58,14 @@ type Node[K comparable, In, Out, C any] struct {
 // Deterministic reports whether the function says it is.
 func (n *Node[K, In, Out, C]) Deterministic() bool { return n.Det() }
 
+// Redistribution says that the operator's state is keyed: it moves by key
+// group when the task restores at another parallelism.
+func (*Node[K, In, Out, C]) Redistribution() task.Redistribution { return task.ByKeyGroup }
+
+// Redistribution says that the operator's state is keyed: it moves by key
+// group when the task restores at another parallelism.
+func (*CoNode[K, In1, In2, Out, C]) Redistribution() task.Redistribution { return task.ByKeyGroup }
+
 func (n *Node[K, In, Out, C]) Build(ctx *task.Context, outs []any) (task.Built, error) {
 	op := newOp(ctx, outs, n.Keys, n.Key, n.New(), n.Hooks, ctx.Ordered && n.Deterministic())
 	return task.Built{Op: op, Inputs: []any{op}}, nil

@@ -36,6 +36,11 @@ func (s *node[T]) Build(*task.Context, []any) (task.Built, error) {
 	return task.Built{Op: op, Inputs: []any{op}}, nil
 }
 
+// Redistribution says that each old subtask's pending transactions go
+// whole to one new subtask when the task restores at another parallelism,
+// which commits them on Recover.
+func (s *node[T]) Redistribution() task.Redistribution { return task.Reassigned }
+
 type op[T any] struct {
 	sink      connector.Sink[T]
 	w         connector.Writer[T]

@@ -147,3 +147,25 @@ func (s *node[T]) Deterministic() bool {
 	d, ok := s.src.(connector.Deterministic)
 	return ok && d.Deterministic()
 }
+
+// RescalePositions moves the old subtasks' positions to n subtasks
+// through the connector (task.PositionRescaler, connector.Rescaler).
+func (s *node[T]) RescalePositions(old [][]byte, n int) ([][]byte, error) {
+	r, ok := s.src.(connector.Rescaler)
+	if !ok {
+		return nil, fmt.Errorf("its connector (%T) cannot move positions to another parallelism (it is no connector.Rescaler)", s.src)
+	}
+	ps := make([]connector.Position, len(old))
+	for i, p := range old {
+		ps[i] = p
+	}
+	moved, err := r.Rescale(ps, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, len(moved))
+	for i, p := range moved {
+		out[i] = p
+	}
+	return out, nil
+}

@@ -128,6 +128,10 @@ type Node[K comparable, T, Acc, Out any] struct {
 // window.
 func (n *Node[K, T, Acc, Out]) Deterministic() bool { return true }
 
+// Redistribution says that the operator's state is keyed: it moves by key
+// group when the task restores at another parallelism.
+func (*Node[K, T, Acc, Out]) Redistribution() task.Redistribution { return task.ByKeyGroup }
+
 func (n *Node[K, T, Acc, Out]) Build(ctx *task.Context, outs []any) (task.Built, error) {
 	core := keyed.NewCore(ctx, n.Keys)
 	if !n.Merging {

@@ -1,0 +1,171 @@
+package task
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/input"
+	"github.com/weir-stream/weir/internal/plan"
+)
+
+// stateNode is a NodeImpl that only says how its state moves.
+type stateNode struct {
+	NodeImpl
+	how Redistribution
+}
+
+func (n stateNode) Redistribution() Redistribution { return n.how }
+
+// positionNode moves positions by joining them all into subtask 0's.
+type positionNode struct{ NodeImpl }
+
+func (positionNode) RescalePositions(old [][]byte, n int) ([][]byte, error) {
+	out := make([][]byte, n)
+	out[0] = slices.Concat(old...)
+	return out, nil
+}
+
+// onePlan is a plan of one vertex of parallelism n, max parallelism 4,
+// chaining nodes with ids 0, 1, ... named after them.
+func onePlan(n int, nodes ...*plan.Node) *plan.Plan {
+	for i, nd := range nodes {
+		nd.ID = i
+	}
+	return &plan.Plan{MaxParallelism: 4, Vertices: []*plan.Vertex{{ID: 0, Parallelism: n, Chain: nodes}}}
+}
+
+// oldState returns the snapshots of n subtasks of vertex 0, subtask i
+// holding state "s<i>" for every node id given, and the given sections.
+func oldState(n int, ids []int, more func(i int) []byte) map[dataflow.SubtaskID][]byte {
+	out := map[dataflow.SubtaskID][]byte{}
+	for i := range n {
+		var data []byte
+		for _, id := range ids {
+			data = appendSection(data, sectionOperator, id, []byte{'s', byte('0' + i)})
+		}
+		data = appendSection(data, sectionCounts, 0, []byte{5, 7})
+		if more != nil {
+			data = append(data, more(i)...)
+		}
+		out[dataflow.SubtaskID{Subtask: i}] = data
+	}
+	return out
+}
+
+// restored decodes what Rescale gave new subtask j: the state blobs of
+// node id and the position.
+func restored(t *testing.T, got map[dataflow.SubtaskID][]byte, j, id int) ([]string, string) {
+	t.Helper()
+	snap, err := decodeSubtaskSnapshot(got[dataflow.SubtaskID{Subtask: j}])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.counts != nil || snap.wms != nil || snap.controls != nil {
+		t.Errorf("subtask %d keeps the old channels' counts or watermarks", j)
+	}
+	var blobs []string
+	for _, b := range snap.operators[id] {
+		blobs = append(blobs, string(b))
+	}
+	return blobs, string(snap.position)
+}
+
+// Keyed state goes to every new subtask whose key groups overlap the old
+// subtask's; a sink's goes whole to old index mod new parallelism.
+func TestRescaleDealsStateByKeyGroupOrWhole(t *testing.T) {
+	p := onePlan(3, &plan.Node{Name: "count", Kind: plan.Operator, Impl: stateNode{how: ByKeyGroup}}, &plan.Node{Name: "output", Kind: plan.Sink, Impl: stateNode{how: Reassigned}})
+	// Old: 2 subtasks owning key groups [0,2) and [2,4); new: [0,2), [2,3), [3,4).
+	got, err := Rescale(p, map[int]int{0: 2}, oldState(2, []int{0, 1}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, want := range [][2][]string{{{"s0"}, {"s0"}}, {{"s1"}, {"s1"}}, {{"s1"}, nil}} {
+		keyed, _ := restored(t, got, j, 0)
+		whole, _ := restored(t, got, j, 1)
+		if !slices.Equal(keyed, want[0]) || !slices.Equal(whole, want[1]) {
+			t.Errorf("subtask %d of 3 restores keyed %v and whole %v, want %v and %v", j, keyed, whole, want[0], want[1])
+		}
+	}
+	// Down to 1: everything to subtask 0.
+	p = onePlan(1, &plan.Node{Name: "count", Kind: plan.Operator, Impl: stateNode{how: ByKeyGroup}}, &plan.Node{Name: "output", Kind: plan.Sink, Impl: stateNode{how: Reassigned}})
+	got, err = Rescale(p, map[int]int{0: 3}, oldState(3, []int{0, 1}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := range 2 {
+		if blobs, _ := restored(t, got, 0, id); !slices.Equal(blobs, []string{"s0", "s1", "s2"}) {
+			t.Errorf("node %d restores %v, want all three", id, blobs)
+		}
+	}
+}
+
+func TestRescaleMovesSourcePositions(t *testing.T) {
+	p := onePlan(2, &plan.Node{Name: "events", Kind: plan.Source, Impl: positionNode{}})
+	old := oldState(3, nil, func(i int) []byte { return appendSection(nil, sectionPosition, 0, []byte{byte('a' + i)}) })
+	got, err := Rescale(p, map[int]int{0: 3}, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, pos := restored(t, got, 0, 0); pos != "abc" {
+		t.Errorf("subtask 0 starts at %q, want abc", pos)
+	}
+	if _, pos := restored(t, got, 1, 0); pos != "" {
+		t.Errorf("subtask 1 starts at %q, want the empty position the source gave it", pos)
+	}
+}
+
+func TestRescaleRefusesWhatCannotMove(t *testing.T) {
+	inflight := func(int) []byte {
+		return appendSection(nil, sectionChannels, 0, encodeBuffers([]*exchange.Buffer{{B: []byte{1}, N: 1}}))
+	}
+	for _, c := range []struct {
+		name string
+		p    *plan.Plan
+		old  map[dataflow.SubtaskID][]byte
+		says string
+	}{
+		{"records in flight", onePlan(3, &plan.Node{Name: "count", Kind: plan.Operator, Impl: stateNode{how: ByKeyGroup}}), oldState(2, []int{0}, inflight),
+			`task "count" holds records in flight in the checkpoint (an unaligned checkpoint), which belong to channels of parallelism 2: restore it at the parallelism it was taken with`},
+		{"state that cannot move", onePlan(3, &plan.Node{Name: "count", Kind: plan.Operator, Impl: stateNode{}}), oldState(2, []int{0}, nil),
+			`operator "count" holds state that cannot move to another parallelism: restore task "count" with parallelism 2`},
+		{"a source that cannot move", onePlan(3, &plan.Node{Name: "events", Kind: plan.Source, Impl: stateNode{}}), oldState(2, nil, nil),
+			`source "events" cannot move its positions to another parallelism: restore it with parallelism 2`},
+	} {
+		_, err := Rescale(c.p, map[int]int{0: 2}, c.old)
+		if err == nil || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.says)
+		}
+	}
+}
+
+// A new subtask takes the lowest input and output watermarks of the old
+// subtasks, with each of its channels active at that input watermark.
+func TestRescaleTakesTheLowestWatermarks(t *testing.T) {
+	up := &plan.Vertex{ID: 1, Parallelism: 3}
+	p := onePlan(2, &plan.Node{Name: "count", Kind: plan.Operator, Impl: stateNode{how: ByKeyGroup}})
+	p.Vertices[0].Inputs = []*plan.PhysicalEdge{{Source: up, Partitioning: plan.Hash}}
+	was := map[int]int{0: 3}
+	wms := []int64{50, 30, 40}
+	old := oldState(3, []int{0}, func(i int) []byte {
+		return appendSection(nil, sectionWatermarks, 0, appendWatermarks(nil, &input.Watermarks{Input: wms[i],
+			Channels: []input.ChannelMark{{Watermark: wms[i]}, {Watermark: wms[i] + 5, State: input.ChanIdle}}}, wms[i]-1))
+	})
+	p.Vertices = p.Vertices[:1]
+	got, err := Rescale(p, was, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range 2 {
+		snap, err := decodeSubtaskSnapshot(got[dataflow.SubtaskID{Subtask: j}])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := appendWatermarks(nil, &input.Watermarks{Input: 30, Channels: []input.ChannelMark{{Watermark: 30}, {Watermark: 30}, {Watermark: 30}}}, 29)
+		if string(snap.wms) != string(want) {
+			t.Errorf("subtask %d restores watermarks %x, want %x", j, snap.wms, want)
+		}
+	}
+}
