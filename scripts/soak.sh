@@ -23,7 +23,7 @@
 # job's guarantee. A hang is a run still going after TIMEOUT seconds.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-parts=${1:-oracle run cluster coordinators}
+parts=${*:-oracle run cluster coordinators}
 schedules=${SCHEDULES:-200}; seeds=${SEEDS:-50}; limit=${TIMEOUT:-300}; first=${FIRST:-1}
 last=$((first + seeds - 1))
 tmp=$(mktemp -d)
