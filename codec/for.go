@@ -194,3 +194,10 @@ func (c *escapingCodec[T]) Decode(src []byte, v *T) (int, error) {
 	}
 	return n, nil
 }
+
+func (c *structCodec[T]) Schema() Schema                      { return schemaOf(c.pl) }
+func (c *structCodec[T]) Reader(w Schema) (Codec[T], error)   { return readerOf[T](c, w) }
+func (c *valueCodec[T]) Schema() Schema                       { return schemaOf(c.pl) }
+func (c *valueCodec[T]) Reader(w Schema) (Codec[T], error)    { return readerOf[T](c, w) }
+func (c *escapingCodec[T]) Schema() Schema                    { return schemaOf(c.pl) }
+func (c *escapingCodec[T]) Reader(w Schema) (Codec[T], error) { return readerOf[T](c, w) }
