@@ -400,14 +400,18 @@ func (s Schema) String() string {
 
 // MapSchema returns the schema of a map encoded as the codec package
 // encodes maps (an entry count, then keys and values), with keys and values
-// of the given schemas; the zero Schema if either is zero. Codecs that
-// encode maps their own way, entries unsorted for example, describe
-// themselves with it.
+// of the given schemas. Codecs that encode maps their own way, entries
+// unsorted for example, describe themselves with it. A zero key or value
+// schema (a codec without one) stands for a type that encodes itself: its
+// codec reads what it reads.
 func MapSchema(key, value Schema) Schema {
-	if key.IsZero() || value.IsZero() {
-		return Schema{}
+	opaque := func(s Schema) *snode {
+		if s.root == nil {
+			return &snode{kind: sCustom, min: 1}
+		}
+		return s.root
 	}
-	n := &snode{kind: sMap, key: key.root, elem: value.root, min: 1}
+	n := &snode{kind: sMap, key: opaque(key), elem: opaque(value), min: 1}
 	return Schema{enc: string(encodeSchema(nil, n)), root: n}
 }
 

@@ -11,9 +11,10 @@ import (
 // MapCodec encodes a map as a count followed by its entries in iteration
 // order. Unlike codec.For's map codec it does not sort the entries (state
 // snapshots need no canonical form), which makes large maps several times
-// cheaper to snapshot. Its schema is codec.For's for the same map type
-// when key and value have one (codec.Evolvable); it reads maps written
-// under an earlier schema through their Readers.
+// cheaper to snapshot. Its schema is codec.For's for the same map type,
+// with a key or value codec without a schema (not codec.Evolvable)
+// standing for a self-encoding type; it reads maps written under an
+// earlier schema through the key's and value's Readers.
 func MapCodec[K comparable, V any](key codec.Codec[K], value codec.Codec[V]) codec.Codec[map[K]V] {
 	return mapCodec[K, V]{key, value}
 }

@@ -191,3 +191,29 @@ func TestTimerKeysMustKeepTheirSchema(t *testing.T) {
 		t.Fatalf("restoring int64 timer keys as strings: %v", err)
 	}
 }
+
+func TestMapValuesEvolveBehindAKeyCodecWithoutASchema(t *testing.T) {
+	type accV1 struct{ Sum int32 }
+	type accV2 struct {
+		N   int
+		Sum int64
+	}
+	keys := opaque[string]{codec.String()}
+	b := NewBackend(0, 1, 1)
+	tb, err := Register(b, "buckets", TableOptions[int64, map[string]accV1]{Key: codec.Int64(), Value: MapCodec[string](keys, codec.MustFor[accV1]())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb.Put(0, 10, map[string]accV1{"a": {1}})
+	r := NewBackend(0, 1, 1)
+	if err := r.Restore(b.Snapshot()()); err != nil {
+		t.Fatal(err)
+	}
+	rt, err := Register(r, "buckets", TableOptions[int64, map[string]accV2]{Key: codec.Int64(), Value: MapCodec[string](keys, codec.MustFor[accV2]())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := rt.Get(0, 10); !reflect.DeepEqual(got, map[string]accV2{"a": {Sum: 1}}) {
+		t.Fatalf("restored %v", got)
+	}
+}
