@@ -54,11 +54,12 @@ type convPair struct {
 type convBuilder struct {
 	memo  map[convPair]*conv
 	rmemo map[*plan]*snode // the reader's schema nodes
+	root  string           // the path of the reader's type
 }
 
-func newConv(w *snode, r *plan, path string) (*conv, error) {
-	b := convBuilder{memo: map[convPair]*conv{}, rmemo: map[*plan]*snode{}}
-	return b.build(w, r, path)
+func newConv(w *snode, r *plan, root string) (*conv, error) {
+	b := convBuilder{memo: map[convPair]*conv{}, rmemo: map[*plan]*snode{}, root: root}
+	return b.build(w, r, root)
 }
 
 func (b *convBuilder) build(w *snode, r *plan, path string) (*conv, error) {
@@ -73,7 +74,7 @@ func (b *convBuilder) build(w *snode, r *plan, path string) (*conv, error) {
 	}
 	rk := kindOfOp[r.op]
 	incompatible := func() error {
-		return &SchemaError{Path: path, Was: describe(w, 1), Now: r.typ.String()}
+		return &SchemaError{Path: path, Was: describe(w, -1), Now: r.typ.String(), field: path != b.root}
 	}
 	switch {
 	case rk == sCustom && w.kind == sCustom:
@@ -146,7 +147,7 @@ func (b *convBuilder) fields(c *conv, path string) error {
 		i, ok := byName[wf.name]
 		if !ok {
 			if !skippable(wf.typ, map[*snode]bool{}) {
-				return &SchemaError{Path: path + "." + wf.name, Reason: "was removed, but its value encodes itself (codec.Marshaler) and cannot be skipped without its codec; keep the field until no stored value holds it"}
+				return &SchemaError{Path: path + "." + wf.name, field: true, Reason: "was removed, but its value encodes itself (codec.Marshaler) and cannot be skipped without its codec; keep the field until no stored value holds it"}
 			}
 			c.fields = append(c.fields, convField{skip: wf.typ, name: wf.name})
 			continue
@@ -356,7 +357,10 @@ func decodeConvMap(src []byte, c *conv, p unsafe.Pointer) (int, error) {
 // skipValue returns the length of the encoding of a value of schema n at
 // the start of src, checking it as a decoder would. n is skippable.
 func skipValue(src []byte, n *snode) (int, error) {
-	what := describe(n, 0)
+	if n.min == 0 {
+		return 0, nil // an encoding that is always empty
+	}
+	what := describe(n, 1)
 	switch n.kind {
 	case sBool:
 		var b bool

@@ -311,3 +311,52 @@ func TestASchemaReadsBackAndDescribesItself(t *testing.T) {
 		t.Errorf("MapSchema(string, int64) = %v differs from the schema of map[string]int64", m)
 	}
 }
+
+// FuzzReaderOfAnySchema reads arbitrary schemas and, for those a reader
+// accepts, arbitrary input: neither may panic, and a decoding error must
+// wrap ErrCorrupt.
+func FuzzReaderOfAnySchema(f *testing.F) {
+	for _, s := range []codec.Schema{
+		codec.MustFor[nestV1]().(codec.Evolvable[nestV1]).Schema(),
+		codec.MustFor[dropV1]().(codec.Evolvable[dropV1]).Schema(),
+		codec.MustFor[tree]().(codec.Evolvable[tree]).Schema(),
+	} {
+		f.Add(s.Append(nil), codec.MustFor[nestV1]().Append(nil, nestV1{List: []innerV1{{1, "a"}}}))
+	}
+	f.Fuzz(func(t *testing.T, schema, data []byte) {
+		s, err := codec.ParseSchema(schema)
+		if err != nil {
+			if !errors.Is(err, codec.ErrCorrupt) {
+				t.Fatalf("ParseSchema: %v does not wrap ErrCorrupt", err)
+			}
+			return
+		}
+		_ = s.String()
+		try := func(decode func() error) {
+			if err := decode(); err != nil && !errors.Is(err, codec.ErrCorrupt) {
+				t.Fatalf("decoding under %v: %v does not wrap ErrCorrupt", s, err)
+			}
+		}
+		if r, err := codec.MustFor[nestV2]().(codec.Evolvable[nestV2]).Reader(s); err == nil {
+			try(func() error { var v nestV2; _, err := r.Decode(data, &v); return err })
+		}
+		if r, err := codec.MustFor[treeV2]().(codec.Evolvable[treeV2]).Reader(s); err == nil {
+			try(func() error { var v treeV2; _, err := r.Decode(data, &v); return err })
+		}
+		if r, err := codec.MustFor[dropV2]().(codec.Evolvable[dropV2]).Reader(s); err == nil {
+			try(func() error { var v dropV2; _, err := r.Decode(data, &v); return err })
+		}
+	})
+}
+
+func TestParseSchemaRejectsATypeThatContainsItselfInline(t *testing.T) {
+	// A struct whose only field is the struct itself: sStruct, one field
+	// "X" of sRef 0. No Go type is like that; skipping a value would not end.
+	if _, err := codec.ParseSchema([]byte{1, 16, 1, 1, 'X', 22, 0}); !errors.Is(err, codec.ErrCorrupt) {
+		t.Fatalf("ParseSchema of an infinite struct: %v", err)
+	}
+	// Through a slice it is a tree.
+	if _, err := codec.ParseSchema([]byte{1, 16, 1, 1, 'X', 17, 22, 0}); err != nil {
+		t.Fatalf("ParseSchema of a tree: %v", err)
+	}
+}

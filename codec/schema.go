@@ -76,12 +76,14 @@ type SchemaError struct {
 	Was, Now string
 	// Reason, when set, replaces the default explanation.
 	Reason string
+
+	field bool // Path goes into the type: a field, element, key or value
 }
 
 func (e *SchemaError) Error() string {
 	var b strings.Builder
 	b.WriteString("codec: ")
-	if strings.ContainsAny(e.Path, ".[") {
+	if e.field {
 		b.WriteString("field ")
 	}
 	b.WriteString(e.Path)
@@ -256,8 +258,39 @@ func ParseSchema(src []byte) (Schema, error) {
 	if p.off != len(src) {
 		return Schema{}, corrupt("schema", "trailing bytes")
 	}
-	computeMin(root, map[*snode]bool{})
+	// A value of a type that contains itself other than through a slice,
+	// map or pointer would be infinite: no Go type does.
+	inline := map[*snode]uint8{}
+	for _, n := range p.nodes {
+		if !finite(n, inline) {
+			return Schema{}, corrupt("schema", "a type contains itself other than through a slice, map or pointer")
+		}
+	}
+	computeMin(root, map[*snode]uint8{})
 	return Schema{enc: string(src), root: root}, nil
+}
+
+// finite reports whether no cycle of struct fields and array elements
+// reaches n. state marks nodes being checked (1) and checked (2).
+func finite(n *snode, state map[*snode]uint8) bool {
+	switch state[n] {
+	case 1:
+		return false
+	case 2:
+		return true
+	}
+	state[n] = 1
+	ok := true
+	switch n.kind {
+	case sStruct:
+		for _, f := range n.fields {
+			ok = ok && finite(f.typ, state)
+		}
+	case sArray:
+		ok = n.n == 0 || finite(n.elem, state)
+	}
+	state[n] = 2
+	return ok
 }
 
 type schemaParser struct {
@@ -346,13 +379,21 @@ func (p *schemaParser) node(depth int) (*snode, error) {
 	return n, nil
 }
 
-// computeMin sets min on a parsed schema as the builder sets plan.min: a
-// node met again while its own min is computed counts 0.
-func computeMin(n *snode, busy map[*snode]bool) int {
-	if busy[n] || n.min > 0 {
+// maxMin bounds min on parsed schemas, which may describe arrays larger
+// than memory: no input is that long.
+const maxMin = 1 << 48
+
+// computeMin sets min on a parsed schema as the builder sets plan.min, so
+// that min is 0 only for encodings that are always empty. Only slices,
+// maps and pointers lead back to a node being computed (see finite), and
+// they set their own min first. state marks nodes being computed (1) and
+// computed (2).
+func computeMin(n *snode, state map[*snode]uint8) int {
+	if state[n] != 0 {
 		return n.min
 	}
-	busy[n] = true
+	state[n] = 1
+	defer func() { state[n] = 2 }()
 	switch n.kind {
 	case sFloat32:
 		n.min = 4
@@ -361,18 +402,20 @@ func computeMin(n *snode, busy map[*snode]bool) int {
 	case sByteArray:
 		n.min = n.n
 	case sArray:
-		n.min = n.n * computeMin(n.elem, busy)
+		if m := computeMin(n.elem, state); m > 0 {
+			n.min = min(n.n, maxMin/m) * m
+		}
 	case sStruct:
 		for _, f := range n.fields {
-			n.min += computeMin(f.typ, busy)
+			n.min = min(n.min+computeMin(f.typ, state), maxMin)
 		}
 	case sSlice, sPtr:
-		computeMin(n.elem, busy)
 		n.min = 1
+		computeMin(n.elem, state)
 	case sMap:
-		computeMin(n.key, busy)
-		computeMin(n.elem, busy)
 		n.min = 1
+		computeMin(n.key, state)
+		computeMin(n.elem, state)
 	default:
 		n.min = 1
 	}
@@ -426,43 +469,73 @@ func (s Schema) MapParts() (key, value Schema, ok bool) {
 }
 
 // describe names the encoding of n for messages; depth limits how many
-// levels of struct fields are spelled out (negative: three).
+// levels of nesting are spelled out (negative: three), and at most
+// describeNodes nodes are, so that recursive and repetitive schemas end.
 func describe(n *snode, depth int) string {
 	if depth < 0 {
 		depth = 3
 	}
+	d := describer{left: describeNodes}
+	d.node(n, depth)
+	return d.b.String()
+}
+
+const describeNodes = 64
+
+type describer struct {
+	b    strings.Builder
+	left int
+}
+
+func (d *describer) node(n *snode, depth int) {
+	if n.kind >= sStruct && n.kind <= sPtr && (depth == 0 || d.left <= 0) {
+		if n.kind == sStruct {
+			d.b.WriteString("struct{…}")
+		} else {
+			d.b.WriteString("…")
+		}
+		return
+	}
+	d.left--
 	switch n.kind {
 	case sByteArray:
-		return "[" + strconv.Itoa(n.n) + "]byte"
+		d.b.WriteString("[" + strconv.Itoa(n.n) + "]byte")
 	case sArray:
-		return "[" + strconv.Itoa(n.n) + "]" + describe(n.elem, depth)
+		d.b.WriteString("[" + strconv.Itoa(n.n) + "]")
+		d.node(n.elem, depth-1)
 	case sSlice:
-		return "[]" + describe(n.elem, depth)
+		d.b.WriteString("[]")
+		d.node(n.elem, depth-1)
 	case sPtr:
-		return "*" + describe(n.elem, depth)
+		d.b.WriteString("*")
+		d.node(n.elem, depth-1)
 	case sMap:
-		return "map[" + describe(n.key, depth) + "]" + describe(n.elem, depth)
+		d.b.WriteString("map[")
+		d.node(n.key, depth-1)
+		d.b.WriteString("]")
+		d.node(n.elem, depth-1)
 	case sStruct:
-		if depth == 0 {
-			return "struct{…}"
-		}
-		var b strings.Builder
-		b.WriteString("struct{")
+		d.b.WriteString("struct{")
 		for i, f := range n.fields {
 			if i > 0 {
-				b.WriteString("; ")
+				d.b.WriteString("; ")
 			}
-			b.WriteString(f.name)
-			b.WriteString(" ")
-			b.WriteString(describe(f.typ, depth-1))
+			if d.left <= 0 {
+				d.b.WriteString("…")
+				break
+			}
+			d.b.WriteString(f.name)
+			d.b.WriteString(" ")
+			d.node(f.typ, depth-1)
 		}
-		b.WriteString("}")
-		return b.String()
+		d.b.WriteString("}")
+	default:
+		if int(n.kind) < len(kindNames) && kindNames[n.kind] != "" {
+			d.b.WriteString(kindNames[n.kind])
+		} else {
+			d.b.WriteString("kind " + strconv.Itoa(int(n.kind)))
+		}
 	}
-	if int(n.kind) < len(kindNames) && kindNames[n.kind] != "" {
-		return kindNames[n.kind]
-	}
-	return "kind " + strconv.Itoa(int(n.kind))
 }
 
 // schemaFor returns the schema of T's plan, or the zero Schema if T has
