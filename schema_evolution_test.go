@@ -64,10 +64,9 @@ func (s *cutSource) Open(_ context.Context, info connector.SubtaskInfo, pos conn
 }
 
 type cutReader struct {
-	s              *cutSource
-	sub            int
-	next, step     int64
-	readyAnnounced bool
+	s          *cutSource
+	sub        int
+	next, step int64
 }
 
 func (r *cutReader) Read(ctx context.Context, buf []reading) (int, error) {
@@ -99,8 +98,7 @@ func (r *cutReader) Position() connector.Position {
 		for _, c := range r.s.atCut {
 			done = done && c >= 2
 		}
-		if done && !r.readyAnnounced {
-			r.readyAnnounced = true
+		if done {
 			select {
 			case <-r.s.ready:
 			default:
@@ -178,6 +176,7 @@ func stepV2(t tallyV2, r reading) tallyV2 {
 
 func showV2(t tallyV2) string { return fmt.Sprintf("count %d sum %d max %d", t.Count, t.Sum, t.Max) }
 
+// aggV1 counts a window's readings and sums their values.
 type aggV1 struct{}
 
 func (aggV1) Create() accV1 { return accV1{} }
@@ -186,14 +185,16 @@ func (aggV1) Add(a accV1, r reading) accV1 {
 }
 func (aggV1) Merge(a, b accV1) accV1 { return accV1{N: a.N + b.N, Total: a.Total + b.Total} }
 func (aggV1) Result(a accV1) string  { return fmt.Sprint(a.N) }
-func (aggV2) Create() accV2          { return accV2{} }
+
+// aggV2 also keeps the smallest value.
+type aggV2 struct{}
+
+func (aggV2) Create() accV2                { return accV2{} }
+func (aggV2) Add(a accV2, r reading) accV2 { return addV2(a, r) }
 func (aggV2) Merge(a, b accV2) accV2 {
 	return accV2{N: a.N + b.N, Total: a.Total + b.Total, Min: min(a.Min, b.Min)}
 }
-func (aggV2) Result(a accV2) string        { return fmt.Sprintf("n %d total %g min %d", a.N, a.Total, a.Min) }
-func (aggV2) Add(a accV2, r reading) accV2 { return addV2(a, r) }
-
-type aggV2 struct{}
+func (aggV2) Result(a accV2) string { return fmt.Sprintf("n %d total %g min %d", a.N, a.Total, a.Min) }
 
 func addV2(a accV2, r reading) accV2 {
 	if a.N == 0 || r.Value < a.Min {
@@ -312,7 +313,6 @@ func TestARestoreIntoChangedStateTypesMigratesTheState(t *testing.T) {
 	if len(badTallies.recs) > 0 {
 		t.Errorf("the refused version output %d records", len(badTallies.recs))
 	}
-
 
 	// Version B restores the same checkpoint, converting its state.
 	src := newCutSource(evolveRecords, 2)
