@@ -166,3 +166,33 @@ func (durationCodec) Decode(src []byte, v *time.Duration) (int, error) {
 	*v = time.Duration(x)
 	return n, nil
 }
+
+// The built-in codecs are Evolvable: they encode as For's plans for their
+// types do.
+
+func (c int64Codec) Schema() Schema                            { return schemaFor[int64]() }
+func (c int64Codec) Reader(w Schema) (Codec[int64], error)     { return readerOf[int64](c, w) }
+func (c int32Codec) Schema() Schema                            { return schemaFor[int32]() }
+func (c int32Codec) Reader(w Schema) (Codec[int32], error)     { return readerOf[int32](c, w) }
+func (c intCodec) Schema() Schema                              { return schemaFor[int]() }
+func (c intCodec) Reader(w Schema) (Codec[int], error)         { return readerOf[int](c, w) }
+func (c uint64Codec) Schema() Schema                           { return schemaFor[uint64]() }
+func (c uint64Codec) Reader(w Schema) (Codec[uint64], error)   { return readerOf[uint64](c, w) }
+func (c uint32Codec) Schema() Schema                           { return schemaFor[uint32]() }
+func (c uint32Codec) Reader(w Schema) (Codec[uint32], error)   { return readerOf[uint32](c, w) }
+func (c float64Codec) Schema() Schema                          { return schemaFor[float64]() }
+func (c float64Codec) Reader(w Schema) (Codec[float64], error) { return readerOf[float64](c, w) }
+func (c float32Codec) Schema() Schema                          { return schemaFor[float32]() }
+func (c float32Codec) Reader(w Schema) (Codec[float32], error) { return readerOf[float32](c, w) }
+func (c boolCodec) Schema() Schema                             { return schemaFor[bool]() }
+func (c boolCodec) Reader(w Schema) (Codec[bool], error)       { return readerOf[bool](c, w) }
+func (c stringCodec) Schema() Schema                           { return schemaFor[string]() }
+func (c stringCodec) Reader(w Schema) (Codec[string], error)   { return readerOf[string](c, w) }
+func (c bytesCodec) Schema() Schema                            { return schemaFor[[]byte]() }
+func (c bytesCodec) Reader(w Schema) (Codec[[]byte], error)    { return readerOf[[]byte](c, w) }
+func (c timeCodec) Schema() Schema                             { return schemaFor[time.Time]() }
+func (c timeCodec) Reader(w Schema) (Codec[time.Time], error)  { return readerOf[time.Time](c, w) }
+func (c durationCodec) Schema() Schema                         { return schemaFor[time.Duration]() }
+func (c durationCodec) Reader(w Schema) (Codec[time.Duration], error) {
+	return readerOf[time.Duration](c, w)
+}

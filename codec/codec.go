@@ -39,6 +39,16 @@
 // followed by Append reproduces the bytes consumed (unless a type that encodes
 // itself breaks this rule).
 //
+// # Schemas
+//
+// The codecs For builds, and the built-in ones, are Evolvable: each
+// describes its encoding with a Schema, and reads values written under an
+// earlier schema of its type through the codec its Reader returns (fields
+// matched by name, added fields set to their zero value or declared
+// default, removed fields skipped, integers and floats widened). weir
+// records the schemas of the types it keeps in state with every
+// checkpoint, so that a new version of a job restores its old state.
+//
 // JSON provides an encoding/json based Codec for connectors.
 package codec
 

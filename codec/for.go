@@ -28,7 +28,11 @@ type forEntry struct {
 //   - structs: their exported fields in declaration order. A field tagged
 //     `codec:"-"` is skipped (and zeroed by Decode); blank (_) fields are
 //     ignored; an embedded struct of unexported type counts as exported;
-//     any other unexported field is an error;
+//     any other unexported field is an error. A field tagged
+//     `codec:"default=VALUE"` (a bool, an integer in Go syntax, a float,
+//     a string or a time.Duration as time.ParseDuration reads it) takes
+//     VALUE when read from an earlier schema without it (see Evolvable);
+//     a VALUE that does not parse as the field's type is an error;
 //   - slices, arrays, maps and pointers of supported types (recursive
 //     types are fine; cyclic values are not and overflow the stack);
 //   - types T where *T implements Unmarshaler and T or *T Marshaler,
@@ -40,6 +44,8 @@ type forEntry struct {
 // found, for example
 //
 //	codec: no codec for field Order.Meta.Done of type chan int
+//
+// The returned codec implements Evolvable.
 //
 // The returned codec works on raw memory through per-type tables built
 // once, with no reflection for structs, slices, arrays and pointers. Append
@@ -194,3 +200,10 @@ func (c *escapingCodec[T]) Decode(src []byte, v *T) (int, error) {
 	}
 	return n, nil
 }
+
+func (c *structCodec[T]) Schema() Schema                      { return schemaOf(c.pl) }
+func (c *structCodec[T]) Reader(w Schema) (Codec[T], error)   { return readerOf[T](c, w) }
+func (c *valueCodec[T]) Schema() Schema                       { return schemaOf(c.pl) }
+func (c *valueCodec[T]) Reader(w Schema) (Codec[T], error)    { return readerOf[T](c, w) }
+func (c *escapingCodec[T]) Schema() Schema                    { return schemaOf(c.pl) }
+func (c *escapingCodec[T]) Reader(w Schema) (Codec[T], error) { return readerOf[T](c, w) }

@@ -2,6 +2,7 @@ package codec
 
 import (
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -38,6 +39,10 @@ type field struct {
 	off  uintptr
 	pl   *plan        // nil for skipped fields
 	typ  reflect.Type // field type
+	// def is the encoding of the field's declared default
+	// (`codec:"default=VALUE"`), which a reader of an older schema without
+	// the field decodes into it; nil for none (the zero value).
+	def []byte
 }
 
 // opKind selects the encoder and decoder of a plan.
@@ -284,6 +289,8 @@ func (b *builder) fillMap(p *plan, path string, inField bool) error {
 // whose type is unexported counts as exported, as with encoding/json; its
 // own fields must still be exported. Blank (_) fields are ignored; fields
 // tagged `codec:"-"` are skipped when encoding and zeroed when decoding.
+// A field tagged `codec:"default=VALUE"` keeps VALUE (see encodeDefault)
+// for readers of schemas without it.
 func (b *builder) fillStruct(p *plan, path string) error {
 	t := p.typ
 	p.op = opStruct
@@ -293,7 +300,8 @@ func (b *builder) fillStruct(p *plan, path string) error {
 			continue
 		}
 		fpath := path + "." + f.Name
-		if f.Tag.Get("codec") == "-" {
+		tag := f.Tag.Get("codec")
+		if tag == "-" {
 			p.skipped = append(p.skipped, field{name: f.Name, off: f.Offset, typ: f.Type})
 			continue
 		}
@@ -304,7 +312,13 @@ func (b *builder) fillStruct(p *plan, path string) error {
 		if err != nil {
 			return err
 		}
-		p.fields = append(p.fields, field{name: f.Name, off: f.Offset, pl: fp, typ: f.Type})
+		var def []byte
+		if v, ok := strings.CutPrefix(tag, "default="); ok {
+			if def, err = encodeDefault(fp, v); err != nil {
+				return &UnsupportedTypeError{Root: b.root, Type: f.Type, Path: fpath, Reason: err.Error()}
+			}
+		}
+		p.fields = append(p.fields, field{name: f.Name, off: f.Offset, pl: fp, typ: f.Type, def: def})
 		p.min += fp.min
 		p.inlineCustom = p.inlineCustom || fp.inlineCustom
 	}

@@ -3,6 +3,7 @@ package state
 import (
 	"encoding/binary"
 	"fmt"
+	"reflect"
 
 	"github.com/weir-stream/weir/codec"
 )
@@ -10,7 +11,10 @@ import (
 // MapCodec encodes a map as a count followed by its entries in iteration
 // order. Unlike codec.For's map codec it does not sort the entries (state
 // snapshots need no canonical form), which makes large maps several times
-// cheaper to snapshot.
+// cheaper to snapshot. Its schema is codec.For's for the same map type,
+// with a key or value codec without a schema (not codec.Evolvable)
+// standing for a self-encoding type; it reads maps written under an
+// earlier schema through the key's and value's Readers.
 func MapCodec[K comparable, V any](key codec.Codec[K], value codec.Codec[V]) codec.Codec[map[K]V] {
 	return mapCodec[K, V]{key, value}
 }
@@ -57,4 +61,27 @@ func (c mapCodec[K, V]) Decode(src []byte, m *map[K]V) (int, error) {
 	}
 	*m = out
 	return off, nil
+}
+
+func (c mapCodec[K, V]) Schema() codec.Schema {
+	return codec.MapSchema(schemaOf(c.key), schemaOf(c.value))
+}
+
+func (c mapCodec[K, V]) Reader(w codec.Schema) (codec.Codec[map[K]V], error) {
+	if w.IsZero() || w.Equal(c.Schema()) {
+		return c, nil
+	}
+	wk, wv, ok := w.MapParts()
+	if !ok {
+		return nil, &codec.SchemaError{Path: reflect.TypeFor[map[K]V]().String(), Was: w.String(), Now: reflect.TypeFor[map[K]V]().String()}
+	}
+	kc, err := readerFor(c.key, wk)
+	if err != nil {
+		return nil, err
+	}
+	vc, err := readerFor(c.value, wv)
+	if err != nil {
+		return nil, err
+	}
+	return mapCodec[K, V]{kc, vc}, nil
 }

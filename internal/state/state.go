@@ -27,9 +27,11 @@
 package state
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/weir-stream/weir/codec"
 )
@@ -53,6 +55,13 @@ type part interface {
 	// encodes them (appending to dst). It is called on the owner goroutine;
 	// the returned function may run on another.
 	freeze() func(dst []byte) []byte
+}
+
+// schemaPart is a part that records the schemas of its keys and values
+// (see schema.go).
+type schemaPart interface {
+	// schema returns the encoded partSchema; nil when there is none.
+	schema() []byte
 }
 
 // NewBackend returns an empty backend for an operator instance owning key
@@ -90,8 +99,14 @@ func (b *Backend) Snapshot() func() []byte {
 	b.epoch++
 	encs := make([]func([]byte) []byte, len(b.order))
 	names := append([]string(nil), b.order...)
+	schemas := map[string][]byte{}
 	for i, n := range names {
 		encs[i] = b.parts[n].freeze()
+		if sp, ok := b.parts[n].(schemaPart); ok {
+			if s := sp.schema(); len(s) > 0 {
+				schemas[n] = s
+			}
+		}
 	}
 	// Sections restored but not claimed by any registration (state an
 	// operator has not touched yet since the restore) are carried over.
@@ -100,12 +115,17 @@ func (b *Backend) Snapshot() func() []byte {
 		carried[n] = d
 	}
 	return func() []byte {
-		out := binary.AppendUvarint(nil, uint64(len(names)+len(carried)))
+		out := binary.AppendUvarint(nil, uint64(len(names)+len(schemas)+len(carried)))
 		for i, n := range names {
 			out = appendString(out, n)
 			body := encs[i](nil)
 			out = binary.AppendUvarint(out, uint64(len(body)))
 			out = append(out, body...)
+			if s, ok := schemas[n]; ok {
+				out = appendString(out, schemaPrefix+n)
+				out = binary.AppendUvarint(out, uint64(len(s)))
+				out = append(out, s...)
+			}
 		}
 		cn := make([]string, 0, len(carried))
 		for n := range carried {
@@ -124,7 +144,9 @@ func (b *Backend) Snapshot() func() []byte {
 // Restore loads snapshots taken by Snapshot. Each part takes its section
 // when it is registered. Several snapshots (from different old subtasks)
 // may be given: keyed entries are filtered to this backend's key groups,
-// which is how keyed state moves when parallelism changes.
+// which is how keyed state moves when parallelism changes. The sections
+// recording parts' schemas (schema.go) are not concatenated: the
+// snapshots must agree on them.
 func (b *Backend) Restore(snapshots ...[]byte) error {
 	if b.restored == nil {
 		b.restored = map[string][]byte{}
@@ -147,9 +169,18 @@ func (b *Backend) Restore(snapshots ...[]byte) error {
 			if k <= 0 || uint64(len(rest)-k) < l {
 				return fmt.Errorf("state: section %q is truncated: %w", name, codec.ErrCorrupt)
 			}
-			if prev, ok := b.restored[name]; ok {
+			prev, ok := b.restored[name]
+			switch {
+			case ok && strings.HasPrefix(name, schemaPrefix):
+				// Every subtask of a checkpoint records the same
+				// schemas; the entries of one part cannot be read
+				// under two.
+				if !bytes.Equal(prev, rest[k:k+int(l)]) {
+					return fmt.Errorf("state %q: the snapshots record different schemas for it: %w", strings.TrimPrefix(name, schemaPrefix), codec.ErrCorrupt)
+				}
+			case ok:
 				b.restored[name] = append(prev[:len(prev):len(prev)], rest[k:k+int(l)]...)
-			} else {
+			default:
 				b.restored[name] = rest[k : k+int(l)] // read, not kept: no copy
 			}
 			data = rest[k+int(l):]

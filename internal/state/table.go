@@ -28,12 +28,17 @@ type Table[K comparable, V any] struct {
 	keyGroup func(K) int // nil: no check of restored keys
 	sharded  bool        // one shard per key group owned (else one shard, key group 0)
 	clone    func(V) V
-	inPlace  bool // encoded at freeze: values may change in place (TableOptions.InPlace)
+	inPlace  bool   // encoded at freeze: values may change in place (TableOptions.InPlace)
+	schemas  []byte // the encoded partSchema of key and value, recorded with snapshots
 }
 
 // TableOptions describe a table's types and layout.
 type TableOptions[K comparable, V any] struct {
-	// Key and Value encode entries in snapshots.
+	// Key and Value encode entries in snapshots. A snapshot records
+	// their schemas when they have one (codec.Evolvable); a restore then
+	// reads values of an earlier schema through Value's Reader, and fails
+	// with an error wrapping codec.ErrIncompatible when Value cannot
+	// convert them or the keys' schema changed (see schema.go).
 	Key   codec.Codec[K]
 	Value codec.Codec[V]
 	// KeyGroup returns a key's key group; nil for an unsharded table.
@@ -58,7 +63,9 @@ type TableOptions[K comparable, V any] struct {
 
 // Register returns the table named name, creating it on first use and
 // filling it from a restored snapshot. It fails when the name is taken by
-// state of other types, or when the codecs are missing.
+// state of other types, when the codecs are missing, or when the restored
+// entries were written under schemas the codecs cannot read (an error
+// wrapping codec.ErrIncompatible).
 func Register[K comparable, V any](b *Backend, name string, o TableOptions[K, V]) (*Table[K, V], error) {
 	if p, ok := b.parts[name]; ok {
 		t, ok := p.(*Table[K, V])
@@ -77,12 +84,20 @@ func Register[K comparable, V any](b *Backend, name string, o TableOptions[K, V]
 	}
 	t := &Table[K, V]{name: name, b: b, shards: make([]map[K]V, n), frozen: make([]bool, n),
 		owned: make([]map[K]struct{}, n), key: o.Key, value: o.Value, keyGroup: o.KeyGroup, sharded: sharded, clone: o.Clone,
-		inPlace: o.InPlace}
+		inPlace: o.InPlace, schemas: partSchema{schemaOf(o.Key), schemaOf(o.Value)}.encode()}
 	for i := range t.shards {
 		t.shards[i] = map[K]V{}
 	}
+	written, err := b.claimSchema(name)
+	if err != nil {
+		return nil, fmt.Errorf("restoring state %q: %w", name, err)
+	}
 	if data, ok := b.claim(name); ok {
-		if err := t.restore(data); err != nil {
+		kc, vc, err := readers(o.Key, o.Value, written)
+		if err == nil {
+			err = t.restore(data, kc, vc)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("restoring state %q: %w", name, err)
 		}
 	}
@@ -217,11 +232,13 @@ func (t *Table[K, V]) encode(dst []byte, shards []map[K]V) []byte {
 	return dst
 }
 
-// restore decodes entries, keeping those of the key groups this instance
-// owns. Snapshots hold entries key group by key group (freeze writes them
-// shard by shard), so the key-group check hashes the first key of each
-// run.
-func (t *Table[K, V]) restore(data []byte) error {
+func (t *Table[K, V]) schema() []byte { return t.schemas }
+
+// restore decodes entries with the codecs key and value, keeping those of
+// the key groups this instance owns. Snapshots hold entries key group by
+// key group (freeze writes them shard by shard), so the key-group check
+// hashes the first key of each run.
+func (t *Table[K, V]) restore(data []byte, key codec.Codec[K], value codec.Codec[V]) error {
 	checked := -1
 	// Decoded through an interface, a local key or value would escape:
 	// one of each, reused, saves two allocations per entry.
@@ -235,13 +252,13 @@ func (t *Table[K, V]) restore(data []byte) error {
 		}
 		data = data[n:]
 		*kp = zk
-		n, err := t.key.Decode(data, kp)
+		n, err := key.Decode(data, kp)
 		if err != nil {
 			return fmt.Errorf("key: %w", err)
 		}
 		data = data[n:]
 		*vp = zv
-		n, err = t.value.Decode(data, vp)
+		n, err = value.Decode(data, vp)
 		if err != nil {
 			return fmt.Errorf("value: %w", err)
 		}

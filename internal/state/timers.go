@@ -53,7 +53,14 @@ func RegisterTimers[K comparable](b *Backend, name string, key codec.Codec[K], k
 	if key == nil {
 		return nil, fmt.Errorf("timers %q: missing key codec", name)
 	}
-	t := &timerPart[K]{Timers: NewTimers[K](), key: key}
+	t := &timerPart[K]{Timers: NewTimers[K](), key: key, schemas: partSchema{key: schemaOf(key)}.encode()}
+	written, err := b.claimSchema(name)
+	if err == nil {
+		err = checkKeys(key, written.key)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("restoring timers %q: %w", name, err)
+	}
 	if data, ok := b.claim(name); ok {
 		for len(data) > 0 {
 			ts, n := binary.Varint(data)
@@ -82,8 +89,11 @@ func RegisterTimers[K comparable](b *Backend, name string, key codec.Codec[K], k
 // timerPart snapshots a timer set by copying its timers synchronously.
 type timerPart[K comparable] struct {
 	*Timers[K]
-	key codec.Codec[K]
+	key     codec.Codec[K]
+	schemas []byte // the encoded partSchema of the keys
 }
+
+func (t *timerPart[K]) schema() []byte { return t.schemas }
 
 func (t *timerPart[K]) freeze() func([]byte) []byte {
 	copied := make([]timer[K], 0, len(t.set))

@@ -2,6 +2,7 @@ package task
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"runtime/debug"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/backup"
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/determinant"
@@ -155,7 +157,13 @@ func (s *subtask) run() (err error) {
 	for i := len(s.ops) - 1; i >= 0; i-- {
 		if err := s.ops[i].Open(s.opCtx(i)); err != nil {
 			s.ops = s.ops[i+1:] // close only what was opened
-			return fmt.Errorf("opening %q: %w", s.v.Chain[i].Name, err)
+			err = fmt.Errorf("opening %q: %w", s.v.Chain[i].Name, err)
+			if errors.Is(err, codec.ErrIncompatible) {
+				// Restored state of a type changed incompatibly: every
+				// restart would meet it again.
+				err = Permanent(err)
+			}
+			return err
 		}
 	}
 	if s.restoredDone != nil {
