@@ -174,7 +174,9 @@ func TestOracleTwoInputJoin(t *testing.T) {
 			if v.g == weir.AtLeastOnce {
 				// The join's state can hold a record twice after a
 				// restore (weirtest.NothingLost).
-				o.Compare = func(ref []pair, got []weirtest.Written[pair], _ *weir.Report) error { return weirtest.NothingLost(ref, got) }
+				o.Compare = func(ref []pair, got []weirtest.Written[pair], _ *weir.Report) error {
+					return weirtest.NothingLost(ref, got)
+				}
 			}
 			res := weirtest.Check(t, joinJob, o)
 			report(t, res)
