@@ -336,6 +336,16 @@ type sliceHeader struct {
 // value passed to Append does not move it to the heap. It is safe only when
 // nothing retains p, or a pointer derived from it, after the call that
 // receives it returns; see valueCodec.
+//
+// Between the conversion to uintptr and back it must call nothing: p
+// usually points into the goroutine's stack, and a call can grow the
+// stack, which moves it and adjusts the pointers in it but not the
+// uintptr, so the result would point into the freed old stack. The race
+// detector's builds instrument pointer conversions with calls (checkptr)
+// and memory accesses (race), hence the two directives.
+//
+//go:nocheckptr
+//go:norace
 func noescape(p unsafe.Pointer) unsafe.Pointer {
 	x := uintptr(p)
 	return *(*unsafe.Pointer)(unsafe.Pointer(&x))
