@@ -203,14 +203,22 @@ func AtMost[T comparable](ref []T, got []Written[T]) error {
 // unexplained.
 func NothingLost[T comparable](ref []T, got []Written[T]) error {
 	want, have := counts(ref), counts(values(got))
-	for v, n := range want {
-		if have[v] < n {
-			return fmt.Errorf("%v appears %d times, want at least %d: records were lost", v, have[v], n)
-		}
+	if err := lost(want, have); err != nil {
+		return err
 	}
 	for v, n := range have {
 		if want[v] == 0 {
 			return fmt.Errorf("%v appears %d times, and not in the failure-free run", v, n)
+		}
+	}
+	return nil
+}
+
+// lost fails if a record of want appears in have fewer times.
+func lost[T comparable](want, have map[T]int) error {
+	for v, n := range want {
+		if have[v] < n {
+			return fmt.Errorf("%v appears %d times, want at least %d: records were lost", v, have[v], n)
 		}
 	}
 	return nil
@@ -222,10 +230,8 @@ func NothingLost[T comparable](ref []T, got []Written[T]) error {
 // restore from that checkpoint replays.
 func RolledBack[T comparable](ref []T, got []Written[T], rep *weir.Report) error {
 	want, have := counts(ref), counts(values(got))
-	for v, n := range want {
-		if have[v] < n {
-			return fmt.Errorf("%v appears %d times, want at least %d: records were lost", v, have[v], n)
-		}
+	if err := lost(want, have); err != nil {
+		return err
 	}
 	failed := len(rep.Recoveries) // attempts 0..failed-1 failed
 	legit := map[T]int{}

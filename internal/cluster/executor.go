@@ -522,10 +522,21 @@ func (x *remoteExecutor) broadcast(cmd *pb.Command) {
 func (x *remoteExecutor) command(id dataflow.SubtaskID, cmd *pb.Command) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if sh := x.where[id]; sh != nil && !sh.ended && sh.live {
-		cmd.Key = sh.key
-		sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: cmd}})
+	x.commandLocked(id, cmd)
+}
+
+// commandLocked is command with x.mu held; it returns the share the
+// command was posted to, or nil.
+func (x *remoteExecutor) commandLocked(id dataflow.SubtaskID, cmd *pb.Command) *share {
+	sh := x.where[id]
+	if sh == nil || sh.ended || !sh.live {
+		return nil
 	}
+	cmd.Key = sh.key
+	if !sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: cmd}}) {
+		return nil
+	}
+	return sh
 }
 
 // Kill fails the attempt as subtask id's failure (under upstream backup,

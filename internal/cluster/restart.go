@@ -131,12 +131,7 @@ func (x *remoteExecutor) Stop(ids []dataflow.SubtaskID) {
 	defer x.mu.Unlock()
 	for _, id := range ids {
 		delete(x.finished, id)
-		sh := x.where[id]
-		if sh == nil || sh.ended || !sh.live {
-			continue
-		}
-		cmd := &pb.Command{Key: sh.key, Kind: pb.Command_STOP, Subtasks: []*pb.SubtaskRef{ref(id)}}
-		if sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: cmd}}) {
+		if sh := x.commandLocked(id, &pb.Command{Kind: pb.Command_STOP, Subtasks: []*pb.SubtaskRef{ref(id)}}); sh != nil {
 			if sh.stopping == nil {
 				sh.stopping = map[dataflow.SubtaskID]int{}
 			}
