@@ -257,6 +257,14 @@ func WithOnStart(f func(RunStart) error) Option { return func(p *Pipeline) { p.c
 // _metadata file).
 func WithRestore(what string) Option { return func(p *Pipeline) { p.cfg.Restore = what } }
 
+// WithAllowNonRestoredState lets a restore drop the state of operators
+// the checkpoint or savepoint holds but the job no longer has (no
+// operator has their uid, see UID); without it such a restore fails
+// before any record is read, naming the operator.
+func WithAllowNonRestoredState() Option {
+	return func(p *Pipeline) { p.cfg.AllowNonRestoredState = true }
+}
+
 // DefaultStallTimeout is how long a job may make no progress before it
 // reports what it waits on and fails the attempt (WithStallTimeout).
 const DefaultStallTimeout = job.DefaultStallTimeout

@@ -13,6 +13,7 @@ type SourceOption[T any] func(*sourceConfig[T])
 
 type sourceConfig[T any] struct {
 	name        string
+	uid         string
 	parallelism int
 	ts          func(T) int64
 	delay       int64
@@ -34,6 +35,12 @@ func SourceName[T any](name string) SourceOption[T] {
 	return func(s *sourceConfig[T]) { s.name = name }
 }
 
+// SourceUID gives the source its identity across versions of the job,
+// the key of its positions in checkpoints and savepoints (see UID).
+func SourceUID[T any](uid string) SourceOption[T] {
+	return func(s *sourceConfig[T]) { s.uid = uid }
+}
+
 // SourceParallelism sets the source's number of subtasks.
 func SourceParallelism[T any](n int) SourceOption[T] {
 	return func(s *sourceConfig[T]) { s.parallelism = n }
@@ -50,6 +57,6 @@ func FromSource[T any](p *Pipeline, name string, src connector.Source[T], os ...
 	for _, o := range os {
 		o(s)
 	}
-	n := p.addNode(opConfig{name: s.name, parallelism: s.parallelism}, plan.Source, 1, source.New(src, s.ts, s.delay))
+	n := p.addNode(opConfig{name: s.name, uid: s.uid, parallelism: s.parallelism}, plan.Source, 1, source.New(src, s.ts, s.delay))
 	return newStream[T](p, n, 0)
 }

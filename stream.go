@@ -39,11 +39,24 @@ type OpOption func(*opConfig)
 
 type opConfig struct {
 	name        string
+	uid         string
 	parallelism int
 }
 
 // Name names an operator; names appear in plans, metrics and errors.
 func Name(name string) OpOption { return func(c *opConfig) { c.name = name } }
+
+// UID gives an operator its identity across versions of the job: the
+// key its state has in checkpoints and savepoints. A changed job (with
+// operators added, removed, renamed or chained differently) restores the
+// state of every operator whose uid it still has; a new operator starts
+// empty, and state of an operator the job no longer has fails the restore
+// unless it may be dropped (WithAllowNonRestoredState). Without UID an
+// operator's uid is its name, "name#2" and so on for later operators of
+// the same name, which adding an operator of that name earlier in the
+// job shifts; give stateful operators a UID before their first savepoint.
+// Uids must be unique within a job.
+func UID(uid string) OpOption { return func(c *opConfig) { c.uid = uid } }
 
 // Parallelism sets an operator's number of parallel subtasks.
 func Parallelism(n int) OpOption { return func(c *opConfig) { c.parallelism = n } }
@@ -58,7 +71,7 @@ func opts(def string, os []OpOption) opConfig {
 
 // addNode adds a node reading the given streams' outputs.
 func (p *Pipeline) addNode(c opConfig, kind plan.Kind, ports int, impl task.NodeImpl) *plan.Node {
-	return p.g.AddNode(&plan.Node{Name: c.name, Kind: kind, Parallelism: c.parallelism, Ports: ports, Impl: impl})
+	return p.g.AddNode(&plan.Node{Name: c.name, UID: c.uid, Kind: kind, Parallelism: c.parallelism, Ports: ports, Impl: impl})
 }
 
 // connect feeds s into input i of n.

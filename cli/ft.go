@@ -23,6 +23,7 @@ type ftFlags struct {
 	retained        int
 	stateDir        string
 	restore         string
+	allowDrop       bool
 	unaligned       bool
 	alignedTimeout  time.Duration
 	restart         string
@@ -51,6 +52,7 @@ func (f *ftFlags) define(fs *pflag.FlagSet) {
 	fs.IntVar(&f.retained, "retained-checkpoints", 3, "completed checkpoints kept in --state-dir")
 	fs.StringVar(&f.stateDir, "state-dir", "", "where checkpoints go: a directory, file:///path, or s3://bucket/prefix?endpoint=URL with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (default: in memory, which survives failures only within this process)")
 	fs.StringVar(&f.restore, "restore", "", `start from a checkpoint in --state-dir: "latest", or the path of a checkpoint directory or _metadata file; refused if --max-parallelism, the parallelism, the operators or the job's own flags differ from the checkpoint's`)
+	fs.BoolVar(&f.allowDrop, "allow-non-restored-state", false, "with --restore: drop the state of operators the checkpoint or savepoint holds but this job no longer has (no operator with their uid); without it such a restore fails")
 	fs.BoolVar(&f.unaligned, "unaligned", false, "take exactly-once checkpoints without barrier alignment, storing in-flight records with the snapshot")
 	fs.DurationVar(&f.alignedTimeout, "aligned-timeout", 0, "switch an aligned checkpoint to unaligned at a task that waited this long for barriers (0: never)")
 	fs.StringVar(&f.restart, "restart-strategy", "fixed-delay", "how a failed job restarts: fixed-delay, exponential-backoff, failure-rate or none")
@@ -113,6 +115,9 @@ func (f *ftFlags) options() ([]weir.Option, error) {
 	}
 	if f.restore != "" {
 		opts = append(opts, weir.WithRestore(f.restore))
+	}
+	if f.allowDrop {
+		opts = append(opts, weir.WithAllowNonRestoredState())
 	}
 	if f.injectFailures > 0 {
 		opts = append(opts, weir.WithInjectedFailures(f.injectFailures, f.failureSeed))

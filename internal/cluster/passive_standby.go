@@ -66,7 +66,7 @@ func (s *session) prefetch(p *pb.Prefetch) {
 		return
 	}
 	start := time.Now()
-	state, err := engine.ReadState(s.ctx, cfg.Store, &m, cfg.Plan, nil)
+	state, err := engine.ReadState(s.ctx, cfg.Store, &m, cfg.Plan, nil, cfg.AllowNonRestoredState)
 	if err != nil {
 		w.cfg.Log(fmt.Sprintf("standby: loading checkpoint %d of %s: %v", m.ID, p.Name, err))
 		return
@@ -89,7 +89,7 @@ func (a *workerAttempt) restoreState(ctx context.Context, cfg engine.Config, m *
 	if state, ok := a.s.w.cache.get(a.d.Name, m.ID, local); ok {
 		return state, true, nil
 	}
-	state, err := engine.ReadState(ctx, cfg.Store, m, cfg.Plan, local)
+	state, err := engine.ReadState(ctx, cfg.Store, m, cfg.Plan, local, cfg.AllowNonRestoredState)
 	return state, false, err
 }
 

@@ -76,7 +76,11 @@ type Config struct {
 	// state fails verification the run fails, where otherwise it falls
 	// back to the newest older usable checkpoint of the same run.
 	RestoreExactly bool
-	Restart        RestartStrategy
+	// AllowNonRestoredState lets a restore drop the state of the
+	// checkpoint's operators this plan has no uid of; without it such
+	// state fails the run.
+	AllowNonRestoredState bool
+	Restart               RestartStrategy
 	// Failures, if set, injects failures.
 	Failures *Injector
 	// OnAttempt is told of each attempt's runtime, for metrics (local
@@ -418,7 +422,7 @@ func (c *Config) Layout() store.Layout {
 	for _, v := range c.Plan.Vertices {
 		l.Parallelism[v.ID] = v.Parallelism
 		for _, n := range v.Chain {
-			l.Operators = append(l.Operators, store.Operator{Vertex: v.ID, ID: n.ID, Kind: n.Kind.String(), Name: n.Name})
+			l.Operators = append(l.Operators, store.Operator{Vertex: v.ID, ID: n.ID, Kind: n.Kind.String(), Name: n.Name, UID: c.Plan.UID(n)})
 		}
 	}
 	return l

@@ -161,11 +161,15 @@ func CorruptCheckpoint(err error) (uint64, bool) {
 // (all of them when want is nil) from checkpoint m. A state blob that
 // fails verification fails it with an error wrapping store.ErrCorrupt.
 //
-// When m was taken at another parallelism of some task, ReadState reads
-// every subtask's state and moves it to p's parallelism (task.Rescale):
-// a new subtask's state comes from several old ones. Such a restore
-// restores the whole job; its snapshots hold no channel counts.
-func ReadState(ctx context.Context, st *store.Checkpoints, m *store.Metadata, p *plan.Plan, want func(dataflow.SubtaskID) bool) (map[dataflow.SubtaskID][]byte, error) {
+// When m was taken at another parallelism of some task, or by a plan
+// with other operators or chaining (Rescaled), ReadState reads every
+// subtask's state and moves it to p's layout by operator uid and key
+// group (task.Rescale): a new subtask's state comes from several old
+// ones. Such a restore restores the whole job; its snapshots hold no
+// channel counts. drop lets the state of the checkpoint's operators
+// that p has no uid of go (--allow-non-restored-state); without it such
+// state fails the restore for good.
+func ReadState(ctx context.Context, st *store.Checkpoints, m *store.Metadata, p *plan.Plan, want func(dataflow.SubtaskID) bool, drop bool) (map[dataflow.SubtaskID][]byte, error) {
 	rescaled := Rescaled(m, p)
 	out := map[dataflow.SubtaskID][]byte{}
 	for _, ts := range m.Tasks {
@@ -189,7 +193,7 @@ func ReadState(ctx context.Context, st *store.Checkpoints, m *store.Metadata, p 
 	if !rescaled {
 		return out, nil
 	}
-	moved, err := task.Rescale(p, m.Parallelism, out)
+	moved, err := task.Rescale(p, origin(m, p, drop), out)
 	if err != nil {
 		return nil, &fatalError{fmt.Errorf("restoring checkpoint %d at another parallelism: %w", m.ID, err)}
 	}
@@ -200,14 +204,60 @@ func ReadState(ctx context.Context, st *store.Checkpoints, m *store.Metadata, p 
 }
 
 // Rescaled reports whether checkpoint m was taken at another parallelism
-// of some task of p than p's.
+// of some task of p than p's, or by a plan whose operators (by uid) lie
+// in other tasks or have other node IDs than p's, or that has operators
+// p lacks or lacks some of p's.
 func Rescaled(m *store.Metadata, p *plan.Plan) bool {
+	if len(m.Parallelism) != len(p.Vertices) {
+		return true
+	}
 	for _, v := range p.Vertices {
 		if m.Parallelism[v.ID] != v.Parallelism {
 			return true
 		}
 	}
+	var nodes []store.Operator
+	for _, v := range p.Vertices {
+		for _, n := range v.Chain {
+			nodes = append(nodes, store.Operator{Vertex: v.ID, ID: n.ID, UID: p.UID(n)})
+		}
+	}
+	ops := store.WithUIDs(m.Operators)
+	if len(ops) != len(nodes) {
+		return true
+	}
+	key := func(o store.Operator) string { return fmt.Sprintf("%d/%d/%s", o.Vertex, o.ID, o.UID) }
+	same := map[string]bool{}
+	for _, o := range ops {
+		same[key(o)] = true
+	}
+	for _, n := range nodes {
+		if !same[key(n)] {
+			return true
+		}
+	}
 	return false
+}
+
+// origin says where the state of checkpoint m lies for plan p: each node
+// of p takes the state of m's operator with its uid.
+func origin(m *store.Metadata, p *plan.Plan, drop bool) task.Origin {
+	o := task.Origin{Parallelism: m.Parallelism, Nodes: map[int]task.OldNode{}, DropUnclaimed: drop}
+	byUID := map[string]int{}
+	for _, v := range p.Vertices {
+		for _, n := range v.Chain {
+			byUID[p.UID(n)] = n.ID
+		}
+	}
+	for _, op := range store.WithUIDs(m.Operators) {
+		old := task.OldNode{Vertex: op.Vertex, ID: op.ID, Name: op.Name, UID: op.UID}
+		if id, ok := byUID[op.UID]; ok {
+			o.Nodes[id] = old
+		} else {
+			o.Unclaimed = append(o.Unclaimed, old)
+		}
+	}
+	return o
 }
 
 // Local is the executor of an attempt in this process.
@@ -244,7 +294,7 @@ func (l Local) FirstOutput() time.Time {
 func (e *engine) localDeployer(ctx context.Context, spec AttemptSpec) (Executor, error) {
 	opts := spec.Options
 	if spec.Restore != nil {
-		state, err := ReadState(ctx, e.cfg.Store, spec.Restore, e.cfg.Plan, opts.Local)
+		state, err := ReadState(ctx, e.cfg.Store, spec.Restore, e.cfg.Plan, opts.Local, e.cfg.AllowNonRestoredState)
 		if err != nil {
 			return nil, &fatalError{err}
 		}

@@ -134,7 +134,7 @@ func (sb *standbys) start(ctx context.Context) {
 			var restored int64
 			if m != nil {
 				restored = int64(m.ID)
-				st, err := ReadState(ctx, sb.e.cfg.Store, m, sb.e.cfg.Plan, func(s dataflow.SubtaskID) bool { return s == id })
+				st, err := ReadState(ctx, sb.e.cfg.Store, m, sb.e.cfg.Plan, func(s dataflow.SubtaskID) bool { return s == id }, sb.e.cfg.AllowNonRestoredState)
 				if err != nil {
 					sb.e.cfg.Log(fmt.Sprintf("starting a standby of subtask %s: %v", id, err))
 				}

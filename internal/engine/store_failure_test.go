@@ -90,7 +90,7 @@ func testRun(t *testing.T, cfg Config) (*Report, error, []string, []*finishingEx
 	cfg.Deploy = func(ctx context.Context, spec AttemptSpec) (Executor, error) {
 		x := &finishingExecutor{spec: spec, st: cfg.Store, job: cfg.Job, released: make(chan struct{}), killed: make(chan error, 1)}
 		if spec.Restore != nil {
-			state, err := ReadState(ctx, cfg.Store, spec.Restore, cfg.Plan, nil)
+			state, err := ReadState(ctx, cfg.Store, spec.Restore, cfg.Plan, nil, false)
 			if err != nil {
 				return nil, err
 			}

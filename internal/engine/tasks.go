@@ -148,7 +148,7 @@ func (f *subtaskFailover) start(ctx context.Context, a *attemptState, restore *s
 	}
 	switch l := x.(type) {
 	case Local:
-		f.local, f.restarter = l.Runtime, localRestarter{l.Runtime, e.cfg.Store, e.cfg.Plan}
+		f.local, f.restarter = l.Runtime, localRestarter{l.Runtime, e.cfg.Store, e.cfg.Plan, e.cfg.AllowNonRestoredState}
 	case SubtaskRestarter:
 		f.restarter = l
 	default:
@@ -335,6 +335,7 @@ type localRestarter struct {
 	rt    subtaskRuntime
 	store *store.Checkpoints
 	plan  *plan.Plan
+	drop  bool // Config.AllowNonRestoredState
 }
 
 // subtaskRuntime is the part of task.Runtime a localRestarter uses.
@@ -351,7 +352,7 @@ func (l localRestarter) Restart(ctx context.Context, ids []dataflow.SubtaskID, m
 	if m != nil {
 		restored = int64(m.ID)
 		var err error
-		if state, err = ReadState(ctx, l.store, m, l.plan, func(id dataflow.SubtaskID) bool { return slices.Contains(ids, id) }); err != nil {
+		if state, err = ReadState(ctx, l.store, m, l.plan, func(id dataflow.SubtaskID) bool { return slices.Contains(ids, id) }, l.drop); err != nil {
 			return nil, &fatalError{err}
 		}
 	}

@@ -34,6 +34,9 @@ type Settings struct {
 	FailureWindow time.Duration
 	// Restore is "", "latest" or a checkpoint's path.
 	Restore string
+	// AllowNonRestoredState lets a restore drop the state of operators
+	// the job no longer has.
+	AllowNonRestoredState bool
 	// Recorded holds the settings the job's results depend on, which a
 	// restore checks.
 	Recorded          map[string]string
@@ -102,7 +105,7 @@ func Compile(ctx context.Context, c *Settings, pl *plan.Plan, fence store.Fence,
 			BufferTimeout: c.BufferTimeout, IdleTimeout: c.IdleTimeout, LatencyInterval: c.LatencyInterval},
 		Unaligned: ck.Unaligned, AlignedTimeout: ck.AlignedTimeout, Interval: ck.Interval, Timeout: ck.Timeout, MinPause: ck.MinPause,
 		MaxConcurrent: ck.MaxConcurrent, Tolerable: ck.TolerableFailures, Retained: ck.Retained,
-		Restart: c.Restart, LogCheckpoints: ck.Log,
+		Restart: c.Restart, LogCheckpoints: ck.Log, AllowNonRestoredState: c.AllowNonRestoredState,
 		OnAttempt:        onAttempt,
 		CheckConsistency: ck.CheckConsistency,
 		Log:              logf,
@@ -198,10 +201,8 @@ func Compile(ctx context.Context, c *Settings, pl *plan.Plan, fence store.Fence,
 		}
 		cfg.Run = cfg.Restore.Run
 		logf(fmt.Sprintf("restoring checkpoint %d", cfg.Restore.ID))
-		for _, v := range cfg.Plan.Vertices {
-			if was := cfg.Restore.Parallelism[v.ID]; was != v.Parallelism {
-				logf(fmt.Sprintf("checkpoint %d ran task %q with parallelism %d, this run has %d: its state moves by key group", cfg.Restore.ID, v.Name(), was, v.Parallelism))
-			}
+		for _, line := range restoreChanges(cfg.Restore, cfg.Plan, c.AllowNonRestoredState) {
+			logf(line)
 		}
 		if cfg.Restore.Final {
 			logf(fmt.Sprintf("checkpoint %d is the final checkpoint of run %s: that run read its input to the end, so this one reads nothing and only commits the output it left uncommitted", cfg.Restore.ID, cfg.Run))
@@ -226,4 +227,45 @@ func latestRunTookIt(ctx context.Context, st *store.Checkpoints, job string, m *
 	}
 	return fmt.Errorf("%w: the latest run of %q (run %s, started %s) stopped before its first checkpoint; the newest checkpoint, %d, belongs to %s, and restoring it would continue that run's output, not the latest's. Start the job over without --restore (or, to continue the earlier run, restore checkpoint %d by its path into that run's output)",
 		ErrOtherRun, job, last.Run, last.Started().Format(time.DateTime), m.ID, earlier, m.ID)
+}
+
+// restoreChanges describes how restoring checkpoint m into plan p moves
+// its state: the operators whose task runs at another parallelism (their
+// state moves by key group), those new in p (they start empty), and
+// those of m that p has no uid of.
+func restoreChanges(m *store.Metadata, p *plan.Plan, drop bool) []string {
+	ops := store.WithUIDs(m.Operators)
+	old := map[string]store.Operator{}
+	for _, o := range ops {
+		old[o.UID] = o
+	}
+	var out []string
+	for _, v := range p.Vertices {
+		for _, n := range v.Chain {
+			o, ok := old[p.UID(n)]
+			switch {
+			case !ok:
+				out = append(out, fmt.Sprintf("checkpoint %d has no operator with uid %q: operator %q starts empty", m.ID, p.UID(n), n.Name))
+			case m.Parallelism[o.Vertex] != v.Parallelism:
+				out = append(out, fmt.Sprintf("checkpoint %d ran operator %q (uid %q) with parallelism %d, this run has %d: its state moves by key group",
+					m.ID, n.Name, p.UID(n), m.Parallelism[o.Vertex], v.Parallelism))
+			}
+		}
+	}
+	have := map[string]bool{}
+	for _, v := range p.Vertices {
+		for _, n := range v.Chain {
+			have[p.UID(n)] = true
+		}
+	}
+	for _, o := range ops {
+		if !have[o.UID] {
+			what := "a restore fails if it holds state (--allow-non-restored-state drops it)"
+			if drop {
+				what = "its state, if any, is dropped (--allow-non-restored-state)"
+			}
+			out = append(out, fmt.Sprintf("this job has no operator with uid %q, which checkpoint %d's operator %q has: %s", o.UID, m.ID, o.Name, what))
+		}
+	}
+	return out
 }

@@ -69,6 +69,9 @@ type Node struct {
 	Keyed bool
 	// Impl is the operator's implementation, opaque to the planner.
 	Impl any
+	// UID is the operator's identity across versions of the job (uid.go);
+	// "" for the one derived from its name.
+	UID string
 }
 
 // Edge connects output port Port of From to logical input Input of To.
@@ -150,6 +153,8 @@ type Plan struct {
 	MaxParallelism int
 	// VertexOf maps a node ID to its vertex.
 	VertexOf []*Vertex
+	// UIDs holds each node's uid, by node ID (uid.go).
+	UIDs []string
 }
 
 // Build plans g. It fails on a graph with no nodes, a cycle, a parallelism
@@ -212,7 +217,11 @@ func Build(g *Graph) (*Plan, error) {
 		}
 	}
 
-	p := &Plan{MaxParallelism: maxPar, VertexOf: make([]*Vertex, len(g.Nodes))}
+	uids, err := assignUIDs(g)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{MaxParallelism: maxPar, VertexOf: make([]*Vertex, len(g.Nodes)), UIDs: uids}
 	for _, n := range g.Nodes {
 		if chainedFrom[n.ID] {
 			continue

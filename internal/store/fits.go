@@ -54,15 +54,17 @@ func (e *MismatchError) Is(target error) bool { return target == ErrIncompatible
 
 // Fits returns nil if checkpoint m can be restored into a run laid out
 // as run, and a *MismatchError naming every difference otherwise:
-// another max parallelism (key groups would move), operators added,
-// removed, renamed or chained differently, another value of a recorded
-// setting, or an at-least-once checkpoint restored under exactly-once
-// (its state may already reflect records twice).
+// another max parallelism (key groups would move), an operator uid that
+// names an operator of another kind, another value of a recorded setting,
+// or an at-least-once checkpoint restored under exactly-once (its state
+// may already reflect records twice).
 //
-// Another parallelism of a task fits: its state then moves by key group
-// when the engine reads it. Whether every operator's state and every source's
-// positions can move is decided when the state is read, since only the
-// operators know.
+// Another parallelism of a task fits, and so do operators added, removed
+// or chained differently: the state then moves by operator uid and key
+// group when the engine reads it (internal/task/rescale.go). Whether
+// every operator's state and every source's positions can move, and
+// whether a removed operator held state, is decided when the state is
+// read, since only the operators know.
 //
 // A checkpoint without a recorded max parallelism was written by a weir
 // that recorded none of this; it is refused, since nothing of it can be
@@ -105,58 +107,25 @@ func (m *Metadata) Fits(run Layout) error {
 }
 
 // operatorDifference describes how the operators of a checkpoint (was)
-// differ from a run's (is), or returns "" if they are the same.
+// conflict with a run's (is), or returns "" if they do not: an operator
+// whose uid names an operator of another kind in the other. Operators
+// added or removed, renamed under the same uid or chained differently do
+// not conflict: the state moves by uid when it is read, and whether a
+// removed operator held state is known only then.
 func operatorDifference(was, is []Operator) string {
-	if slices.Equal(was, is) {
-		return ""
-	}
-	key := func(o Operator) string { return fmt.Sprintf("%q (%s, id %d)", o.Name, o.Kind, o.ID) }
-	inWas, inIs := map[string]bool{}, map[string]bool{}
-	for _, o := range was {
-		inWas[key(o)] = true
-	}
+	was, is = WithUIDs(was), WithUIDs(is)
+	byUID := map[string]Operator{}
 	for _, o := range is {
-		inIs[key(o)] = true
+		byUID[o.UID] = o
 	}
 	var diffs []string
 	for _, o := range was {
-		if !inIs[key(o)] {
-			diffs = append(diffs, "its operator "+key(o)+" is not in this run")
+		if n, ok := byUID[o.UID]; ok && n.Kind != o.Kind {
+			diffs = append(diffs, fmt.Sprintf("its operator %q (uid %q) is a %s, this run's operator %q with that uid is a %s; give the new operator a uid of its own (weir.UID)",
+				o.Name, o.UID, o.Kind, n.Name, n.Kind))
 		}
-	}
-	for _, o := range is {
-		if !inWas[key(o)] {
-			diffs = append(diffs, "this run's operator "+key(o)+" is not in it")
-		}
-	}
-	if len(diffs) == 0 {
-		quote := func(names []string) string {
-			q := make([]string, len(names))
-			for i, n := range names {
-				q[i] = fmt.Sprintf("%q", n)
-			}
-			return strings.Join(q, ", ")
-		}
-		diffs = append(diffs, fmt.Sprintf("it chained its operators into the tasks %s, this run into %s; restore with the same chaining (--chaining)",
-			quote(taskNames(was)), quote(taskNames(is))))
 	}
 	return strings.Join(diffs, ", ")
-}
-
-// taskNames returns the name of each vertex of ops, by vertex id: its
-// operators' names joined by " -> ", as the plan names tasks.
-func taskNames(ops []Operator) []string {
-	var names []string
-	for _, o := range ops {
-		for len(names) <= o.Vertex {
-			names = append(names, "")
-		}
-		if names[o.Vertex] != "" {
-			names[o.Vertex] += " -> "
-		}
-		names[o.Vertex] += o.Name
-	}
-	return names
 }
 
 func union(a, b map[string]string) map[string]string {

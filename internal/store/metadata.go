@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"slices"
 
 	"github.com/weir-stream/weir/internal/blob"
 	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/plan"
 )
 
 // Handle points at one state blob and says how to recognize it intact.
@@ -74,6 +76,35 @@ type Operator struct {
 	ID     int    `json:"id"`
 	Kind   string `json:"kind"`
 	Name   string `json:"name"`
+	// UID is the operator's identity across versions of the job
+	// (plan.DefaultUIDs without one of its own); empty in checkpoints of
+	// a weir that did not record it, whose operators then have the uids
+	// their names give (WithUIDs).
+	UID string `json:"uid,omitempty"`
+}
+
+// WithUIDs returns ops with the uid filled in where it is missing (in
+// checkpoints of a weir that recorded none): the one the operator's name
+// gives, as plan.DefaultUIDs derives it in the order the operators were
+// added (by ID).
+func WithUIDs(ops []Operator) []Operator {
+	out := slices.Clone(ops)
+	byID := slices.Clone(ops)
+	slices.SortFunc(byID, func(a, b Operator) int { return a.ID - b.ID })
+	names := make([]string, len(byID))
+	for i, o := range byID {
+		names[i] = o.Name
+	}
+	uids := map[int]string{}
+	for i, u := range plan.DefaultUIDs(names) {
+		uids[byID[i].ID] = u
+	}
+	for i := range out {
+		if out[i].UID == "" {
+			out[i].UID = uids[out[i].ID]
+		}
+	}
+	return out
 }
 
 // Handles returns every state handle of the checkpoint, task by task.

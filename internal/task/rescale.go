@@ -3,6 +3,8 @@ package task
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/input"
@@ -52,91 +54,188 @@ type PositionRescaler interface {
 	RescalePositions(old [][]byte, n int) ([][]byte, error)
 }
 
+// Origin says where a checkpoint's state lies for the plan it restores:
+// the tasks the checkpoint's operators ran in and at which parallelism,
+// and which of its operators each node of the plan takes the state of
+// (the one with the node's uid).
+type Origin struct {
+	// Parallelism is the checkpoint's number of subtasks per vertex ID
+	// (of the checkpoint's plan).
+	Parallelism map[int]int
+	// Nodes maps a node ID of the plan to the checkpoint's operator with
+	// its uid. A node without one is new and starts empty (a new source
+	// at its beginning).
+	Nodes map[int]OldNode
+	// Unclaimed are the checkpoint's operators whose uid no node of the
+	// plan has.
+	Unclaimed []OldNode
+	// DropUnclaimed lets the state of unclaimed operators go; without it
+	// a restore fails on it (--allow-non-restored-state).
+	DropUnclaimed bool
+}
+
+// OldNode is an operator of a checkpoint: its task (vertex ID) and node
+// ID in the checkpoint's plan, with its name and uid for messages.
+type OldNode struct {
+	Vertex, ID int
+	Name, UID  string
+}
+
 // Rescale returns the snapshots that restore the subtasks of p from a
-// checkpoint its tasks took at the parallelism was (vertex ID to number
-// of subtasks); old holds the checkpoint's snapshots by subtask.
+// checkpoint laid out as from says; old holds the checkpoint's snapshots
+// by subtask (of the checkpoint's plan). The engine calls it when the
+// checkpoint was taken at another parallelism of some task, or by a
+// plan whose operators differ (added, removed, chained differently).
+//
+// Each node of p takes the state of the checkpoint's operator with its
+// uid: whole, old subtask i to new subtask i, when the parallelism is
+// the one it had; otherwise dealt out by key group (keyed state) or
+// reassigned (a sink's transactions). A source moves its positions
+// through its connector when its parallelism changed. A node with no
+// operator of its uid in the checkpoint starts empty.
 //
 // A rescaled restore restores the whole job and starts every channel
 // afresh: the snapshots it returns hold operator state, source positions
-// and watermarks (see rescaleWatermarks), no record counts or control
+// and watermarks (see rescaleWatermarks, from the task that held the
+// state of each new task's first operator), no record counts or control
 // counts of the old channels, and no state of sources' watermark
-// generators. It fails, naming the task or operator, when a vertex is
-// missing from was, when a snapshot holds in-flight records (an unaligned
-// checkpoint: those belong to channels that no longer exist), when an
-// operator's state is NotRedistributable, or when a source cannot move
-// its positions. A vertex whose parallelism did not change keeps its
-// subtasks' state and positions as they were.
-func Rescale(p *plan.Plan, was map[int]int, old map[dataflow.SubtaskID][]byte) (map[dataflow.SubtaskID][]byte, error) {
+// generators. It fails, naming the task or operator, when a snapshot
+// holds in-flight records (an unaligned checkpoint: those belong to
+// channels that no longer exist), when an operator's state is
+// NotRedistributable, when a source cannot move its positions, or when
+// an unclaimed operator holds state and from.DropUnclaimed is false.
+func Rescale(p *plan.Plan, from Origin, old map[dataflow.SubtaskID][]byte) (map[dataflow.SubtaskID][]byte, error) {
+	snaps, err := decodeOld(from, old)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkUnclaimed(from, snaps); err != nil {
+		return nil, err
+	}
 	out := map[dataflow.SubtaskID][]byte{}
 	for _, v := range p.Vertices {
-		oldN, newN := was[v.ID], v.Parallelism
-		if oldN < 1 {
-			return nil, fmt.Errorf("task %q is not in the checkpoint", v.Name())
-		}
-		snaps := make([]*subtaskSnapshot, oldN)
-		for i := range snaps {
-			snap, err := decodeSubtaskSnapshot(old[dataflow.SubtaskID{Vertex: v.ID, Subtask: i}])
-			if err != nil {
-				return nil, fmt.Errorf("task %q, subtask %d: %w", v.Name(), i, err)
-			}
-			if len(snap.inputs) > 0 || len(snap.outputs) > 0 {
-				return nil, fmt.Errorf("task %q holds records in flight in the checkpoint (an unaligned checkpoint), which belong to channels of parallelism %d: restore it at the parallelism it was taken with, or restore at another parallelism from a checkpoint without records in flight (taken without --unaligned)",
-					v.Name(), oldN)
-			}
-			snaps[i] = snap
-		}
-		positions, err := rescalePositions(v, snaps, newN)
-		if err != nil {
-			return nil, err
-		}
-		from, err := rescaleOperators(p.MaxParallelism, v, snaps, newN)
-		if err != nil {
-			return nil, err
-		}
-		channels := 0
-		for _, e := range v.Inputs {
-			channels += e.Channels()
-		}
-		for j := range newN {
-			var data []byte
-			if positions != nil && positions[j] != nil {
-				data = appendSection(data, sectionPosition, 0, positions[j])
-			}
-			takes := []int{j}
-			if oldN != newN {
-				takes = nil
-				for i := range oldN {
-					takes = append(takes, i)
+		newN := v.Parallelism
+		per := make([][]byte, newN)
+		head, hasHead := from.Nodes[v.Head().ID]
+		if hasHead {
+			hs := snaps[head.Vertex]
+			if v.Head().Kind == plan.Source {
+				positions, err := rescalePositions(v, hs, newN)
+				if err != nil {
+					return nil, err
 				}
-			}
-			if wms, err := rescaleWatermarks(snaps, takes, channels); err != nil {
-				return nil, fmt.Errorf("task %q: %w", v.Name(), err)
-			} else if wms != nil {
-				data = appendSection(data, sectionWatermarks, 0, wms)
-			}
-			for _, n := range v.Chain {
-				if from[n.ID] == nil {
-					continue // no state
-				}
-				for _, i := range from[n.ID][j] {
-					for _, blob := range snaps[i].operators[n.ID] {
-						data = appendSection(data, sectionOperator, n.ID, blob)
+				for j, pos := range positions {
+					if pos != nil {
+						per[j] = appendSection(per[j], sectionPosition, 0, pos)
 					}
 				}
 			}
+			channels := 0
+			for _, e := range v.Inputs {
+				channels += e.Channels()
+			}
+			for j := range newN {
+				takes := []int{j}
+				if len(hs) != newN {
+					takes = nil
+					for i := range hs {
+						takes = append(takes, i)
+					}
+				}
+				if wms, err := rescaleWatermarks(hs, takes, channels); err != nil {
+					return nil, fmt.Errorf("task %q: %w", v.Name(), err)
+				} else if wms != nil {
+					per[j] = appendSection(per[j], sectionWatermarks, 0, wms)
+				}
+			}
+		}
+		for _, n := range v.Chain {
+			o, ok := from.Nodes[n.ID]
+			if !ok {
+				continue // new: starts empty
+			}
+			deal, err := rescaleOperator(p.MaxParallelism, v, n, o, snaps[o.Vertex], newN)
+			if err != nil {
+				return nil, err
+			}
+			for j, takes := range deal {
+				for _, i := range takes {
+					for _, blob := range snaps[o.Vertex][i].operators[o.ID] {
+						per[j] = appendSection(per[j], sectionOperator, n.ID, blob)
+					}
+				}
+			}
+		}
+		for j, data := range per {
 			out[dataflow.SubtaskID{Vertex: v.ID, Subtask: j}] = data
 		}
 	}
 	return out, nil
 }
 
-// rescalePositions returns the positions of v's newN subtasks, or nil if
-// v is no source.
+// decodeOld decodes the checkpoint's snapshots by old vertex and subtask,
+// refusing any that holds records in flight.
+func decodeOld(from Origin, old map[dataflow.SubtaskID][]byte) (map[int][]*subtaskSnapshot, error) {
+	names := map[int]string{}
+	for _, o := range append(slices.Collect(maps.Values(from.Nodes)), from.Unclaimed...) {
+		if names[o.Vertex] != "" {
+			names[o.Vertex] += ", "
+		}
+		names[o.Vertex] += o.Name
+	}
+	snaps := map[int][]*subtaskSnapshot{}
+	for v, n := range from.Parallelism {
+		snaps[v] = make([]*subtaskSnapshot, n)
+		for i := range n {
+			snap, err := decodeSubtaskSnapshot(old[dataflow.SubtaskID{Vertex: v, Subtask: i}])
+			if err != nil {
+				return nil, fmt.Errorf("the checkpoint's task %d (%s), subtask %d: %w", v, names[v], i, err)
+			}
+			if len(snap.inputs) > 0 || len(snap.outputs) > 0 {
+				return nil, fmt.Errorf("the checkpoint's task %d (%s) holds records in flight (an unaligned checkpoint), which belong to channels of its plan and parallelism %d: restore it into the same job at the same parallelism, or restore from a checkpoint without records in flight (taken without --unaligned; savepoints never hold any)",
+					v, names[v], n)
+			}
+			snaps[v][i] = snap
+		}
+	}
+	return snaps, nil
+}
+
+// checkUnclaimed fails if an operator no node takes the state of holds
+// state, unless from lets it go.
+func checkUnclaimed(from Origin, snaps map[int][]*subtaskSnapshot) error {
+	if from.DropUnclaimed {
+		return nil
+	}
+	for _, o := range from.Unclaimed {
+		for _, s := range snaps[o.Vertex] {
+			held := s.position != nil && isHead(o, from) // a source's positions
+			for _, blob := range s.operators[o.ID] {
+				held = held || len(blob) > 0
+			}
+			if held {
+				return fmt.Errorf("the checkpoint holds state of operator %q (uid %q), which this job has no operator with that uid for: give the operator that should take it that uid (weir.UID), or restore with --allow-non-restored-state to drop it", o.Name, o.UID)
+			}
+		}
+	}
+	return nil
+}
+
+// isHead reports whether o was the first operator of its task (a source
+// is; its positions are its state).
+func isHead(o OldNode, from Origin) bool {
+	for _, n := range append(slices.Collect(maps.Values(from.Nodes)), from.Unclaimed...) {
+		if n.Vertex == o.Vertex && n.ID < o.ID {
+			return false
+		}
+	}
+	return true
+}
+
+// rescalePositions returns the positions of source v's newN subtasks
+// from the snapshots of the checkpoint's task with its source.
 func rescalePositions(v *plan.Vertex, snaps []*subtaskSnapshot, newN int) ([][]byte, error) {
 	head := v.Head()
-	if head.Kind != plan.Source {
-		return nil, nil
-	}
 	old := make([][]byte, len(snaps))
 	for i, s := range snaps {
 		old[i] = s.position
@@ -158,52 +257,48 @@ func rescalePositions(v *plan.Vertex, snaps []*subtaskSnapshot, newN int) ([][]b
 	return pos, nil
 }
 
-// rescaleOperators returns, per node of v's chain and new subtask, the
-// old subtasks whose state the new subtask restores.
-func rescaleOperators(maxPar int, v *plan.Vertex, snaps []*subtaskSnapshot, newN int) (map[int][][]int, error) {
+// rescaleOperator returns, per new subtask of node n (of vertex v), the
+// old subtasks of o's task whose state of o it restores.
+func rescaleOperator(maxPar int, v *plan.Vertex, n *plan.Node, o OldNode, snaps []*subtaskSnapshot, newN int) ([][]int, error) {
 	oldN := len(snaps)
-	from := map[int][][]int{}
-	for _, n := range v.Chain {
-		held := false
-		for _, s := range snaps {
-			for _, blob := range s.operators[n.ID] {
-				held = held || len(blob) > 0
-			}
+	per := make([][]int, newN)
+	held := false
+	for _, s := range snaps {
+		for _, blob := range s.operators[o.ID] {
+			held = held || len(blob) > 0
 		}
-		if !held {
-			continue
-		}
-		const unchanged Redistribution = -1
-		how := NotRedistributable
-		if r, ok := n.Impl.(Redistributable); ok {
-			how = r.Redistribution()
-		}
-		if oldN == newN {
-			how = unchanged
-		}
-		per := make([][]int, newN)
-		for j := range newN {
-			switch how {
-			case unchanged:
-				per[j] = []int{j}
-			case ByKeyGroup:
-				start, end := KeyGroupRange(maxPar, newN, j)
-				for i := range oldN {
-					if s, e := KeyGroupRange(maxPar, oldN, i); s < end && start < e {
-						per[j] = append(per[j], i)
-					}
-				}
-			case Reassigned:
-				for i := j; i < oldN; i += newN {
+	}
+	if !held {
+		return per, nil
+	}
+	const unchanged Redistribution = -1
+	how := NotRedistributable
+	if r, ok := n.Impl.(Redistributable); ok {
+		how = r.Redistribution()
+	}
+	if oldN == newN {
+		how = unchanged
+	}
+	for j := range newN {
+		switch how {
+		case unchanged:
+			per[j] = []int{j}
+		case ByKeyGroup:
+			start, end := KeyGroupRange(maxPar, newN, j)
+			for i := range oldN {
+				if s, e := KeyGroupRange(maxPar, oldN, i); s < end && start < e {
 					per[j] = append(per[j], i)
 				}
-			default:
-				return nil, fmt.Errorf("operator %q holds state that cannot move to another parallelism: restore task %q with parallelism %d", n.Name, v.Name(), oldN)
 			}
+		case Reassigned:
+			for i := j; i < oldN; i += newN {
+				per[j] = append(per[j], i)
+			}
+		default:
+			return nil, fmt.Errorf("operator %q holds state that cannot move to another parallelism: restore task %q with parallelism %d", n.Name, v.Name(), oldN)
 		}
-		from[n.ID] = per
 	}
-	return from, nil
+	return per, nil
 }
 
 // rescaleWatermarks returns the watermark section of a new subtask with

@@ -1,6 +1,7 @@
 package task
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -78,7 +79,7 @@ func restored(t *testing.T, got map[dataflow.SubtaskID][]byte, j, id int) ([]str
 func TestRescaleDealsStateByKeyGroupOrWhole(t *testing.T) {
 	p := onePlan(3, &plan.Node{Name: "count", Kind: plan.Operator, Impl: stateNode{how: ByKeyGroup}}, &plan.Node{Name: "output", Kind: plan.Sink, Impl: stateNode{how: Reassigned}})
 	// Old: 2 subtasks owning key groups [0,2) and [2,4); new: [0,2), [2,3), [3,4).
-	got, err := Rescale(p, map[int]int{0: 2}, oldState(2, []int{0, 1}, nil))
+	got, err := Rescale(p, sameOrigin(p, map[int]int{0: 2}), oldState(2, []int{0, 1}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestRescaleDealsStateByKeyGroupOrWhole(t *testing.T) {
 	}
 	// Down to 1: everything to subtask 0.
 	p = onePlan(1, &plan.Node{Name: "count", Kind: plan.Operator, Impl: stateNode{how: ByKeyGroup}}, &plan.Node{Name: "output", Kind: plan.Sink, Impl: stateNode{how: Reassigned}})
-	got, err = Rescale(p, map[int]int{0: 3}, oldState(3, []int{0, 1}, nil))
+	got, err = Rescale(p, sameOrigin(p, map[int]int{0: 3}), oldState(3, []int{0, 1}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestRescaleDealsStateByKeyGroupOrWhole(t *testing.T) {
 func TestRescaleMovesSourcePositions(t *testing.T) {
 	p := onePlan(2, &plan.Node{Name: "events", Kind: plan.Source, Impl: positionNode{}})
 	old := oldState(3, nil, func(i int) []byte { return appendSection(nil, sectionPosition, 0, []byte{byte('a' + i)}) })
-	got, err := Rescale(p, map[int]int{0: 3}, old)
+	got, err := Rescale(p, sameOrigin(p, map[int]int{0: 3}), old)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,13 +129,13 @@ func TestRescaleRefusesWhatCannotMove(t *testing.T) {
 		says string
 	}{
 		{"records in flight", onePlan(3, &plan.Node{Name: "count", Kind: plan.Operator, Impl: stateNode{how: ByKeyGroup}}), oldState(2, []int{0}, inflight),
-			`task "count" holds records in flight in the checkpoint (an unaligned checkpoint), which belong to channels of parallelism 2: restore it at the parallelism it was taken with`},
+			`the checkpoint's task 0 (count) holds records in flight (an unaligned checkpoint), which belong to channels of its plan and parallelism 2`},
 		{"state that cannot move", onePlan(3, &plan.Node{Name: "count", Kind: plan.Operator, Impl: stateNode{}}), oldState(2, []int{0}, nil),
 			`operator "count" holds state that cannot move to another parallelism: restore task "count" with parallelism 2`},
 		{"a source that cannot move", onePlan(3, &plan.Node{Name: "events", Kind: plan.Source, Impl: stateNode{}}), oldState(2, nil, nil),
 			`source "events" cannot move its positions to another parallelism: restore it with parallelism 2`},
 	} {
-		_, err := Rescale(c.p, map[int]int{0: 2}, c.old)
+		_, err := Rescale(c.p, sameOrigin(c.p, map[int]int{0: 2}), c.old)
 		if err == nil || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.says)
 		}
@@ -154,7 +155,7 @@ func TestRescaleTakesTheLowestWatermarks(t *testing.T) {
 			Channels: []input.ChannelMark{{Watermark: wms[i]}, {Watermark: wms[i] + 5, State: input.ChanIdle}}}, wms[i]-1))
 	})
 	p.Vertices = p.Vertices[:1]
-	got, err := Rescale(p, was, old)
+	got, err := Rescale(p, sameOrigin(p, was), old)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,6 +167,57 @@ func TestRescaleTakesTheLowestWatermarks(t *testing.T) {
 		want := appendWatermarks(nil, &input.Watermarks{Input: 30, Channels: []input.ChannelMark{{Watermark: 30}, {Watermark: 30}, {Watermark: 30}}}, 29)
 		if string(snap.wms) != string(want) {
 			t.Errorf("subtask %d restores watermarks %x, want %x", j, snap.wms, want)
+		}
+	}
+}
+
+// sameOrigin is the origin of a checkpoint taken by p itself, at the
+// parallelism was.
+func sameOrigin(p *plan.Plan, was map[int]int) Origin {
+	o := Origin{Parallelism: was, Nodes: map[int]OldNode{}}
+	for _, v := range p.Vertices {
+		for _, n := range v.Chain {
+			o.Nodes[n.ID] = OldNode{Vertex: v.ID, ID: n.ID, Name: n.Name, UID: n.Name}
+		}
+	}
+	return o
+}
+
+// A changed plan takes each operator's state by uid: an operator chained
+// into another task or given another node ID keeps its state, a new one
+// starts empty, and state of a removed one fails the restore unless it
+// may be dropped.
+func TestRescaleMovesStateByOperatorUID(t *testing.T) {
+	// New plan: one task "count -> added" at parallelism 2; the checkpoint
+	// had "gone -> count" (node IDs 0 and 1) in its task 0, also at 2.
+	p := onePlan(2, &plan.Node{Name: "count", Kind: plan.Operator, Impl: stateNode{how: ByKeyGroup}},
+		&plan.Node{Name: "added", Kind: plan.Operator, Impl: stateNode{how: ByKeyGroup}})
+	old := map[dataflow.SubtaskID][]byte{}
+	for i := range 2 {
+		var data []byte
+		data = appendSection(data, sectionOperator, 0, []byte(fmt.Sprintf("gone%d", i)))
+		data = appendSection(data, sectionOperator, 1, []byte(fmt.Sprintf("count%d", i)))
+		old[dataflow.SubtaskID{Subtask: i}] = data
+	}
+	from := Origin{Parallelism: map[int]int{0: 2},
+		Nodes:     map[int]OldNode{0: {Vertex: 0, ID: 1, Name: "count", UID: "count"}},
+		Unclaimed: []OldNode{{Vertex: 0, ID: 0, Name: "gone", UID: "gone"}}}
+	_, err := Rescale(p, from, old)
+	want := `the checkpoint holds state of operator "gone" (uid "gone"), which this job has no operator with that uid for`
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--allow-non-restored-state") {
+		t.Fatalf("restore without the removed operator: error %v, want one saying %q and naming --allow-non-restored-state", err, want)
+	}
+	from.DropUnclaimed = true
+	got, err := Rescale(p, from, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range 2 {
+		if blobs, _ := restored(t, got, j, 0); !slices.Equal(blobs, []string{fmt.Sprintf("count%d", j)}) {
+			t.Errorf("subtask %d: count restores %v, want its own old state", j, blobs)
+		}
+		if blobs, _ := restored(t, got, j, 1); blobs != nil {
+			t.Errorf("subtask %d: the added operator restores %v, want nothing", j, blobs)
 		}
 	}
 }
