@@ -40,11 +40,16 @@ type Pipeline struct {
 	report  atomic.Pointer[engine.Report]
 	live    atomic.Pointer[engine.Live]
 	status  atomic.Pointer[JobStatus]
+	// saves carries savepoint requests to the running engine; runEnd is
+	// closed when the current run's engine returned.
+	saves  chan engine.SavepointRequest
+	runEnd atomic.Pointer[chan struct{}]
 }
 
 // JobStatus is where a pipeline's run stands.
 type JobStatus struct {
-	// State is "created", "running", "finished", "failed" or "cancelled".
+	// State is "created", "running", "finished", "stopped" (after a
+	// savepoint, StopWithSavepoint), "failed" or "cancelled".
 	State     string    `json:"state"`
 	Started   time.Time `json:"started,omitzero"`
 	Ended     time.Time `json:"ended,omitzero"`
@@ -289,7 +294,7 @@ func WithLog(f func(string)) Option { return func(p *Pipeline) { p.cfg.Log = f }
 
 // NewPipeline returns an empty pipeline.
 func NewPipeline(opts ...Option) *Pipeline {
-	p := &Pipeline{cfg: config{Settings: job.Settings{Name: "job"}}}
+	p := &Pipeline{cfg: config{Settings: job.Settings{Name: "job"}}, saves: make(chan engine.SavepointRequest)}
 	for _, o := range opts {
 		o(p)
 	}
@@ -402,19 +407,25 @@ func (p *Pipeline) run(ctx context.Context, deploy engine.Deployer, fence store.
 	p.live.Store(live)
 	st := JobStatus{State: "running", Started: time.Now(), Guarantee: p.cfg.Guarantee.String(), Failover: p.cfg.Failover.String(), Standby: p.cfg.standby()}
 	p.status.Store(&st)
+	cfg.Savepoints = p.saves
+	end := make(chan struct{})
+	p.runEnd.Store(&end)
 	rep, err := engine.Run(ctx, cfg)
+	close(end)
 	p.report.Store(rep)
-	end := st
-	end.Ended = time.Now()
+	ended := st
+	ended.Ended = time.Now()
 	switch {
+	case err == nil && rep.Stopped:
+		ended.State = "stopped"
 	case err == nil:
-		end.State = "finished"
+		ended.State = "finished"
 	case ctx.Err() != nil:
-		end.State = "cancelled"
+		ended.State = "cancelled"
 	default:
-		end.State, end.Error = "failed", err.Error()
+		ended.State, ended.Error = "failed", err.Error()
 	}
-	p.status.Store(&end)
+	p.status.Store(&ended)
 	if err != nil {
 		return fmt.Errorf("job %q: %w", p.cfg.Name, err)
 	}

@@ -23,6 +23,10 @@ type Report struct {
 	Injected int
 	// Restored is the checkpoint the run started from, if any.
 	Restored int64
+	// Savepoints lists the savepoints the run wrote, oldest first.
+	Savepoints []string
+	// Stopped says the run ended because StopWithSavepoint asked it to.
+	Stopped bool
 }
 
 // LastCompleted returns the newest completed checkpoint id, or 0.
@@ -79,7 +83,8 @@ func reportOf(r *engine.Report) *Report {
 	if r == nil {
 		return nil
 	}
-	out := &Report{Completed: r.Completed, Aborted: r.Aborted, Injected: r.Injected, Restored: r.Restored}
+	out := &Report{Completed: r.Completed, Aborted: r.Aborted, Injected: r.Injected, Restored: r.Restored,
+		Savepoints: r.Savepoints, Stopped: r.Stopped}
 	if r.Checkpoints != nil {
 		out.Checkpoints = make([]CheckpointStats, len(r.Checkpoints))
 		for i, c := range r.Checkpoints {

@@ -28,6 +28,9 @@ type attemptState struct {
 	final     int64                                   // checkpoints above it were triggered after all tasks finished
 	allDone   bool
 	wantFinal bool
+	// stopAt is the savepoint's checkpoint after whose completion the job
+	// stops (0: none asked to).
+	stopAt int64
 	// restarted is when the restart under way began, for its recovery
 	// time (zero: none under way); the failover strategy tells when it
 	// ended.
@@ -70,6 +73,7 @@ func (a *attemptState) tick() {
 		if a.wantFinal {
 			a.triggerFinal()
 		}
+		a.triggerSavepoint()
 	}
 	a.checkStall()
 }
@@ -276,6 +280,9 @@ func (a *attemptState) act(acts []checkpoint.Action) {
 				a.rt.Release()
 				a.released = id
 			}
+			if a.savepointCompleted(id) {
+				a.stopAt = id
+			}
 		case checkpoint.Abort:
 			id := int64(x.ID)
 			delete(a.acked, id)
@@ -284,6 +291,7 @@ func (a *attemptState) act(acts []checkpoint.Action) {
 				reason += ": " + x.Detail
 			}
 			a.finish(id, "aborted", reason)
+			a.savepointAborted(id, reason)
 			a.rt.Abort(id)
 			a.dropUncommitted(id)
 			if x.Reason.CountsAsFailure() {

@@ -120,6 +120,9 @@ type Config struct {
 	// OnStall, if set, receives the report of what a stalled attempt
 	// waited on (it is logged too).
 	OnStall func(report string)
+	// Savepoints, if set, receives requests for savepoints while the job
+	// runs (savepoint.go).
+	Savepoints <-chan SavepointRequest
 	// CheckConsistency verifies every checkpoint before it completes: on
 	// each channel, the receiver's snapshot reflects exactly the records
 	// the sender had sent before its own snapshot. A violation fails the
@@ -182,6 +185,10 @@ type Report struct {
 	Injected                int
 	// Restored is the checkpoint the run started from, if any.
 	Restored int64
+	// Savepoints lists the savepoints the run wrote, oldest first.
+	Savepoints []string
+	// Stopped is set if the run ended because a savepoint asked it to.
+	Stopped bool
 }
 
 // LastCompleted returns the newest completed checkpoint id, or 0.
@@ -241,6 +248,8 @@ type engine struct {
 	report    Report
 	latest    *store.Metadata // the newest completed checkpoint
 	nextID    checkpoint.ID
+	saveQueue []pendingSavepoint            // savepoint requests waiting for their checkpoint's trigger
+	saveFor   map[int64][]pendingSavepoint  // by the checkpoint triggered for them
 	positions map[dataflow.SubtaskID][]byte // at-most-once: where sources stood
 	gaps      map[task.GapKey]int64         // at-most-once: the operators' gap marks
 	stats     map[int64]*CheckpointStats
@@ -297,6 +306,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	err := e.run(ctx)
+	e.failSavepoints(err)
 	if cfg.Failures != nil {
 		e.report.Injected = cfg.Failures.Injected()
 	}

@@ -53,6 +53,7 @@ func (e *engine) attempt(ctx context.Context, restore *store.Metadata) error {
 // newAttemptState returns the bookkeeping of an attempt recovering by f,
 // with a checkpoint coordinator when checkpoints are on.
 func (e *engine) newAttemptState(f failover) (*attemptState, error) {
+	e.requeueSavepoints() // a failed attempt's savepoint is taken again
 	a := &attemptState{e: e, failover: f, finished: map[dataflow.SubtaskID]bool{}, acked: map[int64]map[dataflow.SubtaskID]bool{},
 		counts: map[int64]map[dataflow.Channel][2]int64{},
 		snaps:  make(chan Snapshot), fins: make(chan dataflow.SubtaskID), ends: make(chan ended), fails: make(chan failure),
@@ -113,6 +114,11 @@ func (a *attemptState) loop(ctx context.Context) error {
 		case <-a.kills.C:
 			a.kills.fired()
 			a.injectKill()
+		case r := <-a.e.cfg.Savepoints:
+			a.requestSavepoint(r)
+		}
+		if a.stopAt != 0 {
+			return a.stopAfterSavepoint(ctx)
 		}
 		if a.failure != nil && failed == nil {
 			failed = a.failure

@@ -32,7 +32,7 @@ type Settings struct {
 	Failures      int
 	FailureSeed   uint64
 	FailureWindow time.Duration
-	// Restore is "", "latest" or a checkpoint's path.
+	// Restore is "", "latest", a checkpoint's path or a savepoint's.
 	Restore string
 	// AllowNonRestoredState lets a restore drop the state of operators
 	// the job no longer has.
@@ -187,7 +187,11 @@ func Compile(ctx context.Context, c *Settings, pl *plan.Plan, fence store.Fence,
 		}
 		cfg.Restore = &m
 	default:
-		m, err := cfg.Store.LoadPath(ctx, c.Restore)
+		load := cfg.Store.LoadPath
+		if store.IsSavepoint(c.Restore) {
+			load = cfg.Store.LoadSavepoint
+		}
+		m, err := load(ctx, c.Restore)
 		if err != nil {
 			return cfg, fmt.Errorf("restoring checkpoint %s: %w", c.Restore, err)
 		}

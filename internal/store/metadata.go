@@ -20,6 +20,10 @@ type Handle struct {
 	Size int64 `json:"size"`
 	// CRC32C is the Castagnoli CRC-32 of the blob's data.
 	CRC32C uint32 `json:"crc32c"`
+	// Base, if set, is the location (a directory or blob URL) of the
+	// store Key is in, instead of the checkpoint store: a savepoint's
+	// (LoadSavepoint sets it; a savepoint's own metadata has none).
+	Base string `json:"base,omitempty"`
 }
 
 // TaskState lists the state blobs one task wrote for a checkpoint. What
@@ -175,7 +179,25 @@ func checksum(data []byte) uint32 { return crc32.Checksum(data, castagnoli) }
 
 // encodeMetadata returns m in the envelope.
 func encodeMetadata(m *Metadata) ([]byte, error) {
-	body, err := json.Marshal(m)
+	return encodeEnvelope(envelopeMagic, envelopeVersion, m)
+}
+
+// decodeMetadata opens the envelope. Every error means the data is not
+// intact metadata; the caller wraps it with ErrCorrupt and the key.
+func decodeMetadata(data []byte) (Metadata, error) {
+	var m Metadata
+	if err := decodeEnvelope(envelopeMagic, envelopeVersion, data, &m); err != nil {
+		return Metadata{}, err
+	}
+	if err := m.validate(); err != nil {
+		return Metadata{}, fmt.Errorf("inconsistent: %v", err)
+	}
+	return m, nil
+}
+
+// encodeEnvelope returns v as JSON in an envelope with magic and version.
+func encodeEnvelope(magic string, version uint32, v any) ([]byte, error) {
+	body, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
@@ -183,38 +205,33 @@ func encodeMetadata(m *Metadata) ([]byte, error) {
 		return nil, fmt.Errorf("metadata body of %d bytes is too large", len(body))
 	}
 	out := make([]byte, headerLen, headerLen+len(body))
-	copy(out, envelopeMagic)
-	binary.BigEndian.PutUint32(out[4:], envelopeVersion)
+	copy(out, magic)
+	binary.BigEndian.PutUint32(out[4:], version)
 	binary.BigEndian.PutUint32(out[8:], uint32(len(body)))
 	binary.BigEndian.PutUint32(out[12:], checksum(body))
 	return append(out, body...), nil
 }
 
-// decodeMetadata opens the envelope. Every error means the data is not
-// intact metadata; the caller wraps it with ErrCorrupt and the key.
-func decodeMetadata(data []byte) (Metadata, error) {
+// decodeEnvelope opens an envelope with magic and version into v.
+func decodeEnvelope(magic string, version uint32, data []byte, v any) error {
 	if len(data) < headerLen {
-		return Metadata{}, fmt.Errorf("truncated: %d bytes, shorter than the %d-byte header", len(data), headerLen)
+		return fmt.Errorf("truncated: %d bytes, shorter than the %d-byte header", len(data), headerLen)
 	}
-	if string(data[:4]) != envelopeMagic {
-		return Metadata{}, fmt.Errorf("bad magic %q, want %q", data[:4], envelopeMagic)
+	if string(data[:4]) != magic {
+		return fmt.Errorf("bad magic %q, want %q", data[:4], magic)
 	}
-	if v := binary.BigEndian.Uint32(data[4:]); v != envelopeVersion {
-		return Metadata{}, fmt.Errorf("unknown format version %d (this build reads %d)", v, envelopeVersion)
+	if got := binary.BigEndian.Uint32(data[4:]); got != version {
+		return fmt.Errorf("unknown format version %d (this build reads %d)", got, version)
 	}
 	body := data[headerLen:]
 	if n := binary.BigEndian.Uint32(data[8:]); uint64(n) != uint64(len(body)) {
-		return Metadata{}, fmt.Errorf("length mismatch (truncated?): body is %d bytes, header says %d", len(body), n)
+		return fmt.Errorf("length mismatch (truncated?): body is %d bytes, header says %d", len(body), n)
 	}
 	if got, want := checksum(body), binary.BigEndian.Uint32(data[12:]); got != want {
-		return Metadata{}, fmt.Errorf("checksum mismatch: crc32c %08x, header says %08x", got, want)
+		return fmt.Errorf("checksum mismatch: crc32c %08x, header says %08x", got, want)
 	}
-	var m Metadata
-	if err := json.Unmarshal(body, &m); err != nil {
-		return Metadata{}, fmt.Errorf("body does not decode: %v", err)
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("body does not decode: %v", err)
 	}
-	if err := m.validate(); err != nil {
-		return Metadata{}, fmt.Errorf("inconsistent: %v", err)
-	}
-	return m, nil
+	return nil
 }

@@ -47,12 +47,13 @@ var (
 // rules on who may call what, and when, are in each method's comment.
 type Checkpoints struct {
 	blobs blob.Store
-	fence Fence // nil: unfenced (see Fenced)
+	fence Fence  // nil: unfenced (see Fenced)
+	bases *bases // stores of handles with a Base (savepoints)
 }
 
 // New returns checkpoint storage over blobs.
 func New(blobs blob.Store) *Checkpoints {
-	return &Checkpoints{blobs: blobs}
+	return &Checkpoints{blobs: blobs, bases: &bases{}}
 }
 
 // WriteState stores one task's state for checkpoint id of job and returns
@@ -80,18 +81,29 @@ func (c *Checkpoints) WriteState(ctx context.Context, job string, id uint64, tas
 // that its size and CRC-32C are the ones h records. A mismatch or a
 // missing blob is an error wrapping ErrCorrupt that names the key.
 func (c *Checkpoints) ReadState(ctx context.Context, h Handle) ([]byte, error) {
-	data, err := c.blobs.Get(ctx, h.Key)
+	from := c.blobs
+	if h.Base != "" {
+		var err error
+		if from, err = c.bases.open(ctx, h.Base); err != nil {
+			return nil, fmt.Errorf("read state from %s: %w", h.Base, err)
+		}
+	}
+	key := h.Key
+	if h.Base != "" {
+		key = h.Base + "/" + h.Key
+	}
+	data, err := from.Get(ctx, h.Key)
 	if errors.Is(err, blob.ErrNotFound) {
-		return nil, corrupt(h.Key, "state blob is missing")
+		return nil, corrupt(key, "state blob is missing")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read state: %w", err)
 	}
 	if int64(len(data)) != h.Size {
-		return nil, corrupt(h.Key, "size %d, handle says %d", len(data), h.Size)
+		return nil, corrupt(key, "size %d, handle says %d", len(data), h.Size)
 	}
 	if got := checksum(data); got != h.CRC32C {
-		return nil, corrupt(h.Key, "checksum mismatch: crc32c %08x, handle says %08x", got, h.CRC32C)
+		return nil, corrupt(key, "checksum mismatch: crc32c %08x, handle says %08x", got, h.CRC32C)
 	}
 	return data, nil
 }

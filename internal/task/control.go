@@ -1,7 +1,9 @@
 package task
 
 import (
+	"context"
 	"fmt"
+	"slices"
 
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
@@ -30,6 +32,8 @@ type control struct {
 	// reply receives the subtask's description of what it waits on
 	// (ctlReport, waits.go).
 	reply chan<- string
+	// done is closed once the subtask handled a ctlSync.
+	done chan<- struct{}
 }
 
 type controlKind int
@@ -41,12 +45,17 @@ const (
 	ctlRelease // a finished subtask may exit
 	ctlReplay  // replay retained output to a restarted receiver
 	ctlReport  // describe what the subtask waits on
+	ctlSync    // answer on done: every earlier message is handled
 )
 
 // handleControl acts on a message from the job.
 func (s *subtask) handleControl(c control) {
 	if c.kind == ctlReport {
 		s.answerReport(c.reply)
+		return
+	}
+	if c.kind == ctlSync {
+		close(c.done)
 		return
 	}
 	if s.role.standby() {
@@ -173,6 +182,45 @@ func (r *Runtime) Trigger(id int64) {
 			}
 		}
 	}
+}
+
+// AwaitCompleted returns once every local subtask with a sink has
+// handled the completion of checkpoint id, which Complete(id) announced
+// before: its sinks committed that checkpoint's transactions. A subtask
+// that exited counts as done. It returns ctx.Err() if ctx ends first.
+// The job calls it before it stops after a savepoint.
+func (r *Runtime) AwaitCompleted(ctx context.Context, id int64) error {
+	type wait struct {
+		done   chan struct{}
+		exited <-chan struct{}
+	}
+	var waits []wait
+	for _, v := range r.plan.Vertices {
+		if !slices.ContainsFunc(v.Chain, func(n *plan.Node) bool { return n.Kind == plan.Sink }) {
+			continue
+		}
+		for i := range v.Parallelism {
+			sid := dataflow.SubtaskID{Vertex: v.ID, Subtask: i}
+			if !r.IsLocal(sid) {
+				continue
+			}
+			r.mu.Lock()
+			exited := r.exited[sid]
+			r.mu.Unlock()
+			w := wait{done: make(chan struct{}), exited: exited}
+			r.send(sid, control{kind: ctlSync, checkpoint: id, done: w.done})
+			waits = append(waits, w)
+		}
+	}
+	for _, w := range waits {
+		select {
+		case <-w.done:
+		case <-w.exited:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // TriggerSubtask asks one subtask to take checkpoint id directly; the job

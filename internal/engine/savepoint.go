@@ -1,0 +1,159 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/weir-stream/weir/internal/checkpoint"
+)
+
+// This file is the engine's side of savepoints: a user's request starts
+// a checkpoint at once, and when it completes the engine copies it into
+// a savepoint (store.ExportSavepoint) that no retention deletes; a
+// request to stop then ends the job once the sinks committed it.
+
+// SavepointRequest asks a running job for a savepoint.
+type SavepointRequest struct {
+	// Dir is where the savepoint's directory goes: a directory or a blob
+	// URL, as --state-dir takes them.
+	Dir string
+	// Stop ends the job after the savepoint: once it completed and every
+	// sink committed it, the job stops (Run returns nil), so its output
+	// ends exactly at the savepoint for transactional sinks.
+	Stop bool
+	// Reply receives the one result; it must have room for it (the
+	// engine never blocks on it).
+	Reply chan<- SavepointResult
+}
+
+// SavepointResult is the outcome of a SavepointRequest.
+type SavepointResult struct {
+	// Path is the savepoint's location, for --restore.
+	Path string
+	// Checkpoint is the id of the checkpoint the savepoint copies.
+	Checkpoint int64
+	// Bytes is the savepoint's size.
+	Bytes int64
+	// Duration is the time from the request to the savepoint written.
+	Duration time.Duration
+	Err      error
+}
+
+// ErrNoSavepoints means the job takes no checkpoints (guarantee
+// at-most-once or none), so it cannot take a savepoint.
+var ErrNoSavepoints = errors.New("savepoints need checkpoints: run the job with --guarantee exactly-once or at-least-once")
+
+// pendingSavepoint is a request with its arrival time.
+type pendingSavepoint struct {
+	SavepointRequest
+	at time.Time
+}
+
+// requestSavepoint takes a request into the queue and triggers its
+// checkpoint if none is in flight.
+func (a *attemptState) requestSavepoint(r SavepointRequest) {
+	e := a.e
+	if a.coord == nil {
+		r.Reply <- SavepointResult{Err: ErrNoSavepoints}
+		return
+	}
+	e.saveQueue = append(e.saveQueue, pendingSavepoint{r, time.Now()})
+	a.triggerSavepoint()
+}
+
+// triggerSavepoint triggers a checkpoint for the queued requests, unless
+// one is in flight (the next tick tries again).
+func (a *attemptState) triggerSavepoint() {
+	e := a.e
+	if len(e.saveQueue) == 0 || a.coord == nil {
+		return
+	}
+	acts, err := a.coord.TriggerNow()
+	if err != nil {
+		return
+	}
+	for _, act := range acts {
+		if t, ok := act.(checkpoint.Trigger); ok {
+			if e.saveFor == nil {
+				e.saveFor = map[int64][]pendingSavepoint{}
+			}
+			e.saveFor[int64(t.ID)] = e.saveQueue
+			e.saveQueue = nil
+		}
+	}
+	a.act(acts)
+}
+
+// savepointCompleted writes the savepoints asked of checkpoint id, which
+// completed (e.latest), and answers their requests. It reports whether
+// one of them asked the job to stop.
+func (a *attemptState) savepointCompleted(id int64) (stop bool) {
+	e := a.e
+	reqs := e.saveFor[id]
+	delete(e.saveFor, id)
+	for _, r := range reqs {
+		path, size, err := e.cfg.Store.ExportSavepoint(context.Background(), *e.latest, r.Dir)
+		res := SavepointResult{Path: path, Checkpoint: id, Bytes: size, Duration: time.Since(r.at), Err: err}
+		if err == nil {
+			e.cfg.Log(fmt.Sprintf("savepoint of checkpoint %d written to %s (%d bytes, %v)", id, path, size, res.Duration.Round(time.Millisecond)))
+			e.report.Savepoints = append(e.report.Savepoints, path)
+			stop = stop || r.Stop
+		}
+		r.Reply <- res
+	}
+	return stop
+}
+
+// savepointAborted fails the requests of checkpoint id, which aborted.
+func (a *attemptState) savepointAborted(id int64, reason string) {
+	e := a.e
+	for _, r := range e.saveFor[id] {
+		r.Reply <- SavepointResult{Checkpoint: id, Err: fmt.Errorf("the savepoint's checkpoint %d was aborted: %s", id, reason)}
+	}
+	delete(e.saveFor, id)
+}
+
+// requeueSavepoints puts the requests whose checkpoint a failed attempt
+// left unfinished back into the queue, for the next attempt to trigger.
+func (e *engine) requeueSavepoints() {
+	for id, reqs := range e.saveFor {
+		e.saveQueue = append(e.saveQueue, reqs...)
+		delete(e.saveFor, id)
+	}
+}
+
+// failSavepoints answers every request still open when the run ends.
+func (e *engine) failSavepoints(err error) {
+	if err == nil {
+		err = errors.New("the job ended before the savepoint was taken")
+	}
+	e.requeueSavepoints()
+	for _, r := range e.saveQueue {
+		r.Reply <- SavepointResult{Err: fmt.Errorf("no savepoint: %w", err)}
+	}
+	e.saveQueue = nil
+}
+
+// Committer is an optional ability of an Executor: waiting until every
+// sink handled a checkpoint's completion (task.Runtime.AwaitCompleted).
+// The engine stops a job after a savepoint only then; an executor
+// without it is stopped right after the completion is sent.
+type Committer interface {
+	AwaitCompleted(ctx context.Context, id int64) error
+}
+
+// stopAfterSavepoint ends the attempt after the savepoint of checkpoint
+// a.stopAt: it waits until the sinks committed it, then the loop's
+// caller stops every subtask.
+func (a *attemptState) stopAfterSavepoint(ctx context.Context) error {
+	if c, ok := a.rt.(Committer); ok {
+		if err := c.AwaitCompleted(ctx, a.stopAt); err != nil {
+			return err
+		}
+	}
+	a.e.cfg.Log(fmt.Sprintf("stopped after the savepoint of checkpoint %d", a.stopAt))
+	a.e.report.Stopped = true
+	return nil
+}

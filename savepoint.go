@@ -1,0 +1,74 @@
+package weir
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/weir-stream/weir/internal/engine"
+)
+
+// Savepoint describes a savepoint a running job wrote: a self-contained,
+// versioned copy of one of its checkpoints in a directory of its own,
+// which no retention deletes and which WithRestore (weir run --restore)
+// takes by its path, also into a changed job (see UID) or at another
+// parallelism. docs/savepoints.md describes the format.
+type Savepoint struct {
+	// Path is the savepoint's directory (or blob URL).
+	Path string `json:"path"`
+	// Checkpoint is the id of the checkpoint it copies.
+	Checkpoint int64 `json:"checkpoint"`
+	// Bytes is its size.
+	Bytes int64 `json:"bytes"`
+	// Duration is the time from the request to the savepoint written.
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// ErrNotRunning means a savepoint was asked of a pipeline that is not
+// running.
+var ErrNotRunning = errors.New("the job is not running")
+
+// Savepoint asks the running pipeline for a savepoint under dir (a
+// directory, file:///path or s3://bucket/prefix?endpoint=URL). It starts
+// a checkpoint at once (or when the one in flight finished), copies it
+// into a new directory under dir once it completed, and returns where.
+// It fails if the pipeline does not run, takes no checkpoints
+// (guarantee at-most-once or none), or the checkpoint aborts; it is
+// safe to call from any goroutine while Run runs.
+func (p *Pipeline) Savepoint(ctx context.Context, dir string) (Savepoint, error) {
+	return p.savepoint(ctx, dir, false)
+}
+
+// StopWithSavepoint takes a savepoint as Savepoint does and then stops
+// the job: once every sink committed the savepoint's checkpoint, Run
+// returns nil, Status says "stopped" and Report().Stopped is true. A
+// transactional sink's output then ends exactly at the savepoint, so a
+// run restored from it continues the output without a gap or a
+// duplicate.
+func (p *Pipeline) StopWithSavepoint(ctx context.Context, dir string) (Savepoint, error) {
+	return p.savepoint(ctx, dir, true)
+}
+
+func (p *Pipeline) savepoint(ctx context.Context, dir string, stop bool) (Savepoint, error) {
+	end := p.runEnd.Load()
+	if end == nil || p.Status().State != "running" {
+		return Savepoint{}, ErrNotRunning
+	}
+	reply := make(chan engine.SavepointResult, 1)
+	select {
+	case p.saves <- engine.SavepointRequest{Dir: dir, Stop: stop, Reply: reply}:
+	case <-*end:
+		return Savepoint{}, ErrNotRunning
+	case <-ctx.Done():
+		return Savepoint{}, ctx.Err()
+	}
+	select {
+	case r := <-reply:
+		if r.Err != nil {
+			return Savepoint{}, r.Err
+		}
+		return Savepoint{Path: r.Path, Checkpoint: r.Checkpoint, Bytes: r.Bytes, Duration: r.Duration}, nil
+	case <-ctx.Done():
+		return Savepoint{}, ctx.Err()
+	}
+}
