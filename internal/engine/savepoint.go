@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/weir-stream/weir/internal/checkpoint"
 )
 
 // This file is the engine's side of savepoints: a user's request starts
@@ -70,20 +68,24 @@ func (a *attemptState) triggerSavepoint() {
 	if len(e.saveQueue) == 0 || a.coord == nil {
 		return
 	}
-	acts, err := a.coord.TriggerNow()
-	if err != nil {
+	if acts, err := a.coord.TriggerNow(); err == nil {
+		a.act(acts) // triggered: takes the queue (savepointTriggered)
+	}
+}
+
+// savepointTriggered hands the queued requests to checkpoint id, just
+// triggered: any checkpoint triggered after a request serves it, a
+// periodic one too.
+func (a *attemptState) savepointTriggered(id int64) {
+	e := a.e
+	if len(e.saveQueue) == 0 {
 		return
 	}
-	for _, act := range acts {
-		if t, ok := act.(checkpoint.Trigger); ok {
-			if e.saveFor == nil {
-				e.saveFor = map[int64][]pendingSavepoint{}
-			}
-			e.saveFor[int64(t.ID)] = e.saveQueue
-			e.saveQueue = nil
-		}
+	if e.saveFor == nil {
+		e.saveFor = map[int64][]pendingSavepoint{}
 	}
-	a.act(acts)
+	e.saveFor[id] = e.saveQueue
+	e.saveQueue = nil
 }
 
 // savepointCompleted writes the savepoints asked of checkpoint id, which
