@@ -88,15 +88,20 @@ func BenchmarkCheckpointDuration(b *testing.B) {
 	})
 }
 
-// filler keeps a 100-byte value per key.
+// filler keeps a 100-byte value per key; opened, if set, is called
+// when it opens.
 type filler struct {
-	v *weir.ValueState[string, int64]
+	v      *weir.ValueState[string, int64]
+	opened func()
 }
 
 var value100 = string(make([]byte, 90))
 
 func (f *filler) Open(sc *weir.StateContext[int64]) error {
 	f.v = weir.NewValueState[string](sc, "v")
+	if f.opened != nil {
+		f.opened()
+	}
 	return nil
 }
 
