@@ -192,7 +192,7 @@ func decodeOld(from Origin, old map[dataflow.SubtaskID][]byte) (map[int][]*subta
 				return nil, fmt.Errorf("the checkpoint's task %d (%s), subtask %d: %w", v, names[v], i, err)
 			}
 			if len(snap.inputs) > 0 || len(snap.outputs) > 0 {
-				return nil, fmt.Errorf("the checkpoint's task %d (%s) holds records in flight (an unaligned checkpoint), which belong to channels of its plan and parallelism %d: restore it into the same job at the same parallelism, or restore from a checkpoint without records in flight (taken without --unaligned; savepoints never hold any)",
+				return nil, fmt.Errorf("the checkpoint's task %d (%s) holds records in flight (an unaligned checkpoint), which belong to channels of its plan and parallelism %d: restore it into the same job at the same parallelism, or restore from a checkpoint without records in flight (taken without --unaligned)",
 					v, names[v], n)
 			}
 			snaps[v][i] = snap
