@@ -204,7 +204,11 @@ func Compile(ctx context.Context, c *Settings, pl *plan.Plan, fence store.Fence,
 			return cfg, err
 		}
 		cfg.Run = cfg.Restore.Run
-		logf(fmt.Sprintf("restoring checkpoint %d", cfg.Restore.ID))
+		if store.IsSavepoint(c.Restore) {
+			logf(fmt.Sprintf("restoring savepoint %s (of checkpoint %d of run %s)", c.Restore, cfg.Restore.ID, cfg.Restore.Run))
+		} else {
+			logf(fmt.Sprintf("restoring checkpoint %d", cfg.Restore.ID))
+		}
 		for _, line := range restoreChanges(cfg.Restore, cfg.Plan, c.AllowNonRestoredState) {
 			logf(line)
 		}
