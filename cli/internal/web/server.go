@@ -16,8 +16,15 @@ import (
 	"github.com/weir-stream/weir/cli/internal/web/ui"
 )
 
-// Server serves /metrics and the JSON API /api/v1 for a set of jobs.
+// Server serves /metrics and the JSON API /api/v1 for a set of jobs:
+// their state, tasks, checkpoints and recoveries, and savepoints of a
+// running job (POST /api/v1/savepoints, savepoint.go).
 type Server struct {
+	// DefaultSavepointDir is where POST /api/v1/savepoints puts a
+	// savepoint whose request names no directory (weir run
+	// --savepoint-dir). Set it before Start.
+	DefaultSavepointDir string
+
 	mu   sync.Mutex
 	jobs []Job
 	mux  *http.ServeMux
@@ -34,6 +41,7 @@ func NewServer(jobs ...Job) *Server {
 	s.mux.HandleFunc("GET /api/v1/jobs/{job}/tasks", s.tasks)
 	s.mux.HandleFunc("GET /api/v1/jobs/{job}/checkpoints", s.checkpoints)
 	s.mux.HandleFunc("GET /api/v1/jobs/{job}/recoveries", s.recoveries)
+	s.mux.HandleFunc("POST /api/v1/savepoints", s.savepoint)
 	s.mux.Handle("GET /", ui.Handler()) // the dashboard and its scripts
 	return s
 }
