@@ -64,7 +64,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 
 // Start listens on addr (host:port; port 0 picks one) and serves until
 // ctx ends. It returns the base URL; stop shuts the server down and waits
-// for it.
+// for it, including the requests it is answering (up to 2 seconds), so a
+// request that stopped the job (POST /api/v1/savepoints with "stop")
+// gets its answer before the process exits.
 func (s *Server) Start(ctx context.Context, addr string) (url string, stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -79,7 +81,9 @@ func (s *Server) Start(ctx context.Context, addr string) (url string, stop func(
 		}
 	}()
 	ctx, cancel := context.WithCancel(ctx)
+	shut := make(chan struct{})
 	go func() {
+		defer close(shut)
 		<-ctx.Done()
 		sctx, c := context.WithTimeout(context.Background(), 2*time.Second)
 		defer c()
@@ -88,6 +92,7 @@ func (s *Server) Start(ctx context.Context, addr string) (url string, stop func(
 	stop = func() {
 		cancel()
 		<-done
+		<-shut // Serve returns at once; Shutdown waits for the answers in progress
 	}
 	return "http://" + ln.Addr().String(), stop, nil
 }
