@@ -166,7 +166,8 @@ func TestSavepointSIGUSR1WithoutSavepointDirSaysSo(t *testing.T) {
 // weir stop --http ADDR --savepoint stops a running job after a
 // savepoint: the job exits 0 saying so, the command prints the
 // savepoint's path, and a run restored from it completes the output
-// exactly once. weir stop without --savepoint is refused.
+// exactly once. Before, weir savepoint --dir took one that goes on, and
+// weir stop without --savepoint was refused.
 func TestSavepointStopOverHTTPThenRestoreIsExactlyOnce(t *testing.T) {
 	job, ft, ref, out, _, s := savepointKeyCount(t, t.TempDir(), "--http", "127.0.0.1:0")
 	url := ""
@@ -178,11 +179,18 @@ func TestSavepointStopOverHTTPThenRestoreIsExactlyOnce(t *testing.T) {
 	if url == "" {
 		t.Fatalf("no dashboard address:\n%s", strings.Join(s.log, "\n"))
 	}
-	code, _, stderr := weir(t, "stop", "--http", url)
+	other := t.TempDir()
+	code, stdout, stderr := weir(t, "savepoint", "--http", url, "--dir", other)
+	if sp := strings.TrimSpace(stdout); code != 0 || filepath.Dir(sp) != other || !strings.Contains(stderr, "written to "+sp) {
+		t.Fatalf("weir savepoint --dir %s: exit %d, stdout %q\n%s", other, code, stdout, stderr)
+	} else if _, err := os.Stat(filepath.Join(sp, "_savepoint")); err != nil {
+		t.Fatalf("weir savepoint printed %s: %v", sp, err)
+	}
+	code, _, stderr = weir(t, "stop", "--http", url)
 	if code != cli.ExitUsage || !strings.Contains(stderr, "give --savepoint") {
 		t.Fatalf("weir stop without --savepoint: exit %d\n%s", code, stderr)
 	}
-	code, stdout, stderr := weir(t, "stop", "--http", url, "--savepoint")
+	code, stdout, stderr = weir(t, "stop", "--http", url, "--savepoint")
 	if code != 0 {
 		t.Fatalf("weir stop: exit %d\n%s", code, stderr)
 	}
