@@ -97,7 +97,8 @@ func (s *steered) signal(t *testing.T, sig os.Signal) {
 }
 
 // savepointKeyCount runs keycount failure-free into ref, then again with
-// exactly-once checkpoints into state and savepoints into spDir, and
+// exactly-once checkpoints into state and savepoints into spDir (or,
+// if it is "", into state too), and
 // returns the job's command line (at -p 2), its fault-tolerance flags
 // (which name state and the output directory out) and the running
 // process, once checkpoint 1 completed.
@@ -111,19 +112,22 @@ func savepointKeyCount(t *testing.T, spDir string, extra ...string) (job, ft []s
 	}
 	out, state = filepath.Join(dir, "out"), filepath.Join(dir, "state")
 	ft = []string{"--guarantee", "exactly-once", "--checkpoint-interval", "50ms", "--state-dir", state, "--output", out}
+	if spDir == "" {
+		spDir = state
+	}
 	args := append(append(append(job, ft...), "--rate", "150000", "--log-checkpoints", "--savepoint-dir", spDir), extra...)
 	s = steer(t, args...)
 	s.completed(t, 1)
 	return job, ft, ref, out, state, s
 }
 
-// SIGUSR1 takes a savepoint into --savepoint-dir. It outlives the
-// checkpoint it copies, which retention (--retained-checkpoints 1)
-// deletes, and after a SIGKILL the job restores from it at parallelism
-// 3 with the failure-free run's output, exactly once.
+// SIGUSR1 takes a savepoint into --savepoint-dir, here the state
+// directory itself. It outlives the checkpoint it copies, which
+// retention (--retained-checkpoints 1) deletes, and after a SIGKILL the
+// job restores from it at parallelism 3 with the failure-free run's
+// output, exactly once.
 func TestSavepointOnSIGUSR1RestoresAtAnotherParallelismExactlyOnce(t *testing.T) {
-	spDir := t.TempDir()
-	job, ft, ref, out, state, s := savepointKeyCount(t, spDir, "--retained-checkpoints", "1")
+	job, ft, ref, out, state, s := savepointKeyCount(t, "", "--retained-checkpoints", "1")
 	s.signal(t, syscall.SIGUSR1)
 	m := s.until(t, savepointRE)
 	id, path := m[1], m[2]
@@ -132,6 +136,9 @@ func TestSavepointOnSIGUSR1RestoresAtAnotherParallelismExactlyOnce(t *testing.T)
 	s.signal(t, syscall.SIGKILL)
 	s.wait(t)
 
+	if filepath.Dir(path) != state {
+		t.Fatalf("the savepoint %s is not in the state directory %s", path, state)
+	}
 	if _, err := os.Stat(filepath.Join(path, "_savepoint")); err != nil {
 		t.Fatalf("the savepoint of checkpoint %s is gone: %v", id, err)
 	}
