@@ -28,6 +28,11 @@ type Savepoint struct {
 // running.
 var ErrNotRunning = errors.New("the job is not running")
 
+// ErrNoCheckpoints means a savepoint was asked of a pipeline that takes
+// no checkpoints (guarantee at-most-once or none), so it has none to
+// copy.
+var ErrNoCheckpoints = engine.ErrNoSavepoints
+
 // Savepoint asks the running pipeline for a savepoint under dir (a
 // directory, file:///path or s3://bucket/prefix?endpoint=URL). It starts
 // a checkpoint at once (or when the one in flight finished), copies it

@@ -23,6 +23,7 @@ type ftFlags struct {
 	retained        int
 	stateDir        string
 	restore         string
+	savepointDir    string
 	allowDrop       bool
 	unaligned       bool
 	alignedTimeout  time.Duration
@@ -52,6 +53,7 @@ func (f *ftFlags) define(fs *pflag.FlagSet) {
 	fs.IntVar(&f.retained, "retained-checkpoints", 3, "completed checkpoints kept in --state-dir")
 	fs.StringVar(&f.stateDir, "state-dir", "", "where checkpoints go: a directory, file:///path, or s3://bucket/prefix?endpoint=URL with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (default: in memory, which survives failures only within this process)")
 	fs.StringVar(&f.restore, "restore", "", `start from a checkpoint in --state-dir ("latest", or the path of a checkpoint directory or _metadata file) or from a savepoint (its directory); the parallelism and the operators may differ (state moves by operator uid and key group), --max-parallelism and the job's own flags may not`)
+	fs.StringVar(&f.savepointDir, "savepoint-dir", "", "where savepoints go when the job receives SIGUSR1 or weir savepoint/weir stop names no --dir: a directory, file:///path or s3://bucket/prefix?endpoint=URL; each savepoint is a new directory in it that no retention deletes (default: none, SIGUSR1 then takes no savepoint)")
 	fs.BoolVar(&f.allowDrop, "allow-non-restored-state", false, "with --restore: drop the state of operators the checkpoint or savepoint holds but this job no longer has (no operator with their uid); without it such a restore fails")
 	fs.BoolVar(&f.unaligned, "unaligned", false, "take exactly-once checkpoints without barrier alignment, storing in-flight records with the snapshot")
 	fs.DurationVar(&f.alignedTimeout, "aligned-timeout", 0, "switch an aligned checkpoint to unaligned at a task that waited this long for barriers (0: never)")

@@ -45,8 +45,9 @@ func runCommand(stdout, stderr io.Writer) *cobra.Command {
 		Long: `Run a job in this process, in parallel, until its bounded input is exhausted
 (exit status 0) or it fails (exit status 1). Ctrl-C stops it (exit status
 130) and names the last completed checkpoint, which --restore latest
-resumes from when checkpoints go to --state-dir. Each job has its own
-flags; see weir run JOB --help.`,
+resumes from when checkpoints go to --state-dir. SIGUSR1 takes a savepoint
+into --savepoint-dir; with --http, weir savepoint and weir stop take one
+(docs/savepoints.md). Each job has its own flags; see weir run JOB --help.`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 || args[0] == "--help" || args[0] == "-h" {
@@ -207,7 +208,9 @@ func runJob(ctx context.Context, j Job, build Builder, f *runFlags, stdout, stde
 		return err
 	}
 	if f.http != "" {
-		url, stopHTTP, err := web.NewServer(p).Start(ctx, f.http)
+		srv := web.NewServer(p)
+		srv.DefaultSavepointDir = f.ft.savepointDir
+		url, stopHTTP, err := srv.Start(ctx, f.http)
 		if err != nil {
 			return usagef("--http: %v", err)
 		}
@@ -223,7 +226,9 @@ func runJob(ctx context.Context, j Job, build Builder, f *runFlags, stdout, stde
 			reportProgress(p, stderr, start, stop)
 		}
 	}()
+	stopSavepoints := watchSavepointSignal(ctx, p, f.ft.savepointDir, logf)
 	err = p.Run(ctx)
+	stopSavepoints()
 	close(stop)
 	<-done
 	elapsed := time.Since(start)
@@ -241,6 +246,12 @@ func runJob(ctx context.Context, j Job, build Builder, f *runFlags, stdout, stde
 	}
 	if err != nil {
 		return err
+	}
+	if r := p.Report(); r != nil && r.Stopped && len(r.Savepoints) > 0 {
+		sp := r.Savepoints[len(r.Savepoints)-1]
+		fmt.Fprintf(stderr, "weir: job %q stopped after the savepoint %s in %v: %d records read, %d records written; run the same command with --restore %s to continue it\n",
+			j.Name, sp, elapsed.Round(time.Millisecond), in, out, sp)
+		return nil
 	}
 	attempt := ""
 	if r := p.Report(); r != nil && len(r.Recoveries) > 0 {

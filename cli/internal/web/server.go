@@ -16,8 +16,15 @@ import (
 	"github.com/weir-stream/weir/cli/internal/web/ui"
 )
 
-// Server serves /metrics and the JSON API /api/v1 for a set of jobs.
+// Server serves /metrics and the JSON API /api/v1 for a set of jobs:
+// their state, tasks, checkpoints and recoveries, and savepoints of a
+// running job (POST /api/v1/savepoints, savepoint.go).
 type Server struct {
+	// DefaultSavepointDir is where POST /api/v1/savepoints puts a
+	// savepoint whose request names no directory (weir run
+	// --savepoint-dir). Set it before Start.
+	DefaultSavepointDir string
+
 	mu   sync.Mutex
 	jobs []Job
 	mux  *http.ServeMux
@@ -34,6 +41,7 @@ func NewServer(jobs ...Job) *Server {
 	s.mux.HandleFunc("GET /api/v1/jobs/{job}/tasks", s.tasks)
 	s.mux.HandleFunc("GET /api/v1/jobs/{job}/checkpoints", s.checkpoints)
 	s.mux.HandleFunc("GET /api/v1/jobs/{job}/recoveries", s.recoveries)
+	s.mux.HandleFunc("POST /api/v1/savepoints", s.savepoint)
 	s.mux.Handle("GET /", ui.Handler()) // the dashboard and its scripts
 	return s
 }
@@ -56,7 +64,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 
 // Start listens on addr (host:port; port 0 picks one) and serves until
 // ctx ends. It returns the base URL; stop shuts the server down and waits
-// for it.
+// for it, including the requests it is answering (up to 2 seconds), so a
+// request that stopped the job (POST /api/v1/savepoints with "stop")
+// gets its answer before the process exits.
 func (s *Server) Start(ctx context.Context, addr string) (url string, stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -71,7 +81,9 @@ func (s *Server) Start(ctx context.Context, addr string) (url string, stop func(
 		}
 	}()
 	ctx, cancel := context.WithCancel(ctx)
+	shut := make(chan struct{})
 	go func() {
+		defer close(shut)
 		<-ctx.Done()
 		sctx, c := context.WithTimeout(context.Background(), 2*time.Second)
 		defer c()
@@ -80,6 +92,7 @@ func (s *Server) Start(ctx context.Context, addr string) (url string, stop func(
 	stop = func() {
 		cancel()
 		<-done
+		<-shut // Serve returns at once; Shutdown waits for the answers in progress
 	}
 	return "http://" + ln.Addr().String(), stop, nil
 }

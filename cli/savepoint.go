@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli/internal/web"
+)
+
+// Savepoints of a job run by weir run: SIGUSR1 takes one into
+// --savepoint-dir, and weir savepoint and weir stop ask the job's --http
+// API (POST /api/v1/savepoints) for one. docs/savepoints.md.
+
+func init() {
+	AddCommand(savepointCommand)
+	AddCommand(stopCommand)
+}
+
+// watchSavepointSignal takes a savepoint of p into dir each time the
+// process receives SIGUSR1, until the returned stop is called; stop
+// cancels a savepoint in progress and waits for the goroutine. The
+// engine logs each savepoint's path; a failure or a missing dir is
+// logged here.
+func watchSavepointSignal(ctx context.Context, p *weir.Pipeline, dir string, logf func(string)) (stop func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGUSR1)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ch:
+			}
+			if dir == "" {
+				logf("SIGUSR1: no savepoint taken: no --savepoint-dir was given")
+				continue
+			}
+			logf("SIGUSR1: taking a savepoint into " + dir)
+			if _, err := p.Savepoint(ctx, dir); err != nil && ctx.Err() == nil {
+				logf(fmt.Sprintf("SIGUSR1: no savepoint: %v", err))
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		cancel()
+		<-done
+	}
+}
+
+// savepointCommand is weir savepoint: a savepoint of the job that weir
+// run serves --http for.
+func savepointCommand(stdout, stderr io.Writer) *cobra.Command {
+	var addr, dir string
+	cmd := &cobra.Command{
+		Use:   "savepoint --http ADDR [--dir DIR]",
+		Short: "Take a savepoint of a running job",
+		Long: `Ask the job that weir run serves its API for (--http ADDR) for a savepoint:
+a self-contained copy of a checkpoint taken now, which no retention deletes.
+It goes into a new directory under --dir, or under the job's --savepoint-dir.
+The savepoint's path is printed on standard output once it is written; run
+the job with --restore PATH to start from it (also at another parallelism).
+A running job also takes one into its --savepoint-dir on SIGUSR1.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return printSavepoint(cmd.Context(), addr, web.SavepointRequest{Dir: dir}, stdout, stderr)
+		},
+	}
+	savepointClientFlags(cmd, &addr, &dir)
+	return cmd
+}
+
+// stopCommand is weir stop: stop the job that weir run serves --http
+// for after a savepoint.
+func stopCommand(stdout, stderr io.Writer) *cobra.Command {
+	var addr, dir string
+	var savepoint bool
+	cmd := &cobra.Command{
+		Use:   "stop --http ADDR --savepoint [--dir DIR]",
+		Short: "Stop a running job after a savepoint",
+		Long: `Stop the job that weir run serves its API for (--http ADDR) gracefully:
+take a savepoint as weir savepoint does, let every sink commit the output up
+to it, and end the job (weir run then exits 0). A transactional sink's output
+(the file sink's) then ends exactly at the savepoint, and a run with
+--restore PATH continues it without a gap or a duplicate. The savepoint's
+path is printed on standard output.
+
+Like flink stop, weir stop always takes a savepoint; --savepoint says so. To
+end a job without one, interrupt weir run (Ctrl-C or SIGTERM): it resumes
+from its last checkpoint with --restore latest.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !savepoint {
+				return usagef("stop: weir stop takes a savepoint and then stops the job: give --savepoint (and --dir DIR unless the job runs with --savepoint-dir); to end a job without a savepoint, interrupt weir run (Ctrl-C or SIGTERM)")
+			}
+			return printSavepoint(cmd.Context(), addr, web.SavepointRequest{Dir: dir, Stop: true}, stdout, stderr)
+		},
+	}
+	savepointClientFlags(cmd, &addr, &dir)
+	cmd.Flags().BoolVar(&savepoint, "savepoint", false, "take a savepoint before stopping (required: weir stop always takes one)")
+	return cmd
+}
+
+func savepointClientFlags(cmd *cobra.Command, addr, dir *string) {
+	fs := cmd.Flags()
+	fs.SortFlags = false
+	fs.StringVar(addr, "http", "127.0.0.1:8081", "address the job serves its API on (weir run --http)")
+	fs.StringVar(dir, "dir", "", "where the savepoint's directory goes: a directory, file:///path or s3://bucket/prefix?endpoint=URL (default: the job's --savepoint-dir)")
+}
+
+// printSavepoint asks the job at addr for the savepoint req describes,
+// prints its path on stdout and what it holds on stderr.
+func printSavepoint(ctx context.Context, addr string, req web.SavepointRequest, stdout, stderr io.Writer) error {
+	sp, err := httpSavepoint(ctx, addr, req)
+	if err != nil {
+		return err
+	}
+	stopped := ""
+	if req.Stop {
+		stopped = "; the job stops"
+	}
+	fmt.Fprintf(stderr, "weir: savepoint of checkpoint %d written to %s (%s, %v)%s\n", sp.Checkpoint, sp.Path, bytes(sp.Bytes), sp.Duration.Round(time.Millisecond), stopped)
+	fmt.Fprintln(stdout, sp.Path)
+	return nil
+}
+
+// httpSavepoint posts req to the savepoint API of the job that weir run
+// serves at addr (POST /api/v1/savepoints) and returns the savepoint it
+// wrote. It waits as long as the savepoint takes, until ctx ends; an
+// error carries the server's message.
+func httpSavepoint(ctx context.Context, addr string, req web.SavepointRequest) (weir.Savepoint, error) {
+	base := addr
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return weir.Savepoint{}, err
+	}
+	hreq, err := http.NewRequestWithContext(ctx, "POST", base+"/api/v1/savepoints", strings.NewReader(string(body)))
+	if err != nil {
+		return weir.Savepoint{}, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(hreq)
+	if err != nil {
+		return weir.Savepoint{}, fmt.Errorf("savepoint: %w (is the job running with --http %s?)", err, addr)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return weir.Savepoint{}, fmt.Errorf("savepoint: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(data, &e) != nil || e.Error == "" {
+			e.Error = strings.TrimSpace(string(data))
+		}
+		return weir.Savepoint{}, fmt.Errorf("savepoint: %s: %s", resp.Status, e.Error)
+	}
+	var sp weir.Savepoint
+	if err := json.Unmarshal(data, &sp); err != nil {
+		return weir.Savepoint{}, fmt.Errorf("savepoint: the answer is no savepoint: %w", err)
+	}
+	if sp.Path == "" {
+		return weir.Savepoint{}, errors.New("savepoint: the answer names no path")
+	}
+	return sp, nil
+}
