@@ -258,8 +258,10 @@ var ErrOtherRun = job.ErrOtherRun
 func WithOnStart(f func(RunStart) error) Option { return func(p *Pipeline) { p.cfg.onStart = f } }
 
 // WithRestore starts the job from a retained checkpoint of its state
-// directory: "latest" or the path of a checkpoint (its directory or its
-// _metadata file).
+// directory, "latest" or the path of a checkpoint (its directory or its
+// _metadata file), or from a savepoint (its directory, see Savepoint).
+// The parallelism and the operators may differ from the checkpoint's:
+// state moves by operator uid (UID) and key group.
 func WithRestore(what string) Option { return func(p *Pipeline) { p.cfg.Restore = what } }
 
 // WithAllowNonRestoredState lets a restore drop the state of operators

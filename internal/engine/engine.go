@@ -385,7 +385,11 @@ func (e *engine) fallBack(ctx context.Context, err error) (bool, error) {
 		return false, nil
 	}
 	if e.cfg.RestoreExactly && e.cfg.Restore != nil && bad.id == e.cfg.Restore.ID {
-		return false, &fatalError{fmt.Errorf("%w; restore another checkpoint, or --restore latest to fall back to the newest usable one", bad.err)}
+		what := "restore another checkpoint, or --restore latest to fall back to the newest usable one"
+		if e.cfg.Restore.Savepoint() {
+			what = "restore another savepoint or checkpoint"
+		}
+		return false, &fatalError{fmt.Errorf("%w; %s", bad.err, what)}
 	}
 	if merr := e.cfg.Store.MarkUnusable(ctx, e.cfg.Job, bad.id, bad.err); merr != nil {
 		e.cfg.Log(fmt.Sprintf("checkpoint %d: %v", bad.id, merr))

@@ -122,6 +122,19 @@ func (c *Checkpoints) LoadSavepoint(ctx context.Context, path string) (Metadata,
 	return m, nil
 }
 
+// Savepoint reports whether m is a savepoint's metadata, as LoadSavepoint
+// returns it: its state lies in the savepoint's directory.
+func (m *Metadata) Savepoint() bool {
+	for _, t := range m.Tasks {
+		for _, h := range t.Handles {
+			if h.Base != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // joinLocation appends name to the directory or URL dir, before a URL's
 // query.
 func joinLocation(dir, name string) string {
