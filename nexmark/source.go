@@ -19,7 +19,8 @@ import (
 // are used (Beam would make the surplus ones unbounded).
 //
 // A position is the index of the next event of each of the subtask's
-// generators, so a restore rewinds the source exactly.
+// generators, so a restore rewinds the source exactly. Positions move to
+// another parallelism generator by generator (Rescale).
 func Source(cfg Config) (connector.Source[Event], error) {
 	g, err := NewGenerator(cfg)
 	if err != nil {
@@ -44,44 +45,68 @@ func (s *source) Open(_ context.Context, info connector.SubtaskInfo, pos connect
 		return nil, err
 	}
 	r := &reader{}
-	for k := info.Subtask; k < len(s.gens); k += info.Parallelism {
+	for _, k := range stride(len(s.gens), info.Subtask, info.Parallelism) {
 		r.gens = append(r.gens, s.gens[k])
 	}
-	r.next = make([]int64, len(r.gens))
-	if len(pos) > 0 {
-		data := pos
-		for i := range r.next {
-			v, n := binary.Uvarint(data)
-			if n <= 0 {
-				return nil, fmt.Errorf("nexmark: corrupt position %x for subtask %d of %d", []byte(pos), info.Subtask, info.Parallelism)
-			}
-			r.next[i] = int64(v)
-			data = data[n:]
-		}
-		if len(data) != 0 {
-			return nil, fmt.Errorf("nexmark: position %x does not fit subtask %d of %d", []byte(pos), info.Subtask, info.Parallelism)
-		}
-		// Resume the round at the first generator that is behind.
-		for k := range r.next {
-			if r.next[k] < r.next[r.turn] {
-				r.turn = k
-			}
-		}
+	next, err := decodePosition(pos, len(r.gens), info)
+	if err != nil {
+		return nil, err
 	}
+	r.next = next
+	r.level()
 	return r, nil
+}
+
+// decodePosition returns the next index of each of a subtask's k
+// generators from its position (all 0 for an empty one).
+func decodePosition(pos connector.Position, k int, info connector.SubtaskInfo) ([]int64, error) {
+	next := make([]int64, k)
+	if len(pos) == 0 {
+		return next, nil
+	}
+	data := pos
+	for i := range next {
+		v, n := binary.Uvarint(data)
+		if n <= 0 {
+			return nil, fmt.Errorf("nexmark: corrupt position %x for subtask %d of %d", []byte(pos), info.Subtask, info.Parallelism)
+		}
+		next[i] = int64(v)
+		data = data[n:]
+	}
+	if len(data) != 0 {
+		return nil, fmt.Errorf("nexmark: position %x does not fit subtask %d of %d", []byte(pos), info.Subtask, info.Parallelism)
+	}
+	return next, nil
 }
 
 type reader struct {
 	gens []*Generator
 	next []int64
 	turn int
+	// uneven is set while the generators with events left stand further
+	// apart than a round leaves them (after a rescale dealt them out from
+	// subtasks that had read different amounts): Read then takes from
+	// the one furthest behind, so that the events stay in timestamp
+	// order (the generators share one timeline).
+	uneven bool
 }
 
-// Read takes one event from each generator in turn.
+// Read takes one event from each generator in turn; while the generators
+// are uneven, from the one furthest behind.
 func (r *reader) Read(_ context.Context, buf []Event) (int, error) {
 	n := 0
 	exhausted := 0
 	for n < len(buf) && exhausted < len(r.gens) {
+		if r.uneven {
+			k := r.behind()
+			if k < 0 {
+				break
+			}
+			r.gens[k].EventAt(r.next[k], &buf[n])
+			r.next[k]++
+			n++
+			continue
+		}
 		k := r.turn
 		if r.turn++; r.turn == len(r.gens) {
 			r.turn = 0
@@ -96,10 +121,46 @@ func (r *reader) Read(_ context.Context, buf []Event) (int, error) {
 		r.next[k]++
 		n++
 	}
+	if r.uneven {
+		r.level()
+	}
 	if n == 0 {
 		return 0, io.EOF
 	}
 	return n, nil
+}
+
+// behind returns the first of the generators with events left whose next
+// index is the lowest, or -1 if all are exhausted.
+func (r *reader) behind() int {
+	best := -1
+	for k, g := range r.gens {
+		if r.next[k] < g.MaxEvents() && (best < 0 || r.next[k] < r.next[best]) {
+			best = k
+		}
+	}
+	return best
+}
+
+// level decides how Read goes on: in turns from the first generator
+// furthest behind, if the generators with events left stand as a round
+// leaves them (those before it one event ahead, those from it on level
+// with it); otherwise uneven, from the one furthest behind until they do.
+func (r *reader) level() {
+	lo := r.behind()
+	r.uneven, r.turn = false, max(lo, 0)
+	for k, g := range r.gens {
+		if r.next[k] >= g.MaxEvents() || lo < 0 {
+			continue
+		}
+		want := r.next[lo]
+		if k < lo {
+			want++
+		}
+		if r.next[k] != want {
+			r.uneven = true
+		}
+	}
 }
 
 // Position encodes the next index of every generator; the round resumes

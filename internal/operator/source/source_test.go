@@ -2,10 +2,13 @@ package source
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/connector"
 	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/task"
 )
 
 func newRunner(delay int64) *runner[int64] {
@@ -42,5 +45,18 @@ func TestRestoringACorruptWatermarkStateFails(t *testing.T) {
 		if err := newRunner(0).RestoreWatermarkState(data); !errors.Is(err, codec.ErrCorrupt) {
 			t.Errorf("restoring %x: %v, want %v", data, err, codec.ErrCorrupt)
 		}
+	}
+}
+
+// fixedSource is a connector without connector.Rescaler.
+type fixedSource struct{ connector.Source[int64] }
+
+// A source whose connector cannot move its positions refuses a rescale,
+// naming the connector.
+func TestRescalingASourceWithoutRescalerIsRefused(t *testing.T) {
+	n := New[int64](fixedSource{}, nil, 0).(task.PositionRescaler)
+	_, err := n.RescalePositions([][]byte{nil, nil}, 3)
+	if err == nil || !strings.Contains(err.Error(), "cannot move positions to another parallelism (it is no connector.Rescaler)") {
+		t.Fatalf("rescaling: %v, want a refusal", err)
 	}
 }
