@@ -53,7 +53,11 @@ func JSONSink[T any](dir string) connector.Sink[T] {
 }
 
 // Parts returns the final part files in dir that JSONSink wrote, ordered
-// by subtask and then checkpoint.
+// by checkpoint (attempt, without checkpoints) and then subtask: the order
+// in which the rows of any one key were written, also when a restore at
+// another parallelism moved the key to another subtask (a changelog read
+// subtask by subtask would show a moved key's later rows before its
+// earlier ones).
 func Parts(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -71,10 +75,10 @@ func Parts(dir string) ([]string, error) {
 		}
 	}
 	sort.Slice(parts, func(i, j int) bool {
-		if parts[i].subtask != parts[j].subtask {
-			return parts[i].subtask < parts[j].subtask
+		if parts[i].checkpoint != parts[j].checkpoint {
+			return parts[i].checkpoint < parts[j].checkpoint
 		}
-		return parts[i].checkpoint < parts[j].checkpoint
+		return parts[i].subtask < parts[j].subtask
 	})
 	paths := make([]string, len(parts))
 	for i, p := range parts {

@@ -262,3 +262,28 @@ func TestJSONSinkRestoredAtALowerParallelismCleansUpAfterTheOldSubtasks(t *testi
 		}
 	}
 }
+
+// Parts lists the part files by checkpoint, then subtask: a key whose
+// rows subtask 1 wrote until checkpoint 2 and subtask 0 from checkpoint 3
+// on (a restore at another parallelism moved it) reads in write order.
+func TestPartsAreInCheckpointOrderAcrossSubtasks(t *testing.T) {
+	dir := t.TempDir()
+	names := []string{"part-0-3.jsonl", "part-1-2.jsonl", "part-0-1.jsonl", "part-1-1.jsonl", "part-2-3.jsonl"}
+	for _, n := range names {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	parts, err := Parts(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range parts {
+		got = append(got, filepath.Base(p))
+	}
+	want := []string{"part-0-1.jsonl", "part-1-1.jsonl", "part-1-2.jsonl", "part-0-3.jsonl", "part-2-3.jsonl"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Parts = %v, want %v", got, want)
+	}
+}
