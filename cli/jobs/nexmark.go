@@ -8,6 +8,7 @@ import (
 
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/cli"
+	"github.com/weir-stream/weir/nexmark"
 	"github.com/weir-stream/weir/nexmark/queries"
 )
 
@@ -22,8 +23,11 @@ as JSON lines with the SQL output column names. See docs/nexmark.md.`,
 		Flags: func(fs *pflag.FlagSet) cli.Builder {
 			var f queries.Flags
 			var query string
+			var rate float64
 			fs.StringVarP(&query, "query", "q", "q0", "the query: "+strings.Join(queries.Names(), ", "))
 			f.Define(fs)
+			fs.Float64Var(&rate, "rate", 0, "throttle generation to this many events per second of wall-clock time (0: as fast as possible)")
+			cli.MayChangeOnRestore(fs, "rate")
 			return func(p *weir.Pipeline, cfg cli.JobConfig) error {
 				q, ok := queries.Lookup(query)
 				if !ok {
@@ -33,10 +37,17 @@ as JSON lines with the SQL output column names. See docs/nexmark.md.`,
 				if err != nil {
 					return err
 				}
-				in, err := queries.Events(p, c)
+				if rate < 0 {
+					return fmt.Errorf("nexmark: --rate must not be negative, got %v", rate)
+				}
+				src, err := nexmark.Source(c)
 				if err != nil {
 					return err
 				}
+				if rate > 0 {
+					src = throttled[nexmark.Event]{src: src, rate: rate}
+				}
+				in := queries.EventsFrom(p, src)
 				out := queries.Output{Stdout: cfg.Stdout}
 				if cfg.Output != "-" && cfg.Output != "" {
 					out.Dir = cfg.Output

@@ -96,7 +96,13 @@ func Events(p *weir.Pipeline, cfg nexmark.Config) (weir.Stream[nexmark.Event], e
 	if err != nil {
 		return weir.Stream[nexmark.Event]{}, err
 	}
-	return weir.FromSource(p, "nexmark", src, weir.WithTimestamps(func(e nexmark.Event) int64 { return e.DateTime() }, 0)), nil
+	return EventsFrom(p, src), nil
+}
+
+// EventsFrom adds src, a Nexmark source (nexmark.Source, perhaps
+// wrapped), to p as Events does.
+func EventsFrom(p *weir.Pipeline, src connector.Source[nexmark.Event]) weir.Stream[nexmark.Event] {
+	return weir.FromSource(p, "nexmark", src, weir.WithTimestamps(func(e nexmark.Event) int64 { return e.DateTime() }, 0))
 }
 
 // Seconds is a duration in the SQL's units, for window sizes.
