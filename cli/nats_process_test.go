@@ -69,7 +69,18 @@ func streamCount(t *testing.T, js jetstream.JetStream, name string) uint64 {
 // and publishes counts to another; it is killed with SIGKILL three times
 // and restored with --restore latest each time. A consumer of the output
 // stream then sees exactly the rows of a failure-free keycount run.
-func TestNATSExactlyOnceThroughSIGKILL(t *testing.T) {
+func TestNATSExactlyOnceThroughSIGKILL(t *testing.T) { testNATSThroughSIGKILL(t, []int{2, 2, 2, 2}) }
+
+// The same, each restore at another parallelism: the source's positions
+// move to the subtasks that hold each partition now.
+func TestNATSExactlyOnceThroughSIGKILLAndRescales(t *testing.T) {
+	testNATSThroughSIGKILL(t, []int{2, 3, 1, 8})
+}
+
+// testNATSThroughSIGKILL runs keycount-nats at parallelism ps[0], kills
+// it and restores it at ps[1], ps[2] (killed again each time), and runs
+// it to the end at ps[3].
+func testNATSThroughSIGKILL(t *testing.T, ps []int) {
 	if testing.Short() {
 		t.Skip("kills a separately built weir binary; -race -short adds nothing to it")
 	}
@@ -85,7 +96,7 @@ func TestNATSExactlyOnceThroughSIGKILL(t *testing.T) {
 	}
 	const events, keys = 200000, 50
 	cfg := jobs.KeyCountConfig{Events: events, Keys: keys, Window: 100 * time.Millisecond, TPS: 100_000, Seed: 1}
-	in, out := fmt.Sprintf("KCIN%d", syscall.Getpid()), fmt.Sprintf("KCOUT%d", syscall.Getpid())
+	in, out := fmt.Sprintf("KCIN%d_%d", syscall.Getpid(), ps[1]), fmt.Sprintf("KCOUT%d_%d", syscall.Getpid(), ps[1])
 	var parts []string
 	for p := range 4 {
 		parts = append(parts, fmt.Sprintf("%s.p%d", in, p))
@@ -130,7 +141,7 @@ func TestNATSExactlyOnceThroughSIGKILL(t *testing.T) {
 	kills, midway := 0, 0
 	var seen []int
 	for i := range 3 {
-		args := job
+		args := withParallelism(job, ps[i])
 		if i > 0 {
 			args = append(args, "--restore", "latest")
 		}
@@ -154,7 +165,7 @@ func TestNATSExactlyOnceThroughSIGKILL(t *testing.T) {
 	if midway == 0 {
 		t.Fatalf("no kill happened with part of the output published (rows after each kill: %v): the test proves nothing", seen)
 	}
-	res, err := exec.Command(weirBinary(t), append(job, "--restore", "latest")...).CombinedOutput()
+	res, err := exec.Command(weirBinary(t), append(withParallelism(job, ps[3]), "--restore", "latest")...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("restored run: %v\n%s", err, res)
 	}

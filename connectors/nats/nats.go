@@ -7,7 +7,9 @@
 // i of n reads partitions i, i+n, i+2n, ... through one ephemeral pull
 // consumer filtered to those subjects, in stream-sequence order. Its
 // Position is the next stream sequence, so a restore re-creates the
-// consumer there and replays exactly what followed the checkpoint.
+// consumer there and replays exactly what followed the checkpoint. The
+// positions move to another parallelism partition by partition (Rescale,
+// rescale.go).
 //
 // The sink publishes to a subject. With checkpoints it commits with them
 // (connector.Committer): the encoded messages of a checkpoint interval are

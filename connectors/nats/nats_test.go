@@ -282,6 +282,60 @@ func TestMalformedMessages(t *testing.T) {
 	}
 }
 
+// Subtasks at parallelism 2 that read different amounts, rescaled to 3
+// and then to 1, read every message of their partitions once, each
+// reader in stream order.
+func TestRescaledSourceReadsEveryMessageOnce(t *testing.T) {
+	url, js := server(t)
+	want := events(300)
+	name := newStream(t, js)
+	publish(t, js, name, 5, jsonPayloads(t, want))
+	src, err := nats.NewSource(nats.SourceOptions[event]{ConnOptions: nats.ConnOptions{URL: url},
+		Stream: name, Partitions: partitions(name, 5), Format: format.JSON[event](), Bounded: true})
+	must(t, err)
+	seen := map[int64]int{}
+	// read reads up to limit events (all, if limit < 0) of subtask i of n
+	// from pos and returns the position after them.
+	read := func(i, n int, pos connector.Position, limit int) connector.Position {
+		r, err := src.Open(t.Context(), connector.SubtaskInfo{Operator: "in", Subtask: i, Parallelism: n}, pos)
+		must(t, err)
+		defer r.Close()
+		buf := make([]event, 1)
+		last := int64(-1)
+		for got := 0; limit < 0 || got < limit; got++ {
+			k, err := r.Read(t.Context(), buf)
+			if err == io.EOF {
+				break
+			}
+			must(t, err)
+			if k == 0 {
+				got--
+				continue
+			}
+			if buf[0].ID < last {
+				t.Errorf("subtask %d of %d read event %d after %d", i, n, buf[0].ID, last)
+			}
+			last = buf[0].ID
+			seen[buf[0].ID]++
+		}
+		return r.Position()
+	}
+	pos := []connector.Position{read(0, 2, nil, 20), read(1, 2, nil, 45)}
+	pos, err = src.Rescale(pos, 3)
+	must(t, err)
+	for i := range pos {
+		pos[i] = read(i, 3, pos[i], 10*i+5)
+	}
+	pos, err = src.Rescale(pos, 1)
+	must(t, err)
+	read(0, 1, pos[0], -1)
+	for _, e := range want {
+		if seen[e.ID] != 1 {
+			t.Errorf("event %d read %d times", e.ID, seen[e.ID])
+		}
+	}
+}
+
 func readAll(t *testing.T, r connector.Reader[event]) ([]event, error) {
 	var out []event
 	buf := make([]event, 3)

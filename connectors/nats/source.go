@@ -2,7 +2,6 @@ package nats
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -67,25 +66,22 @@ func NewSource[T any](opts SourceOptions[T]) (*Source[T], error) {
 }
 
 // Open connects, looks up the stream and this subtask's partitions, and
-// starts a consumer at pos (the next stream sequence; nil: the first).
+// starts a consumer at pos (the next stream sequence; nil: the first; or,
+// after a rescale, where each partition starts: see rescale.go).
 func (s *Source[T]) Open(ctx context.Context, info connector.SubtaskInfo, pos connector.Position) (connector.Reader[T], error) {
 	if err := info.Validate(); err != nil {
 		return nil, err
 	}
-	next := uint64(1)
-	if pos != nil {
-		v, n := binary.Uvarint(pos)
-		if n <= 0 || n != len(pos) || v == 0 {
-			return nil, fmt.Errorf("nats: stream %s: corrupt position %x", s.opts.Stream, []byte(pos))
-		}
-		next = v
+	next, table, err := decodePosition(s.opts.Stream, pos)
+	if err != nil {
+		return nil, err
 	}
 	conn, err := s.opts.connect(ctx, fmt.Sprintf("weir %s source %d/%d", s.opts.Stream, info.Subtask, info.Parallelism))
 	if err != nil {
 		return nil, err
 	}
-	r := &reader[T]{s: s, conn: conn, next: next}
-	if err := r.open(ctx, info); err != nil {
+	r := &reader[T]{s: s, conn: conn}
+	if err := r.open(ctx, info, next, table); err != nil {
 		conn.Close()
 		return nil, err
 	}
@@ -100,7 +96,7 @@ type reader[T any] struct {
 	filters []string
 	cons    jetstream.Consumer
 	it      jetstream.MessagesContext
-	next    uint64 // stream sequence of the next message to return
+	cur     cursor // the stream sequence of the next message to return, and the partitions' starts
 	dseq    uint64 // consumer sequence of the last message received
 	left    uint64 // bounded: messages left to read
 	eof     bool
@@ -108,7 +104,7 @@ type reader[T any] struct {
 	skipped int64
 }
 
-func (r *reader[T]) open(ctx context.Context, info connector.SubtaskInfo) error {
+func (r *reader[T]) open(ctx context.Context, info connector.SubtaskInfo, next uint64, table starts) error {
 	js, err := jetstream.New(r.conn)
 	if err != nil {
 		return fmt.Errorf("nats: %w", err)
@@ -126,9 +122,12 @@ func (r *reader[T]) open(ctx context.Context, info connector.SubtaskInfo) error 
 	if len(parts) == 0 {
 		parts = st.CachedInfo().Config.Subjects
 	}
+	var held []int
 	for i := info.Subtask; i < len(parts); i += info.Parallelism {
 		r.filters = append(r.filters, parts[i])
+		held = append(held, i)
 	}
+	r.cur = openCursor(next, table, held)
 	if len(r.filters) == 0 {
 		r.eof = r.s.opts.Bounded
 		return nil
@@ -141,7 +140,7 @@ func (r *reader[T]) startConsumer(ctx context.Context) error {
 	r.stopConsumer()
 	cfg := jetstream.ConsumerConfig{
 		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
-		OptStartSeq:       r.next,
+		OptStartSeq:       r.cur.next,
 		AckPolicy:         jetstream.AckNonePolicy,
 		InactiveThreshold: time.Minute,
 		MemoryStorage:     true,
@@ -155,7 +154,7 @@ func (r *reader[T]) startConsumer(ctx context.Context) error {
 	cons, err := r.stream.CreateConsumer(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("nats: stream %s: creating a consumer for subjects %s at sequence %d: %w",
-			r.s.opts.Stream, strings.Join(r.filters, ", "), r.next, err)
+			r.s.opts.Stream, strings.Join(r.filters, ", "), r.cur.next, err)
 	}
 	r.cons = cons
 	r.dseq = 0
@@ -219,7 +218,7 @@ func (r *reader[T]) Read(ctx context.Context, buf []T) (int, error) {
 			break
 		}
 		if err != nil {
-			return k, fmt.Errorf("nats: reading stream %s at sequence %d: %w", r.s.opts.Stream, r.next, err)
+			return k, fmt.Errorf("nats: reading stream %s at sequence %d: %w", r.s.opts.Stream, r.cur.next, err)
 		}
 		md, err := msg.Metadata()
 		if err != nil {
@@ -237,16 +236,23 @@ func (r *reader[T]) Read(ctx context.Context, buf []T) (int, error) {
 			continue
 		}
 		r.dseq = md.Sequence.Consumer
-		r.next = md.Sequence.Stream + 1
+		mine := r.cur.consume(r.partition(msg.Subject()), md.Sequence.Stream)
 		if r.s.opts.Bounded {
 			r.left = md.NumPending
+		}
+		if !mine { // before its partition's start: an old subtask returned it
+			if r.s.opts.Bounded && r.left == 0 {
+				r.eof = true
+				break
+			}
+			continue
 		}
 		if err := r.s.opts.Format.Decode(msg.Data(), &buf[k]); err != nil {
 			merr := &connector.MalformedError{
 				Where: fmt.Sprintf("stream %s sequence %d (subject %s)", r.s.opts.Stream, md.Sequence.Stream, msg.Subject()),
 				Err:   err}
 			if r.s.opts.OnMalformed != connector.Skip {
-				r.next = md.Sequence.Stream // the bad message is not consumed
+				r.cur.next = md.Sequence.Stream // the bad message is not consumed
 				if k > 0 {
 					r.pending = merr
 					return k, nil
@@ -292,9 +298,26 @@ func (r *reader[T]) deadLetter(ctx context.Context, msg jetstream.Msg, md *jetst
 	return nil
 }
 
-// Position is the next stream sequence to read.
+// Position is the next stream sequence to read (or, after a rescale, the
+// table of where each partition goes on, until the reader passed every
+// start).
 func (r *reader[T]) Position() connector.Position {
-	return binary.AppendUvarint(nil, r.next)
+	return r.cur.position()
+}
+
+// partition returns which of the reader's partitions subject belongs
+// to, or -1, only while the reader drops messages before its
+// partitions' starts.
+func (r *reader[T]) partition(subject string) int {
+	if r.cur.starts == nil {
+		return -1
+	}
+	for f, filter := range r.filters {
+		if subjectMatches(filter, subject) {
+			return f
+		}
+	}
+	return -1
 }
 
 func (r *reader[T]) Close() error {
