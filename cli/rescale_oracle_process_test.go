@@ -22,8 +22,11 @@ import (
 // No built-in job uses weir.WindowJoin, weir.IntervalJoin or
 // weir.Deduplicate (q18 deduplicates with a process function).
 //
-// Each query restores at one parallelism, rotating through 1, 3 and 8;
-// q4 and q11 restore at all three.
+// Each query restores at one parallelism, rotating through 1, 3 and 8
+// (q4 and q11 at all three), from a checkpoint taken early or later in
+// the run (the second, fourth or sixth). The sources emit watermarks
+// every millisecond, so that records a rescaled source subtask yields
+// out of event-time order would be late and show.
 func TestRescaleOracleNexmark(t *testing.T) {
 	cases := []struct {
 		query string
@@ -35,9 +38,10 @@ func TestRescaleOracleNexmark(t *testing.T) {
 		{"q19", []int{3}}, {"q20", []int{8}},
 	}
 	verify := nexmarkVerify(t)
-	for _, c := range cases {
+	for q, c := range cases {
+		kill := 2 + 2*(q%3)
 		t.Run(c.query, func(t *testing.T) {
-			job := []string{"run", "nexmark", "--query", c.query, "--events", "40000", "--tps", "200", "--generators", "10", "-p", "2", "--progress", "off"}
+			job := []string{"run", "nexmark", "--query", c.query, "--events", "40000", "--tps", "200", "--generators", "10", "--watermark-interval", "1ms", "-p", "2", "--progress", "off"}
 			ref := filepath.Join(t.TempDir(), "ref")
 			if code, _, stderr := weir(t, append(job, "--output", ref)...); code != 0 {
 				t.Fatalf("reference run: exit %d\n%s", code, stderr)
@@ -45,7 +49,7 @@ func TestRescaleOracleNexmark(t *testing.T) {
 			want := lines(t, ref)
 			for _, p := range c.ps {
 				t.Run(fmt.Sprintf("p%d", p), func(t *testing.T) {
-					got, stderr := killedAndRestored(t, job, p)
+					got, stderr := killedAndRestored(t, job, kill, p)
 					if err := verify(weirapi.ExactlyOnce, want, got); err != nil {
 						t.Fatalf("%s restored at parallelism %d is not exactly-once: %v\n%s", c.query, p, err, stderr)
 					}
@@ -59,7 +63,7 @@ func TestRescaleOracleNexmark(t *testing.T) {
 // own checkpoints, restores at parallelism 1: the source's positions and
 // the state move twice.
 func TestRescaleOracleNexmarkTwice(t *testing.T) {
-	job := []string{"run", "nexmark", "--query", "q4", "--events", "40000", "--tps", "200", "--generators", "10", "-p", "2", "--progress", "off"}
+	job := []string{"run", "nexmark", "--query", "q4", "--events", "40000", "--tps", "200", "--generators", "10", "--watermark-interval", "1ms", "-p", "2", "--progress", "off"}
 	ref := filepath.Join(t.TempDir(), "ref")
 	if code, _, stderr := weir(t, append(job, "--output", ref)...); code != 0 {
 		t.Fatalf("reference run: exit %d\n%s", code, stderr)
@@ -83,16 +87,16 @@ func TestRescaleOracleNexmarkTwice(t *testing.T) {
 
 // killedAndRestored runs job (at parallelism 2) with exactly-once
 // checkpoints every 50ms into a fresh state directory, throttled, kills
-// it with SIGKILL once its third checkpoint completed, restores the
+// it with SIGKILL once checkpoint kill completed, restores the
 // latest checkpoint at parallelism p and returns the rows written and the
 // restore's log. It fails the test unless the restore moved state to
 // parallelism p.
-func killedAndRestored(t *testing.T, job []string, p int) (rows []string, stderr string) {
+func killedAndRestored(t *testing.T, job []string, kill, p int) (rows []string, stderr string) {
 	t.Helper()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	ft := []string{"--guarantee", "exactly-once", "--checkpoint-interval", "50ms", "--state-dir", filepath.Join(dir, "state"), "--output", out}
-	killAfter(t, "checkpoint 3 completed", append(append(job, ft...), "--rate", "40000", "--log-checkpoints")...)
+	killAfter(t, fmt.Sprintf("checkpoint %d completed", kill), append(append(job, ft...), "--rate", "40000", "--log-checkpoints")...)
 	code, _, stderr := weir(t, append(append(withParallelism(job, p), ft...), "--restore", "latest")...)
 	if code != 0 {
 		t.Fatalf("restore at parallelism %d: exit %d\n%s", p, code, stderr)
