@@ -149,7 +149,7 @@ func TestSavepointOnSIGUSR1RestoresAtAnotherParallelismExactlyOnce(t *testing.T)
 		}
 	}
 	code, _, stderr := weir(t, append(append(withParallelism(job, 3), ft...), "--restore", path)...)
-	if code != 0 || !strings.Contains(stderr, "restoring checkpoint "+id) {
+	if code != 0 || !strings.Contains(stderr, "restoring savepoint "+path+" (of checkpoint "+id) {
 		t.Fatalf("restore from the savepoint at parallelism 3: exit %d\n%s", code, stderr)
 	}
 	if err := cli.VerifyLines(weirapi.ExactlyOnce, lines(t, ref), lines(t, out)); err != nil {
