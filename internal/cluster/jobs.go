@@ -26,6 +26,9 @@ const (
 	Finished  = "finished"
 	Failed    = "failed"
 	Cancelled = "cancelled"
+	// Stopped is a job that stopped after a savepoint (weir stop
+	// --savepoint).
+	Stopped = "stopped"
 )
 
 // jobRecord is what the coordinator keeps of a job in the store, so that a
@@ -157,6 +160,8 @@ func (c *Coordinator) start(ctx context.Context, rec jobRecord, resume bool) (*j
 		j.mu.Lock()
 		j.rec.Ended = time.Now()
 		switch {
+		case err == nil && stoppedBySavepoint(p):
+			j.rec.State = Stopped
 		case err == nil:
 			j.rec.State = Finished
 		case jctx.Err() != nil:
@@ -173,6 +178,13 @@ func (c *Coordinator) start(ctx context.Context, rec jobRecord, resume bool) (*j
 		}
 	}()
 	return j, nil
+}
+
+// stoppedBySavepoint reports whether p's run ended because a savepoint
+// asked it to.
+func stoppedBySavepoint(p Pipeline) bool {
+	r := p.Report()
+	return r != nil && r.Stopped
 }
 
 // hasCheckpoint reports whether the job has a completed checkpoint to
