@@ -161,7 +161,8 @@ type testCluster struct {
 	// replacement is the coordinator's --replacement-timeout.
 	replacement string
 	// flags go to every process: coordinator, workers and clients.
-	flags []string	// coordFlags go to the coordinator only.
+	flags []string
+	// coordFlags go to the coordinator only.
 	coordFlags []string
 }
 

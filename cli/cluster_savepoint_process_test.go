@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -30,7 +31,10 @@ func weirOut(t *testing.T, args ...string) string {
 // runs, then stops with another: the stop ends the job only once its
 // sinks committed the savepoint (no pre-committed file is left), and the
 // job submitted again from that savepoint at another parallelism
-// completes the output exactly once.
+// completes the output exactly once, also when the coordinator restarts
+// meanwhile: it resumes the job from the job's own latest checkpoint,
+// not from the savepoint again (whose restore would repeat the output
+// committed since).
 func TestClusterSavepointStopAndResubmitFromSavepoint(t *testing.T) {
 	skipShort(t)
 	job := append(slices.Clone(keycount[:len(keycount)-2]), "-p", "2")
@@ -76,11 +80,29 @@ func TestClusterSavepointStopAndResubmitFromSavepoint(t *testing.T) {
 
 	c.startWorker("w3") // -p 3 takes a third slot
 	resumed := append(slices.Clone(keycount[:len(keycount)-2]), "-p", "3")
-	client, out = c.submit(resumed, "--from-savepoint", stop)
+	client, out = c.submit(resumed, "--from-savepoint", stop, "--rate", "100000")
+	id = c.coord.waitFrom(c.coord.mark(), `job (\S+) started`)[1]
+	saved := c.coord.waitFor(id + `: restoring checkpoint (\d+)`)[1]
+	own := c.coord.waitFor(id + `: checkpoint (\d+) completed`)[1]
+	c.coord.kill()
+	c.startCoordinator(c.addr)
+	c.coord.waitFor(`resuming job ` + id)
+	if got := c.coord.waitFor(id + `: restoring checkpoint (\d+)`)[1]; got == saved || atoi(t, got) < atoi(t, own) {
+		t.Fatalf("the job resumed from checkpoint %s, want its own latest (%s or later), not the savepoint's (%s)", got, own, saved)
+	}
 	if err := client.wait(); err != nil {
 		t.Fatalf("the job submitted from the savepoint: %v\n%s\ncoordinator:\n%s", err, client.output(), c.coord.output())
 	}
 	if err := cli.VerifyLines(weirapi.ExactlyOnce, ref, lines(t, out)); err != nil {
 		t.Fatalf("output of the stopped job and the one resumed from its savepoint: %v\ncoordinator:\n%s", err, c.coord.output())
 	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
