@@ -69,6 +69,10 @@ func TestClusterSavepointStopAndResubmitFromSavepoint(t *testing.T) {
 	if st := weirOut(t, "status", id, "--coordinator", c.addr); !strings.Contains(st, id+" (keycount): stopped") {
 		t.Fatalf("weir status after the stop:\n%s", st)
 	}
+	out2, err := exec.Command(weirBinary(t), "savepoint", id, "--coordinator", c.addr).CombinedOutput()
+	if e, ok := err.(*exec.ExitError); !ok || e.ExitCode() != 1 || !strings.Contains(string(out2), "job "+id+" is stopped, not running") {
+		t.Fatalf("weir savepoint of the stopped job: %v\n%s\nwant exit 1 saying it is not running", err, out2)
+	}
 	files, _ := filepath.Glob(filepath.Join(out, ".*.pending"))
 	if len(files) > 0 {
 		t.Fatalf("the job stopped before its sinks committed the savepoint: pre-committed files %v", files)
