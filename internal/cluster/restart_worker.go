@@ -105,7 +105,7 @@ func (a *workerAttempt) applyRestart(ctx context.Context, rt *task.Runtime, c *p
 	case pb.Command_SHIP:
 		a.ship(ctx, rt, c)
 	case pb.Command_AWAIT_COMPLETED:
-		a.awaitCompleted(ctx, rt, c)
+		a.awaitCompleted(ctx, rt.AwaitCompleted, c)
 	case pb.Command_KILL_STANDBY:
 		rt.KillStandby(sid(c.Subtask), errors.New(c.Error))
 	case pb.Command_REPLAY:

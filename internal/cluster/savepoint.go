@@ -10,7 +10,6 @@ import (
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
 	"github.com/weir-stream/weir/internal/engine"
-	"github.com/weir-stream/weir/internal/task"
 )
 
 // This file is the cluster's side of savepoints: the Savepoint call asks
@@ -100,13 +99,14 @@ func (x *remoteExecutor) AwaitCompleted(ctx context.Context, id int64) error {
 var _ engine.Committer = (*remoteExecutor)(nil)
 
 // awaitCompleted answers an AWAIT_COMPLETED command with Committed once
-// the runtime's local sinks handled the completion of the command's
-// checkpoint. It waits in the background: the attempt's commands go on.
-func (a *workerAttempt) awaitCompleted(ctx context.Context, rt *task.Runtime, c *pb.Command) {
+// await (the runtime's AwaitCompleted) returned: the local sinks handled
+// the completion of the command's checkpoint. It waits in the
+// background: the attempt's commands go on.
+func (a *workerAttempt) awaitCompleted(ctx context.Context, await func(context.Context, int64) error, c *pb.Command) {
 	a.bg.Add(1)
 	go func() {
 		defer a.bg.Done()
-		if rt.AwaitCompleted(ctx, c.Checkpoint) != nil {
+		if await(ctx, c.Checkpoint) != nil {
 			return // the attempt ends; so does the coordinator's wait
 		}
 		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Committed{Committed: &pb.Committed{Key: a.d.Key, Token: c.Token}}})

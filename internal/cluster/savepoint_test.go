@@ -98,3 +98,29 @@ func TestAwaitCompletedWaitsForEveryShareToAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A worker answers AWAIT_COMPLETED only once its runtime's sinks handled
+// the checkpoint's completion, with the command's token.
+func TestAWorkerAnswersAwaitCompletedOnceItsSinksCommitted(t *testing.T) {
+	s := &session{ctx: context.Background(), out: make(chan *pb.WorkerMessage, 4)}
+	a := newWorkerAttempt(s, &pb.Deploy{Key: "j/1.1"})
+	asked, commit := make(chan int64, 1), make(chan struct{})
+	a.awaitCompleted(context.Background(), func(_ context.Context, id int64) error {
+		asked <- id
+		<-commit
+		return nil
+	}, &pb.Command{Key: "j/1.1", Kind: pb.Command_AWAIT_COMPLETED, Checkpoint: 7, Token: 3})
+	if id := <-asked; id != 7 {
+		t.Fatalf("the worker waited for checkpoint %d, want 7", id)
+	}
+	select {
+	case m := <-s.out:
+		t.Fatalf("the worker sent %v before its sinks committed", m)
+	default:
+	}
+	close(commit)
+	a.bg.Wait()
+	if m := (<-s.out).GetCommitted(); m == nil || m.Token != 3 || m.Key != "j/1.1" {
+		t.Fatalf("the worker answered %v, want Committed with token 3", m)
+	}
+}
