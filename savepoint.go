@@ -2,7 +2,6 @@ package weir
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/weir-stream/weir/internal/engine"
@@ -26,7 +25,7 @@ type Savepoint struct {
 
 // ErrNotRunning means a savepoint was asked of a pipeline that is not
 // running.
-var ErrNotRunning = errors.New("the job is not running")
+var ErrNotRunning = engine.ErrNotRunning
 
 // ErrNoCheckpoints means a savepoint was asked of a pipeline that takes
 // no checkpoints (guarantee at-most-once or none), so it has none to
@@ -52,6 +51,13 @@ func (p *Pipeline) Savepoint(ctx context.Context, dir string) (Savepoint, error)
 // duplicate.
 func (p *Pipeline) StopWithSavepoint(ctx context.Context, dir string) (Savepoint, error) {
 	return p.savepoint(ctx, dir, true)
+}
+
+// engineSavepoint is Savepoint or StopWithSavepoint in the engine's
+// terms, for a cluster's coordinator (Engine).
+func (p *Pipeline) engineSavepoint(ctx context.Context, dir string, stop bool) (engine.SavepointResult, error) {
+	s, err := p.savepoint(ctx, dir, stop)
+	return engine.SavepointResult{Path: s.Path, Checkpoint: s.Checkpoint, Bytes: s.Bytes, Duration: s.Duration}, err
 }
 
 func (p *Pipeline) savepoint(ctx context.Context, dir string, stop bool) (Savepoint, error) {

@@ -96,6 +96,7 @@ them) and exits with an error that names the newer epoch.`,
 	fs.StringVar(&cfg.Listen, "listen", defaultCoordinator, "address of the control plane for workers and clients")
 	fs.StringVar(&stateDir, "state-dir", "", "directory for checkpoints and job records, shared by every process")
 	fs.StringVar(&store, "checkpoint-store", "", "checkpoint store URL: file:///path or s3://bucket/prefix?endpoint=URL (credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)")
+	fs.StringVar(&cfg.SavepointDir, "savepoint-dir", "", "where weir savepoint and weir stop --savepoint write savepoints without --dir: a directory every process reaches, file:///path or s3://bucket/prefix?endpoint=URL")
 	fs.DurationVar(&cfg.HeartbeatInterval, "heartbeat-interval", 500*time.Millisecond, "how often workers report")
 	fs.DurationVar(&cfg.HeartbeatTimeout, "heartbeat-timeout", 5*time.Second, "a worker silent this long is lost")
 	fs.DurationVar(&cfg.ReplacementTimeout, "replacement-timeout", 10*time.Second, "how long a job that lost a worker waits for a replacement before it spreads the lost worker's subtasks over the remaining workers (negative: wait for free slots)")
@@ -168,13 +169,16 @@ func (c *client) call(ctx context.Context, f func(context.Context, pb.Coordinato
 func submitCommand(stdout, stderr io.Writer) *cobra.Command {
 	var c client
 	var wait bool
+	var from string
 	cmd := &cobra.Command{
-		Use:   "submit [--coordinator ADDR] JOB [job flags] [--wait]",
+		Use:   "submit [--coordinator ADDR] JOB [job flags] [--from-savepoint PATH] [--wait]",
 		Short: "Run a job on a cluster",
 		Long: `Submit a job to a cluster's coordinator and print its id. The job's flags are
 those of weir run JOB (see weir run JOB --help); without --state-dir the job
-checkpoints into the coordinator's store. With --wait, wait for the job to end
-and exit 0 if it finished, 1 otherwise.`,
+checkpoints into the coordinator's store. --from-savepoint PATH starts the job
+from a savepoint (weir savepoint, weir stop --savepoint), as --restore PATH
+does. With --wait, wait for the job to end and exit 0 if it finished or
+stopped, 1 otherwise.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			job, jobArgs := args[0], args[1:]
@@ -182,8 +186,12 @@ and exit 0 if it finished, 1 otherwise.`,
 				wait = true
 				jobArgs = slices.Delete(jobArgs, i, i+1)
 			}
+			jobArgs, err := fromSavepoint(jobArgs, from)
+			if err != nil {
+				return err
+			}
 			var info *pb.JobInfo
-			err := c.call(cmd.Context(), func(ctx context.Context, cc pb.CoordinatorClient) (err error) {
+			err = c.call(cmd.Context(), func(ctx context.Context, cc pb.CoordinatorClient) (err error) {
 				info, err = cc.Submit(ctx, &pb.SubmitRequest{Job: job, Args: jobArgs})
 				return err
 			})
@@ -201,7 +209,42 @@ and exit 0 if it finished, 1 otherwise.`,
 	fs.SetInterspersed(false) // flags after JOB are the job's
 	c.define(fs)
 	fs.BoolVar(&wait, "wait", false, "wait for the job to end")
+	fs.StringVar(&from, "from-savepoint", "", "start the job from the savepoint at PATH (the same as the job flag --restore PATH)")
 	return cmd
+}
+
+// fromSavepoint turns --from-savepoint PATH, given to submit (from) or
+// among the job's flags, into the job flag --restore PATH, which takes a
+// savepoint's path as well as a checkpoint's. It refuses two savepoints
+// or a savepoint and --restore.
+func fromSavepoint(jobArgs []string, from string) ([]string, error) {
+	var out []string
+	for i := 0; i < len(jobArgs); i++ {
+		a := jobArgs[i]
+		switch {
+		case a == "--from-savepoint":
+			if i+1 == len(jobArgs) {
+				return nil, usagef("submit: --from-savepoint needs a path")
+			}
+			i++
+			a = "--from-savepoint=" + jobArgs[i]
+			fallthrough
+		case strings.HasPrefix(a, "--from-savepoint="):
+			if from != "" {
+				return nil, usagef("submit: --from-savepoint given twice")
+			}
+			from = strings.TrimPrefix(a, "--from-savepoint=")
+		default:
+			out = append(out, a)
+		}
+	}
+	if from == "" {
+		return jobArgs, nil
+	}
+	if slices.ContainsFunc(out, func(a string) bool { return a == "--restore" || strings.HasPrefix(a, "--restore=") }) {
+		return nil, usagef("submit: give --from-savepoint or --restore, not both")
+	}
+	return append(out, "--restore", from), nil
 }
 
 // waitJob polls a job until it ends.
@@ -235,14 +278,14 @@ func waitJob(ctx context.Context, c *client, id string, stderr io.Writer) error 
 			fmt.Fprintf(stderr, "weir: job %s %s\n", id, strings.TrimSpace(now))
 			last = now
 		}
-		if info.State == cluster.Finished || info.State == cluster.Failed || info.State == cluster.Cancelled {
+		if info.State == cluster.Finished || info.State == cluster.Stopped || info.State == cluster.Failed || info.State == cluster.Cancelled {
 			var rep weir.Report
 			if len(info.Report) > 0 && json.Unmarshal(info.Report, &rep) == nil {
 				printReport(stderr, &rep)
 			}
 		}
 		switch info.State {
-		case cluster.Finished:
+		case cluster.Finished, cluster.Stopped:
 			return nil
 		case cluster.Failed:
 			return fmt.Errorf("job %s failed: %s", id, info.Error)

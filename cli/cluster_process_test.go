@@ -162,6 +162,8 @@ type testCluster struct {
 	replacement string
 	// flags go to every process: coordinator, workers and clients.
 	flags []string
+	// coordFlags go to the coordinator only.
+	coordFlags []string
 }
 
 func newCluster(t *testing.T, workers int) *testCluster {
@@ -183,7 +185,7 @@ func newClusterOn(t *testing.T, workers int, store string) *testCluster {
 }
 
 func (c *testCluster) startCoordinator(listen string) {
-	c.coord = start(c.t, "coordinator", append([]string{"coordinator", "--listen", listen, "--checkpoint-store", c.store, "--replacement-timeout", c.replacement, "--heartbeat-timeout", "1s", "--heartbeat-interval", "100ms"}, c.flags...)...)
+	c.coord = start(c.t, "coordinator", append([]string{"coordinator", "--listen", listen, "--checkpoint-store", c.store, "--replacement-timeout", c.replacement, "--heartbeat-timeout", "1s", "--heartbeat-interval", "100ms"}, append(c.coordFlags, c.flags...)...)...)
 	c.addr = c.coord.waitFor(`listening on (\S+),`)[1]
 }
 

@@ -23,11 +23,6 @@ import (
 // --savepoint-dir, and weir savepoint and weir stop ask the job's --http
 // API (POST /api/v1/savepoints) for one. docs/savepoints.md.
 
-func init() {
-	AddCommand(savepointCommand)
-	AddCommand(stopCommand)
-}
-
 // watchSavepointSignal takes a savepoint of p into dir each time the
 // process receives SIGUSR1, until the returned stop is called; stop
 // cancels a savepoint in progress and waits for the goroutine. The
@@ -63,64 +58,11 @@ func watchSavepointSignal(ctx context.Context, p *weir.Pipeline, dir string, log
 	}
 }
 
-// savepointCommand is weir savepoint: a savepoint of the job that weir
-// run serves --http for.
-func savepointCommand(stdout, stderr io.Writer) *cobra.Command {
-	var addr, dir string
-	cmd := &cobra.Command{
-		Use:   "savepoint --http ADDR [--dir DIR]",
-		Short: "Take a savepoint of a running job",
-		Long: `Ask the job that weir run serves its API for (--http ADDR) for a savepoint:
-a self-contained copy of a checkpoint taken now, which no retention deletes.
-It goes into a new directory under --dir, or under the job's --savepoint-dir.
-The savepoint's path is printed on standard output once it is written; run
-the job with --restore PATH to start from it (also at another parallelism).
-A running job also takes one into its --savepoint-dir on SIGUSR1.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return printSavepoint(cmd.Context(), addr, web.SavepointRequest{Dir: dir}, stdout, stderr)
-		},
-	}
-	savepointClientFlags(cmd, &addr, &dir)
-	return cmd
-}
-
-// stopCommand is weir stop: stop the job that weir run serves --http
-// for after a savepoint.
-func stopCommand(stdout, stderr io.Writer) *cobra.Command {
-	var addr, dir string
-	var savepoint bool
-	cmd := &cobra.Command{
-		Use:   "stop --http ADDR --savepoint [--dir DIR]",
-		Short: "Stop a running job after a savepoint",
-		Long: `Stop the job that weir run serves its API for (--http ADDR) gracefully:
-take a savepoint as weir savepoint does, let every sink commit the output up
-to it, and end the job (weir run then exits 0). A transactional sink's output
-(the file sink's) then ends exactly at the savepoint, and a run with
---restore PATH continues it without a gap or a duplicate. The savepoint's
-path is printed on standard output.
-
-Like flink stop, weir stop always takes a savepoint; --savepoint says so. To
-end a job without one, interrupt weir run (Ctrl-C or SIGTERM): it resumes
-from its last checkpoint with --restore latest.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !savepoint {
-				return usagef("stop: weir stop takes a savepoint and then stops the job: give --savepoint (and --dir DIR unless the job runs with --savepoint-dir); to end a job without a savepoint, interrupt weir run (Ctrl-C or SIGTERM)")
-			}
-			return printSavepoint(cmd.Context(), addr, web.SavepointRequest{Dir: dir, Stop: true}, stdout, stderr)
-		},
-	}
-	savepointClientFlags(cmd, &addr, &dir)
-	cmd.Flags().BoolVar(&savepoint, "savepoint", false, "take a savepoint before stopping (required: weir stop always takes one)")
-	return cmd
-}
-
 func savepointClientFlags(cmd *cobra.Command, addr, dir *string) {
 	fs := cmd.Flags()
 	fs.SortFlags = false
 	fs.StringVar(addr, "http", "127.0.0.1:8081", "address the job serves its API on (weir run --http)")
-	fs.StringVar(dir, "dir", "", "where the savepoint's directory goes: a directory, file:///path or s3://bucket/prefix?endpoint=URL (default: the job's --savepoint-dir)")
+	fs.StringVar(dir, "dir", "", "where the savepoint's directory goes: a directory (every process of a cluster reaches), file:///path or s3://bucket/prefix?endpoint=URL (default: the job's or the coordinator's --savepoint-dir)")
 }
 
 // printSavepoint asks the job at addr for the savepoint req describes,

@@ -38,6 +38,9 @@ type CoordinatorConfig struct {
 	ReplacementTimeout time.Duration
 	Security           Security
 	Log                func(string)
+	// SavepointDir is where savepoints go when the Savepoint call names
+	// no directory (empty: it must name one).
+	SavepointDir string
 }
 
 // Coordinator places jobs on workers and drives their checkpoints.
@@ -354,6 +357,8 @@ func (c *Coordinator) onWorkerMessage(w *workerConn, m *pb.WorkerMessage) {
 		key = x.Restarted.Key
 	case *pb.WorkerMessage_Stopped:
 		key = x.Stopped.Key
+	case *pb.WorkerMessage_Committed:
+		key = x.Committed.Key
 	case *pb.WorkerMessage_Replay:
 		key = x.Replay.Key
 	case *pb.WorkerMessage_Moved:

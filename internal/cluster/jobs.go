@@ -26,6 +26,9 @@ const (
 	Finished  = "finished"
 	Failed    = "failed"
 	Cancelled = "cancelled"
+	// Stopped is a job that stopped after a savepoint (weir stop
+	// --savepoint).
+	Stopped = "stopped"
 )
 
 // jobRecord is what the coordinator keeps of a job in the store, so that a
@@ -117,11 +120,15 @@ func (c *Coordinator) start(ctx context.Context, rec jobRecord, resume bool) (*j
 	if !hasFlag(args, "state-dir") {
 		args = append(args, "--state-dir", c.cfg.Store)
 	}
-	if resume && !hasFlag(args, "restore") {
-		if ok, err := c.hasCheckpoint(ctx, args, rec); err != nil {
+	if resume {
+		// A job submitted with --restore (a savepoint, say) that took
+		// checkpoints of its own resumes from its latest: restoring what it
+		// was submitted with again would repeat its work since.
+		own := withoutFlag(args, "restore")
+		if ok, err := c.hasCheckpoint(ctx, own, rec); err != nil {
 			return nil, err
 		} else if ok {
-			args = append(args, "--restore", "latest")
+			args = append(own, "--restore", "latest")
 		}
 	}
 	p, err := c.cfg.Program.Open(ctx, rec.Job, rec.ID, args)
@@ -157,6 +164,8 @@ func (c *Coordinator) start(ctx context.Context, rec jobRecord, resume bool) (*j
 		j.mu.Lock()
 		j.rec.Ended = time.Now()
 		switch {
+		case err == nil && stoppedBySavepoint(p):
+			j.rec.State = Stopped
 		case err == nil:
 			j.rec.State = Finished
 		case jctx.Err() != nil:
@@ -175,6 +184,13 @@ func (c *Coordinator) start(ctx context.Context, rec jobRecord, resume bool) (*j
 	return j, nil
 }
 
+// stoppedBySavepoint reports whether p's run ended because a savepoint
+// asked it to.
+func stoppedBySavepoint(p Pipeline) bool {
+	r := p.Report()
+	return r != nil && r.Stopped
+}
+
 // hasCheckpoint reports whether the job has a completed checkpoint to
 // resume from.
 func (c *Coordinator) hasCheckpoint(ctx context.Context, args []string, rec jobRecord) (bool, error) {
@@ -188,6 +204,22 @@ func (c *Coordinator) hasCheckpoint(ctx context.Context, args []string, rec jobR
 	}
 	ids, err := cfg.Store.Committed(ctx, rec.ID)
 	return len(ids) > 0, err
+}
+
+// withoutFlag returns args without flag name and its value (--name V or
+// --name=V).
+func withoutFlag(args []string, name string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--"+name:
+			i++ // and its value
+		case strings.HasPrefix(a, "--"+name+"="):
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func hasFlag(args []string, name string) bool {

@@ -92,6 +92,8 @@ func (x *remoteExecutor) onRestartMessage(w *workerConn, m *pb.WorkerMessage) {
 		x.stopped(w, v.Stopped)
 	case *pb.WorkerMessage_Restarted:
 		x.answer(v.Restarted.Token, &pb.Moved{})
+	case *pb.WorkerMessage_Committed:
+		x.answer(v.Committed.Token, &pb.Moved{})
 	case *pb.WorkerMessage_Moved:
 		x.answer(v.Moved.Token, v.Moved)
 	case *pb.WorkerMessage_Replay:

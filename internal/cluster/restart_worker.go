@@ -104,6 +104,8 @@ func (a *workerAttempt) applyRestart(ctx context.Context, rt *task.Runtime, c *p
 		a.promote(ctx, rt, c)
 	case pb.Command_SHIP:
 		a.ship(ctx, rt, c)
+	case pb.Command_AWAIT_COMPLETED:
+		a.awaitCompleted(ctx, rt.AwaitCompleted, c)
 	case pb.Command_KILL_STANDBY:
 		rt.KillStandby(sid(c.Subtask), errors.New(c.Error))
 	case pb.Command_REPLAY:

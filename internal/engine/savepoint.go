@@ -39,6 +39,10 @@ type SavepointResult struct {
 	Err      error
 }
 
+// ErrNotRunning means a savepoint was asked of a job that is not
+// running.
+var ErrNotRunning = errors.New("the job is not running")
+
 // ErrNoSavepoints means the job takes no checkpoints (guarantee
 // at-most-once or none), so it cannot take a savepoint.
 var ErrNoSavepoints = errors.New("savepoints need checkpoints: run the job with --guarantee exactly-once or at-least-once")

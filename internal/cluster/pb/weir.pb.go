@@ -128,6 +128,9 @@ const (
 	// WAITS asks what each subtask of the share waits on, for the stall
 	// report: answered by Waits with token within timeout_ns.
 	Command_WAITS Command_Kind = 15
+	// AWAIT_COMPLETED asks the share to answer Committed with token once
+	// its sinks committed checkpoint (completed before).
+	Command_AWAIT_COMPLETED Command_Kind = 16
 )
 
 // Enum value maps for Command_Kind.
@@ -149,6 +152,7 @@ var (
 		13: "SHIP",
 		14: "KILL_STANDBY",
 		15: "WAITS",
+		16: "AWAIT_COMPLETED",
 	}
 	Command_Kind_value = map[string]int32{
 		"TRIGGER":         0,
@@ -167,6 +171,7 @@ var (
 		"SHIP":            13,
 		"KILL_STANDBY":    14,
 		"WAITS":           15,
+		"AWAIT_COMPLETED": 16,
 	}
 )
 
@@ -194,7 +199,7 @@ func (x Command_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Command_Kind.Descriptor instead.
 func (Command_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{23, 0}
+	return file_weir_proto_rawDescGZIP(), []int{24, 0}
 }
 
 type WorkerMessage struct {
@@ -213,6 +218,7 @@ type WorkerMessage struct {
 	//	*WorkerMessage_Inject
 	//	*WorkerMessage_Waits
 	//	*WorkerMessage_Stopped
+	//	*WorkerMessage_Committed
 	Msg           isWorkerMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -363,6 +369,15 @@ func (x *WorkerMessage) GetStopped() *Stopped {
 	return nil
 }
 
+func (x *WorkerMessage) GetCommitted() *Committed {
+	if x != nil {
+		if x, ok := x.Msg.(*WorkerMessage_Committed); ok {
+			return x.Committed
+		}
+	}
+	return nil
+}
+
 type isWorkerMessage_Msg interface {
 	isWorkerMessage_Msg()
 }
@@ -415,6 +430,10 @@ type WorkerMessage_Stopped struct {
 	Stopped *Stopped `protobuf:"bytes,12,opt,name=stopped,proto3,oneof"`
 }
 
+type WorkerMessage_Committed struct {
+	Committed *Committed `protobuf:"bytes,13,opt,name=committed,proto3,oneof"`
+}
+
 func (*WorkerMessage_Hello) isWorkerMessage_Msg() {}
 
 func (*WorkerMessage_Heartbeat) isWorkerMessage_Msg() {}
@@ -439,6 +458,62 @@ func (*WorkerMessage_Waits) isWorkerMessage_Msg() {}
 
 func (*WorkerMessage_Stopped) isWorkerMessage_Msg() {}
 
+func (*WorkerMessage_Committed) isWorkerMessage_Msg() {}
+
+// Committed answers an AWAIT_COMPLETED command with token once every
+// sink subtask of the share handled the checkpoint's completion.
+type Committed struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Token         int64                  `protobuf:"varint,2,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Committed) Reset() {
+	*x = Committed{}
+	mi := &file_weir_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Committed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Committed) ProtoMessage() {}
+
+func (x *Committed) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Committed.ProtoReflect.Descriptor instead.
+func (*Committed) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Committed) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Committed) GetToken() int64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
 // Stopped answers a STOP command once the worker's runtime stopped its
 // subtasks: no end of theirs is reported after it, so a SubtaskFinished
 // the coordinator reads between sending STOP and reading Stopped is the
@@ -453,7 +528,7 @@ type Stopped struct {
 
 func (x *Stopped) Reset() {
 	*x = Stopped{}
-	mi := &file_weir_proto_msgTypes[1]
+	mi := &file_weir_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -465,7 +540,7 @@ func (x *Stopped) String() string {
 func (*Stopped) ProtoMessage() {}
 
 func (x *Stopped) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[1]
+	mi := &file_weir_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -478,7 +553,7 @@ func (x *Stopped) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stopped.ProtoReflect.Descriptor instead.
 func (*Stopped) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{1}
+	return file_weir_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Stopped) GetKey() string {
@@ -508,7 +583,7 @@ type Waits struct {
 
 func (x *Waits) Reset() {
 	*x = Waits{}
-	mi := &file_weir_proto_msgTypes[2]
+	mi := &file_weir_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -520,7 +595,7 @@ func (x *Waits) String() string {
 func (*Waits) ProtoMessage() {}
 
 func (x *Waits) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[2]
+	mi := &file_weir_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -533,7 +608,7 @@ func (x *Waits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Waits.ProtoReflect.Descriptor instead.
 func (*Waits) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{2}
+	return file_weir_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Waits) GetKey() string {
@@ -570,7 +645,7 @@ type SubtaskWait struct {
 
 func (x *SubtaskWait) Reset() {
 	*x = SubtaskWait{}
-	mi := &file_weir_proto_msgTypes[3]
+	mi := &file_weir_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -582,7 +657,7 @@ func (x *SubtaskWait) String() string {
 func (*SubtaskWait) ProtoMessage() {}
 
 func (x *SubtaskWait) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[3]
+	mi := &file_weir_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -595,7 +670,7 @@ func (x *SubtaskWait) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskWait.ProtoReflect.Descriptor instead.
 func (*SubtaskWait) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{3}
+	return file_weir_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *SubtaskWait) GetSubtask() *SubtaskRef {
@@ -636,7 +711,7 @@ type InjectQuery struct {
 
 func (x *InjectQuery) Reset() {
 	*x = InjectQuery{}
-	mi := &file_weir_proto_msgTypes[4]
+	mi := &file_weir_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -648,7 +723,7 @@ func (x *InjectQuery) String() string {
 func (*InjectQuery) ProtoMessage() {}
 
 func (x *InjectQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[4]
+	mi := &file_weir_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -661,7 +736,7 @@ func (x *InjectQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectQuery.ProtoReflect.Descriptor instead.
 func (*InjectQuery) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{4}
+	return file_weir_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *InjectQuery) GetKey() string {
@@ -716,7 +791,7 @@ type SubtaskFailed struct {
 
 func (x *SubtaskFailed) Reset() {
 	*x = SubtaskFailed{}
-	mi := &file_weir_proto_msgTypes[5]
+	mi := &file_weir_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -728,7 +803,7 @@ func (x *SubtaskFailed) String() string {
 func (*SubtaskFailed) ProtoMessage() {}
 
 func (x *SubtaskFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[5]
+	mi := &file_weir_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -741,7 +816,7 @@ func (x *SubtaskFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskFailed.ProtoReflect.Descriptor instead.
 func (*SubtaskFailed) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{5}
+	return file_weir_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SubtaskFailed) GetKey() string {
@@ -798,7 +873,7 @@ type Restarted struct {
 
 func (x *Restarted) Reset() {
 	*x = Restarted{}
-	mi := &file_weir_proto_msgTypes[6]
+	mi := &file_weir_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -810,7 +885,7 @@ func (x *Restarted) String() string {
 func (*Restarted) ProtoMessage() {}
 
 func (x *Restarted) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[6]
+	mi := &file_weir_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -823,7 +898,7 @@ func (x *Restarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Restarted.ProtoReflect.Descriptor instead.
 func (*Restarted) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{6}
+	return file_weir_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Restarted) GetKey() string {
@@ -858,7 +933,7 @@ type ReplayRequest struct {
 
 func (x *ReplayRequest) Reset() {
 	*x = ReplayRequest{}
-	mi := &file_weir_proto_msgTypes[7]
+	mi := &file_weir_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -870,7 +945,7 @@ func (x *ReplayRequest) String() string {
 func (*ReplayRequest) ProtoMessage() {}
 
 func (x *ReplayRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[7]
+	mi := &file_weir_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -883,7 +958,7 @@ func (x *ReplayRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayRequest.ProtoReflect.Descriptor instead.
 func (*ReplayRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{7}
+	return file_weir_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ReplayRequest) GetKey() string {
@@ -941,7 +1016,7 @@ type Moved struct {
 
 func (x *Moved) Reset() {
 	*x = Moved{}
-	mi := &file_weir_proto_msgTypes[8]
+	mi := &file_weir_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -953,7 +1028,7 @@ func (x *Moved) String() string {
 func (*Moved) ProtoMessage() {}
 
 func (x *Moved) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[8]
+	mi := &file_weir_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -966,7 +1041,7 @@ func (x *Moved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Moved.ProtoReflect.Descriptor instead.
 func (*Moved) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{8}
+	return file_weir_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Moved) GetKey() string {
@@ -1013,7 +1088,7 @@ type Hello struct {
 
 func (x *Hello) Reset() {
 	*x = Hello{}
-	mi := &file_weir_proto_msgTypes[9]
+	mi := &file_weir_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1025,7 +1100,7 @@ func (x *Hello) String() string {
 func (*Hello) ProtoMessage() {}
 
 func (x *Hello) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[9]
+	mi := &file_weir_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1038,7 +1113,7 @@ func (x *Hello) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hello.ProtoReflect.Descriptor instead.
 func (*Hello) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{9}
+	return file_weir_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Hello) GetWorkerId() string {
@@ -1092,7 +1167,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_weir_proto_msgTypes[10]
+	mi := &file_weir_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1104,7 +1179,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[10]
+	mi := &file_weir_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1117,7 +1192,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{10}
+	return file_weir_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Heartbeat) GetAttempts() []*AttemptMetrics {
@@ -1143,7 +1218,7 @@ type AttemptMetrics struct {
 
 func (x *AttemptMetrics) Reset() {
 	*x = AttemptMetrics{}
-	mi := &file_weir_proto_msgTypes[11]
+	mi := &file_weir_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1155,7 +1230,7 @@ func (x *AttemptMetrics) String() string {
 func (*AttemptMetrics) ProtoMessage() {}
 
 func (x *AttemptMetrics) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[11]
+	mi := &file_weir_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1168,7 +1243,7 @@ func (x *AttemptMetrics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptMetrics.ProtoReflect.Descriptor instead.
 func (*AttemptMetrics) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{11}
+	return file_weir_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AttemptMetrics) GetKey() string {
@@ -1223,7 +1298,7 @@ type SubtaskCounts struct {
 
 func (x *SubtaskCounts) Reset() {
 	*x = SubtaskCounts{}
-	mi := &file_weir_proto_msgTypes[12]
+	mi := &file_weir_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1235,7 +1310,7 @@ func (x *SubtaskCounts) String() string {
 func (*SubtaskCounts) ProtoMessage() {}
 
 func (x *SubtaskCounts) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[12]
+	mi := &file_weir_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1248,7 +1323,7 @@ func (x *SubtaskCounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskCounts.ProtoReflect.Descriptor instead.
 func (*SubtaskCounts) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{12}
+	return file_weir_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SubtaskCounts) GetSubtask() *SubtaskRef {
@@ -1296,7 +1371,7 @@ type SubtaskRef struct {
 
 func (x *SubtaskRef) Reset() {
 	*x = SubtaskRef{}
-	mi := &file_weir_proto_msgTypes[13]
+	mi := &file_weir_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1308,7 +1383,7 @@ func (x *SubtaskRef) String() string {
 func (*SubtaskRef) ProtoMessage() {}
 
 func (x *SubtaskRef) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[13]
+	mi := &file_weir_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1321,7 +1396,7 @@ func (x *SubtaskRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskRef.ProtoReflect.Descriptor instead.
 func (*SubtaskRef) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{13}
+	return file_weir_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SubtaskRef) GetVertex() int32 {
@@ -1351,7 +1426,7 @@ type ChannelCount struct {
 
 func (x *ChannelCount) Reset() {
 	*x = ChannelCount{}
-	mi := &file_weir_proto_msgTypes[14]
+	mi := &file_weir_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1363,7 +1438,7 @@ func (x *ChannelCount) String() string {
 func (*ChannelCount) ProtoMessage() {}
 
 func (x *ChannelCount) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[14]
+	mi := &file_weir_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1376,7 +1451,7 @@ func (x *ChannelCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelCount.ProtoReflect.Descriptor instead.
 func (*ChannelCount) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{14}
+	return file_weir_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ChannelCount) GetEdge() int32 {
@@ -1436,7 +1511,7 @@ type SnapshotDone struct {
 
 func (x *SnapshotDone) Reset() {
 	*x = SnapshotDone{}
-	mi := &file_weir_proto_msgTypes[15]
+	mi := &file_weir_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1448,7 +1523,7 @@ func (x *SnapshotDone) String() string {
 func (*SnapshotDone) ProtoMessage() {}
 
 func (x *SnapshotDone) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[15]
+	mi := &file_weir_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1461,7 +1536,7 @@ func (x *SnapshotDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDone.ProtoReflect.Descriptor instead.
 func (*SnapshotDone) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{15}
+	return file_weir_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SnapshotDone) GetKey() string {
@@ -1537,7 +1612,7 @@ type SubtaskFinished struct {
 
 func (x *SubtaskFinished) Reset() {
 	*x = SubtaskFinished{}
-	mi := &file_weir_proto_msgTypes[16]
+	mi := &file_weir_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1549,7 +1624,7 @@ func (x *SubtaskFinished) String() string {
 func (*SubtaskFinished) ProtoMessage() {}
 
 func (x *SubtaskFinished) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[16]
+	mi := &file_weir_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1562,7 +1637,7 @@ func (x *SubtaskFinished) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskFinished.ProtoReflect.Descriptor instead.
 func (*SubtaskFinished) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{16}
+	return file_weir_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SubtaskFinished) GetKey() string {
@@ -1593,7 +1668,7 @@ type AttemptEnded struct {
 
 func (x *AttemptEnded) Reset() {
 	*x = AttemptEnded{}
-	mi := &file_weir_proto_msgTypes[17]
+	mi := &file_weir_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1605,7 +1680,7 @@ func (x *AttemptEnded) String() string {
 func (*AttemptEnded) ProtoMessage() {}
 
 func (x *AttemptEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[17]
+	mi := &file_weir_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1618,7 +1693,7 @@ func (x *AttemptEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptEnded.ProtoReflect.Descriptor instead.
 func (*AttemptEnded) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{17}
+	return file_weir_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *AttemptEnded) GetKey() string {
@@ -1664,7 +1739,7 @@ type CoordinatorMessage struct {
 
 func (x *CoordinatorMessage) Reset() {
 	*x = CoordinatorMessage{}
-	mi := &file_weir_proto_msgTypes[18]
+	mi := &file_weir_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1676,7 +1751,7 @@ func (x *CoordinatorMessage) String() string {
 func (*CoordinatorMessage) ProtoMessage() {}
 
 func (x *CoordinatorMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[18]
+	mi := &file_weir_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1689,7 +1764,7 @@ func (x *CoordinatorMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoordinatorMessage.ProtoReflect.Descriptor instead.
 func (*CoordinatorMessage) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{18}
+	return file_weir_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CoordinatorMessage) GetMsg() isCoordinatorMessage_Msg {
@@ -1780,7 +1855,7 @@ type Prefetch struct {
 
 func (x *Prefetch) Reset() {
 	*x = Prefetch{}
-	mi := &file_weir_proto_msgTypes[19]
+	mi := &file_weir_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1792,7 +1867,7 @@ func (x *Prefetch) String() string {
 func (*Prefetch) ProtoMessage() {}
 
 func (x *Prefetch) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[19]
+	mi := &file_weir_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1805,7 +1880,7 @@ func (x *Prefetch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Prefetch.ProtoReflect.Descriptor instead.
 func (*Prefetch) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{19}
+	return file_weir_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Prefetch) GetName() string {
@@ -1849,7 +1924,7 @@ type Welcome struct {
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
-	mi := &file_weir_proto_msgTypes[20]
+	mi := &file_weir_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1861,7 +1936,7 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[20]
+	mi := &file_weir_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1874,7 +1949,7 @@ func (x *Welcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Welcome.ProtoReflect.Descriptor instead.
 func (*Welcome) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{20}
+	return file_weir_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Welcome) GetHeartbeatIntervalNs() int64 {
@@ -1907,7 +1982,7 @@ type Placement struct {
 
 func (x *Placement) Reset() {
 	*x = Placement{}
-	mi := &file_weir_proto_msgTypes[21]
+	mi := &file_weir_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1919,7 +1994,7 @@ func (x *Placement) String() string {
 func (*Placement) ProtoMessage() {}
 
 func (x *Placement) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[21]
+	mi := &file_weir_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1932,7 +2007,7 @@ func (x *Placement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Placement.ProtoReflect.Descriptor instead.
 func (*Placement) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{21}
+	return file_weir_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Placement) GetSubtask() *SubtaskRef {
@@ -2011,7 +2086,7 @@ type Deploy struct {
 
 func (x *Deploy) Reset() {
 	*x = Deploy{}
-	mi := &file_weir_proto_msgTypes[22]
+	mi := &file_weir_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2023,7 +2098,7 @@ func (x *Deploy) String() string {
 func (*Deploy) ProtoMessage() {}
 
 func (x *Deploy) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[22]
+	mi := &file_weir_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2036,7 +2111,7 @@ func (x *Deploy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Deploy.ProtoReflect.Descriptor instead.
 func (*Deploy) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{22}
+	return file_weir_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Deploy) GetKey() string {
@@ -2208,7 +2283,7 @@ type Command struct {
 
 func (x *Command) Reset() {
 	*x = Command{}
-	mi := &file_weir_proto_msgTypes[23]
+	mi := &file_weir_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2220,7 +2295,7 @@ func (x *Command) String() string {
 func (*Command) ProtoMessage() {}
 
 func (x *Command) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[23]
+	mi := &file_weir_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2233,7 +2308,7 @@ func (x *Command) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Command.ProtoReflect.Descriptor instead.
 func (*Command) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{23}
+	return file_weir_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Command) GetKey() string {
@@ -2344,7 +2419,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_weir_proto_msgTypes[24]
+	mi := &file_weir_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2356,7 +2431,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[24]
+	mi := &file_weir_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2369,7 +2444,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{24}
+	return file_weir_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SubmitRequest) GetJob() string {
@@ -2386,6 +2461,139 @@ func (x *SubmitRequest) GetArgs() []string {
 	return nil
 }
 
+type SavepointRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is the job's id (as submit printed it).
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// dir is where the savepoint's directory goes (empty: the
+	// coordinator's --savepoint-dir).
+	Dir string `protobuf:"bytes,2,opt,name=dir,proto3" json:"dir,omitempty"`
+	// stop stops the job after the savepoint.
+	Stop          bool `protobuf:"varint,3,opt,name=stop,proto3" json:"stop,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SavepointRequest) Reset() {
+	*x = SavepointRequest{}
+	mi := &file_weir_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SavepointRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SavepointRequest) ProtoMessage() {}
+
+func (x *SavepointRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SavepointRequest.ProtoReflect.Descriptor instead.
+func (*SavepointRequest) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *SavepointRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *SavepointRequest) GetDir() string {
+	if x != nil {
+		return x.Dir
+	}
+	return ""
+}
+
+func (x *SavepointRequest) GetStop() bool {
+	if x != nil {
+		return x.Stop
+	}
+	return false
+}
+
+type SavepointInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// path is the savepoint's location, for --from-savepoint.
+	Path          string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Checkpoint    int64  `protobuf:"varint,2,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	Bytes         int64  `protobuf:"varint,3,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	DurationNs    int64  `protobuf:"varint,4,opt,name=duration_ns,json=durationNs,proto3" json:"duration_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SavepointInfo) Reset() {
+	*x = SavepointInfo{}
+	mi := &file_weir_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SavepointInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SavepointInfo) ProtoMessage() {}
+
+func (x *SavepointInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SavepointInfo.ProtoReflect.Descriptor instead.
+func (*SavepointInfo) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *SavepointInfo) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SavepointInfo) GetCheckpoint() int64 {
+	if x != nil {
+		return x.Checkpoint
+	}
+	return 0
+}
+
+func (x *SavepointInfo) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *SavepointInfo) GetDurationNs() int64 {
+	if x != nil {
+		return x.DurationNs
+	}
+	return 0
+}
+
 type ListJobsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -2394,7 +2602,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_weir_proto_msgTypes[25]
+	mi := &file_weir_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2406,7 +2614,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[25]
+	mi := &file_weir_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2419,7 +2627,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{25}
+	return file_weir_proto_rawDescGZIP(), []int{28}
 }
 
 type ListJobsResponse struct {
@@ -2431,7 +2639,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_weir_proto_msgTypes[26]
+	mi := &file_weir_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2443,7 +2651,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[26]
+	mi := &file_weir_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2456,7 +2664,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{26}
+	return file_weir_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobInfo {
@@ -2475,7 +2683,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_weir_proto_msgTypes[27]
+	mi := &file_weir_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2487,7 +2695,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[27]
+	mi := &file_weir_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2500,7 +2708,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{27}
+	return file_weir_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetJobRequest) GetId() string {
@@ -2515,7 +2723,8 @@ type JobInfo struct {
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Job   string                 `protobuf:"bytes,2,opt,name=job,proto3" json:"job,omitempty"`
 	Args  []string               `protobuf:"bytes,3,rep,name=args,proto3" json:"args,omitempty"`
-	// state is waiting, running, finished, failed or cancelled.
+	// state is waiting, running, finished, stopped (after a savepoint),
+	// failed or cancelled.
 	State string `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`
 	Error string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
 	// detail says what a waiting job waits for.
@@ -2543,7 +2752,7 @@ type JobInfo struct {
 
 func (x *JobInfo) Reset() {
 	*x = JobInfo{}
-	mi := &file_weir_proto_msgTypes[28]
+	mi := &file_weir_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2555,7 +2764,7 @@ func (x *JobInfo) String() string {
 func (*JobInfo) ProtoMessage() {}
 
 func (x *JobInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[28]
+	mi := &file_weir_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2568,7 +2777,7 @@ func (x *JobInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobInfo.ProtoReflect.Descriptor instead.
 func (*JobInfo) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{28}
+	return file_weir_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *JobInfo) GetId() string {
@@ -2686,7 +2895,7 @@ type WorkerTasks struct {
 
 func (x *WorkerTasks) Reset() {
 	*x = WorkerTasks{}
-	mi := &file_weir_proto_msgTypes[29]
+	mi := &file_weir_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2698,7 +2907,7 @@ func (x *WorkerTasks) String() string {
 func (*WorkerTasks) ProtoMessage() {}
 
 func (x *WorkerTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[29]
+	mi := &file_weir_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2711,7 +2920,7 @@ func (x *WorkerTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerTasks.ProtoReflect.Descriptor instead.
 func (*WorkerTasks) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{29}
+	return file_weir_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *WorkerTasks) GetWorkerId() string {
@@ -2733,7 +2942,7 @@ var File_weir_proto protoreflect.FileDescriptor
 const file_weir_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"weir.proto\x12\x0fweir.cluster.v1\"\xb4\x05\n" +
+	"weir.proto\x12\x0fweir.cluster.v1\"\xf0\x05\n" +
 	"\rWorkerMessage\x12.\n" +
 	"\x05hello\x18\x01 \x01(\v2\x16.weir.cluster.v1.HelloH\x00R\x05hello\x12:\n" +
 	"\theartbeat\x18\x02 \x01(\v2\x1a.weir.cluster.v1.HeartbeatH\x00R\theartbeat\x12;\n" +
@@ -2747,8 +2956,12 @@ const file_weir_proto_rawDesc = "" +
 	"\x06inject\x18\n" +
 	" \x01(\v2\x1c.weir.cluster.v1.InjectQueryH\x00R\x06inject\x12.\n" +
 	"\x05waits\x18\v \x01(\v2\x16.weir.cluster.v1.WaitsH\x00R\x05waits\x124\n" +
-	"\astopped\x18\f \x01(\v2\x18.weir.cluster.v1.StoppedH\x00R\astoppedB\x05\n" +
-	"\x03msg\"T\n" +
+	"\astopped\x18\f \x01(\v2\x18.weir.cluster.v1.StoppedH\x00R\astopped\x12:\n" +
+	"\tcommitted\x18\r \x01(\v2\x1a.weir.cluster.v1.CommittedH\x00R\tcommittedB\x05\n" +
+	"\x03msg\"3\n" +
+	"\tCommitted\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\x03R\x05token\"T\n" +
 	"\aStopped\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x127\n" +
 	"\bsubtasks\x18\x02 \x03(\v2\x1b.weir.cluster.v1.SubtaskRefR\bsubtasks\"i\n" +
@@ -2885,7 +3098,7 @@ const file_weir_proto_rawDesc = "" +
 	"\x0eactive_standby\x18\x12 \x01(\bR\ractiveStandby\x12#\n" +
 	"\rstandby_share\x18\x13 \x01(\bR\fstandbyShare\x12'\n" +
 	"\x0finject_failures\x18\x14 \x01(\bR\x0einjectFailures\x12 \n" +
-	"\vreplacement\x18\x15 \x01(\bR\vreplacement\"\xec\x05\n" +
+	"\vreplacement\x18\x15 \x01(\bR\vreplacement\"\x81\x06\n" +
 	"\aCommand\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.weir.cluster.v1.Command.KindR\x04kind\x12\x1e\n" +
@@ -2904,7 +3117,7 @@ const file_weir_proto_rawDesc = "" +
 	"\tdelivered\x18\f \x03(\v2\x1d.weir.cluster.v1.ChannelCountR\tdelivered\x12\x12\n" +
 	"\x04fail\x18\r \x01(\bR\x04fail\x12\x1d\n" +
 	"\n" +
-	"timeout_ns\x18\x0e \x01(\x03R\ttimeoutNs\"\xd1\x01\n" +
+	"timeout_ns\x18\x0e \x01(\x03R\ttimeoutNs\"\xe6\x01\n" +
 	"\x04Kind\x12\v\n" +
 	"\aTRIGGER\x10\x00\x12\x13\n" +
 	"\x0fTRIGGER_SUBTASK\x10\x01\x12\f\n" +
@@ -2925,10 +3138,23 @@ const file_weir_proto_rawDesc = "" +
 	"\x06INJECT\x10\f\x12\b\n" +
 	"\x04SHIP\x10\r\x12\x10\n" +
 	"\fKILL_STANDBY\x10\x0e\x12\t\n" +
-	"\x05WAITS\x10\x0f\"5\n" +
+	"\x05WAITS\x10\x0f\x12\x13\n" +
+	"\x0fAWAIT_COMPLETED\x10\x10\"5\n" +
 	"\rSubmitRequest\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x12\n" +
-	"\x04args\x18\x02 \x03(\tR\x04args\"\x11\n" +
+	"\x04args\x18\x02 \x03(\tR\x04args\"H\n" +
+	"\x10SavepointRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
+	"\x03dir\x18\x02 \x01(\tR\x03dir\x12\x12\n" +
+	"\x04stop\x18\x03 \x01(\bR\x04stop\"z\n" +
+	"\rSavepointInfo\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1e\n" +
+	"\n" +
+	"checkpoint\x18\x02 \x01(\x03R\n" +
+	"checkpoint\x12\x14\n" +
+	"\x05bytes\x18\x03 \x01(\x03R\x05bytes\x12\x1f\n" +
+	"\vduration_ns\x18\x04 \x01(\x03R\n" +
+	"durationNs\"\x11\n" +
 	"\x0fListJobsRequest\"@\n" +
 	"\x10ListJobsResponse\x12,\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x18.weir.cluster.v1.JobInfoR\x04jobs\"\x1f\n" +
@@ -2957,13 +3183,14 @@ const file_weir_proto_rawDesc = "" +
 	"\fFailureClass\x12\x17\n" +
 	"\x13FAILURE_RESTARTABLE\x10\x00\x12\x15\n" +
 	"\x11FAILURE_PERMANENT\x10\x01\x12\x1e\n" +
-	"\x1aFAILURE_CORRUPT_CHECKPOINT\x10\x022\x81\x03\n" +
+	"\x1aFAILURE_CORRUPT_CHECKPOINT\x10\x022\xd1\x03\n" +
 	"\vCoordinator\x12R\n" +
 	"\aConnect\x12\x1e.weir.cluster.v1.WorkerMessage\x1a#.weir.cluster.v1.CoordinatorMessage(\x010\x01\x12B\n" +
 	"\x06Submit\x12\x1e.weir.cluster.v1.SubmitRequest\x1a\x18.weir.cluster.v1.JobInfo\x12O\n" +
 	"\bListJobs\x12 .weir.cluster.v1.ListJobsRequest\x1a!.weir.cluster.v1.ListJobsResponse\x12B\n" +
 	"\x06GetJob\x12\x1e.weir.cluster.v1.GetJobRequest\x1a\x18.weir.cluster.v1.JobInfo\x12E\n" +
-	"\tCancelJob\x12\x1e.weir.cluster.v1.GetJobRequest\x1a\x18.weir.cluster.v1.JobInfoB1Z/github.com/weir-stream/weir/internal/cluster/pbb\x06proto3"
+	"\tCancelJob\x12\x1e.weir.cluster.v1.GetJobRequest\x1a\x18.weir.cluster.v1.JobInfo\x12N\n" +
+	"\tSavepoint\x12!.weir.cluster.v1.SavepointRequest\x1a\x1e.weir.cluster.v1.SavepointInfoB1Z/github.com/weir-stream/weir/internal/cluster/pbb\x06proto3"
 
 var (
 	file_weir_proto_rawDescOnce sync.Once
@@ -2978,102 +3205,108 @@ func file_weir_proto_rawDescGZIP() []byte {
 }
 
 var file_weir_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_weir_proto_goTypes = []any{
 	(FailureClass)(0),          // 0: weir.cluster.v1.FailureClass
 	(Command_Kind)(0),          // 1: weir.cluster.v1.Command.Kind
 	(*WorkerMessage)(nil),      // 2: weir.cluster.v1.WorkerMessage
-	(*Stopped)(nil),            // 3: weir.cluster.v1.Stopped
-	(*Waits)(nil),              // 4: weir.cluster.v1.Waits
-	(*SubtaskWait)(nil),        // 5: weir.cluster.v1.SubtaskWait
-	(*InjectQuery)(nil),        // 6: weir.cluster.v1.InjectQuery
-	(*SubtaskFailed)(nil),      // 7: weir.cluster.v1.SubtaskFailed
-	(*Restarted)(nil),          // 8: weir.cluster.v1.Restarted
-	(*ReplayRequest)(nil),      // 9: weir.cluster.v1.ReplayRequest
-	(*Moved)(nil),              // 10: weir.cluster.v1.Moved
-	(*Hello)(nil),              // 11: weir.cluster.v1.Hello
-	(*Heartbeat)(nil),          // 12: weir.cluster.v1.Heartbeat
-	(*AttemptMetrics)(nil),     // 13: weir.cluster.v1.AttemptMetrics
-	(*SubtaskCounts)(nil),      // 14: weir.cluster.v1.SubtaskCounts
-	(*SubtaskRef)(nil),         // 15: weir.cluster.v1.SubtaskRef
-	(*ChannelCount)(nil),       // 16: weir.cluster.v1.ChannelCount
-	(*SnapshotDone)(nil),       // 17: weir.cluster.v1.SnapshotDone
-	(*SubtaskFinished)(nil),    // 18: weir.cluster.v1.SubtaskFinished
-	(*AttemptEnded)(nil),       // 19: weir.cluster.v1.AttemptEnded
-	(*CoordinatorMessage)(nil), // 20: weir.cluster.v1.CoordinatorMessage
-	(*Prefetch)(nil),           // 21: weir.cluster.v1.Prefetch
-	(*Welcome)(nil),            // 22: weir.cluster.v1.Welcome
-	(*Placement)(nil),          // 23: weir.cluster.v1.Placement
-	(*Deploy)(nil),             // 24: weir.cluster.v1.Deploy
-	(*Command)(nil),            // 25: weir.cluster.v1.Command
-	(*SubmitRequest)(nil),      // 26: weir.cluster.v1.SubmitRequest
-	(*ListJobsRequest)(nil),    // 27: weir.cluster.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),   // 28: weir.cluster.v1.ListJobsResponse
-	(*GetJobRequest)(nil),      // 29: weir.cluster.v1.GetJobRequest
-	(*JobInfo)(nil),            // 30: weir.cluster.v1.JobInfo
-	(*WorkerTasks)(nil),        // 31: weir.cluster.v1.WorkerTasks
+	(*Committed)(nil),          // 3: weir.cluster.v1.Committed
+	(*Stopped)(nil),            // 4: weir.cluster.v1.Stopped
+	(*Waits)(nil),              // 5: weir.cluster.v1.Waits
+	(*SubtaskWait)(nil),        // 6: weir.cluster.v1.SubtaskWait
+	(*InjectQuery)(nil),        // 7: weir.cluster.v1.InjectQuery
+	(*SubtaskFailed)(nil),      // 8: weir.cluster.v1.SubtaskFailed
+	(*Restarted)(nil),          // 9: weir.cluster.v1.Restarted
+	(*ReplayRequest)(nil),      // 10: weir.cluster.v1.ReplayRequest
+	(*Moved)(nil),              // 11: weir.cluster.v1.Moved
+	(*Hello)(nil),              // 12: weir.cluster.v1.Hello
+	(*Heartbeat)(nil),          // 13: weir.cluster.v1.Heartbeat
+	(*AttemptMetrics)(nil),     // 14: weir.cluster.v1.AttemptMetrics
+	(*SubtaskCounts)(nil),      // 15: weir.cluster.v1.SubtaskCounts
+	(*SubtaskRef)(nil),         // 16: weir.cluster.v1.SubtaskRef
+	(*ChannelCount)(nil),       // 17: weir.cluster.v1.ChannelCount
+	(*SnapshotDone)(nil),       // 18: weir.cluster.v1.SnapshotDone
+	(*SubtaskFinished)(nil),    // 19: weir.cluster.v1.SubtaskFinished
+	(*AttemptEnded)(nil),       // 20: weir.cluster.v1.AttemptEnded
+	(*CoordinatorMessage)(nil), // 21: weir.cluster.v1.CoordinatorMessage
+	(*Prefetch)(nil),           // 22: weir.cluster.v1.Prefetch
+	(*Welcome)(nil),            // 23: weir.cluster.v1.Welcome
+	(*Placement)(nil),          // 24: weir.cluster.v1.Placement
+	(*Deploy)(nil),             // 25: weir.cluster.v1.Deploy
+	(*Command)(nil),            // 26: weir.cluster.v1.Command
+	(*SubmitRequest)(nil),      // 27: weir.cluster.v1.SubmitRequest
+	(*SavepointRequest)(nil),   // 28: weir.cluster.v1.SavepointRequest
+	(*SavepointInfo)(nil),      // 29: weir.cluster.v1.SavepointInfo
+	(*ListJobsRequest)(nil),    // 30: weir.cluster.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),   // 31: weir.cluster.v1.ListJobsResponse
+	(*GetJobRequest)(nil),      // 32: weir.cluster.v1.GetJobRequest
+	(*JobInfo)(nil),            // 33: weir.cluster.v1.JobInfo
+	(*WorkerTasks)(nil),        // 34: weir.cluster.v1.WorkerTasks
 }
 var file_weir_proto_depIdxs = []int32{
-	11, // 0: weir.cluster.v1.WorkerMessage.hello:type_name -> weir.cluster.v1.Hello
-	12, // 1: weir.cluster.v1.WorkerMessage.heartbeat:type_name -> weir.cluster.v1.Heartbeat
-	17, // 2: weir.cluster.v1.WorkerMessage.snapshot:type_name -> weir.cluster.v1.SnapshotDone
-	18, // 3: weir.cluster.v1.WorkerMessage.finished:type_name -> weir.cluster.v1.SubtaskFinished
-	19, // 4: weir.cluster.v1.WorkerMessage.ended:type_name -> weir.cluster.v1.AttemptEnded
-	7,  // 5: weir.cluster.v1.WorkerMessage.failed:type_name -> weir.cluster.v1.SubtaskFailed
-	8,  // 6: weir.cluster.v1.WorkerMessage.restarted:type_name -> weir.cluster.v1.Restarted
-	9,  // 7: weir.cluster.v1.WorkerMessage.replay:type_name -> weir.cluster.v1.ReplayRequest
-	10, // 8: weir.cluster.v1.WorkerMessage.moved:type_name -> weir.cluster.v1.Moved
-	6,  // 9: weir.cluster.v1.WorkerMessage.inject:type_name -> weir.cluster.v1.InjectQuery
-	4,  // 10: weir.cluster.v1.WorkerMessage.waits:type_name -> weir.cluster.v1.Waits
-	3,  // 11: weir.cluster.v1.WorkerMessage.stopped:type_name -> weir.cluster.v1.Stopped
-	15, // 12: weir.cluster.v1.Stopped.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	5,  // 13: weir.cluster.v1.Waits.subtasks:type_name -> weir.cluster.v1.SubtaskWait
-	15, // 14: weir.cluster.v1.SubtaskWait.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	15, // 15: weir.cluster.v1.InjectQuery.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	15, // 16: weir.cluster.v1.SubtaskFailed.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	0,  // 17: weir.cluster.v1.SubtaskFailed.class:type_name -> weir.cluster.v1.FailureClass
-	15, // 18: weir.cluster.v1.ReplayRequest.sender:type_name -> weir.cluster.v1.SubtaskRef
-	16, // 19: weir.cluster.v1.Moved.delivered:type_name -> weir.cluster.v1.ChannelCount
-	13, // 20: weir.cluster.v1.Heartbeat.attempts:type_name -> weir.cluster.v1.AttemptMetrics
-	14, // 21: weir.cluster.v1.AttemptMetrics.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
-	15, // 22: weir.cluster.v1.SubtaskCounts.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	15, // 23: weir.cluster.v1.SnapshotDone.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	16, // 24: weir.cluster.v1.SnapshotDone.channels:type_name -> weir.cluster.v1.ChannelCount
-	15, // 25: weir.cluster.v1.SubtaskFinished.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	0,  // 26: weir.cluster.v1.AttemptEnded.class:type_name -> weir.cluster.v1.FailureClass
-	22, // 27: weir.cluster.v1.CoordinatorMessage.welcome:type_name -> weir.cluster.v1.Welcome
-	24, // 28: weir.cluster.v1.CoordinatorMessage.deploy:type_name -> weir.cluster.v1.Deploy
-	25, // 29: weir.cluster.v1.CoordinatorMessage.command:type_name -> weir.cluster.v1.Command
-	21, // 30: weir.cluster.v1.CoordinatorMessage.prefetch:type_name -> weir.cluster.v1.Prefetch
-	15, // 31: weir.cluster.v1.Placement.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	15, // 32: weir.cluster.v1.Deploy.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	23, // 33: weir.cluster.v1.Deploy.placement:type_name -> weir.cluster.v1.Placement
-	16, // 34: weir.cluster.v1.Deploy.delivered:type_name -> weir.cluster.v1.ChannelCount
-	1,  // 35: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
-	15, // 36: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	15, // 37: weir.cluster.v1.Command.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	9,  // 38: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
-	23, // 39: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
-	16, // 40: weir.cluster.v1.Command.delivered:type_name -> weir.cluster.v1.ChannelCount
-	30, // 41: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
-	31, // 42: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
-	14, // 43: weir.cluster.v1.JobInfo.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
-	15, // 44: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	2,  // 45: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
-	26, // 46: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
-	27, // 47: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
-	29, // 48: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
-	29, // 49: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
-	20, // 50: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
-	30, // 51: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
-	28, // 52: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
-	30, // 53: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
-	30, // 54: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
-	50, // [50:55] is the sub-list for method output_type
-	45, // [45:50] is the sub-list for method input_type
-	45, // [45:45] is the sub-list for extension type_name
-	45, // [45:45] is the sub-list for extension extendee
-	0,  // [0:45] is the sub-list for field type_name
+	12, // 0: weir.cluster.v1.WorkerMessage.hello:type_name -> weir.cluster.v1.Hello
+	13, // 1: weir.cluster.v1.WorkerMessage.heartbeat:type_name -> weir.cluster.v1.Heartbeat
+	18, // 2: weir.cluster.v1.WorkerMessage.snapshot:type_name -> weir.cluster.v1.SnapshotDone
+	19, // 3: weir.cluster.v1.WorkerMessage.finished:type_name -> weir.cluster.v1.SubtaskFinished
+	20, // 4: weir.cluster.v1.WorkerMessage.ended:type_name -> weir.cluster.v1.AttemptEnded
+	8,  // 5: weir.cluster.v1.WorkerMessage.failed:type_name -> weir.cluster.v1.SubtaskFailed
+	9,  // 6: weir.cluster.v1.WorkerMessage.restarted:type_name -> weir.cluster.v1.Restarted
+	10, // 7: weir.cluster.v1.WorkerMessage.replay:type_name -> weir.cluster.v1.ReplayRequest
+	11, // 8: weir.cluster.v1.WorkerMessage.moved:type_name -> weir.cluster.v1.Moved
+	7,  // 9: weir.cluster.v1.WorkerMessage.inject:type_name -> weir.cluster.v1.InjectQuery
+	5,  // 10: weir.cluster.v1.WorkerMessage.waits:type_name -> weir.cluster.v1.Waits
+	4,  // 11: weir.cluster.v1.WorkerMessage.stopped:type_name -> weir.cluster.v1.Stopped
+	3,  // 12: weir.cluster.v1.WorkerMessage.committed:type_name -> weir.cluster.v1.Committed
+	16, // 13: weir.cluster.v1.Stopped.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	6,  // 14: weir.cluster.v1.Waits.subtasks:type_name -> weir.cluster.v1.SubtaskWait
+	16, // 15: weir.cluster.v1.SubtaskWait.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	16, // 16: weir.cluster.v1.InjectQuery.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	16, // 17: weir.cluster.v1.SubtaskFailed.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	0,  // 18: weir.cluster.v1.SubtaskFailed.class:type_name -> weir.cluster.v1.FailureClass
+	16, // 19: weir.cluster.v1.ReplayRequest.sender:type_name -> weir.cluster.v1.SubtaskRef
+	17, // 20: weir.cluster.v1.Moved.delivered:type_name -> weir.cluster.v1.ChannelCount
+	14, // 21: weir.cluster.v1.Heartbeat.attempts:type_name -> weir.cluster.v1.AttemptMetrics
+	15, // 22: weir.cluster.v1.AttemptMetrics.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
+	16, // 23: weir.cluster.v1.SubtaskCounts.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	16, // 24: weir.cluster.v1.SnapshotDone.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	17, // 25: weir.cluster.v1.SnapshotDone.channels:type_name -> weir.cluster.v1.ChannelCount
+	16, // 26: weir.cluster.v1.SubtaskFinished.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	0,  // 27: weir.cluster.v1.AttemptEnded.class:type_name -> weir.cluster.v1.FailureClass
+	23, // 28: weir.cluster.v1.CoordinatorMessage.welcome:type_name -> weir.cluster.v1.Welcome
+	25, // 29: weir.cluster.v1.CoordinatorMessage.deploy:type_name -> weir.cluster.v1.Deploy
+	26, // 30: weir.cluster.v1.CoordinatorMessage.command:type_name -> weir.cluster.v1.Command
+	22, // 31: weir.cluster.v1.CoordinatorMessage.prefetch:type_name -> weir.cluster.v1.Prefetch
+	16, // 32: weir.cluster.v1.Placement.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	16, // 33: weir.cluster.v1.Deploy.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	24, // 34: weir.cluster.v1.Deploy.placement:type_name -> weir.cluster.v1.Placement
+	17, // 35: weir.cluster.v1.Deploy.delivered:type_name -> weir.cluster.v1.ChannelCount
+	1,  // 36: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
+	16, // 37: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	16, // 38: weir.cluster.v1.Command.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	10, // 39: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
+	24, // 40: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
+	17, // 41: weir.cluster.v1.Command.delivered:type_name -> weir.cluster.v1.ChannelCount
+	33, // 42: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
+	34, // 43: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
+	15, // 44: weir.cluster.v1.JobInfo.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
+	16, // 45: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	2,  // 46: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
+	27, // 47: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
+	30, // 48: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
+	32, // 49: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
+	32, // 50: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
+	28, // 51: weir.cluster.v1.Coordinator.Savepoint:input_type -> weir.cluster.v1.SavepointRequest
+	21, // 52: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
+	33, // 53: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
+	31, // 54: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
+	33, // 55: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
+	33, // 56: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
+	29, // 57: weir.cluster.v1.Coordinator.Savepoint:output_type -> weir.cluster.v1.SavepointInfo
+	52, // [52:58] is the sub-list for method output_type
+	46, // [46:52] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_weir_proto_init() }
@@ -3094,8 +3327,9 @@ func file_weir_proto_init() {
 		(*WorkerMessage_Inject)(nil),
 		(*WorkerMessage_Waits)(nil),
 		(*WorkerMessage_Stopped)(nil),
+		(*WorkerMessage_Committed)(nil),
 	}
-	file_weir_proto_msgTypes[18].OneofWrappers = []any{
+	file_weir_proto_msgTypes[19].OneofWrappers = []any{
 		(*CoordinatorMessage_Welcome)(nil),
 		(*CoordinatorMessage_Deploy)(nil),
 		(*CoordinatorMessage_Command)(nil),
@@ -3107,7 +3341,7 @@ func file_weir_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weir_proto_rawDesc), len(file_weir_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   30,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,6 +28,7 @@ const (
 	Coordinator_ListJobs_FullMethodName  = "/weir.cluster.v1.Coordinator/ListJobs"
 	Coordinator_GetJob_FullMethodName    = "/weir.cluster.v1.Coordinator/GetJob"
 	Coordinator_CancelJob_FullMethodName = "/weir.cluster.v1.Coordinator/CancelJob"
+	Coordinator_Savepoint_FullMethodName = "/weir.cluster.v1.Coordinator/Savepoint"
 )
 
 // CoordinatorClient is the client API for Coordinator service.
@@ -47,6 +48,12 @@ type CoordinatorClient interface {
 	ListJobs(ctx context.Context, in *ListJobsRequest, opts ...grpc.CallOption) (*ListJobsResponse, error)
 	GetJob(ctx context.Context, in *GetJobRequest, opts ...grpc.CallOption) (*JobInfo, error)
 	CancelJob(ctx context.Context, in *GetJobRequest, opts ...grpc.CallOption) (*JobInfo, error)
+	// Savepoint has a running job write a savepoint and answers where
+	// (stop: and then stop the job once its sinks committed it). It fails
+	// with NOT_FOUND for an unknown job, FAILED_PRECONDITION for a job
+	// that does not run or takes no checkpoints, and INVALID_ARGUMENT when
+	// neither the request nor the coordinator names a directory.
+	Savepoint(ctx context.Context, in *SavepointRequest, opts ...grpc.CallOption) (*SavepointInfo, error)
 }
 
 type coordinatorClient struct {
@@ -110,6 +117,16 @@ func (c *coordinatorClient) CancelJob(ctx context.Context, in *GetJobRequest, op
 	return out, nil
 }
 
+func (c *coordinatorClient) Savepoint(ctx context.Context, in *SavepointRequest, opts ...grpc.CallOption) (*SavepointInfo, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SavepointInfo)
+	err := c.cc.Invoke(ctx, Coordinator_Savepoint_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // CoordinatorServer is the server API for Coordinator service.
 // All implementations must embed UnimplementedCoordinatorServer
 // for forward compatibility.
@@ -127,6 +144,12 @@ type CoordinatorServer interface {
 	ListJobs(context.Context, *ListJobsRequest) (*ListJobsResponse, error)
 	GetJob(context.Context, *GetJobRequest) (*JobInfo, error)
 	CancelJob(context.Context, *GetJobRequest) (*JobInfo, error)
+	// Savepoint has a running job write a savepoint and answers where
+	// (stop: and then stop the job once its sinks committed it). It fails
+	// with NOT_FOUND for an unknown job, FAILED_PRECONDITION for a job
+	// that does not run or takes no checkpoints, and INVALID_ARGUMENT when
+	// neither the request nor the coordinator names a directory.
+	Savepoint(context.Context, *SavepointRequest) (*SavepointInfo, error)
 	mustEmbedUnimplementedCoordinatorServer()
 }
 
@@ -151,6 +174,9 @@ func (UnimplementedCoordinatorServer) GetJob(context.Context, *GetJobRequest) (*
 }
 func (UnimplementedCoordinatorServer) CancelJob(context.Context, *GetJobRequest) (*JobInfo, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method CancelJob not implemented")
+}
+func (UnimplementedCoordinatorServer) Savepoint(context.Context, *SavepointRequest) (*SavepointInfo, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Savepoint not implemented")
 }
 func (UnimplementedCoordinatorServer) mustEmbedUnimplementedCoordinatorServer() {}
 func (UnimplementedCoordinatorServer) testEmbeddedByValue()                     {}
@@ -252,6 +278,24 @@ func _Coordinator_CancelJob_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Coordinator_Savepoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SavepointRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CoordinatorServer).Savepoint(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Coordinator_Savepoint_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CoordinatorServer).Savepoint(ctx, req.(*SavepointRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Coordinator_ServiceDesc is the grpc.ServiceDesc for Coordinator service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -274,6 +318,10 @@ var Coordinator_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CancelJob",
 			Handler:    _Coordinator_CancelJob_Handler,
+		},
+		{
+			MethodName: "Savepoint",
+			Handler:    _Coordinator_Savepoint_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
