@@ -21,7 +21,9 @@ import (
 
 // countFn counts the records of each key in the value state "n" and
 // emits "key: count".
-type countFn struct{ n *weir.ValueState[int64, int64] }
+type countFn struct {
+	n *weir.ValueState[int64, int64]
+}
 
 func (f *countFn) Open(sc *weir.StateContext[int64]) error {
 	f.n = weir.NewValueState[int64](sc, "n")
@@ -77,7 +79,9 @@ func upgradeB(savepoint string, src *cutSource, allowDrop bool, out upgradeOutpu
 	windows := weir.AggregateWindow(w, weir.Aggregator[reading, accV2, string](aggV2{}), weir.Name("windows-v2"), weir.UID("windows"))
 	toExactlyOnce(weir.Map(windows, func(x weir.Windowed[int64, string]) weir.Windowed[int64, string] { return x }, weir.Name("same")), out.windows)
 	toExactlyOnce(weir.Process(keyed, newCount, weir.Name("new counter"), weir.UID("added")), out.added)
-	fn := func() weir.KeyedProcessFunction[int64, reading, string] { return &tallyFn[tallyV2]{step: stepV2, show: showV2} }
+	fn := func() weir.KeyedProcessFunction[int64, reading, string] {
+		return &tallyFn[tallyV2]{step: stepV2, show: showV2}
+	}
 	toExactlyOnce(weir.Process(keyed, fn, weir.Name("tallies-v2"), weir.UID("tallies")), out.tallies)
 	return p
 }
