@@ -75,11 +75,11 @@ func parsePartSchema(data []byte) (partSchema, error) {
 // part name; zero schemas when the snapshot recorded none. Every
 // registration claims it, so that a snapshot carries no stale schema.
 func (b *Backend) claimSchema(name string) (partSchema, error) {
-	data, ok := b.claim(schemaPrefix + name)
+	cs, ok := b.claim(schemaPrefix + name)
 	if !ok {
 		return partSchema{}, nil
 	}
-	return parsePartSchema(data)
+	return parsePartSchema(cs[0].data)
 }
 
 // readerFor returns the codec that reads values c writes that were

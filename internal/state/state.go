@@ -30,6 +30,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -42,8 +43,8 @@ import (
 type Backend struct {
 	parts    map[string]part
 	order    []string
-	restored map[string][]byte // sections of a restored snapshot not yet claimed
-	epoch    uint64            // snapshots taken so far
+	restored map[string][]chunk // sections of a restored snapshot not yet claimed
+	epoch    uint64             // snapshots taken so far
 	kgStart  int
 	kgEnd    int
 	maxPar   int
@@ -86,11 +87,29 @@ func (b *Backend) add(name string, p part) {
 	sort.Strings(b.order)
 }
 
-// claim returns and forgets the restored section of name.
-func (b *Backend) claim(name string) ([]byte, bool) {
-	data, ok := b.restored[name]
+// chunk is a restored section's data, from one snapshot, with the key
+// groups [start, end) whose entries in it count: all for a section its
+// part wrote, the key groups of the backend that carried it for a
+// carried one (see Snapshot).
+type chunk struct {
+	data       []byte
+	start, end int
+}
+
+// all is the key-group range of a section a part wrote: its entries are
+// its owner's.
+const all = math.MaxInt32
+
+// claim returns and forgets the restored chunks of name.
+func (b *Backend) claim(name string) ([]chunk, bool) {
+	cs, ok := b.restored[name]
 	delete(b.restored, name)
-	return data, ok
+	return cs, ok
+}
+
+// owns returns the key groups of c's entries this backend keeps.
+func (b *Backend) owns(c chunk) (start, end int) {
+	return max(c.start, b.kgStart), min(c.end, b.kgEnd)
 }
 
 // Snapshot freezes all state and returns a function that encodes it. The
@@ -109,11 +128,12 @@ func (b *Backend) Snapshot() func() []byte {
 		}
 	}
 	// Sections restored but not claimed by any registration (state an
-	// operator has not touched yet since the restore) are carried over.
-	carried := map[string][]byte{}
-	for n, d := range b.restored {
-		carried[n] = d
-	}
+	// operator has not touched yet since the restore) are carried over,
+	// each chunk marked with the key groups of its entries that are this
+	// backend's: after a restore at another parallelism a chunk holds
+	// entries of other subtasks' key groups, which their own snapshots
+	// hold too, maybe changed since (carried.go).
+	carried := b.carried()
 	return func() []byte {
 		out := binary.AppendUvarint(nil, uint64(len(names)+len(schemas)+len(carried)))
 		for i, n := range names {
@@ -127,15 +147,10 @@ func (b *Backend) Snapshot() func() []byte {
 				out = append(out, s...)
 			}
 		}
-		cn := make([]string, 0, len(carried))
-		for n := range carried {
-			cn = append(cn, n)
-		}
-		sort.Strings(cn)
-		for _, n := range cn {
-			out = appendString(out, n)
-			out = binary.AppendUvarint(out, uint64(len(carried[n])))
-			out = append(out, carried[n]...)
+		for _, c := range carried {
+			out = appendString(out, c.name)
+			out = binary.AppendUvarint(out, uint64(len(c.body)))
+			out = append(out, c.body...)
 		}
 		return out
 	}
@@ -149,7 +164,7 @@ func (b *Backend) Snapshot() func() []byte {
 // snapshots must agree on them.
 func (b *Backend) Restore(snapshots ...[]byte) error {
 	if b.restored == nil {
-		b.restored = map[string][]byte{}
+		b.restored = map[string][]chunk{}
 	}
 	for _, data := range snapshots {
 		if len(data) == 0 {
@@ -169,19 +184,25 @@ func (b *Backend) Restore(snapshots ...[]byte) error {
 			if k <= 0 || uint64(len(rest)-k) < l {
 				return fmt.Errorf("state: section %q is truncated: %w", name, codec.ErrCorrupt)
 			}
+			body := rest[k : k+int(l)] // read, not kept: no copy
 			prev, ok := b.restored[name]
 			switch {
 			case ok && strings.HasPrefix(name, schemaPrefix):
 				// Every subtask of a checkpoint records the same
 				// schemas; the entries of one part cannot be read
 				// under two.
-				if !bytes.Equal(prev, rest[k:k+int(l)]) {
+				if !bytes.Equal(prev[0].data, body) {
 					return fmt.Errorf("state %q: the snapshots record different schemas for it: %w", strings.TrimPrefix(name, schemaPrefix), codec.ErrCorrupt)
 				}
-			case ok:
-				b.restored[name] = append(prev[:len(prev):len(prev)], rest[k:k+int(l)]...)
+			case strings.HasPrefix(name, carriedPrefix):
+				c, err := readCarried(body)
+				if err != nil {
+					return fmt.Errorf("state: carried section %q: %w", strings.TrimPrefix(name, carriedPrefix), err)
+				}
+				base := strings.TrimPrefix(name, carriedPrefix)
+				b.restored[base] = append(b.restored[base], c)
 			default:
-				b.restored[name] = rest[k : k+int(l)] // read, not kept: no copy
+				b.restored[name] = append(prev, chunk{data: body, start: 0, end: all})
 			}
 			data = rest[k+int(l):]
 		}

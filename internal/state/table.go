@@ -92,10 +92,13 @@ func Register[K comparable, V any](b *Backend, name string, o TableOptions[K, V]
 	if err != nil {
 		return nil, fmt.Errorf("restoring state %q: %w", name, err)
 	}
-	if data, ok := b.claim(name); ok {
+	if cs, ok := b.claim(name); ok {
 		kc, vc, err := readers(o.Key, o.Value, written)
-		if err == nil {
-			err = t.restore(data, kc, vc)
+		for _, c := range cs {
+			if err == nil {
+				start, end := b.owns(c)
+				err = t.restore(c.data, kc, vc, start, end)
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("restoring state %q: %w", name, err)
@@ -235,10 +238,10 @@ func (t *Table[K, V]) encode(dst []byte, shards []map[K]V) []byte {
 func (t *Table[K, V]) schema() []byte { return t.schemas }
 
 // restore decodes entries with the codecs key and value, keeping those of
-// the key groups this instance owns. Snapshots hold entries key group by
-// key group (freeze writes them shard by shard), so the key-group check
-// hashes the first key of each run.
-func (t *Table[K, V]) restore(data []byte, key codec.Codec[K], value codec.Codec[V]) error {
+// key groups [start, end) (of those this instance owns). Snapshots hold
+// entries key group by key group (freeze writes them shard by shard), so
+// the key-group check hashes the first key of each run.
+func (t *Table[K, V]) restore(data []byte, key codec.Codec[K], value codec.Codec[V], start, end int) error {
 	checked := -1
 	// Decoded through an interface, a local key or value would escape:
 	// one of each, reused, saves two allocations per entry.
@@ -268,7 +271,7 @@ func (t *Table[K, V]) restore(data []byte, key codec.Codec[K], value codec.Codec
 			t.shards[0][k] = v
 			continue
 		}
-		if int(kg) < t.b.kgStart || int(kg) >= t.b.kgEnd {
+		if int(kg) < start || int(kg) >= end {
 			continue // another subtask's key group
 		}
 		if t.keyGroup != nil && int(kg) != checked {

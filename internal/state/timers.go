@@ -61,7 +61,10 @@ func RegisterTimers[K comparable](b *Backend, name string, key codec.Codec[K], k
 	if err != nil {
 		return nil, fmt.Errorf("restoring timers %q: %w", name, err)
 	}
-	if data, ok := b.claim(name); ok {
+	cs, _ := b.claim(name)
+	for _, c := range cs {
+		start, end := b.owns(c)
+		data := c.data
 		for len(data) > 0 {
 			ts, n := binary.Varint(data)
 			if n <= 0 {
@@ -75,7 +78,7 @@ func RegisterTimers[K comparable](b *Backend, name string, key codec.Codec[K], k
 			}
 			data = data[n:]
 			if keyGroup != nil {
-				if kg := keyGroup(k); kg < b.kgStart || kg >= b.kgEnd {
+				if kg := keyGroup(k); kg < start || kg >= end {
 					continue
 				}
 			}
