@@ -1,7 +1,6 @@
 package jobs
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -121,7 +120,7 @@ docs/connectors/kafka.md.`,
 			var rate float64
 			nf.Define(fs)
 			kf.defineSink(fs)
-			fs.Float64Var(&rate, "rate", 0, "kafkaThrottle the generator to this many events per second in all (0: as fast as possible)")
+			fs.Float64Var(&rate, "rate", 0, "limit the generator to this many events per second in all (0: as fast as possible)")
 			cli.MayChangeOnRestore(fs, "rate", "brokers", "connect-timeout", "transaction-timeout")
 			return func(p *weir.Pipeline, _ cli.JobConfig) error {
 				c, err := nf.Config()
@@ -136,7 +135,7 @@ docs/connectors/kafka.md.`,
 					return fmt.Errorf("--rate must not be negative, got %v", rate)
 				}
 				if rate > 0 {
-					src = kafkaThrottle(src, rate)
+					src = throttled[nexmark.Event]{src: src, rate: rate}
 				}
 				sink, err := kf.sink("nexmark-to-kafka")
 				if err != nil {
@@ -227,50 +226,4 @@ func (f *KafkaFlags) source(cfg cli.JobConfig) (connector.Source[KafkaBid], erro
 func toKafkaBid(b nexmark.Bid) KafkaBid {
 	return KafkaBid{Auction: b.Auction, Bidder: b.Bidder, Price: b.Price, Channel: b.Channel, URL: b.URL,
 		DateTime: b.DateTime, Extra: b.Extra}
-}
-
-// kafkaThrottle limits a source to rate records per second over all its
-// subtasks, each taking an equal share.
-func kafkaThrottle[T any](src connector.Source[T], rate float64) connector.Source[T] {
-	return &kafkaThrottled[T]{src: src, rate: rate}
-}
-
-type kafkaThrottled[T any] struct {
-	src  connector.Source[T]
-	rate float64
-}
-
-func (t *kafkaThrottled[T]) Open(ctx context.Context, info connector.SubtaskInfo, pos connector.Position) (connector.Reader[T], error) {
-	r, err := t.src.Open(ctx, info, pos)
-	if err != nil {
-		return nil, err
-	}
-	return &kafkaThrottledReader[T]{Reader: r, rate: t.rate / float64(max(1, info.Parallelism)), start: time.Now()}, nil
-}
-
-type kafkaThrottledReader[T any] struct {
-	connector.Reader[T]
-	rate  float64
-	start time.Time
-	n     float64 // records returned since start
-}
-
-// Read returns as many records as the rate allows by now, waiting at most
-// 10 ms for the next one.
-func (r *kafkaThrottledReader[T]) Read(ctx context.Context, buf []T) (int, error) {
-	allowed := r.rate*time.Since(r.start).Seconds() - r.n
-	if allowed < 1 {
-		wait := min(time.Duration((1-allowed)/r.rate*float64(time.Second)), 10*time.Millisecond)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return 0, ctx.Err()
-		case <-t.C:
-		}
-		return 0, nil
-	}
-	n, err := r.Reader.Read(ctx, buf[:min(len(buf), int(allowed))])
-	r.n += float64(n)
-	return n, err
 }

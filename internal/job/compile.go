@@ -255,8 +255,15 @@ func restoreChanges(m *store.Metadata, p *plan.Plan, drop bool) []string {
 			case !ok:
 				out = append(out, fmt.Sprintf("checkpoint %d has no operator with uid %q: operator %q starts empty", m.ID, p.UID(n), n.Name))
 			case m.Parallelism[o.Vertex] != v.Parallelism:
-				out = append(out, fmt.Sprintf("checkpoint %d ran operator %q (uid %q) with parallelism %d, this run has %d: its state moves by key group",
-					m.ID, n.Name, p.UID(n), m.Parallelism[o.Vertex], v.Parallelism))
+				how := "its state moves by key group"
+				switch n.Kind {
+				case plan.Source:
+					how = "its positions move through its connector"
+				case plan.Sink:
+					how = "the pending transactions of old subtask i go to new subtask i mod the new parallelism"
+				}
+				out = append(out, fmt.Sprintf("checkpoint %d ran operator %q (uid %q) with parallelism %d, this run has %d: %s",
+					m.ID, n.Name, p.UID(n), m.Parallelism[o.Vertex], v.Parallelism, how))
 			}
 		}
 	}
