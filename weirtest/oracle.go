@@ -58,6 +58,7 @@ type Result struct {
 	Injected   int
 	Recoveries int
 	Completed  int // checkpoints completed over all runs
+	Stopped    int // runs stopped with a savepoint (CheckSavepoints)
 }
 
 // Check runs job failure-free once and once per seed with failures, and

@@ -32,6 +32,7 @@ type Sink[T any] struct {
 	pending   map[string][]Written[T] // pre-committed, by transaction
 	committed map[string]bool
 	open      map[string][]Written[T] // per sink subtask: written, not pre-committed
+	grew      chan struct{}           // closed and replaced when visible grows
 }
 
 // NewSink returns an empty transactional sink.
@@ -44,6 +45,22 @@ func (s *Sink[T]) Visible() []Written[T] {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Written[T](nil), s.visible...)
+}
+
+// Grew returns a channel that is closed once more records than n are
+// visible.
+func (s *Sink[T]) Grew(n int) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.visible) > n {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	if s.grew == nil {
+		s.grew = make(chan struct{})
+	}
+	return s.grew
 }
 
 // Values returns the visible records' values.
@@ -146,6 +163,10 @@ func (s *Sink[T]) commit(name string) error {
 	}
 	s.visible = append(s.visible, recs...)
 	s.committed[name] = true
+	if s.grew != nil && len(recs) > 0 {
+		close(s.grew)
+		s.grew = nil
+	}
 	delete(s.pending, name)
 	return nil
 }

@@ -1,0 +1,120 @@
+package weirtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/weir-stream/weir"
+)
+
+// CheckSavepoints is the oracle for savepoints under exactly-once: it runs
+// job failure-free once for the reference, then per seed runs it with
+// failures injected, stops it with a savepoint once some of its output
+// is committed, and restores the savepoint at the next parallelism of
+// restoreAt (with failures injected again) to the end. The two runs'
+// output together must be the reference's, each record once. It returns
+// totals over the runs so the caller can assert that failures, stops and
+// restores happened (Result.Stopped).
+func CheckSavepoints[T comparable](t testing.TB, job Job[T], o Options[T], restoreAt []int) Result {
+	t.Helper()
+	if o.Failures == 0 {
+		o.Failures = 2
+	}
+	if o.Checkpoints.Interval == 0 {
+		o.Checkpoints.Interval = 20 * time.Millisecond
+	}
+	if o.Timeout == 0 {
+		o.Timeout = time.Minute
+	}
+	if o.Parallelism == 0 {
+		o.Parallelism = 2
+	}
+	ref := NewSink[T]()
+	if _, err := run(job, ref, o, weir.WithName("reference")); err != nil {
+		t.Fatalf("reference run: %v", err)
+	}
+	want := ref.Values()
+	var res Result
+	for i, seed := range o.Seeds {
+		got := NewSink[T]()
+		dir := t.TempDir()
+		common := []weir.Option{weir.WithGuarantee(weir.ExactlyOnce),
+			weir.WithRestartStrategy("fixed-delay", 100, time.Millisecond, 0, 0)}
+		var log jobLog
+		first := o
+		first.Options = append(append(append([]weir.Option(nil), o.Options...), common...), log.option(),
+			weir.WithName(fmt.Sprintf("seed-%d", seed)), weir.WithCheckpoints(o.Checkpoints), weir.WithInjectedFailures(o.Failures, seed))
+		sp, rep, err := stopWithSavepoint(job, got, first, dir)
+		if err != nil {
+			t.Fatalf("seed %d, the run stopped with a savepoint: %v\n%s", seed, err, log.tail())
+		}
+		res.add(rep)
+		res.Stopped++
+
+		second := o
+		second.Parallelism = restoreAt[i%len(restoreAt)]
+		second.Options = append(append(append([]weir.Option(nil), o.Options...), common...), log.option(),
+			weir.WithName(fmt.Sprintf("seed-%d", seed)), weir.WithCheckpoints(o.Checkpoints),
+			weir.WithInjectedFailures(o.Failures, seed+1000), weir.WithRestore(sp))
+		rep, err = run(job, got, second)
+		if err != nil {
+			t.Fatalf("seed %d, the run restored from savepoint %s at parallelism %d: %v\n%s", seed, sp, second.Parallelism, err, log.tail())
+		}
+		if rep.Restored == 0 {
+			t.Fatalf("seed %d: the run from savepoint %s restored nothing", seed, sp)
+		}
+		res.add(rep)
+		if err := Equal(want, got.Visible()); err != nil {
+			t.Fatalf("seed %d (stopped with savepoint %s, restored at parallelism %d; recoveries %+v): %v\n%s", seed, sp, second.Parallelism, rep.Recoveries, err, log.tail())
+		}
+	}
+	return res
+}
+
+func (r *Result) add(rep *weir.Report) {
+	r.Runs++
+	r.Injected += rep.Injected
+	r.Recoveries += len(rep.Recoveries)
+	r.Completed += rep.Completed
+}
+
+// stopWithSavepoint runs job into sink as o says until some of its
+// output is committed, then stops it with a savepoint into dir (asking
+// again when a failure aborted the savepoint's checkpoint) and returns
+// the savepoint's path.
+func stopWithSavepoint[T comparable](job Job[T], sink *Sink[T], o Options[T], dir string) (string, *weir.Report, error) {
+	w := NewWatchdog(o.StallBound)
+	p := weir.NewPipeline(append(append([]weir.Option{weir.WithParallelism(o.Parallelism)}, o.Options...), w.Option())...)
+	job(p, sink)
+	ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx, p, o.Timeout) }()
+	select {
+	case <-sink.Grew(0):
+	case err := <-done:
+		return "", p.Report(), fmt.Errorf("the job ended before its first output was committed (%v): give it more input", err)
+	}
+	for {
+		sp, err := p.StopWithSavepoint(ctx, dir)
+		if err == nil {
+			if err := <-done; err != nil {
+				return "", p.Report(), fmt.Errorf("stopped with savepoint %s, the run returned %w", sp.Path, err)
+			}
+			if !p.Report().Stopped {
+				return "", p.Report(), fmt.Errorf("savepoint %s written, but the run did not stop after it", sp.Path)
+			}
+			return sp.Path, p.Report(), nil
+		}
+		if errors.Is(err, weir.ErrNotRunning) || ctx.Err() != nil {
+			cancel()
+			<-done
+			return "", p.Report(), fmt.Errorf("no savepoint before the job ended: %w", err)
+		}
+		// The savepoint's checkpoint was aborted (a failure was injected
+		// meanwhile): ask again, as a user would.
+	}
+}
