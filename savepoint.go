@@ -34,11 +34,14 @@ var ErrNoCheckpoints = engine.ErrNoSavepoints
 
 // Savepoint asks the running pipeline for a savepoint under dir (a
 // directory, file:///path or s3://bucket/prefix?endpoint=URL). It starts
-// a checkpoint at once (or when the one in flight finished), copies it
-// into a new directory under dir once it completed, and returns where.
-// It fails if the pipeline does not run, takes no checkpoints
-// (guarantee at-most-once or none), or the checkpoint aborts; it is
-// safe to call from any goroutine while Run runs.
+// a checkpoint at once (or when the one in flight finished), aligned even
+// if the pipeline's checkpoints are unaligned (CheckpointConfig), so that
+// the savepoint holds no records in flight and restores at another
+// parallelism and into a changed pipeline. It copies it into a new
+// directory under dir once it completed, and returns where. It fails if
+// the pipeline does not run, takes no checkpoints (guarantee
+// at-most-once or none), or the checkpoint aborts; it is safe to call
+// from any goroutine while Run runs.
 func (p *Pipeline) Savepoint(ctx context.Context, dir string) (Savepoint, error) {
 	return p.savepoint(ctx, dir, false)
 }

@@ -12,10 +12,12 @@ import (
 )
 
 // slowSink is a transactional sink that takes a while per batch, so the
-// queues in front of it fill and backpressure reaches the source.
+// queues in front of it fill and backpressure reaches the source. wrote,
+// if set, is called after each batch written.
 type slowSink struct {
 	*weirtest.Sink[int64]
 	delay time.Duration
+	wrote func()
 }
 
 func (s slowSink) Open(ctx context.Context, info connector.SubtaskInfo) (connector.Writer[int64], error) {
@@ -23,7 +25,7 @@ func (s slowSink) Open(ctx context.Context, info connector.SubtaskInfo) (connect
 	if err != nil {
 		return nil, err
 	}
-	return slowWriter{w.(txnWriter), s.delay}, nil
+	return slowWriter{w.(txnWriter), s.delay, s.wrote}, nil
 }
 
 type txnWriter interface {
@@ -34,11 +36,18 @@ type txnWriter interface {
 type slowWriter struct {
 	txnWriter
 	delay time.Duration
+	wrote func()
 }
 
 func (w slowWriter) Write(ctx context.Context, b []int64) error {
 	time.Sleep(w.delay)
-	return w.txnWriter.Write(ctx, b)
+	if err := w.txnWriter.Write(ctx, b); err != nil {
+		return err
+	}
+	if w.wrote != nil {
+		w.wrote()
+	}
+	return nil
 }
 
 func backpressured(ck weir.CheckpointConfig) (*weir.Report, []int64, error) {
@@ -50,7 +59,7 @@ func backpressured(ck weir.CheckpointConfig) (*weir.Report, []int64, error) {
 			return nil
 		})
 	})
-	sink := slowSink{weirtest.NewSink[int64](), 2 * time.Millisecond}
+	sink := slowSink{Sink: weirtest.NewSink[int64](), delay: 2 * time.Millisecond}
 	weir.To(out, "slow-sink", connector.Sink[int64](sink))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -548,14 +548,14 @@ func (x *remoteExecutor) Kill(id dataflow.SubtaskID, err error) {
 // Trigger starts checkpoint id on every worker of the attempt, unless
 // the coordinator was superseded: the sinks' pre-commits of a deposed
 // coordinator's workers could meet the newer coordinator's in the output.
-func (x *remoteExecutor) Trigger(id int64) {
+func (x *remoteExecutor) Trigger(id int64, aligned bool) {
 	if x.superseded() {
 		return
 	}
 	x.mu.Lock()
 	x.lastTrigger = max(x.lastTrigger, id)
 	x.mu.Unlock()
-	x.broadcast(&pb.Command{Kind: pb.Command_TRIGGER, Checkpoint: id})
+	x.broadcast(&pb.Command{Kind: pb.Command_TRIGGER, Checkpoint: id, Aligned: aligned})
 }
 
 // TriggerSubtask asks the worker of sid to checkpoint it directly.

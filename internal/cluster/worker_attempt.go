@@ -254,7 +254,7 @@ func (a *workerAttempt) run() error {
 func (a *workerAttempt) apply(ctx context.Context, rt *task.Runtime, c *pb.Command, cancel context.CancelFunc) {
 	switch c.Kind {
 	case pb.Command_TRIGGER:
-		rt.Trigger(c.Checkpoint)
+		rt.Trigger(c.Checkpoint, c.Aligned)
 	case pb.Command_TRIGGER_SUBTASK:
 		if id := sid(c.Subtask); rt.IsLocal(id) {
 			rt.TriggerSubtask(id, c.Checkpoint)

@@ -240,8 +240,7 @@ func (a *attemptState) act(acts []checkpoint.Action) {
 				e.cfg.Log(fmt.Sprintf("checkpoint %d triggered", id))
 			}
 			a.acked[id] = map[dataflow.SubtaskID]bool{}
-			a.savepointTriggered(id)
-			a.rt.Trigger(id)
+			a.rt.Trigger(id, a.savepointTriggered(id))
 			for sid := range a.finished {
 				if e.cfg.Plan.Vertices[sid.Vertex].Head().Kind != plan.Source {
 					a.rt.TriggerSubtask(sid, id)

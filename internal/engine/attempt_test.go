@@ -27,7 +27,7 @@ func (x *lingeringExecutor) Run(ctx context.Context) error {
 }
 
 func (x *lingeringExecutor) Kill(dataflow.SubtaskID, error)           {}
-func (x *lingeringExecutor) Trigger(int64)                            {}
+func (x *lingeringExecutor) Trigger(int64, bool)                      {}
 func (x *lingeringExecutor) TriggerSubtask(dataflow.SubtaskID, int64) {}
 func (x *lingeringExecutor) Complete(int64)                           {}
 func (x *lingeringExecutor) Abort(int64)                              {}

@@ -98,7 +98,7 @@ func (x *failingExecutor) Run(ctx context.Context) error {
 }
 
 func (x *failingExecutor) Kill(dataflow.SubtaskID, error)           {}
-func (x *failingExecutor) Trigger(int64)                            {}
+func (x *failingExecutor) Trigger(int64, bool)                      {}
 func (x *failingExecutor) TriggerSubtask(dataflow.SubtaskID, int64) {}
 func (x *failingExecutor) Complete(int64)                           {}
 func (x *failingExecutor) Abort(int64)                              {}

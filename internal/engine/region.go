@@ -38,7 +38,9 @@ func (s *regionSet) Kill(id dataflow.SubtaskID, err error) {
 	}
 }
 
-func (s *regionSet) Trigger(id int64) { s.each(func(x Executor) { x.Trigger(id) }) }
+func (s *regionSet) Trigger(id int64, aligned bool) {
+	s.each(func(x Executor) { x.Trigger(id, aligned) })
+}
 
 func (s *regionSet) TriggerSubtask(sid dataflow.SubtaskID, id int64) {
 	if x := s.region(sid); x != nil {

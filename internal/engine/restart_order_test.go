@@ -43,7 +43,7 @@ func (x *restartingExecutor) Run(ctx context.Context) error {
 }
 
 func (x *restartingExecutor) Kill(dataflow.SubtaskID, error)           {}
-func (x *restartingExecutor) Trigger(int64)                            {}
+func (x *restartingExecutor) Trigger(int64, bool)                      {}
 func (x *restartingExecutor) TriggerSubtask(dataflow.SubtaskID, int64) {}
 func (x *restartingExecutor) Complete(int64)                           {}
 func (x *restartingExecutor) Abort(int64)                              {}

@@ -8,8 +8,9 @@ import (
 )
 
 // This file is the engine's side of savepoints: a user's request starts
-// a checkpoint at once, and when it completes the engine copies it into
-// a savepoint (store.ExportSavepoint) that no retention deletes; a
+// a checkpoint at once, an aligned one whatever the job's checkpoint
+// mode (savepointTriggered), and when it completes the engine copies it
+// into a savepoint (store.ExportSavepoint) that no retention deletes; a
 // request to stop then ends the job once the sinks committed it.
 
 // SavepointRequest asks a running job for a savepoint.
@@ -77,19 +78,26 @@ func (a *attemptState) triggerSavepoint() {
 	}
 }
 
-// savepointTriggered hands the queued requests to checkpoint id, just
-// triggered: any checkpoint triggered after a request serves it, a
-// periodic one too.
-func (a *attemptState) savepointTriggered(id int64) {
+// savepointTriggered hands the queued requests to checkpoint id, about
+// to be triggered: any checkpoint triggered after a request serves it, a
+// periodic one too. It reports whether id serves requests: such a
+// checkpoint must be aligned, even in a job of unaligned checkpoints or
+// with an aligned timeout, so that the savepoint holds no in-flight
+// records and restores at any parallelism and into a changed job. A
+// periodic checkpoint that serves a request is aligned too (rather than
+// the request waiting for a trigger of its own), so a request is served
+// by the next checkpoint, as in a job of aligned checkpoints.
+func (a *attemptState) savepointTriggered(id int64) (aligned bool) {
 	e := a.e
 	if len(e.saveQueue) == 0 {
-		return
+		return false
 	}
 	if e.saveFor == nil {
 		e.saveFor = map[int64][]pendingSavepoint{}
 	}
 	e.saveFor[id] = e.saveQueue
 	e.saveQueue = nil
+	return true
 }
 
 // savepointCompleted writes the savepoints asked of checkpoint id, which

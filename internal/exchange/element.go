@@ -76,6 +76,10 @@ type Element struct {
 	Checkpoint int64
 	// Unaligned marks a barrier of an unaligned checkpoint.
 	Unaligned bool
+	// MustAlign marks a barrier, in FIFO order, of a checkpoint every
+	// receiver aligns whatever its checkpoint mode (a savepoint's; see
+	// input.Element.MustAlign).
+	MustAlign bool
 	// Seq is the sequence number on its channel of the first record of a
 	// Data element (records are numbered from 0 per channel), or where a
 	// Replay element resumes.

@@ -100,9 +100,12 @@ const (
 	// Ahead: ahead of the output still queued, which the snapshot keeps
 	// (an unaligned barrier).
 	Ahead
+	// MustAlign: in order, marked MustAlign: a barrier of a checkpoint
+	// every subtask aligns (a savepoint's).
+	MustAlign
 )
 
-var forwardNames = [...]string{"none", "in-order", "ahead"}
+var forwardNames = [...]string{"none", "in-order", "ahead", "must-align"}
 
 func (f Forward) String() string {
 	if int(f) < len(forwardNames) {

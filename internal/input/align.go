@@ -13,11 +13,16 @@ import (
 // snapshot at once and is sent on ahead of the output; the records each
 // channel delivers before its own barrier are in-flight input. An aligned
 // checkpoint that waited longer than the aligned timeout switches to the
-// unaligned way, its barriers still in order. At least once: nothing is
-// blocked; the snapshot is taken when the last barrier arrived.
+// unaligned way, its barriers still in order. A checkpoint whose
+// barriers are MustAlign (a savepoint's) is aligned in both exactly-once
+// modes and never switches, so that its snapshot holds no in-flight
+// input. At least once: nothing is blocked; the snapshot is taken when
+// the last barrier arrived.
 type alignment struct {
 	id   int64
 	seen []bool
+	// mustAlign is set when the checkpoint's barriers are MustAlign.
+	mustAlign bool
 	// frozen is set once the snapshot was taken before all barriers
 	// arrived; base holds the records consumed then, inflight those
 	// counted as in-flight input since, per channel.
@@ -57,7 +62,7 @@ func (p *Protocol) barrier(ch int, e Element) {
 		return
 	}
 	if a == nil {
-		a = &alignment{id: e.Checkpoint, seen: make([]bool, len(p.chans))}
+		a = &alignment{id: e.Checkpoint, seen: make([]bool, len(p.chans)), mustAlign: e.MustAlign}
 		p.align = a
 		p.emit(Action{Kind: Align, Checkpoint: a.id})
 		if e.Unaligned && !p.freeze(a, Ahead) {
@@ -71,7 +76,7 @@ func (p *Protocol) barrier(ch int, e Element) {
 	}
 	a.seen[ch] = true
 	p.maybeAligned()
-	if p.align == a && p.mode == Aligned && !a.frozen {
+	if p.align == a && p.blocks(a) && !a.frozen {
 		c.blocked = true
 		p.emit(Action{Kind: Block, Ch: ch})
 	}
@@ -98,14 +103,25 @@ func (p *Protocol) maybeAligned() {
 		p.emit(Action{Kind: Report, Checkpoint: a.id, Counts: counts})
 		return
 	}
-	p.takeSnapshot(a.id)
+	p.takeSnapshot(a.id, a.mustAlign)
 	p.unblockAll()
 }
 
-// takeSnapshot takes checkpoint id's snapshot and reports it at once.
-func (p *Protocol) takeSnapshot(id int64) {
+// blocks says whether alignment a blocks each channel after its barrier:
+// in Aligned mode, and for a checkpoint that must be aligned in
+// Unaligned mode too.
+func (p *Protocol) blocks(a *alignment) bool {
+	return p.mode == Aligned || p.mode == Unaligned && a.mustAlign
+}
+
+// takeSnapshot takes checkpoint id's snapshot and reports it at once;
+// mustAlign says its barriers are MustAlign, and are sent on so.
+func (p *Protocol) takeSnapshot(id int64, mustAlign bool) {
 	fwd := InOrder
-	if p.mode == Unaligned {
+	switch {
+	case mustAlign:
+		fwd = MustAlign
+	case p.mode == Unaligned:
 		fwd = Ahead
 	}
 	if p.snapshot(id, fwd) {
@@ -187,11 +203,12 @@ func (p *Protocol) Abort(id int64) []Action {
 // AlignedTimeout says the alignment of checkpoint id waited longer than
 // the aligned timeout: in Aligned mode it takes the snapshot now and
 // keeps the records the remaining barriers come after as in-flight
-// input. It does nothing if that alignment ended or switched already.
+// input. It does nothing if that alignment ended or switched already,
+// or if its barriers are MustAlign: that checkpoint waits for them all.
 func (p *Protocol) AlignedTimeout(id int64) []Action {
 	p.out = p.out[:0]
 	a := p.align
-	if a == nil || a.id != id || a.frozen || p.mode != Aligned {
+	if a == nil || a.id != id || a.frozen || a.mustAlign || p.mode != Aligned {
 		return p.out
 	}
 	if p.freeze(a, InOrder) {
@@ -212,7 +229,7 @@ func (p *Protocol) AlignedTimeout(id int64) []Action {
 func (p *Protocol) Trigger(id int64) []Action {
 	p.out = p.out[:0]
 	if p.finished && id > p.last {
-		p.takeSnapshot(id)
+		p.takeSnapshot(id, false)
 	}
 	return p.out
 }

@@ -1,6 +1,7 @@
 // Package input is the protocol by which a subtask reads its input
 // channels: checkpoint barrier alignment (aligned, unaligned, at least
-// once, and the switch after an aligned timeout), per-channel sequence
+// once, the switch after an aligned timeout, and the checkpoints that
+// must be aligned whatever the mode: savepoints), per-channel sequence
 // numbers and the drop of duplicates, the wait for the replays a subtask
 // restarted alone asked for, the repetition of a logged consumption
 // order, watermark merging and idleness, and the end of input.

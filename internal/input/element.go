@@ -56,6 +56,13 @@ type Element struct {
 	Checkpoint int64
 	// Unaligned marks a barrier that overtook its channel's queue.
 	Unaligned bool
+	// MustAlign marks a barrier of a checkpoint that must be aligned (a
+	// savepoint's), whatever the Mode of an exactly-once job: it never
+	// overtakes (it is not Unaligned), its alignment blocks channels in
+	// Unaligned mode too, the aligned timeout does not switch it, and the
+	// barrier is sent on marked again. Every barrier of one checkpoint
+	// carries the same mark. At-least-once mode ignores it.
+	MustAlign bool
 	// Incarnation is the incarnation a Replay answers.
 	Incarnation int64
 }
@@ -67,8 +74,11 @@ func (e Element) String() string {
 	case Watermark:
 		return "watermark " + formatWatermark(e.Time)
 	case Barrier:
-		if e.Unaligned {
+		switch {
+		case e.Unaligned:
 			return fmt.Sprintf("barrier %d seq=%d unaligned", e.Checkpoint, e.Seq)
+		case e.MustAlign:
+			return fmt.Sprintf("barrier %d seq=%d must-align", e.Checkpoint, e.Seq)
 		}
 		return fmt.Sprintf("barrier %d seq=%d", e.Checkpoint, e.Seq)
 	case Replay:
@@ -83,10 +93,13 @@ type Mode uint8
 const (
 	// Aligned blocks each channel after its barrier until the barrier
 	// arrived on every channel; the snapshot is taken then. With an
-	// aligned timeout the alignment may switch to the unaligned way.
+	// aligned timeout the alignment may switch to the unaligned way,
+	// unless its barriers are MustAlign.
 	Aligned Mode = iota
 	// Unaligned takes the snapshot at the first (overtaking) barrier and
-	// keeps the records the barriers overtook as in-flight input.
+	// keeps the records the barriers overtook as in-flight input. A
+	// checkpoint whose barriers are MustAlign is aligned as in Aligned
+	// mode instead.
 	Unaligned
 	// AtLeastOnce counts barriers without blocking: the snapshot, taken
 	// when the last barrier arrived, may reflect records after the

@@ -20,6 +20,9 @@ import (
 //     position (at least that, at least once), or its end, and its
 //     in-flight input is exactly the records between the counts at the
 //     snapshot and those positions;
+//   - a checkpoint whose barriers are MustAlign (every third one, in
+//     order in every mode) has no in-flight input, whatever the mode and
+//     the aligned timeouts, and sends its barrier on MustAlign;
 //   - every Snapshot ends with exactly one Report or DropSnapshot;
 //   - blocks and unblocks alternate, nothing stays blocked without an
 //     open alignment, and the input watermark only grows;
@@ -35,6 +38,10 @@ func TestRandomInterleavingsDeliverEachRecordOnceAndConsistentSnapshots(t *testi
 		}
 	}
 }
+
+// mustAlign says whether the model's checkpoint id must be aligned (a
+// savepoint's): every third one.
+func mustAlign(id int64) bool { return id%3 == 0 }
 
 // sender is the sending side of one channel.
 type sender struct {
@@ -186,8 +193,8 @@ func (m *model) send(c int) {
 			m.barrierAt[s.barrier] = map[int]int64{}
 		}
 		m.barrierAt[s.barrier][c] = s.sent
-		b := Element{Kind: Barrier, Checkpoint: s.barrier, Seq: s.sent}
-		if m.mode == Unaligned {
+		b := Element{Kind: Barrier, Checkpoint: s.barrier, Seq: s.sent, MustAlign: mustAlign(s.barrier)}
+		if m.mode == Unaligned && !b.MustAlign {
 			b.Unaligned = true
 			m.queues[c] = append(m.queues[c], queued{e: b, marker: true})
 			b.N = c // the channel, for the model only
@@ -434,7 +441,10 @@ func (m *model) snapshot(a Action) (failed []int64) {
 		m.errorf("Snapshot %d counts %v, delivered %v", id, a.Counts, m.delivered)
 	}
 	want := InOrder
-	if m.mode == Unaligned {
+	switch {
+	case mustAlign(id):
+		want = MustAlign
+	case m.mode == Unaligned:
 		want = Ahead
 	}
 	if m.finished {
@@ -487,6 +497,9 @@ func (m *model) report(a Action) {
 	m.done[id] = true
 	if !slices.Equal(a.Counts, m.inflight[id]) {
 		m.errorf("Report %d counts %v, but the snapshot %v and its in-flight records reach %v", id, a.Counts, m.snapshots[id], m.inflight[id])
+	}
+	if mustAlign(id) && !slices.Equal(a.Counts, m.snapshots[id]) {
+		m.errorf("Report %d of a checkpoint that must align has in-flight input: counts %v, snapshot %v", id, a.Counts, m.snapshots[id])
 	}
 	for c, n := range a.Counts {
 		// The barrier of a reported checkpoint was read on every channel

@@ -29,7 +29,7 @@ import (
 //	idle ch=                    an idle element
 //	end ch=                     the end of the channel
 //	latency ch=                 a latency marker
-//	barrier ch= id= [seq=] [unaligned]
+//	barrier ch= id= [seq=] [unaligned] [must-align]
 //	                            seq defaults to the records sent so far on ch
 //	replay ch= seq= inc=        a sender's replay starts
 //	restore counts=N,N,... [wm=W,W,...] [states=active|idle|ended,...] [in=W] [idle]
@@ -125,7 +125,7 @@ func (s *story) run(line string) (result string, err error) {
 		step(Element{Kind: Latency})
 	case "barrier":
 		seq := int64(a.int("seq", int(s.sentOn(a.ch()))))
-		step(Element{Kind: Barrier, Checkpoint: a.id(), Seq: seq, Unaligned: flagSet("unaligned")})
+		step(Element{Kind: Barrier, Checkpoint: a.id(), Seq: seq, Unaligned: flagSet("unaligned"), MustAlign: flagSet("must-align")})
 	case "replay":
 		step(Element{Kind: Replay, Seq: int64(a.int("seq", 0)), Incarnation: int64(a.int("inc", 0))})
 	case "restore":

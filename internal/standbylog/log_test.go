@@ -262,3 +262,21 @@ func TestReceiveRefusesWhatDoesNotDecode(t *testing.T) {
 		t.Fatalf("more %v, %v; want the end and ErrBadEntry", more, err)
 	}
 }
+
+// A shipped barrier keeps its marks: whether it overtook its queue and
+// whether its checkpoint must be aligned.
+func TestAShippedBarrierKeepsItsMarks(t *testing.T) {
+	for _, want := range []exchange.Element{
+		{Kind: exchange.Barrier, Checkpoint: 3},
+		{Kind: exchange.Barrier, Checkpoint: 4, Unaligned: true},
+		{Kind: exchange.Barrier, Checkpoint: 5, MustAlign: true},
+	} {
+		en, err := decodeEntry(appendEntry(nil, Entry{Kind: Element, E: want}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := en.E; got.Checkpoint != want.Checkpoint || got.Unaligned != want.Unaligned || got.MustAlign != want.MustAlign {
+			t.Fatalf("shipped %+v, received %+v", want, got)
+		}
+	}
+}

@@ -127,6 +127,12 @@ func (l *Log) shipped(en Entry) bool {
 	return true
 }
 
+// The marks of a barrier in a wire element.
+const (
+	markUnaligned = 1 << 0
+	markMustAlign = 1 << 1
+)
+
 // appendEntry encodes en as the payload of a wire element.
 func appendEntry(b []byte, en Entry) []byte {
 	b = append(b, byte(en.Kind))
@@ -135,11 +141,14 @@ func appendEntry(b []byte, en Entry) []byte {
 	b = binary.AppendUvarint(b, uint64(en.Limit))
 	b = binary.AppendVarint(b, en.Checkpoint)
 	e := en.E
-	unaligned := byte(0)
+	var marks byte
 	if e.Unaligned {
-		unaligned = 1
+		marks |= markUnaligned
 	}
-	b = append(b, byte(e.Kind), unaligned)
+	if e.MustAlign {
+		marks |= markMustAlign
+	}
+	b = append(b, byte(e.Kind), marks)
 	b = binary.AppendVarint(b, e.Time)
 	b = binary.AppendVarint(b, e.Checkpoint)
 	b = binary.AppendVarint(b, e.Seq)
@@ -174,7 +183,7 @@ func decodeEntry(b []byte) (en Entry, err error) {
 		return en, ErrBadEntry
 	}
 	b = b[n:]
-	en.E.Kind, en.E.Unaligned = exchange.Kind(b[0]), b[1] == 1
+	en.E.Kind, en.E.Unaligned, en.E.MustAlign = exchange.Kind(b[0]), b[1]&markUnaligned != 0, b[1]&markMustAlign != 0
 	b = b[2:]
 	for _, p := range []*int64{&en.E.Time, &en.E.Checkpoint, &en.E.Seq} {
 		if *p, n = binary.Varint(b); n <= 0 {

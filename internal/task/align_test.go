@@ -98,3 +98,28 @@ func TestARestartedSourceDropsADeferredCheckpointThatWasAborted(t *testing.T) {
 		t.Fatalf("checkpoint 5 is still deferred after its abort")
 	}
 }
+
+// In a job of unaligned checkpoints, the barriers of a checkpoint that
+// must be aligned (a savepoint's) come in order, marked MustAlign: the
+// first blocks its channel until the others arrived, as in an aligned
+// job, so that the snapshot holds no records in flight.
+func TestAMustAlignBarrierBlocksItsChannelInAnUnalignedJob(t *testing.T) {
+	s := alignSubtask(2)
+	s.rt.opts.Checkpoint = Unaligned
+	s = withInput(s, 2)
+	mustAlign := func(ch int) {
+		if _, err := s.step(ch, exchange.Element{Kind: exchange.Barrier, Checkpoint: 1, MustAlign: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustAlign(0)
+	if st := s.gate.Status(); !st[0].Blocked || s.in.Aligning() != 1 || s.taking != nil {
+		t.Fatalf("after the first barrier: blocked %v, aligning %d, snapshot taken %v; want channel 0 blocked, no snapshot yet",
+			st[0].Blocked, s.in.Aligning(), s.taking != nil)
+	}
+	mustAlign(1)
+	if st := s.gate.Status(); st[0].Blocked || s.in.Aligning() != 0 || s.lastCheckpoint != 1 {
+		t.Fatalf("after the last barrier: blocked %v, aligning %d, last checkpoint %d; want the snapshot of 1 taken, nothing blocked",
+			st[0].Blocked, s.in.Aligning(), s.lastCheckpoint)
+	}
+}

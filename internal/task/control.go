@@ -24,6 +24,9 @@ import (
 type control struct {
 	kind       controlKind
 	checkpoint int64
+	// aligned says a triggered checkpoint (ctlTrigger) must be aligned:
+	// a source sends its barrier in order, marked MustAlign.
+	aligned bool
 	// A replay request (ctlReplay): send edge's channel to subtask to its
 	// retained output from record from on, for the incarnation asking.
 	edge, to    int
@@ -76,7 +79,9 @@ func (s *subtask) handleControl(c control) {
 	switch c.kind {
 	case ctlTrigger:
 		if s.source != nil && s.catchingUp() {
-			s.deferred = max(s.deferred, c.checkpoint)
+			if c.checkpoint > s.deferred {
+				s.deferred, s.deferredAligned = c.checkpoint, c.aligned
+			}
 			return
 		}
 		// A source injects the barrier; a finished subtask snapshots
@@ -85,7 +90,7 @@ func (s *subtask) handleControl(c control) {
 			s.noteCatchingUp()
 			s.act(-1, exchange.Element{}, s.in.Trigger(c.checkpoint))
 		} else if c.checkpoint > s.lastCheckpoint {
-			s.takeSnapshot(c.checkpoint)
+			s.takeSnapshot(c.checkpoint, c.aligned)
 		}
 	case ctlComplete:
 		if err := s.inject(PointCompleteBeforeCommit, c.checkpoint); err != nil {
@@ -163,8 +168,12 @@ func (r *Runtime) send(id dataflow.SubtaskID, c control) {
 }
 
 // Trigger starts checkpoint id: sources inject its barrier and finished
-// subtasks snapshot their final state.
-func (r *Runtime) Trigger(id int64) {
+// subtasks snapshot their final state. aligned says the checkpoint must
+// be aligned even if the job's checkpoints are unaligned or switch at an
+// aligned timeout (a savepoint's, which must hold no in-flight records):
+// sources then send its barrier in order, marked MustAlign, and every
+// subtask aligns on it.
+func (r *Runtime) Trigger(id int64, aligned bool) {
 	r.mu.Lock()
 	fin := make(map[dataflow.SubtaskID]bool, len(r.finished))
 	for k := range r.finished {
@@ -178,7 +187,7 @@ func (r *Runtime) Trigger(id int64) {
 				continue
 			}
 			if v.Head().Kind == plan.Source || fin[sid] {
-				r.send(sid, control{kind: ctlTrigger, checkpoint: id})
+				r.send(sid, control{kind: ctlTrigger, checkpoint: id, aligned: aligned})
 			}
 		}
 	}

@@ -42,7 +42,7 @@ func inputElement(e exchange.Element) input.Element {
 	case exchange.Idle:
 		return input.Element{Kind: input.Idle}
 	case exchange.Barrier:
-		return input.Element{Kind: input.Barrier, Seq: e.Seq, Checkpoint: e.Checkpoint, Unaligned: e.Unaligned}
+		return input.Element{Kind: input.Barrier, Seq: e.Seq, Checkpoint: e.Checkpoint, Unaligned: e.Unaligned, MustAlign: e.MustAlign}
 	case exchange.End:
 		return input.Element{Kind: input.End}
 	case exchange.Replay:
@@ -318,7 +318,7 @@ func (s *subtask) takeInputSnapshot(a *input.Action) bool {
 	}
 	s.disarmAlign(a.Checkpoint)
 	if s.standby != nil {
-		s.standbyBarrier(a.Checkpoint, a.Counts)
+		s.standbyBarrier(a.Checkpoint, a.Forward == input.MustAlign, a.Counts)
 		return true
 	}
 	f := s.freeze(a.Checkpoint, aligned, a.Forward, a.Counts, a.Watermarks)

@@ -34,8 +34,9 @@ type frozen struct {
 }
 
 // freeze takes the synchronous part of checkpoint id's snapshot and sends
-// the barrier on as fwd says: in FIFO order, or ahead of everything
-// queued (for unaligned checkpoints, keeping the overtaken output). recv
+// the barrier on as fwd says: in FIFO order (marked MustAlign for a
+// checkpoint that must be aligned), or ahead of everything queued (for
+// unaligned checkpoints, keeping the overtaken output). recv
 // are the records consumed per input channel and wms the input's
 // watermark state: nil at a source, which stores its own (with no input
 // channels, and its generator's state), and at a subtask that finished.
@@ -69,7 +70,8 @@ func (s *subtask) freeze(id int64, aligned time.Duration, fwd input.Forward, rec
 		}
 	}
 	switch b := (exchange.Element{Kind: exchange.Barrier, Checkpoint: id}); fwd {
-	case input.InOrder:
+	case input.InOrder, input.MustAlign:
+		b.MustAlign = fwd == input.MustAlign
 		s.emit(b)
 	case input.Ahead:
 		b.Unaligned = true
@@ -119,10 +121,15 @@ func (s *subtask) freeze(id int64, aligned time.Duration, fwd input.Forward, rec
 
 // takeSnapshot takes a source's (or a subtask's without inputs)
 // snapshot of checkpoint id at once and reports it. Sources of unaligned
-// checkpoints send their barrier ahead of their queued output too.
-func (s *subtask) takeSnapshot(id int64) {
+// checkpoints send their barrier ahead of their queued output too,
+// unless the checkpoint must be aligned (mustAlign: a savepoint's): its
+// barrier goes in order, marked so, and every subtask aligns on it.
+func (s *subtask) takeSnapshot(id int64, mustAlign bool) {
 	fwd := input.InOrder
-	if s.rt.opts.Checkpoint == Unaligned {
+	switch {
+	case mustAlign:
+		fwd = input.MustAlign
+	case s.rt.opts.Checkpoint == Unaligned:
 		fwd = input.Ahead
 	}
 	if s.finished {

@@ -182,9 +182,10 @@ func (s *subtask) takeOver() {
 // standbyBarrier is a standby's side of checkpoint id: it forwards the
 // barrier, as its primary does, and notes where its retained output may
 // be trimmed, but takes no snapshot; its primary's is the subtask's.
-// recv are the records it consumed per input channel.
-func (s *subtask) standbyBarrier(id int64, recv []int64) {
+// mustAlign marks the barrier as its primary marks it; recv are the
+// records it consumed per input channel.
+func (s *subtask) standbyBarrier(id int64, mustAlign bool, recv []int64) {
 	s.lastCheckpoint = id
-	s.emit(exchange.Element{Kind: exchange.Barrier, Checkpoint: id})
+	s.emit(exchange.Element{Kind: exchange.Barrier, Checkpoint: id, MustAlign: mustAlign})
 	s.noteTrimPoint(id, s.channelCounts(recv))
 }

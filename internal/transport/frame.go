@@ -35,6 +35,7 @@ const (
 	flagPriority  = 1 << 0
 	flagUnaligned = 1 << 1
 	flagReplay    = 1 << 2 // sent without credit (exchange.Sender.SendReplay)
+	flagMustAlign = 1 << 3 // a barrier of a checkpoint that must be aligned
 )
 
 // target addresses one channel of one subtask's input gate.
@@ -56,6 +57,9 @@ func appendElementHeader(b []byte, t target, e exchange.Element, flags byte, pay
 	b = appendTarget(b, t)
 	if e.Unaligned {
 		flags |= flagUnaligned
+	}
+	if e.MustAlign {
+		flags |= flagMustAlign
 	}
 	b = append(b, byte(e.Kind), flags)
 	b = binary.BigEndian.AppendUint64(b, uint64(e.Time))
@@ -124,7 +128,7 @@ func (f *frameReader) element(n int) (target, exchange.Element, byte, error) {
 	t := readTarget(h)
 	e := exchange.Element{Kind: exchange.Kind(h[12]), Time: int64(binary.BigEndian.Uint64(h[14:])),
 		Checkpoint: int64(binary.BigEndian.Uint64(h[22:])), Seq: int64(binary.BigEndian.Uint64(h[30:])),
-		Unaligned: h[13]&flagUnaligned != 0}
+		Unaligned: h[13]&flagUnaligned != 0, MustAlign: h[13]&flagMustAlign != 0}
 	flags := h[13]
 	records := int(binary.BigEndian.Uint32(h[38:]))
 	payload := n - body

@@ -84,7 +84,8 @@ func TestElementsArriveInOrderWithTheirFields(t *testing.T) {
 	s := pair(t, 8, 2)
 	snd := s.snd.Sender(s.b.Addr(), 1, 0, 1)
 	want := []exchange.Element{data(7), {Kind: exchange.Watermark, Time: -5},
-		{Kind: exchange.Barrier, Checkpoint: 9, Unaligned: true}, data(300), {Kind: exchange.End}}
+		{Kind: exchange.Barrier, Checkpoint: 9, Unaligned: true}, data(300),
+		{Kind: exchange.Barrier, Checkpoint: 10, MustAlign: true}, {Kind: exchange.End}}
 	first := map[int]byte{0: 7, 3: 300 & 0xff} // the payloads, which the sender gives away
 	for _, e := range want {
 		if _, err := snd.SendTimed(context.Background(), e); err != nil {
@@ -93,7 +94,7 @@ func TestElementsArriveInOrderWithTheirFields(t *testing.T) {
 	}
 	for i, w := range want {
 		ch, e := poll(t, s.g)
-		if ch != 1 || e.Kind != w.Kind || e.Time != w.Time || e.Checkpoint != w.Checkpoint || e.Unaligned != w.Unaligned {
+		if ch != 1 || e.Kind != w.Kind || e.Time != w.Time || e.Checkpoint != w.Checkpoint || e.Unaligned != w.Unaligned || e.MustAlign != w.MustAlign {
 			t.Fatalf("element %d: got channel %d %+v, want channel 1 %+v", i, ch, e, w)
 		}
 		if e.Kind == exchange.Data && (e.Buf.N != 1 || len(e.Buf.B) != 2 || e.Buf.B[0] != first[i]) {

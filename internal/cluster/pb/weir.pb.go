@@ -2262,21 +2262,25 @@ func (x *Deploy) GetReplacement() bool {
 }
 
 type Command struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
-	Kind          Command_Kind           `protobuf:"varint,2,opt,name=kind,proto3,enum=weir.cluster.v1.Command_Kind" json:"kind,omitempty"`
-	Checkpoint    int64                  `protobuf:"varint,3,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
-	Subtask       *SubtaskRef            `protobuf:"bytes,4,opt,name=subtask,proto3" json:"subtask,omitempty"`
-	Error         string                 `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
-	Subtasks      []*SubtaskRef          `protobuf:"bytes,6,rep,name=subtasks,proto3" json:"subtasks,omitempty"`
-	Restore       []byte                 `protobuf:"bytes,7,opt,name=restore,proto3" json:"restore,omitempty"`
-	Attempt       int32                  `protobuf:"varint,8,opt,name=attempt,proto3" json:"attempt,omitempty"`
-	Token         int64                  `protobuf:"varint,9,opt,name=token,proto3" json:"token,omitempty"`
-	Replay        *ReplayRequest         `protobuf:"bytes,10,opt,name=replay,proto3" json:"replay,omitempty"`
-	Moves         []*Placement           `protobuf:"bytes,11,rep,name=moves,proto3" json:"moves,omitempty"`
-	Delivered     []*ChannelCount        `protobuf:"bytes,12,rep,name=delivered,proto3" json:"delivered,omitempty"`
-	Fail          bool                   `protobuf:"varint,13,opt,name=fail,proto3" json:"fail,omitempty"`
-	TimeoutNs     int64                  `protobuf:"varint,14,opt,name=timeout_ns,json=timeoutNs,proto3" json:"timeout_ns,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Key        string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Kind       Command_Kind           `protobuf:"varint,2,opt,name=kind,proto3,enum=weir.cluster.v1.Command_Kind" json:"kind,omitempty"`
+	Checkpoint int64                  `protobuf:"varint,3,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	Subtask    *SubtaskRef            `protobuf:"bytes,4,opt,name=subtask,proto3" json:"subtask,omitempty"`
+	Error      string                 `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	Subtasks   []*SubtaskRef          `protobuf:"bytes,6,rep,name=subtasks,proto3" json:"subtasks,omitempty"`
+	Restore    []byte                 `protobuf:"bytes,7,opt,name=restore,proto3" json:"restore,omitempty"`
+	Attempt    int32                  `protobuf:"varint,8,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Token      int64                  `protobuf:"varint,9,opt,name=token,proto3" json:"token,omitempty"`
+	Replay     *ReplayRequest         `protobuf:"bytes,10,opt,name=replay,proto3" json:"replay,omitempty"`
+	Moves      []*Placement           `protobuf:"bytes,11,rep,name=moves,proto3" json:"moves,omitempty"`
+	Delivered  []*ChannelCount        `protobuf:"bytes,12,rep,name=delivered,proto3" json:"delivered,omitempty"`
+	Fail       bool                   `protobuf:"varint,13,opt,name=fail,proto3" json:"fail,omitempty"`
+	TimeoutNs  int64                  `protobuf:"varint,14,opt,name=timeout_ns,json=timeoutNs,proto3" json:"timeout_ns,omitempty"`
+	// aligned says the checkpoint a TRIGGER starts must be aligned even in
+	// a job of unaligned checkpoints (a savepoint's): sources send its
+	// barrier in order and every subtask aligns on it.
+	Aligned       bool `protobuf:"varint,15,opt,name=aligned,proto3" json:"aligned,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2407,6 +2411,13 @@ func (x *Command) GetTimeoutNs() int64 {
 		return x.TimeoutNs
 	}
 	return 0
+}
+
+func (x *Command) GetAligned() bool {
+	if x != nil {
+		return x.Aligned
+	}
+	return false
 }
 
 type SubmitRequest struct {
@@ -3098,7 +3109,7 @@ const file_weir_proto_rawDesc = "" +
 	"\x0eactive_standby\x18\x12 \x01(\bR\ractiveStandby\x12#\n" +
 	"\rstandby_share\x18\x13 \x01(\bR\fstandbyShare\x12'\n" +
 	"\x0finject_failures\x18\x14 \x01(\bR\x0einjectFailures\x12 \n" +
-	"\vreplacement\x18\x15 \x01(\bR\vreplacement\"\x81\x06\n" +
+	"\vreplacement\x18\x15 \x01(\bR\vreplacement\"\x9b\x06\n" +
 	"\aCommand\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.weir.cluster.v1.Command.KindR\x04kind\x12\x1e\n" +
@@ -3117,7 +3128,8 @@ const file_weir_proto_rawDesc = "" +
 	"\tdelivered\x18\f \x03(\v2\x1d.weir.cluster.v1.ChannelCountR\tdelivered\x12\x12\n" +
 	"\x04fail\x18\r \x01(\bR\x04fail\x12\x1d\n" +
 	"\n" +
-	"timeout_ns\x18\x0e \x01(\x03R\ttimeoutNs\"\xe6\x01\n" +
+	"timeout_ns\x18\x0e \x01(\x03R\ttimeoutNs\x12\x18\n" +
+	"\aaligned\x18\x0f \x01(\bR\aaligned\"\xe6\x01\n" +
 	"\x04Kind\x12\v\n" +
 	"\aTRIGGER\x10\x00\x12\x13\n" +
 	"\x0fTRIGGER_SUBTASK\x10\x01\x12\f\n" +
