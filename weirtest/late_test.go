@@ -166,3 +166,16 @@ func TestOracleLateDataAcrossRestores(t *testing.T) {
 		})
 	}
 }
+
+// The late-data job crashed at a moment each seed chooses (its process
+// state lost, as by SIGKILL) and restored from its latest checkpoint in
+// the state directory, at parallelism 1, 3 or 8, decides lateness as the
+// failure-free run does: the same records late, the same sessions fired.
+func TestOracleLateDataAcrossCrashRestores(t *testing.T) {
+	s := seeds(20)
+	res := weirtest.CheckCrashRestores(t, lateJobOf(true), weirtest.Options[lateResult]{Seeds: s, Options: lateOptions}, []int{1, 3, 8})
+	if res.Stopped != len(s) || res.Injected == 0 {
+		t.Fatalf("%d of %d runs crashed, %d failures injected: the oracle proved nothing", res.Stopped, len(s), res.Injected)
+	}
+	report(t, res)
+}

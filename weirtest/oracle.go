@@ -58,7 +58,7 @@ type Result struct {
 	Injected   int
 	Recoveries int
 	Completed  int // checkpoints completed over all runs
-	Stopped    int // runs stopped with a savepoint (CheckSavepoints)
+	Stopped    int // runs stopped with a savepoint or crashed (CheckSavepoints, CheckCrashRestores)
 }
 
 // Check runs job failure-free once and once per seed with failures, and

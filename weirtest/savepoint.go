@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,6 +20,22 @@ import (
 // totals over the runs so the caller can assert that failures, stops and
 // restores happened (Result.Stopped).
 func CheckSavepoints[T comparable](t testing.TB, job Job[T], o Options[T], restoreAt []int) Result {
+	t.Helper()
+	return checkRestores(t, job, o, restoreAt, false)
+}
+
+// CheckCrashRestores is CheckSavepoints with a crash in place of the
+// stop: per seed the run with failures injected is cancelled (its
+// process state lost, as by SIGKILL) once more of its output than a
+// seed-chosen share of the reference is committed, and a new run
+// restores its latest checkpoint from the state directory, at the next
+// parallelism of restoreAt, with failures injected again.
+func CheckCrashRestores[T comparable](t testing.TB, job Job[T], o Options[T], restoreAt []int) Result {
+	t.Helper()
+	return checkRestores(t, job, o, restoreAt, true)
+}
+
+func checkRestores[T comparable](t testing.TB, job Job[T], o Options[T], restoreAt []int, crash bool) Result {
 	t.Helper()
 	if o.Failures == 0 {
 		o.Failures = 2
@@ -44,12 +61,22 @@ func CheckSavepoints[T comparable](t testing.TB, job Job[T], o Options[T], resto
 		common := []weir.Option{weir.WithGuarantee(weir.ExactlyOnce),
 			weir.WithRestartStrategy("fixed-delay", 100, time.Millisecond, 0, 0)}
 		var log jobLog
+		ck := o.Checkpoints
+		ck.StateDir = filepath.Join(dir, "state")
 		first := o
 		first.Options = append(append(append([]weir.Option(nil), o.Options...), common...), log.option(),
-			weir.WithName(fmt.Sprintf("seed-%d", seed)), weir.WithCheckpoints(o.Checkpoints), weir.WithInjectedFailures(o.Failures, seed))
-		sp, rep, err := stopWithSavepoint(job, got, first, dir)
+			weir.WithName(fmt.Sprintf("seed-%d", seed)), weir.WithCheckpoints(ck), weir.WithInjectedFailures(o.Failures, seed))
+		var sp string
+		var rep *weir.Report
+		var err error
+		if crash {
+			sp = "latest"
+			rep, err = crashAfter(job, got, first, int(seed*7919%uint64(max(len(want)/2, 1))))
+		} else {
+			sp, rep, err = stopWithSavepoint(job, got, first, filepath.Join(dir, "savepoints"))
+		}
 		if err != nil {
-			t.Fatalf("seed %d, the run stopped with a savepoint: %v\n%s", seed, err, log.tail())
+			t.Fatalf("seed %d, the run stopped (crash %v): %v\n%s", seed, crash, err, log.tail())
 		}
 		res.add(rep)
 		res.Stopped++
@@ -57,18 +84,18 @@ func CheckSavepoints[T comparable](t testing.TB, job Job[T], o Options[T], resto
 		second := o
 		second.Parallelism = restoreAt[i%len(restoreAt)]
 		second.Options = append(append(append([]weir.Option(nil), o.Options...), common...), log.option(),
-			weir.WithName(fmt.Sprintf("seed-%d", seed)), weir.WithCheckpoints(o.Checkpoints),
+			weir.WithName(fmt.Sprintf("seed-%d", seed)), weir.WithCheckpoints(ck),
 			weir.WithInjectedFailures(o.Failures, seed+1000), weir.WithRestore(sp))
 		rep, err = run(job, got, second)
 		if err != nil {
-			t.Fatalf("seed %d, the run restored from savepoint %s at parallelism %d: %v\n%s", seed, sp, second.Parallelism, err, log.tail())
+			t.Fatalf("seed %d, the run restored from %s at parallelism %d: %v\n%s", seed, sp, second.Parallelism, err, log.tail())
 		}
 		if rep.Restored == 0 {
-			t.Fatalf("seed %d: the run from savepoint %s restored nothing", seed, sp)
+			t.Fatalf("seed %d: the run from %s restored nothing", seed, sp)
 		}
 		res.add(rep)
 		if err := Equal(want, got.Visible()); err != nil {
-			t.Fatalf("seed %d (stopped with savepoint %s, restored at parallelism %d; recoveries %+v): %v\n%s", seed, sp, second.Parallelism, rep.Recoveries, err, log.tail())
+			t.Fatalf("seed %d (stopped, restored from %s at parallelism %d; recoveries %+v): %v\n%s", seed, sp, second.Parallelism, rep.Recoveries, err, log.tail())
 		}
 	}
 	return res
@@ -116,5 +143,28 @@ func stopWithSavepoint[T comparable](job Job[T], sink *Sink[T], o Options[T], di
 		}
 		// The savepoint's checkpoint was aborted (a failure was injected
 		// meanwhile): ask again, as a user would.
+	}
+}
+
+// crashAfter runs job into sink as o says until more than n of its
+// records are visible, then cancels it, as a crash would end it.
+func crashAfter[T comparable](job Job[T], sink *Sink[T], o Options[T], n int) (*weir.Report, error) {
+	w := NewWatchdog(o.StallBound)
+	p := weir.NewPipeline(append(append([]weir.Option{weir.WithParallelism(o.Parallelism)}, o.Options...), w.Option())...)
+	job(p, sink)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx, p, o.Timeout) }()
+	select {
+	case <-sink.Grew(n):
+		cancel()
+		<-done
+		if p.Report().Completed == 0 {
+			return p.Report(), fmt.Errorf("crashed before a checkpoint completed")
+		}
+		return p.Report(), nil
+	case err := <-done:
+		return p.Report(), fmt.Errorf("the job ended before more than %d records were committed (%v): give it more input", n, err)
 	}
 }
