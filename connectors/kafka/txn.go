@@ -5,6 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -40,23 +43,30 @@ import (
 // Recover then aborts what an earlier attempt left behind: starting at the
 // restored checkpoint's next n, it initialises the transactional ids in
 // turn (InitProducerID aborts an open transaction) until it meets one that
-// was never used. An attempt uses its ids in order without gaps, so none
-// is missed.
+// was never used, and goes on from there. An attempt uses its ids in order
+// without gaps, so none is missed. Each old subtask counts its own
+// transactions, so the description names the subtask whose ids it counts:
+// restored at a lower parallelism, subtask j also receives the
+// transactions of old subtasks j+n, j+2n, ..., and aborts what each of
+// them left open from that subtask's own next n.
 
 // txnDesc describes a pre-committed transaction; it is what the engine
 // stores in the checkpoint.
 type txnDesc struct {
-	id    string // transactional id; "" when nothing was written
-	pid   int64
-	epoch int16
-	next  uint64 // n of the writer's next transaction
+	id      string // transactional id; "" when nothing was written
+	pid     int64
+	epoch   int16
+	next    uint64 // n of the writer's next transaction
+	subtask int    // the writer's subtask, whose ids next counts; -1: not recorded (version 1)
 }
 
-const txnDescVersion = 1
+// Version 2 added the subtask; version 1 descriptions still decode.
+const txnDescVersion = 2
 
 func (d txnDesc) encode() []byte {
 	b := []byte{txnDescVersion}
 	b = binary.AppendUvarint(b, d.next)
+	b = binary.AppendUvarint(b, uint64(d.subtask))
 	if d.id == "" {
 		return b
 	}
@@ -71,7 +81,7 @@ func decodeTxn(b []byte) (txnDesc, error) {
 	bad := func(what string) (txnDesc, error) {
 		return txnDesc{}, fmt.Errorf("kafka sink: corrupt transaction in checkpoint (%s): %x", what, b)
 	}
-	if len(b) == 0 || b[0] != txnDescVersion {
+	if len(b) == 0 || b[0] < 1 || b[0] > txnDescVersion {
 		return bad("version")
 	}
 	r := b[1:]
@@ -79,7 +89,14 @@ func decodeTxn(b []byte) (txnDesc, error) {
 	if n <= 0 {
 		return bad("next")
 	}
-	d.next, r = next, r[n:]
+	d.next, r, d.subtask = next, r[n:], -1
+	if b[0] >= 2 {
+		sub, n := binary.Uvarint(r)
+		if n <= 0 || sub > math.MaxInt32 {
+			return bad("subtask")
+		}
+		d.subtask, r = int(sub), r[n:]
+	}
 	if len(r) == 0 {
 		return d, nil
 	}
@@ -110,7 +127,8 @@ type txn struct {
 
 type txnWriter[T any] struct {
 	s         *sink[T]
-	prefix    string      // "<prefix>-<subtask>-"
+	prefix    string // TransactionalIDPrefix or its default
+	subtask   int
 	admin     *kgo.Client // raw EndTxn and InitProducerID requests
 	next      uint64
 	cur       *txn
@@ -136,8 +154,7 @@ func openTxnWriter[T any](ctx context.Context, s *sink[T], info connector.Subtas
 	if prefix == "" {
 		prefix = "weir-" + s.opts.Topic + "-" + info.Operator
 	}
-	return &txnWriter[T]{s: s, admin: admin, pending: map[string]*txn{},
-		prefix: prefix + "-" + strconv.Itoa(info.Subtask) + "-"}, nil
+	return &txnWriter[T]{s: s, admin: admin, pending: map[string]*txn{}, prefix: prefix, subtask: info.Subtask}, nil
 }
 
 // checkTxnTimeout fails if timeout exceeds the broker's
@@ -171,7 +188,11 @@ func checkTxnTimeout(ctx context.Context, cl *kgo.Client, timeout time.Duration)
 	return nil // not reported (restricted ACLs): InitProducerID will judge
 }
 
-func (w *txnWriter[T]) txnID(n uint64) string { return w.prefix + strconv.FormatUint(n, 10) }
+// txnID returns the transactional id of subtask's n-th transaction:
+// <prefix>-<subtask>-<n>.
+func (w *txnWriter[T]) txnID(subtask int, n uint64) string {
+	return w.prefix + "-" + strconv.Itoa(subtask) + "-" + strconv.FormatUint(n, 10)
+}
 
 func (w *txnWriter[T]) Write(ctx context.Context, batch []T) error {
 	if len(batch) == 0 {
@@ -188,11 +209,13 @@ func (w *txnWriter[T]) Write(ctx context.Context, batch []T) error {
 // begin opens the next transaction.
 func (w *txnWriter[T]) begin(ctx context.Context) error {
 	if !w.cleaned {
-		if err := w.abortLingering(ctx); err != nil {
+		next, err := w.abortLingering(ctx, w.subtask, w.next)
+		if err != nil {
 			return err
 		}
+		w.next, w.cleaned = next, true
 	}
-	id := w.txnID(w.next)
+	id := w.txnID(w.subtask, w.next)
 	w.next++
 	cl, err := kgo.NewClient(w.s.producerOpts(kgo.TransactionalID(id),
 		kgo.TransactionTimeout(w.s.opts.TransactionTimeout))...)
@@ -240,7 +263,7 @@ func (w *txnWriter[T]) Flush(ctx context.Context) error {
 // PreCommit flushes the open transaction and describes it.
 func (w *txnWriter[T]) PreCommit(ctx context.Context, _ int64) ([]byte, error) {
 	if w.cur == nil {
-		return txnDesc{next: w.next}.encode(), nil
+		return txnDesc{next: w.next, subtask: w.subtask}.encode(), nil
 	}
 	if err := w.flushCur(ctx); err != nil {
 		return nil, err
@@ -249,7 +272,7 @@ func (w *txnWriter[T]) PreCommit(ctx context.Context, _ int64) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafka sink: producer id of transaction %s: %w", w.cur.id, err)
 	}
-	d := txnDesc{id: w.cur.id, pid: pid, epoch: epoch, next: w.next}
+	d := txnDesc{id: w.cur.id, pid: pid, epoch: epoch, next: w.next, subtask: w.subtask}
 	w.pending[w.cur.id] = w.cur
 	w.cur = nil
 	return d.encode(), nil
@@ -274,22 +297,38 @@ func (w *txnWriter[T]) Commit(ctx context.Context, b []byte) error {
 }
 
 // Recover commits the restored checkpoint's transactions and aborts every
-// later one of this subtask.
+// later one of this subtask and of each old subtask whose transactions it
+// received (a restore at a lower parallelism).
 func (w *txnWriter[T]) Recover(ctx context.Context, _ int64, commit [][]byte) error {
 	w.recovered = true
+	next := map[int]uint64{w.subtask: w.next} // by old subtask: its next n
 	for _, b := range commit {
 		d, err := decodeTxn(b)
 		if err != nil {
 			return err
 		}
-		w.next = max(w.next, d.next)
+		sub := d.subtask
+		if sub < 0 { // version 1: counted this subtask's ids, as far as it knew
+			sub = w.subtask
+		}
+		next[sub] = max(next[sub], d.next)
 		if d.id != "" {
 			if err := w.commitRaw(ctx, d); err != nil {
 				return err
 			}
 		}
 	}
-	return w.abortLingering(ctx)
+	for _, sub := range slices.Sorted(maps.Keys(next)) {
+		unused, err := w.abortLingering(ctx, sub, next[sub])
+		if err != nil {
+			return err
+		}
+		if sub == w.subtask {
+			w.next = unused
+		}
+	}
+	w.cleaned = true
+	return nil
 }
 
 // retriable reports whether a transaction coordinator's error code means
@@ -363,12 +402,12 @@ func (w *txnWriter[T]) checkCommitted(ctx context.Context, d txnDesc, refused er
 		"its records are lost; was it open longer than TransactionTimeout (%v)?", d.id, refused, state, w.s.opts.TransactionTimeout)
 }
 
-// abortLingering aborts the transactions an earlier attempt of this
-// subtask may have left open, from transactional id n = w.next on.
-func (w *txnWriter[T]) abortLingering(ctx context.Context) error {
-	w.cleaned = true
-	for n := w.next; ; n++ {
-		id := w.txnID(n)
+// abortLingering aborts the transactions an earlier attempt of subtask
+// may have left open, from its transactional id n = from on, and returns
+// the first n that was never used.
+func (w *txnWriter[T]) abortLingering(ctx context.Context, subtask int, from uint64) (uint64, error) {
+	for n := from; ; n++ {
+		id := w.txnID(subtask, n)
 		var epoch int16
 		err := retry(ctx, "kafka sink: aborting transaction "+id, func() error {
 			req := kmsg.NewPtrInitProducerIDRequest()
@@ -382,10 +421,10 @@ func (w *txnWriter[T]) abortLingering(ctx context.Context) error {
 			return kerr.ErrorForCode(resp.ErrorCode)
 		})
 		if err != nil {
-			return fmt.Errorf("kafka sink: aborting lingering transaction %s: %w", id, err)
+			return 0, fmt.Errorf("kafka sink: aborting lingering transaction %s: %w", id, err)
 		}
 		if epoch == 0 {
-			return nil // never used before: neither are the ids after it
+			return n, nil // never used before: neither are the ids after it
 		}
 	}
 }
