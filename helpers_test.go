@@ -22,19 +22,36 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 type sliceSource[T any] struct {
 	items []T
 	one   bool
+	// pauses, if set, makes each reader stop that many times, evenly
+	// spread over its items, until the source's next snapshot took its
+	// position: a run then takes at least that many checkpoints while it
+	// reads, however fast it reads.
+	pauses int
 }
 
 func (s sliceSource[T]) Open(_ context.Context, info connector.SubtaskInfo, _ connector.Position) (connector.Reader[T], error) {
-	return &sliceReader[T]{items: s.items, next: info.Subtask, step: info.Parallelism, one: s.one}, nil
+	r := &sliceReader[T]{items: s.items, next: info.Subtask, step: info.Parallelism, one: s.one}
+	if s.pauses > 0 {
+		r.every = max(len(s.items)/info.Parallelism/(s.pauses+1), 1)
+		r.left = s.pauses
+	}
+	return r, nil
 }
 
 type sliceReader[T any] struct {
 	items      []T
 	next, step int
 	one        bool
+	every      int  // items between pauses (0: none)
+	since      int  // items read since the last pause
+	left       int  // pauses still to make
+	paused     bool // waiting for a snapshot
 }
 
 func (r *sliceReader[T]) Read(_ context.Context, buf []T) (int, error) {
+	if r.paused {
+		return 0, nil
+	}
 	if r.one {
 		buf = buf[:1]
 	}
@@ -47,11 +64,21 @@ func (r *sliceReader[T]) Read(_ context.Context, buf []T) (int, error) {
 	if n == 0 {
 		return 0, errEOF
 	}
+	if r.since += n; r.every > 0 && r.left > 0 && r.since >= r.every {
+		r.paused, r.left = true, r.left-1
+	}
 	return n, nil
 }
 
-func (r *sliceReader[T]) Position() connector.Position { return nil }
-func (r *sliceReader[T]) Close() error                 { return nil }
+// Position ends a pause: a snapshot took it.
+func (r *sliceReader[T]) Position() connector.Position {
+	if r.paused {
+		r.paused, r.since = false, 0
+	}
+	return nil
+}
+
+func (r *sliceReader[T]) Close() error { return nil }
 
 // sink collects records in memory.
 type sink[T any] struct {

@@ -232,7 +232,7 @@ func TestManyOverlappingSlidingWindowsCountExactly(t *testing.T) {
 	// output is exact all the same.
 	p := weir.NewPipeline(weir.WithParallelism(2), weir.WithGuarantee(weir.AtLeastOnce),
 		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 5 * time.Millisecond}))
-	src := weir.FromSource(p, "events", sliceSource[ev]{items: events, one: true}, weir.WithTimestamps(evTime, 0))
+	src := weir.FromSource(p, "events", sliceSource[ev]{items: events, one: true, pauses: 3}, weir.WithTimestamps(evTime, 0))
 	out := &sink[weir.Windowed[string, int64]]{}
 	weir.To(weir.AggregateWindow(weir.WindowBy(weir.KeyBy(src, evKey), weir.Sliding(12*time.Second, time.Second)), count{}), "out", out)
 	run(t, p)
