@@ -43,7 +43,7 @@ var ErrNoCheckpoints = engine.ErrNoSavepoints
 // at-most-once or none), or the checkpoint aborts; it is safe to call
 // from any goroutine while Run runs.
 func (p *Pipeline) Savepoint(ctx context.Context, dir string) (Savepoint, error) {
-	return p.savepoint(ctx, dir, false)
+	return p.savepoint(ctx, dir, false, false)
 }
 
 // StopWithSavepoint takes a savepoint as Savepoint does and then stops
@@ -51,26 +51,47 @@ func (p *Pipeline) Savepoint(ctx context.Context, dir string) (Savepoint, error)
 // returns nil, Status says "stopped" and Report().Stopped is true. A
 // transactional sink's output then ends exactly at the savepoint, so a
 // run restored from it continues the output without a gap or a
-// duplicate.
-func (p *Pipeline) StopWithSavepoint(ctx context.Context, dir string) (Savepoint, error) {
-	return p.savepoint(ctx, dir, true)
+// duplicate. With Drain the job is drained before the savepoint.
+func (p *Pipeline) StopWithSavepoint(ctx context.Context, dir string, opts ...StopOption) (Savepoint, error) {
+	var c stopConfig
+	for _, o := range opts {
+		o(&c)
+	}
+	return p.savepoint(ctx, dir, true, c.drain)
 }
+
+// StopOption changes how StopWithSavepoint stops a job.
+type StopOption func(*stopConfig)
+
+type stopConfig struct{ drain bool }
+
+// Drain has StopWithSavepoint drain the job (weir stop --drain): the
+// sources emit the final watermark right before the savepoint's
+// barrier, so every event-time window and timer fires and its output is
+// part of what the sinks commit with the savepoint; the job then stops.
+// Use it to end a job for good: a run restored from a drained savepoint
+// takes every later record as late, its windows having fired. Without
+// Drain, windows still open stay in the savepoint's state and fire in
+// the run restored from it. Should the drained checkpoint abort, the run
+// fails (its sources already emitted the final watermark) and restarts
+// from its latest completed checkpoint as its restart strategy allows.
+func Drain() StopOption { return func(c *stopConfig) { c.drain = true } }
 
 // engineSavepoint is Savepoint or StopWithSavepoint in the engine's
 // terms, for a cluster's coordinator (Engine).
-func (p *Pipeline) engineSavepoint(ctx context.Context, dir string, stop bool) (engine.SavepointResult, error) {
-	s, err := p.savepoint(ctx, dir, stop)
+func (p *Pipeline) engineSavepoint(ctx context.Context, dir string, stop, drain bool) (engine.SavepointResult, error) {
+	s, err := p.savepoint(ctx, dir, stop || drain, drain)
 	return engine.SavepointResult{Path: s.Path, Checkpoint: s.Checkpoint, Bytes: s.Bytes, Duration: s.Duration}, err
 }
 
-func (p *Pipeline) savepoint(ctx context.Context, dir string, stop bool) (Savepoint, error) {
+func (p *Pipeline) savepoint(ctx context.Context, dir string, stop, drain bool) (Savepoint, error) {
 	end := p.runEnd.Load()
 	if end == nil || p.Status().State != "running" {
 		return Savepoint{}, ErrNotRunning
 	}
 	reply := make(chan engine.SavepointResult, 1)
 	select {
-	case p.saves <- engine.SavepointRequest{Dir: dir, Stop: stop, Reply: reply}:
+	case p.saves <- engine.SavepointRequest{Dir: dir, Stop: stop, Drain: drain, Reply: reply}:
 	case <-*end:
 		return Savepoint{}, ErrNotRunning
 	case <-ctx.Done():

@@ -87,8 +87,8 @@ func upgradeB(savepoint string, src *cutSource, allowDrop bool, out upgradeOutpu
 }
 
 // stopWithSavepoint runs p until src is ready, stops it with a savepoint
-// into dir and returns the savepoint's path.
-func stopWithSavepoint(t *testing.T, p *weir.Pipeline, src *cutSource, dir string) string {
+// into dir (as opts say) and returns the savepoint's path.
+func stopWithSavepoint(t *testing.T, p *weir.Pipeline, src *cutSource, dir string, opts ...weir.StopOption) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -97,17 +97,17 @@ func stopWithSavepoint(t *testing.T, p *weir.Pipeline, src *cutSource, dir strin
 	select {
 	case <-src.ready:
 	case err := <-done:
-		t.Fatalf("version A ended before its checkpoint: %v", err)
+		t.Fatalf("the job ended before its checkpoint: %v", err)
 	}
-	sp, err := p.StopWithSavepoint(ctx, dir)
+	sp, err := p.StopWithSavepoint(ctx, dir, opts...)
 	if err != nil {
 		t.Fatalf("stop with savepoint: %v", err)
 	}
 	if err := <-done; err != nil {
-		t.Fatalf("version A stopped with a savepoint: Run = %v, want nil", err)
+		t.Fatalf("the job stopped with a savepoint: Run = %v, want nil", err)
 	}
 	if rep := p.Report(); !rep.Stopped || !slices.Equal(rep.Savepoints, []string{sp.Path}) || p.Status().State != "stopped" {
-		t.Fatalf("version A's report: stopped %v, savepoints %v, state %q; want stopped after savepoint %s", rep.Stopped, rep.Savepoints, p.Status().State, sp.Path)
+		t.Fatalf("the job's report: stopped %v, savepoints %v, state %q; want stopped after savepoint %s", rep.Stopped, rep.Savepoints, p.Status().State, sp.Path)
 	}
 	if _, err := os.Stat(filepath.Join(sp.Path, "_savepoint")); err != nil {
 		t.Fatalf("savepoint %s: %v", sp.Path, err)

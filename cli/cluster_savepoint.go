@@ -63,9 +63,9 @@ Either restores also into a changed job or at another parallelism.`,
 func stopCommand(stdout, stderr io.Writer) *cobra.Command {
 	var c client
 	var addr, dir string
-	var savepoint bool
+	var savepoint, drain bool
 	cmd := &cobra.Command{
-		Use:   "stop [JOB] --savepoint [--coordinator ADDR | --http ADDR] [--dir DIR]",
+		Use:   "stop [JOB] --savepoint [--drain] [--coordinator ADDR | --http ADDR] [--dir DIR]",
 		Short: "Stop a running job after a savepoint",
 		Long: `Stop a running job gracefully: take a savepoint as weir savepoint does, let
 every sink commit the output up to it, and end the job. A transactional
@@ -78,6 +78,13 @@ With JOB (the id weir submit printed), the cluster's coordinator stops it
 continues it). Without JOB, the job weir run serves --http for stops and
 weir run exits 0 (weir run JOB --restore PATH continues it).
 
+With --drain (Flink's stop --drain) the sources emit the final watermark
+right before the savepoint's barrier: every event-time window and timer
+fires, and its output is part of what the sinks commit with the savepoint.
+Use it to end a job for good: a run restored from a drained savepoint takes
+every later record as late. Without --drain, windows still open stay in the
+savepoint and fire in the run restored from it.
+
 Like flink stop, weir stop always takes a savepoint; --savepoint says so. To
 end a job without one, use weir cancel on a cluster, or interrupt weir run
 (Ctrl-C or SIGTERM): it resumes from its last checkpoint with --restore latest.`,
@@ -87,14 +94,15 @@ end a job without one, use weir cancel on a cluster, or interrupt weir run
 				return usagef("stop: weir stop takes a savepoint and then stops the job: give --savepoint (and --dir DIR unless a default savepoint directory is set); to end a job without a savepoint, use weir cancel on a cluster or interrupt weir run (Ctrl-C or SIGTERM)")
 			}
 			if len(args) == 1 {
-				return clusterSavepoint(cmd.Context(), &c, &pb.SavepointRequest{Id: args[0], Dir: dir, Stop: true}, stdout)
+				return clusterSavepoint(cmd.Context(), &c, &pb.SavepointRequest{Id: args[0], Dir: dir, Stop: true, Drain: drain}, stdout)
 			}
-			return printSavepoint(cmd.Context(), addr, web.SavepointRequest{Dir: dir, Stop: true}, stdout, stderr)
+			return printSavepoint(cmd.Context(), addr, web.SavepointRequest{Dir: dir, Stop: true, Drain: drain}, stdout, stderr)
 		},
 	}
 	savepointClientFlags(cmd, &addr, &dir)
 	c.define(cmd.Flags())
 	cmd.Flags().BoolVar(&savepoint, "savepoint", false, "take a savepoint before stopping (required: weir stop always takes one)")
+	cmd.Flags().BoolVar(&drain, "drain", false, "emit the final watermark before the savepoint, firing every event-time window and timer into it: for ending a job for good")
 	return cmd
 }
 

@@ -110,3 +110,31 @@ func atoi(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// weir stop JOB --savepoint --drain has the coordinator drain the job's
+// savepoint checkpoint on its workers, and the job stops after it.
+func TestClusterStopWithDrain(t *testing.T) {
+	skipShort(t)
+	job := append(slices.Clone(keycount[:len(keycount)-2]), "-p", "2")
+	c := &testCluster{t: t, dir: t.TempDir(), workers: map[string]*proc{}, replacement: "1m"}
+	c.store = filepath.Join(c.dir, "store")
+	c.startCoordinator("127.0.0.1:0")
+	c.startWorker("w1")
+	c.startWorker("w2")
+
+	client, _ := c.submit(job, "--rate", "100000") // slower, to be running still at the stop
+	id := c.coord.waitFor(`job (\S+) started`)[1]
+	c.coord.waitFor(`checkpoint 1 completed`)
+	stop := weirOut(t, "stop", id, "--savepoint", "--drain", "--coordinator", c.addr, "--dir", filepath.Join(c.dir, "stop"))
+	drained := c.coord.waitFor(id + `: checkpoint (\d+) drains the job`)[1]
+	c.coord.waitFor(id + `: stopped after the savepoint of checkpoint ` + drained)
+	if _, err := os.Stat(filepath.Join(stop, "_savepoint")); err != nil {
+		t.Fatalf("weir stop --drain printed %q: %v", stop, err)
+	}
+	if err := client.wait(); err != nil {
+		t.Fatalf("the client waiting for the drained job: %v\n%s", err, client.output())
+	}
+	if st := weirOut(t, "status", id, "--coordinator", c.addr); !strings.Contains(st, id+" (keycount): stopped") {
+		t.Fatalf("weir status after the stop:\n%s", st)
+	}
+}

@@ -73,7 +73,10 @@ func printSavepoint(ctx context.Context, addr string, req web.SavepointRequest, 
 		return err
 	}
 	stopped := ""
-	if req.Stop {
+	switch {
+	case req.Drain:
+		stopped = "; the job drained and stops"
+	case req.Stop:
 		stopped = "; the job stops"
 	}
 	fmt.Fprintf(stderr, "weir: savepoint of checkpoint %d written to %s (%s, %v)%s\n", sp.Checkpoint, sp.Path, bytes(sp.Bytes), sp.Duration.Round(time.Millisecond), stopped)

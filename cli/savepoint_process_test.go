@@ -286,3 +286,30 @@ func copySavepoint(t *testing.T, path string) string {
 	}
 	return to
 }
+
+// weir stop --drain --savepoint over HTTP drains the job before its
+// savepoint (its log names the drained checkpoint, the stop says so)
+// and weir run exits 0 after it.
+func TestSavepointStopWithDrainOverHTTPDrainsAndStops(t *testing.T) {
+	_, _, _, _, _, s := savepointKeyCount(t, t.TempDir(), "--http", "127.0.0.1:0")
+	url := ""
+	for _, l := range s.log {
+		if m := dashboardRE.FindStringSubmatch(l); m != nil {
+			url = m[1]
+		}
+	}
+	if url == "" {
+		t.Fatalf("no dashboard address:\n%s", strings.Join(s.log, "\n"))
+	}
+	code, stdout, stderr := weir(t, "stop", "--http", url, "--savepoint", "--drain")
+	path := strings.TrimSpace(stdout)
+	if code != 0 || !strings.Contains(stderr, "the job drained and stops") {
+		t.Fatalf("weir stop --drain: exit %d, stdout %q\n%s", code, stdout, stderr)
+	}
+	jobCode, log := s.wait(t)
+	m := regexp.MustCompile(`checkpoint (\d+) drains the job`).FindStringSubmatch(log)
+	if jobCode != 0 || m == nil || !strings.Contains(log, "savepoint of checkpoint "+m[1]+" written to "+path) ||
+		!strings.Contains(log, "stopped after the savepoint of checkpoint "+m[1]) {
+		t.Fatalf("the drained job: exit %d, want 0, a drained checkpoint, its savepoint %s and the stop after it\n%s", jobCode, path, log)
+	}
+}

@@ -548,14 +548,14 @@ func (x *remoteExecutor) Kill(id dataflow.SubtaskID, err error) {
 // Trigger starts checkpoint id on every worker of the attempt, unless
 // the coordinator was superseded: the sinks' pre-commits of a deposed
 // coordinator's workers could meet the newer coordinator's in the output.
-func (x *remoteExecutor) Trigger(id int64, aligned bool) {
+func (x *remoteExecutor) Trigger(id int64, how task.TriggerOptions) {
 	if x.superseded() {
 		return
 	}
 	x.mu.Lock()
 	x.lastTrigger = max(x.lastTrigger, id)
 	x.mu.Unlock()
-	x.broadcast(&pb.Command{Kind: pb.Command_TRIGGER, Checkpoint: id, Aligned: aligned})
+	x.broadcast(&pb.Command{Kind: pb.Command_TRIGGER, Checkpoint: id, Aligned: how.Aligned, Drain: how.Drain})
 }
 
 // TriggerSubtask asks the worker of sid to checkpoint it directly.

@@ -19,18 +19,21 @@ import (
 // (AWAIT_COMPLETED, answered by Committed).
 
 // Savepointer is an optional ability of a Pipeline: savepoints of its
-// running job (job.Handle has it). Savepoint writes one under dir, and
-// with stop stops the job after it; it fails with engine.ErrNotRunning
+// running job (job.Handle has it). Savepoint writes one under dir, with
+// stop stops the job after it, and with drain drains the job before it
+// and stops it (engine.SavepointRequest); it fails with engine.ErrNotRunning
 // if the job does not run and engine.ErrNoSavepoints if it takes no
 // checkpoints.
 type Savepointer interface {
-	Savepoint(ctx context.Context, dir string, stop bool) (engine.SavepointResult, error)
+	Savepoint(ctx context.Context, dir string, stop, drain bool) (engine.SavepointResult, error)
 }
 
 // Savepoint has a running job write a savepoint under req.Dir (default
 // the coordinator's SavepointDir) and answers where; with req.Stop the
 // job then stops once its sinks committed the savepoint, and its state
-// becomes Stopped. It blocks until the savepoint is written.
+// becomes Stopped; with req.Drain its sources first emit the final
+// watermark before the savepoint's barrier, and it stops as well. It
+// blocks until the savepoint is written.
 func (c *Coordinator) Savepoint(ctx context.Context, req *pb.SavepointRequest) (*pb.SavepointInfo, error) {
 	if c.Deposed() != nil {
 		return nil, c.deposedStatus()
@@ -56,7 +59,7 @@ func (c *Coordinator) Savepoint(ctx context.Context, req *pb.SavepointRequest) (
 	if !ok {
 		return nil, status.Errorf(codes.Unimplemented, "job %s cannot take savepoints", j.id)
 	}
-	r, err := sp.Savepoint(ctx, dir, req.Stop)
+	r, err := sp.Savepoint(ctx, dir, req.Stop || req.Drain, req.Drain)
 	switch {
 	case errors.Is(err, engine.ErrNotRunning):
 		return nil, status.Errorf(codes.FailedPrecondition, "job %s is not running", j.id)

@@ -8,24 +8,27 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/weir-stream/weir/internal/blob"
 	"github.com/weir-stream/weir/internal/cluster/pb"
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/engine"
 	"github.com/weir-stream/weir/internal/store"
+	"github.com/weir-stream/weir/internal/task"
 )
 
 // savepointing is a running pipeline whose savepoints answer res, err.
 type savepointing struct {
-	res engine.SavepointResult
-	err error
-	dir string // the directory last asked for
+	res         engine.SavepointResult
+	err         error
+	dir         string // the directory last asked for
+	stop, drain bool   // what the last request asked for
 }
 
 func (*savepointing) Compile(context.Context) (engine.Config, error)          { return engine.Config{}, nil }
 func (*savepointing) Run(context.Context, engine.Deployer, store.Fence) error { return nil }
 func (*savepointing) Report() *engine.Report                                  { return nil }
-func (p *savepointing) Savepoint(_ context.Context, dir string, _ bool) (engine.SavepointResult, error) {
-	p.dir = dir
+func (p *savepointing) Savepoint(_ context.Context, dir string, stop, drain bool) (engine.SavepointResult, error) {
+	p.dir, p.stop, p.drain = dir, stop, drain
 	return p.res, p.err
 }
 
@@ -122,5 +125,47 @@ func TestAWorkerAnswersAwaitCompletedOnceItsSinksCommitted(t *testing.T) {
 	a.bg.Wait()
 	if m := (<-s.out).GetCommitted(); m == nil || m.Token != 3 || m.Key != "j/1.1" {
 		t.Fatalf("the worker answered %v, want Committed with token 3", m)
+	}
+}
+
+// The Savepoint call hands its stop and drain to the job; a drain stops
+// the job too. A drained checkpoint's TRIGGER carries drain to every
+// worker, and the worker's runtime gets it (task.TriggerOptions).
+func TestADrainReachesTheJobAndTheWorkersTrigger(t *testing.T) {
+	ctx := context.Background()
+	c := &Coordinator{cfg: CoordinatorConfig{Log: func(string) {}, SavepointDir: "/sp"}, jobs: map[string]*job{}}
+	p := &savepointing{res: engine.SavepointResult{Path: "/sp/savepoint-a-3-x", Checkpoint: 3}}
+	c.jobs["j"] = &job{c: c, id: "j", p: p, rec: jobRecord{ID: "j", State: Running}}
+	for _, tc := range []struct {
+		req                 *pb.SavepointRequest
+		wantStop, wantDrain bool
+	}{
+		{&pb.SavepointRequest{Id: "j"}, false, false},
+		{&pb.SavepointRequest{Id: "j", Stop: true}, true, false},
+		{&pb.SavepointRequest{Id: "j", Stop: true, Drain: true}, true, true},
+		{&pb.SavepointRequest{Id: "j", Drain: true}, true, true},
+	} {
+		if _, err := c.Savepoint(ctx, tc.req); err != nil || p.stop != tc.wantStop || p.drain != tc.wantDrain {
+			t.Fatalf("request %v: %v; the job was asked stop %v drain %v, want %v %v", tc.req, err, p.stop, p.drain, tc.wantStop, tc.wantDrain)
+		}
+	}
+
+	lead, err := store.Lead(ctx, blob.Memory(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.lead = lead
+	w := &workerConn{c: c, id: "w1", out: make(chan *pb.CoordinatorMessage, 4), lost: make(chan struct{})}
+	x := &remoteExecutor{c: c, job: &job{c: c, id: "j"}, key: "j/1.1", where: map[dataflow.SubtaskID]*share{}, halted: make(chan struct{})}
+	x.shares = []*share{{key: x.key, w: w, done: make(chan struct{}), live: true}}
+	for _, how := range []task.TriggerOptions{{}, {Aligned: true}, {Aligned: true, Drain: true}} {
+		x.Trigger(5, how)
+		cmd := (<-w.out).GetCommand()
+		if cmd.GetKind() != pb.Command_TRIGGER || cmd.Aligned != how.Aligned || cmd.Drain != how.Drain {
+			t.Fatalf("Trigger(5, %+v) sent %v", how, cmd)
+		}
+		if got := triggerOptions(cmd); got != how {
+			t.Fatalf("the worker triggers %+v for %v, want %+v", got, cmd, how)
+		}
 	}
 }

@@ -254,7 +254,7 @@ func (a *workerAttempt) run() error {
 func (a *workerAttempt) apply(ctx context.Context, rt *task.Runtime, c *pb.Command, cancel context.CancelFunc) {
 	switch c.Kind {
 	case pb.Command_TRIGGER:
-		rt.Trigger(c.Checkpoint, c.Aligned)
+		rt.Trigger(c.Checkpoint, triggerOptions(c))
 	case pb.Command_TRIGGER_SUBTASK:
 		if id := sid(c.Subtask); rt.IsLocal(id) {
 			rt.TriggerSubtask(id, c.Checkpoint)
@@ -328,4 +328,9 @@ func snapshotDone(key string, s engine.Snapshot) *pb.SnapshotDone {
 		out.Channels = append(out.Channels, &pb.ChannelCount{Edge: int32(c.Edge), From: int32(c.From), To: int32(c.To), N: c.N, Sender: c.Sender})
 	}
 	return out
+}
+
+// triggerOptions is how a TRIGGER command starts its checkpoint.
+func triggerOptions(c *pb.Command) task.TriggerOptions {
+	return task.TriggerOptions{Aligned: c.Aligned, Drain: c.Drain}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/weir-stream/weir/internal/blob"
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/store"
+	"github.com/weir-stream/weir/internal/task"
 )
 
 // lingeringExecutor restarts single subtasks, and its Run returns only
@@ -27,7 +28,7 @@ func (x *lingeringExecutor) Run(ctx context.Context) error {
 }
 
 func (x *lingeringExecutor) Kill(dataflow.SubtaskID, error)           {}
-func (x *lingeringExecutor) Trigger(int64, bool)                      {}
+func (x *lingeringExecutor) Trigger(int64, task.TriggerOptions)       {}
 func (x *lingeringExecutor) TriggerSubtask(dataflow.SubtaskID, int64) {}
 func (x *lingeringExecutor) Complete(int64)                           {}
 func (x *lingeringExecutor) Abort(int64)                              {}

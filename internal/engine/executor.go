@@ -24,10 +24,11 @@ type Executor interface {
 	// Kill fails the attempt as if subtask id had failed with err.
 	Kill(id dataflow.SubtaskID, err error)
 	// Trigger starts checkpoint id at the sources and at finished
-	// subtasks. aligned says the checkpoint must be aligned even in a job
-	// of unaligned checkpoints or with an aligned timeout (a savepoint's:
-	// its snapshot holds no in-flight records; task.Runtime.Trigger).
-	Trigger(id int64, aligned bool)
+	// subtasks, as how says (task.Runtime.Trigger): a savepoint's must be
+	// aligned even in a job of unaligned checkpoints or with an aligned
+	// timeout (its snapshot holds no in-flight records), and a drained
+	// savepoint's sources first advance to the final watermark.
+	Trigger(id int64, how task.TriggerOptions)
 	// TriggerSubtask asks one subtask to take checkpoint id directly.
 	TriggerSubtask(sid dataflow.SubtaskID, id int64)
 	// Complete and Abort report a checkpoint's fate to every subtask.

@@ -10,6 +10,7 @@ import (
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/store"
+	"github.com/weir-stream/weir/internal/task"
 )
 
 // twoRegions is a plan of two pipelined regions: sources 0/0 and 0/1
@@ -98,7 +99,7 @@ func (x *failingExecutor) Run(ctx context.Context) error {
 }
 
 func (x *failingExecutor) Kill(dataflow.SubtaskID, error)           {}
-func (x *failingExecutor) Trigger(int64, bool)                      {}
+func (x *failingExecutor) Trigger(int64, task.TriggerOptions)       {}
 func (x *failingExecutor) TriggerSubtask(dataflow.SubtaskID, int64) {}
 func (x *failingExecutor) Complete(int64)                           {}
 func (x *failingExecutor) Abort(int64)                              {}

@@ -38,8 +38,8 @@ func (s *regionSet) Kill(id dataflow.SubtaskID, err error) {
 	}
 }
 
-func (s *regionSet) Trigger(id int64, aligned bool) {
-	s.each(func(x Executor) { x.Trigger(id, aligned) })
+func (s *regionSet) Trigger(id int64, how task.TriggerOptions) {
+	s.each(func(x Executor) { x.Trigger(id, how) })
 }
 
 func (s *regionSet) TriggerSubtask(sid dataflow.SubtaskID, id int64) {

@@ -13,6 +13,7 @@ import (
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/store"
+	"github.com/weir-stream/weir/internal/task"
 )
 
 // restartingExecutor is an executor that restarts single subtasks as
@@ -43,7 +44,7 @@ func (x *restartingExecutor) Run(ctx context.Context) error {
 }
 
 func (x *restartingExecutor) Kill(dataflow.SubtaskID, error)           {}
-func (x *restartingExecutor) Trigger(int64, bool)                      {}
+func (x *restartingExecutor) Trigger(int64, task.TriggerOptions)       {}
 func (x *restartingExecutor) TriggerSubtask(dataflow.SubtaskID, int64) {}
 func (x *restartingExecutor) Complete(int64)                           {}
 func (x *restartingExecutor) Abort(int64)                              {}

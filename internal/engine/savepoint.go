@@ -5,13 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/weir-stream/weir/internal/task"
 )
 
 // This file is the engine's side of savepoints: a user's request starts
 // a checkpoint at once, an aligned one whatever the job's checkpoint
 // mode (savepointTriggered), and when it completes the engine copies it
 // into a savepoint (store.ExportSavepoint) that no retention deletes; a
-// request to stop then ends the job once the sinks committed it.
+// request to stop then ends the job once the sinks committed it. A
+// request to drain marks its checkpoint's trigger so that the sources
+// emit the final watermark before its barrier (task.TriggerOptions).
 
 // SavepointRequest asks a running job for a savepoint.
 type SavepointRequest struct {
@@ -22,6 +26,17 @@ type SavepointRequest struct {
 	// sink committed it, the job stops (Run returns nil), so its output
 	// ends exactly at the savepoint for transactional sinks.
 	Stop bool
+	// Drain has the sources emit the final watermark
+	// (dataflow.MaxWatermark) right before the savepoint's barrier, so
+	// every event-time window and timer fires and its output is part of
+	// what the sinks commit with the savepoint; the job then stops as
+	// with Stop, which Drain implies. A drained savepoint is meant for
+	// ending a job for good: a run restored from it takes every later
+	// record as late. Should its checkpoint abort, the attempt fails
+	// (its sources already emitted the final watermark) and the job
+	// restarts from its latest completed checkpoint, as its restart
+	// strategy allows.
+	Drain bool
 	// Reply receives the one result; it must have room for it (the
 	// engine never blocks on it).
 	Reply chan<- SavepointResult
@@ -80,24 +95,43 @@ func (a *attemptState) triggerSavepoint() {
 
 // savepointTriggered hands the queued requests to checkpoint id, about
 // to be triggered: any checkpoint triggered after a request serves it, a
-// periodic one too. It reports whether id serves requests: such a
-// checkpoint must be aligned, even in a job of unaligned checkpoints or
-// with an aligned timeout, so that the savepoint holds no in-flight
-// records and restores at any parallelism and into a changed job. A
-// periodic checkpoint that serves a request is aligned too (rather than
-// the request waiting for a trigger of its own), so a request is served
-// by the next checkpoint, as in a job of aligned checkpoints.
-func (a *attemptState) savepointTriggered(id int64) (aligned bool) {
+// periodic one too. It answers how id is triggered. A checkpoint that
+// serves requests must be aligned, even in a job of unaligned
+// checkpoints or with an aligned timeout, so that the savepoint holds no
+// in-flight records and restores at any parallelism and into a changed
+// job. A periodic checkpoint that serves a request is aligned too
+// (rather than the request waiting for a trigger of its own), so a
+// request is served by the next checkpoint, as in a job of aligned
+// checkpoints; one that serves a request to drain is drained. Requests
+// to drain wait while others are queued: those take id, undrained, and
+// the drain the checkpoint after it, so only a drain gets a drained
+// savepoint.
+func (a *attemptState) savepointTriggered(id int64) task.TriggerOptions {
 	e := a.e
 	if len(e.saveQueue) == 0 {
-		return false
+		return task.TriggerOptions{}
+	}
+	var serve, wait []pendingSavepoint
+	for _, r := range e.saveQueue {
+		if r.Drain {
+			wait = append(wait, r)
+		} else {
+			serve = append(serve, r)
+		}
+	}
+	drain := len(serve) == 0
+	if drain {
+		serve, wait = wait, nil
 	}
 	if e.saveFor == nil {
 		e.saveFor = map[int64][]pendingSavepoint{}
 	}
-	e.saveFor[id] = e.saveQueue
-	e.saveQueue = nil
-	return true
+	e.saveFor[id] = serve
+	e.saveQueue = wait
+	if drain {
+		e.cfg.Log(fmt.Sprintf("checkpoint %d drains the job: its sources emit the final watermark before its barrier", id))
+	}
+	return task.TriggerOptions{Aligned: true, Drain: drain}
 }
 
 // savepointCompleted writes the savepoints asked of checkpoint id, which
@@ -115,18 +149,30 @@ func (a *attemptState) savepointCompleted(id int64) (stop bool) {
 			e.report.Savepoints = append(e.report.Savepoints, path)
 			stop = stop || r.Stop
 		}
+		// A drained job stops even if the copy failed: its state is past
+		// every event-time window, so running on would only take late
+		// records; the checkpoint stays in the job's checkpoint store.
+		stop = stop || r.Drain
 		r.Reply <- res
 	}
 	return stop
 }
 
 // savepointAborted fails the requests of checkpoint id, which aborted.
+// The abort of a drained checkpoint fails the attempt: its sources
+// emitted the final watermark, so the job restarts from its latest
+// completed checkpoint.
 func (a *attemptState) savepointAborted(id int64, reason string) {
 	e := a.e
+	drained := false
 	for _, r := range e.saveFor[id] {
 		r.Reply <- SavepointResult{Checkpoint: id, Err: fmt.Errorf("the savepoint's checkpoint %d was aborted: %s", id, reason)}
+		drained = drained || r.Drain
 	}
 	delete(e.saveFor, id)
+	if drained && a.failure == nil {
+		a.failure = fmt.Errorf("the drained savepoint's checkpoint %d was aborted (%s) after its sources emitted the final watermark", id, reason)
+	}
 }
 
 // requeueSavepoints puts the requests whose checkpoint a failed attempt

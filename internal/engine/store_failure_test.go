@@ -70,7 +70,9 @@ func (x *finishingExecutor) TriggerSubtask(sid dataflow.SubtaskID, id int64) {
 	}()
 }
 
-func (x *finishingExecutor) Trigger(id int64, _ bool)                 { x.TriggerSubtask(dataflow.SubtaskID{}, id) }
+func (x *finishingExecutor) Trigger(id int64, _ task.TriggerOptions) {
+	x.TriggerSubtask(dataflow.SubtaskID{}, id)
+}
 func (x *finishingExecutor) Complete(int64)                           {}
 func (x *finishingExecutor) Abort(int64)                              {}
 func (x *finishingExecutor) Release()                                 { x.once.Do(func() { close(x.released) }) }

@@ -15,14 +15,14 @@ type Handle struct {
 	compile func(ctx context.Context) (engine.Config, error)
 	run     func(ctx context.Context, deploy engine.Deployer, fence store.Fence) error
 	report  func() *engine.Report
-	save    func(ctx context.Context, dir string, stop bool) (engine.SavepointResult, error)
+	save    func(ctx context.Context, dir string, stop, drain bool) (engine.SavepointResult, error)
 }
 
 // NewHandle returns the handle whose methods call compile, run, report
 // and save.
 func NewHandle(compile func(context.Context) (engine.Config, error),
 	run func(context.Context, engine.Deployer, store.Fence) error, report func() *engine.Report,
-	save func(context.Context, string, bool) (engine.SavepointResult, error)) Handle {
+	save func(context.Context, string, bool, bool) (engine.SavepointResult, error)) Handle {
 	return Handle{compile: compile, run: run, report: report, save: save}
 }
 
@@ -41,10 +41,11 @@ func (h Handle) Run(ctx context.Context, deploy engine.Deployer, fence store.Fen
 // first.
 func (h Handle) Report() *engine.Report { return h.report() }
 
-// Savepoint asks the running pipeline for a savepoint under dir, and
-// with stop to stop after it, as weir.Pipeline.Savepoint and
+// Savepoint asks the running pipeline for a savepoint under dir, with
+// stop to stop after it and with drain to drain it before (which implies
+// stop; engine.SavepointRequest), as weir.Pipeline.Savepoint and
 // StopWithSavepoint do. It fails with engine.ErrNotRunning if no run is
 // under way, and engine.ErrNoSavepoints if the run takes no checkpoints.
-func (h Handle) Savepoint(ctx context.Context, dir string, stop bool) (engine.SavepointResult, error) {
-	return h.save(ctx, dir, stop)
+func (h Handle) Savepoint(ctx context.Context, dir string, stop, drain bool) (engine.SavepointResult, error) {
+	return h.save(ctx, dir, stop, drain)
 }

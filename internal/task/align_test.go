@@ -99,6 +99,20 @@ func TestARestartedSourceDropsADeferredCheckpointThatWasAborted(t *testing.T) {
 	}
 }
 
+// A restarted source still catching up defers a drained savepoint's
+// trigger with how it starts: once caught up, it advances to the final
+// watermark and sends the barrier in order, as a source not restarted.
+func TestARestartedSourceDefersADrainedTriggerAsDrained(t *testing.T) {
+	s := alignSubtask(0)
+	s.source, s.outs = nopSource{}, []ChannelWriter{&sentWriter{sent: []int64{10}}}
+	s.catchUp = [][]int64{{20}}
+	how := TriggerOptions{Aligned: true, Drain: true}
+	s.handleControl(control{kind: ctlTrigger, checkpoint: 5, how: how})
+	if s.deferred != 5 || s.deferredHow != how {
+		t.Fatalf("deferred checkpoint %d triggered %+v, want 5 triggered %+v", s.deferred, s.deferredHow, how)
+	}
+}
+
 // In a job of unaligned checkpoints, the barriers of a checkpoint that
 // must be aligned (a savepoint's) come in order, marked MustAlign: the
 // first blocks its channel until the others arrived, as in an aligned

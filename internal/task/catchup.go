@@ -100,7 +100,7 @@ func (s *subtask) takeDeferred() {
 	s.catchUp = nil
 	if id := s.deferred; id > s.lastCheckpoint {
 		s.deferred = 0
-		s.takeSnapshot(id, s.deferredAligned)
+		s.takeSnapshot(id, s.deferredHow)
 	}
 }
 

@@ -24,9 +24,9 @@ import (
 type control struct {
 	kind       controlKind
 	checkpoint int64
-	// aligned says a triggered checkpoint (ctlTrigger) must be aligned:
-	// a source sends its barrier in order, marked MustAlign.
-	aligned bool
+	// how says how a triggered checkpoint (ctlTrigger) starts at a
+	// source: aligned, drained (TriggerOptions).
+	how TriggerOptions
 	// A replay request (ctlReplay): send edge's channel to subtask to its
 	// retained output from record from on, for the incarnation asking.
 	edge, to    int
@@ -80,7 +80,7 @@ func (s *subtask) handleControl(c control) {
 	case ctlTrigger:
 		if s.source != nil && s.catchingUp() {
 			if c.checkpoint > s.deferred {
-				s.deferred, s.deferredAligned = c.checkpoint, c.aligned
+				s.deferred, s.deferredHow = c.checkpoint, c.how
 			}
 			return
 		}
@@ -90,7 +90,7 @@ func (s *subtask) handleControl(c control) {
 			s.noteCatchingUp()
 			s.act(-1, exchange.Element{}, s.in.Trigger(c.checkpoint))
 		} else if c.checkpoint > s.lastCheckpoint {
-			s.takeSnapshot(c.checkpoint, c.aligned)
+			s.takeSnapshot(c.checkpoint, c.how)
 		}
 	case ctlComplete:
 		if err := s.inject(PointCompleteBeforeCommit, c.checkpoint); err != nil {
@@ -167,13 +167,27 @@ func (r *Runtime) send(id dataflow.SubtaskID, c control) {
 	}
 }
 
+// TriggerOptions say how a checkpoint starts at the sources
+// (Runtime.Trigger). The zero value is a checkpoint of the job's mode.
+type TriggerOptions struct {
+	// Aligned says the checkpoint must be aligned even if the job's
+	// checkpoints are unaligned or switch at an aligned timeout (a
+	// savepoint's, which must hold no in-flight records): sources send
+	// its barrier in order, marked MustAlign, and every subtask aligns on
+	// it.
+	Aligned bool
+	// Drain says the sources advance their watermark to the final one
+	// (dataflow.MaxWatermark) right before the barrier, so every
+	// event-time window and timer fires before the snapshot and its
+	// output is part of the checkpoint (a savepoint that drains the job
+	// before it stops). A source emits no lower watermark afterwards.
+	// It is meant with Aligned: the job ends at such a checkpoint.
+	Drain bool
+}
+
 // Trigger starts checkpoint id: sources inject its barrier and finished
-// subtasks snapshot their final state. aligned says the checkpoint must
-// be aligned even if the job's checkpoints are unaligned or switch at an
-// aligned timeout (a savepoint's, which must hold no in-flight records):
-// sources then send its barrier in order, marked MustAlign, and every
-// subtask aligns on it.
-func (r *Runtime) Trigger(id int64, aligned bool) {
+// subtasks snapshot their final state, as how says (TriggerOptions).
+func (r *Runtime) Trigger(id int64, how TriggerOptions) {
 	r.mu.Lock()
 	fin := make(map[dataflow.SubtaskID]bool, len(r.finished))
 	for k := range r.finished {
@@ -187,7 +201,7 @@ func (r *Runtime) Trigger(id int64, aligned bool) {
 				continue
 			}
 			if v.Head().Kind == plan.Source || fin[sid] {
-				r.send(sid, control{kind: ctlTrigger, checkpoint: id, aligned: aligned})
+				r.send(sid, control{kind: ctlTrigger, checkpoint: id, how: how})
 			}
 		}
 	}

@@ -122,12 +122,21 @@ func (s *subtask) freeze(id int64, aligned time.Duration, fwd input.Forward, rec
 // takeSnapshot takes a source's (or a subtask's without inputs)
 // snapshot of checkpoint id at once and reports it. Sources of unaligned
 // checkpoints send their barrier ahead of their queued output too,
-// unless the checkpoint must be aligned (mustAlign: a savepoint's): its
-// barrier goes in order, marked so, and every subtask aligns on it.
-func (s *subtask) takeSnapshot(id int64, mustAlign bool) {
+// unless the checkpoint must be aligned (how.Aligned: a savepoint's): its
+// barrier goes in order, marked so, and every subtask aligns on it. A
+// drained checkpoint (how.Drain) first advances the source to the final
+// watermark, firing the event-time timers of its chain, so the snapshot
+// holds the drained state and the watermark goes out before the barrier
+// (it makes an idle source's channels active again, as its consumers
+// take any watermark).
+func (s *subtask) takeSnapshot(id int64, how TriggerOptions) {
+	if how.Drain && !s.finished && s.inWM < dataflow.MaxWatermark {
+		s.idle = false
+		s.advance(dataflow.MaxWatermark)
+	}
 	fwd := input.InOrder
 	switch {
-	case mustAlign:
+	case how.Aligned:
 		fwd = input.MustAlign
 	case s.rt.opts.Checkpoint == Unaligned:
 		fwd = input.Ahead

@@ -80,8 +80,8 @@ type subtask struct {
 	catchUp       [][]int64 // see catchingUp
 	det           *determinant.Log
 	deferred      int64 // a checkpoint triggered while catching up
-	// deferredAligned says the deferred checkpoint must be aligned.
-	deferredAligned bool
+	// deferredHow says how the deferred checkpoint starts.
+	deferredHow TriggerOptions
 
 	// Active standby (standby.go).
 	standby      *standby        // set while this instance is a standby

@@ -12,13 +12,18 @@ import (
 )
 
 // SavepointRequest is the body of POST /api/v1/savepoints: where the
-// savepoint goes and whether the job stops after it.
+// savepoint goes, whether the job stops after it and whether it drains
+// before it.
 type SavepointRequest struct {
 	// Dir is the directory (or blob URL) the savepoint's directory goes
 	// under; empty means the server's DefaultSavepointDir.
 	Dir string `json:"dir,omitempty"`
 	// Stop ends the job after the savepoint (StopWithSavepoint).
 	Stop bool `json:"stop,omitempty"`
+	// Drain has the job's sources emit the final watermark before the
+	// savepoint, so every event-time window fires into it, and stops the
+	// job (StopWithSavepoint with weir.Drain); it implies Stop.
+	Drain bool `json:"drain,omitempty"`
 }
 
 // Savepointer is the ability of a Job to take savepoints; a
@@ -26,7 +31,7 @@ type SavepointRequest struct {
 // written or failed, as weir.Pipeline's do.
 type Savepointer interface {
 	Savepoint(ctx context.Context, dir string) (weir.Savepoint, error)
-	StopWithSavepoint(ctx context.Context, dir string) (weir.Savepoint, error)
+	StopWithSavepoint(ctx context.Context, dir string, opts ...weir.StopOption) (weir.Savepoint, error)
 }
 
 var (
@@ -61,6 +66,9 @@ func (s *Server) Savepoint(ctx context.Context, req SavepointRequest) (weir.Save
 	if job == nil {
 		return weir.Savepoint{}, ErrNoSavepointJob
 	}
+	if req.Drain {
+		return job.StopWithSavepoint(ctx, req.Dir, weir.Drain())
+	}
 	if req.Stop {
 		return job.StopWithSavepoint(ctx, req.Dir)
 	}
@@ -73,7 +81,7 @@ func (s *Server) Savepoint(ctx context.Context, req SavepointRequest) (weir.Save
 func (s *Server) savepoint(w http.ResponseWriter, r *http.Request) {
 	var req SavepointRequest
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&req); err != nil && !errors.Is(err, io.EOF) {
-		writeError(w, http.StatusBadRequest, fmt.Errorf(`the body is no savepoint request {"dir": "...", "stop": false}: %w`, err))
+		writeError(w, http.StatusBadRequest, fmt.Errorf(`the body is no savepoint request {"dir": "...", "stop": false, "drain": false}: %w`, err))
 		return
 	}
 	sp, err := s.Savepoint(r.Context(), req)

@@ -12,18 +12,19 @@ import (
 	"github.com/weir-stream/weir"
 )
 
-// savepointJob is a job whose savepoints are answered by fn.
+// savepointJob is a job whose savepoints are answered by fn. A stop
+// with an option drains: weir.Drain is the only StopOption.
 type savepointJob struct {
 	Job
-	fn func(dir string, stop bool) (weir.Savepoint, error)
+	fn func(dir string, stop, drain bool) (weir.Savepoint, error)
 }
 
 func (j savepointJob) Savepoint(_ context.Context, dir string) (weir.Savepoint, error) {
-	return j.fn(dir, false)
+	return j.fn(dir, false, false)
 }
 
-func (j savepointJob) StopWithSavepoint(_ context.Context, dir string) (weir.Savepoint, error) {
-	return j.fn(dir, true)
+func (j savepointJob) StopWithSavepoint(_ context.Context, dir string, opts ...weir.StopOption) (weir.Savepoint, error) {
+	return j.fn(dir, true, len(opts) > 0)
 }
 
 func post(t *testing.T, s *Server, path, body string) (int, string) {
@@ -35,15 +36,16 @@ func post(t *testing.T, s *Server, path, body string) (int, string) {
 }
 
 // POST /api/v1/savepoints passes the request's directory, or the
-// server's default, and its stop to the job, and answers the savepoint.
+// server's default, its stop and its drain to the job, and answers the
+// savepoint.
 func TestSavepointRequestReachesTheJobAndAnswersTheSavepoint(t *testing.T) {
 	type call struct {
-		dir  string
-		stop bool
+		dir         string
+		stop, drain bool
 	}
 	var got []call
-	job := savepointJob{Job: weir.NewPipeline(), fn: func(dir string, stop bool) (weir.Savepoint, error) {
-		got = append(got, call{dir, stop})
+	job := savepointJob{Job: weir.NewPipeline(), fn: func(dir string, stop, drain bool) (weir.Savepoint, error) {
+		got = append(got, call{dir, stop, drain})
 		return weir.Savepoint{Path: dir + "/savepoint-job-3-abcdef01", Checkpoint: 3, Bytes: 100}, nil
 	}}
 	s := NewServer(job)
@@ -52,9 +54,11 @@ func TestSavepointRequestReachesTheJobAndAnswersTheSavepoint(t *testing.T) {
 		body string
 		want call
 	}{
-		{`{"dir": "/sp"}`, call{"/sp", false}},
-		{`{"stop": true}`, call{"/default", true}},
-		{``, call{"/default", false}},
+		{`{"dir": "/sp"}`, call{"/sp", false, false}},
+		{`{"stop": true}`, call{"/default", true, false}},
+		{`{"stop": true, "drain": true}`, call{"/default", true, true}},
+		{`{"drain": true}`, call{"/default", true, true}},
+		{``, call{"/default", false, false}},
 	} {
 		got = nil
 		code, body := post(t, s, "/api/v1/savepoints", c.body)
@@ -85,7 +89,7 @@ func TestSavepointRequestErrorsHaveTheirStatusAndMessage(t *testing.T) {
 	if code != 409 || !strings.Contains(body, weir.ErrNotRunning.Error()) {
 		t.Fatalf("job not running: %d %s", code, body)
 	}
-	failing := NewServer(savepointJob{Job: weir.NewPipeline(), fn: func(string, bool) (weir.Savepoint, error) {
+	failing := NewServer(savepointJob{Job: weir.NewPipeline(), fn: func(string, bool, bool) (weir.Savepoint, error) {
 		return weir.Savepoint{}, errors.New("the savepoint's checkpoint 4 was aborted: timeout")
 	}})
 	code, body = post(t, failing, "/api/v1/savepoints", `{"dir": "/sp"}`)

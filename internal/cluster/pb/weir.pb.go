@@ -2280,7 +2280,11 @@ type Command struct {
 	// aligned says the checkpoint a TRIGGER starts must be aligned even in
 	// a job of unaligned checkpoints (a savepoint's): sources send its
 	// barrier in order and every subtask aligns on it.
-	Aligned       bool `protobuf:"varint,15,opt,name=aligned,proto3" json:"aligned,omitempty"`
+	Aligned bool `protobuf:"varint,15,opt,name=aligned,proto3" json:"aligned,omitempty"`
+	// drain says the sources advance their watermark to the final one
+	// before they send the TRIGGER's barrier (a savepoint's that drains
+	// the job before it stops: weir stop --drain).
+	Drain         bool `protobuf:"varint,16,opt,name=drain,proto3" json:"drain,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2420,6 +2424,13 @@ func (x *Command) GetAligned() bool {
 	return false
 }
 
+func (x *Command) GetDrain() bool {
+	if x != nil {
+		return x.Drain
+	}
+	return false
+}
+
 type SubmitRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Job           string                 `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
@@ -2480,7 +2491,12 @@ type SavepointRequest struct {
 	// coordinator's --savepoint-dir).
 	Dir string `protobuf:"bytes,2,opt,name=dir,proto3" json:"dir,omitempty"`
 	// stop stops the job after the savepoint.
-	Stop          bool `protobuf:"varint,3,opt,name=stop,proto3" json:"stop,omitempty"`
+	Stop bool `protobuf:"varint,3,opt,name=stop,proto3" json:"stop,omitempty"`
+	// drain has the sources emit the final watermark right before the
+	// savepoint's barrier, so every event-time window and timer fires and
+	// its output is part of the savepoint; the job then stops (it implies
+	// stop).
+	Drain         bool `protobuf:"varint,4,opt,name=drain,proto3" json:"drain,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2532,6 +2548,13 @@ func (x *SavepointRequest) GetDir() string {
 func (x *SavepointRequest) GetStop() bool {
 	if x != nil {
 		return x.Stop
+	}
+	return false
+}
+
+func (x *SavepointRequest) GetDrain() bool {
+	if x != nil {
+		return x.Drain
 	}
 	return false
 }
@@ -3109,7 +3132,7 @@ const file_weir_proto_rawDesc = "" +
 	"\x0eactive_standby\x18\x12 \x01(\bR\ractiveStandby\x12#\n" +
 	"\rstandby_share\x18\x13 \x01(\bR\fstandbyShare\x12'\n" +
 	"\x0finject_failures\x18\x14 \x01(\bR\x0einjectFailures\x12 \n" +
-	"\vreplacement\x18\x15 \x01(\bR\vreplacement\"\x9b\x06\n" +
+	"\vreplacement\x18\x15 \x01(\bR\vreplacement\"\xb1\x06\n" +
 	"\aCommand\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.weir.cluster.v1.Command.KindR\x04kind\x12\x1e\n" +
@@ -3129,7 +3152,8 @@ const file_weir_proto_rawDesc = "" +
 	"\x04fail\x18\r \x01(\bR\x04fail\x12\x1d\n" +
 	"\n" +
 	"timeout_ns\x18\x0e \x01(\x03R\ttimeoutNs\x12\x18\n" +
-	"\aaligned\x18\x0f \x01(\bR\aaligned\"\xe6\x01\n" +
+	"\aaligned\x18\x0f \x01(\bR\aaligned\x12\x14\n" +
+	"\x05drain\x18\x10 \x01(\bR\x05drain\"\xe6\x01\n" +
 	"\x04Kind\x12\v\n" +
 	"\aTRIGGER\x10\x00\x12\x13\n" +
 	"\x0fTRIGGER_SUBTASK\x10\x01\x12\f\n" +
@@ -3154,11 +3178,12 @@ const file_weir_proto_rawDesc = "" +
 	"\x0fAWAIT_COMPLETED\x10\x10\"5\n" +
 	"\rSubmitRequest\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x12\n" +
-	"\x04args\x18\x02 \x03(\tR\x04args\"H\n" +
+	"\x04args\x18\x02 \x03(\tR\x04args\"^\n" +
 	"\x10SavepointRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
 	"\x03dir\x18\x02 \x01(\tR\x03dir\x12\x12\n" +
-	"\x04stop\x18\x03 \x01(\bR\x04stop\"z\n" +
+	"\x04stop\x18\x03 \x01(\bR\x04stop\x12\x14\n" +
+	"\x05drain\x18\x04 \x01(\bR\x05drain\"z\n" +
 	"\rSavepointInfo\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1e\n" +
 	"\n" +
