@@ -34,8 +34,8 @@ func windowJob(state, savepoint string, src *cutSource, out *sink[weir.Windowed[
 	return p
 }
 
-// windowSums is the job's output as "key [start,end) sum", sorted.
-func windowSums(out *sink[weir.Windowed[int64, reading]]) []string {
+// drainedSums is the job's output as "key [start,end) sum", sorted.
+func drainedSums(out *sink[weir.Windowed[int64, reading]]) []string {
 	out.mu.Lock()
 	defer out.mu.Unlock()
 	var got []string
@@ -68,7 +68,7 @@ func TestAStopWithDrainFiresEveryWindowIntoTheSavepoint(t *testing.T) {
 	out := &sink[weir.Windowed[int64, reading]]{}
 	src := newCutSource(evolveFirst, 2)
 	path := stopWithSavepoint(t, windowJob(filepath.Join(dir, "state"), "", src, out), src, filepath.Join(dir, "savepoints"), weir.Drain())
-	if got, want := windowSums(out), windowModel(evolveFirst); !slices.Equal(got, want) {
+	if got, want := drainedSums(out), windowModel(evolveFirst); !slices.Equal(got, want) {
 		t.Fatalf("output of the drained job:\ngot  %q\nwant %q", got, want)
 	}
 
@@ -77,7 +77,7 @@ func TestAStopWithDrainFiresEveryWindowIntoTheSavepoint(t *testing.T) {
 	// it fall behind the final watermark.
 	after := &sink[weir.Windowed[int64, reading]]{}
 	run(t, windowJob(filepath.Join(dir, "restored"), path, newCutSource(evolveRecords, 2), after))
-	if got := windowSums(after); len(got) != 0 {
+	if got := drainedSums(after); len(got) != 0 {
 		t.Fatalf("a run restored from the drained savepoint output %q, want nothing (every record late)", got)
 	}
 }
@@ -87,13 +87,13 @@ func TestAStopWithoutDrainLeavesTheWindowsToTheRestoredRun(t *testing.T) {
 	out := &sink[weir.Windowed[int64, reading]]{}
 	src := newCutSource(evolveFirst, 2)
 	path := stopWithSavepoint(t, windowJob(filepath.Join(dir, "state"), "", src, out), src, filepath.Join(dir, "savepoints"))
-	if got := windowSums(out); len(got) != 0 {
+	if got := drainedSums(out); len(got) != 0 {
 		t.Fatalf("the job stopped without drain output %q, want no window fired", got)
 	}
 
 	after := &sink[weir.Windowed[int64, reading]]{}
 	run(t, windowJob(filepath.Join(dir, "restored"), path, newCutSource(evolveRecords, 2), after))
-	if got, want := windowSums(after), windowModel(evolveRecords); !slices.Equal(got, want) {
+	if got, want := drainedSums(after), windowModel(evolveRecords); !slices.Equal(got, want) {
 		t.Fatalf("output of the run restored from the savepoint:\ngot  %q\nwant %q", got, want)
 	}
 }
