@@ -98,6 +98,16 @@ func produce(t testing.TB, topic string, partitions int, values ...[]byte) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// Partitions just added reach the brokers' metadata a little later:
+	// a record for one the metadata does not list yet is refused.
+	adm := kadm.NewClient(cl)
+	pollBroker(t, ctx, fmt.Sprintf("topic %s does not show %d partitions", topic, partitions), func() (bool, error) {
+		td, err := adm.ListTopics(ctx, topic)
+		if err != nil {
+			return false, err
+		}
+		return len(td[topic].Partitions) >= partitions, td.Error()
+	})
 	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		t.Fatalf("producing to %s: %v", topic, err)
 	}
