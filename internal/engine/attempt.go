@@ -31,6 +31,9 @@ type attemptState struct {
 	// stopAt is the savepoint's checkpoint after whose completion the job
 	// stops (0: none asked to).
 	stopAt int64
+	// committed receives the outcome of the wait for the sinks' commits
+	// of checkpoint stopAt (nil until the wait starts; awaitCommits).
+	committed chan error
 	// restarted is when the restart under way began, for its recovery
 	// time (zero: none under way); the failover strategy tells when it
 	// ended.
@@ -68,7 +71,7 @@ type attemptState struct {
 // timers and triggers, and a final checkpoint that waits for its turn.
 func (a *attemptState) tick() {
 	a.noteRecovery()
-	if a.coord != nil {
+	if a.coord != nil && a.stopAt == 0 { // no checkpoint after the stop's savepoint
 		a.act(a.coord.Tick())
 		if a.wantFinal {
 			a.triggerFinal()

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/weir-stream/weir/internal/checkpoint"
@@ -47,7 +48,16 @@ func (e *engine) attempt(ctx context.Context, restore *store.Metadata) error {
 	}
 	a.rt = x
 	a.stall = e.newStallWatch(x)
-	return a.loop(actx)
+	err = a.loop(actx)
+	if err != nil && a.stopAt != 0 && ctx.Err() == nil {
+		// The savepoint is written and the job was to stop: it stops,
+		// and a run restored from the savepoint commits what the sinks
+		// had not.
+		e.cfg.Log(fmt.Sprintf("stopped after the savepoint of checkpoint %d; the attempt failed while the sinks committed it (%v): a run restored from the savepoint commits what they had not", a.stopAt, err))
+		e.report.Stopped = true
+		return nil
+	}
+	return err
 }
 
 // newAttemptState returns the bookkeeping of an attempt recovering by f,
@@ -116,9 +126,11 @@ func (a *attemptState) loop(ctx context.Context) error {
 			a.injectKill()
 		case r := <-a.e.cfg.Savepoints:
 			a.requestSavepoint(r)
+		case err := <-a.committed:
+			return a.stoppedAfterSavepoint(err)
 		}
-		if a.stopAt != 0 {
-			return a.stopAfterSavepoint(ctx)
+		if a.stopAt != 0 && a.committed == nil {
+			a.awaitCommits(ctx)
 		}
 		if a.failure != nil && failed == nil {
 			failed = a.failure

@@ -204,14 +204,30 @@ type Committer interface {
 	AwaitCompleted(ctx context.Context, id int64) error
 }
 
-// stopAfterSavepoint ends the attempt after the savepoint of checkpoint
-// a.stopAt: it waits until the sinks committed it, then the loop's
-// caller stops every subtask.
-func (a *attemptState) stopAfterSavepoint(ctx context.Context) error {
-	if c, ok := a.rt.(Committer); ok {
-		if err := c.AwaitCompleted(ctx, a.stopAt); err != nil {
-			return err
-		}
+// awaitCommits starts the wait for the sinks' commits of the stop's
+// savepoint, checkpoint a.stopAt, on a goroutine the attempt owns: the
+// loop goes on taking the subtasks' reports meanwhile, since a sink that
+// finishes its input tells the job before it takes the next message (a
+// wait in the loop deadlocked with it). Without Committer it ends at once.
+func (a *attemptState) awaitCommits(ctx context.Context) {
+	a.committed = make(chan error, 1)
+	c, ok := a.rt.(Committer)
+	if !ok {
+		a.committed <- nil
+		return
+	}
+	a.runs.Add(1)
+	go func() {
+		defer a.runs.Done()
+		a.committed <- c.AwaitCompleted(ctx, a.stopAt)
+	}()
+}
+
+// stoppedAfterSavepoint ends the attempt once the sinks committed the
+// stop's savepoint (err nil), or with the wait's error.
+func (a *attemptState) stoppedAfterSavepoint(err error) error {
+	if err != nil {
+		return err
 	}
 	a.e.cfg.Log(fmt.Sprintf("stopped after the savepoint of checkpoint %d", a.stopAt))
 	a.e.report.Stopped = true
