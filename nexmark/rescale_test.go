@@ -1,41 +1,18 @@
 package nexmark
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io"
 	"testing"
 
 	"github.com/weir-stream/weir/connector"
+	"github.com/weir-stream/weir/connector/connectortest"
 )
 
-// readSome opens subtask i of n at pos, reads up to limit events (all, if
-// limit < 0) and returns them with the reader's position.
+// readSome opens subtask i of n at pos and reads up to limit records (all,
+// if limit < 0), 7 at a time, returning them with the reader's position.
 func readSome(t *testing.T, src connector.Source[Event], i, n int, pos connector.Position, limit int) ([]Event, connector.Position) {
 	t.Helper()
-	r, err := src.Open(context.Background(), connector.SubtaskInfo{Subtask: i, Parallelism: n}, pos)
-	if err != nil {
-		t.Fatalf("open %d of %d at %x: %v", i, n, pos, err)
-	}
-	defer r.Close()
-	var got []Event
-	buf := make([]Event, 7)
-	for limit < 0 || len(got) < limit {
-		b := buf
-		if limit >= 0 {
-			b = buf[:min(len(buf), limit-len(got))]
-		}
-		k, err := r.Read(context.Background(), b)
-		got = append(got, b[:k]...)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return got, r.Position()
+	return connectortest.ReadSome(t, src, i, n, pos, limit, 7)
 }
 
 // Positions taken at one parallelism and rescaled to another yield, read

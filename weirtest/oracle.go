@@ -66,24 +66,9 @@ type Result struct {
 // caller can assert that failures did happen.
 func Check[T comparable](t testing.TB, job Job[T], o Options[T]) Result {
 	t.Helper()
-	if o.Failures == 0 {
-		o.Failures = 2
-	}
-	if o.Checkpoints.Interval == 0 {
-		o.Checkpoints.Interval = 20 * time.Millisecond
-	}
+	o = o.withDefaults()
 	o.Checkpoints.CheckConsistency = o.Guarantee == weir.ExactlyOnce
-	if o.Timeout == 0 {
-		o.Timeout = time.Minute
-	}
-	if o.Parallelism == 0 {
-		o.Parallelism = 2
-	}
-	ref := NewSink[T]()
-	if _, err := run(job, ref, o, weir.WithName("reference")); err != nil {
-		t.Fatalf("reference run: %v", err)
-	}
-	want := ref.Values()
+	want := reference(t, job, o)
 	var res Result
 	for _, seed := range o.Seeds {
 		got := NewSink[T]()
@@ -97,15 +82,47 @@ func Check[T comparable](t testing.TB, job Job[T], o Options[T]) Result {
 		if err != nil {
 			t.Fatalf("seed %d: %v\n%s", seed, err, log.tail())
 		}
-		res.Runs++
-		res.Injected += rep.Injected
-		res.Recoveries += len(rep.Recoveries)
-		res.Completed += rep.Completed
+		res.add(rep)
 		if err := compare(want, got.Visible(), rep, o); err != nil {
 			t.Fatalf("seed %d (%s, %d failures injected, recoveries %+v): %v\n%s", seed, o.Guarantee, rep.Injected, rep.Recoveries, err, log.tail())
 		}
 	}
 	return res
+}
+
+// withDefaults returns o with the defaults Options documents filled in.
+func (o Options[T]) withDefaults() Options[T] {
+	if o.Failures == 0 {
+		o.Failures = 2
+	}
+	if o.Checkpoints.Interval == 0 {
+		o.Checkpoints.Interval = 20 * time.Millisecond
+	}
+	if o.Timeout == 0 {
+		o.Timeout = time.Minute
+	}
+	if o.Parallelism == 0 {
+		o.Parallelism = 2
+	}
+	return o
+}
+
+// reference runs job failure-free and returns its output.
+func reference[T comparable](t testing.TB, job Job[T], o Options[T]) []T {
+	t.Helper()
+	ref := NewSink[T]()
+	if _, err := run(job, ref, o, weir.WithName("reference")); err != nil {
+		t.Fatalf("reference run: %v", err)
+	}
+	return ref.Values()
+}
+
+// add counts a run's report into r.
+func (r *Result) add(rep *weir.Report) {
+	r.Runs++
+	r.Injected += rep.Injected
+	r.Recoveries += len(rep.Recoveries)
+	r.Completed += rep.Completed
 }
 
 func run[T comparable](job Job[T], sink *Sink[T], o Options[T], extra ...weir.Option) (*weir.Report, error) {

@@ -37,23 +37,8 @@ func CheckCrashRestores[T comparable](t testing.TB, job Job[T], o Options[T], re
 
 func checkRestores[T comparable](t testing.TB, job Job[T], o Options[T], restoreAt []int, crash bool) Result {
 	t.Helper()
-	if o.Failures == 0 {
-		o.Failures = 2
-	}
-	if o.Checkpoints.Interval == 0 {
-		o.Checkpoints.Interval = 20 * time.Millisecond
-	}
-	if o.Timeout == 0 {
-		o.Timeout = time.Minute
-	}
-	if o.Parallelism == 0 {
-		o.Parallelism = 2
-	}
-	ref := NewSink[T]()
-	if _, err := run(job, ref, o, weir.WithName("reference")); err != nil {
-		t.Fatalf("reference run: %v", err)
-	}
-	want := ref.Values()
+	o = o.withDefaults()
+	want := reference(t, job, o)
 	var res Result
 	for i, seed := range o.Seeds {
 		got := NewSink[T]()
@@ -99,13 +84,6 @@ func checkRestores[T comparable](t testing.TB, job Job[T], o Options[T], restore
 		}
 	}
 	return res
-}
-
-func (r *Result) add(rep *weir.Report) {
-	r.Runs++
-	r.Injected += rep.Injected
-	r.Recoveries += len(rep.Recoveries)
-	r.Completed += rep.Completed
 }
 
 // stopWithSavepoint runs job into sink as o says until some of its

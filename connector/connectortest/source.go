@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"runtime/debug"
 	"sync"
+	"testing"
 
 	"github.com/weir-stream/weir/connector"
 )
@@ -192,6 +193,37 @@ func readAll[T any](ctx context.Context, src connector.Source[T], n, bufSize, li
 // records. It is a helper for connector tests.
 func ReadAll[T any](ctx context.Context, src connector.Source[T], parallelism int) ([][]T, error) {
 	return readAll(ctx, src, parallelism, readBufSize, int(^uint(0)>>1))
+}
+
+// ReadSome opens subtask i of n of src at pos, reads up to limit records
+// (all, to io.EOF, if limit < 0) in reads of at most batch records, and
+// returns them with the reader's position after them. It is a helper for
+// connector tests, such as those of moving positions to another
+// parallelism (connector.Rescaler); any error but io.EOF fails t.
+func ReadSome[T any](t testing.TB, src connector.Source[T], i, n int, pos connector.Position, limit, batch int) ([]T, connector.Position) {
+	t.Helper()
+	r, err := src.Open(context.Background(), connector.SubtaskInfo{Subtask: i, Parallelism: n}, pos)
+	if err != nil {
+		t.Fatalf("open %d of %d at %x: %v", i, n, pos, err)
+	}
+	defer r.Close()
+	var got []T
+	buf := make([]T, batch)
+	for limit < 0 || len(got) < limit {
+		b := buf
+		if limit >= 0 {
+			b = buf[:min(len(buf), limit-len(got))]
+		}
+		k, err := r.Read(context.Background(), b)
+		got = append(got, b[:k]...)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return got, r.Position()
 }
 
 // CheckSplit checks how a bounded source splits its input across
