@@ -61,11 +61,7 @@ func BenchmarkCheckpointOverhead(b *testing.B) {
 // synchronous pause and size of the checkpoint that stores it in a state
 // directory on disk.
 func BenchmarkCheckpointDuration(b *testing.B) {
-	mb := 100
-	if s := os.Getenv("WEIR_STATE_MB"); s != "" {
-		mb, _ = strconv.Atoi(s)
-	}
-	keys := int64(mb) << 20 / 100
+	mb, keys := stateSize()
 	b.Run(fmt.Sprintf("%dMB", mb), func(b *testing.B) {
 		for range b.N {
 			p := weir.NewPipeline(weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce),
@@ -86,6 +82,16 @@ func BenchmarkCheckpointDuration(b *testing.B) {
 			b.ReportMetric(0, "ns/op")
 		}
 	})
+}
+
+// stateSize returns the megabytes of state WEIR_STATE_MB asks for
+// (default 100) and the number of 100-byte values that fill them.
+func stateSize() (mb int, keys int64) {
+	mb = 100
+	if s := os.Getenv("WEIR_STATE_MB"); s != "" {
+		mb, _ = strconv.Atoi(s)
+	}
+	return mb, int64(mb) << 20 / 100
 }
 
 // filler keeps a 100-byte value per key; opened, if set, is called

@@ -3,7 +3,6 @@ package weir_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -22,11 +21,7 @@ import (
 // reports how long each restore took until every subtask's function was
 // open (its state restored).
 func BenchmarkSavepoint(b *testing.B) {
-	mb := 100
-	if s := os.Getenv("WEIR_STATE_MB"); s != "" {
-		mb, _ = strconv.Atoi(s)
-	}
-	keys := int64(mb) << 20 / 100
+	mb, keys := stateSize()
 	b.Run(fmt.Sprintf("%dMB", mb), func(b *testing.B) {
 		for range b.N {
 			dir := b.TempDir()

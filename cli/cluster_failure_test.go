@@ -81,7 +81,8 @@ func TestClusterFallsBackFromACorruptStateBlob(t *testing.T) {
 }
 
 // flipLargestStateBlob flips a bit in the middle of the largest state
-// blob of checkpoint directory chk (a window's state), keeping its size.
+// blob of checkpoint or savepoint directory chk (a window's state),
+// keeping its size.
 func flipLargestStateBlob(t *testing.T, chk string) {
 	t.Helper()
 	blobs, _ := filepath.Glob(filepath.Join(chk, "state", "*"))

@@ -143,21 +143,7 @@ func TestRestoreFallsBackFromAFlippedByteInAStateBlob(t *testing.T) {
 		t.Fatalf("want at least 2 retained checkpoints, got %v", chks)
 	}
 	newest := chks[len(chks)-1]
-	blobs, _ := filepath.Glob(filepath.Join(newest, "state", "*"))
-	var flipped string
-	for _, b := range blobs { // the largest: a window's state
-		if fi, err := os.Stat(b); err == nil && (flipped == "" || fi.Size() > mustSize(t, flipped)) {
-			flipped = b
-		}
-	}
-	data, err := os.ReadFile(flipped)
-	if err != nil || len(data) == 0 {
-		t.Fatalf("reading %s: %v", flipped, err)
-	}
-	data[len(data)/2] ^= 0x01
-	if err := os.WriteFile(flipped, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	flipLargestStateBlob(t, newest)
 	code, _, stderr := weir(t, append(append(job, ft...), "--restore", "latest")...)
 	id := strings.TrimLeft(strings.TrimPrefix(filepath.Base(newest), "chk-"), "0")
 	if code != 0 || !strings.Contains(stderr, "checkpoint "+id+" is unusable") || !strings.Contains(stderr, "checksum mismatch") ||

@@ -89,6 +89,18 @@ func (s *steered) wait(t *testing.T) (int, string) {
 	return s.cmd.ProcessState.ExitCode(), strings.Join(s.log, "\n")
 }
 
+// dashboard returns the address of the job's --http API, from its log.
+func (s *steered) dashboard(t *testing.T) string {
+	t.Helper()
+	for _, l := range s.log {
+		if m := dashboardRE.FindStringSubmatch(l); m != nil {
+			return m[1]
+		}
+	}
+	t.Fatalf("no dashboard address:\n%s", strings.Join(s.log, "\n"))
+	return ""
+}
+
 func (s *steered) signal(t *testing.T, sig os.Signal) {
 	t.Helper()
 	if err := s.cmd.Process.Signal(sig); err != nil {
@@ -177,15 +189,7 @@ func TestSavepointSIGUSR1WithoutSavepointDirSaysSo(t *testing.T) {
 // weir stop without --savepoint was refused.
 func TestSavepointStopOverHTTPThenRestoreIsExactlyOnce(t *testing.T) {
 	job, ft, ref, out, _, s := savepointKeyCount(t, t.TempDir(), "--http", "127.0.0.1:0")
-	url := ""
-	for _, l := range s.log {
-		if m := dashboardRE.FindStringSubmatch(l); m != nil {
-			url = m[1]
-		}
-	}
-	if url == "" {
-		t.Fatalf("no dashboard address:\n%s", strings.Join(s.log, "\n"))
-	}
+	url := s.dashboard(t)
 	other := t.TempDir()
 	code, stdout, stderr := weir(t, "savepoint", "--http", url, "--dir", other)
 	if sp := strings.TrimSpace(stdout); code != 0 || filepath.Dir(sp) != other || !strings.Contains(stderr, "written to "+sp) {
@@ -228,21 +232,7 @@ func TestSavepointCorruptIsRefusedNamingThePath(t *testing.T) {
 	s.wait(t)
 
 	flipped := copySavepoint(t, path)
-	blobs, _ := filepath.Glob(filepath.Join(flipped, "state", "*"))
-	largest := ""
-	for _, b := range blobs {
-		if largest == "" || mustSize(t, b) > mustSize(t, largest) {
-			largest = b
-		}
-	}
-	data, err := os.ReadFile(largest)
-	if err != nil || len(data) == 0 {
-		t.Fatalf("reading %s: %v", largest, err)
-	}
-	data[len(data)/2] ^= 0x01
-	if err := os.WriteFile(largest, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	flipLargestStateBlob(t, flipped)
 	headless := copySavepoint(t, path)
 	if err := os.Remove(filepath.Join(headless, "_savepoint")); err != nil {
 		t.Fatal(err)
@@ -292,15 +282,7 @@ func copySavepoint(t *testing.T, path string) string {
 // and weir run exits 0 after it.
 func TestSavepointStopWithDrainOverHTTPDrainsAndStops(t *testing.T) {
 	_, _, _, _, _, s := savepointKeyCount(t, t.TempDir(), "--http", "127.0.0.1:0")
-	url := ""
-	for _, l := range s.log {
-		if m := dashboardRE.FindStringSubmatch(l); m != nil {
-			url = m[1]
-		}
-	}
-	if url == "" {
-		t.Fatalf("no dashboard address:\n%s", strings.Join(s.log, "\n"))
-	}
+	url := s.dashboard(t)
 	code, stdout, stderr := weir(t, "stop", "--http", url, "--savepoint", "--drain")
 	path := strings.TrimSpace(stdout)
 	if code != 0 || !strings.Contains(stderr, "the job drained and stops") {

@@ -197,7 +197,7 @@ func ReadState(ctx context.Context, st *store.Checkpoints, m *store.Metadata, p 
 	if !rescaled {
 		return out, nil
 	}
-	moved, err := task.Rescale(p, origin(m, p, drop), out)
+	moved, err := task.Rescale(p, RestoreOrigin(m, p, drop), out)
 	if err != nil {
 		return nil, &fatalError{fmt.Errorf("restoring checkpoint %d at another parallelism: %w", m.ID, err)}
 	}
@@ -243,9 +243,10 @@ func Rescaled(m *store.Metadata, p *plan.Plan) bool {
 	return false
 }
 
-// origin says where the state of checkpoint m lies for plan p: each node
-// of p takes the state of m's operator with its uid.
-func origin(m *store.Metadata, p *plan.Plan, drop bool) task.Origin {
+// RestoreOrigin says where the state of checkpoint m lies for plan p:
+// each node of p takes the state of m's operator with its uid; drop lets
+// the state of m's operators without a node go.
+func RestoreOrigin(m *store.Metadata, p *plan.Plan, drop bool) task.Origin {
 	o := task.Origin{Parallelism: m.Parallelism, Nodes: map[int]task.OldNode{}, DropUnclaimed: drop}
 	byUID := map[string]int{}
 	for _, v := range p.Vertices {

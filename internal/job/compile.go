@@ -242,15 +242,11 @@ func latestRunTookIt(ctx context.Context, st *store.Checkpoints, job string, m *
 // state moves by key group), those new in p (they start empty), and
 // those of m that p has no uid of.
 func restoreChanges(m *store.Metadata, p *plan.Plan, drop bool) []string {
-	ops := store.WithUIDs(m.Operators)
-	old := map[string]store.Operator{}
-	for _, o := range ops {
-		old[o.UID] = o
-	}
+	from := engine.RestoreOrigin(m, p, drop)
 	var out []string
 	for _, v := range p.Vertices {
 		for _, n := range v.Chain {
-			o, ok := old[p.UID(n)]
+			o, ok := from.Nodes[n.ID]
 			switch {
 			case !ok:
 				out = append(out, fmt.Sprintf("checkpoint %d has no operator with uid %q: operator %q starts empty", m.ID, p.UID(n), n.Name))
@@ -267,20 +263,12 @@ func restoreChanges(m *store.Metadata, p *plan.Plan, drop bool) []string {
 			}
 		}
 	}
-	have := map[string]bool{}
-	for _, v := range p.Vertices {
-		for _, n := range v.Chain {
-			have[p.UID(n)] = true
+	for _, o := range from.Unclaimed {
+		what := "a restore fails if it holds state (--allow-non-restored-state drops it)"
+		if drop {
+			what = "its state, if any, is dropped (--allow-non-restored-state)"
 		}
-	}
-	for _, o := range ops {
-		if !have[o.UID] {
-			what := "a restore fails if it holds state (--allow-non-restored-state drops it)"
-			if drop {
-				what = "its state, if any, is dropped (--allow-non-restored-state)"
-			}
-			out = append(out, fmt.Sprintf("this job has no operator with uid %q, which checkpoint %d's operator %q has: %s", o.UID, m.ID, o.Name, what))
-		}
+		out = append(out, fmt.Sprintf("this job has no operator with uid %q, which checkpoint %d's operator %q has: %s", o.UID, m.ID, o.Name, what))
 	}
 	return out
 }
