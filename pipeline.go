@@ -182,6 +182,35 @@ func WithGuarantee(g Guarantee) Option { return func(p *Pipeline) { p.cfg.Guaran
 // WithFailover sets the failover strategy (default GlobalFailover).
 func WithFailover(f Failover) Option { return func(p *Pipeline) { p.cfg.Failover = f } }
 
+// StateBackend says where keyed state lives (as Flink's state backends).
+type StateBackend struct {
+	// Name is "memory" (the default: Go maps, every checkpoint writes
+	// all of it) or "pebble" (LSM stores on local disk: state larger than
+	// memory, incremental checkpoints, recovery from local files).
+	Name string
+	// Dir, for pebble, is the local directory of the stores and of the
+	// local copies of checkpointed files; empty for a temporary one.
+	Dir string
+	// BlockCache and MemTables, for pebble, are the bytes of block cache
+	// and of memtables that every store of the process shares; zero
+	// takes an eighth and a sixteenth of the memory available (the Go
+	// memory limit when one is set), at most 1 GiB and 256 MiB. The first
+	// pebble job of a process sizes them.
+	BlockCache, MemTables int64
+}
+
+// WithStateBackend chooses where keyed state lives. A checkpoint of the
+// pebble backend restores only under pebble; a savepoint restores under
+// either.
+func WithStateBackend(b StateBackend) Option {
+	return func(p *Pipeline) {
+		p.cfg.State = job.StateBackend{Backend: b.Name, Dir: b.Dir, BlockCache: b.BlockCache, MemTables: b.MemTables}
+	}
+}
+
+// ParseStateBackend parses a state backend's name: memory or pebble.
+func ParseStateBackend(s string) (string, error) { return job.ParseStateBackend(s) }
+
 // WithRetainLimit bounds the bytes of output each subtask retains for
 // upstream backup under FineGrainedFailover (default 256 MiB). A subtask
 // past the bound drops what it retained until its next checkpoint

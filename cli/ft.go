@@ -37,6 +37,10 @@ type ftFlags struct {
 	verify          bool
 	logCheckpoints  bool
 	stallTimeout    time.Duration
+	stateBackend    string
+	stateLocalDir   string
+	blockCache      int64
+	memTables       int64
 }
 
 func (f *ftFlags) define(fs *pflag.FlagSet) {
@@ -66,6 +70,10 @@ func (f *ftFlags) define(fs *pflag.FlagSet) {
 	fs.Uint64Var(&f.failureSeed, "failure-seed", 1, "seed of the injected failures' schedule")
 	fs.BoolVar(&f.logCheckpoints, "log-checkpoints", false, "print a line for every completed checkpoint")
 	fs.DurationVar(&f.stallTimeout, "stall-timeout", weir.DefaultStallTimeout, "when the job makes no progress this long (no record moved, no checkpoint completed, no task finished or restarted), log what each task waits on and fail the attempt, which --restart-strategy recovers (0: never; with checkpoints at least twice --checkpoint-interval)")
+	fs.StringVar(&f.stateBackend, "state-backend", "memory", "where keyed state lives: memory (Go maps; every checkpoint writes all of it) or pebble (an LSM store on local disk: state larger than memory, incremental checkpoints that upload only new files, recovery from local files)")
+	fs.StringVar(&f.stateLocalDir, "state-local-dir", "", "pebble: the local directory of the stores and of the local copies of checkpointed files (default: a temporary directory of the process)")
+	fs.Int64Var(&f.blockCache, "state-block-cache", 0, "pebble: bytes of block cache the stores of the process share (default: an eighth of the memory available, at most 1 GiB)")
+	fs.Int64Var(&f.memTables, "state-memtables", 0, "pebble: bytes of memtables the stores of the process share (default: a sixteenth of the memory available, at most 256 MiB)")
 	fs.BoolVar(&f.verify, "verify", false, "also run the job without failures and check the output against the guarantee; exit 1 on a violation")
 }
 
@@ -100,6 +108,13 @@ func (f *ftFlags) options() ([]weir.Option, error) {
 	if f.injectFailures > 0 && g == weir.None {
 		return nil, usagef("--inject-failures with --guarantee none would just fail the job; choose a guarantee")
 	}
+	backend, err := weir.ParseStateBackend(f.stateBackend)
+	if err != nil {
+		return nil, usagef("--state-backend: %v", err)
+	}
+	if f.blockCache < 0 || f.memTables < 0 {
+		return nil, usagef("--state-block-cache and --state-memtables must not be negative")
+	}
 	opts := []weir.Option{
 		weir.WithGuarantee(g),
 		weir.WithFailover(fo), weir.WithRetainLimit(f.retainLimit),
@@ -108,6 +123,7 @@ func (f *ftFlags) options() ([]weir.Option, error) {
 			StateDir: f.stateDir, Unaligned: f.unaligned, AlignedTimeout: f.alignedTimeout, Log: f.logCheckpoints}),
 		weir.WithRestartStrategy(f.restart, f.restartAttempts, f.restartDelay, f.restartMax, f.restartInterval),
 		weir.WithStallTimeout(f.stallTimeout, nil),
+		weir.WithStateBackend(weir.StateBackend{Name: backend, Dir: f.stateLocalDir, BlockCache: f.blockCache, MemTables: f.memTables}),
 	}
 	if f.activeStandby {
 		opts = append(opts, weir.WithActiveStandby())

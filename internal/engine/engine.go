@@ -380,10 +380,11 @@ func (e *engine) describeRestore() string {
 // the user chose the checkpoint (Config.RestoreExactly), it returns the
 // error that ends the run.
 func (e *engine) fallBack(ctx context.Context, err error) (bool, error) {
-	var bad *unusableError
-	if !errors.As(err, &bad) || e.latest == nil || bad.id != e.latest.ID {
+	id, corrupt := CorruptCheckpoint(err)
+	if !corrupt || e.latest == nil || id != e.latest.ID {
 		return false, nil
 	}
+	bad := &unusableError{id: id, err: err}
 	if e.cfg.RestoreExactly && e.cfg.Restore != nil && bad.id == e.cfg.Restore.ID {
 		what := "restore another checkpoint, or --restore latest to fall back to the newest usable one"
 		if e.cfg.Restore.Savepoint() {
@@ -433,6 +434,9 @@ func (e *engine) restoreState(ctx context.Context) (*store.Metadata, error) {
 // the guarantee. Every checkpoint records it; a restore needs it equal.
 func (c *Config) Layout() store.Layout {
 	l := store.Layout{MaxParallelism: c.Plan.MaxParallelism, Parallelism: map[int]int{}, Settings: c.Settings, Guarantee: c.Mode.String()}
+	if c.Runtime.State != nil {
+		l.StateBackend = "pebble"
+	}
 	for _, v := range c.Plan.Vertices {
 		l.Parallelism[v.ID] = v.Parallelism
 		for _, n := range v.Chain {

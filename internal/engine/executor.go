@@ -126,7 +126,7 @@ type Deployer func(ctx context.Context, spec AttemptSpec) (Executor, error)
 func StoreSnapshot(ctx context.Context, st *store.Checkpoints, job string, r task.SnapshotResult) Snapshot {
 	s := Snapshot{Result: r, Err: r.Err}
 	if r.Err == nil {
-		s.Handle, s.Err = st.WriteState(ctx, job, uint64(r.Checkpoint), r.Subtask, r.State)
+		s.Handle, s.Err = st.WriteState(ctx, job, uint64(r.Checkpoint), r.Subtask, r.State, r.Shared...)
 	}
 	s.Result.State = nil
 	return s
@@ -152,11 +152,16 @@ func UnusableCheckpoint(id uint64, err error) error { return &unusableError{id: 
 
 // CorruptCheckpoint reports whether err, or an error it wraps, is the
 // failure of restoring a checkpoint whose state failed verification
-// (from ReadState or UnusableCheckpoint), and which checkpoint it was.
+// (from ReadState or UnusableCheckpoint, or a subtask's task.CorruptState),
+// and which checkpoint it was.
 func CorruptCheckpoint(err error) (uint64, bool) {
 	var u *unusableError
 	if errors.As(err, &u) {
 		return u.id, true
+	}
+	var c *task.CorruptState
+	if errors.As(err, &c) {
+		return uint64(c.Checkpoint), true
 	}
 	return 0, false
 }

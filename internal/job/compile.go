@@ -14,6 +14,7 @@ import (
 	"github.com/weir-stream/weir/internal/engine"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/recovery"
+	"github.com/weir-stream/weir/internal/state/lsm"
 	"github.com/weir-stream/weir/internal/store"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -49,6 +50,31 @@ type Settings struct {
 	// StallTimeout is nil for DefaultStallTimeout.
 	StallTimeout *time.Duration
 	OnStall      func(string)
+	// State chooses the state backend.
+	State StateBackend
+}
+
+// StateBackend is where keyed state lives: Backend "memory" (or "") keeps
+// it in Go maps; "pebble" in LSM stores on local disk, in Dir (a
+// temporary directory when empty), with a block cache and memtables of
+// the given bytes shared by every store of the process (defaults when
+// zero). The first pebble job of a process sizes what it shares.
+type StateBackend struct {
+	Backend    string
+	Dir        string
+	BlockCache int64
+	MemTables  int64
+}
+
+// ParseStateBackend checks a --state-backend value.
+func ParseStateBackend(s string) (string, error) {
+	switch s {
+	case "", "memory":
+		return "memory", nil
+	case "pebble":
+		return s, nil
+	}
+	return "", fmt.Errorf("unknown state backend %q: want memory or pebble", s)
 }
 
 // Checkpoints are the checkpoint knobs, as weir.CheckpointConfig (which
@@ -148,7 +174,22 @@ func Compile(ctx context.Context, c *Settings, pl *plan.Plan, fence store.Fence,
 			cfg.Failures.MaxDelay = 100 * time.Millisecond
 		}
 	}
+	state := func(st *store.Checkpoints) error {
+		backend, err := ParseStateBackend(c.State.Backend)
+		if err != nil || backend != "pebble" {
+			return err
+		}
+		env, err := lsm.ProcessEnv(lsm.Config{Dir: c.State.Dir, BlockCache: c.State.BlockCache, MemTables: c.State.MemTables})
+		if err != nil {
+			return err
+		}
+		cfg.Runtime.State = &task.LSMState{Env: env, Files: st.Shared(c.Name)}
+		return nil
+	}
 	if !c.Guarantee.Checkpoints() {
+		if err := state(store.New(blob.Memory())); err != nil {
+			return cfg, err
+		}
 		if c.Restore != "" {
 			return cfg, fmt.Errorf("restoring a checkpoint needs the exactly-once or at-least-once guarantee, not %s", c.Guarantee)
 		}
@@ -165,6 +206,9 @@ func Compile(ctx context.Context, c *Settings, pl *plan.Plan, fence store.Fence,
 	cfg.Run = store.NewRunID()
 	if fence != nil {
 		cfg.Store = cfg.Store.Fenced(fence)
+	}
+	if err := state(cfg.Store); err != nil {
+		return cfg, err
 	}
 	switch c.Restore {
 	case "":

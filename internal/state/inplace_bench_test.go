@@ -37,14 +37,14 @@ func BenchmarkInPlaceValues(b *testing.B) {
 	b.Run("encode-at-snapshot", func(b *testing.B) {
 		be, _ := newTable(true)
 		for b.Loop() {
-			be.Snapshot()
+			snap(b, be)
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*keys), "ns/value")
 	})
 	copyEach := func(b *testing.B, clone func(acc) acc) {
 		be, t := newTable(false)
 		for b.Loop() {
-			be.Snapshot()
+			snap(b, be)
 			for k := range int64(keys) {
 				v, _ := t.Get(0, k)
 				t.Put(0, k, clone(v))

@@ -52,7 +52,7 @@ func TestRestoreFromSeveralSnapshotsKeepsOnlyOwnKeyGroups(t *testing.T) {
 				p.timers.Register(k, k)
 			}
 		}
-		snaps = append(snaps, b.Snapshot()())
+		snaps = append(snaps, snap(t, b))
 	}
 	keyed, sharded, timers := map[int64]int{}, map[int64]int{}, map[int64]int{}
 	for _, r := range ranges(3) {
@@ -120,7 +120,7 @@ func TestCarriedStateDoesNotOverrideTheOwnersChanges(t *testing.T) {
 	for k := int64(0); k < 3; k++ {
 		x.Put(one.Shard(kg(k)), k, 1)
 	}
-	s := one.Snapshot()()
+	s := snap(t, one)
 
 	// Parallelism 2: subtask 0 (key groups 0, 1) changes key 0 and
 	// deletes key 1; subtask 1 (2, 3) never registers "x".
@@ -133,7 +133,7 @@ func TestCarriedStateDoesNotOverrideTheOwnersChanges(t *testing.T) {
 	x0 := register(n0)
 	x0.Put(n0.Shard(0), 0, 5)
 	x0.Delete(n0.Shard(1), 1)
-	t0, t1 := n0.Snapshot()(), n1.Snapshot()()
+	t0, t1 := snap(t, n0), snap(t, n1)
 
 	// Parallelism 1 again, from both.
 	back := NewBackend(0, maxPar, maxPar)

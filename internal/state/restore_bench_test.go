@@ -22,7 +22,7 @@ func BenchmarkRestore(b *testing.B) {
 			for k := range int64(n) {
 				tb.Put(src.Shard(kg(k)), k, k)
 			}
-			data := src.Snapshot()()
+			data := snap(b, src)
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -93,7 +93,7 @@ func BenchmarkRestoreStruct(b *testing.B) {
 	for k := range int64(n) {
 		tb.Put(src.Shard(kg(k)), k, benchV1{Count: int32(k), Sum: k, Name: "name"})
 	}
-	data := src.Snapshot()()
+	data := snap(b, src)
 	b.Run("same", func(b *testing.B) { benchRestoreInto(b, data, kg, codec.MustFor[benchV1]()) })
 	b.Run("evolved", func(b *testing.B) { benchRestoreInto(b, data, kg, codec.MustFor[benchV2]()) })
 }

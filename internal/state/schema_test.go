@@ -35,7 +35,7 @@ func fill[V any](t *testing.T, name string, vals map[int64]V, value codec.Codec[
 	for k, v := range vals {
 		tb.Put(b.Shard(kgOf(k)), k, v)
 	}
-	return b.Snapshot()()
+	return snap(t, b)
 }
 
 // restoreTable restores snaps into a backend owning key groups [0, 4) and
@@ -58,9 +58,9 @@ func entries[V any](tb *Table[int64, V]) map[int64]V {
 }
 
 func TestARestoreConvertsValuesWrittenUnderAnEarlierSchema(t *testing.T) {
-	snap := fill(t, "counts", map[int64]countV1{1: {Count: 3, Note: "a"}, 6: {Count: -2, Note: "b"}}, codec.MustFor[countV1]())
+	data := fill(t, "counts", map[int64]countV1{1: {Count: 3, Note: "a"}, 6: {Count: -2, Note: "b"}}, codec.MustFor[countV1]())
 	// Twice: from the snapshot of two subtasks, which record the same schema.
-	tb, _, err := restoreTable[countV2]("counts", snap, fill(t, "counts", map[int64]countV1{7: {Count: 9}}, codec.MustFor[countV1]()))
+	tb, _, err := restoreTable[countV2]("counts", data, fill(t, "counts", map[int64]countV1{7: {Count: 9}}, codec.MustFor[countV1]()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,8 +71,8 @@ func TestARestoreConvertsValuesWrittenUnderAnEarlierSchema(t *testing.T) {
 }
 
 func TestAnIncompatibleValueChangeFailsTheRegistrationNamingStateAndField(t *testing.T) {
-	snap := fill(t, "counts", map[int64]countV1{1: {Count: 3}}, codec.MustFor[countV1]())
-	_, _, err := restoreTable[countBad]("counts", snap)
+	data := fill(t, "counts", map[int64]countV1{1: {Count: 3}}, codec.MustFor[countV1]())
+	_, _, err := restoreTable[countBad]("counts", data)
 	if !errors.Is(err, codec.ErrIncompatible) {
 		t.Fatalf("restoring string counts over int32 ones: %v; want ErrIncompatible", err)
 	}
@@ -84,9 +84,9 @@ func TestAnIncompatibleValueChangeFailsTheRegistrationNamingStateAndField(t *tes
 }
 
 func TestKeysMustKeepTheirSchema(t *testing.T) {
-	snap := fill(t, "counts", map[int64]int64{1: 1}, codec.Int64())
+	data := fill(t, "counts", map[int64]int64{1: 1}, codec.Int64())
 	b := NewBackend(0, 4, 4)
-	if err := b.Restore(snap); err != nil {
+	if err := b.Restore(data); err != nil {
 		t.Fatal(err)
 	}
 	_, err := Register(b, "counts", TableOptions[string, int64]{Key: codec.String(), Value: codec.Int64()})
@@ -107,11 +107,11 @@ func TestStateWithoutARecordedSchemaRestoresAsWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Put(src.Shard(kgOf(2)), 2, countV1{Count: 5, Note: "x"})
-	snap := src.Snapshot()()
-	if strings.Contains(string(snap), schemaPrefix) {
+	data := snap(t, src)
+	if strings.Contains(string(data), schemaPrefix) {
 		t.Fatal("a codec without a schema recorded one")
 	}
-	tb, _, err := restoreTable[countV1]("counts", snap)
+	tb, _, err := restoreTable[countV1]("counts", data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,16 +121,16 @@ func TestStateWithoutARecordedSchemaRestoresAsWritten(t *testing.T) {
 }
 
 func TestAnUnclaimedPartKeepsItsSchemaThroughLaterSnapshots(t *testing.T) {
-	snap := fill(t, "counts", map[int64]countV1{3: {Count: 4}}, codec.MustFor[countV1]())
+	data := fill(t, "counts", map[int64]countV1{3: {Count: 4}}, codec.MustFor[countV1]())
 	b := NewBackend(0, 4, 4)
-	if err := b.Restore(snap); err != nil {
+	if err := b.Restore(data); err != nil {
 		t.Fatal(err)
 	}
 	// Another part is registered; "counts" is not, and is carried over.
 	if _, err := Register(b, "other", TableOptions[int64, string]{Key: codec.Int64(), Value: codec.String(), KeyGroup: kgOf}); err != nil {
 		t.Fatal(err)
 	}
-	again := b.Snapshot()()
+	again := snap(t, b)
 	tb, b2, err := restoreTable[countV2]("counts", again)
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +139,7 @@ func TestAnUnclaimedPartKeepsItsSchemaThroughLaterSnapshots(t *testing.T) {
 		t.Fatalf("restored %v, want %v", got, want)
 	}
 	// Registered, the part records its own schema, once.
-	third := b2.Snapshot()()
+	third := snap(t, b2)
 	if n := strings.Count(string(third), schemaPrefix+"counts"); n != 1 {
 		t.Fatalf("a snapshot after the registration records the schema %d times", n)
 	}
@@ -160,9 +160,9 @@ func TestMapValuesEvolveThroughMapCodec(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb.Put(0, 10, map[string]accV1{"a": {1}, "b": {2}})
-	snap := b.Snapshot()()
+	data := snap(t, b)
 	r := NewBackend(0, 1, 1)
-	if err := r.Restore(snap); err != nil {
+	if err := r.Restore(data); err != nil {
 		t.Fatal(err)
 	}
 	rt, err := Register(r, "buckets", TableOptions[int64, map[string]accV2]{Key: codec.Int64(), Value: MapCodec(codec.String(), codec.MustFor[accV2]())})
@@ -182,9 +182,9 @@ func TestTimerKeysMustKeepTheirSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts.Register(5, 1)
-	snap := b.Snapshot()()
+	data := snap(t, b)
 	r := NewBackend(0, 1, 1)
-	if err := r.Restore(snap); err != nil {
+	if err := r.Restore(data); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := RegisterTimers(r, "timers", codec.String(), nil); !errors.Is(err, codec.ErrIncompatible) {
@@ -206,7 +206,7 @@ func TestMapValuesEvolveBehindAKeyCodecWithoutASchema(t *testing.T) {
 	}
 	tb.Put(0, 10, map[string]accV1{"a": {1}})
 	r := NewBackend(0, 1, 1)
-	if err := r.Restore(b.Snapshot()()); err != nil {
+	if err := r.Restore(snap(t, b)); err != nil {
 		t.Fatal(err)
 	}
 	rt, err := Register(r, "buckets", TableOptions[int64, map[string]accV2]{Key: codec.Int64(), Value: MapCodec[string](keys, codec.MustFor[accV2]())})

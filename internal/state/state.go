@@ -35,6 +35,7 @@ import (
 	"strings"
 
 	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/state/lsm"
 )
 
 // Backend is the state of one operator instance in one subtask. It is used
@@ -48,6 +49,7 @@ type Backend struct {
 	kgStart  int
 	kgEnd    int
 	maxPar   int
+	lsm      *lsmBackend // nil for the memory backend (lsmstate.go)
 }
 
 // part is one named piece of state: a table or a timer set.
@@ -112,16 +114,51 @@ func (b *Backend) owns(c chunk) (start, end int) {
 	return max(c.start, b.kgStart), min(c.end, b.kgEnd)
 }
 
+// SnapshotOptions say what a snapshot is for.
+type SnapshotOptions struct {
+	// Savepoint asks for every table in the memory backend's format,
+	// which every backend restores; an LSM backend otherwise snapshots
+	// its store incrementally (lsmstate.go).
+	Savepoint bool
+}
+
+// Encoded is an encoded snapshot and the names of the shared files it
+// refers to (an LSM store's).
+type Encoded struct {
+	Data   []byte
+	Shared []string
+}
+
 // Snapshot freezes all state and returns a function that encodes it. The
 // function may run on any goroutine while the owner goes on changing state.
-func (b *Backend) Snapshot() func() []byte {
+func (b *Backend) Snapshot(o SnapshotOptions) (func() (Encoded, error), error) {
 	b.epoch++
-	encs := make([]func([]byte) []byte, len(b.order))
+	var lf *lsmFrozen
+	if b.lsm != nil {
+		var err error
+		if lf, err = b.lsmFreeze(o.Savepoint); err != nil {
+			return nil, err
+		}
+	}
+	encs := make([]func([]byte) ([]byte, error), len(b.order))
 	names := append([]string(nil), b.order...)
 	schemas := map[string][]byte{}
 	for i, n := range names {
-		encs[i] = b.parts[n].freeze()
-		if sp, ok := b.parts[n].(schemaPart); ok {
+		p := b.parts[n]
+		var lt lsmTable
+		if st, ok := p.(interface{ inStore() lsmTable }); ok {
+			lt = st.inStore()
+		}
+		switch {
+		case lt != nil && lf.view != nil:
+			encs[i] = lt.canonical(lf.view)
+		case lt != nil:
+			// in the store's checkpoint
+		default:
+			enc := p.freeze()
+			encs[i] = func(dst []byte) ([]byte, error) { return enc(dst), nil }
+		}
+		if sp, ok := p.(schemaPart); ok {
 			if s := sp.schema(); len(s) > 0 {
 				schemas[n] = s
 			}
@@ -134,26 +171,63 @@ func (b *Backend) Snapshot() func() []byte {
 	// entries of other subtasks' key groups, which their own snapshots
 	// hold too, maybe changed since (carried.go).
 	carried := b.carried()
-	return func() []byte {
-		out := binary.AppendUvarint(nil, uint64(len(names)+len(schemas)+len(carried)))
+	kgStart, kgEnd := b.kgStart, b.kgEnd
+	var files LSMOptions
+	if b.lsm != nil {
+		files = b.lsm.o
+	}
+	return func() (e Encoded, err error) {
+		if lf != nil && lf.view != nil {
+			defer lf.view.Close()
+		}
+		var sections []section
 		for i, n := range names {
-			out = appendString(out, n)
-			body := encs[i](nil)
-			out = binary.AppendUvarint(out, uint64(len(body)))
-			out = append(out, body...)
+			if encs[i] != nil {
+				body, err := encs[i](nil)
+				if err != nil {
+					return Encoded{}, fmt.Errorf("state %q: %w", n, err)
+				}
+				sections = append(sections, section{n, body})
+			}
 			if s, ok := schemas[n]; ok {
-				out = appendString(out, schemaPrefix+n)
-				out = binary.AppendUvarint(out, uint64(len(s)))
-				out = append(out, s...)
+				sections = append(sections, section{schemaPrefix + n, s})
 			}
 		}
 		for _, c := range carried {
-			out = appendString(out, c.name)
-			out = binary.AppendUvarint(out, uint64(len(c.body)))
-			out = append(out, c.body...)
+			sections = append(sections, section(c))
 		}
-		return out
-	}
+		if lf != nil {
+			for _, o := range lf.orphans {
+				body, err := appendCanonical(nil, lf.view, o.id, kgStart, kgEnd)
+				if err != nil {
+					return Encoded{}, fmt.Errorf("state %q: %w", o.name, err)
+				}
+				sections = append(sections, section{o.name, body})
+			}
+			if lf.pending != nil {
+				m, err := lf.pending.Upload(files.Ctx, files.Files)
+				if err != nil {
+					return Encoded{}, err
+				}
+				sections = append(sections, section{lsmSection, m.Encode()})
+				e.Shared = m.Shared()
+			}
+		}
+		out := binary.AppendUvarint(nil, uint64(len(sections)))
+		for _, s := range sections {
+			out = appendString(out, s.name)
+			out = binary.AppendUvarint(out, uint64(len(s.body)))
+			out = append(out, s.body...)
+		}
+		e.Data = out
+		return e, nil
+	}, nil
+}
+
+// section is a named section of a snapshot.
+type section struct {
+	name string
+	body []byte
 }
 
 // Restore loads snapshots taken by Snapshot. Each part takes its section
@@ -194,6 +268,15 @@ func (b *Backend) Restore(snapshots ...[]byte) error {
 				if !bytes.Equal(prev[0].data, body) {
 					return fmt.Errorf("state %q: the snapshots record different schemas for it: %w", strings.TrimPrefix(name, schemaPrefix), codec.ErrCorrupt)
 				}
+			case name == lsmSection:
+				if b.lsm == nil {
+					return fmt.Errorf("state: the snapshot was taken with the pebble state backend: restore it with that backend, or restore a savepoint, which every backend reads: %w", codec.ErrIncompatible)
+				}
+				m, err := lsm.DecodeManifest(body)
+				if err != nil {
+					return fmt.Errorf("state: %w", err)
+				}
+				b.lsm.manifests = append(b.lsm.manifests, m)
 			case strings.HasPrefix(name, carriedPrefix):
 				c, err := readCarried(body)
 				if err != nil {

@@ -102,7 +102,7 @@ func TestSnapshotIsCopyOnWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	lists.PutNew(kg("a"), "a", map[string]int64{"x": 1})
-	encode := b.Snapshot()
+	encode := later(t, b)
 	// Change everything after the snapshot, before encoding.
 	tb.Put(kg("a"), "a", 100)
 	tb.Delete(kg("b"), "b")
@@ -158,7 +158,7 @@ func TestRestoreRejectsCorruptData(t *testing.T) {
 	b := NewBackend(0, 4, 4)
 	tb := stringTable(t, b, "counts")
 	tb.Put(b.Shard(int('a')%4), "a", 1)
-	data := b.Snapshot()()
+	data := snap(t, b)
 	for _, cut := range []int{1, len(data) / 2, len(data) - 1} {
 		r := NewBackend(0, 4, 4)
 		err := r.Restore(data[:cut])
@@ -185,7 +185,7 @@ func TestShardedTableRestoresEachBackendItsKeyGroups(t *testing.T) {
 	for kg := range 4 {
 		tb.Put(src.Shard(kg), "w", int64(kg))
 	}
-	data := src.Snapshot()()
+	data := snap(t, src)
 	for _, r := range []struct{ start, end int }{{0, 2}, {2, 4}} {
 		dst := NewBackend(r.start, r.end, 4)
 		if err := dst.Restore(data); err != nil {
@@ -219,7 +219,7 @@ func TestSnapshotOfValuesChangedInPlaceIsTheStateAtTheSnapshot(t *testing.T) {
 	}
 	a := acc{URLs: map[string]bool{"/a": true}}
 	tb.Put(0, "k", a)
-	encode := b.Snapshot()
+	encode := later(t, b)
 	a.URLs["/b"] = true // the value the table holds, changed in place
 	restored := NewBackend(0, 1, 1)
 	if err := restored.Restore(encode()); err != nil {
@@ -265,4 +265,26 @@ func TestMutableTellsValuesThatCanChangeInPlace(t *testing.T) {
 			t.Errorf("Mutable[%s] = %v, want %v", c.name, c.got, c.want)
 		}
 	}
+}
+
+// later takes a snapshot of b and returns the function that encodes it.
+func later(t testing.TB, b *Backend) func() []byte {
+	t.Helper()
+	enc, err := b.Snapshot(SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func() []byte {
+		e, err := enc()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.Data
+	}
+}
+
+// snap returns b's snapshot, encoded at once.
+func snap(t testing.TB, b *Backend) []byte {
+	t.Helper()
+	return later(t, b)()
 }

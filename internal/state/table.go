@@ -30,6 +30,7 @@ type Table[K comparable, V any] struct {
 	clone    func(V) V
 	inPlace  bool   // encoded at freeze: values may change in place (TableOptions.InPlace)
 	schemas  []byte // the encoded partSchema of key and value, recorded with snapshots
+	l        *tableLSM[K, V] // set when the table lives in an LSM store (lsmtable.go)
 }
 
 // TableOptions describe a table's types and layout.
@@ -92,6 +93,17 @@ func Register[K comparable, V any](b *Backend, name string, o TableOptions[K, V]
 	if err != nil {
 		return nil, fmt.Errorf("restoring state %q: %w", name, err)
 	}
+	if b.lsm != nil && sharded {
+		cs, _ := b.claim(name)
+		if err := b.Open(); err != nil {
+			return nil, fmt.Errorf("restoring state %q: %w", name, err)
+		}
+		if err := t.inLSM(written, cs); err != nil {
+			return nil, fmt.Errorf("restoring state %q: %w", name, err)
+		}
+		b.add(name, t)
+		return t, nil
+	}
 	if cs, ok := b.claim(name); ok {
 		kc, vc, err := readers(o.Key, o.Value, written)
 		for _, c := range cs {
@@ -115,8 +127,23 @@ func (b *Backend) Shard(kg int) int { return kg - b.kgStart }
 // KeyGroups returns the key groups [start, end) the instance owns.
 func (b *Backend) KeyGroups() (start, end int) { return b.kgStart, b.kgEnd }
 
+// kg returns the key group of shard s.
+func (t *Table[K, V]) kg(s int) int {
+	if t.sharded {
+		return t.b.kgStart + s
+	}
+	return 0
+}
+
 // Get returns the value of k in shard s.
 func (t *Table[K, V]) Get(s int, k K) (V, bool) {
+	if t.l != nil {
+		v, ok := t.l.get(s, k)
+		if ok && t.inPlace {
+			t.l.dirty[s][k] = struct{}{} // the caller may change it in place
+		}
+		return v, ok
+	}
 	v, ok := t.shards[s][k]
 	return v, ok
 }
@@ -132,10 +159,20 @@ func (t *Table[K, V]) writable(s int) map[K]V {
 }
 
 // Put sets the value of k in shard s.
-func (t *Table[K, V]) Put(s int, k K, v V) { t.writable(s)[k] = v }
+func (t *Table[K, V]) Put(s int, k K, v V) {
+	if t.l != nil {
+		t.l.put(s, k, v)
+		return
+	}
+	t.writable(s)[k] = v
+}
 
 // Delete removes k from shard s.
 func (t *Table[K, V]) Delete(s int, k K) {
+	if t.l != nil {
+		t.l.delete(s, k)
+		return
+	}
 	if _, ok := t.shards[s][k]; ok {
 		delete(t.writable(s), k)
 		if t.owned[s] != nil {
@@ -149,6 +186,13 @@ func (t *Table[K, V]) Delete(s int, k K) {
 // first GetMutable of each key stores and returns a copy (Clone), unless
 // the table is encoded at the snapshot (InPlace).
 func (t *Table[K, V]) GetMutable(s int, k K) (V, bool) {
+	if t.l != nil {
+		v, ok := t.l.get(s, k)
+		if ok {
+			t.l.dirty[s][k] = struct{}{}
+		}
+		return v, ok
+	}
 	v, ok := t.shards[s][k]
 	if !ok {
 		return v, false
@@ -168,6 +212,10 @@ func (t *Table[K, V]) GetMutable(s int, k K) (V, bool) {
 
 // PutNew stores a value the caller created (so it owns it) for k.
 func (t *Table[K, V]) PutNew(s int, k K, v V) {
+	if t.l != nil {
+		t.l.put(s, k, v)
+		return
+	}
 	t.writable(s)[k] = v
 	if t.shared() {
 		if t.owned[s] == nil {
@@ -184,6 +232,9 @@ func (t *Table[K, V]) shared() bool { return t.b.epoch > 0 && !t.inPlace }
 
 // Len returns the number of keys.
 func (t *Table[K, V]) Len() int {
+	if t.l != nil {
+		return t.l.len()
+	}
 	n := 0
 	for _, m := range t.shards {
 		n += len(m)
@@ -197,6 +248,10 @@ func (t *Table[K, V]) Shards() int { return len(t.shards) }
 // All calls f for every entry of shard s until f returns false. f must not
 // change the table.
 func (t *Table[K, V]) All(s int, f func(K, V) bool) {
+	if t.l != nil {
+		t.l.all(s, f)
+		return
+	}
 	for k, v := range t.shards[s] {
 		if !f(k, v) {
 			return
@@ -283,4 +338,12 @@ func (t *Table[K, V]) restore(data []byte, key codec.Codec[K], value codec.Codec
 		t.shards[int(kg)-t.b.kgStart][k] = v
 	}
 	return nil
+}
+
+// inStore returns the table's part in an LSM store, nil when it has none.
+func (t *Table[K, V]) inStore() lsmTable {
+	if t.l == nil {
+		return nil
+	}
+	return t.l
 }

@@ -26,18 +26,20 @@ type Layout struct {
 	Settings map[string]string
 	// Guarantee is "exactly-once" or "at-least-once".
 	Guarantee string
+	// StateBackend is "" for the memory backend, or "pebble".
+	StateBackend string
 }
 
 // Layout returns the layout m records.
 func (m *Metadata) Layout() Layout {
 	return Layout{MaxParallelism: m.MaxParallelism, Parallelism: m.Parallelism, Operators: m.Operators,
-		Settings: m.Settings, Guarantee: m.Guarantee}
+		Settings: m.Settings, Guarantee: m.Guarantee, StateBackend: m.StateBackend}
 }
 
 // SetLayout records l in m.
 func (m *Metadata) SetLayout(l Layout) {
-	m.MaxParallelism, m.Parallelism, m.Operators, m.Settings, m.Guarantee =
-		l.MaxParallelism, l.Parallelism, l.Operators, l.Settings, l.Guarantee
+	m.MaxParallelism, m.Parallelism, m.Operators, m.Settings, m.Guarantee, m.StateBackend =
+		l.MaxParallelism, l.Parallelism, l.Operators, l.Settings, l.Guarantee, l.StateBackend
 }
 
 // MismatchError lists why checkpoint ID cannot be restored into a run,
@@ -56,8 +58,9 @@ func (e *MismatchError) Is(target error) bool { return target == ErrIncompatible
 // as run, and a *MismatchError naming every difference otherwise:
 // another max parallelism (key groups would move), an operator uid that
 // names an operator of another kind, another value of a recorded setting,
-// or an at-least-once checkpoint restored under exactly-once (its state
-// may already reflect records twice).
+// an at-least-once checkpoint restored under exactly-once (its state
+// may already reflect records twice), or a checkpoint of the pebble state
+// backend restored by another (a savepoint of any backend fits any).
 //
 // Another parallelism of a task fits, and so do operators added, removed
 // or chained differently: the state then moves by operator uid and key
@@ -99,6 +102,9 @@ func (m *Metadata) Fits(run Layout) error {
 	}
 	if m.Guarantee == "at-least-once" && run.Guarantee == "exactly-once" {
 		add("was taken with --guarantee at-least-once, this run has exactly-once: its state may already reflect records twice, which an exactly-once run cannot undo; restore with --guarantee at-least-once")
+	}
+	if m.StateBackend != "" && m.StateBackend != run.StateBackend && !m.Savepoint() {
+		add("was taken with --state-backend %s, whose checkpoints only that backend reads; restore with --state-backend %s, or restore a savepoint, which every backend reads", m.StateBackend, m.StateBackend)
 	}
 	if len(e.Differences) == 0 {
 		return nil

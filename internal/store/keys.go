@@ -15,6 +15,7 @@ import (
 //	jobs/<job>/chk-<id>/state/<vertex>-<subtask> one task's state
 //	jobs/<job>/chk-<id>/_unusable               why a restore found it corrupt
 //	jobs/<job>/_run                             the job's latest run
+//	jobs/<job>/shared/<name>                    a state file checkpoints share
 //
 // <id> is the checkpoint id in decimal, zero-padded to 12 digits so that a
 // plain listing sorts in numeric order (ids past 10^12 grow a digit; the
@@ -25,6 +26,7 @@ const (
 	chkPrefix    = "chk-"
 	metadataName = "_metadata"
 	stateDir     = "state/"
+	sharedDir    = "shared/"
 	idDigits     = 12
 )
 
@@ -52,6 +54,10 @@ func runKey(job string) string { return jobPrefix(job) + "_run" }
 func unusableKey(job string, id uint64) string {
 	return checkpointPrefix(job, id) + "_unusable"
 }
+
+// sharedKey names a state file of job that checkpoints share (an LSM
+// store's table file, named by the store).
+func sharedKey(job, name string) string { return jobPrefix(job) + sharedDir + name }
 
 // stateKey names the state blob one task writes for a checkpoint.
 func stateKey(job string, id uint64, task dataflow.SubtaskID) string {

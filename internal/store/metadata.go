@@ -24,6 +24,9 @@ type Handle struct {
 	// store Key is in, instead of the checkpoint store: a savepoint's
 	// (LoadSavepoint sets it; a savepoint's own metadata has none).
 	Base string `json:"base,omitempty"`
+	// Shared names the job's shared state files the blob refers to
+	// (SharedFiles): they are kept while a retained checkpoint names them.
+	Shared []string `json:"shared,omitempty"`
 }
 
 // TaskState lists the state blobs one task wrote for a checkpoint. What
@@ -60,6 +63,10 @@ type Metadata struct {
 	// Guarantee is the recovery semantics the checkpoint was taken under:
 	// "exactly-once" or "at-least-once".
 	Guarantee string `json:"guarantee,omitempty"`
+	// StateBackend is the state backend that wrote the checkpoint's
+	// keyed state: "" (the memory backend) or "pebble", whose state
+	// refers to shared files only that backend reads.
+	StateBackend string `json:"state_backend,omitempty"`
 	// Run names the run that took the checkpoint: a fresh run of the job
 	// starts a new one, a restored run continues its checkpoint's.
 	Run string `json:"run,omitempty"`

@@ -106,11 +106,19 @@ func (c *Checkpoints) Retain(ctx context.Context, job string, n int) ([]uint64, 
 		return nil, nil
 	}
 	var deleted []uint64
+	shared := map[string]bool{}
 	for _, id := range ids[:cut] {
+		names, err := c.sharedOf(ctx, job, id)
+		if err == nil {
+			maps.Copy(shared, names)
+		}
 		if err := c.delete(ctx, job, id, byID[id].keys); err != nil {
 			return deleted, err
 		}
 		deleted = append(deleted, id)
+	}
+	if err := c.releaseShared(ctx, job, shared, ids[cut:]); err != nil {
+		return deleted, fmt.Errorf("retain checkpoints of job %q: %w", job, err)
 	}
 	return deleted, nil
 }

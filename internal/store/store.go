@@ -62,15 +62,16 @@ func New(blobs blob.Store) *Checkpoints {
 //
 // Writing the same task's state for the same checkpoint again replaces
 // it; a handle from the earlier write then fails ReadState's checksum, so
-// a task retrying must report the new handle.
-func (c *Checkpoints) WriteState(ctx context.Context, job string, id uint64, task dataflow.SubtaskID, data []byte) (Handle, error) {
+// a task retrying must report the new handle. shared names the job's
+// shared files (SharedFiles) the state refers to.
+func (c *Checkpoints) WriteState(ctx context.Context, job string, id uint64, task dataflow.SubtaskID, data []byte, shared ...string) (Handle, error) {
 	if err := checkJob(job); err != nil {
 		return Handle{}, err
 	}
 	if task.Vertex < 0 || task.Subtask < 0 {
 		return Handle{}, fmt.Errorf("store: write state: bad task %s", taskName(task))
 	}
-	h := Handle{Key: stateKey(job, id, task), Size: int64(len(data)), CRC32C: checksum(data)}
+	h := Handle{Key: stateKey(job, id, task), Size: int64(len(data)), CRC32C: checksum(data), Shared: shared}
 	if err := c.blobs.Put(ctx, h.Key, data); err != nil {
 		return Handle{}, fmt.Errorf("write state of task %v for checkpoint %d: %w", task, id, err)
 	}

@@ -33,19 +33,39 @@ const (
 
 // Snapshotter is implemented by operators that hold state.
 //
-// Snapshot is called on the task goroutine when the task takes checkpoint
-// id; it freezes a logical copy of the state and returns the function that
-// encodes it, which runs on another goroutine while the operator goes on.
-// Nothing the operator or its user's functions change after Snapshot
-// returns may reach that function: state they may change in place without
-// the operator seeing it is encoded by Snapshot itself (state.TableOptions).
+// Snapshot is called on the task goroutine when the task takes a
+// checkpoint; it freezes a logical copy of the state and returns the
+// function that encodes it, which runs on another goroutine while the
+// operator goes on. Nothing the operator or its user's functions change
+// after Snapshot returns may reach that function: state they may change in
+// place without the operator seeing it is encoded by Snapshot itself
+// (state.TableOptions). An error from the function declines the
+// checkpoint.
 // Restore is called before Open with the bytes an earlier Snapshot encoded:
 // once, or, when the task restores a checkpoint taken at another
 // parallelism, once per old subtask whose state this subtask takes over
 // (see Redistributable); each call adds to what the earlier ones restored.
 type Snapshotter interface {
-	Snapshot() (func() []byte, error)
+	Snapshot(SnapshotOptions) (func() (Encoded, error), error)
 	Restore(data []byte) error
+}
+
+// SnapshotOptions say what a snapshot is for.
+type SnapshotOptions struct {
+	// Checkpoint is the checkpoint's id.
+	Checkpoint int64
+	// Savepoint asks for the state in the format every state backend
+	// reads (a savepoint's), not in the backend's own.
+	Savepoint bool
+}
+
+// Encoded is an operator's encoded snapshot: its bytes, and the names of
+// the job's shared state files it refers to (an LSM store's incremental
+// checkpoint), which the checkpoint store keeps while a retained
+// checkpoint names them.
+type Encoded struct {
+	Data   []byte
+	Shared []string
 }
 
 // CheckpointListener is implemented by operators that act when a
@@ -63,6 +83,8 @@ type SnapshotResult struct {
 	Subtask    dataflow.SubtaskID
 	Checkpoint int64
 	State      []byte
+	// Shared names the job's shared state files State refers to.
+	Shared []string
 	// Err is set when the subtask could not take the snapshot.
 	Err error
 	// Alignment is how long the subtask waited for barriers; Sync is the

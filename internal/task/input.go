@@ -296,7 +296,7 @@ func (s *subtask) deliver(ch int, e exchange.Element, a *input.Action) error {
 	if s.det != nil {
 		s.det.Record(ch, a.To)
 	}
-	return nil
+	return s.settle()
 }
 
 // keepInflight keeps b as in-flight input of gate channel ch for the
@@ -321,7 +321,7 @@ func (s *subtask) takeInputSnapshot(a *input.Action) bool {
 		s.standbyBarrier(a.Checkpoint, a.Forward == input.MustAlign, a.Counts)
 		return true
 	}
-	f := s.freeze(a.Checkpoint, aligned, a.Forward, a.Counts, a.Watermarks)
+	f := s.freeze(a.Checkpoint, aligned, a.Forward, a.Counts, a.Watermarks, a.Forward == input.MustAlign)
 	s.taking, s.inflight = f, nil
 	return f != nil
 }

@@ -54,6 +54,9 @@ func (s *subtask) runSource() error {
 			}
 		}
 		src.Emit()
+		if err := s.settle(); err != nil {
+			return err
+		}
 		if s.catchUp != nil && !s.catchingUp() {
 			s.takeDeferred()
 		}

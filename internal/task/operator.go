@@ -90,6 +90,12 @@ type Context struct {
 	// iteration (fine-grained failover and active standby compare
 	// regenerated output record for record). It may cost them a sort.
 	Ordered bool
+	// UID is the operator's uid (plan.Node.UID), its identity across
+	// versions of the job.
+	UID string
+	// State, when not nil, keeps keyed state in LSM stores (the pebble
+	// state backend); nil keeps it in memory.
+	State *LSMState
 	// Gap is the operator's mark under at-most-once recovery, which
 	// restarts it with empty state (see GapMark); nil under the other
 	// guarantees.

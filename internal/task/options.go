@@ -18,6 +18,9 @@ import (
 type Options struct {
 	// Job names the job in errors and metrics.
 	Job string
+	// State, when not nil, keeps the keyed state of the subtasks in LSM
+	// stores: the pebble state backend (Context.State).
+	State *LSMState
 	// QueueCapacity is the number of elements (batches) each input channel
 	// holds before its sender blocks. Default 8.
 	QueueCapacity int

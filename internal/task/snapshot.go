@@ -23,7 +23,7 @@ import (
 type frozen struct {
 	id      int64
 	pos     []byte
-	encs    []func() []byte
+	encs    []func() (Encoded, error)
 	counts  []ChannelCount
 	ctl     []int64              // control elements sent per output channel
 	wms     []byte               // watermark state
@@ -40,9 +40,10 @@ type frozen struct {
 // are the records consumed per input channel and wms the input's
 // watermark state: nil at a source, which stores its own (with no input
 // channels, and its generator's state), and at a subtask that finished.
-// It returns nil if an operator failed to snapshot, having reported the
-// failure.
-func (s *subtask) freeze(id int64, aligned time.Duration, fwd input.Forward, recv []int64, wms *input.Watermarks) *frozen {
+// A savepoint's snapshot holds the state in every backend's format
+// (SnapshotOptions). It returns nil if an operator failed to snapshot,
+// having reported the failure.
+func (s *subtask) freeze(id int64, aligned time.Duration, fwd input.Forward, recv []int64, wms *input.Watermarks, savepoint bool) *frozen {
 	s.lastCheckpoint = id
 	start := s.rt.opts.Now()
 	f := &frozen{id: id, aligned: aligned}
@@ -52,7 +53,8 @@ func (s *subtask) freeze(id int64, aligned time.Duration, fwd input.Forward, rec
 			f.gen = g.WatermarkState()
 		}
 	}
-	f.encs = make([]func() []byte, len(s.ops))
+	f.encs = make([]func() (Encoded, error), len(s.ops))
+	how := SnapshotOptions{Checkpoint: id, Savepoint: savepoint}
 	for i, op := range s.ops {
 		if l, ok := op.(CheckpointListener); ok {
 			if err := l.PrepareSnapshot(id); err != nil {
@@ -61,7 +63,7 @@ func (s *subtask) freeze(id int64, aligned time.Duration, fwd input.Forward, rec
 			}
 		}
 		if sn, ok := op.(Snapshotter); ok {
-			enc, err := sn.Snapshot()
+			enc, err := sn.Snapshot(how)
 			if err != nil {
 				s.report(SnapshotResult{Checkpoint: id, Err: fmt.Errorf("%q snapshotting checkpoint %d: %w", s.v.Chain[i].Name, id, err)})
 				return nil
@@ -144,7 +146,7 @@ func (s *subtask) takeSnapshot(id int64, how TriggerOptions) {
 	if s.finished {
 		fwd = input.NoBarrier
 	}
-	if f := s.freeze(id, 0, fwd, nil, nil); f != nil {
+	if f := s.freeze(id, 0, fwd, nil, nil, how.Aligned); f != nil {
 		s.reportFrozen(f, nil)
 	}
 }
@@ -184,10 +186,18 @@ func (s *subtask) reportFrozen(f *frozen, inflight [][]*exchange.Buffer) {
 			}
 			out = appendSection(out, sectionControls, 0, ctl)
 		}
+		var shared []string
 		for i, enc := range f.encs {
-			if enc != nil {
-				out = appendSection(out, sectionOperator, chain[i].ID, enc())
+			if enc == nil {
+				continue
 			}
+			e, err := enc()
+			if err != nil {
+				s.report(SnapshotResult{Checkpoint: f.id, Err: fmt.Errorf("%q encoding checkpoint %d: %w", chain[i].Name, f.id, err)})
+				return
+			}
+			out = appendSection(out, sectionOperator, chain[i].ID, e.Data)
+			shared = append(shared, e.Shared...)
 		}
 		for c, bufs := range inflight {
 			if len(bufs) > 0 {
@@ -205,7 +215,7 @@ func (s *subtask) reportFrozen(f *frozen, inflight [][]*exchange.Buffer) {
 			s.rt.Kill(dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index}, err)
 			return
 		}
-		s.report(SnapshotResult{Checkpoint: f.id, State: out, Alignment: f.aligned, Sync: f.sync,
+		s.report(SnapshotResult{Checkpoint: f.id, State: out, Shared: shared, Alignment: f.aligned, Sync: f.sync,
 			Async: s.rt.opts.Now().Sub(t0), Channels: f.counts})
 	}()
 }

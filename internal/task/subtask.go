@@ -114,7 +114,7 @@ func (r *Runtime) makeSubtask(ctx context.Context, v *plan.Vertex, i int, m *Met
 	s.tctx = Context{Ctx: ctx, Job: r.opts.Job, Subtask: i, Parallelism: v.Parallelism, Attempt: r.opts.Attempt, Restored: r.opts.Restored,
 		TrackLatency: r.opts.LatencyInterval != 0, Ordered: r.opts.UpstreamBackup,
 		MaxParallelism: r.plan.MaxParallelism, KeyGroupStart: start, KeyGroupEnd: end,
-		Now: func() int64 { return r.opts.Now().UnixMilli() }, Metrics: m}
+		Now: func() int64 { return r.opts.Now().UnixMilli() }, Metrics: m, State: r.opts.State}
 	return s
 }
 
@@ -159,7 +159,7 @@ func (s *subtask) run() (err error) {
 	for i := len(s.ops) - 1; i >= 0; i-- {
 		if err := s.ops[i].Open(s.opCtx(i)); err != nil {
 			s.ops = s.ops[i+1:] // close only what was opened
-			err = fmt.Errorf("opening %q: %w", s.v.Chain[i].Name, err)
+			err = s.corruptRestore(fmt.Errorf("opening %q: %w", s.v.Chain[i].Name, err))
 			if errors.Is(err, codec.ErrIncompatible) {
 				// Restored state of a type changed incompatibly: every
 				// restart would meet it again.
@@ -307,7 +307,7 @@ func (s *subtask) restoreState() error {
 
 func (s *subtask) opCtx(i int) *Context {
 	c := s.tctx
-	c.Operator = s.v.Chain[i].Name
+	c.Operator, c.UID = s.v.Chain[i].Name, s.v.Chain[i].UID
 	c.Gap = s.rt.gapMark(dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index}, i)
 	return &c
 }

@@ -136,9 +136,9 @@ type dedupLocal struct {
 	unpublished                            int
 }
 
-func (o *dedupOp[K, T]) Snapshot() (func() []byte, error) {
+func (o *dedupOp[K, T]) Snapshot(so task.SnapshotOptions) (func() (task.Encoded, error), error) {
 	o.publish()
-	return o.core.Snapshot()
+	return o.core.Snapshot(so)
 }
 
 func (o *dedupOp[K, T]) Restore(data []byte) error { return o.core.Restore(data) }
@@ -349,8 +349,11 @@ func (o *dedupOp[K, T]) Close() error {
 	o.publish()
 	o.c.ids.Store(0)
 	o.c.bits.Store(0)
-	return nil
+	return o.core.Close()
 }
+
+// Settle lets an LSM state backend write its cached changes through.
+func (o *dedupOp[K, T]) Settle() error { return o.core.Settle() }
 
 func (o *dedupOp[K, T]) publish() {
 	c, n := o.c, &o.n

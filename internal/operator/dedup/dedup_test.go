@@ -82,11 +82,15 @@ func newTestDedup(t testing.TB, o dedupOpts) testDedup {
 // snapshot returns the encoded state, as a checkpoint stores it.
 func (d testDedup) snapshot(t testing.TB) []byte {
 	t.Helper()
-	enc, err := d.op.Snapshot()
+	enc, err := d.op.Snapshot(task.SnapshotOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return enc()
+	e, err := enc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.Data
 }
 
 // dedupModel is the contract of Deduplicate written as plainly as
@@ -317,7 +321,7 @@ func TestDedupSnapshotIsNotChangedByLaterRecords(t *testing.T) {
 	// One key group: every key shares one map.
 	d := newTestDedup(t, dedupOpts{horizon: 1000, filter: true, maxPar: 1, kgEnd: 1})
 	d.op.Collect(10, dupRec{1, 1})
-	enc, err := d.op.Snapshot()
+	enc, err := d.op.Snapshot(task.SnapshotOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +330,11 @@ func TestDedupSnapshotIsNotChangedByLaterRecords(t *testing.T) {
 		d.op.Collect(10, dupRec{i, i})
 	}
 	stats := &Stats{}
-	r := newTestDedup(t, dedupOpts{horizon: 1000, filter: true, maxPar: 1, kgEnd: 1, restore: enc(), stats: stats})
+	e, err := enc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newTestDedup(t, dedupOpts{horizon: 1000, filter: true, maxPar: 1, kgEnd: 1, restore: e.Data, stats: stats})
 	r.op.Collect(10, dupRec{1, 300})
 	r.op.Collect(10, dupRec{2, 301})
 	if c := stats.Counts(); c.Rebuilt != 1 {

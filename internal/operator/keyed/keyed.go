@@ -77,12 +77,27 @@ type Core[K comparable] struct {
 // with a state backend for the subtask's key groups.
 func NewCore[K comparable](ctx *task.Context, keys Keys[K]) *Core[K] {
 	return &Core[K]{WM: dataflow.MinWatermark, Now: ctx.Now, Name: ctx.Operator, Keys: keys, MaxParallelism: ctx.MaxParallelism,
-		Backend: state.NewBackend(ctx.KeyGroupStart, ctx.KeyGroupEnd, ctx.MaxParallelism)}
+		Backend: NewBackend(ctx)}
 }
 
-// Open registers the timers; it runs after a restore, so that restored
-// timers are claimed.
+// NewBackend returns the state backend of the operator ctx describes: in
+// memory, or in an LSM store when the job chose the pebble backend.
+func NewBackend(ctx *task.Context) *state.Backend {
+	if ctx.State == nil {
+		return state.NewBackend(ctx.KeyGroupStart, ctx.KeyGroupEnd, ctx.MaxParallelism)
+	}
+	return state.NewLSMBackend(ctx.KeyGroupStart, ctx.KeyGroupEnd, ctx.MaxParallelism, state.LSMOptions{
+		Env: ctx.State.Env, Files: ctx.State.Files, Ctx: ctx.Ctx,
+		Key: fmt.Sprintf("%s/%s/%d-%d", ctx.Job, ctx.UID, ctx.KeyGroupStart, ctx.KeyGroupEnd)})
+}
+
+// Open opens the state backend and registers the timers; it runs after a
+// restore, so that restored state is claimed. A restored store whose
+// files fail verification fails it with an error wrapping lsm.ErrCorrupt.
 func (c *Core[K]) Open() error {
+	if err := c.Backend.Open(); err != nil {
+		return err
+	}
 	var err error
 	if c.Events, err = state.RegisterTimers(c.Backend, "timers-event", c.Keys.Codec, c.KeyGroup); err != nil {
 		return err
@@ -112,7 +127,23 @@ func (c *Core[K]) ShardOf(kg int) int {
 }
 
 // Snapshot freezes the keyed state; see task.Snapshotter.
-func (c *Core[K]) Snapshot() (func() []byte, error) { return c.Backend.Snapshot(), nil }
+func (c *Core[K]) Snapshot(o task.SnapshotOptions) (func() (task.Encoded, error), error) {
+	enc, err := c.Backend.Snapshot(state.SnapshotOptions{Savepoint: o.Savepoint})
+	if err != nil {
+		return nil, err
+	}
+	return func() (task.Encoded, error) {
+		e, err := enc()
+		return task.Encoded{Data: e.Data, Shared: e.Shared}, err
+	}, nil
+}
+
+// Settle lets an LSM backend write its cached changes through; see
+// task.Settler.
+func (c *Core[K]) Settle() error { return c.Backend.Settle() }
+
+// Close releases the state backend.
+func (c *Core[K]) Close() error { return c.Backend.Close() }
 
 // Restore loads keyed state before Open; see task.Snapshotter.
 func (c *Core[K]) Restore(data []byte) error { return c.Backend.Restore(data) }

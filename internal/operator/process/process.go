@@ -109,7 +109,15 @@ func newOp[K comparable, In, Out, C any](ctx *task.Context, outs []any, keys key
 }
 
 // Snapshot freezes the operator's keyed state and timers.
-func (p *op[K, In, Out, C]) Snapshot() (func() []byte, error) { return p.core.Snapshot() }
+func (p *op[K, In, Out, C]) Snapshot(o task.SnapshotOptions) (func() (task.Encoded, error), error) {
+	return p.core.Snapshot(o)
+}
+
+// Settle lets an LSM state backend write its cached changes through.
+func (p *op[K, In, Out, C]) Settle() error { return p.core.Settle() }
+
+// Close releases the state backend.
+func (p *op[K, In, Out, C]) Close() error { return p.core.Close() }
 
 // Restore loads the operator's keyed state and timers before Open.
 func (p *op[K, In, Out, C]) Restore(data []byte) error { return p.core.Restore(data) }

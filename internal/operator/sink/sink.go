@@ -194,14 +194,14 @@ func (s *op[T]) pendingIDs() []int64 {
 }
 
 // Snapshot stores the pending transactions.
-func (s *op[T]) Snapshot() (func() []byte, error) {
+func (s *op[T]) Snapshot(task.SnapshotOptions) (func() (task.Encoded, error), error) {
 	var out []byte
 	for _, id := range s.pendingIDs() {
 		out = binary.AppendVarint(out, id)
 		out = binary.AppendUvarint(out, uint64(len(s.pending[id])))
 		out = append(out, s.pending[id]...)
 	}
-	return func() []byte { return out }, nil
+	return func() (task.Encoded, error) { return task.Encoded{Data: out}, nil }, nil
 }
 
 // Restore loads the transactions of the restored checkpoint; Open commits

@@ -32,7 +32,15 @@ func TestWindowRefusesBucketsOfAnOlderLayout(t *testing.T) {
 		bucket[k] = 1
 	}
 	tb.Put(0, Window{Start: 0, End: 1000}, bucket)
-	data := old.Snapshot()()
+	enc, err := old.Snapshot(state.SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	encoded, err := enc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := encoded.Data
 
 	tumbling := &Sliding{Size: 1000, Slide: 1000} // Tumbling(time.Second)
 	node := &Node[int64, int64, int64, int64]{Key: func(v int64) int64 { return v }, Keys: keyed.Keys[int64]{Codec: kc, Hash: keyed.Hasher(kc)},

@@ -36,7 +36,15 @@ type sessionOperator[K comparable, T, Acc, Out any] struct {
 	due      ordered.Timers[winKey[K]]
 }
 
-func (o *sessionOperator[K, T, Acc, Out]) Snapshot() (func() []byte, error) { return o.core.Snapshot() }
+func (o *sessionOperator[K, T, Acc, Out]) Snapshot(so task.SnapshotOptions) (func() (task.Encoded, error), error) {
+	return o.core.Snapshot(so)
+}
+
+// Settle lets an LSM state backend write its cached changes through.
+func (o *sessionOperator[K, T, Acc, Out]) Settle() error { return o.core.Settle() }
+
+// Close releases the state backend.
+func (o *sessionOperator[K, T, Acc, Out]) Close() error { return o.core.Close() }
 func (o *sessionOperator[K, T, Acc, Out]) Restore(data []byte) error        { return o.core.Restore(data) }
 
 func (o *sessionOperator[K, T, Acc, Out]) Open(*task.Context) error {

@@ -1,0 +1,200 @@
+// Package lsm keeps a state backend's keyed tables in an embedded LSM tree
+// (Pebble) on the local disk: state larger than memory, checkpointed
+// incrementally and recovered from local files when they are there.
+//
+// One Store serves one operator instance. Keys are prefixed by key group
+// (two bytes, big-endian) and then by table (four bytes), so a key-group
+// range is one contiguous key range: a restore at another parallelism
+// keeps its range of a store and drops the rest with range deletions.
+//
+// A checkpoint (Store.Checkpoint) flushes the memtable and hard-links the
+// store's files into a checkpoint directory, synchronously; its upload
+// (Pending.Upload), on another goroutine, copies only the table files
+// not uploaded before into the job's shared files and returns a manifest
+// naming them. The files are immutable and shared by every checkpoint
+// that names them; the checkpoint store deletes one once no retained
+// checkpoint names it (internal/store). A restore (Env.Restore) links the
+// files a manifest names from the worker's local copies when it has them
+// and downloads the rest, checking each one's size and checksum.
+//
+// The Env is the worker's: the block cache and the memtable budget are
+// shared by every store it opens.
+package lsm
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Files is where a job's shared state files go: the checkpoint store's
+// shared area. Names are unique; a file once put never changes.
+type Files interface {
+	// Put stores data under name.
+	Put(ctx context.Context, name string, data []byte) error
+	// Get returns the data stored under name.
+	Get(ctx context.Context, name string) ([]byte, error)
+}
+
+// Config sizes a worker's stores.
+type Config struct {
+	// Dir is the local directory under which stores and the local copies
+	// of checkpointed files live.
+	Dir string
+	// BlockCache is the bytes of the block cache every store shares.
+	BlockCache int64
+	// MemTables is the bytes of memtables the stores may hold together;
+	// each store gets an equal share of it (Stores), at least 1 MiB.
+	MemTables int64
+	// Stores is how many stores the budget is shared by; 0 means 8.
+	Stores int
+	// Cache is how many decoded entries a backend keeps in memory before
+	// it writes changes through and forgets them; 0 means 65536.
+	Cache int
+}
+
+// Env is a worker's environment for stores: their directory, the shared
+// block cache and the memtable budget, the local copies of checkpointed
+// files, and the open stores for metrics. Its methods are safe for
+// concurrent use.
+type Env struct {
+	cfg   Config
+	cache *pebble.Cache
+
+	mu     sync.Mutex
+	open   map[*Store]struct{}
+	local  map[string]int        // local copies of shared files: references
+	kept   map[string][][]string // per store key: the names of its last two checkpoints
+	closed bool
+}
+
+// NewEnv returns an Env for cfg, creating cfg.Dir.
+func NewEnv(cfg Config) (*Env, error) {
+	if cfg.Dir == "" {
+		return nil, fmt.Errorf("lsm: no directory for local state")
+	}
+	cfg.defaults()
+	if err := os.MkdirAll(filepath.Join(cfg.Dir, "files"), 0o755); err != nil {
+		return nil, fmt.Errorf("lsm: local state directory: %w", err)
+	}
+	return &Env{cfg: cfg, cache: pebble.NewCache(cfg.BlockCache), open: map[*Store]struct{}{},
+		local: map[string]int{}, kept: map[string][][]string{}}, nil
+}
+
+// CacheEntries is how many decoded entries a backend keeps (Config.Cache).
+func (e *Env) CacheEntries() int { return e.cfg.Cache }
+
+// Close releases the block cache; stores still open keep it until they
+// close.
+func (e *Env) Close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.closed {
+		e.closed = true
+		e.cache.Unref()
+	}
+}
+
+// Metrics are the memory and disk the open stores use.
+type Metrics struct {
+	Stores        int   // open stores
+	BlockCache    int64 // bytes in the shared block cache
+	BlockCacheMax int64
+	MemTables     int64 // bytes of memtables, all stores
+	DiskBytes     int64 // bytes of table files, all stores
+}
+
+// Metrics returns the open stores' memory and disk.
+func (e *Env) Metrics() Metrics {
+	e.mu.Lock()
+	stores := make([]*Store, 0, len(e.open))
+	for s := range e.open {
+		stores = append(stores, s)
+	}
+	e.mu.Unlock()
+	m := Metrics{Stores: len(stores), BlockCache: e.cache.Size(), BlockCacheMax: e.cache.MaxSize()}
+	for _, s := range stores {
+		if pm := s.metrics(); pm != nil {
+			m.MemTables += int64(pm.MemTable.Size)
+			m.DiskBytes += int64(pm.DiskSpaceUsage())
+		}
+	}
+	return m
+}
+
+func (e *Env) options() *pebble.Options {
+	mem := e.cfg.MemTables / int64(e.cfg.Stores)
+	mem = max(mem, 1<<20)
+	o := &pebble.Options{
+		Cache:               e.cache,
+		MemTableSize:        uint64(mem),
+		DisableWAL:          true, // a checkpoint is the durable copy; a store is rebuilt from it
+		MaxManifestFileSize: 1 << 20,
+		Logger:              quiet{},
+	}
+	return o
+}
+
+// newDir returns a fresh directory name for a store.
+func (e *Env) newDir(kind string) string {
+	return filepath.Join(e.cfg.Dir, kind+"-"+randomID())
+}
+
+func randomID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (e *Env) register(s *Store) {
+	e.mu.Lock()
+	e.open[s] = struct{}{}
+	e.mu.Unlock()
+}
+
+func (e *Env) unregister(s *Store) {
+	e.mu.Lock()
+	delete(e.open, s)
+	e.mu.Unlock()
+}
+
+// localPath is where the local copy of shared file name is kept.
+func (e *Env) localPath(name string) string { return filepath.Join(e.cfg.Dir, "files", name) }
+
+// keep records that the store known as key refers to the shared files
+// names in its newest checkpoint. The local copies of the files its last
+// two checkpoints name are kept; others it alone named are removed.
+func (e *Env) keep(key string, names []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sets := append(e.kept[key], names)
+	for _, n := range names {
+		e.local[n]++
+	}
+	for len(sets) > 2 {
+		for _, n := range sets[0] {
+			if e.local[n]--; e.local[n] <= 0 {
+				delete(e.local, n)
+				_ = os.Remove(e.localPath(n))
+			}
+		}
+		sets = sets[1:]
+	}
+	e.kept[key] = sets
+}
+
+// quiet is Pebble's logger: errors reach the caller through return
+// values; Pebble's informational lines would only fill the job's log.
+type quiet struct{}
+
+func (quiet) Infof(string, ...any)  {}
+func (quiet) Errorf(string, ...any) {}
+func (quiet) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf("pebble: "+format, args...))
+}

@@ -1,0 +1,250 @@
+package state
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"sort"
+
+	"github.com/weir-stream/weir/internal/state/lsm"
+)
+
+// The pebble state backend. A Backend made by NewLSMBackend keeps its
+// keyed tables (those with a key-group function or Sharded) in an LSM
+// store (package lsm), under keys prefixed by key group and table id;
+// timers and unsharded tables stay in memory and are snapshotted as the
+// memory backend does. The Go maps of such a table are then a write-back
+// cache of decoded entries: reads that miss load from the store, writes
+// stay in the map until they are written through — at a snapshot, and
+// between batches of input when the cache holds more entries than its
+// budget (Settle), after which the cache is emptied and Epoch advances, so
+// operators drop the references they hold into state.
+//
+// A checkpoint writes the changes through, flushes the store and
+// hard-links its files (the synchronous part), then uploads the files no
+// earlier checkpoint uploaded and records the store's manifest in a
+// section of the snapshot. A savepoint (SnapshotOptions.Savepoint) is
+// encoded in the memory backend's format instead, from a consistent view
+// of the store, so that any backend restores it. A restore reads both:
+// manifests open (or, after a rescale, merge) the stores; sections of
+// the memory format are written into the store when their table
+// registers.
+
+// lsmSection names the section holding a store's manifest.
+const lsmSection = "\x00lsm"
+
+// LSMOptions place an LSM backend.
+type LSMOptions struct {
+	// Env is the worker's environment of stores; Files the job's shared
+	// files.
+	Env   *lsm.Env
+	Files lsm.Files
+	// Key identifies the operator instance across restarts (job, operator
+	// uid and key groups), for local copies of its files.
+	Key string
+	// Ctx bounds uploads and downloads.
+	Ctx context.Context
+}
+
+// lsmBackend is the LSM part of a Backend.
+type lsmBackend struct {
+	o         LSMOptions
+	store     *lsm.Store
+	manifests []*lsm.Manifest // restored, opened by open
+	tables    []lsmTable      // registered tables in the store
+	ids       map[uint32]string
+	cached    int // entries in the tables' caches
+	limit     int
+	stats     lsm.RestoreStats
+}
+
+// lsmTable is a table kept in the store.
+type lsmTable interface {
+	// writeThrough adds the table's changes to b and forgets which
+	// entries changed.
+	writeThrough(b *lsm.Batch)
+	// evict empties the cache.
+	evict()
+	// canonical returns the function that encodes the table's entries
+	// in v in the memory backend's format.
+	canonical(v *lsm.View) func([]byte) ([]byte, error)
+}
+
+// NewLSMBackend returns an empty backend for an operator instance owning
+// key groups [kgStart, kgEnd) of maxPar whose keyed tables live in an LSM
+// store. Open opens the store, after Restore.
+func NewLSMBackend(kgStart, kgEnd, maxPar int, o LSMOptions) *Backend {
+	b := NewBackend(kgStart, kgEnd, maxPar)
+	if o.Ctx == nil {
+		o.Ctx = context.Background()
+	}
+	b.lsm = &lsmBackend{o: o, ids: map[uint32]string{}, limit: o.Env.CacheEntries()}
+	return b
+}
+
+// Open opens the store of an LSM backend, from the manifests Restore
+// found, if any: a restored store's files are linked from local copies or
+// downloaded (RestoreStats). An error wrapping lsm.ErrCorrupt means the
+// checkpoint's files failed verification. It does nothing for a memory
+// backend or a second time.
+func (b *Backend) Open() error {
+	l := b.lsm
+	if l == nil || l.store != nil {
+		return nil
+	}
+	s, st, err := l.o.Env.Restore(l.o.Ctx, l.o.Files, l.o.Key, b.kgStart, b.kgEnd, l.manifests)
+	if err != nil {
+		return err
+	}
+	l.store, l.stats, l.manifests = s, st, nil
+	return nil
+}
+
+// RestoreStats says where an LSM backend's restore found its files.
+func (b *Backend) RestoreStats() lsm.RestoreStats {
+	if b.lsm == nil {
+		return lsm.RestoreStats{}
+	}
+	return b.lsm.stats
+}
+
+// Close releases the backend's store, if it has one.
+func (b *Backend) Close() error {
+	if b.lsm == nil || b.lsm.store == nil {
+		return nil
+	}
+	err := b.lsm.store.Close()
+	b.lsm.store = nil
+	return err
+}
+
+// Settle writes the changes cached in front of an LSM store through and
+// empties the caches when they hold more entries than their budget. The
+// caller holds no reference into state (task.Settler).
+func (b *Backend) Settle() error {
+	if b.lsm == nil || b.lsm.cached <= b.lsm.limit {
+		return nil
+	}
+	if err := b.writeThrough(); err != nil {
+		return err
+	}
+	for _, t := range b.lsm.tables {
+		t.evict()
+	}
+	b.lsm.cached = 0
+	b.epoch++ // operators drop the references they cached
+	return nil
+}
+
+// writeThrough writes every LSM table's changes to the store.
+func (b *Backend) writeThrough() error {
+	if err := b.Open(); err != nil {
+		return err
+	}
+	batch := b.lsm.store.NewBatch()
+	defer batch.Close()
+	for _, t := range b.lsm.tables {
+		t.writeThrough(batch)
+	}
+	return batch.Commit()
+}
+
+// tableID returns the id of the table name in the store, failing when
+// another registered table has the same.
+func (l *lsmBackend) tableID(name string) (uint32, error) {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	id := h.Sum32()
+	if other, ok := l.ids[id]; ok && other != name {
+		return 0, fmt.Errorf("state %q: its id in the store is that of %q; rename one", name, other)
+	}
+	l.ids[id] = name
+	return id, nil
+}
+
+// recordName writes the table's name under its id, so that a savepoint
+// of a store holding a table no operator registered names it.
+func (l *lsmBackend) recordName(id uint32, name string) error {
+	b := l.store.NewBatch()
+	defer b.Close()
+	b.Set(lsm.AppendKey(nil, lsm.MetaGroup, id), []byte(name))
+	return b.Commit()
+}
+
+// lsmSnapshot takes the LSM part of a snapshot: changes written through,
+// then a checkpoint of the store (or, for a savepoint, a view of it). It
+// returns the functions that finish it on another goroutine: sections
+// of the memory format for the savepoint's tables not registered, and
+// the manifest section.
+type lsmFrozen struct {
+	view    *lsm.View
+	pending *lsm.Pending
+	orphans []orphanTable
+}
+
+type orphanTable struct {
+	id   uint32
+	name string
+}
+
+func (b *Backend) lsmFreeze(savepoint bool) (*lsmFrozen, error) {
+	if err := b.writeThrough(); err != nil {
+		return nil, err
+	}
+	s := b.lsm.store
+	if !savepoint {
+		p, err := s.Checkpoint()
+		if err != nil {
+			return nil, err
+		}
+		return &lsmFrozen{pending: p}, nil
+	}
+	f := &lsmFrozen{view: s.View()}
+	// Tables in the store that no operator registered since the restore
+	// go into the savepoint by the names they were recorded under.
+	err := f.view.Scan(lsm.AppendKey(nil, lsm.MetaGroup, 0), nil, func(k, v []byte) (bool, error) {
+		id := binary.BigEndian.Uint32(k[2:])
+		if _, ok := b.lsm.ids[id]; !ok {
+			f.orphans = append(f.orphans, orphanTable{id: id, name: string(v)})
+		}
+		return true, nil
+	})
+	if err != nil {
+		f.view.Close()
+		return nil, err
+	}
+	sort.Slice(f.orphans, func(i, j int) bool { return f.orphans[i].name < f.orphans[j].name })
+	return f, nil
+}
+
+// scanTable calls f with the key (without its prefix), value and key
+// group of every entry of table id in key groups [start, end) of v.
+func scanTable(v *lsm.View, id uint32, start, end int, f func(kg int, key, value []byte) error) error {
+	for kg := start; kg < end; kg++ {
+		lo := lsm.AppendKey(nil, kg, id)
+		hi := lsm.AppendKey(nil, kg, id+1)
+		if id == ^uint32(0) {
+			hi = lsm.AppendKey(nil, kg+1, 0)
+		}
+		err := v.Scan(lo, hi, func(k, val []byte) (bool, error) {
+			return true, f(kg, k[len(lo):], val)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendCanonical appends table id's entries in v in the memory backend's
+// format: key group, key, value, each entry.
+func appendCanonical(dst []byte, v *lsm.View, id uint32, start, end int) ([]byte, error) {
+	err := scanTable(v, id, start, end, func(kg int, key, value []byte) error {
+		dst = binary.AppendUvarint(dst, uint64(kg))
+		dst = append(dst, key...)
+		dst = append(dst, value...)
+		return nil
+	})
+	return dst, err
+}
