@@ -15,6 +15,7 @@ package weirtest
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -46,6 +47,12 @@ type Options[T comparable] struct {
 	// each subtask waited on and every goroutine's stack (default
 	// DefaultStallBound; see Watchdog).
 	StallBound time.Duration
+	// StateBackend, when named, is the state backend of every run but
+	// the reference, which keeps state in memory: the outputs then also
+	// compare the backends. Empty takes the WEIR_TEST_STATE_BACKEND
+	// environment variable ("pebble" runs a test suite under the pebble
+	// backend), and without it the memory backend.
+	StateBackend weir.StateBackend
 	// Transactional makes the failure runs' sink commit with checkpoints
 	// even for at-least-once (exactly-once always uses it; at-least-once
 	// and at-most-once use a plain sink by default, to expose duplicates).
@@ -76,9 +83,9 @@ func Check[T comparable](t testing.TB, job Job[T], o Options[T]) Result {
 			got = NewPlainSink[T]()
 		}
 		var log jobLog
-		rep, err := runLogged(job, got, o, &log, weir.WithName(fmt.Sprintf("seed-%d", seed)), weir.WithGuarantee(o.Guarantee),
+		rep, err := runLogged(job, got, o, &log, append(o.backend(), weir.WithName(fmt.Sprintf("seed-%d", seed)), weir.WithGuarantee(o.Guarantee),
 			weir.WithCheckpoints(o.Checkpoints), weir.WithInjectedFailures(o.Failures, seed),
-			weir.WithRestartStrategy("fixed-delay", 100, time.Millisecond, 0, 0))
+			weir.WithRestartStrategy("fixed-delay", 100, time.Millisecond, 0, 0))...)
 		if err != nil {
 			t.Fatalf("seed %d: %v\n%s", seed, err, log.tail())
 		}
@@ -104,7 +111,18 @@ func (o Options[T]) withDefaults() Options[T] {
 	if o.Parallelism == 0 {
 		o.Parallelism = 2
 	}
+	if o.StateBackend.Name == "" {
+		o.StateBackend.Name = os.Getenv("WEIR_TEST_STATE_BACKEND")
+	}
 	return o
+}
+
+// backend returns the options that give a run o's state backend.
+func (o Options[T]) backend() []weir.Option {
+	if o.StateBackend.Name == "" {
+		return nil
+	}
+	return []weir.Option{weir.WithStateBackend(o.StateBackend)}
 }
 
 // reference runs job failure-free and returns its output.

@@ -43,8 +43,8 @@ func checkRestores[T comparable](t testing.TB, job Job[T], o Options[T], restore
 	for i, seed := range o.Seeds {
 		got := NewSink[T]()
 		dir := t.TempDir()
-		common := []weir.Option{weir.WithGuarantee(weir.ExactlyOnce),
-			weir.WithRestartStrategy("fixed-delay", 100, time.Millisecond, 0, 0)}
+		common := append(o.backend(), weir.WithGuarantee(weir.ExactlyOnce),
+			weir.WithRestartStrategy("fixed-delay", 100, time.Millisecond, 0, 0))
 		var log jobLog
 		ck := o.Checkpoints
 		ck.StateDir = filepath.Join(dir, "state")

@@ -44,6 +44,7 @@ type Store struct {
 
 	mu       sync.Mutex
 	uploaded map[string]File // by local file name: the shared file it is
+	views    sync.WaitGroup  // open views, which Close waits for
 }
 
 // Open returns an empty store for key groups [kgStart, kgEnd) of the
@@ -71,11 +72,13 @@ func (e *Env) openAt(dir, key string, kgStart, kgEnd int, uploaded map[string]Fi
 	return s, nil
 }
 
-// Close closes the store and removes its directory.
+// Close closes the store and removes its directory, once the views of it
+// still encoding a savepoint on other goroutines are closed.
 func (s *Store) Close() error {
 	if s.db == nil {
 		return nil
 	}
+	s.views.Wait()
 	s.env.unregister(s)
 	err := s.db.Close()
 	s.db = nil
@@ -176,10 +179,18 @@ func scan(r reader, lower, upper []byte, f func(key, value []byte) (bool, error)
 
 // View is a consistent read-only view of a store at one moment, for a
 // snapshot's encoding on another goroutine. Close it when done.
-type View struct{ snap *pebble.Snapshot }
+type View struct {
+	s    *Store
+	snap *pebble.Snapshot
+	once sync.Once
+}
 
-// View returns a view of the store as it is now.
-func (s *Store) View() *View { return &View{snap: s.db.NewSnapshot()} }
+// View returns a view of the store as it is now. The store does not
+// close before the view does.
+func (s *Store) View() *View {
+	s.views.Add(1)
+	return &View{s: s, snap: s.db.NewSnapshot()}
+}
 
 // Scan is Store.Scan over the view.
 func (v *View) Scan(lower, upper []byte, f func(key, value []byte) (bool, error)) error {
@@ -187,7 +198,12 @@ func (v *View) Scan(lower, upper []byte, f func(key, value []byte) (bool, error)
 }
 
 // Close releases the view.
-func (v *View) Close() { _ = v.snap.Close() }
+func (v *View) Close() {
+	v.once.Do(func() {
+		_ = v.snap.Close()
+		v.s.views.Done()
+	})
+}
 
 // KeyGroups returns the key groups [start, end) the store holds.
 func (s *Store) KeyGroups() (start, end int) { return s.kgStart, s.kgEnd }
