@@ -225,13 +225,14 @@ type oracleJob func(in weir.Stream[oev]) weir.Stream[string]
 // restoring what restore names unless it is empty. Sources emit
 // watermarks every millisecond, so timers fire and windows close while
 // records still arrive.
-func oraclePipeline(par int, dir, restore string, src *splitSource, job oracleJob, out *weirtest.Sink[string]) *weir.Pipeline {
+func oraclePipeline(par int, dir, restore string, src *splitSource, job oracleJob, out *weirtest.Sink[string], extra ...weir.Option) *weir.Pipeline {
 	opts := []weir.Option{weir.WithName("rescale-oracle"), weir.WithParallelism(par), weir.WithGuarantee(weir.ExactlyOnce),
 		weir.WithWatermarkInterval(time.Millisecond),
 		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 10 * time.Millisecond, StateDir: dir})}
 	if restore != "" {
 		opts = append(opts, weir.WithRestore(restore))
 	}
+	opts = append(opts, extra...)
 	p := weir.NewPipeline(opts...)
 	in := weir.FromSource(p, "events", src, weir.WithTimestamps(oevTime, 5*time.Millisecond))
 	weir.To(job(in), "out", out)
@@ -273,7 +274,7 @@ func stoppedAndRestored(t *testing.T, job oracleJob, cut int64, par int, from re
 	dir := t.TempDir()
 	out := weirtest.NewSink[string]()
 	first := newSplitSource(cut, 2)
-	p := oraclePipeline(2, filepath.Join(dir, "state"), "", first, job, out)
+	p := oraclePipeline(2, filepath.Join(dir, "state"), "", first, job, out, weirtest.StateBackendFromEnv()...)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	done := make(chan error, 1)
@@ -309,7 +310,7 @@ func stoppedAndRestored(t *testing.T, job oracleJob, cut int64, par int, from re
 	}
 
 	src := newSplitSource(oracleRecords, par)
-	q := oraclePipeline(par, stateDir, restore, src, job, out)
+	q := oraclePipeline(par, stateDir, restore, src, job, out, weirtest.StateBackendFromEnv()...)
 	run(t, q)
 	if q.Report().Restored == 0 {
 		t.Fatalf("the run at parallelism %d restored nothing", par)

@@ -294,3 +294,10 @@ func RolledBack[T comparable](ref []T, got []Written[T], rep *weir.Report) error
 	}
 	return nil
 }
+
+// StateBackendFromEnv returns the options that give a run the state
+// backend WEIR_TEST_STATE_BACKEND names, none when it names none: for
+// tests outside this package that run failure runs beside a reference.
+func StateBackendFromEnv() []weir.Option {
+	return Options[int]{}.withDefaults().backend()
+}

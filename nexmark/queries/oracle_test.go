@@ -8,6 +8,7 @@ import (
 
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/nexmark"
+	"github.com/weir-stream/weir/weirtest"
 )
 
 // runWithFailures runs query name exactly-once with failures injected by
@@ -17,10 +18,10 @@ func runWithFailures(t *testing.T, name string, cfg nexmark.Config, seed uint64)
 	t.Helper()
 	q, _ := Lookup(name)
 	dir := t.TempDir()
-	p := weir.NewPipeline(weir.WithParallelism(2), weir.WithName(name), weir.WithGuarantee(weir.ExactlyOnce),
+	p := weir.NewPipeline(append(weirtest.StateBackendFromEnv(), weir.WithParallelism(2), weir.WithName(name), weir.WithGuarantee(weir.ExactlyOnce),
 		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 20 * time.Millisecond, CheckConsistency: true}),
 		weir.WithInjectedFailures(2, seed), weir.WithFailureWindow(60*time.Millisecond),
-		weir.WithRestartStrategy("fixed-delay", 100, time.Millisecond, 0, 0))
+		weir.WithRestartStrategy("fixed-delay", 100, time.Millisecond, 0, 0))...)
 	in, err := Events(p, cfg)
 	if err != nil {
 		t.Fatal(err)
