@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/internal/state/lsm"
 )
 
 // Job is what the server needs of a job; *weir.Pipeline implements it.
@@ -73,15 +74,40 @@ func histogram(d *prometheus.Desc, h weir.Histogram, labels []string) (prometheu
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRecordsIn, descRecordsOut, descBytesOut, descWritten, descWatermark, descLag,
+	for _, d := range []*prometheus.Desc{descStateCache, descStateCacheMax, descStateMem, descStateDisk, descStateStores,descRecordsIn, descRecordsOut, descBytesOut, descWritten, descWatermark, descLag,
 		descQueue, descCkpts, descCkptDur, descCkptSize, descCkptAlign, descRestarts, descRecovery, descUp, descLatency, descEventLat, descIdle, descBackpress, descBusy,
 		descTaskRestart, descTakeover, descStandbyLag, descDuplicates, descRetained, descSbRetained, descLateDropped} {
 		ch <- d
 	}
 }
 
+// State backend metrics: the pebble backend's memory outside the Go heap
+// (its block cache and memtables; go_memstats_heap_alloc_bytes is the
+// heap) and its disk, over every store of the process.
+var (
+	descStateCache    = prometheus.NewDesc("weir_state_block_cache_bytes", "Bytes in the block cache the pebble state backend's stores share.", nil, nil)
+	descStateCacheMax = prometheus.NewDesc("weir_state_block_cache_capacity_bytes", "Capacity of the pebble state backend's block cache.", nil, nil)
+	descStateMem      = prometheus.NewDesc("weir_state_memtable_bytes", "Bytes of memtables of the pebble state backend's stores.", nil, nil)
+	descStateDisk     = prometheus.NewDesc("weir_state_disk_bytes", "Bytes of files of the pebble state backend's stores on local disk.", nil, nil)
+	descStateStores   = prometheus.NewDesc("weir_state_stores", "Open stores of the pebble state backend.", nil, nil)
+)
+
+func collectState(ch chan<- prometheus.Metric) {
+	env := lsm.CurrentEnv()
+	if env == nil {
+		return
+	}
+	m := env.Metrics()
+	ch <- prometheus.MustNewConstMetric(descStateCache, prometheus.GaugeValue, float64(m.BlockCache))
+	ch <- prometheus.MustNewConstMetric(descStateCacheMax, prometheus.GaugeValue, float64(m.BlockCacheMax))
+	ch <- prometheus.MustNewConstMetric(descStateMem, prometheus.GaugeValue, float64(m.MemTables))
+	ch <- prometheus.MustNewConstMetric(descStateDisk, prometheus.GaugeValue, float64(m.DiskBytes))
+	ch <- prometheus.MustNewConstMetric(descStateStores, prometheus.GaugeValue, float64(m.Stores))
+}
+
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	now := c.now()
+	collectState(ch)
 	for _, j := range c.jobs() {
 		name := j.Name()
 		running := 0.0

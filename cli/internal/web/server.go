@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/weir-stream/weir"
@@ -34,7 +35,7 @@ type Server struct {
 func NewServer(jobs ...Job) *Server {
 	s := &Server{jobs: jobs, mux: http.NewServeMux()}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(&collector{jobs: s.list, now: time.Now})
+	reg.MustRegister(&collector{jobs: s.list, now: time.Now}, collectors.NewGoCollector())
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	s.mux.HandleFunc("GET /api/v1/jobs", s.listJobs)
 	s.mux.HandleFunc("GET /api/v1/jobs/{job}", s.job)

@@ -29,6 +29,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -66,6 +67,10 @@ type Config struct {
 type Env struct {
 	cfg   Config
 	cache *pebble.Cache
+
+	uploaded, uploadedFiles     atomic.Int64 // bytes and files checkpoints uploaded
+	downloaded, downloadedFiles atomic.Int64 // bytes and files restores downloaded
+	linked, linkedFiles         atomic.Int64 // bytes and files restores took from local copies
 
 	mu     sync.Mutex
 	open   map[*Store]struct{}
@@ -108,6 +113,12 @@ type Metrics struct {
 	BlockCacheMax int64
 	MemTables     int64 // bytes of memtables, all stores
 	DiskBytes     int64 // bytes of table files, all stores
+	// Uploaded, Downloaded and Linked count the bytes (and files) that
+	// checkpoints uploaded, and that restores downloaded or took from
+	// local copies, since the Env was made.
+	Uploaded, UploadedFiles     int64
+	Downloaded, DownloadedFiles int64
+	Linked, LinkedFiles         int64
 }
 
 // Metrics returns the open stores' memory and disk.
@@ -118,7 +129,10 @@ func (e *Env) Metrics() Metrics {
 		stores = append(stores, s)
 	}
 	e.mu.Unlock()
-	m := Metrics{Stores: len(stores), BlockCache: e.cache.Size(), BlockCacheMax: e.cache.MaxSize()}
+	m := Metrics{Stores: len(stores), BlockCache: e.cache.Size(), BlockCacheMax: e.cache.MaxSize(),
+		Uploaded: e.uploaded.Load(), UploadedFiles: e.uploadedFiles.Load(),
+		Downloaded: e.downloaded.Load(), DownloadedFiles: e.downloadedFiles.Load(),
+		Linked: e.linked.Load(), LinkedFiles: e.linkedFiles.Load()}
 	for _, s := range stores {
 		if pm := s.metrics(); pm != nil {
 			m.MemTables += int64(pm.MemTable.Size)

@@ -44,9 +44,12 @@ func (e *Env) Restore(ctx context.Context, files Files, key string, kgStart, kgE
 		return nil, st, err
 	}
 	uploaded := map[string]File{}
+	var names []string
 	for _, f := range ms[base].Files {
 		uploaded[f.Local] = f
+		names = append(names, f.Name)
 	}
+	e.keep(key, names) // the local copies restored, until later checkpoints replace them
 	s, err := e.openAt(dir, key, kgStart, kgEnd, uploaded)
 	if err != nil {
 		return nil, st, err
@@ -127,6 +130,8 @@ func (e *Env) materialize(ctx context.Context, files Files, dir string, m *Manif
 			if err := os.Link(e.localPath(f.Name), dst); err == nil {
 				st.Local++
 				st.LocalBytes += f.Size
+				e.linked.Add(f.Size)
+				e.linkedFiles.Add(1)
 				continue
 			}
 		}
@@ -149,6 +154,8 @@ func (e *Env) materialize(ctx context.Context, files Files, dir string, m *Manif
 		}
 		st.Downloaded++
 		st.DownloadedBytes += f.Size
+		e.downloaded.Add(f.Size)
+		e.downloadedFiles.Add(1)
 	}
 	for name, data := range m.Private {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
