@@ -1,0 +1,122 @@
+package weir_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/connector"
+	"github.com/weir-stream/weir/connectors/collection"
+	"github.com/weir-stream/weir/internal/blob"
+	"github.com/weir-stream/weir/internal/state/lsm"
+	"github.com/weir-stream/weir/internal/store"
+	"github.com/weir-stream/weir/weirtest"
+)
+
+// runningCount counts each key's records in value state and emits the
+// running count.
+type runningCount struct{ n *weir.ValueState[int64, int64] }
+
+func (r *runningCount) Open(sc *weir.StateContext[int64]) error {
+	r.n = weir.NewValueState[int64](sc, "n")
+	return nil
+}
+
+func (r *runningCount) ProcessElement(ctx *weir.KeyedContext[int64, int64], v int64) error {
+	n, _ := r.n.Value()
+	n++
+	r.n.Update(n)
+	ctx.Emit(v*1_000_000 + n)
+	return nil
+}
+
+func runningCountJob(records, keys int64) weirtest.Job[int64] {
+	return func(p *weir.Pipeline, sink connector.Sink[int64]) {
+		in := make([]int64, records)
+		for i := range in {
+			in[i] = int64(i) % keys
+		}
+		s := weir.FromSource(p, "keys", collection.Of(in...), weir.SourceUID[int64]("keys"))
+		counted := weir.Process(weir.KeyBy(s, func(v int64) int64 { return v }), func() weir.KeyedProcessFunction[int64, int64, int64] {
+			return &runningCount{}
+		}, weir.UID("count"))
+		weir.To(counted, "out", sink)
+	}
+}
+
+// The pebble backend under injected failures gives the memory backend's
+// failure-free output; its restarts in this process take the store's
+// files from local copies, and retention leaves every file a retained
+// checkpoint names and deletes older ones.
+func TestPebbleBackendRecoversExactlyOnceFromLocalFiles(t *testing.T) {
+	dir := t.TempDir()
+	before := lsmMetrics()
+	res := weirtest.Check(t, runningCountJob(1_000_000, 5000), weirtest.Options[int64]{
+		Guarantee: weir.ExactlyOnce, Seeds: []uint64{1, 2}, Failures: 3,
+		// Failures after checkpoints completed, so that restarts restore.
+		Options:      []weir.Option{weir.WithFailureWindow(300 * time.Millisecond)},
+		Checkpoints:  weir.CheckpointConfig{Interval: 20 * time.Millisecond, StateDir: filepath.Join(dir, "state"), Retained: 2},
+		StateBackend: weir.StateBackend{Name: "pebble", BlockCache: 8 << 20, MemTables: 8 << 20},
+	})
+	if res.Recoveries == 0 || res.Completed == 0 {
+		t.Fatalf("%+v: no recovery from a completed checkpoint, the test proved nothing", res)
+	}
+	after := lsmMetrics()
+	if after.LinkedFiles == before.LinkedFiles {
+		t.Fatalf("%d recoveries took no file from local copies: %+v", res.Recoveries, after)
+	}
+	uploaded := after.UploadedFiles - before.UploadedFiles
+	ctx := context.Background()
+	blobs, err := blob.Open(ctx, filepath.Join(dir, "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := store.New(blobs)
+	for _, job := range []string{"seed-1", "seed-2"} {
+		ids, err := st.Committed(ctx, job)
+		if err != nil || len(ids) == 0 {
+			t.Fatalf("job %s: checkpoints %v, %v", job, ids, err)
+		}
+		named := map[string]bool{}
+		for _, id := range ids {
+			m, err := st.Load(ctx, job, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.StateBackend != "pebble" {
+				t.Fatalf("checkpoint %d records state backend %q", id, m.StateBackend)
+			}
+			for _, h := range m.Handles() {
+				for _, n := range h.Shared {
+					named[n] = true
+				}
+			}
+		}
+		keys, err := blobs.List(ctx, "jobs/"+job+"/shared/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		present := map[string]bool{}
+		for _, k := range keys {
+			present[strings.TrimPrefix(k, "jobs/"+job+"/shared/")] = true
+		}
+		for n := range named {
+			if !present[n] {
+				t.Fatalf("job %s: retained checkpoints name shared file %s, which is gone", job, n)
+			}
+		}
+		if int64(len(present)) >= uploaded {
+			t.Fatalf("job %s: %d shared files remain of %d uploaded: retention deleted none", job, len(present), uploaded)
+		}
+	}
+}
+
+func lsmMetrics() lsm.Metrics {
+	if env := lsm.CurrentEnv(); env != nil {
+		return env.Metrics()
+	}
+	return lsm.Metrics{}
+}
