@@ -151,10 +151,11 @@ type tallyFn[T any] struct {
 	state *weir.ValueState[T, int64]
 	step  func(T, reading) T
 	show  func(T) string
+	opts  []weir.StateOption
 }
 
 func (f *tallyFn[T]) Open(sc *weir.StateContext[int64]) error {
-	f.state = weir.NewValueState[T](sc, "tally")
+	f.state = weir.NewValueState[T](sc, "tally", f.opts...)
 	return nil
 }
 
