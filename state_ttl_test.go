@@ -208,3 +208,11 @@ func TestARestoreCannotAddATimeToLive(t *testing.T) {
 		t.Errorf("the refused job output %d records", len(tallies.recs))
 	}
 }
+
+// State with a time-to-live restores, its values evolving as any state's:
+// the model's tallies, which no expiry changes within the hour.
+func TestStateWithATimeToLiveRestoresAndEvolves(t *testing.T) {
+	dir := t.TempDir()
+	runVersionA(t, dir, weir.StateTTL(time.Hour))
+	checkVersionB(t, dir, weir.StateTTL(2*time.Hour))
+}
