@@ -13,6 +13,7 @@ import (
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/connector"
+	"github.com/weir-stream/weir/internal/state/lsm"
 )
 
 // ttlOp is the input of the time-to-live tests: at processing time At
@@ -99,13 +100,22 @@ func (f *expiring) ProcessElement(ctx *weir.KeyedContext[string, string], op ttl
 	return nil
 }
 
-// runExpiring runs ops through expiring with opts on a fake clock.
-func runExpiring(t *testing.T, ops []ttlOp, opts ...weir.StateOption) []string {
+// runExpiring runs ops through expiring with opts on a fake clock, its
+// state in backend.
+func runExpiring(t *testing.T, backend string, ops []ttlOp, opts ...weir.StateOption) []string {
 	t.Helper()
 	out := &sink[string]{}
+	if backend == "pebble" {
+		// The process's stores share an environment: made outside the
+		// bubble, closed once the job closed its stores.
+		if _, err := lsm.ProcessEnv(lsm.Config{Dir: t.TempDir()}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(lsm.CloseProcessEnv)
+	}
 	synctest.Test(t, func(t *testing.T) {
 		// The source waits minutes of fake time between ops: no stall.
-		p := weir.NewPipeline(weir.WithStallTimeout(0, nil))
+		p := weir.NewPipeline(weir.WithStallTimeout(0, nil), weir.WithStateBackend(weir.StateBackend{Name: backend}))
 		src := weir.FromSource(p, "ops", connector.Source[ttlOp](pacedSource{ops}))
 		keyed := weir.KeyBy(src, func(o ttlOp) string { return o.Key })
 		weir.To(weir.Process(keyed, func() weir.KeyedProcessFunction[string, ttlOp, string] {
@@ -138,11 +148,13 @@ func TestStateTTLExpiresValuesOnTheOperatorsClock(t *testing.T) {
 		{"on read and write", []weir.StateOption{weir.StateTTL(10*time.Minute, weir.TTLOnReadAndWrite)},
 			[]string{"5m0s a: 1", "11m0s a: 1", "11m0s b: none", "22m0s a: none"}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := runExpiring(t, ops, tc.opts...); !slices.Equal(got, tc.want) {
-				t.Fatalf("got %q, want %q", got, tc.want)
-			}
-		})
+		for _, backend := range []string{"memory", "pebble"} {
+			t.Run(tc.name+"/"+backend, func(t *testing.T) {
+				if got := runExpiring(t, backend, ops, tc.opts...); !slices.Equal(got, tc.want) {
+					t.Fatalf("got %q, want %q", got, tc.want)
+				}
+			})
+		}
 	}
 }
 

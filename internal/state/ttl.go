@@ -18,7 +18,10 @@ import (
 // wrappers (TTLValues, TTLLists, TTLMaps) drop what expired when it is
 // read, and sweep the table shard by shard as it is used (see TTL), so
 // that entries never accessed again are dropped too; no storage needs a
-// compaction filter of its own for them.
+// compaction filter of its own for them. In an LSM backend a sweep is a
+// scan of one key group in the store (Table.All, which first writes the
+// cached changes through), and its deletes reach the store as any
+// others; the store's compaction then reclaims their space.
 //
 // Entries expired but not swept yet are still written to checkpoints
 // and are dropped after a restore when read or swept. The stamps are
@@ -87,7 +90,20 @@ func (b *Backend) CheckTTL(name string, ttl bool) error {
 	if _, ok := b.parts[other]; ok {
 		return fmt.Errorf("state %q is already registered %s a time-to-live", name, was)
 	}
+	restored := false
 	if _, ok := b.restored[other]; ok {
+		restored = true
+	} else if b.lsm != nil {
+		// A checkpoint of an LSM store restores its tables in the store.
+		if err := b.Open(); err != nil {
+			return err
+		}
+		var err error
+		if restored, err = b.lsm.recorded(other); err != nil {
+			return fmt.Errorf("state %q: reading the store: %w", name, err)
+		}
+	}
+	if restored {
 		is := "with"
 		if !ttl {
 			is = "without"
