@@ -76,8 +76,9 @@ func (f ProcessFunc[K, In, Out]) ProcessElement(ctx *KeyedContext[K, Out], in In
 // StateContext creates state handles for a keyed function. It is valid only
 // during Open.
 type StateContext[K comparable] struct {
-	core *keyed.Core[K]
-	err  error
+	core          *keyed.Core[K]
+	deterministic bool // the function is a DeterministicFunction that says so
+	err           error
 }
 
 func (sc *StateContext[K]) setErr(err error) {
@@ -159,7 +160,8 @@ func processHooks[K comparable, In, Out any]() process.Hooks[K, In, Out, *KeyedC
 			if !ok {
 				return nil
 			}
-			sc := &StateContext[K]{core: core}
+			d, ok := fn.(DeterministicFunction)
+			sc := &StateContext[K]{core: core, deterministic: ok && d.Deterministic()}
 			if err := o.Open(sc); err != nil {
 				return err
 			}

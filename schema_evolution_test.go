@@ -151,10 +151,11 @@ type tallyFn[T any] struct {
 	state *weir.ValueState[T, int64]
 	step  func(T, reading) T
 	show  func(T) string
+	opts  []weir.StateOption
 }
 
 func (f *tallyFn[T]) Open(sc *weir.StateContext[int64]) error {
-	f.state = weir.NewValueState[T](sc, "tally")
+	f.state = weir.NewValueState[T](sc, "tally", f.opts...)
 	return nil
 }
 
@@ -224,13 +225,14 @@ func evolvingJob[T, Acc any](dir string, src *cutSource, fn func() *tallyFn[T], 
 	return p
 }
 
-// runVersionA runs version A until a checkpoint holds its first
-// evolveFirst records and stops it there, leaving the checkpoint in dir.
-func runVersionA(t *testing.T, dir string) {
+// runVersionA runs version A, its tallies' state created with opts,
+// until a checkpoint holds its first evolveFirst records and stops it
+// there, leaving the checkpoint in dir.
+func runVersionA(t *testing.T, dir string, opts ...weir.StateOption) {
 	t.Helper()
 	src := newCutSource(evolveFirst, 2)
 	p := evolvingJob(dir, src, func() *tallyFn[tallyV1] {
-		return &tallyFn[tallyV1]{step: stepV1, show: func(t tallyV1) string { return t.Last }}
+		return &tallyFn[tallyV1]{step: stepV1, show: func(t tallyV1) string { return t.Last }, opts: opts}
 	}, weir.Aggregator[reading, accV1, string](aggV1{}), false, &sink[string]{}, &sink[weir.Windowed[int64, string]]{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -315,9 +317,17 @@ func TestARestoreIntoChangedStateTypesMigratesTheState(t *testing.T) {
 	}
 
 	// Version B restores the same checkpoint, converting its state.
+	checkVersionB(t, dir)
+}
+
+// checkVersionB runs version B, its tallies' state created with opts,
+// restoring version A's checkpoint in dir, and compares its output with
+// the model's.
+func checkVersionB(t *testing.T, dir string, opts ...weir.StateOption) {
+	t.Helper()
 	src := newCutSource(evolveRecords, 2)
 	tallies, windows := &sink[string]{}, &sink[weir.Windowed[int64, string]]{}
-	p = evolvingJob(dir, src, func() *tallyFn[tallyV2] { return &tallyFn[tallyV2]{step: stepV2, show: showV2} },
+	p := evolvingJob(dir, src, func() *tallyFn[tallyV2] { return &tallyFn[tallyV2]{step: stepV2, show: showV2, opts: opts} },
 		weir.Aggregator[reading, accV2, string](aggV2{}), true, tallies, windows)
 	run(t, p)
 	if src.from[0]+src.from[1] <= 1 {

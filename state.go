@@ -1,18 +1,6 @@
 package weir
 
-import (
-	"maps"
-
-	"github.com/weir-stream/weir/internal/operator/keyed"
-	"github.com/weir-stream/weir/internal/state"
-)
-
-// registerKeyed registers a keyed table of the current operator. inPlace
-// says the user's function may change what it reads from the table in
-// place (state.Mutable of the type it sees).
-func registerKeyed[V any, K comparable](sc *StateContext[K], name string, clone func(V) V, inPlace bool) (*state.Table[K, V], error) {
-	return keyed.Register(sc.core, name, clone, inPlace)
-}
+import "github.com/weir-stream/weir/internal/operator/keyed"
 
 // The state handles below hold one value (or list, or map) per key of a
 // keyed operator. They are created in StateOpener.Open and used from the
@@ -35,17 +23,15 @@ func registerKeyed[V any, K comparable](sc *StateContext[K], name string, clone 
 
 // ValueState holds one value per key.
 type ValueState[V any, K comparable] struct {
-	t    *state.Table[K, V]
+	t    valueTable[K, V]
 	core *keyed.Core[K]
 }
 
 // NewValueState creates (or, on a repeated name, returns) the value state
 // name. The type arguments are the value type and then the key type, which
-// Go infers from sc: NewValueState[int64](sc, "count").
-func NewValueState[V any, K comparable](sc *StateContext[K], name string) *ValueState[V, K] {
-	t, err := registerKeyed[V](sc, name, nil, state.Mutable[V]())
-	sc.setErr(err)
-	return &ValueState[V, K]{t: t, core: sc.core}
+// Go infers from sc: NewValueState[int64](sc, "count"). Options: StateTTL.
+func NewValueState[V any, K comparable](sc *StateContext[K], name string, opts ...StateOption) *ValueState[V, K] {
+	return &ValueState[V, K]{t: newValueTable[V](sc, name, opts), core: sc.core}
 }
 
 // Value returns the current key's value and whether it is set.
@@ -59,30 +45,23 @@ func (s *ValueState[V, K]) Clear() { s.t.Delete(s.core.Shard, s.core.Key) }
 
 // ListState holds a list of values per key.
 type ListState[V any, K comparable] struct {
-	t    *state.Table[K, []V]
+	t    listTable[K, V]
 	core *keyed.Core[K]
 }
 
-// NewListState creates the list state name.
-func NewListState[V any, K comparable](sc *StateContext[K], name string) *ListState[V, K] {
-	t, err := registerKeyed[[]V](sc, name, nil, state.Mutable[V]())
-	sc.setErr(err)
-	return &ListState[V, K]{t: t, core: sc.core}
+// NewListState creates the list state name. Options: StateTTL, under
+// which each element expires on its own.
+func NewListState[V any, K comparable](sc *StateContext[K], name string, opts ...StateOption) *ListState[V, K] {
+	return &ListState[V, K]{t: newListTable[V](sc, name, opts), core: sc.core}
 }
 
 // Get returns the current key's list; the caller must not change the list
 // (append to it, set or reorder its elements), but may change what its
 // elements hold in place.
-func (s *ListState[V, K]) Get() []V {
-	l, _ := s.t.Get(s.core.Shard, s.core.Key)
-	return l
-}
+func (s *ListState[V, K]) Get() []V { return s.t.Get(s.core.Shard, s.core.Key) }
 
 // Add appends v to the current key's list.
-func (s *ListState[V, K]) Add(v V) {
-	l, _ := s.t.Get(s.core.Shard, s.core.Key)
-	s.t.Put(s.core.Shard, s.core.Key, append(l, v))
-}
+func (s *ListState[V, K]) Add(v V) { s.t.Add(s.core.Shard, s.core.Key, v) }
 
 // Update replaces the current key's list.
 func (s *ListState[V, K]) Update(l []V) {
@@ -90,7 +69,7 @@ func (s *ListState[V, K]) Update(l []V) {
 		s.t.Delete(s.core.Shard, s.core.Key)
 		return
 	}
-	s.t.Put(s.core.Shard, s.core.Key, append([]V(nil), l...))
+	s.t.Update(s.core.Shard, s.core.Key, l)
 }
 
 // Clear empties the current key's list.
@@ -98,78 +77,46 @@ func (s *ListState[V, K]) Clear() { s.t.Delete(s.core.Shard, s.core.Key) }
 
 // MapState holds a map per key.
 type MapState[UK comparable, UV any, K comparable] struct {
-	t    *state.Table[K, map[UK]UV]
+	t    mapTable[K, UK, UV]
 	core *keyed.Core[K]
 }
 
-// NewMapState creates the map state name.
-func NewMapState[UK comparable, UV any, K comparable](sc *StateContext[K], name string) *MapState[UK, UV, K] {
-	t, err := registerKeyed[map[UK]UV](sc, name, maps.Clone, state.Mutable[UK]() || state.Mutable[UV]())
-	sc.setErr(err)
-	return &MapState[UK, UV, K]{t: t, core: sc.core}
+// NewMapState creates the map state name. Options: StateTTL, under which
+// each entry (user key) expires on its own.
+func NewMapState[UK comparable, UV any, K comparable](sc *StateContext[K], name string, opts ...StateOption) *MapState[UK, UV, K] {
+	return &MapState[UK, UV, K]{t: newMapTable[UK, UV](sc, name, opts), core: sc.core}
 }
 
 // Get returns the entry uk of the current key's map.
-func (s *MapState[UK, UV, K]) Get(uk UK) (UV, bool) {
-	m, _ := s.t.Get(s.core.Shard, s.core.Key)
-	v, ok := m[uk]
-	return v, ok
-}
+func (s *MapState[UK, UV, K]) Get(uk UK) (UV, bool) { return s.t.Get(s.core.Shard, s.core.Key, uk) }
 
 // Put sets the entry uk of the current key's map.
-func (s *MapState[UK, UV, K]) Put(uk UK, uv UV) {
-	m, ok := s.t.GetMutable(s.core.Shard, s.core.Key)
-	if !ok {
-		m = map[UK]UV{}
-		s.t.PutNew(s.core.Shard, s.core.Key, m)
-	}
-	m[uk] = uv
-}
+func (s *MapState[UK, UV, K]) Put(uk UK, uv UV) { s.t.Put(s.core.Shard, s.core.Key, uk, uv) }
 
 // Delete removes the entry uk of the current key's map.
-func (s *MapState[UK, UV, K]) Delete(uk UK) {
-	m, ok := s.t.GetMutable(s.core.Shard, s.core.Key)
-	if !ok {
-		return
-	}
-	delete(m, uk)
-	if len(m) == 0 {
-		s.t.Delete(s.core.Shard, s.core.Key)
-	}
-}
+func (s *MapState[UK, UV, K]) Delete(uk UK) { s.t.Remove(s.core.Shard, s.core.Key, uk) }
 
 // All calls f for every entry of the current key's map until f returns
 // false. f must not modify the map.
-func (s *MapState[UK, UV, K]) All(f func(UK, UV) bool) {
-	m, _ := s.t.Get(s.core.Shard, s.core.Key)
-	for k, v := range m {
-		if !f(k, v) {
-			return
-		}
-	}
-}
+func (s *MapState[UK, UV, K]) All(f func(UK, UV) bool) { s.t.All(s.core.Shard, s.core.Key, f) }
 
-// Len returns the number of entries in the current key's map.
-func (s *MapState[UK, UV, K]) Len() int {
-	m, _ := s.t.Get(s.core.Shard, s.core.Key)
-	return len(m)
-}
+// Len returns the number of entries in the current key's map. Under
+// StateTTL it visits them all.
+func (s *MapState[UK, UV, K]) Len() int { return s.t.Len(s.core.Shard, s.core.Key) }
 
 // Clear empties the current key's map.
 func (s *MapState[UK, UV, K]) Clear() { s.t.Delete(s.core.Shard, s.core.Key) }
 
 // ReducingState folds the values added for a key with a reduce function.
 type ReducingState[V any, K comparable] struct {
-	t      *state.Table[K, V]
+	t      valueTable[K, V]
 	core   *keyed.Core[K]
 	reduce func(V, V) V
 }
 
-// NewReducingState creates the reducing state name.
-func NewReducingState[V any, K comparable](sc *StateContext[K], name string, reduce func(acc, v V) V) *ReducingState[V, K] {
-	t, err := registerKeyed[V](sc, name, nil, state.Mutable[V]())
-	sc.setErr(err)
-	return &ReducingState[V, K]{t: t, core: sc.core, reduce: reduce}
+// NewReducingState creates the reducing state name. Options: StateTTL.
+func NewReducingState[V any, K comparable](sc *StateContext[K], name string, reduce func(acc, v V) V, opts ...StateOption) *ReducingState[V, K] {
+	return &ReducingState[V, K]{t: newValueTable[V](sc, name, opts), core: sc.core, reduce: reduce}
 }
 
 // Add folds v into the current key's value and returns the result.
@@ -198,16 +145,15 @@ type Aggregator[In, Acc, Out any] interface {
 
 // AggregatingState folds the inputs added for a key with an Aggregator.
 type AggregatingState[In, Acc, Out any, K comparable] struct {
-	t    *state.Table[K, Acc]
+	t    valueTable[K, Acc]
 	core *keyed.Core[K]
 	agg  Aggregator[In, Acc, Out]
 }
 
-// NewAggregatingState creates the aggregating state name.
-func NewAggregatingState[In, Acc, Out any, K comparable](sc *StateContext[K], name string, agg Aggregator[In, Acc, Out]) *AggregatingState[In, Acc, Out, K] {
-	t, err := registerKeyed[Acc](sc, name, nil, state.Mutable[Acc]())
-	sc.setErr(err)
-	return &AggregatingState[In, Acc, Out, K]{t: t, core: sc.core, agg: agg}
+// NewAggregatingState creates the aggregating state name. Options:
+// StateTTL.
+func NewAggregatingState[In, Acc, Out any, K comparable](sc *StateContext[K], name string, agg Aggregator[In, Acc, Out], opts ...StateOption) *AggregatingState[In, Acc, Out, K] {
+	return &AggregatingState[In, Acc, Out, K]{t: newValueTable[Acc](sc, name, opts), core: sc.core, agg: agg}
 }
 
 // Add folds in into the current key's accumulator.

@@ -24,10 +24,14 @@ as JSON lines with the SQL output column names. See docs/nexmark.md.`,
 			var f queries.Flags
 			var query string
 			var rate float64
+			var o queries.Options
 			fs.StringVarP(&query, "query", "q", "q0", "the query: "+strings.Join(queries.Names(), ", "))
 			f.Define(fs)
 			fs.Float64Var(&rate, "rate", 0, "throttle generation to this many events per second of wall-clock time (0: as fast as possible)")
-			cli.MayChangeOnRestore(fs, "rate")
+			fs.DurationVar(&o.StateTTL, "state-ttl", 0, "give the state of q20's unbounded join this time-to-live of processing time (0: keep it for ever); a restore may change it, not add or remove it")
+			// A restore that adds or removes the time-to-live is refused by
+			// the state itself, naming it.
+			cli.MayChangeOnRestore(fs, "rate", "state-ttl")
 			return func(p *weir.Pipeline, cfg cli.JobConfig) error {
 				q, ok := queries.Lookup(query)
 				if !ok {
@@ -39,6 +43,9 @@ as JSON lines with the SQL output column names. See docs/nexmark.md.`,
 				}
 				if rate < 0 {
 					return fmt.Errorf("nexmark: --rate must not be negative, got %v", rate)
+				}
+				if o.StateTTL < 0 {
+					return fmt.Errorf("nexmark: --state-ttl must not be negative, got %v", o.StateTTL)
 				}
 				src, err := nexmark.Source(c)
 				if err != nil {
@@ -52,8 +59,7 @@ as JSON lines with the SQL output column names. See docs/nexmark.md.`,
 				if cfg.Output != "-" && cfg.Output != "" {
 					out.Dir = cfg.Output
 				}
-				q.Build(in, out)
-				return nil
+				return q.BuildWith(in, out, o)
 			}
 		},
 	})

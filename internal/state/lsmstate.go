@@ -153,14 +153,32 @@ func (b *Backend) writeThrough() error {
 // tableID returns the id of the table name in the store, failing when
 // another registered table has the same.
 func (l *lsmBackend) tableID(name string) (uint32, error) {
-	h := fnv.New32a()
-	h.Write([]byte(name))
-	id := h.Sum32()
+	id := idOf(name)
 	if other, ok := l.ids[id]; ok && other != name {
 		return 0, fmt.Errorf("state %q: its id in the store is that of %q; rename one", name, other)
 	}
 	l.ids[id] = name
 	return id, nil
+}
+
+// idOf returns the id in the store of the table name, unless another
+// table has it (tableID).
+func idOf(name string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return h.Sum32()
+}
+
+// recorded reports whether the store holds the table name: whether a
+// table of that name was registered in it, or in the store of a
+// restored checkpoint.
+func (l *lsmBackend) recorded(name string) (bool, error) {
+	var got string
+	found, err := l.store.Get(lsm.AppendKey(nil, lsm.MetaGroup, idOf(name)), func(v []byte) error {
+		got = string(v)
+		return nil
+	})
+	return found && got == name, err
 }
 
 // recordName writes the table's name under its id, so that a savepoint

@@ -1,6 +1,8 @@
 package queries
 
 import (
+	"time"
+
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/nexmark"
 )
@@ -51,15 +53,23 @@ func q20Join(b nexmark.Bid, a nexmark.Auction) Q20Row {
 // q20Fn joins per auction id. auction holds the auction once it has come:
 // the whole auction for category 10, only its category otherwise, so that
 // later bids on it are dropped at once. pending holds the bids that came
-// before their auction.
+// before their auction. With a state time-to-live (Options.StateTTL) an
+// auction is forgotten that long after it came, and a bid that long
+// after it was put in pending: later bids on the auction, and a bid
+// whose auction comes later, write no row.
 type q20Fn struct {
+	ttl     time.Duration
 	auction *weir.ValueState[nexmark.Auction, int64]
 	pending *weir.ListState[nexmark.Bid, int64]
 }
 
 func (f *q20Fn) Open(sc *weir.StateContext[int64]) error {
-	f.auction = weir.NewValueState[nexmark.Auction](sc, "auction")
-	f.pending = weir.NewListState[nexmark.Bid](sc, "pending")
+	var opts []weir.StateOption
+	if f.ttl > 0 {
+		opts = append(opts, weir.StateTTL(f.ttl))
+	}
+	f.auction = weir.NewValueState[nexmark.Auction](sc, "auction", opts...)
+	f.pending = weir.NewListState[nexmark.Bid](sc, "pending", opts...)
 	return nil
 }
 
@@ -106,31 +116,33 @@ func (f *q20Fn) auctionCame(ctx *weir.KeyedContext[int64, Q20Row], a nexmark.Auc
 
 func init() {
 	Register(Query{Name: "q20", Description: "bids joined with their auction, for auctions of category 10 (unbounded join)",
-		Build: func(in weir.Stream[nexmark.Event], out Output) {
-			// One projection of both sides, chained to the source, and
-			// one exchange: two FlatMaps on the source would each be fed
-			// the whole encoded event (the planner chains only linear
-			// paths).
-			inputs := weir.FlatMap(in, func(e nexmark.Event, emit func(q20Input)) {
-				switch e.Kind {
-				case nexmark.AuctionEvent:
-					a := e.Auction
-					if a.Category != q20Category {
-						a = nexmark.Auction{ID: a.ID, Category: a.Category}
-					}
-					emit(q20Input{IsAuction: true, Auction: a})
-				case nexmark.BidEvent:
-					emit(q20Input{Bid: e.Bid})
-				}
-			}, weir.Name("q20-auctions-bids"))
-			keyed := weir.KeyBy(inputs, func(i q20Input) int64 {
-				if i.IsAuction {
-					return i.Auction.ID
-				}
-				return i.Bid.Auction
-			})
-			Emit(weir.Process(keyed, func() weir.KeyedProcessFunction[int64, q20Input, Q20Row] {
-				return &q20Fn{}
-			}, weir.Name("q20")), out)
-		}})
+		Build: func(in weir.Stream[nexmark.Event], out Output) { q20(in, out, Options{}) },
+		Tuned: q20})
+}
+
+func q20(in weir.Stream[nexmark.Event], out Output, o Options) {
+	// One projection of both sides, chained to the source, and one
+	// exchange: two FlatMaps on the source would each be fed the whole
+	// encoded event (the planner chains only linear paths).
+	inputs := weir.FlatMap(in, func(e nexmark.Event, emit func(q20Input)) {
+		switch e.Kind {
+		case nexmark.AuctionEvent:
+			a := e.Auction
+			if a.Category != q20Category {
+				a = nexmark.Auction{ID: a.ID, Category: a.Category}
+			}
+			emit(q20Input{IsAuction: true, Auction: a})
+		case nexmark.BidEvent:
+			emit(q20Input{Bid: e.Bid})
+		}
+	}, weir.Name("q20-auctions-bids"))
+	keyed := weir.KeyBy(inputs, func(i q20Input) int64 {
+		if i.IsAuction {
+			return i.Auction.ID
+		}
+		return i.Bid.Auction
+	})
+	Emit(weir.Process(keyed, func() weir.KeyedProcessFunction[int64, q20Input, Q20Row] {
+		return &q20Fn{ttl: o.StateTTL}
+	}, weir.Name("q20")), out)
 }

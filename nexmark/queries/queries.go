@@ -11,6 +11,7 @@ package queries
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"sort"
 	"time"
@@ -31,6 +32,33 @@ type Query struct {
 	// Build adds the query to the pipeline of in, writing its rows to out
 	// with Emit.
 	Build func(in weir.Stream[nexmark.Event], out Output)
+	// Tuned, set for a query that takes Options, builds it as Build does
+	// under them; Build is then Tuned with the zero Options.
+	Tuned func(in weir.Stream[nexmark.Event], out Output, o Options)
+}
+
+// Options change how a query runs beyond its SQL. The zero Options is
+// the query as the SQL defines it.
+type Options struct {
+	// StateTTL, when positive, gives the state of an unbounded join a
+	// time-to-live of processing time (weir.StateTTL, updated on create
+	// and write): what it keeps longer is dropped, and rows that needed
+	// it are not written. Of the queries, q20 takes it.
+	StateTTL time.Duration
+}
+
+// BuildWith adds the query to the pipeline of in as Build does, under o.
+// It fails when o is not the zero Options and the query takes none.
+func (q Query) BuildWith(in weir.Stream[nexmark.Event], out Output, o Options) error {
+	switch {
+	case q.Tuned != nil:
+		q.Tuned(in, out, o)
+	case o != Options{}:
+		return fmt.Errorf("nexmark: query %s takes no options such as a state time-to-live", q.Name)
+	default:
+		q.Build(in, out)
+	}
+	return nil
 }
 
 var registry = map[string]Query{}

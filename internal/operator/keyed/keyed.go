@@ -152,7 +152,35 @@ func (c *Core[K]) Restore(data []byte) error { return c.Backend.Restore(data) }
 // codec.For[V] and copied on first access after a snapshot by clone (nil:
 // the operator does not mutate values in place). inPlace says users'
 // functions may change values in place (see state.TableOptions.InPlace).
+// It fails when the state name has a time-to-live (state.Backend.CheckTTL).
 func Register[V any, K comparable](c *Core[K], name string, clone func(V) V, inPlace bool) (*state.Table[K, V], error) {
+	if err := c.Backend.CheckTTL(name, false); err != nil {
+		return nil, err
+	}
+	return register[V](c, name, clone, inPlace)
+}
+
+// RegisterTTL registers the table of the keyed state name with a
+// time-to-live, whose entries E hold the state's values with their
+// stamps (state.Stamped, state.StampedList, or maps of state.Stamped), as
+// Register does, under state.TTLName(name). It fails when the state name
+// has no time-to-live (state.Backend.CheckTTL). The caller wraps the
+// table in the state package's TTLValues, TTLLists or TTLMaps, with the
+// time-to-live on c's clock (TTL).
+func RegisterTTL[E any, K comparable](c *Core[K], name string, clone func(E) E, inPlace bool) (*state.Table[K, E], error) {
+	if err := c.Backend.CheckTTL(name, true); err != nil {
+		return nil, err
+	}
+	return register[E](c, state.TTLName(name), clone, inPlace)
+}
+
+// TTL returns the time-to-live of millis milliseconds of processing time
+// on c's clock (Now); onRead says reads restart it too.
+func (c *Core[K]) TTL(millis int64, onRead bool) state.TTL {
+	return state.TTL{Millis: millis, OnRead: onRead, Now: func() int64 { return c.Now() }}
+}
+
+func register[V any, K comparable](c *Core[K], name string, clone func(V) V, inPlace bool) (*state.Table[K, V], error) {
 	vc, err := codec.For[V]()
 	if err != nil {
 		return nil, fmt.Errorf("state %q: values of type %v cannot be checkpointed: %w", name, reflect.TypeFor[V](), err)
