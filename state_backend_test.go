@@ -18,7 +18,9 @@ import (
 
 // runningCount counts each key's records in value state and emits the
 // running count.
-type runningCount struct{ n *weir.ValueState[int64, int64] }
+type runningCount struct {
+	n *weir.ValueState[int64, int64]
+}
 
 func (r *runningCount) Open(sc *weir.StateContext[int64]) error {
 	r.n = weir.NewValueState[int64](sc, "n")

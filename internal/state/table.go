@@ -28,8 +28,8 @@ type Table[K comparable, V any] struct {
 	keyGroup func(K) int // nil: no check of restored keys
 	sharded  bool        // one shard per key group owned (else one shard, key group 0)
 	clone    func(V) V
-	inPlace  bool   // encoded at freeze: values may change in place (TableOptions.InPlace)
-	schemas  []byte // the encoded partSchema of key and value, recorded with snapshots
+	inPlace  bool            // encoded at freeze: values may change in place (TableOptions.InPlace)
+	schemas  []byte          // the encoded partSchema of key and value, recorded with snapshots
 	l        *tableLSM[K, V] // set when the table lives in an LSM store (lsmtable.go)
 }
 

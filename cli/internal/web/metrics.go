@@ -74,7 +74,7 @@ func histogram(d *prometheus.Desc, h weir.Histogram, labels []string) (prometheu
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descStateCache, descStateCacheMax, descStateMem, descStateDisk, descStateStores,descRecordsIn, descRecordsOut, descBytesOut, descWritten, descWatermark, descLag,
+	for _, d := range []*prometheus.Desc{descStateCache, descStateCacheMax, descStateMem, descStateDisk, descStateStores, descRecordsIn, descRecordsOut, descBytesOut, descWritten, descWatermark, descLag,
 		descQueue, descCkpts, descCkptDur, descCkptSize, descCkptAlign, descRestarts, descRecovery, descUp, descLatency, descEventLat, descIdle, descBackpress, descBusy,
 		descTaskRestart, descTakeover, descStandbyLag, descDuplicates, descRetained, descSbRetained, descLateDropped} {
 		ch <- d

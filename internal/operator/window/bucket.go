@@ -56,8 +56,8 @@ func (o *bucketOperator[K, T, Acc, Out]) Snapshot(so task.SnapshotOptions) (func
 func (o *bucketOperator[K, T, Acc, Out]) Settle() error { return o.core.Settle() }
 
 // Close releases the state backend.
-func (o *bucketOperator[K, T, Acc, Out]) Close() error { return o.core.Close() }
-func (o *bucketOperator[K, T, Acc, Out]) Restore(data []byte) error        { return o.core.Restore(data) }
+func (o *bucketOperator[K, T, Acc, Out]) Close() error              { return o.core.Close() }
+func (o *bucketOperator[K, T, Acc, Out]) Restore(data []byte) error { return o.core.Restore(data) }
 
 func (o *bucketOperator[K, T, Acc, Out]) Open(*task.Context) error {
 	wc, err := codec.For[Window]()

@@ -44,8 +44,8 @@ func (o *sessionOperator[K, T, Acc, Out]) Snapshot(so task.SnapshotOptions) (fun
 func (o *sessionOperator[K, T, Acc, Out]) Settle() error { return o.core.Settle() }
 
 // Close releases the state backend.
-func (o *sessionOperator[K, T, Acc, Out]) Close() error { return o.core.Close() }
-func (o *sessionOperator[K, T, Acc, Out]) Restore(data []byte) error        { return o.core.Restore(data) }
+func (o *sessionOperator[K, T, Acc, Out]) Close() error              { return o.core.Close() }
+func (o *sessionOperator[K, T, Acc, Out]) Restore(data []byte) error { return o.core.Restore(data) }
 
 func (o *sessionOperator[K, T, Acc, Out]) Open(*task.Context) error {
 	c := o.core
