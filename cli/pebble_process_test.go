@@ -2,10 +2,13 @@ package cli_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	weirapi "github.com/weir-stream/weir"
@@ -88,4 +91,52 @@ func TestPebbleRestoreFallsBackFromAFlippedByteInASharedFile(t *testing.T) {
 	if err := cli.VerifyLines(weirapi.ExactlyOnce, lines(t, ref), lines(t, out)); err != nil {
 		t.Fatalf("output after the fallback is not exactly-once: %v\n%s", err, stderr)
 	}
+}
+
+// With the pebble backend a job keeps keyed state five times the
+// process's memory limit (GOMEMLIMIT, from which the block cache and
+// memtables take their default sizes) and runs to the end, exactly-once
+// through an injected failure: every key's value reads back as written,
+// every key's row is written once, and the process's peak resident set
+// stays below the state's size, so the state cannot have been in memory.
+func TestPebbleKeepsStateLargerThanTheMemoryLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 256 MB of state")
+	}
+	const keys, size, limit = 1_000_000, 256, 48 << 20
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(weirBinary(t), "run", "largestate", "--keys", strconv.Itoa(keys), "--value-bytes", strconv.Itoa(size), "-p", "2",
+		"--progress", "off", "--output", out, "--state-backend", "pebble", "--state-local-dir", filepath.Join(dir, "local"),
+		"--guarantee", "exactly-once", "--state-dir", filepath.Join(dir, "state"), "--checkpoint-interval", "1s",
+		"--inject-failures", "1", "--failure-seed", "3")
+	cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.Itoa(limit))
+	res, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("largestate: %v\n%s", err, res)
+	}
+	if !strings.Contains(string(res), "1 failures injected") {
+		t.Fatalf("no failure was injected:\n%s", res)
+	}
+	rows := lines(t, out)
+	seen := make(map[int64]bool, keys)
+	for _, l := range rows {
+		var r struct{ Key int64 }
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		if seen[r.Key] {
+			t.Fatalf("key %d written twice", r.Key)
+		}
+		seen[r.Key] = true
+	}
+	if len(seen) != keys {
+		t.Fatalf("%d keys written, want %d", len(seen), keys)
+	}
+	state := int64(keys * size)
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+	if rss >= state {
+		t.Fatalf("peak resident set %d MB with %d MB of state and a %d MB memory limit: the state may have been in memory", rss>>20, state>>20, limit>>20)
+	}
+	t.Logf("%d MB of keyed state, memory limit %d MB, peak resident set %d MB", state>>20, limit>>20, rss>>20)
 }

@@ -1,5 +1,5 @@
 // Package jobs holds the jobs built into the weir binary: wordcount,
-// keycount, nexmark, and the Kafka, NATS and PostgreSQL jobs
+// keycount, largestate, nexmark, and the Kafka, NATS and PostgreSQL jobs
 // (nexmark-to-kafka, kafka-q1, keycount-nats, keycount-postgres).
 // Importing the package registers them with cli.RegisterJob; cmd/weir
 // does, and so can a program that wants them beside its own jobs.

@@ -47,7 +47,7 @@ func (f *memFiles) Get(_ context.Context, name string) ([]byte, error) {
 // lsmEnv returns an Env in a test directory with a small entry cache.
 func lsmEnv(t testing.TB, cache int) *lsm.Env {
 	t.Helper()
-	env, err := lsm.NewEnv(lsm.Config{Dir: t.TempDir(), BlockCache: 8 << 20, MemTables: 8 << 20, Stores: 2, Cache: cache})
+	env, err := lsm.NewEnv(lsm.Config{Dir: t.TempDir(), BlockCache: 64 << 20, MemTables: 8 << 20, Stores: 2, Cache: cache})
 	if err != nil {
 		t.Fatal(err)
 	}

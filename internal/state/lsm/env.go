@@ -32,6 +32,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 )
 
 // Files is where a job's shared state files go: the checkpoint store's
@@ -56,7 +57,7 @@ type Config struct {
 	// Stores is how many stores the budget is shared by; 0 means 8.
 	Stores int
 	// Cache is how many decoded entries a backend keeps in memory before
-	// it writes changes through and forgets them; 0 means 65536.
+	// it writes changes through and forgets them; 0 means 16384.
 	Cache int
 }
 
@@ -151,6 +152,18 @@ func (e *Env) options() *pebble.Options {
 		DisableWAL:          true, // a checkpoint is the durable copy; a store is rebuilt from it
 		MaxManifestFileSize: 1 << 20,
 		Logger:              quiet{},
+	}
+	// Most reads of keyed state look up one key, often one not there
+	// yet (a key's first record): bloom filters spare those the search
+	// of every level.
+	for i := range o.Levels {
+		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	// Small table files: a checkpoint uploads (and a restore downloads)
+	// whole files, each read into memory once; after a compaction only
+	// the files it rewrote are new.
+	for i := range o.TargetFileSizes {
+		o.TargetFileSizes[i] = 4 << 20
 	}
 	return o
 }

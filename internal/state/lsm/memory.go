@@ -48,6 +48,6 @@ func (cfg *Config) defaults() {
 		cfg.Stores = 8
 	}
 	if cfg.Cache <= 0 {
-		cfg.Cache = 1 << 16
+		cfg.Cache = 1 << 14
 	}
 }
