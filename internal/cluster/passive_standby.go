@@ -81,6 +81,22 @@ func (s *session) prefetch(p *pb.Prefetch) {
 	}
 	w.cache.mu.Unlock()
 	w.cfg.Log(fmt.Sprintf("standby: loaded checkpoint %d of %s, %d bytes in %v", m.ID, p.Name, n, time.Since(start).Round(time.Millisecond)))
+	if lsmState := cfg.Runtime.State; lsmState != nil {
+		// The pebble backend's state is in shared files the blobs only
+		// name: fetch them, so that a restart placed here links them.
+		var names []string
+		for _, h := range m.Handles() {
+			names = append(names, h.Shared...)
+		}
+		start := time.Now()
+		st, err := lsmState.Env.Prefetch(s.ctx, lsmState.Files, "standby/"+p.Name, names)
+		if err != nil {
+			w.cfg.Log(fmt.Sprintf("standby: fetching the state files of checkpoint %d of %s: %v", m.ID, p.Name, err))
+			return
+		}
+		w.cfg.Log(fmt.Sprintf("standby: fetched %d state files of checkpoint %d of %s (%d bytes) in %v; %d were here",
+			st.Downloaded, m.ID, p.Name, st.DownloadedBytes, time.Since(start).Round(time.Millisecond), len(names)-st.Downloaded))
+	}
 }
 
 // restoreState returns the state of the local subtasks in checkpoint m:

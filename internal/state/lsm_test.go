@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -299,5 +301,62 @@ func TestSettleEvictsAndAdvancesTheEpoch(t *testing.T) {
 	}
 	if v, ok := tb.Get(b.Shard(kg8(4)), 4); !ok || v != 4 {
 		t.Fatalf("after eviction key 4 reads %d, %v", v, ok)
+	}
+}
+
+// A passive standby's prefetch makes a later restore on its worker take
+// every file locally; a prefetched copy that does not match its manifest
+// is downloaded again.
+func TestPrefetchedFilesServeARestore(t *testing.T) {
+	files := &memFiles{}
+	b := newLSM(t, lsmEnv(t, 1<<20), files, 0, 8, 8)
+	tb := counts(t, b)
+	for k := range int64(5000) {
+		tb.Put(b.Shard(kg8(k)), k, k)
+	}
+	e := encodeAll(t, b, SnapshotOptions{})
+	standby := lsmEnv(t, 1<<20)
+	st, err := standby.Prefetch(context.Background(), files, "standby/job", e.Shared)
+	if err != nil || st.Downloaded != len(e.Shared) {
+		t.Fatalf("prefetch: %+v, %v", st, err)
+	}
+	gets := files.gets
+	r := newLSM(t, standby, files, 0, 8, 8)
+	if err := r.Restore(e.Data); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Open(); err != nil {
+		t.Fatal(err)
+	}
+	if st := r.RestoreStats(); st.Local != len(e.Shared) || files.gets != gets {
+		t.Fatalf("restore after a prefetch: %+v, %d downloads", st, files.gets-gets)
+	}
+	if got := len(contents(t, counts(t, r))); got != 5000 {
+		t.Fatalf("restored %d entries, want 5000", got)
+	}
+
+	// A damaged prefetched copy is not used.
+	other := lsmEnv(t, 1<<20)
+	if _, err := other.Prefetch(context.Background(), files, "standby/job", e.Shared); err != nil {
+		t.Fatal(err)
+	}
+	damaged := filepath.Join(other.Dir(), "prefetched", e.Shared[0])
+	data, err := os.ReadFile(damaged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 1
+	if err := os.WriteFile(damaged, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r2 := newLSM(t, other, files, 0, 8, 8)
+	if err := r2.Restore(e.Data); err != nil {
+		t.Fatal(err)
+	}
+	if err := r2.Open(); err != nil {
+		t.Fatal(err)
+	}
+	if st := r2.RestoreStats(); st.Downloaded != 1 || st.Local != len(e.Shared)-1 {
+		t.Fatalf("restore with one damaged prefetched file: %+v, want it alone downloaded", st)
 	}
 }

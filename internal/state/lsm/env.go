@@ -77,6 +77,7 @@ type Env struct {
 	open   map[*Store]struct{}
 	local  map[string]int        // local copies of shared files: references
 	kept   map[string][][]string // per store key: the names of its last two checkpoints
+	pre    map[string][][]string // per prefetch key: the names of its last two prefetches
 	closed bool
 }
 
@@ -86,11 +87,13 @@ func NewEnv(cfg Config) (*Env, error) {
 		return nil, fmt.Errorf("lsm: no directory for local state")
 	}
 	cfg.defaults()
-	if err := os.MkdirAll(filepath.Join(cfg.Dir, "files"), 0o755); err != nil {
-		return nil, fmt.Errorf("lsm: local state directory: %w", err)
+	for _, d := range []string{"files", "prefetched"} {
+		if err := os.MkdirAll(filepath.Join(cfg.Dir, d), 0o755); err != nil {
+			return nil, fmt.Errorf("lsm: local state directory: %w", err)
+		}
 	}
 	return &Env{cfg: cfg, cache: pebble.NewCache(cfg.BlockCache), open: map[*Store]struct{}{},
-		local: map[string]int{}, kept: map[string][][]string{}}, nil
+		local: map[string]int{}, kept: map[string][][]string{}, pre: map[string][][]string{}}, nil
 }
 
 // CacheEntries is how many decoded entries a backend keeps (Config.Cache).
@@ -194,6 +197,12 @@ func (e *Env) unregister(s *Store) {
 // localPath is where the local copy of shared file name is kept.
 func (e *Env) localPath(name string) string { return filepath.Join(e.cfg.Dir, "files", name) }
 
+// prefetchedPath is where a prefetched copy of shared file name waits
+// for a restore to check it.
+func (e *Env) prefetchedPath(name string) string {
+	return filepath.Join(e.cfg.Dir, "prefetched", name)
+}
+
 // keep records that the store known as key refers to the shared files
 // names in its newest checkpoint. The local copies of the files its last
 // two checkpoints name are kept; others it alone named are removed.
@@ -216,6 +225,29 @@ func (e *Env) keep(key string, names []string) {
 	e.kept[key] = sets
 }
 
+// keepPrefetched records the names a prefetch under key fetched and
+// removes the prefetched copies only its prefetch before the last named.
+func (e *Env) keepPrefetched(key string, names []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sets := append(e.pre[key], names)
+	for len(sets) > 2 {
+		still := map[string]bool{}
+		for _, set := range sets[1:] {
+			for _, n := range set {
+				still[n] = true
+			}
+		}
+		for _, n := range sets[0] {
+			if !still[n] {
+				_ = os.Remove(e.prefetchedPath(n))
+			}
+		}
+		sets = sets[1:]
+	}
+	e.pre[key] = sets
+}
+
 // quiet is Pebble's logger: errors reach the caller through return
 // values; Pebble's informational lines would only fill the job's log.
 type quiet struct{}
@@ -225,3 +257,6 @@ func (quiet) Errorf(string, ...any) {}
 func (quiet) Fatalf(format string, args ...any) {
 	panic(fmt.Sprintf("pebble: "+format, args...))
 }
+
+// Dir returns the Env's local directory.
+func (e *Env) Dir() string { return e.cfg.Dir }

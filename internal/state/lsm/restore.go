@@ -126,7 +126,11 @@ func (e *Env) materialize(ctx context.Context, files Files, dir string, m *Manif
 	}
 	for _, f := range m.Files {
 		dst := filepath.Join(dir, f.Local)
-		if fi, err := os.Stat(e.localPath(f.Name)); err == nil && fi.Size() == f.Size {
+		fi, err := os.Stat(e.localPath(f.Name))
+		if err != nil && e.usePrefetched(f) {
+			fi, err = os.Stat(e.localPath(f.Name))
+		}
+		if err == nil && fi.Size() == f.Size {
 			if err := os.Link(e.localPath(f.Name), dst); err == nil {
 				st.Local++
 				st.LocalBytes += f.Size
@@ -165,36 +169,53 @@ func (e *Env) materialize(ctx context.Context, files Files, dir string, m *Manif
 	return nil
 }
 
-// Prefetch downloads the files of ms that the worker has no local copy
-// of, so that a later Restore finds them locally: a passive standby's
-// preparation for the subtasks it backs. key names the set, as in Open.
-func (e *Env) Prefetch(ctx context.Context, files Files, key string, ms []*Manifest) (RestoreStats, error) {
+// Prefetch downloads the named shared files that the worker has no local
+// copy of, so that a later restore finds them locally: a passive standby's
+// preparation for the subtasks it backs. The files are not checked here
+// (the names carry no checksum); a restore checks a prefetched file
+// against its manifest before it uses it. key names the set, as in Open:
+// the local copies of its last two prefetches are kept.
+func (e *Env) Prefetch(ctx context.Context, files Files, key string, names []string) (RestoreStats, error) {
 	var st RestoreStats
-	var names []string
-	for _, m := range ms {
-		for _, f := range m.Files {
-			names = append(names, f.Name)
-			if fi, err := os.Stat(e.localPath(f.Name)); err == nil && fi.Size() == f.Size {
-				continue
-			}
-			data, err := files.Get(ctx, f.Name)
-			if err != nil {
-				return st, fmt.Errorf("lsm: prefetch %s: %w", f.Name, err)
-			}
-			if int64(len(data)) != f.Size || crc32.Checksum(data, castagnoli) != f.CRC32C {
-				return st, fmt.Errorf("shared file %s does not match its manifest: %w", f.Name, ErrCorrupt)
-			}
-			tmp := e.localPath(f.Name) + ".tmp"
-			if err := os.WriteFile(tmp, data, 0o644); err != nil {
-				return st, fmt.Errorf("lsm: prefetch: %w", err)
-			}
-			if err := os.Rename(tmp, e.localPath(f.Name)); err != nil {
-				return st, fmt.Errorf("lsm: prefetch: %w", err)
-			}
-			st.Downloaded++
-			st.DownloadedBytes += f.Size
+	for _, n := range names {
+		if !safeName(n) {
+			return st, fmt.Errorf("lsm: prefetch: bad file name %q: %w", n, ErrCorrupt)
 		}
+		if _, err := os.Stat(e.localPath(n)); err == nil {
+			continue
+		}
+		if _, err := os.Stat(e.prefetchedPath(n)); err == nil {
+			continue
+		}
+		data, err := files.Get(ctx, n)
+		if err != nil {
+			return st, fmt.Errorf("lsm: prefetch %s: %w", n, err)
+		}
+		tmp := e.prefetchedPath(n) + ".tmp"
+		if err := os.WriteFile(tmp, data, 0o644); err != nil {
+			return st, fmt.Errorf("lsm: prefetch: %w", err)
+		}
+		if err := os.Rename(tmp, e.prefetchedPath(n)); err != nil {
+			return st, fmt.Errorf("lsm: prefetch: %w", err)
+		}
+		st.Downloaded++
+		st.DownloadedBytes += int64(len(data))
 	}
-	e.keep(key, names)
+	e.keepPrefetched(key, names)
 	return st, nil
+}
+
+// usePrefetched turns a prefetched copy of f into a local copy if it
+// matches the manifest; it reports whether it did.
+func (e *Env) usePrefetched(f File) bool {
+	data, err := os.ReadFile(e.prefetchedPath(f.Name))
+	if err != nil {
+		return false
+	}
+	if int64(len(data)) != f.Size || crc32.Checksum(data, castagnoli) != f.CRC32C {
+		_ = os.Remove(e.prefetchedPath(f.Name))
+		return false
+	}
+	err = os.Link(e.prefetchedPath(f.Name), e.localPath(f.Name))
+	return err == nil || errors.Is(err, os.ErrExist)
 }
