@@ -519,3 +519,21 @@ func TestClusterStandbyKillLeavesTheJobRunning(t *testing.T) {
 		t.Fatalf("losing the standby failed an attempt:\n%s", c.coord.output())
 	}
 }
+
+// Under the pebble state backend a passive standby fetches the shared
+// state files of each completed checkpoint; when a worker is lost the
+// restart placed on it restores, and the output equals the failure-free
+// output.
+func TestClusterPassiveStandbyFetchesPebbleFiles(t *testing.T) {
+	skipShort(t)
+	t.Setenv("TMPDIR", t.TempDir()) // the workers' local state directories, removed with the test
+	ref := reference(t, keycount)
+	c := newCluster(t, 3)
+	sb := start(t, "standby", "worker", "--coordinator", c.addr, "--slots", "1", "--id", "standby", "--standby")
+	sb.waitFor("joined coordinator")
+	client, out := c.submit(keycount, "--state-backend", "pebble")
+	sb.waitFor(`standby: fetched [1-9]\d* state files of checkpoint \d+ of keycount-1`)
+	c.workers["w1"].kill()
+	sb.waitFor(`attempt keycount-1/\S+ running: restored \d+ bytes of state from the standby's memory`)
+	c.check(client, out, ref)
+}
