@@ -12,6 +12,7 @@ import (
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/connectors/file"
 	"github.com/weir-stream/weir/nexmark"
+	"github.com/weir-stream/weir/weirtest"
 )
 
 // testConfig is the event stream every query test reads: Beam's defaults
@@ -68,7 +69,9 @@ func runQuery(t *testing.T, name string, cfg nexmark.Config, par int) []string {
 		t.Fatalf("no query %s", name)
 	}
 	dir := t.TempDir()
-	p := weir.NewPipeline(weir.WithParallelism(par), weir.WithName(name))
+	// Under WEIR_TEST_STATE_BACKEND the queries' results are checked
+	// against the hand-computed ones with that backend too.
+	p := weir.NewPipeline(append(weirtest.StateBackendFromEnv(), weir.WithParallelism(par), weir.WithName(name))...)
 	in, err := Events(p, cfg)
 	if err != nil {
 		t.Fatal(err)
