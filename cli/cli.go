@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/weir-stream/weir/internal/state/lsm"
 )
 
 // ExitUsage is the exit status for bad command lines.
@@ -27,6 +29,7 @@ func Main() {
 	ctx, stop := notifyContext(context.Background())
 	code := Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	lsm.CloseProcessEnv() // the pebble backend's temporary local directory, if it made one
 	os.Exit(code)
 }
 
