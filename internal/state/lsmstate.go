@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"sort"
@@ -57,6 +58,7 @@ type lsmBackend struct {
 	cached    int // entries in the tables' caches
 	limit     int
 	stats     lsm.RestoreStats
+	closed    bool
 }
 
 // lsmTable is a table kept in the store.
@@ -83,15 +85,28 @@ func NewLSMBackend(kgStart, kgEnd, maxPar int, o LSMOptions) *Backend {
 	return b
 }
 
-// Open opens the store of an LSM backend, from the manifests Restore
-// found, if any: a restored store's files are linked from local copies or
-// downloaded (RestoreStats). An error wrapping lsm.ErrCorrupt means the
-// checkpoint's files failed verification. It does nothing for a memory
+// Open opens the store an LSM backend restores from the manifests Restore
+// found, if any: its files are linked from local copies or downloaded
+// (RestoreStats). An error wrapping lsm.ErrCorrupt means the checkpoint's
+// files failed verification. A backend that restores no store opens an
+// empty one when its first table registers; one whose operator registers
+// no keyed table then has no store at all. Open does nothing for a memory
 // backend or a second time.
 func (b *Backend) Open() error {
-	l := b.lsm
-	if l == nil || l.store != nil {
+	if b.lsm == nil || len(b.lsm.manifests) == 0 {
 		return nil
+	}
+	return b.openStore()
+}
+
+// openStore opens the store, restored or empty, if it is not open.
+func (b *Backend) openStore() error {
+	l := b.lsm
+	if l.store != nil {
+		return nil
+	}
+	if l.closed {
+		return errors.New("state: the backend is closed")
 	}
 	s, st, err := l.o.Env.Restore(l.o.Ctx, l.o.Files, l.o.Key, b.kgStart, b.kgEnd, l.manifests)
 	if err != nil {
@@ -114,6 +129,7 @@ func (b *Backend) Close() error {
 	if b.lsm == nil || b.lsm.store == nil {
 		return nil
 	}
+	b.lsm.closed = true
 	err := b.lsm.store.Close()
 	b.lsm.store = nil
 	return err
@@ -123,7 +139,7 @@ func (b *Backend) Close() error {
 // empties the caches when they hold more entries than their budget. The
 // caller holds no reference into state (task.Settler).
 func (b *Backend) Settle() error {
-	if b.lsm == nil || b.lsm.cached <= b.lsm.limit {
+	if b.lsm == nil || b.lsm.store == nil || b.lsm.cached <= b.lsm.limit {
 		return nil
 	}
 	if err := b.writeThrough(); err != nil {
@@ -139,7 +155,7 @@ func (b *Backend) Settle() error {
 
 // writeThrough writes every LSM table's changes to the store.
 func (b *Backend) writeThrough() error {
-	if err := b.Open(); err != nil {
+	if err := b.openStore(); err != nil {
 		return err
 	}
 	batch := b.lsm.store.NewBatch()
@@ -173,6 +189,9 @@ func idOf(name string) uint32 {
 // table of that name was registered in it, or in the store of a
 // restored checkpoint.
 func (l *lsmBackend) recorded(name string) (bool, error) {
+	if l.store == nil {
+		return false, nil // nothing restored into a store
+	}
 	var got string
 	found, err := l.store.Get(lsm.AppendKey(nil, lsm.MetaGroup, idOf(name)), func(v []byte) error {
 		got = string(v)
@@ -190,11 +209,10 @@ func (l *lsmBackend) recordName(id uint32, name string) error {
 	return b.Commit()
 }
 
-// lsmSnapshot takes the LSM part of a snapshot: changes written through,
-// then a checkpoint of the store (or, for a savepoint, a view of it). It
-// returns the functions that finish it on another goroutine: sections
-// of the memory format for the savepoint's tables not registered, and
-// the manifest section.
+// lsmFrozen is the LSM part of a snapshot between lsmFreeze and the
+// encoding: a checkpoint of the store to upload, or for a savepoint a
+// view of it and the tables in it that no operator registered, to encode
+// in the memory format.
 type lsmFrozen struct {
 	view    *lsm.View
 	pending *lsm.Pending
@@ -207,6 +225,9 @@ type orphanTable struct {
 }
 
 func (b *Backend) lsmFreeze(savepoint bool) (*lsmFrozen, error) {
+	if b.lsm.store == nil && len(b.lsm.manifests) == 0 {
+		return nil, nil // no keyed table, nothing restored: no store
+	}
 	if err := b.writeThrough(); err != nil {
 		return nil, err
 	}

@@ -150,7 +150,7 @@ func (b *Backend) Snapshot(o SnapshotOptions) (func() (Encoded, error), error) {
 			lt = st.inStore()
 		}
 		switch {
-		case lt != nil && lf.view != nil:
+		case lt != nil && lf != nil && lf.view != nil:
 			encs[i] = lt.canonical(lf.view)
 		case lt != nil:
 			// in the store's checkpoint

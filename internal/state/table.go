@@ -95,7 +95,7 @@ func Register[K comparable, V any](b *Backend, name string, o TableOptions[K, V]
 	}
 	if b.lsm != nil && sharded {
 		cs, _ := b.claim(name)
-		if err := b.Open(); err != nil {
+		if err := b.openStore(); err != nil {
 			return nil, fmt.Errorf("restoring state %q: %w", name, err)
 		}
 		if err := t.inLSM(written, cs); err != nil {
