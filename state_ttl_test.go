@@ -13,6 +13,7 @@ import (
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/connector"
+	"github.com/weir-stream/weir/connector/connectortest"
 	"github.com/weir-stream/weir/internal/state/lsm"
 )
 
@@ -26,45 +27,14 @@ type ttlOp struct {
 	V   int64
 }
 
-// pacedSource emits each op once the (fake) clock reached its At. After
-// it returned ops its reader reports nothing once without waiting, so
-// that the source ships them before the clock moves on.
-type pacedSource struct{ ops []ttlOp }
-
-func (s pacedSource) Open(context.Context, connector.SubtaskInfo, connector.Position) (connector.Reader[ttlOp], error) {
-	return &pacedReader{ops: s.ops, start: time.Now()}, nil
+// paced returns a source emitting each op at its At on the (fake) clock.
+func paced(ops []ttlOp) connector.Source[ttlOp] {
+	timed := make([]connectortest.Timed[ttlOp], len(ops))
+	for i, op := range ops {
+		timed[i] = connectortest.Timed[ttlOp]{At: op.At, V: op}
+	}
+	return connectortest.Paced(timed)
 }
-
-type pacedReader struct {
-	ops   []ttlOp
-	start time.Time
-	sent  bool // ops returned and not yet shipped
-}
-
-func (r *pacedReader) Read(ctx context.Context, buf []ttlOp) (int, error) {
-	if len(r.ops) == 0 {
-		return 0, errEOF
-	}
-	n := 0
-	for n < len(buf) && n < len(r.ops) && time.Since(r.start) >= r.ops[n].At {
-		buf[n] = r.ops[n]
-		n++
-	}
-	r.ops = r.ops[n:]
-	if n > 0 || r.sent {
-		r.sent = n > 0
-		return n, nil
-	}
-	select {
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	case <-time.After(r.ops[0].At - time.Since(r.start)):
-		return 0, nil
-	}
-}
-
-func (r *pacedReader) Position() connector.Position { return nil }
-func (r *pacedReader) Close() error                 { return nil }
 
 // expiring keeps the ops' values in value state and, under the entry
 // "e", in map state, both with the time-to-live opts give them, and
@@ -116,7 +86,7 @@ func runExpiring(t *testing.T, backend string, ops []ttlOp, opts ...weir.StateOp
 	synctest.Test(t, func(t *testing.T) {
 		// The source waits minutes of fake time between ops: no stall.
 		p := weir.NewPipeline(weir.WithStallTimeout(0, nil), weir.WithStateBackend(weir.StateBackend{Name: backend}))
-		src := weir.FromSource(p, "ops", connector.Source[ttlOp](pacedSource{ops}))
+		src := weir.FromSource(p, "ops", paced(ops))
 		keyed := weir.KeyBy(src, func(o ttlOp) string { return o.Key })
 		weir.To(weir.Process(keyed, func() weir.KeyedProcessFunction[string, ttlOp, string] {
 			return &expiring{opts: opts}
