@@ -117,16 +117,7 @@ func (p plainMaps[K, UK, UV]) Put(s int, k K, uk UK, uv UV) {
 	m[uk] = uv
 }
 
-func (p plainMaps[K, UK, UV]) Remove(s int, k K, uk UK) {
-	m, ok := p.t.GetMutable(s, k)
-	if !ok {
-		return
-	}
-	delete(m, uk)
-	if len(m) == 0 {
-		p.t.Delete(s, k)
-	}
-}
+func (p plainMaps[K, UK, UV]) Remove(s int, k K, uk UK) { state.DeleteMapEntry(p.t, s, k, uk) }
 
 func (p plainMaps[K, UK, UV]) All(s int, k K, f func(UK, UV) bool) {
 	m, _ := p.t.Get(s, k)

@@ -138,11 +138,7 @@ func TestLSMBackendRestoresWhatItCheckpointed(t *testing.T) {
 
 func TestLSMCheckpointsUploadOnlyNewFiles(t *testing.T) {
 	env, files := lsmEnv(t, 1<<20), &memFiles{}
-	b := newLSM(t, env, files, 0, 8, 8)
-	tb := counts(t, b)
-	for k := range int64(20000) {
-		tb.Put(b.Shard(kg8(k)), k, k)
-	}
+	b, tb := filledLSM(t, env, files, 20000)
 	first := encodeAll(t, b, SnapshotOptions{})
 	before := files.bytes
 	tb.Put(b.Shard(kg8(3)), 3, 33)
@@ -166,11 +162,7 @@ func TestLSMCheckpointsUploadOnlyNewFiles(t *testing.T) {
 
 func TestLSMRestoreOnTheSameWorkerUsesLocalFiles(t *testing.T) {
 	env, files := lsmEnv(t, 1<<20), &memFiles{}
-	b := newLSM(t, env, files, 0, 8, 8)
-	tb := counts(t, b)
-	for k := range int64(5000) {
-		tb.Put(b.Shard(kg8(k)), k, k)
-	}
+	b, _ := filledLSM(t, env, files, 5000)
 	e := encodeAll(t, b, SnapshotOptions{})
 	r := newLSM(t, env, files, 0, 8, 8)
 	if err := r.Restore(e.Data); err != nil {
@@ -267,11 +259,7 @@ func TestTheMemoryBackendRefusesAnLSMCheckpoint(t *testing.T) {
 
 func TestLSMRestoreRefusesAFileThatFailsItsChecksum(t *testing.T) {
 	env, files := lsmEnv(t, 1<<20), &memFiles{}
-	b := newLSM(t, env, files, 0, 8, 8)
-	tb := counts(t, b)
-	for k := range int64(100) {
-		tb.Put(b.Shard(kg8(k)), k, k)
-	}
+	b, _ := filledLSM(t, env, files, 100)
 	e := encodeAll(t, b, SnapshotOptions{})
 	name := e.Shared[0]
 	files.files[name][len(files.files[name])/2] ^= 0x40
@@ -287,11 +275,7 @@ func TestLSMRestoreRefusesAFileThatFailsItsChecksum(t *testing.T) {
 
 func TestSettleEvictsAndAdvancesTheEpoch(t *testing.T) {
 	env, files := lsmEnv(t, 10), &memFiles{}
-	b := newLSM(t, env, files, 0, 8, 8)
-	tb := counts(t, b)
-	for k := range int64(11) {
-		tb.Put(b.Shard(kg8(k)), k, k)
-	}
+	b, tb := filledLSM(t, env, files, 11)
 	epoch := b.Epoch()
 	if err := b.Settle(); err != nil {
 		t.Fatal(err)
@@ -309,11 +293,7 @@ func TestSettleEvictsAndAdvancesTheEpoch(t *testing.T) {
 // is downloaded again.
 func TestPrefetchedFilesServeARestore(t *testing.T) {
 	files := &memFiles{}
-	b := newLSM(t, lsmEnv(t, 1<<20), files, 0, 8, 8)
-	tb := counts(t, b)
-	for k := range int64(5000) {
-		tb.Put(b.Shard(kg8(k)), k, k)
-	}
+	b, _ := filledLSM(t, lsmEnv(t, 1<<20), files, 5000)
 	e := encodeAll(t, b, SnapshotOptions{})
 	standby := lsmEnv(t, 1<<20)
 	st, err := standby.Prefetch(context.Background(), files, "standby/job", e.Shared)
@@ -359,4 +339,16 @@ func TestPrefetchedFilesServeARestore(t *testing.T) {
 	if st := r2.RestoreStats(); st.Downloaded != 1 || st.Local != len(e.Shared)-1 {
 		t.Fatalf("restore with one damaged prefetched file: %+v, want it alone downloaded", st)
 	}
+}
+
+// filledLSM returns an LSM backend of 8 key groups whose table "counts"
+// holds k -> k for the first n keys.
+func filledLSM(t testing.TB, env *lsm.Env, files lsm.Files, n int64) (*Backend, *Table[int64, int64]) {
+	t.Helper()
+	b := newLSM(t, env, files, 0, 8, 8)
+	tb := counts(t, b)
+	for k := range n {
+		tb.Put(b.Shard(kg8(k)), k, k)
+	}
+	return b, tb
 }

@@ -159,14 +159,18 @@ func (t *TTLMaps[K, UK, UV]) Remove(s int, k K, uk UK) {
 }
 
 // remove removes the entry uk, and k when its map is left empty.
-func (t *TTLMaps[K, UK, UV]) remove(s int, k K, uk UK) {
-	m, ok := t.t.GetMutable(s, k)
+func (t *TTLMaps[K, UK, UV]) remove(s int, k K, uk UK) { DeleteMapEntry(t.t, s, k, uk) }
+
+// DeleteMapEntry removes the entry uk of k's map in shard s of a table of
+// maps, and k when its map is left empty.
+func DeleteMapEntry[K, UK comparable, UV any](t *Table[K, map[UK]UV], s int, k K, uk UK) {
+	m, ok := t.GetMutable(s, k)
 	if !ok {
 		return
 	}
 	delete(m, uk)
 	if len(m) == 0 {
-		t.t.Delete(s, k)
+		t.Delete(s, k)
 	}
 }
 
