@@ -46,7 +46,12 @@ type CheckpointStats struct {
 	Reason    string        `json:"reason,omitempty"`
 	Triggered time.Time     `json:"triggered"`
 	Duration  time.Duration `json:"duration_ns"`
-	Size      int64         `json:"size_bytes"`
+	// Size is the bytes the checkpoint wrote; FullSize the bytes it
+	// holds, with the files earlier checkpoints uploaded that it shares
+	// (an incremental checkpoint of the pebble state backend; equal to
+	// Size under the memory backend).
+	Size     int64 `json:"size_bytes"`
+	FullSize int64 `json:"full_size_bytes"`
 	// Alignment is the longest barrier alignment of any task, Sync the
 	// longest synchronous snapshot pause.
 	Alignment time.Duration `json:"alignment_ns"`

@@ -26,7 +26,7 @@ func printReport(w io.Writer, r *weir.Report) {
 		}
 		fmt.Fprintf(w, "weir: checkpoints: %d completed, %d aborted", r.Completed, r.Aborted)
 		if done > 0 {
-			fmt.Fprintf(w, "; duration mean %v, max %v; last size %s", (total / time.Duration(done)).Round(time.Microsecond), longest.Round(time.Microsecond), bytes(r.LastCompletedCheckpoint.Size))
+			fmt.Fprintf(w, "; duration mean %v, max %v; last size %s", (total / time.Duration(done)).Round(time.Microsecond), longest.Round(time.Microsecond), sizes(*r.LastCompletedCheckpoint))
 		}
 		fmt.Fprintln(w)
 		from := max(0, len(r.Checkpoints)-10)
@@ -35,7 +35,7 @@ func printReport(w io.Writer, r *weir.Report) {
 		}
 		for _, c := range r.Checkpoints[from:] {
 			line := fmt.Sprintf("weir:   checkpoint %d %s in %v, %s, alignment %v, sync %v", c.ID, c.Status,
-				c.Duration.Round(time.Microsecond), bytes(c.Size), c.Alignment.Round(time.Microsecond), c.Sync.Round(time.Microsecond))
+				c.Duration.Round(time.Microsecond), sizes(c), c.Alignment.Round(time.Microsecond), c.Sync.Round(time.Microsecond))
 			if c.Reason != "" {
 				line += " (" + c.Reason + ")"
 			}
@@ -87,4 +87,13 @@ func printLateDropped(w io.Writer, ms []weir.TaskMetrics) {
 			fmt.Fprintf(w, "weir: task %q dropped %d late records (too late for every window, and no late side output)\n", m.Name, m.LateDropped)
 		}
 	}
+}
+
+// sizes describes what a checkpoint wrote, and for an incremental one
+// the state it holds.
+func sizes(c weir.CheckpointStats) string {
+	if c.FullSize > c.Size {
+		return fmt.Sprintf("%s (incremental, of %s)", bytes(c.Size), bytes(c.FullSize))
+	}
+	return bytes(c.Size)
 }

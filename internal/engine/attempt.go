@@ -164,7 +164,8 @@ func (a *attemptState) onSnapshot(ev Snapshot) {
 		return
 	}
 	if st := a.e.stats[r.Checkpoint]; st != nil {
-		st.Size += ev.Handle.Size
+		st.Size += ev.Handle.Size + ev.Handle.Uploaded
+		st.FullSize += ev.Handle.Size + ev.Handle.SharedBytes
 		st.Alignment = max(st.Alignment, r.Alignment)
 		st.Sync = max(st.Sync, r.Sync)
 	}

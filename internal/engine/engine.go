@@ -138,7 +138,12 @@ type CheckpointStats struct {
 	Reason    string        `json:"reason,omitempty"`
 	Triggered time.Time     `json:"triggered"`
 	Duration  time.Duration `json:"duration_ns"`
+	// Size is the bytes the checkpoint wrote: its state blobs and the
+	// shared files it uploaded; FullSize the bytes it holds, with the
+	// shared files earlier checkpoints uploaded (an incremental
+	// checkpoint of the pebble backend; the same as Size otherwise).
 	Size      int64         `json:"size_bytes"`
+	FullSize  int64         `json:"full_size_bytes"`
 	Alignment time.Duration `json:"alignment_ns"` // the longest alignment of any task
 	Sync      time.Duration `json:"sync_ns"`      // the longest synchronous snapshot pause
 }

@@ -127,6 +127,7 @@ func StoreSnapshot(ctx context.Context, st *store.Checkpoints, job string, r tas
 	s := Snapshot{Result: r, Err: r.Err}
 	if r.Err == nil {
 		s.Handle, s.Err = st.WriteState(ctx, job, uint64(r.Checkpoint), r.Subtask, r.State, r.Shared...)
+		s.Handle.SharedBytes, s.Handle.Uploaded = r.SharedBytes, r.Uploaded
 	}
 	s.Result.State = nil
 	return s

@@ -127,6 +127,9 @@ type SnapshotOptions struct {
 type Encoded struct {
 	Data   []byte
 	Shared []string
+	// SharedBytes is the size of the shared files, Uploaded the bytes of
+	// them this snapshot uploaded.
+	SharedBytes, Uploaded int64
 }
 
 // Snapshot freezes all state and returns a function that encodes it. The
@@ -210,7 +213,7 @@ func (b *Backend) Snapshot(o SnapshotOptions) (func() (Encoded, error), error) {
 					return Encoded{}, err
 				}
 				sections = append(sections, section{lsmSection, m.Encode()})
-				e.Shared = m.Shared()
+				e.Shared, e.SharedBytes, e.Uploaded = m.Shared(), m.Bytes(), m.Uploaded
 			}
 		}
 		out := binary.AppendUvarint(nil, uint64(len(sections)))

@@ -27,6 +27,10 @@ type Handle struct {
 	// Shared names the job's shared state files the blob refers to
 	// (SharedFiles): they are kept while a retained checkpoint names them.
 	Shared []string `json:"shared,omitempty"`
+	// SharedBytes is the size of those files, and Uploaded the bytes of
+	// them this checkpoint uploaded (the others earlier ones did).
+	SharedBytes int64 `json:"shared_bytes,omitempty"`
+	Uploaded    int64 `json:"uploaded_bytes,omitempty"`
 }
 
 // TaskState lists the state blobs one task wrote for a checkpoint. What

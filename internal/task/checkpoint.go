@@ -66,6 +66,9 @@ type SnapshotOptions struct {
 type Encoded struct {
 	Data   []byte
 	Shared []string
+	// SharedBytes is the size of the shared files, Uploaded the bytes of
+	// them this snapshot uploaded.
+	SharedBytes, Uploaded int64
 }
 
 // CheckpointListener is implemented by operators that act when a
@@ -83,8 +86,11 @@ type SnapshotResult struct {
 	Subtask    dataflow.SubtaskID
 	Checkpoint int64
 	State      []byte
-	// Shared names the job's shared state files State refers to.
-	Shared []string
+	// Shared names the job's shared state files State refers to;
+	// SharedBytes is their size and Uploaded the bytes of them this
+	// snapshot uploaded.
+	Shared                []string
+	SharedBytes, Uploaded int64
 	// Err is set when the subtask could not take the snapshot.
 	Err error
 	// Alignment is how long the subtask waited for barriers; Sync is the

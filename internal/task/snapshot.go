@@ -187,6 +187,7 @@ func (s *subtask) reportFrozen(f *frozen, inflight [][]*exchange.Buffer) {
 			out = appendSection(out, sectionControls, 0, ctl)
 		}
 		var shared []string
+		var sharedBytes, uploaded int64
 		for i, enc := range f.encs {
 			if enc == nil {
 				continue
@@ -198,6 +199,8 @@ func (s *subtask) reportFrozen(f *frozen, inflight [][]*exchange.Buffer) {
 			}
 			out = appendSection(out, sectionOperator, chain[i].ID, e.Data)
 			shared = append(shared, e.Shared...)
+			sharedBytes += e.SharedBytes
+			uploaded += e.Uploaded
 		}
 		for c, bufs := range inflight {
 			if len(bufs) > 0 {
@@ -215,7 +218,7 @@ func (s *subtask) reportFrozen(f *frozen, inflight [][]*exchange.Buffer) {
 			s.rt.Kill(dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index}, err)
 			return
 		}
-		s.report(SnapshotResult{Checkpoint: f.id, State: out, Shared: shared, Alignment: f.aligned, Sync: f.sync,
+		s.report(SnapshotResult{Checkpoint: f.id, State: out, Shared: shared, SharedBytes: sharedBytes, Uploaded: uploaded, Alignment: f.aligned, Sync: f.sync,
 			Async: s.rt.opts.Now().Sub(t0), Channels: f.counts})
 	}()
 }

@@ -134,7 +134,7 @@ func (c *Core[K]) Snapshot(o task.SnapshotOptions) (func() (task.Encoded, error)
 	}
 	return func() (task.Encoded, error) {
 		e, err := enc()
-		return task.Encoded{Data: e.Data, Shared: e.Shared}, err
+		return task.Encoded{Data: e.Data, Shared: e.Shared, SharedBytes: e.SharedBytes, Uploaded: e.Uploaded}, err
 	}, nil
 }
 

@@ -30,6 +30,18 @@ type Manifest struct {
 	KeyGroupStart, KeyGroupEnd int
 	Files                      []File
 	Private                    map[string][]byte
+	// Uploaded is the bytes of Files the checkpoint uploaded (the others
+	// earlier checkpoints did); not encoded.
+	Uploaded int64
+}
+
+// Bytes is the size of the shared files m names.
+func (m *Manifest) Bytes() int64 {
+	n := int64(0)
+	for _, f := range m.Files {
+		n += f.Size
+	}
+	return n
 }
 
 // ErrCorrupt is wrapped by the errors of a manifest that does not decode
@@ -163,6 +175,7 @@ func (p *Pending) Upload(ctx context.Context, files Files) (*Manifest, error) {
 			}
 			s.env.uploaded.Add(f.Size)
 			s.env.uploadedFiles.Add(1)
+			m.Uploaded += f.Size
 			s.mu.Lock()
 			s.uploaded[local] = f
 			s.mu.Unlock()

@@ -33,6 +33,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Files is where a job's shared state files go: the checkpoint store's
@@ -155,6 +156,7 @@ func (e *Env) options() *pebble.Options {
 		DisableWAL:          true, // a checkpoint is the durable copy; a store is rebuilt from it
 		MaxManifestFileSize: 1 << 20,
 		Logger:              quiet{},
+		FS:                  noSyncFS{vfs.Default},
 	}
 	// Most reads of keyed state look up one key, often one not there
 	// yet (a key's first record): bloom filters spare those the search
