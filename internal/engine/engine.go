@@ -297,6 +297,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if _, err := cfg.Store.DeleteUncommitted(ctx, cfg.Job, math.MaxUint64); err != nil {
 			return nil, err
 		}
+		// Nor does any store of the job run yet: shared state files no
+		// checkpoint names were uploaded for ones that never completed.
+		if _, err := cfg.Store.DeleteUnnamedShared(ctx, cfg.Job, cfg.Restore); err != nil {
+			return nil, err
+		}
 		if cfg.Restore == nil {
 			if err := cfg.Store.StartRun(ctx, cfg.Job, store.RunRecord{Run: cfg.Run, StartedMillis: time.Now().UnixMilli()}); err != nil {
 				return nil, err

@@ -248,6 +248,14 @@ func Compile(ctx context.Context, c *Settings, pl *plan.Plan, fence store.Fence,
 			return cfg, err
 		}
 		cfg.Run = cfg.Restore.Run
+		if cfg.Restore.Job != c.Name {
+			// A checkpoint of another job name: the files of its stores
+			// go into this job's shared area, which its own checkpoints
+			// will name.
+			if err := cfg.Store.CopyShared(ctx, cfg.Restore, c.Name); err != nil {
+				return cfg, err
+			}
+		}
 		if store.IsSavepoint(c.Restore) {
 			logf(fmt.Sprintf("restoring savepoint %s (of checkpoint %d of run %s)", c.Restore, cfg.Restore.ID, cfg.Restore.Run))
 		} else {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"strings"
 
 	"github.com/weir-stream/weir/internal/blob"
 )
@@ -22,6 +24,27 @@ type SharedFiles struct {
 
 // Shared returns the shared files of job.
 func (c *Checkpoints) Shared(job string) *SharedFiles { return &SharedFiles{c: c, job: job} }
+
+// CopyShared copies the shared files checkpoint m names into the shared
+// area of job, those not there yet: for a restore of a checkpoint taken
+// under another job name, whose restored stores then refer to them.
+func (c *Checkpoints) CopyShared(ctx context.Context, m *Metadata, job string) error {
+	for _, h := range m.Handles() {
+		for _, n := range h.Shared {
+			if _, err := c.blobs.Get(ctx, sharedKey(job, n)); err == nil {
+				continue
+			}
+			data, err := c.blobs.Get(ctx, sharedKey(m.Job, n))
+			if err != nil {
+				return fmt.Errorf("copying shared state file %s of job %q: %w", n, m.Job, err)
+			}
+			if err := c.blobs.Put(ctx, sharedKey(job, n), data); err != nil {
+				return fmt.Errorf("copying shared state file %s into job %q: %w", n, job, err)
+			}
+		}
+	}
+	return nil
+}
 
 // Put stores a shared file.
 func (f *SharedFiles) Put(ctx context.Context, name string, data []byte) error {
@@ -92,4 +115,48 @@ func (c *Checkpoints) releaseShared(ctx context.Context, job string, deleted map
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// DeleteUnnamedShared deletes the shared files of job that no committed
+// checkpoint names, nor keep (the checkpoint a run restores, which may be
+// another job's): the files uploaded for checkpoints that never completed.
+// It must run when no store of the job runs, before a run starts: a
+// running store may name a file in its next checkpoint that it uploaded
+// for one that was aborted.
+func (c *Checkpoints) DeleteUnnamedShared(ctx context.Context, job string, keep *Metadata) ([]string, error) {
+	keys, err := c.blobs.List(ctx, sharedKey(job, ""))
+	if err != nil || len(keys) == 0 {
+		return nil, err
+	}
+	named := map[string]bool{}
+	if keep != nil {
+		for _, h := range keep.Handles() {
+			for _, n := range h.Shared {
+				named[n] = true
+			}
+		}
+	}
+	ids, err := c.Committed(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		names, err := c.sharedOf(ctx, job, id)
+		if err != nil {
+			return nil, fmt.Errorf("shared state files of checkpoint %d: %w", id, err)
+		}
+		maps.Copy(named, names)
+	}
+	var deleted []string
+	for _, k := range keys {
+		n := strings.TrimPrefix(k, sharedKey(job, ""))
+		if named[n] {
+			continue
+		}
+		if err := c.blobs.Delete(ctx, k); err != nil {
+			return deleted, err
+		}
+		deleted = append(deleted, n)
+	}
+	return deleted, nil
 }
