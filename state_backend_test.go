@@ -9,7 +9,7 @@ import (
 
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/connector"
-	"github.com/weir-stream/weir/connectors/collection"
+	"github.com/weir-stream/weir/connectors/generator"
 	"github.com/weir-stream/weir/internal/blob"
 	"github.com/weir-stream/weir/internal/state/lsm"
 	"github.com/weir-stream/weir/internal/store"
@@ -35,13 +35,12 @@ func (r *runningCount) ProcessElement(ctx *weir.KeyedContext[int64, int64], v in
 	return nil
 }
 
-func runningCountJob(records, keys int64) weirtest.Job[int64] {
+// runningCountJob counts records 0 .. records-1, record i of key i mod
+// keys, read at rate records per second.
+func runningCountJob(records, keys int64, rate float64) weirtest.Job[int64] {
 	return func(p *weir.Pipeline, sink connector.Sink[int64]) {
-		in := make([]int64, records)
-		for i := range in {
-			in[i] = int64(i) % keys
-		}
-		s := weir.FromSource(p, "keys", collection.Of(in...), weir.SourceUID[int64]("keys"))
+		src := generator.New(records, func(i int64) int64 { return i % keys }, generator.WithRate(rate))
+		s := weir.FromSource(p, "keys", src, weir.SourceUID[int64]("keys"))
 		counted := weir.Process(weir.KeyBy(s, func(v int64) int64 { return v }), func() weir.KeyedProcessFunction[int64, int64, int64] {
 			return &runningCount{}
 		}, weir.UID("count"))
@@ -50,13 +49,12 @@ func runningCountJob(records, keys int64) weirtest.Job[int64] {
 }
 
 // The pebble backend under injected failures gives the memory backend's
-// failure-free output; its restarts in this process take the store's
-// files from local copies, and retention leaves every file a retained
+// failure-free output, and retention leaves every file a retained
 // checkpoint names and deletes older ones.
-func TestPebbleBackendRecoversExactlyOnceFromLocalFiles(t *testing.T) {
+func TestPebbleBackendIsExactlyOnceUnderFailures(t *testing.T) {
 	dir := t.TempDir()
 	before := lsmMetrics()
-	res := weirtest.Check(t, runningCountJob(1_000_000, 5000), weirtest.Options[int64]{
+	res := weirtest.Check(t, runningCountJob(300_000, 5000, 200_000), weirtest.Options[int64]{
 		Guarantee: weir.ExactlyOnce, Seeds: []uint64{1, 2}, Failures: 3,
 		// Failures after checkpoints completed, so that restarts restore.
 		Options:      []weir.Option{weir.WithFailureWindow(300 * time.Millisecond)},
@@ -66,11 +64,7 @@ func TestPebbleBackendRecoversExactlyOnceFromLocalFiles(t *testing.T) {
 	if res.Recoveries == 0 || res.Completed == 0 {
 		t.Fatalf("%+v: no recovery from a completed checkpoint, the test proved nothing", res)
 	}
-	after := lsmMetrics()
-	if after.LinkedFiles == before.LinkedFiles {
-		t.Fatalf("%d recoveries took no file from local copies: %+v", res.Recoveries, after)
-	}
-	uploaded := after.UploadedFiles - before.UploadedFiles
+	uploaded := lsmMetrics().UploadedFiles - before.UploadedFiles
 	ctx := context.Background()
 	blobs, err := blob.Open(ctx, filepath.Join(dir, "state"))
 	if err != nil {
@@ -113,6 +107,23 @@ func TestPebbleBackendRecoversExactlyOnceFromLocalFiles(t *testing.T) {
 		if int64(len(present)) >= uploaded {
 			t.Fatalf("job %s: %d shared files remain of %d uploaded: retention deleted none", job, len(present), uploaded)
 		}
+	}
+}
+
+// A run that crashed restores, in the same process, from the local
+// copies of its stores' files: it downloads none.
+func TestPebbleBackendRecoversFromLocalFiles(t *testing.T) {
+	before := lsmMetrics()
+	res := weirtest.CheckCrashRestores(t, runningCountJob(300_000, 5000, 0), weirtest.Options[int64]{
+		Seeds: []uint64{1, 2}, Failures: 1, StateBackend: weir.StateBackend{Name: "pebble"},
+	}, []int{2, 3})
+	after := lsmMetrics()
+	if res.Stopped != 2 {
+		t.Fatalf("%+v: not every run crashed", res)
+	}
+	if after.LinkedFiles == before.LinkedFiles || after.DownloadedFiles != before.DownloadedFiles {
+		t.Fatalf("restores after a crash took %d files from local copies and downloaded %d",
+			after.LinkedFiles-before.LinkedFiles, after.DownloadedFiles-before.DownloadedFiles)
 	}
 }
 
