@@ -526,7 +526,7 @@ func TestClusterStandbyKillLeavesTheJobRunning(t *testing.T) {
 // output.
 func TestClusterPassiveStandbyFetchesPebbleFiles(t *testing.T) {
 	skipShort(t)
-	ref := reference(t, keycount) // builds the weir binary, if no test did, before TMPDIR changes
+	ref := reference(t, keycount)   // builds the weir binary, if no test did, before TMPDIR changes
 	t.Setenv("TMPDIR", t.TempDir()) // the workers' local state directories, removed with the test
 	c := newCluster(t, 3)
 	sb := start(t, "standby", "worker", "--coordinator", c.addr, "--slots", "1", "--id", "standby", "--standby")
