@@ -138,13 +138,18 @@ func (x *tableLSM[K, V]) put(s int, k K, v V) {
 	delete(x.gone[s], k)
 }
 
+// delete removes k; a deletion held for the next write-through counts as
+// a cached entry, so that many deletions settle too.
 func (x *tableLSM[K, V]) delete(s int, k K) {
 	if _, ok := x.t.shards[s][k]; ok {
 		delete(x.t.shards[s], k)
 		x.t.b.lsm.cached--
 	}
 	delete(x.dirty[s], k)
-	x.gone[s][k] = struct{}{}
+	if _, ok := x.gone[s][k]; !ok {
+		x.gone[s][k] = struct{}{}
+		x.t.b.lsm.cached++
+	}
 }
 
 func (x *tableLSM[K, V]) writeThrough(b *lsm.Batch) {
