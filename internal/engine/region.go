@@ -178,6 +178,12 @@ func (f *regionFailover) ended(ctx context.Context, a *attemptState, r int, err 
 	case errors.As(err, &fatal):
 		return true, err
 	}
+	if _, corrupt := CorruptCheckpoint(err); corrupt {
+		// The checkpoint the region restores failed verification: the
+		// job falls back to an older one, which only a global restart
+		// restores.
+		return true, err
+	}
 	if err := a.afterRelease(err); err != nil {
 		return true, err
 	}

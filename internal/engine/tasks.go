@@ -180,6 +180,12 @@ func (f *subtaskFailover) ended(_ context.Context, a *attemptState, _ int, err e
 // strategy's delay. Another subtask failing for the same cause (a lost
 // worker's) joins the restart under way as one recovery.
 func (f *subtaskFailover) failed(_ context.Context, a *attemptState, id dataflow.SubtaskID, cause error) error {
+	if _, corrupt := CorruptCheckpoint(cause); corrupt {
+		// The checkpoint a restart restores failed verification: the job
+		// falls back to an older one, which only a global restart
+		// restores.
+		return cause
+	}
 	if err := a.afterRelease(cause); err != nil {
 		return err
 	}
