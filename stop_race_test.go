@@ -117,11 +117,19 @@ func TestAStopWithASavepointRightBeforeTheInputEndsEnds(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
 	<-src.ready
-	_, err := p.StopWithSavepoint(ctx, t.TempDir())
+	sp, err := p.StopWithSavepoint(ctx, t.TempDir())
 	if runErr := <-done; err != nil || runErr != nil {
 		t.Fatalf("stop with savepoint: %v; Run: %v", err, runErr)
 	}
 	if !p.Report().Stopped {
 		t.Fatal("the run did not stop after its savepoint")
+	}
+	// Every subtask finished while the job waited for the commits: no
+	// final checkpoint may follow the savepoint, or it would commit
+	// output a run restored from the savepoint writes again.
+	for _, c := range p.Report().Checkpoints {
+		if c.ID > sp.Checkpoint {
+			t.Fatalf("checkpoint %d (%s) followed the stop's savepoint, checkpoint %d", c.ID, c.Status, sp.Checkpoint)
+		}
 	}
 }

@@ -129,7 +129,7 @@ step "tests" go test -count=1 ./...
 # and the Nexmark queries against their hand-computed results.
 step "oracle harness, rescale oracle and Nexmark queries under the pebble state backend" \
   env WEIR_TEST_STATE_BACKEND=pebble bash -c \
-  'go test -count=1 ./weirtest/ ./nexmark/queries/ && go test -count=1 -run RescaleOracle .'
+  'go test -count=1 -timeout 30m ./weirtest/ ./nexmark/queries/ && go test -count=1 -run RescaleOracle .'
 step "race detector on the packages that share memory between goroutines" \
   go test -count=1 -race . ./internal/exchange/ ./internal/task/ ./internal/state/ ./internal/transport/ ./internal/cluster/ ./connectors/...
 step "race detector, -short, on the harness, engine, web and command line" \

@@ -223,6 +223,13 @@ func (a *attemptState) onFinished(id dataflow.SubtaskID) {
 }
 
 func (a *attemptState) triggerFinal() {
+	if a.stopAt != 0 {
+		// No checkpoint after the stop's savepoint: it would commit
+		// output that a run restored from the savepoint writes again.
+		// The stop ends the run once the sinks committed the savepoint.
+		a.wantFinal = false
+		return
+	}
 	acts, err := a.coord.TriggerNow()
 	if err != nil {
 		return // a checkpoint is in flight; try again at the next tick

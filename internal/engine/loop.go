@@ -57,6 +57,13 @@ func (e *engine) attempt(ctx context.Context, restore *store.Metadata) error {
 		e.report.Stopped = true
 		return nil
 	}
+	if err == nil && a.stopAt != 0 && !e.report.Stopped {
+		// The job read its input to the end as it stopped: the stop's
+		// savepoint was its final checkpoint (none follows it), so it
+		// holds all the job committed, and the stop is what ended it.
+		e.cfg.Log(fmt.Sprintf("stopped after the savepoint of checkpoint %d, the job's final checkpoint", a.stopAt))
+		e.report.Stopped = true
+	}
 	return err
 }
 
