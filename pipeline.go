@@ -25,6 +25,7 @@ import (
 	"github.com/weir-stream/weir/internal/engine"
 	"github.com/weir-stream/weir/internal/job"
 	"github.com/weir-stream/weir/internal/plan"
+	"github.com/weir-stream/weir/internal/state/lsm"
 	"github.com/weir-stream/weir/internal/store"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -411,6 +412,12 @@ func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan, fence store.
 // cluster, and fence, if not nil, guards the checkpoint store's writes
 // that decide output.
 func (p *Pipeline) run(ctx context.Context, deploy engine.Deployer, fence store.Fence) error {
+	if deploy == nil {
+		// The run's stores live in this process: the pebble backend's
+		// temporary directory goes when the last run here ends.
+		lsm.Enter()
+		defer lsm.Leave()
+	}
 	pl, err := p.plan()
 	if err != nil {
 		return err

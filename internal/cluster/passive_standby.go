@@ -89,7 +89,12 @@ func (s *session) prefetch(p *pb.Prefetch) {
 			names = append(names, h.Shared...)
 		}
 		start := time.Now()
-		st, err := lsmState.Env.Prefetch(s.ctx, lsmState.Files, "standby/"+p.Name, names)
+		env, err := lsmState.Env()
+		if err != nil {
+			w.cfg.Log(fmt.Sprintf("standby: fetching the state files of checkpoint %d of %s: %v", m.ID, p.Name, err))
+			return
+		}
+		st, err := env.Prefetch(s.ctx, lsmState.Files, "standby/"+p.Name, names)
 		if err != nil {
 			w.cfg.Log(fmt.Sprintf("standby: fetching the state files of checkpoint %d of %s: %v", m.ID, p.Name, err))
 			return

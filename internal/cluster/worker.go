@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/state/lsm"
 	"github.com/weir-stream/weir/internal/transport"
 )
 
@@ -106,6 +107,10 @@ var ErrRejected = errors.New("the coordinator rejected this worker")
 // Unauthenticated or PermissionDenied: a wrong --token, say), which is
 // not tried again.
 func (w *Worker) Run(ctx context.Context) error {
+	// The worker's stores and the local copies of their files outlive its
+	// attempts, for the restarts placed on it again.
+	lsm.Enter()
+	defer lsm.Leave()
 	backoff := 100 * time.Millisecond
 	for {
 		start := time.Now()

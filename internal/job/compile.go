@@ -179,11 +179,8 @@ func Compile(ctx context.Context, c *Settings, pl *plan.Plan, fence store.Fence,
 		if err != nil || backend != "pebble" {
 			return err
 		}
-		env, err := lsm.ProcessEnv(lsm.Config{Dir: c.State.Dir, BlockCache: c.State.BlockCache, MemTables: c.State.MemTables})
-		if err != nil {
-			return err
-		}
-		cfg.Runtime.State = &task.LSMState{Env: env, Files: st.Shared(c.Name)}
+		cfg.Runtime.State = &task.LSMState{Files: st.Shared(c.Name),
+			Config: lsm.Config{Dir: c.State.Dir, BlockCache: c.State.BlockCache, MemTables: c.State.MemTables}}
 		return nil
 	}
 	if !c.Guarantee.Checkpoints() {

@@ -59,7 +59,7 @@ func lsmEnv(t testing.TB, cache int) *lsm.Env {
 
 func newLSM(t testing.TB, env *lsm.Env, files lsm.Files, start, end, maxPar int) *Backend {
 	t.Helper()
-	b := NewLSMBackend(start, end, maxPar, LSMOptions{Env: env, Files: files, Key: fmt.Sprintf("job/op/%d-%d", start, end)})
+	b := NewLSMBackend(start, end, maxPar, LSMOptions{Env: func() (*lsm.Env, error) { return env, nil }, Files: files, Key: fmt.Sprintf("job/op/%d-%d", start, end)})
 	t.Cleanup(func() {
 		if err := b.Close(); err != nil {
 			t.Error(err)

@@ -37,9 +37,9 @@ const lsmSection = "\x00lsm"
 
 // LSMOptions place an LSM backend.
 type LSMOptions struct {
-	// Env is the worker's environment of stores; Files the job's shared
-	// files.
-	Env   *lsm.Env
+	// Env returns the process's environment of stores, made when the
+	// first store opens; Files are the job's shared files.
+	Env   func() (*lsm.Env, error)
 	Files lsm.Files
 	// Key identifies the operator instance across restarts (job, operator
 	// uid and key groups), for local copies of its files.
@@ -81,7 +81,7 @@ func NewLSMBackend(kgStart, kgEnd, maxPar int, o LSMOptions) *Backend {
 	if o.Ctx == nil {
 		o.Ctx = context.Background()
 	}
-	b.lsm = &lsmBackend{o: o, ids: map[uint32]string{}, limit: o.Env.CacheEntries()}
+	b.lsm = &lsmBackend{o: o, ids: map[uint32]string{}}
 	return b
 }
 
@@ -108,10 +108,15 @@ func (b *Backend) openStore() error {
 	if l.closed {
 		return errors.New("state: the backend is closed")
 	}
-	s, st, err := l.o.Env.Restore(l.o.Ctx, l.o.Files, l.o.Key, b.kgStart, b.kgEnd, l.manifests)
+	env, err := l.o.Env()
 	if err != nil {
 		return err
 	}
+	s, st, err := env.Restore(l.o.Ctx, l.o.Files, l.o.Key, b.kgStart, b.kgEnd, l.manifests)
+	if err != nil {
+		return err
+	}
+	l.limit = env.CacheEntries()
 	l.store, l.stats, l.manifests = s, st, nil
 	return nil
 }

@@ -12,9 +12,14 @@ import (
 // local copies of checkpointed files) and the job's shared files in its
 // checkpoint store, where incremental checkpoints upload table files.
 type LSMState struct {
-	Env   *lsm.Env
-	Files lsm.Files
+	// Config sizes the process's Env, made when the first store opens.
+	Config lsm.Config
+	Files  lsm.Files
 }
+
+// Env returns the process's Env, made with s.Config if there is none
+// (lsm.ProcessEnv).
+func (s *LSMState) Env() (*lsm.Env, error) { return lsm.ProcessEnv(s.Config) }
 
 // Settler is implemented by operators whose state caches entries in
 // memory in front of an LSM store. Settle is called on the task goroutine

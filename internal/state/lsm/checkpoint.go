@@ -173,8 +173,8 @@ func (p *Pending) Upload(ctx context.Context, files Files) (*Manifest, error) {
 			if err := files.Put(ctx, f.Name, data); err != nil {
 				return nil, fmt.Errorf("lsm: upload %s: %w", f.Name, err)
 			}
-			s.env.uploaded.Add(f.Size)
-			s.env.uploadedFiles.Add(1)
+			totals.uploaded.Add(f.Size)
+			totals.uploadedFiles.Add(1)
 			m.Uploaded += f.Size
 			s.mu.Lock()
 			s.uploaded[local] = f

@@ -70,10 +70,6 @@ type Env struct {
 	cfg   Config
 	cache *pebble.Cache
 
-	uploaded, uploadedFiles     atomic.Int64 // bytes and files checkpoints uploaded
-	downloaded, downloadedFiles atomic.Int64 // bytes and files restores downloaded
-	linked, linkedFiles         atomic.Int64 // bytes and files restores took from local copies
-
 	mu     sync.Mutex
 	open   map[*Store]struct{}
 	local  map[string]int        // local copies of shared files: references
@@ -111,6 +107,15 @@ func (e *Env) Close() {
 	}
 }
 
+// totals count, over the process's life and every Env, the bytes and files
+// checkpoints uploaded, restores downloaded, and restores took from local
+// copies.
+var totals struct {
+	uploaded, uploadedFiles     atomic.Int64
+	downloaded, downloadedFiles atomic.Int64
+	linked, linkedFiles         atomic.Int64
+}
+
 // Metrics are the memory and disk the open stores use.
 type Metrics struct {
 	Stores        int   // open stores
@@ -120,10 +125,19 @@ type Metrics struct {
 	DiskBytes     int64 // bytes of table files, all stores
 	// Uploaded, Downloaded and Linked count the bytes (and files) that
 	// checkpoints uploaded, and that restores downloaded or took from
-	// local copies, since the Env was made.
+	// local copies, over the process's life.
 	Uploaded, UploadedFiles     int64
 	Downloaded, DownloadedFiles int64
 	Linked, LinkedFiles         int64
+}
+
+// Totals returns the process's counts of bytes and files uploaded,
+// downloaded and taken from local copies (the rest of Metrics is zero),
+// whether an Env is open or not.
+func Totals() Metrics {
+	return Metrics{Uploaded: totals.uploaded.Load(), UploadedFiles: totals.uploadedFiles.Load(),
+		Downloaded: totals.downloaded.Load(), DownloadedFiles: totals.downloadedFiles.Load(),
+		Linked: totals.linked.Load(), LinkedFiles: totals.linkedFiles.Load()}
 }
 
 // Metrics returns the open stores' memory and disk.
@@ -134,10 +148,8 @@ func (e *Env) Metrics() Metrics {
 		stores = append(stores, s)
 	}
 	e.mu.Unlock()
-	m := Metrics{Stores: len(stores), BlockCache: e.cache.Size(), BlockCacheMax: e.cache.MaxSize(),
-		Uploaded: e.uploaded.Load(), UploadedFiles: e.uploadedFiles.Load(),
-		Downloaded: e.downloaded.Load(), DownloadedFiles: e.downloadedFiles.Load(),
-		Linked: e.linked.Load(), LinkedFiles: e.linkedFiles.Load()}
+	m := Totals()
+	m.Stores, m.BlockCache, m.BlockCacheMax = len(stores), e.cache.Size(), e.cache.MaxSize()
 	for _, s := range stores {
 		if pm := s.metrics(); pm != nil {
 			m.MemTables += int64(pm.MemTable.Size)

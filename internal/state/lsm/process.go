@@ -11,8 +11,31 @@ import (
 // its earlier attempts checkpointed.
 var process struct {
 	sync.Mutex
-	env  *Env
-	temp bool // its directory was made for it, and goes with it
+	env   *Env
+	temp  bool // its directory was made for it, and goes with it
+	users int  // Enter without Leave
+}
+
+// Enter counts a user of the process's Env: a job run in this process,
+// or a worker for its lifetime. Leave ends it; when the last user leaves,
+// the Env closes (CloseProcessEnv), so that a temporary directory does
+// not outlive the runs that needed it, while a worker's Env lives as long
+// as the worker, for the local copies its restarts find.
+func Enter() {
+	process.Lock()
+	process.users++
+	process.Unlock()
+}
+
+// Leave ends what Enter began.
+func Leave() {
+	process.Lock()
+	process.users--
+	last := process.users <= 0
+	process.Unlock()
+	if last {
+		CloseProcessEnv()
+	}
 }
 
 // ProcessEnv returns the process's Env, made with cfg by the first call;
@@ -48,11 +71,12 @@ func CurrentEnv() *Env {
 }
 
 // CloseProcessEnv closes the process's Env, removing its directory if
-// ProcessEnv made it. Stores must be closed first.
+// ProcessEnv made it. Stores must be closed first. An Env entered by a
+// user who has not left stays.
 func CloseProcessEnv() {
 	process.Lock()
 	defer process.Unlock()
-	if process.env == nil {
+	if process.env == nil || process.users > 0 {
 		return
 	}
 	process.env.Close()

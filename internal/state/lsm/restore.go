@@ -134,8 +134,8 @@ func (e *Env) materialize(ctx context.Context, files Files, dir string, m *Manif
 			if err := os.Link(e.localPath(f.Name), dst); err == nil {
 				st.Local++
 				st.LocalBytes += f.Size
-				e.linked.Add(f.Size)
-				e.linkedFiles.Add(1)
+				totals.linked.Add(f.Size)
+				totals.linkedFiles.Add(1)
 				continue
 			}
 		}
@@ -158,8 +158,8 @@ func (e *Env) materialize(ctx context.Context, files Files, dir string, m *Manif
 		}
 		st.Downloaded++
 		st.DownloadedBytes += f.Size
-		e.downloaded.Add(f.Size)
-		e.downloadedFiles.Add(1)
+		totals.downloaded.Add(f.Size)
+		totals.downloadedFiles.Add(1)
 	}
 	for name, data := range m.Private {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
