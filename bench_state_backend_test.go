@@ -90,6 +90,8 @@ func churnCheckpoints(b *testing.B, backend string, keys int64) {
 	b.ReportMetric(median(syncs), "churn-sync-s")
 	b.ReportMetric(median(written)/(1<<20), "churn-written-MiB")
 	b.ReportMetric(100*median(written)/state, "churn-written-%state")
+	b.ReportMetric(100*mean(written)/state, "churn-written-mean-%state")
+	b.ReportMetric(slices.Max(written)/(1<<20), "churn-written-max-MiB")
 	b.ReportMetric(float64(peakRSS())/(1<<20), "peak-rss-MiB")
 	if m := lsm.CurrentEnv(); m != nil {
 		b.ReportMetric(float64(m.Metrics().DiskBytes)/(1<<20), "disk-MiB")
@@ -295,6 +297,14 @@ func median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+func mean(xs []float64) float64 {
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
 }
 
 // peakRSS returns the process's peak resident set, in bytes.
