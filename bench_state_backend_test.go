@@ -45,9 +45,10 @@ func BenchmarkIncrementalCheckpoints(b *testing.B) {
 }
 
 func churnCheckpoints(b *testing.B, backend string, keys int64) {
-	defer lsm.CloseProcessEnv() // the next run starts with no local copies
 	stateDir := filepath.Join(b.TempDir(), "state")
-	sb := weir.WithStateBackend(weir.StateBackend{Name: backend})
+	// A local directory that outlives the run, as a worker's does: the
+	// restore after it finds the local copies there.
+	sb := weir.WithStateBackend(weir.StateBackend{Name: backend, Dir: b.TempDir()})
 	src := &churnSource{limit: keys, par: 2, signal: make(chan struct{}, 2)}
 	p := weir.NewPipeline(weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce), sb,
 		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 2 * time.Second, StateDir: stateDir}))
@@ -93,8 +94,8 @@ func churnCheckpoints(b *testing.B, backend string, keys int64) {
 	b.ReportMetric(100*mean(written)/state, "churn-written-mean-%state")
 	b.ReportMetric(slices.Max(written)/(1<<20), "churn-written-max-MiB")
 	b.ReportMetric(float64(peakRSS())/(1<<20), "peak-rss-MiB")
-	if m := lsm.CurrentEnv(); m != nil {
-		b.ReportMetric(float64(m.Metrics().DiskBytes)/(1<<20), "disk-MiB")
+	if e := lsm.CurrentEnv(); e != nil {
+		b.ReportMetric(float64(e.Metrics().DiskBytes)/(1<<20), "disk-MiB")
 	}
 	cancel()
 	<-done
@@ -105,11 +106,13 @@ func churnCheckpoints(b *testing.B, backend string, keys int64) {
 	b.ReportMetric(float64(after.Linked-before.Linked)/(1<<20), "restore-local-linked-MiB")
 	b.ReportMetric(float64(after.Downloaded-before.Downloaded)/(1<<20), "restore-local-downloaded-MiB")
 	if backend == "pebble" {
-		lsm.CloseProcessEnv() // a fresh Env, in a new directory: nothing is local
-		b.ReportMetric(restoreLatest(b, stateDir, sb, keys).Seconds(), "restore-remote-s")
+		// Another local directory: nothing is local, as on another worker.
+		fresh := weir.WithStateBackend(weir.StateBackend{Name: backend, Dir: b.TempDir()})
+		before := lsmMetrics()
+		b.ReportMetric(restoreLatest(b, stateDir, fresh, keys).Seconds(), "restore-remote-s")
 		m := lsmMetrics()
-		b.ReportMetric(float64(m.Linked)/(1<<20), "restore-remote-linked-MiB")
-		b.ReportMetric(float64(m.Downloaded)/(1<<20), "restore-remote-downloaded-MiB")
+		b.ReportMetric(float64(m.Linked-before.Linked)/(1<<20), "restore-remote-linked-MiB")
+		b.ReportMetric(float64(m.Downloaded-before.Downloaded)/(1<<20), "restore-remote-downloaded-MiB")
 	}
 	b.ReportMetric(0, "ns/op")
 }
@@ -286,12 +289,6 @@ func (r *churnReader) Close() error { return nil }
 
 func uploadedBytes() int64 { return lsmMetrics().Uploaded }
 
-func lsmMetrics() lsm.Metrics {
-	if e := lsm.CurrentEnv(); e != nil {
-		return e.Metrics()
-	}
-	return lsm.Metrics{}
-}
 
 func median(xs []float64) float64 {
 	s := slices.Clone(xs)
