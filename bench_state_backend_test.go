@@ -289,7 +289,6 @@ func (r *churnReader) Close() error { return nil }
 
 func uploadedBytes() int64 { return lsmMetrics().Uploaded }
 
-
 func median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
