@@ -91,3 +91,54 @@ func TestExactlyOnceWithCheckpointsInVersityGW(t *testing.T) {
 		}
 	}
 }
+
+// The same under the pebble state backend: incremental checkpoints upload
+// the stores' table files into the bucket's shared area, restores after
+// the injected failures read them, and every shared file a retained
+// checkpoint names is there, with the size its manifest gives.
+func TestPebbleCheckpointsInVersityGW(t *testing.T) {
+	cfg := versity(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", cfg.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", cfg.SecretKey)
+	location := fmt.Sprintf("s3://%s/%s-pebble?endpoint=%s", cfg.Bucket, cfg.Prefix, url.QueryEscape(cfg.Endpoint))
+	bucket, err := blob.Open(t.Context(), location)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emptyAtEnd(t, bucket)
+	seeds := []uint64{1, 2}
+	res := weirtest.Check(t, windowedCounts, weirtest.Options[weir.Windowed[int64, int64]]{
+		Guarantee: weir.ExactlyOnce, Seeds: seeds, Failures: 3,
+		Checkpoints:  weir.CheckpointConfig{Interval: 20 * time.Millisecond, StateDir: location},
+		StateBackend: weir.StateBackend{Name: "pebble"},
+	})
+	if res.Injected == 0 || res.Completed == 0 {
+		t.Fatalf("runs injected %d failures and completed %d checkpoints; the test needs both", res.Injected, res.Completed)
+	}
+	checkpoints := store.New(bucket)
+	named := 0
+	for _, seed := range seeds {
+		job := fmt.Sprintf("seed-%d", seed)
+		ids, err := checkpoints.Committed(t.Context(), job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids {
+			m, err := checkpoints.Load(t.Context(), job, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range m.Handles() {
+				for _, n := range h.Shared {
+					named++
+					if _, err := checkpoints.Shared(job).Get(t.Context(), n); err != nil {
+						t.Errorf("checkpoint %d of %s names shared file %s: %v", id, job, n, err)
+					}
+				}
+			}
+		}
+	}
+	if named == 0 {
+		t.Fatal("no retained checkpoint names a shared file: the stores uploaded nothing to the bucket")
+	}
+}
