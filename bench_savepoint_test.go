@@ -87,10 +87,15 @@ func restoreTime(b *testing.B, path string, par int, keys int64) time.Duration {
 // fillJob keeps a 100-byte value per key read from src; opened, if set,
 // is called as each subtask's function opens.
 func fillJob(p *weir.Pipeline, src *fillSource, opened func()) {
+	perKeyJob(p, src, func() weir.KeyedProcessFunction[int64, int64, int64] { return &filler{opened: opened} })
+}
+
+// perKeyJob keys the numbers src reads by themselves and runs the
+// function fn makes on them, discarding what it emits: the state
+// benchmarks' job.
+func perKeyJob(p *weir.Pipeline, src connector.Source[int64], fn func() weir.KeyedProcessFunction[int64, int64, int64]) {
 	in := weir.FromSource(p, "keys", src, weir.SourceUID[int64]("keys"))
-	filled := weir.Process(weir.KeyBy(in, func(v int64) int64 { return v }), func() weir.KeyedProcessFunction[int64, int64, int64] {
-		return &filler{opened: opened}
-	}, weir.UID("filler"))
+	filled := weir.Process(weir.KeyBy(in, func(v int64) int64 { return v }), fn, weir.UID("filler"))
 	weir.To(filled, "discard", exactlyOnceDiscard[int64]{})
 }
 

@@ -169,11 +169,7 @@ func restoreLatest(b *testing.B, stateDir string, sb weir.Option, keys int64) ti
 
 // churnJob keeps a 100-byte value per key read from src, as fillJob.
 func churnJob(p *weir.Pipeline, src *churnSource) {
-	in := weir.FromSource(p, "keys", src, weir.SourceUID[int64]("keys"))
-	filled := weir.Process(weir.KeyBy(in, func(v int64) int64 { return v }), func() weir.KeyedProcessFunction[int64, int64, int64] {
-		return &randomFiller{src: src}
-	}, weir.UID("filler"))
-	weir.To(filled, "discard", exactlyOnceDiscard[int64]{})
+	perKeyJob(p, src, func() weir.KeyedProcessFunction[int64, int64, int64] { return &randomFiller{src: src} })
 }
 
 // randomFiller keeps a 90-byte value per key (about 100 bytes with the

@@ -41,15 +41,7 @@ func windowedCounts(p *weir.Pipeline, sink connector.Sink[weir.Windowed[int64, i
 // that recoveries restored checkpoints from the bucket, and that another
 // client finds the job's retained checkpoints there, intact.
 func TestExactlyOnceWithCheckpointsInVersityGW(t *testing.T) {
-	cfg := versity(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", cfg.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", cfg.SecretKey)
-	location := fmt.Sprintf("s3://%s/%s?endpoint=%s", cfg.Bucket, cfg.Prefix, url.QueryEscape(cfg.Endpoint))
-	bucket, err := blob.Open(t.Context(), location)
-	if err != nil {
-		t.Fatal(err)
-	}
-	emptyAtEnd(t, bucket)
+	location, bucket := versityBucket(t)
 
 	seeds := []uint64{1, 2, 3}
 	restored := 0
@@ -97,15 +89,7 @@ func TestExactlyOnceWithCheckpointsInVersityGW(t *testing.T) {
 // the injected failures read them, and every shared file a retained
 // checkpoint names is there, with the size its manifest gives.
 func TestPebbleCheckpointsInVersityGW(t *testing.T) {
-	cfg := versity(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", cfg.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", cfg.SecretKey)
-	location := fmt.Sprintf("s3://%s/%s-pebble?endpoint=%s", cfg.Bucket, cfg.Prefix, url.QueryEscape(cfg.Endpoint))
-	bucket, err := blob.Open(t.Context(), location)
-	if err != nil {
-		t.Fatal(err)
-	}
-	emptyAtEnd(t, bucket)
+	location, bucket := versityBucket(t)
 	seeds := []uint64{1, 2}
 	res := weirtest.Check(t, windowedCounts, weirtest.Options[weir.Windowed[int64, int64]]{
 		Guarantee: weir.ExactlyOnce, Seeds: seeds, Failures: 3,
@@ -141,4 +125,21 @@ func TestPebbleCheckpointsInVersityGW(t *testing.T) {
 	if named == 0 {
 		t.Fatal("no retained checkpoint names a shared file: the stores uploaded nothing to the bucket")
 	}
+}
+
+// versityBucket returns the location of a fresh prefix in the real
+// S3-compatible server, as a --state-dir URL, and the store on it, which
+// is emptied when the test ends.
+func versityBucket(t *testing.T) (string, blob.Store) {
+	t.Helper()
+	cfg := versity(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", cfg.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", cfg.SecretKey)
+	location := fmt.Sprintf("s3://%s/%s?endpoint=%s", cfg.Bucket, cfg.Prefix, url.QueryEscape(cfg.Endpoint))
+	bucket, err := blob.Open(t.Context(), location)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emptyAtEnd(t, bucket)
+	return location, bucket
 }

@@ -33,16 +33,7 @@ func (x corruptOn) Run(ctx context.Context) error {
 // restores the one before, as for a state blob that fails its checksum.
 func TestASubtasksCorruptStateFallsBackToTheCheckpointBefore(t *testing.T) {
 	st := store.New(blob.Memory())
-	if _, err, _, _ := testRun(t, Config{Job: "j", Store: st, Run: "r1", Restart: NoRestart{}}); err != nil {
-		t.Fatal(err)
-	}
-	first, err := st.Load(t.Context(), "j", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err, _, _ = testRun(t, Config{Job: "j", Store: st, Restore: &first, Restart: NoRestart{}}); err != nil {
-		t.Fatal(err)
-	}
+	twoCheckpoints(t, st)
 	latest, err := st.Load(t.Context(), "j", 2)
 	if err != nil {
 		t.Fatal(err)

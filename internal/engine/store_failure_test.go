@@ -154,19 +154,7 @@ func TestAFailedFinalCheckpointFailsTheJobNamingTheStoreError(t *testing.T) {
 func TestARestoreFallsBackFromAStateBlobThatFailsItsChecksum(t *testing.T) {
 	mem := blob.Memory()
 	st := store.New(mem)
-	_, err, _, _ := testRun(t, Config{Job: "j", Store: st, Run: "r1", Restart: NoRestart{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The run above took only its final checkpoint, 1; take a second run
-	// restoring it to get checkpoint 2 of the same run.
-	first, err := st.Load(t.Context(), "j", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err, _, _ = testRun(t, Config{Job: "j", Store: st, Restore: &first, Restart: NoRestart{}}); err != nil {
-		t.Fatal(err)
-	}
+	twoCheckpoints(t, st)
 	latest, skipped, err := st.Latest(t.Context(), "j")
 	if err != nil || latest.ID != 2 || len(skipped) != 0 {
 		t.Fatalf("Latest = %d, %v, %v; want checkpoint 2", latest.ID, skipped, err)
@@ -200,5 +188,22 @@ func TestARestoreFallsBackFromAStateBlobThatFailsItsChecksum(t *testing.T) {
 	_, err, _, _ = testRun(t, Config{Job: "j", Store: st, Restore: &latest, RestoreExactly: true, Restart: NoRestart{}})
 	if err == nil || !strings.Contains(err.Error(), "checksum mismatch") {
 		t.Fatalf("restore of a named corrupt checkpoint = %v, want the checksum error", err)
+	}
+}
+
+// twoCheckpoints runs job "j" twice into st: the first run takes only its
+// final checkpoint, 1; the second restores it and takes checkpoint 2 of
+// the same run.
+func twoCheckpoints(t *testing.T, st *store.Checkpoints) {
+	t.Helper()
+	if _, err, _, _ := testRun(t, Config{Job: "j", Store: st, Run: "r1", Restart: NoRestart{}}); err != nil {
+		t.Fatal(err)
+	}
+	first, err := st.Load(t.Context(), "j", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err, _, _ = testRun(t, Config{Job: "j", Store: st, Restore: &first, Restart: NoRestart{}}); err != nil {
+		t.Fatal(err)
 	}
 }
