@@ -62,21 +62,35 @@ func restoreTime(b *testing.B, path string, par int, keys int64) time.Duration {
 	src := &fillSource{limit: keys, par: par, ready: make(chan struct{})}
 	p := weir.NewPipeline(weir.WithParallelism(par), weir.WithGuarantee(weir.ExactlyOnce), weir.WithRestore(path),
 		weir.WithCheckpoints(weir.CheckpointConfig{Interval: time.Hour}))
-	var opened atomic.Int32
+	opened, all := countTo(par)
+	fillJob(p, src, opened)
+	return runUntil(b, p, all)
+}
+
+// countTo returns a function that closes the channel it returns when it
+// was called n times.
+func countTo(n int) (func(), <-chan struct{}) {
+	var calls atomic.Int32
 	all := make(chan struct{})
-	fillJob(p, src, func() {
-		if opened.Add(1) == int32(par) {
+	return func() {
+		if calls.Add(1) == int32(n) {
 			close(all)
 		}
-	})
+	}, all
+}
+
+// runUntil runs p until until closes, then cancels it, and returns the
+// time from its start until until closed. The run ending first fails b.
+func runUntil(b *testing.B, p *weir.Pipeline, until <-chan struct{}) time.Duration {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	start := time.Now()
 	go func() { done <- p.Run(ctx) }()
 	select {
-	case <-all:
+	case <-until:
 	case err := <-done:
-		b.Fatalf("restore at parallelism %d ended: %v", par, err)
+		cancel()
+		b.Fatalf("the run ended: %v", err)
 	}
 	d := time.Since(start)
 	cancel()

@@ -144,27 +144,10 @@ func restoreLatest(b *testing.B, stateDir string, sb weir.Option, keys int64) ti
 	src := &churnSource{limit: keys, par: 2, signal: make(chan struct{}, 2)}
 	p := weir.NewPipeline(weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce), sb, weir.WithRestore("latest"),
 		weir.WithCheckpoints(weir.CheckpointConfig{Interval: time.Hour, StateDir: stateDir}))
-	var opened atomic.Int32
-	all := make(chan struct{})
+	var all <-chan struct{}
+	src.opened, all = countTo(2)
 	churnJob(p, src)
-	src.opened = func() {
-		if opened.Add(1) == 2 {
-			close(all)
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	start := time.Now()
-	go func() { done <- p.Run(ctx) }()
-	select {
-	case <-all:
-	case err := <-done:
-		b.Fatalf("restore ended: %v", err)
-	}
-	d := time.Since(start)
-	cancel()
-	<-done
-	return d
+	return runUntil(b, p, all)
 }
 
 // churnJob keeps a 100-byte value per key read from src, as fillJob.
