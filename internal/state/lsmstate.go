@@ -131,10 +131,13 @@ func (b *Backend) RestoreStats() lsm.RestoreStats {
 
 // Close releases the backend's store, if it has one.
 func (b *Backend) Close() error {
-	if b.lsm == nil || b.lsm.store == nil {
+	if b.lsm == nil {
 		return nil
 	}
 	b.lsm.closed = true
+	if b.lsm.store == nil {
+		return nil
+	}
 	err := b.lsm.store.Close()
 	b.lsm.store = nil
 	return err
@@ -266,11 +269,7 @@ func (b *Backend) lsmFreeze(savepoint bool) (*lsmFrozen, error) {
 // group of every entry of table id in key groups [start, end) of v.
 func scanTable(v *lsm.View, id uint32, start, end int, f func(kg int, key, value []byte) error) error {
 	for kg := start; kg < end; kg++ {
-		lo := lsm.AppendKey(nil, kg, id)
-		hi := lsm.AppendKey(nil, kg, id+1)
-		if id == ^uint32(0) {
-			hi = lsm.AppendKey(nil, kg+1, 0)
-		}
+		lo, hi := lsm.TableRange(kg, id)
 		err := v.Scan(lo, hi, func(k, val []byte) (bool, error) {
 			return true, f(kg, k[len(lo):], val)
 		})

@@ -181,12 +181,7 @@ func (x *tableLSM[K, V]) all(s int, f func(K, V) bool) {
 	if err := t.b.writeThrough(); err != nil {
 		panic(fmt.Errorf("state %q: writing to the store: %w", t.name, err))
 	}
-	kg := t.kg(s)
-	lo := lsm.AppendKey(nil, kg, x.id)
-	hi := lsm.AppendKey(nil, kg, x.id+1)
-	if x.id == ^uint32(0) {
-		hi = lsm.AppendKey(nil, kg+1, 0)
-	}
+	lo, hi := lsm.TableRange(t.kg(s), x.id)
 	kp, vp := new(K), new(V)
 	var zk K
 	var zv V

@@ -143,11 +143,8 @@ func (e *Env) materialize(ctx context.Context, files Files, dir string, m *Manif
 		if err != nil {
 			return fmt.Errorf("lsm: restore: shared file %s: %w", f.Name, err)
 		}
-		if int64(len(data)) != f.Size {
-			return fmt.Errorf("shared file %s: %d bytes, the manifest says %d: %w", f.Name, len(data), f.Size, ErrCorrupt)
-		}
-		if got := crc32.Checksum(data, castagnoli); got != f.CRC32C {
-			return fmt.Errorf("shared file %s: checksum mismatch: crc32c %08x, the manifest says %08x: %w", f.Name, got, f.CRC32C, ErrCorrupt)
+		if err := f.check(data); err != nil {
+			return err
 		}
 		if err := os.WriteFile(dst, data, 0o644); err != nil {
 			return fmt.Errorf("lsm: restore: %w", err)
@@ -212,10 +209,22 @@ func (e *Env) usePrefetched(f File) bool {
 	if err != nil {
 		return false
 	}
-	if int64(len(data)) != f.Size || crc32.Checksum(data, castagnoli) != f.CRC32C {
+	if f.check(data) != nil {
 		_ = os.Remove(e.prefetchedPath(f.Name))
 		return false
 	}
 	err = os.Link(e.prefetchedPath(f.Name), e.localPath(f.Name))
 	return err == nil || errors.Is(err, os.ErrExist)
+}
+
+// check returns an error wrapping ErrCorrupt unless data has f's size and
+// checksum.
+func (f File) check(data []byte) error {
+	if int64(len(data)) != f.Size {
+		return fmt.Errorf("shared file %s: %d bytes, the manifest says %d: %w", f.Name, len(data), f.Size, ErrCorrupt)
+	}
+	if got := crc32.Checksum(data, castagnoli); got != f.CRC32C {
+		return fmt.Errorf("shared file %s: checksum mismatch: crc32c %08x, the manifest says %08x: %w", f.Name, got, f.CRC32C, ErrCorrupt)
+	}
+	return nil
 }

@@ -28,6 +28,16 @@ func AppendKey(dst []byte, kg int, table uint32) []byte {
 	return binary.BigEndian.AppendUint32(dst, table)
 }
 
+// TableRange returns the bounds [lo, hi) of table id's keys in key group
+// kg.
+func TableRange(kg int, table uint32) (lo, hi []byte) {
+	lo = AppendKey(nil, kg, table)
+	if table == ^uint32(0) {
+		return lo, AppendKey(nil, kg+1, 0)
+	}
+	return lo, AppendKey(nil, kg, table+1)
+}
+
 // groupKey is the first key of key group kg.
 func groupKey(kg int) []byte { return binary.BigEndian.AppendUint16(nil, uint16(kg)) }
 
