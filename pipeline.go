@@ -195,8 +195,9 @@ type StateBackend struct {
 	// BlockCache and MemTables, for pebble, are the bytes of block cache
 	// and of memtables that every store of the process shares; zero
 	// takes an eighth and a sixteenth of the memory available (the Go
-	// memory limit when one is set), at most 1 GiB and 256 MiB. The first
-	// pebble job of a process sizes them.
+	// memory limit when one is set), at most 1 GiB and 256 MiB. The job
+	// whose store opens first sizes them, for as long as runs in the
+	// process use them.
 	BlockCache, MemTables int64
 }
 

@@ -58,7 +58,8 @@ type Settings struct {
 // it in Go maps; "pebble" in LSM stores on local disk, in Dir (a
 // temporary directory when empty), with a block cache and memtables of
 // the given bytes shared by every store of the process (defaults when
-// zero). The first pebble job of a process sizes what it shares.
+// zero). The job whose store opens first sizes what the process shares,
+// until no run in the process uses it (a worker's lasts its life).
 type StateBackend struct {
 	Backend    string
 	Dir        string
