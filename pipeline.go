@@ -383,7 +383,7 @@ func (p *Pipeline) Explain() (string, error) {
 // With a fault-tolerant guarantee, a failed attempt is restarted by the
 // restart strategy and restored as the guarantee says; Report tells what
 // happened.
-func (p *Pipeline) Run(ctx context.Context) error { return p.run(ctx, nil, nil) }
+func (p *Pipeline) Run(ctx context.Context) error { return p.run(ctx, nil, nil, nil) }
 
 // Engine gives weir's own command line the pipeline's engine side, to run
 // it on a cluster: its compiled engine configuration, and Run with
@@ -410,9 +410,10 @@ func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan, fence store.
 }
 
 // run runs the pipeline; deploy, if not nil, starts its attempts on a
-// cluster, and fence, if not nil, guards the checkpoint store's writes
-// that decide output.
-func (p *Pipeline) run(ctx context.Context, deploy engine.Deployer, fence store.Fence) error {
+// cluster, fence, if not nil, guards the checkpoint store's writes that
+// decide output, and adopt, if not nil, makes the run take over the
+// attempt deploy holds running (engine.Config.Adopt).
+func (p *Pipeline) run(ctx context.Context, deploy engine.Deployer, fence store.Fence, adopt *engine.Adoption) error {
 	if deploy == nil {
 		// The run's stores live in this process: the pebble backend's
 		// temporary directory goes when the last run here ends.
@@ -428,6 +429,7 @@ func (p *Pipeline) run(ctx context.Context, deploy engine.Deployer, fence store.
 		return fmt.Errorf("job %q: %w", p.cfg.Name, err)
 	}
 	cfg.Deploy = deploy
+	cfg.Adopt = adopt
 	cfg.SubtaskRestarts = deploy != nil // the cluster's executors restart single subtasks
 	if cfg.Failures != nil && deploy != nil {
 		cfg.Failures.NamedWait = max(5*cfg.Failures.MaxDelay, 2*time.Second)

@@ -44,7 +44,7 @@ func coordinatorFlag(fs *pflag.FlagSet, addr *string) {
 	if def == "" {
 		def = defaultCoordinator
 	}
-	fs.StringVar(addr, "coordinator", def, "the coordinator's address (default $WEIR_COORDINATOR or "+defaultCoordinator+")")
+	fs.StringVar(addr, "coordinator", def, "the coordinator's address, or the comma-separated addresses of a leader and its standbys (default $WEIR_COORDINATOR or "+defaultCoordinator+")")
 }
 
 // logTo returns a log function, safe for concurrent use, that writes to
@@ -67,31 +67,32 @@ to the store, which all processes must reach: a directory on a shared
 filesystem, or an S3-compatible bucket (s3://bucket/prefix?endpoint=URL). A
 coordinator started again on the same store resumes the jobs that were running.
 
-Each coordinator claims a leadership epoch in the store when it starts. A
-coordinator started on the store of one that still runs supersedes it: the
-older one commits nothing more, cancels its jobs (the newer one resumes
-them) and exits with an error that names the newer epoch.`,
+Each coordinator claims a leadership epoch in the store when it leads. A
+coordinator started without --ha on the store of one that still runs
+supersedes it: the older one commits nothing more and exits with an error
+that names the newer epoch, and the newer one adopts the jobs' running tasks.
+
+With --ha the coordinator is one of several on the store: it waits as a
+standby until the leader's lease (--lease-period) expires or the leader hands
+over (weir coordinator handover), then takes over without restarting any
+task; after it lost the lead it waits as a standby again. Workers and
+clients given every coordinator's address (--coordinator a,b) follow the
+leader.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if (stateDir == "") == (store == "") {
 				return usagef("give the checkpoint store with exactly one of --state-dir and --checkpoint-store")
 			}
+			if cfg.LeasePeriod <= 0 {
+				return usagef("--lease-period must be positive, got %v", cfg.LeasePeriod)
+			}
 			cfg.Store = stateDir + store
 			cfg.Program = program{stdout, stderr}
 			cfg.Log = logTo(stderr, "coordinator")
-			c, err := cluster.NewCoordinator(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(stderr, "weir coordinator: listening on %s, store %s\n", c.Addr(), cfg.Store)
-			select {
-			case <-cmd.Context().Done():
-			case <-c.Done():
-			}
-			c.Close()
-			return c.Deposed() // superseded by a coordinator started later on the store
+			return runCoordinator(cmd.Context(), cfg, stderr)
 		},
 	}
+	cmd.AddCommand(handoverCommand(stdout, stderr))
 	fs := cmd.Flags()
 	fs.StringVar(&cfg.Listen, "listen", defaultCoordinator, "address of the control plane for workers and clients")
 	fs.StringVar(&stateDir, "state-dir", "", "directory for checkpoints and job records, shared by every process")
@@ -100,24 +101,76 @@ them) and exits with an error that names the newer epoch.`,
 	fs.DurationVar(&cfg.HeartbeatInterval, "heartbeat-interval", 500*time.Millisecond, "how often workers report")
 	fs.DurationVar(&cfg.HeartbeatTimeout, "heartbeat-timeout", 5*time.Second, "a worker silent this long is lost")
 	fs.DurationVar(&cfg.ReplacementTimeout, "replacement-timeout", 10*time.Second, "how long a job that lost a worker waits for a replacement before it spreads the lost worker's subtasks over the remaining workers (negative: wait for free slots)")
+	fs.BoolVar(&cfg.HA, "ha", false, "run as one of several coordinators on the store: wait as a standby until the leader's lease expires or it hands over, then take over without restarting the jobs' tasks")
+	fs.DurationVar(&cfg.LeasePeriod, "lease-period", 3*time.Second, "a leader that did not renew its lease in the store for this long is replaced by a standby")
+	fs.StringVar(&cfg.Advertise, "advertise", "", "the address workers and clients reach this coordinator at, which standbys name to them (default: the --listen address)")
+	fs.DurationVar(&cfg.AdoptTimeout, "adopt-timeout", 0, "how long a coordinator that took over waits for the workers to report a job's running tasks before it restarts the job from its latest checkpoint (default: twice --heartbeat-timeout)")
 	securityFlags(fs, &cfg.Security)
+	return cmd
+}
+
+// runCoordinator runs a coordinator until ctx ends; with --ha, one that
+// lost the lead (superseded or handed over) waits as a standby again.
+func runCoordinator(ctx context.Context, cfg cluster.CoordinatorConfig, stderr io.Writer) error {
+	for {
+		c, err := cluster.NewCoordinator(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		role := "leading"
+		if cfg.HA {
+			role = "standby until it leads"
+		}
+		fmt.Fprintf(stderr, "weir coordinator: listening on %s (%s), store %s\n", c.Addr(), role, cfg.Store)
+		select {
+		case <-ctx.Done():
+		case <-c.Done():
+		}
+		c.Close()
+		err = c.Deposed()
+		if ctx.Err() != nil || !cfg.HA || !(errors.Is(err, cluster.ErrDeposed) || errors.Is(err, cluster.ErrHandedOver)) {
+			return err // superseded by a coordinator started later on the store, or it could not lead
+		}
+	}
+}
+
+func handoverCommand(stdout, stderr io.Writer) *cobra.Command {
+	var c client
+	cmd := &cobra.Command{
+		Use:   "handover --coordinator ADDR,ADDR...",
+		Short: "Make the leading coordinator hand over to a standby",
+		Long: `Ask the leading coordinator among --coordinator to stop leading and release its
+lease, so that a standby (weir coordinator --ha) takes over at once. The jobs'
+tasks keep running: the new leader adopts them. Refused when no coordinator of
+the list is a standby to take over. Prints the new leader's address.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return handover(cmd.Context(), &c, stdout, stderr)
+		},
+	}
+	c.define(cmd.Flags())
 	return cmd
 }
 
 func workerCommand(stdout, stderr io.Writer) *cobra.Command {
 	var cfg cluster.WorkerConfig
+	var coordinators string
 	cmd := &cobra.Command{
 		Use:   "worker --coordinator ADDR --slots N [--listen ADDR]",
 		Short: "Start a worker and join a coordinator",
 		Long: `Start a worker: it joins the coordinator, runs the subtasks the coordinator
 places on its slots and exchanges records with other workers over its data
 plane (--listen). One slot runs subtask i of every operator of a job, so a job
-of parallelism p takes p slots. A worker that loses the coordinator cancels
-its tasks and joins again.`,
+of parallelism p takes p slots. A worker that loses the coordinator keeps its
+tasks running and looks for the leader among --coordinator, which adopts
+them; tasks no coordinator adopted within --grace are cancelled.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.Slots < 1 {
 				return usagef("--slots must be at least 1, got %d", cfg.Slots)
+			}
+			if cfg.Coordinators = cluster.ParseAddrs(coordinators); len(cfg.Coordinators) == 0 {
+				return usagef("--coordinator names no address")
 			}
 			cfg.Program = program{stdout, stderr}
 			cfg.Log = logTo(stderr, "worker")
@@ -126,12 +179,13 @@ its tasks and joins again.`,
 				return err
 			}
 			defer w.Close()
-			fmt.Fprintf(stderr, "weir worker: data plane on %s, joining %s\n", w.DataAddr(), cfg.Coordinator)
+			fmt.Fprintf(stderr, "weir worker: data plane on %s, joining %s\n", w.DataAddr(), strings.Join(cfg.Coordinators, ","))
 			return w.Run(cmd.Context())
 		},
 	}
 	fs := cmd.Flags()
-	coordinatorFlag(fs, &cfg.Coordinator)
+	coordinatorFlag(fs, &coordinators)
+	fs.DurationVar(&cfg.Grace, "grace", 30*time.Second, "how long the worker's tasks run on without a coordinator, for a new leader to adopt them (negative: cancel them at once)")
 	fs.IntVar(&cfg.Slots, "slots", 1, "subtasks of each operator this worker runs at once")
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:0", "address of the data plane (port 0 picks a free one)")
 	fs.StringVar(&cfg.Advertise, "advertise", "", "address other workers reach the data plane at (default: the --listen address)")
@@ -153,15 +207,20 @@ func (c *client) define(fs *pflag.FlagSet) {
 }
 
 func (c *client) call(ctx context.Context, f func(context.Context, pb.CoordinatorClient) error) error {
-	conn, err := c.sec.Dial(c.addr)
+	return c.callWithin(ctx, 30*time.Second, f)
+}
+
+// callWithin calls f on the leading coordinator, within timeout.
+func (c *client) callWithin(ctx context.Context, timeout time.Duration, f func(context.Context, pb.CoordinatorClient) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	conn, addr, err := cluster.DialLeader(ctx, c.sec, cluster.ParseAddrs(c.addr))
 	if err != nil {
-		return err
+		return fmt.Errorf("coordinator %s: %w", c.addr, err)
 	}
 	defer conn.Close()
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
 	if err := f(ctx, pb.NewCoordinatorClient(conn)); err != nil {
-		return fmt.Errorf("coordinator %s: %w", c.addr, err)
+		return fmt.Errorf("coordinator %s: %w", addr, err)
 	}
 	return nil
 }

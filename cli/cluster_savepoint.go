@@ -111,19 +111,16 @@ end a job without one, use weir cancel on a cluster, or interrupt weir run
 // running, one without checkpoints, no directory) are errors with its
 // message alone.
 func clusterSavepoint(ctx context.Context, c *client, req *pb.SavepointRequest, stdout io.Writer) error {
-	ctx, cancel := context.WithTimeout(ctx, savepointTimeout)
-	defer cancel()
-	conn, err := c.sec.Dial(c.addr)
+	var info *pb.SavepointInfo
+	err := c.callWithin(ctx, savepointTimeout, func(ctx context.Context, cc pb.CoordinatorClient) (err error) {
+		info, err = cc.Savepoint(ctx, req)
+		if s, ok := status.FromError(err); ok && err != nil {
+			return errors.New(s.Message())
+		}
+		return err
+	})
 	if err != nil {
 		return err
-	}
-	defer conn.Close()
-	info, err := pb.NewCoordinatorClient(conn).Savepoint(ctx, req)
-	if err != nil {
-		if s, ok := status.FromError(err); ok {
-			return fmt.Errorf("coordinator %s: %w", c.addr, errors.New(s.Message()))
-		}
-		return fmt.Errorf("coordinator %s: %w", c.addr, err)
 	}
 	fmt.Fprintln(stdout, info.Path)
 	return nil

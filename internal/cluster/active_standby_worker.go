@@ -86,7 +86,7 @@ func (a *workerAttempt) shipLog(ctx context.Context, rt *task.Runtime, ep *trans
 		defer close(sh.done)
 		defer cancel()
 		if err != nil {
-			a.s.w.cfg.Log(fmt.Sprintf("attempt %s: subtask %s runs without its active standby: %v", a.d.Key, id, err))
+			a.g.w.cfg.Log(fmt.Sprintf("attempt %s: subtask %s runs without its active standby: %v", a.d.Key, id, err))
 			_, _ = to.SendTimed(sctx, task.LogLost())
 			return
 		}
@@ -95,7 +95,7 @@ func (a *workerAttempt) shipLog(ctx context.Context, rt *task.Runtime, ep *trans
 			return err
 		})
 		if sctx.Err() == nil {
-			a.s.w.cfg.Log(fmt.Sprintf("attempt %s: shipping the input log of subtask %s to its active standby stopped: %v", a.d.Key, id, err))
+			a.g.w.cfg.Log(fmt.Sprintf("attempt %s: shipping the input log of subtask %s to its active standby stopped: %v", a.d.Key, id, err))
 		}
 	}()
 }
@@ -128,7 +128,7 @@ func (a *workerAttempt) promote(ctx context.Context, rt *task.Runtime, c *pb.Com
 		case <-ctx.Done():
 			return
 		}
-		a.s.w.cfg.Log(fmt.Sprintf("attempt %s: the active standbys of subtasks %s took their place", a.d.Key, strings.Join(names, ", ")))
-		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Restarted{Restarted: &pb.Restarted{Key: a.d.Key, Token: c.Token}}})
+		a.g.w.cfg.Log(fmt.Sprintf("attempt %s: the active standbys of subtasks %s took their place", a.d.Key, strings.Join(names, ", ")))
+		a.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Restarted{Restarted: &pb.Restarted{Key: a.d.Key, Token: c.Token}}})
 	}()
 }

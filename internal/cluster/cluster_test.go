@@ -45,8 +45,8 @@ type pipeline struct{ p *weir.Pipeline }
 func (p pipeline) Compile(ctx context.Context) (engine.Config, error) {
 	return p.p.Engine().Compile(ctx)
 }
-func (p pipeline) Run(ctx context.Context, d engine.Deployer, f store.Fence) error {
-	return p.p.Engine().Run(ctx, d, f)
+func (p pipeline) Run(ctx context.Context, d engine.Deployer, f store.Fence, a *engine.Adoption) error {
+	return p.p.Engine().Run(ctx, d, f, a)
 }
 func (p pipeline) Report() *engine.Report { return p.p.Engine().Report() }
 
@@ -103,7 +103,7 @@ func TestClusterInProcess(t *testing.T) {
 	workers := map[string]*runningWorker{}
 	for i := 1; i <= 4; i++ {
 		id := fmt.Sprintf("w%d", i)
-		workers[id] = startWorker(t, ctx, cluster.WorkerConfig{ID: id, Coordinator: c.Addr(), Program: prog})
+		workers[id] = startWorker(t, ctx, cluster.WorkerConfig{ID: id, Coordinators: []string{c.Addr()}, Program: prog})
 	}
 	defer func() {
 		for _, r := range workers {

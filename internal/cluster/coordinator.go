@@ -41,6 +41,21 @@ type CoordinatorConfig struct {
 	// SavepointDir is where savepoints go when the Savepoint call names
 	// no directory (empty: it must name one).
 	SavepointDir string
+	// Advertise is the address clients and workers reach the coordinator
+	// at, which standbys name to them (default: the listening address).
+	Advertise string
+	// HA makes the coordinator start as a standby: it leads once the
+	// lease of the coordinator leading the store expires or is handed
+	// over (ha.go). Without it the coordinator claims the store at once.
+	HA bool
+	// LeasePeriod is how long a leader's lease holds without renewal: a
+	// standby takes over a leader silent this long. Default 3s.
+	LeasePeriod time.Duration
+	// AdoptTimeout is how long a coordinator that took over waits for the
+	// workers to report the attempts of a job they still run before it
+	// gives up adopting them and restarts the job from its latest
+	// checkpoint (adopt.go). Default twice HeartbeatTimeout.
+	AdoptTimeout time.Duration
 }
 
 // Coordinator places jobs on workers and drives their checkpoints.
@@ -55,8 +70,19 @@ type Coordinator struct {
 	lead *store.Leadership
 
 	deposeOnce sync.Once
-	deposed    chan struct{} // closed when superseded
+	endOnce    sync.Once
+	deposed    chan struct{} // closed when the coordinator stopped (end)
 	deposedErr error         // set before deposed closes
+
+	// Leadership (ha.go): leading is set once the coordinator leads (and
+	// lead is set), and leadingCh closed; a standby keeps the leader's
+	// address and epoch as the lease says.
+	leading     atomic.Bool
+	leadingCh   chan struct{}
+	leaderAddr  atomic.Value // string
+	leaderEpoch atomic.Uint64
+	renewals    atomic.Uint64
+	renewed     time.Time // the lease's latest renewal; by watchLeadership
 
 	admitMu   sync.Mutex            // one hello at a time (takeover.go)
 	instances map[string]*instances // by worker id; guarded by admitMu
@@ -67,6 +93,10 @@ type Coordinator struct {
 	executors map[string]*remoteExecutor
 	jobs      map[string]*job
 	lastJob   int
+	// Adoption (adopt.go): the jobs that wait for the workers' reports of
+	// their running attempts, and the reports, by job id.
+	adopting map[string]bool
+	offers   map[string][]offer
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -118,6 +148,12 @@ func NewCoordinator(ctx context.Context, cfg CoordinatorConfig) (*Coordinator, e
 	if cfg.Log == nil {
 		cfg.Log = func(string) {}
 	}
+	if cfg.LeasePeriod <= 0 {
+		cfg.LeasePeriod = 3 * time.Second
+	}
+	if cfg.AdoptTimeout <= 0 {
+		cfg.AdoptTimeout = 2 * cfg.HeartbeatTimeout
+	}
 	if cfg.Store == "" {
 		return nil, errors.New("the coordinator needs a checkpoint store shared with the workers (--state-dir or --checkpoint-store)")
 	}
@@ -133,46 +169,64 @@ func NewCoordinator(ctx context.Context, cfg CoordinatorConfig) (*Coordinator, e
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", cfg.Listen, err)
 	}
-	// Claimed before anything is read: a coordinator still running on the
-	// store commits nothing from now on, so the jobs resumed below start
-	// from the last checkpoint it could complete.
-	lead, err := store.Lead(ctx, blobs, holder(ln.Addr().String()))
-	if err != nil {
-		ln.Close()
-		return nil, err
+	if cfg.Advertise == "" {
+		cfg.Advertise = ln.Addr().String()
 	}
-	cfg.Log(fmt.Sprintf("leading the store %s with epoch %d", cfg.Store, lead.Epoch()))
 	cctx, cancel := context.WithCancel(context.Background())
-	c := &Coordinator{cfg: cfg, blobs: blobs, ln: ln, srv: grpc.NewServer(opts...), lead: lead, deposed: make(chan struct{}),
+	c := &Coordinator{cfg: cfg, blobs: blobs, ln: ln, deposed: make(chan struct{}), leadingCh: make(chan struct{}),
 		instances: map[string]*instances{}, workers: map[string]*workerConn{}, changed: make(chan struct{}), executors: map[string]*remoteExecutor{},
-		jobs: map[string]*job{}, ctx: cctx, cancel: cancel}
+		jobs: map[string]*job{}, adopting: map[string]bool{}, offers: map[string][]offer{}, ctx: cctx, cancel: cancel}
+	c.srv = grpc.NewServer(append(opts, c.interceptors()...)...)
 	pb.RegisterCoordinatorServer(c.srv, c)
-	if err := c.resume(ctx); err != nil {
-		cancel()
-		c.jobsWG.Wait()
-		ln.Close()
-		return nil, err
+	if !cfg.HA {
+		// Claimed before anything is read: a coordinator still running on
+		// the store commits nothing from now on, so the jobs resumed
+		// start from the last checkpoint it could complete.
+		lead, err := store.Lead(ctx, blobs, holder(cfg.Advertise))
+		if err == nil {
+			err = c.takeOver(ctx, lead)
+		}
+		if err != nil {
+			cancel()
+			c.jobsWG.Wait()
+			c.srvWG.Wait()
+			ln.Close()
+			return nil, err
+		}
 	}
-	c.srvWG.Add(2)
+	c.srvWG.Add(1)
 	go func() {
 		defer c.srvWG.Done()
 		c.srv.Serve(ln)
 	}()
-	go func() {
-		defer c.srvWG.Done()
-		c.watchLeadership(cfg.HeartbeatInterval)
-	}()
+	if cfg.HA {
+		c.srvWG.Add(1)
+		go func() {
+			defer c.srvWG.Done()
+			c.awaitLeadership()
+		}()
+	}
 	return c, nil
 }
 
 // Addr returns the control plane's address.
 func (c *Coordinator) Addr() string { return c.ln.Addr().String() }
 
-// Close stops serving and stops the jobs' goroutines. The jobs stay
-// recorded as running, so a coordinator started on the same store
-// resumes them. A deposed coordinator must still be closed.
+// Close stops serving and stops the jobs' goroutines, leaving their
+// attempts running on the workers. The jobs stay recorded as running, so
+// a coordinator started on the same store resumes them, adopting the
+// attempts; a leader releases its lease, so that a standby takes over at
+// once. A deposed coordinator must still be closed.
 func (c *Coordinator) Close() {
 	c.cancel()
+	if c.leading.Load() && c.Deposed() == nil {
+		c.jobsWG.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		if err := c.lead.Renew(ctx, c.leaseRecord(true)); err != nil {
+			c.cfg.Log(fmt.Sprintf("releasing the lease: %v; a standby takes over when it expires", err))
+		}
+		cancel()
+	}
 	// The sessions end on the cancel, with the reason for their workers
 	// (a deposed coordinator's ABORTED); a call that does not return
 	// within a second (a frozen client) is cut.
@@ -236,10 +290,8 @@ func (c *Coordinator) Connect(stream pb.Coordinator_ConnectServer) error {
 	if w.passive {
 		what = "standby worker"
 	}
-	c.cfg.Log(fmt.Sprintf("%s %s joined with %d slots (data plane %s)", what, w.id, w.slots, w.dataAddr))
-	c.mu.Lock()
-	c.notifyLocked()
-	c.mu.Unlock()
+	c.cfg.Log(fmt.Sprintf("%s %s joined with %d slots (data plane %s)%s", what, w.id, w.slots, w.dataAddr, describeOffers(hello.Running)))
+	c.takeOffers(w, hello.Running) // and tells waiting jobs of the new worker
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel()
 	recvErr := make(chan error, 1)
@@ -253,7 +305,7 @@ func (c *Coordinator) Connect(stream pb.Coordinator_ConnectServer) error {
 			c.onWorkerMessage(w, m)
 		}
 	}()
-	welcome := &pb.Welcome{HeartbeatIntervalNs: int64(c.cfg.HeartbeatInterval), Epoch: c.lead.Epoch()}
+	welcome := &pb.Welcome{HeartbeatIntervalNs: int64(c.cfg.HeartbeatInterval), HeartbeatTimeoutNs: int64(c.cfg.HeartbeatTimeout), Epoch: c.lead.Epoch()}
 	if err := stream.Send(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Welcome{Welcome: welcome}}); err != nil {
 		c.lose(w, err.Error())
 		return err
@@ -278,6 +330,7 @@ func (c *Coordinator) Connect(stream pb.Coordinator_ConnectServer) error {
 		case <-w.lost:
 			reason = "replaced"
 		case <-check.C:
+			w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Beat{Beat: &pb.Beat{}}})
 			now := time.Now()
 			if now.Sub(lastCheck) > c.cfg.HeartbeatInterval+c.cfg.HeartbeatTimeout/2 {
 				watchedFrom = now
@@ -321,6 +374,12 @@ func (c *Coordinator) lose(w *workerConn, reason string) {
 	close(w.lost)
 	if c.workers[w.id] == w {
 		delete(c.workers, w.id)
+	}
+	if c.ctx.Err() != nil {
+		// The coordinator stops leading: the worker's attempts run on
+		// for the successor, and nothing restarts here.
+		c.mu.Unlock()
+		return
 	}
 	var xs []*remoteExecutor
 	for _, x := range c.executors {

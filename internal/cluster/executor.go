@@ -94,14 +94,17 @@ func (c *Coordinator) deployer(j *job, cfg engine.Config) engine.Deployer {
 				need = max(need, v.Parallelism)
 			}
 		}
+		if spec.Adopt {
+			if x := c.adoptAttempt(j, cfg, spec); x != nil {
+				return x, nil
+			}
+		}
 		slots, err := c.takeSlots(ctx, j, need, spec.Options.Attempt > 0)
 		if err != nil {
 			return nil, err
 		}
 		attempts++
-		x := &remoteExecutor{c: c, key: fmt.Sprintf("%s/%d.%d", j.id, c.lead.Epoch(), attempts), cfg: cfg, plan: cfg.Plan, spec: spec,
-			where: map[dataflow.SubtaskID]*share{}, events: make(chan endEvent, 256), finished: map[dataflow.SubtaskID]bool{}, halted: make(chan struct{})}
-		x.restart.init()
+		x := newRemoteExecutor(c, j, cfg, spec, fmt.Sprintf("%s/%d.%d", j.id, c.lead.Epoch(), attempts))
 		seen := map[*workerConn]*share{}
 		for _, v := range cfg.Plan.Vertices {
 			for i := range v.Parallelism {
@@ -118,7 +121,6 @@ func (c *Coordinator) deployer(j *job, cfg engine.Config) engine.Deployer {
 				x.where[dataflow.SubtaskID{Vertex: v.ID, Subtask: i}] = sh
 			}
 		}
-		x.job = j
 		c.mu.Lock()
 		c.executors[x.key] = x
 		var standbyShares []*share
@@ -136,6 +138,15 @@ func (c *Coordinator) deployer(j *job, cfg engine.Config) engine.Deployer {
 		}
 		return x, nil
 	}
+}
+
+// newRemoteExecutor returns an attempt of job j under key, with no
+// shares yet.
+func newRemoteExecutor(c *Coordinator, j *job, cfg engine.Config, spec engine.AttemptSpec, key string) *remoteExecutor {
+	x := &remoteExecutor{c: c, job: j, key: key, cfg: cfg, plan: cfg.Plan, spec: spec,
+		where: map[dataflow.SubtaskID]*share{}, events: make(chan endEvent, 256), finished: map[dataflow.SubtaskID]bool{}, halted: make(chan struct{})}
+	x.restart.init()
+	return x
 }
 
 // takeSlots waits until need slots are free and takes them. A restart
@@ -458,6 +469,12 @@ func (x *remoteExecutor) Run(ctx context.Context) error {
 			x.mu.Lock()
 			x.failLocked()
 			x.mu.Unlock()
+			if x.c.ctx.Err() != nil {
+				// The coordinator stops leading: the shares run on for
+				// its successor to adopt (ha.go), and no end of theirs
+				// will reach this one.
+				return ctx.Err()
+			}
 			if !cancelled {
 				x.cancelAll()
 				cancelled = true

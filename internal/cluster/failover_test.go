@@ -76,7 +76,7 @@ func TestClusterFineGrainedFailover(t *testing.T) {
 	}()
 	for i := 1; i <= 3; i++ { // two slots, and a spare
 		id := fmt.Sprintf("w%d", i)
-		workers[id] = startWorker(t, ctx, cluster.WorkerConfig{ID: id, Coordinator: c.Addr(), Program: prog})
+		workers[id] = startWorker(t, ctx, cluster.WorkerConfig{ID: id, Coordinators: []string{c.Addr()}, Program: prog})
 	}
 	conn, err := cluster.Security{}.Dial(c.Addr())
 	if err != nil {

@@ -20,40 +20,44 @@ import (
 // injectHook returns the worker attempt's task.Options.Inject: it asks the
 // coordinator and blocks until it answers, the session ends or ctx ends
 // (then the subtask does not fail).
-func (s *session) injectHook(ctx context.Context, key string) func(task.Point, dataflow.SubtaskID, int64) bool {
+func (g *agent) injectHook(ctx context.Context, a *workerAttempt) func(task.Point, dataflow.SubtaskID, int64) bool {
 	return func(p task.Point, id dataflow.SubtaskID, checkpoint int64) bool {
 		answer := make(chan bool, 1)
-		s.mu.Lock()
-		s.nextInject++
-		token := s.nextInject
-		if s.injects == nil {
-			s.injects = map[int64]chan bool{}
+		lost := g.sessionLost()
+		g.mu.Lock()
+		g.nextInject++
+		token := g.nextInject
+		if g.injects == nil {
+			g.injects = map[int64]chan bool{}
 		}
-		s.injects[token] = answer
-		s.mu.Unlock()
+		g.injects[token] = answer
+		g.mu.Unlock()
 		defer func() {
-			s.mu.Lock()
-			delete(s.injects, token)
-			s.mu.Unlock()
+			g.mu.Lock()
+			delete(g.injects, token)
+			g.mu.Unlock()
 		}()
-		s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Inject{Inject: &pb.InjectQuery{
-			Key: key, Point: int32(p), Subtask: ref(id), Checkpoint: checkpoint, Token: token}}})
+		if !a.isClaimed() {
+			return false // no coordinator to ask
+		}
+		g.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Inject{Inject: &pb.InjectQuery{
+			Key: a.d.Key, Point: int32(p), Subtask: ref(id), Checkpoint: checkpoint, Token: token}}})
 		select {
 		case fail := <-answer:
 			return fail
 		case <-ctx.Done():
 			return false
-		case <-s.ctx.Done():
+		case <-lost:
 			return false
 		}
 	}
 }
 
 // injectAnswer passes the coordinator's answer to the subtask that asked.
-func (s *session) injectAnswer(c *pb.Command) {
-	s.mu.Lock()
-	answer := s.injects[c.Token]
-	s.mu.Unlock()
+func (g *agent) injectAnswer(c *pb.Command) {
+	g.mu.Lock()
+	answer := g.injects[c.Token]
+	g.mu.Unlock()
 	if answer != nil {
 		select {
 		case answer <- c.Fail:

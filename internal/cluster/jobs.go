@@ -60,6 +60,9 @@ type job struct {
 	executors map[*remoteExecutor]bool // the running attempts (one per region under fine-grained failover)
 	guarantee string
 	failover  string
+	// adopted holds the running shares the job adopts, until its run's
+	// first attempt took them (adopt.go).
+	adopted *adoption
 }
 
 // setDetail says what the job waits for ("" once it runs), and logs it
@@ -151,13 +154,29 @@ func (c *Coordinator) start(ctx context.Context, rec jobRecord, resume bool) (*j
 	}
 	c.mu.Lock()
 	c.jobs[j.id] = j
+	if resume {
+		c.adopting[j.id] = true // before any worker reports its attempts
+	}
 	c.mu.Unlock()
 	c.cfg.Log(fmt.Sprintf("job %s started", j.id))
 	deploy := c.deployer(j, cfg)
 	c.jobsWG.Add(1)
 	go func() {
 		defer c.jobsWG.Done()
-		err := p.Run(jctx, deploy, leaderFence{c})
+		var adopt *engine.Adoption
+		if resume {
+			a, err := c.awaitAdoption(jctx, j, cfg.Plan)
+			if err != nil {
+				return // the coordinator stops, or the job was cancelled before it ran
+			}
+			if a != nil {
+				j.mu.Lock()
+				j.adopted = a
+				j.mu.Unlock()
+				adopt = &engine.Adoption{LastTrigger: a.lastTrigger}
+			}
+		}
+		err := p.Run(jctx, deploy, leaderFence{c}, adopt)
 		if c.ctx.Err() != nil {
 			return // the coordinator stops: the job stays running in the store
 		}

@@ -21,9 +21,10 @@ import (
 // fenced checkpoint store handed to each run), the orders to commit
 // (COMPLETE, sent only after a commit that passed its check), and the job
 // records. A coordinator that finds itself superseded, at such a write or
-// by watching the store, is deposed: it says so, cancels its jobs
-// without recording their end (the newer coordinator runs them), ends
-// its workers' sessions with codes.Aborted and serves no more.
+// by watching the store, is deposed: it says so, stops its jobs'
+// goroutines without recording their end and without cancelling their
+// attempts (the newer coordinator adopts them), ends its workers'
+// sessions with codes.Aborted and serves no more.
 
 // ErrDeposed means the coordinator was superseded by a newer one on the
 // same store; it wraps the store's *store.SupersededError.
@@ -64,15 +65,26 @@ func (c *Coordinator) depose(err error) {
 				msg += "; the newer one is " + s.Holder
 			}
 		}
-		c.deposedErr = fmt.Errorf("%w: %s", ErrDeposed, msg)
-		c.cfg.Log(msg + "; cancelling its jobs, which the newer coordinator runs")
+		c.end(fmt.Errorf("%w: %s", ErrDeposed, msg), msg+"; leaving its jobs' attempts to the newer coordinator")
+	})
+}
+
+// end stops the coordinator for good with err (which Deposed returns
+// from then on), after logging msg. Its jobs' goroutines end on their
+// own, and Close waits for them. Only the first call counts.
+func (c *Coordinator) end(err error, msg string) {
+	c.endOnce.Do(func() {
+		c.deposedErr = err
+		c.cfg.Log(msg)
 		close(c.deposed)
 		c.cancel()
 	})
 }
 
-// Deposed returns nil while the coordinator leads, and an error wrapping
-// ErrDeposed, which says by which epoch, once it was superseded.
+// Deposed returns nil until the coordinator stopped: then an error
+// wrapping ErrDeposed, which says by which epoch, once it was
+// superseded; ErrHandedOver after a handover; or why it could not take
+// over as a standby.
 func (c *Coordinator) Deposed() error {
 	select {
 	case <-c.deposed:
@@ -82,15 +94,21 @@ func (c *Coordinator) Deposed() error {
 	}
 }
 
-// Done is closed when the coordinator was deposed (see Deposed).
+// Done is closed when the coordinator stopped (see Deposed).
 func (c *Coordinator) Done() <-chan struct{} { return c.deposed }
 
-// Epoch returns the coordinator's leadership epoch.
-func (c *Coordinator) Epoch() uint64 { return c.lead.Epoch() }
+// Epoch returns the coordinator's leadership epoch (0 before it leads).
+func (c *Coordinator) Epoch() uint64 {
+	if !c.leading.Load() {
+		return 0
+	}
+	return c.lead.Epoch()
+}
 
 // watchLeadership checks the leadership every interval, so that a
 // superseded coordinator stops even while none of its writes would find
-// out (a job waiting for slots, an idle coordinator). It returns when the
+// out (a job waiting for slots, an idle coordinator), and renews the
+// lease every third of its period (ha.go). It returns when the
 // coordinator stops.
 func (c *Coordinator) watchLeadership(interval time.Duration) {
 	t := time.NewTicker(interval)
@@ -102,7 +120,18 @@ func (c *Coordinator) watchLeadership(interval time.Duration) {
 			return
 		case <-t.C:
 		}
-		err := leaderFence{c}.Check(c.ctx)
+		var err error
+		if now := time.Now(); c.renewDue(now) {
+			err = c.lead.Renew(c.ctx, c.leaseRecord(false))
+			if errors.Is(err, store.ErrFenced) {
+				c.depose(err)
+			}
+			if err == nil {
+				err = c.Deposed()
+			}
+		} else {
+			err = leaderFence{c}.Check(c.ctx)
+		}
 		switch {
 		case err == nil:
 			if failing {

@@ -35,7 +35,7 @@ func TestACoordinatorStartedOnTheSameStoreDeposesTheOlder(t *testing.T) {
 	logsA, logsB, logsW := newLogLines(), newLogLines(), newLogLines()
 	a := newCoordinator(t, store, logsA)
 	defer a.Close()
-	w := startWorker(t, t.Context(), cluster.WorkerConfig{ID: "w1", Coordinator: a.Addr(), Log: logsW.add})
+	w := startWorker(t, t.Context(), cluster.WorkerConfig{ID: "w1", Coordinators: []string{a.Addr()}, Log: logsW.add})
 	defer w.stop()
 	logsA.wait(t, "^worker w1 joined")
 
@@ -52,7 +52,7 @@ func TestACoordinatorStartedOnTheSameStoreDeposesTheOlder(t *testing.T) {
 	if b.Deposed() != nil {
 		t.Fatalf("the newer coordinator is deposed: %v", b.Deposed())
 	}
-	logsW.wait(t, "^coordinator .* was superseded by a newer one: its attempts here were cancelled and commit nothing")
+	logsW.wait(t, "^coordinator .* was superseded by a newer one: it commits nothing from now on")
 
 	conn, err := cluster.Security{}.Dial(a.Addr())
 	if err != nil {
@@ -83,7 +83,7 @@ func TestAWorkerRefusesACoordinatorOfAnOlderEpoch(t *testing.T) {
 	}
 	p := newProxy(t, n.Addr())
 	defer p.close()
-	w := startWorker(t, t.Context(), cluster.WorkerConfig{ID: "w1", Coordinator: p.addr(), Log: logsW.add})
+	w := startWorker(t, t.Context(), cluster.WorkerConfig{ID: "w1", Coordinators: []string{p.addr()}, Log: logsW.add})
 	defer w.stop()
 	logsW.wait(t, "^joined coordinator") // it served epoch 2
 	p.switchTo(o.Addr())
@@ -166,10 +166,10 @@ func TestANewerWorkerInstanceTakesTheIdOverOnce(t *testing.T) {
 	logs, logsOld := newLogLines(), newLogLines()
 	c := newCoordinator(t, store, logs)
 	defer c.Close()
-	old := startWorker(t, t.Context(), cluster.WorkerConfig{ID: "w1", Coordinator: c.Addr(), Log: logsOld.add})
+	old := startWorker(t, t.Context(), cluster.WorkerConfig{ID: "w1", Coordinators: []string{c.Addr()}, Log: logsOld.add})
 	defer old.w.Close()
 	logs.wait(t, "^worker w1 joined")
-	newer := startWorker(t, t.Context(), cluster.WorkerConfig{ID: "w1", Coordinator: c.Addr(), Log: logs.add})
+	newer := startWorker(t, t.Context(), cluster.WorkerConfig{ID: "w1", Coordinators: []string{c.Addr()}, Log: logs.add})
 	defer newer.stop()
 	logs.wait(t, "^worker w1 lost: a newer instance of the worker took its id over")
 	if err := <-old.done; !errors.Is(err, cluster.ErrTakenOver) {
@@ -191,7 +191,7 @@ func TestALostWorkerInstanceIsRefusedOnceANewerTookItsId(t *testing.T) {
 	logs := newLogLines()
 	c := newCoordinator(t, store, logs)
 	addr := c.Addr()
-	old, err := cluster.NewWorker(cluster.WorkerConfig{ID: "w1", Coordinator: addr})
+	old, err := cluster.NewWorker(cluster.WorkerConfig{ID: "w1", Coordinators: []string{addr}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestALostWorkerInstanceIsRefusedOnceANewerTookItsId(t *testing.T) {
 		t.Fatalf("Run after cancel: %v", err)
 	}
 	logs.wait(t, "^worker w1 lost")
-	newer := startWorker(t, t.Context(), cluster.WorkerConfig{ID: "w1", Coordinator: addr})
+	newer := startWorker(t, t.Context(), cluster.WorkerConfig{ID: "w1", Coordinators: []string{addr}})
 	logs.wait(t, "^worker w1: a newer instance took the id over; the older one is refused from now on")
 	if err := old.Run(t.Context()); !errors.Is(err, cluster.ErrTakenOver) {
 		t.Fatalf("the older instance's Run returned %v, want ErrTakenOver", err)

@@ -44,9 +44,9 @@ func (c *passiveCache) get(name string, id uint64, want func(dataflow.SubtaskID)
 }
 
 // prefetch loads the state of the checkpoint p names, replacing an older
-// one of the same run. It runs on the session's goroutines.
-func (s *session) prefetch(p *pb.Prefetch) {
-	w := s.w
+// one of the same run. It runs on the agent's goroutines.
+func (g *agent) prefetch(p *pb.Prefetch) {
+	w := g.w
 	var m store.Metadata
 	if err := json.Unmarshal(p.Checkpoint, &m); err != nil || w.cfg.Program == nil {
 		return
@@ -57,16 +57,16 @@ func (s *session) prefetch(p *pb.Prefetch) {
 		return
 	}
 	w.cache.mu.Unlock()
-	pl, err := w.cfg.Program.Open(s.ctx, p.Job, p.Name, p.Args)
+	pl, err := w.cfg.Program.Open(g.ctx, p.Job, p.Name, p.Args)
 	if err != nil {
 		return
 	}
-	cfg, err := pl.Compile(s.ctx)
+	cfg, err := pl.Compile(g.ctx)
 	if err != nil || cfg.Store == nil {
 		return
 	}
 	start := time.Now()
-	state, err := engine.ReadState(s.ctx, cfg.Store, &m, cfg.Plan, nil, cfg.AllowNonRestoredState)
+	state, err := engine.ReadState(g.ctx, cfg.Store, &m, cfg.Plan, nil, cfg.AllowNonRestoredState)
 	if err != nil {
 		w.cfg.Log(fmt.Sprintf("standby: loading checkpoint %d of %s: %v", m.ID, p.Name, err))
 		return
@@ -94,7 +94,7 @@ func (s *session) prefetch(p *pb.Prefetch) {
 			w.cfg.Log(fmt.Sprintf("standby: fetching the state files of checkpoint %d of %s: %v", m.ID, p.Name, err))
 			return
 		}
-		st, err := env.Prefetch(s.ctx, lsmState.Files, "standby/"+p.Name, names)
+		st, err := env.Prefetch(g.ctx, lsmState.Files, "standby/"+p.Name, names)
 		if err != nil {
 			w.cfg.Log(fmt.Sprintf("standby: fetching the state files of checkpoint %d of %s: %v", m.ID, p.Name, err))
 			return
@@ -107,7 +107,7 @@ func (s *session) prefetch(p *pb.Prefetch) {
 // restoreState returns the state of the local subtasks in checkpoint m:
 // from the passive standby's cache when it holds m, else from the store.
 func (a *workerAttempt) restoreState(ctx context.Context, cfg engine.Config, m *store.Metadata, local func(dataflow.SubtaskID) bool) (map[dataflow.SubtaskID][]byte, bool, error) {
-	if state, ok := a.s.w.cache.get(a.d.Name, m.ID, local); ok {
+	if state, ok := a.g.w.cache.get(a.d.Name, m.ID, local); ok {
 		return state, true, nil
 	}
 	state, err := engine.ReadState(ctx, cfg.Store, m, cfg.Plan, local, cfg.AllowNonRestoredState)

@@ -40,8 +40,10 @@ type Pipeline interface {
 	// Run runs the job with its attempts started by deploy, until it
 	// finishes, fails for good or ctx ends. Every write of the run that
 	// decides output must pass fence's check first: the checkpoint store
-	// the run uses is Compile's, fenced (store.Checkpoints.Fenced).
-	Run(ctx context.Context, deploy engine.Deployer, fence store.Fence) error
+	// the run uses is Compile's, fenced (store.Checkpoints.Fenced). With
+	// adopt the run takes over the attempt deploy holds running instead
+	// of starting one (engine.Config.Adopt).
+	Run(ctx context.Context, deploy engine.Deployer, fence store.Fence, adopt *engine.Adoption) error
 	// Report describes the run so far.
 	Report() *engine.Report
 }

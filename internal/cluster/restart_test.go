@@ -223,7 +223,7 @@ type windowsCluster struct {
 
 // start starts worker id, a passive standby with standby.
 func (c *windowsCluster) start(t *testing.T, id string, passive bool) {
-	c.workers[id] = startWorker(t, c.ctx, cluster.WorkerConfig{ID: id, Coordinator: c.co.Addr(), Program: c.prog, PassiveStandby: passive,
+	c.workers[id] = startWorker(t, c.ctx, cluster.WorkerConfig{ID: id, Coordinators: []string{c.co.Addr()}, Program: c.prog, PassiveStandby: passive,
 		Log: func(l string) { c.logs.add(id + ": " + l) }})
 	c.logs.wait(t, "worker "+id+" joined")
 }

@@ -66,9 +66,9 @@ func (a *workerAttempt) upstreamBackup(opts *task.Options) {
 		return
 	}
 	opts.UpstreamBackup, opts.RetainLimit = true, d.RetainLimit
-	opts.Log = a.s.w.cfg.Log
+	opts.Log = a.g.w.cfg.Log
 	opts.RequestReplay = func(sender dataflow.SubtaskID, q task.ReplayRequest) {
-		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Replay{Replay: &pb.ReplayRequest{Key: d.Key, Sender: ref(sender),
+		a.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Replay{Replay: &pb.ReplayRequest{Key: d.Key, Sender: ref(sender),
 			Edge: int32(q.Edge), To: int32(q.To), From: q.From, Incarnation: q.Incarnation}}})
 	}
 	a.activeStandby(opts)
@@ -98,7 +98,7 @@ func (a *workerAttempt) applyRestart(ctx context.Context, rt *task.Runtime, c *p
 				a.fail(err) // the job falls back to a global rollback (from the checkpoint before, if this one is corrupt)
 				return
 			}
-			a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Restarted{Restarted: &pb.Restarted{Key: a.d.Key, Token: c.Token}}})
+			a.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Restarted{Restarted: &pb.Restarted{Key: a.d.Key, Token: c.Token}}})
 		}()
 	case pb.Command_PROMOTE:
 		a.promote(ctx, rt, c)
@@ -129,7 +129,7 @@ func (a *workerAttempt) applyRestart(ctx context.Context, rt *task.Runtime, c *p
 			a.place(pl) // for the senders of subtasks that restart here later
 			a.ep.Move(from.Vertex, from.Subtask, pl.DataAddr, pl.DataKey)
 		}
-		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Moved{Moved: moved}})
+		a.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Moved{Moved: moved}})
 	}
 }
 
@@ -140,7 +140,7 @@ func (a *workerAttempt) stop(stop func([]dataflow.SubtaskID), ids []dataflow.Sub
 	a.finMu.Lock()
 	defer a.finMu.Unlock()
 	stop(ids)
-	a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Stopped{Stopped: &pb.Stopped{Key: a.d.Key, Subtasks: refs}}})
+	a.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Stopped{Stopped: &pb.Stopped{Key: a.d.Key, Subtasks: refs}}})
 }
 
 // reportFinished tells the coordinator that subtask id finished its
@@ -153,7 +153,7 @@ func (a *workerAttempt) reportFinished(finished func(dataflow.SubtaskID) bool, i
 	a.finMu.Lock()
 	defer a.finMu.Unlock()
 	if finished(id) {
-		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Finished{Finished: &pb.SubtaskFinished{Key: a.d.Key, Subtask: ref(id)}}})
+		a.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Finished{Finished: &pb.SubtaskFinished{Key: a.d.Key, Subtask: ref(id)}}})
 	}
 }
 

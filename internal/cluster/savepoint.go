@@ -112,6 +112,6 @@ func (a *workerAttempt) awaitCompleted(ctx context.Context, await func(context.C
 		if await(ctx, c.Checkpoint) != nil {
 			return // the attempt ends; so does the coordinator's wait
 		}
-		a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Committed{Committed: &pb.Committed{Key: a.d.Key, Token: c.Token}}})
+		a.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Committed{Committed: &pb.Committed{Key: a.d.Key, Token: c.Token}}})
 	}()
 }

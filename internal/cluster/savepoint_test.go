@@ -25,7 +25,7 @@ type savepointing struct {
 }
 
 func (*savepointing) Compile(context.Context) (engine.Config, error)          { return engine.Config{}, nil }
-func (*savepointing) Run(context.Context, engine.Deployer, store.Fence) error { return nil }
+func (*savepointing) Run(context.Context, engine.Deployer, store.Fence, *engine.Adoption) error { return nil }
 func (*savepointing) Report() *engine.Report                                  { return nil }
 func (p *savepointing) Savepoint(_ context.Context, dir string, stop, drain bool) (engine.SavepointResult, error) {
 	p.dir, p.stop, p.drain = dir, stop, drain
@@ -105,8 +105,8 @@ func TestAwaitCompletedWaitsForEveryShareToAnswer(t *testing.T) {
 // A worker answers AWAIT_COMPLETED only once its runtime's sinks handled
 // the checkpoint's completion, with the command's token.
 func TestAWorkerAnswersAwaitCompletedOnceItsSinksCommitted(t *testing.T) {
-	s := &session{ctx: context.Background(), out: make(chan *pb.WorkerMessage, 4)}
-	a := newWorkerAttempt(s, &pb.Deploy{Key: "j/1.1"})
+	s := &agent{ctx: context.Background(), out: make(chan *pb.WorkerMessage, 4)}
+	a := newWorkerAttempt(s, &pb.Deploy{Key: "j/1.1"}, 1)
 	asked, commit := make(chan int64, 1), make(chan struct{})
 	a.awaitCompleted(context.Background(), func(_ context.Context, id int64) error {
 		asked <- id

@@ -116,7 +116,7 @@ func TestMutualTLSRefusesUnknownPeers(t *testing.T) {
 
 	// A worker with the cluster's certificate joins; its data plane
 	// refuses a plain connection.
-	w, err := cluster.NewWorker(cluster.WorkerConfig{ID: "w1", Coordinator: c.Addr(), Security: good})
+	w, err := cluster.NewWorker(cluster.WorkerConfig{ID: "w1", Coordinators: []string{c.Addr()}, Security: good})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestMutualTLSRefusesUnknownPeers(t *testing.T) {
 func TestWorkerWithAWrongTokenStopsWithTheReason(t *testing.T) {
 	c := startCoordinator(t, cluster.Security{Token: "s3cret"}, newLogLines())
 	logs := make(chan string, 100)
-	w, err := cluster.NewWorker(cluster.WorkerConfig{ID: "w1", Coordinator: c.Addr(), Slots: 1, Security: cluster.Security{Token: "wrong"},
+	w, err := cluster.NewWorker(cluster.WorkerConfig{ID: "w1", Coordinators: []string{c.Addr()}, Slots: 1, Security: cluster.Security{Token: "wrong"},
 		Log: func(line string) {
 			select {
 			case logs <- line:

@@ -62,8 +62,8 @@ func TestAnEndReportedBeforeAStopTookEffectIsTheStoppedIncarnations(t *testing.T
 // reach the coordinator after the answer, as the next incarnation's.
 func TestAWorkerReportsNoEndOfAStoppedIncarnationAfterItsStop(t *testing.T) {
 	id := dataflow.SubtaskID{Vertex: 0, Subtask: 0}
-	s := &session{ctx: context.Background(), out: make(chan *pb.WorkerMessage, 4)}
-	a := newWorkerAttempt(s, &pb.Deploy{Key: "j/1.1"})
+	s := &agent{ctx: context.Background(), out: make(chan *pb.WorkerMessage, 4)}
+	a := newWorkerAttempt(s, &pb.Deploy{Key: "j/1.1"}, 1)
 	finished := map[dataflow.SubtaskID]bool{id: true} // noted its end
 	stopped := false
 	a.stop(func(ids []dataflow.SubtaskID) {

@@ -160,7 +160,7 @@ func (a *workerAttempt) reportWaits(c *pb.Command) {
 			out.Subtasks = append(out.Subtasks, &pb.SubtaskWait{Subtask: ref(w.Subtask), Standby: w.Standby, State: w.State})
 		}
 	}
-	a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Waits{Waits: out}})
+	a.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Waits{Waits: out}})
 }
 
 var _ engine.WaitReporter = (*remoteExecutor)(nil)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
@@ -21,13 +22,26 @@ import (
 // the runtime: it applies the coordinator's commands in order, so a
 // command that arrives while the attempt is still restoring waits.
 type workerAttempt struct {
-	s      *session
+	g      *agent
 	d      *pb.Deploy
 	cmds   chan *pb.Command
 	failed chan error // see fail
 
-	mu sync.Mutex
-	rt *task.Runtime
+	mu   sync.Mutex
+	rt   *task.Runtime
+	halt context.CancelFunc // cancels the attempt's run
+
+	// Its coordinator (agent.go): epoch is the one that deployed or
+	// adopted it, and orders to commit from older ones are refused;
+	// while unclaimed (no coordinator adopted it since its session was
+	// lost) its reports wait in pending. expired marks an attempt its
+	// grace ran out for (guarded by agent.mu).
+	postMu      sync.Mutex
+	claimed     bool
+	pending     []*pb.WorkerMessage
+	epoch       atomic.Uint64
+	lastTrigger atomic.Int64 // the newest checkpoint triggered
+	expired     bool
 
 	// finMu orders the reports of finished subtasks with STOP commands
 	// (reportFinished).
@@ -48,8 +62,10 @@ type workerAttempt struct {
 	shippers map[dataflow.SubtaskID]*shipper // of input logs, by the run goroutine (active_standby_worker.go)
 }
 
-func newWorkerAttempt(s *session, d *pb.Deploy) *workerAttempt {
-	return &workerAttempt{s: s, d: d, cmds: make(chan *pb.Command, 4096), failed: make(chan error, 1)}
+func newWorkerAttempt(g *agent, d *pb.Deploy, epoch uint64) *workerAttempt {
+	a := &workerAttempt{g: g, d: d, cmds: make(chan *pb.Command, 4096), failed: make(chan error, 1), claimed: true}
+	a.epoch.Store(epoch)
+	return a
 }
 
 // fail ends the share with err, as a failure of the attempt: for what
@@ -132,9 +148,12 @@ func sid(r *pb.SubtaskRef) dataflow.SubtaskID {
 // run builds the attempt's pipeline, restores the local subtasks' state
 // and runs them until they finish, fail, or the coordinator cancels.
 func (a *workerAttempt) run() error {
-	ctx, cancel := context.WithCancel(a.s.ctx)
+	ctx, cancel := context.WithCancel(a.g.ctx)
 	defer cancel()
-	w, d := a.s.w, a.d
+	a.mu.Lock()
+	a.halt = cancel
+	a.mu.Unlock()
+	w, d := a.g.w, a.d
 	if w.cfg.Program == nil {
 		return errors.New("this worker runs no program")
 	}
@@ -163,7 +182,7 @@ func (a *workerAttempt) run() error {
 	opts.Attempt = int(d.Attempt)
 	opts.Local = func(id dataflow.SubtaskID) bool { return local[id] }
 	if d.InjectFailures {
-		opts.Inject = a.s.injectHook(ctx, d.Key)
+		opts.Inject = a.g.injectHook(ctx, a)
 	}
 	a.cfg = cfg
 	a.upstreamBackup(&opts)
@@ -227,7 +246,7 @@ func (a *workerAttempt) run() error {
 		select {
 		case <-rejoined:
 			rejoined = nil
-			a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Restarted{Restarted: &pb.Restarted{Key: d.Key, Token: d.Token}}})
+			a.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Restarted{Restarted: &pb.Restarted{Key: d.Key, Token: d.Token}}})
 			if len(d.Restore) == 0 {
 				w.cfg.Log(fmt.Sprintf("attempt %s running: restarted %d subtasks of a lost worker from the beginning", d.Key, len(d.Subtasks)))
 			}
@@ -254,14 +273,16 @@ func (a *workerAttempt) run() error {
 func (a *workerAttempt) apply(ctx context.Context, rt *task.Runtime, c *pb.Command, cancel context.CancelFunc) {
 	switch c.Kind {
 	case pb.Command_TRIGGER:
+		a.noteTrigger(c.Checkpoint)
 		rt.Trigger(c.Checkpoint, triggerOptions(c))
 	case pb.Command_TRIGGER_SUBTASK:
+		a.noteTrigger(c.Checkpoint)
 		if id := sid(c.Subtask); rt.IsLocal(id) {
 			rt.TriggerSubtask(id, c.Checkpoint)
 		}
 	case pb.Command_COMPLETE:
-		if newest := a.s.w.epoch.Load(); a.s.epoch < newest {
-			a.s.w.cfg.Log(fmt.Sprintf("attempt %s: refusing to commit checkpoint %d: the order comes from coordinator epoch %d, superseded by epoch %d", a.d.Key, c.Checkpoint, a.s.epoch, newest))
+		if newest, own := a.g.w.epoch.Load(), a.epoch.Load(); own < newest {
+			a.g.w.cfg.Log(fmt.Sprintf("attempt %s: refusing to commit checkpoint %d: the order comes from coordinator epoch %d, superseded by epoch %d", a.d.Key, c.Checkpoint, own, newest))
 			return
 		}
 		rt.Complete(c.Checkpoint)
@@ -275,6 +296,17 @@ func (a *workerAttempt) apply(ctx context.Context, rt *task.Runtime, c *pb.Comma
 		cancel()
 	default:
 		a.applyRestart(ctx, rt, c)
+	}
+}
+
+// noteTrigger records that checkpoint id was triggered, for a coordinator
+// that adopts the attempt (Hello.running).
+func (a *workerAttempt) noteTrigger(id int64) {
+	for {
+		old := a.lastTrigger.Load()
+		if id <= old || a.lastTrigger.CompareAndSwap(old, id) {
+			return
+		}
 	}
 }
 
@@ -297,7 +329,7 @@ func (h shareHost) SnapshotTaken(r task.SnapshotResult) {
 		// failover could fail other regions too.
 		return
 	}
-	h.a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Snapshot{Snapshot: snapshotDone(h.a.d.Key, snap)}})
+	h.a.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Snapshot{Snapshot: snapshotDone(h.a.d.Key, snap)}})
 }
 
 func (h shareHost) Finished(id dataflow.SubtaskID) {
@@ -308,11 +340,11 @@ func (h shareHost) Finished(id dataflow.SubtaskID) {
 }
 
 func (h shareHost) Failed(id dataflow.SubtaskID, err error) {
-	h.a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Failed{Failed: subtaskFailedReport(h.a.d.Key, id, err, false)}})
+	h.a.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Failed{Failed: subtaskFailedReport(h.a.d.Key, id, err, false)}})
 }
 
 func (h shareHost) StandbyStopped(id dataflow.SubtaskID, err error) {
-	h.a.s.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Failed{Failed: subtaskFailedReport(h.a.d.Key, id, err, true)}})
+	h.a.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Failed{Failed: subtaskFailedReport(h.a.d.Key, id, err, true)}})
 }
 
 func snapshotDone(key string, s engine.Snapshot) *pb.SnapshotDone {

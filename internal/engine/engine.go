@@ -104,6 +104,16 @@ type Config struct {
 	// one (task.CanHaveStandby) under fine-grained failover with upstream
 	// backup; a failed primary's standby takes its place.
 	ActiveStandby bool
+	// Adopt, if set, makes the run take over an attempt that already
+	// runs: a new coordinator adopting the tasks its predecessor
+	// deployed. Its first Deploy returns that attempt instead of starting
+	// one from Restore (which stays what later attempts restore); the run
+	// deletes no checkpoint state or shared files from the store (the
+	// running tasks may still upload state of the checkpoints in flight,
+	// and their stores count their shared files as uploaded), starts no
+	// new run, and numbers its checkpoints after the newest one the
+	// attempt saw.
+	Adopt *Adoption
 	// Log receives a line for each notable event (failures, restores).
 	Log func(string)
 	// LogCheckpoints also logs every completed checkpoint.
@@ -129,6 +139,13 @@ type Config struct {
 	// job for good. Aligned checkpoints must pass; at-least-once ones
 	// (no alignment) may not.
 	CheckConsistency bool
+}
+
+// Adoption describes the attempt a run adopts (Config.Adopt).
+type Adoption struct {
+	// LastTrigger is the newest checkpoint the attempt's subtasks were
+	// triggered for: the run's first checkpoint comes after it.
+	LastTrigger int64
 }
 
 // CheckpointStats describes one checkpoint.
@@ -194,6 +211,9 @@ type Report struct {
 	Savepoints []string
 	// Stopped is set if the run ended because a savepoint asked it to.
 	Stopped bool
+	// Adopted is set if the run took over an attempt that was running
+	// (Config.Adopt): it restored nothing.
+	Adopted bool `json:",omitempty"`
 }
 
 // LastCompleted returns the newest completed checkpoint id, or 0.
@@ -260,6 +280,33 @@ type engine struct {
 	stats     map[int64]*CheckpointStats
 }
 
+// prepareStore clears what a run before this one left in the store:
+// unless the run adopts tasks that still run, nothing is in flight, so
+// the state of checkpoints that never completed is garbage, and so are
+// the shared state files no checkpoint names (uploaded for checkpoints
+// that never completed). An adopting run of no completed checkpoint
+// continues the run recorded last.
+func (e *engine) prepareStore(ctx context.Context) error {
+	cfg := &e.cfg
+	if cfg.Adopt != nil {
+		if cfg.Restore == nil {
+			r, ok, err := cfg.Store.LastRun(ctx, cfg.Job)
+			if err != nil {
+				return err
+			}
+			if ok {
+				cfg.Run = r.Run
+			}
+		}
+		return nil
+	}
+	if _, err := cfg.Store.DeleteUncommitted(ctx, cfg.Job, math.MaxUint64); err != nil {
+		return err
+	}
+	_, err := cfg.Store.DeleteUnnamedShared(ctx, cfg.Job, cfg.Restore)
+	return err
+}
+
 // Run runs the job until it finishes, fails for good, or ctx ends.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Tick <= 0 {
@@ -292,21 +339,24 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if len(ids) > 0 {
 			e.nextID = checkpoint.ID(ids[len(ids)-1] + 1)
 		}
-		// Nothing is in flight before the run: the state of checkpoints
-		// that never completed is garbage.
-		if _, err := cfg.Store.DeleteUncommitted(ctx, cfg.Job, math.MaxUint64); err != nil {
+		if err := e.prepareStore(ctx); err != nil {
 			return nil, err
 		}
-		// Nor does any store of the job run yet: shared state files no
-		// checkpoint names were uploaded for ones that never completed.
-		if _, err := cfg.Store.DeleteUnnamedShared(ctx, cfg.Job, cfg.Restore); err != nil {
-			return nil, err
-		}
-		if cfg.Restore == nil {
+		switch {
+		case cfg.Adopt != nil:
+			if cfg.Restore != nil {
+				m := *cfg.Restore
+				e.latest = &m
+			}
+			e.report.Adopted = true
+			if next := checkpoint.ID(cfg.Adopt.LastTrigger + 1); next > e.nextID {
+				e.nextID = next
+			}
+		case cfg.Restore == nil:
 			if err := cfg.Store.StartRun(ctx, cfg.Job, store.RunRecord{Run: cfg.Run, StartedMillis: time.Now().UnixMilli()}); err != nil {
 				return nil, err
 			}
-		} else {
+		default:
 			m := *cfg.Restore
 			e.latest = &m
 			e.report.Restored = int64(m.ID)

@@ -115,6 +115,11 @@ type AttemptSpec struct {
 	// block until the engine takes them or the attempt's context ends.
 	OnSnapshot func(Snapshot)
 	OnFinished func(dataflow.SubtaskID)
+	// Adopt says that the run adopts an attempt that already runs
+	// (Config.Adopt): the deployer returns an executor of the running
+	// subtasks it holds for the run, if it holds them all, instead of
+	// starting them from Restore. Set for the run's first attempt only.
+	Adopt bool
 }
 
 // Deployer starts an attempt and returns its executor. A deployer may

@@ -207,6 +207,7 @@ func (a *attemptState) spec(ctx context.Context, restore *store.Metadata) Attemp
 		opts.Restored = int64(restore.ID)
 	}
 	opts.Attempt = len(e.report.Recoveries)
+	spec.Adopt = e.cfg.Adopt != nil && opts.Attempt == 0
 	switch e.cfg.Mode {
 	case ExactlyOnce:
 		opts.Checkpoint = task.Aligned

@@ -13,7 +13,7 @@ import (
 // usable.
 type Handle struct {
 	compile func(ctx context.Context) (engine.Config, error)
-	run     func(ctx context.Context, deploy engine.Deployer, fence store.Fence) error
+	run     func(ctx context.Context, deploy engine.Deployer, fence store.Fence, adopt *engine.Adoption) error
 	report  func() *engine.Report
 	save    func(ctx context.Context, dir string, stop, drain bool) (engine.SavepointResult, error)
 }
@@ -21,7 +21,7 @@ type Handle struct {
 // NewHandle returns the handle whose methods call compile, run, report
 // and save.
 func NewHandle(compile func(context.Context) (engine.Config, error),
-	run func(context.Context, engine.Deployer, store.Fence) error, report func() *engine.Report,
+	run func(context.Context, engine.Deployer, store.Fence, *engine.Adoption) error, report func() *engine.Report,
 	save func(context.Context, string, bool, bool) (engine.SavepointResult, error)) Handle {
 	return Handle{compile: compile, run: run, report: report, save: save}
 }
@@ -32,9 +32,10 @@ func (h Handle) Compile(ctx context.Context) (engine.Config, error) { return h.c
 
 // Run runs the pipeline as weir.Pipeline.Run does, with its attempts
 // started by deploy and every write of the run that decides output
-// passing fence's check first.
-func (h Handle) Run(ctx context.Context, deploy engine.Deployer, fence store.Fence) error {
-	return h.run(ctx, deploy, fence)
+// passing fence's check first; with adopt, the run takes over the
+// attempt that deploy holds running (engine.Config.Adopt).
+func (h Handle) Run(ctx context.Context, deploy engine.Deployer, fence store.Fence, adopt *engine.Adoption) error {
+	return h.run(ctx, deploy, fence, adopt)
 }
 
 // Report describes the current or latest run so far, or nil before the

@@ -131,6 +131,10 @@ const (
 	// AWAIT_COMPLETED asks the share to answer Committed with token once
 	// its sinks committed checkpoint (completed before).
 	Command_AWAIT_COMPLETED Command_Kind = 16
+	// ADOPT tells a share that outlived its session (Hello.running) that
+	// this coordinator drives it from now on: the worker keeps it
+	// running instead of cancelling it when its grace ends.
+	Command_ADOPT Command_Kind = 17
 )
 
 // Enum value maps for Command_Kind.
@@ -153,6 +157,7 @@ var (
 		14: "KILL_STANDBY",
 		15: "WAITS",
 		16: "AWAIT_COMPLETED",
+		17: "ADOPT",
 	}
 	Command_Kind_value = map[string]int32{
 		"TRIGGER":         0,
@@ -172,6 +177,7 @@ var (
 		"KILL_STANDBY":    14,
 		"WAITS":           15,
 		"AWAIT_COMPLETED": 16,
+		"ADOPT":           17,
 	}
 )
 
@@ -199,7 +205,151 @@ func (x Command_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Command_Kind.Descriptor instead.
 func (Command_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{24, 0}
+	return file_weir_proto_rawDescGZIP(), []int{29, 0}
+}
+
+type LeaderRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LeaderRequest) Reset() {
+	*x = LeaderRequest{}
+	mi := &file_weir_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LeaderRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LeaderRequest) ProtoMessage() {}
+
+func (x *LeaderRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LeaderRequest.ProtoReflect.Descriptor instead.
+func (*LeaderRequest) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{0}
+}
+
+type LeaderInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// leading is set when the answering coordinator leads.
+	Leading bool `protobuf:"varint,1,opt,name=leading,proto3" json:"leading,omitempty"`
+	// epoch is the newest leadership epoch the answering coordinator
+	// knows; leader_addr is where that leader serves (empty: none yet).
+	Epoch      uint64 `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	LeaderAddr string `protobuf:"bytes,3,opt,name=leader_addr,json=leaderAddr,proto3" json:"leader_addr,omitempty"`
+	// addr is the answering coordinator's own address.
+	Addr          string `protobuf:"bytes,4,opt,name=addr,proto3" json:"addr,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LeaderInfo) Reset() {
+	*x = LeaderInfo{}
+	mi := &file_weir_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LeaderInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LeaderInfo) ProtoMessage() {}
+
+func (x *LeaderInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LeaderInfo.ProtoReflect.Descriptor instead.
+func (*LeaderInfo) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *LeaderInfo) GetLeading() bool {
+	if x != nil {
+		return x.Leading
+	}
+	return false
+}
+
+func (x *LeaderInfo) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *LeaderInfo) GetLeaderAddr() string {
+	if x != nil {
+		return x.LeaderAddr
+	}
+	return ""
+}
+
+func (x *LeaderInfo) GetAddr() string {
+	if x != nil {
+		return x.Addr
+	}
+	return ""
+}
+
+type HandoverRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HandoverRequest) Reset() {
+	*x = HandoverRequest{}
+	mi := &file_weir_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HandoverRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HandoverRequest) ProtoMessage() {}
+
+func (x *HandoverRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HandoverRequest.ProtoReflect.Descriptor instead.
+func (*HandoverRequest) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{2}
 }
 
 type WorkerMessage struct {
@@ -226,7 +376,7 @@ type WorkerMessage struct {
 
 func (x *WorkerMessage) Reset() {
 	*x = WorkerMessage{}
-	mi := &file_weir_proto_msgTypes[0]
+	mi := &file_weir_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -238,7 +388,7 @@ func (x *WorkerMessage) String() string {
 func (*WorkerMessage) ProtoMessage() {}
 
 func (x *WorkerMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[0]
+	mi := &file_weir_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -251,7 +401,7 @@ func (x *WorkerMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerMessage.ProtoReflect.Descriptor instead.
 func (*WorkerMessage) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{0}
+	return file_weir_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *WorkerMessage) GetMsg() isWorkerMessage_Msg {
@@ -472,7 +622,7 @@ type Committed struct {
 
 func (x *Committed) Reset() {
 	*x = Committed{}
-	mi := &file_weir_proto_msgTypes[1]
+	mi := &file_weir_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -484,7 +634,7 @@ func (x *Committed) String() string {
 func (*Committed) ProtoMessage() {}
 
 func (x *Committed) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[1]
+	mi := &file_weir_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -497,7 +647,7 @@ func (x *Committed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Committed.ProtoReflect.Descriptor instead.
 func (*Committed) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{1}
+	return file_weir_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Committed) GetKey() string {
@@ -528,7 +678,7 @@ type Stopped struct {
 
 func (x *Stopped) Reset() {
 	*x = Stopped{}
-	mi := &file_weir_proto_msgTypes[2]
+	mi := &file_weir_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -540,7 +690,7 @@ func (x *Stopped) String() string {
 func (*Stopped) ProtoMessage() {}
 
 func (x *Stopped) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[2]
+	mi := &file_weir_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -553,7 +703,7 @@ func (x *Stopped) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stopped.ProtoReflect.Descriptor instead.
 func (*Stopped) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{2}
+	return file_weir_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Stopped) GetKey() string {
@@ -583,7 +733,7 @@ type Waits struct {
 
 func (x *Waits) Reset() {
 	*x = Waits{}
-	mi := &file_weir_proto_msgTypes[3]
+	mi := &file_weir_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -595,7 +745,7 @@ func (x *Waits) String() string {
 func (*Waits) ProtoMessage() {}
 
 func (x *Waits) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[3]
+	mi := &file_weir_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -608,7 +758,7 @@ func (x *Waits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Waits.ProtoReflect.Descriptor instead.
 func (*Waits) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{3}
+	return file_weir_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Waits) GetKey() string {
@@ -645,7 +795,7 @@ type SubtaskWait struct {
 
 func (x *SubtaskWait) Reset() {
 	*x = SubtaskWait{}
-	mi := &file_weir_proto_msgTypes[4]
+	mi := &file_weir_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -657,7 +807,7 @@ func (x *SubtaskWait) String() string {
 func (*SubtaskWait) ProtoMessage() {}
 
 func (x *SubtaskWait) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[4]
+	mi := &file_weir_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -670,7 +820,7 @@ func (x *SubtaskWait) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskWait.ProtoReflect.Descriptor instead.
 func (*SubtaskWait) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{4}
+	return file_weir_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SubtaskWait) GetSubtask() *SubtaskRef {
@@ -711,7 +861,7 @@ type InjectQuery struct {
 
 func (x *InjectQuery) Reset() {
 	*x = InjectQuery{}
-	mi := &file_weir_proto_msgTypes[5]
+	mi := &file_weir_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -723,7 +873,7 @@ func (x *InjectQuery) String() string {
 func (*InjectQuery) ProtoMessage() {}
 
 func (x *InjectQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[5]
+	mi := &file_weir_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -736,7 +886,7 @@ func (x *InjectQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InjectQuery.ProtoReflect.Descriptor instead.
 func (*InjectQuery) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{5}
+	return file_weir_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *InjectQuery) GetKey() string {
@@ -791,7 +941,7 @@ type SubtaskFailed struct {
 
 func (x *SubtaskFailed) Reset() {
 	*x = SubtaskFailed{}
-	mi := &file_weir_proto_msgTypes[6]
+	mi := &file_weir_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -803,7 +953,7 @@ func (x *SubtaskFailed) String() string {
 func (*SubtaskFailed) ProtoMessage() {}
 
 func (x *SubtaskFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[6]
+	mi := &file_weir_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -816,7 +966,7 @@ func (x *SubtaskFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskFailed.ProtoReflect.Descriptor instead.
 func (*SubtaskFailed) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{6}
+	return file_weir_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SubtaskFailed) GetKey() string {
@@ -873,7 +1023,7 @@ type Restarted struct {
 
 func (x *Restarted) Reset() {
 	*x = Restarted{}
-	mi := &file_weir_proto_msgTypes[7]
+	mi := &file_weir_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -885,7 +1035,7 @@ func (x *Restarted) String() string {
 func (*Restarted) ProtoMessage() {}
 
 func (x *Restarted) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[7]
+	mi := &file_weir_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -898,7 +1048,7 @@ func (x *Restarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Restarted.ProtoReflect.Descriptor instead.
 func (*Restarted) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{7}
+	return file_weir_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Restarted) GetKey() string {
@@ -933,7 +1083,7 @@ type ReplayRequest struct {
 
 func (x *ReplayRequest) Reset() {
 	*x = ReplayRequest{}
-	mi := &file_weir_proto_msgTypes[8]
+	mi := &file_weir_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -945,7 +1095,7 @@ func (x *ReplayRequest) String() string {
 func (*ReplayRequest) ProtoMessage() {}
 
 func (x *ReplayRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[8]
+	mi := &file_weir_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -958,7 +1108,7 @@ func (x *ReplayRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayRequest.ProtoReflect.Descriptor instead.
 func (*ReplayRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{8}
+	return file_weir_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ReplayRequest) GetKey() string {
@@ -1016,7 +1166,7 @@ type Moved struct {
 
 func (x *Moved) Reset() {
 	*x = Moved{}
-	mi := &file_weir_proto_msgTypes[9]
+	mi := &file_weir_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1028,7 +1178,7 @@ func (x *Moved) String() string {
 func (*Moved) ProtoMessage() {}
 
 func (x *Moved) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[9]
+	mi := &file_weir_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1041,7 +1191,7 @@ func (x *Moved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Moved.ProtoReflect.Descriptor instead.
 func (*Moved) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{9}
+	return file_weir_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Moved) GetKey() string {
@@ -1081,14 +1231,19 @@ type Hello struct {
 	// lifetime. A later registration of the same worker_id with another
 	// instance takes the id over and fences this one, which the coordinator
 	// refuses from then on (FAILED_PRECONDITION).
-	Instance      string `protobuf:"bytes,6,opt,name=instance,proto3" json:"instance,omitempty"`
+	Instance string `protobuf:"bytes,6,opt,name=instance,proto3" json:"instance,omitempty"`
+	// running lists the shares of attempts the worker still runs from an
+	// earlier session (its coordinator was lost or superseded): a new
+	// coordinator adopts them (Command ADOPT) instead of restarting their
+	// job, or cancels them.
+	Running       []*RunningShare `protobuf:"bytes,7,rep,name=running,proto3" json:"running,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Hello) Reset() {
 	*x = Hello{}
-	mi := &file_weir_proto_msgTypes[10]
+	mi := &file_weir_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1100,7 +1255,7 @@ func (x *Hello) String() string {
 func (*Hello) ProtoMessage() {}
 
 func (x *Hello) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[10]
+	mi := &file_weir_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1113,7 +1268,7 @@ func (x *Hello) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hello.ProtoReflect.Descriptor instead.
 func (*Hello) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{10}
+	return file_weir_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Hello) GetWorkerId() string {
@@ -1158,6 +1313,122 @@ func (x *Hello) GetInstance() string {
 	return ""
 }
 
+func (x *Hello) GetRunning() []*RunningShare {
+	if x != nil {
+		return x.Running
+	}
+	return nil
+}
+
+// RunningShare is a worker's share of an attempt that outlived the
+// session that deployed it.
+type RunningShare struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Key   string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// name is the job's id.
+	Name     string        `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Subtasks []*SubtaskRef `protobuf:"bytes,3,rep,name=subtasks,proto3" json:"subtasks,omitempty"`
+	// finished lists the subtasks that finished their input.
+	Finished []*SubtaskRef `protobuf:"bytes,4,rep,name=finished,proto3" json:"finished,omitempty"`
+	// last_trigger is the newest checkpoint the share's subtasks were
+	// triggered for or saw a barrier of.
+	LastTrigger int64 `protobuf:"varint,5,opt,name=last_trigger,json=lastTrigger,proto3" json:"last_trigger,omitempty"`
+	// standby_share marks a share of active standbys.
+	StandbyShare bool  `protobuf:"varint,6,opt,name=standby_share,json=standbyShare,proto3" json:"standby_share,omitempty"`
+	Attempt      int32 `protobuf:"varint,7,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// epoch is the leadership epoch of the coordinator that deployed or
+	// last adopted the share.
+	Epoch         uint64 `protobuf:"varint,8,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunningShare) Reset() {
+	*x = RunningShare{}
+	mi := &file_weir_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunningShare) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunningShare) ProtoMessage() {}
+
+func (x *RunningShare) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunningShare.ProtoReflect.Descriptor instead.
+func (*RunningShare) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *RunningShare) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *RunningShare) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RunningShare) GetSubtasks() []*SubtaskRef {
+	if x != nil {
+		return x.Subtasks
+	}
+	return nil
+}
+
+func (x *RunningShare) GetFinished() []*SubtaskRef {
+	if x != nil {
+		return x.Finished
+	}
+	return nil
+}
+
+func (x *RunningShare) GetLastTrigger() int64 {
+	if x != nil {
+		return x.LastTrigger
+	}
+	return 0
+}
+
+func (x *RunningShare) GetStandbyShare() bool {
+	if x != nil {
+		return x.StandbyShare
+	}
+	return false
+}
+
+func (x *RunningShare) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *RunningShare) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
 type Heartbeat struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Attempts      []*AttemptMetrics      `protobuf:"bytes,1,rep,name=attempts,proto3" json:"attempts,omitempty"`
@@ -1167,7 +1438,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_weir_proto_msgTypes[11]
+	mi := &file_weir_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1179,7 +1450,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[11]
+	mi := &file_weir_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1192,7 +1463,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{11}
+	return file_weir_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Heartbeat) GetAttempts() []*AttemptMetrics {
@@ -1218,7 +1489,7 @@ type AttemptMetrics struct {
 
 func (x *AttemptMetrics) Reset() {
 	*x = AttemptMetrics{}
-	mi := &file_weir_proto_msgTypes[12]
+	mi := &file_weir_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1230,7 +1501,7 @@ func (x *AttemptMetrics) String() string {
 func (*AttemptMetrics) ProtoMessage() {}
 
 func (x *AttemptMetrics) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[12]
+	mi := &file_weir_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1243,7 +1514,7 @@ func (x *AttemptMetrics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptMetrics.ProtoReflect.Descriptor instead.
 func (*AttemptMetrics) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{12}
+	return file_weir_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *AttemptMetrics) GetKey() string {
@@ -1298,7 +1569,7 @@ type SubtaskCounts struct {
 
 func (x *SubtaskCounts) Reset() {
 	*x = SubtaskCounts{}
-	mi := &file_weir_proto_msgTypes[13]
+	mi := &file_weir_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1310,7 +1581,7 @@ func (x *SubtaskCounts) String() string {
 func (*SubtaskCounts) ProtoMessage() {}
 
 func (x *SubtaskCounts) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[13]
+	mi := &file_weir_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1323,7 +1594,7 @@ func (x *SubtaskCounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskCounts.ProtoReflect.Descriptor instead.
 func (*SubtaskCounts) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{13}
+	return file_weir_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SubtaskCounts) GetSubtask() *SubtaskRef {
@@ -1371,7 +1642,7 @@ type SubtaskRef struct {
 
 func (x *SubtaskRef) Reset() {
 	*x = SubtaskRef{}
-	mi := &file_weir_proto_msgTypes[14]
+	mi := &file_weir_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1383,7 +1654,7 @@ func (x *SubtaskRef) String() string {
 func (*SubtaskRef) ProtoMessage() {}
 
 func (x *SubtaskRef) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[14]
+	mi := &file_weir_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1396,7 +1667,7 @@ func (x *SubtaskRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskRef.ProtoReflect.Descriptor instead.
 func (*SubtaskRef) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{14}
+	return file_weir_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SubtaskRef) GetVertex() int32 {
@@ -1426,7 +1697,7 @@ type ChannelCount struct {
 
 func (x *ChannelCount) Reset() {
 	*x = ChannelCount{}
-	mi := &file_weir_proto_msgTypes[15]
+	mi := &file_weir_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1438,7 +1709,7 @@ func (x *ChannelCount) String() string {
 func (*ChannelCount) ProtoMessage() {}
 
 func (x *ChannelCount) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[15]
+	mi := &file_weir_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1451,7 +1722,7 @@ func (x *ChannelCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelCount.ProtoReflect.Descriptor instead.
 func (*ChannelCount) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{15}
+	return file_weir_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ChannelCount) GetEdge() int32 {
@@ -1511,7 +1782,7 @@ type SnapshotDone struct {
 
 func (x *SnapshotDone) Reset() {
 	*x = SnapshotDone{}
-	mi := &file_weir_proto_msgTypes[16]
+	mi := &file_weir_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1523,7 +1794,7 @@ func (x *SnapshotDone) String() string {
 func (*SnapshotDone) ProtoMessage() {}
 
 func (x *SnapshotDone) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[16]
+	mi := &file_weir_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1536,7 +1807,7 @@ func (x *SnapshotDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDone.ProtoReflect.Descriptor instead.
 func (*SnapshotDone) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{16}
+	return file_weir_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SnapshotDone) GetKey() string {
@@ -1612,7 +1883,7 @@ type SubtaskFinished struct {
 
 func (x *SubtaskFinished) Reset() {
 	*x = SubtaskFinished{}
-	mi := &file_weir_proto_msgTypes[17]
+	mi := &file_weir_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1624,7 +1895,7 @@ func (x *SubtaskFinished) String() string {
 func (*SubtaskFinished) ProtoMessage() {}
 
 func (x *SubtaskFinished) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[17]
+	mi := &file_weir_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1637,7 +1908,7 @@ func (x *SubtaskFinished) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskFinished.ProtoReflect.Descriptor instead.
 func (*SubtaskFinished) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{17}
+	return file_weir_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SubtaskFinished) GetKey() string {
@@ -1668,7 +1939,7 @@ type AttemptEnded struct {
 
 func (x *AttemptEnded) Reset() {
 	*x = AttemptEnded{}
-	mi := &file_weir_proto_msgTypes[18]
+	mi := &file_weir_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1680,7 +1951,7 @@ func (x *AttemptEnded) String() string {
 func (*AttemptEnded) ProtoMessage() {}
 
 func (x *AttemptEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[18]
+	mi := &file_weir_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1693,7 +1964,7 @@ func (x *AttemptEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptEnded.ProtoReflect.Descriptor instead.
 func (*AttemptEnded) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{18}
+	return file_weir_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *AttemptEnded) GetKey() string {
@@ -1732,6 +2003,7 @@ type CoordinatorMessage struct {
 	//	*CoordinatorMessage_Deploy
 	//	*CoordinatorMessage_Command
 	//	*CoordinatorMessage_Prefetch
+	//	*CoordinatorMessage_Beat
 	Msg           isCoordinatorMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1739,7 +2011,7 @@ type CoordinatorMessage struct {
 
 func (x *CoordinatorMessage) Reset() {
 	*x = CoordinatorMessage{}
-	mi := &file_weir_proto_msgTypes[19]
+	mi := &file_weir_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1751,7 +2023,7 @@ func (x *CoordinatorMessage) String() string {
 func (*CoordinatorMessage) ProtoMessage() {}
 
 func (x *CoordinatorMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[19]
+	mi := &file_weir_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1764,7 +2036,7 @@ func (x *CoordinatorMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoordinatorMessage.ProtoReflect.Descriptor instead.
 func (*CoordinatorMessage) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{19}
+	return file_weir_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CoordinatorMessage) GetMsg() isCoordinatorMessage_Msg {
@@ -1810,6 +2082,15 @@ func (x *CoordinatorMessage) GetPrefetch() *Prefetch {
 	return nil
 }
 
+func (x *CoordinatorMessage) GetBeat() *Beat {
+	if x != nil {
+		if x, ok := x.Msg.(*CoordinatorMessage_Beat); ok {
+			return x.Beat
+		}
+	}
+	return nil
+}
+
 type isCoordinatorMessage_Msg interface {
 	isCoordinatorMessage_Msg()
 }
@@ -1830,6 +2111,10 @@ type CoordinatorMessage_Prefetch struct {
 	Prefetch *Prefetch `protobuf:"bytes,4,opt,name=prefetch,proto3,oneof"`
 }
 
+type CoordinatorMessage_Beat struct {
+	Beat *Beat `protobuf:"bytes,5,opt,name=beat,proto3,oneof"`
+}
+
 func (*CoordinatorMessage_Welcome) isCoordinatorMessage_Msg() {}
 
 func (*CoordinatorMessage_Deploy) isCoordinatorMessage_Msg() {}
@@ -1837,6 +2122,47 @@ func (*CoordinatorMessage_Deploy) isCoordinatorMessage_Msg() {}
 func (*CoordinatorMessage_Command) isCoordinatorMessage_Msg() {}
 
 func (*CoordinatorMessage_Prefetch) isCoordinatorMessage_Msg() {}
+
+func (*CoordinatorMessage_Beat) isCoordinatorMessage_Msg() {}
+
+// Beat is the coordinator's heartbeat: a worker that hears nothing from
+// its coordinator (no beat, no command) for its heartbeat timeout ends
+// the session and looks for the leader, its tasks still running.
+type Beat struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Beat) Reset() {
+	*x = Beat{}
+	mi := &file_weir_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Beat) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Beat) ProtoMessage() {}
+
+func (x *Beat) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Beat.ProtoReflect.Descriptor instead.
+func (*Beat) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{24}
+}
 
 // Prefetch asks a passive standby worker to load the state of a completed
 // checkpoint, so that a restart placed on it need not read the store.
@@ -1855,7 +2181,7 @@ type Prefetch struct {
 
 func (x *Prefetch) Reset() {
 	*x = Prefetch{}
-	mi := &file_weir_proto_msgTypes[20]
+	mi := &file_weir_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1867,7 +2193,7 @@ func (x *Prefetch) String() string {
 func (*Prefetch) ProtoMessage() {}
 
 func (x *Prefetch) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[20]
+	mi := &file_weir_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1880,7 +2206,7 @@ func (x *Prefetch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Prefetch.ProtoReflect.Descriptor instead.
 func (*Prefetch) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{20}
+	return file_weir_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Prefetch) GetName() string {
@@ -1914,6 +2240,9 @@ func (x *Prefetch) GetArgs() []string {
 type Welcome struct {
 	state               protoimpl.MessageState `protogen:"open.v1"`
 	HeartbeatIntervalNs int64                  `protobuf:"varint,1,opt,name=heartbeat_interval_ns,json=heartbeatIntervalNs,proto3" json:"heartbeat_interval_ns,omitempty"`
+	// heartbeat_timeout_ns is how long a worker waits without a message
+	// from the coordinator before it ends the session.
+	HeartbeatTimeoutNs int64 `protobuf:"varint,3,opt,name=heartbeat_timeout_ns,json=heartbeatTimeoutNs,proto3" json:"heartbeat_timeout_ns,omitempty"`
 	// epoch is the coordinator's leadership epoch in the store. A worker
 	// refuses a coordinator, and its commit orders, whose epoch is older
 	// than the newest it has seen.
@@ -1924,7 +2253,7 @@ type Welcome struct {
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
-	mi := &file_weir_proto_msgTypes[21]
+	mi := &file_weir_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1936,7 +2265,7 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[21]
+	mi := &file_weir_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1949,12 +2278,19 @@ func (x *Welcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Welcome.ProtoReflect.Descriptor instead.
 func (*Welcome) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{21}
+	return file_weir_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Welcome) GetHeartbeatIntervalNs() int64 {
 	if x != nil {
 		return x.HeartbeatIntervalNs
+	}
+	return 0
+}
+
+func (x *Welcome) GetHeartbeatTimeoutNs() int64 {
+	if x != nil {
+		return x.HeartbeatTimeoutNs
 	}
 	return 0
 }
@@ -1982,7 +2318,7 @@ type Placement struct {
 
 func (x *Placement) Reset() {
 	*x = Placement{}
-	mi := &file_weir_proto_msgTypes[22]
+	mi := &file_weir_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1994,7 +2330,7 @@ func (x *Placement) String() string {
 func (*Placement) ProtoMessage() {}
 
 func (x *Placement) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[22]
+	mi := &file_weir_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2007,7 +2343,7 @@ func (x *Placement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Placement.ProtoReflect.Descriptor instead.
 func (*Placement) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{22}
+	return file_weir_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Placement) GetSubtask() *SubtaskRef {
@@ -2086,7 +2422,7 @@ type Deploy struct {
 
 func (x *Deploy) Reset() {
 	*x = Deploy{}
-	mi := &file_weir_proto_msgTypes[23]
+	mi := &file_weir_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2098,7 +2434,7 @@ func (x *Deploy) String() string {
 func (*Deploy) ProtoMessage() {}
 
 func (x *Deploy) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[23]
+	mi := &file_weir_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2111,7 +2447,7 @@ func (x *Deploy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Deploy.ProtoReflect.Descriptor instead.
 func (*Deploy) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{23}
+	return file_weir_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Deploy) GetKey() string {
@@ -2291,7 +2627,7 @@ type Command struct {
 
 func (x *Command) Reset() {
 	*x = Command{}
-	mi := &file_weir_proto_msgTypes[24]
+	mi := &file_weir_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2303,7 +2639,7 @@ func (x *Command) String() string {
 func (*Command) ProtoMessage() {}
 
 func (x *Command) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[24]
+	mi := &file_weir_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2316,7 +2652,7 @@ func (x *Command) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Command.ProtoReflect.Descriptor instead.
 func (*Command) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{24}
+	return file_weir_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Command) GetKey() string {
@@ -2441,7 +2777,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_weir_proto_msgTypes[25]
+	mi := &file_weir_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2453,7 +2789,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[25]
+	mi := &file_weir_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2466,7 +2802,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{25}
+	return file_weir_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SubmitRequest) GetJob() string {
@@ -2503,7 +2839,7 @@ type SavepointRequest struct {
 
 func (x *SavepointRequest) Reset() {
 	*x = SavepointRequest{}
-	mi := &file_weir_proto_msgTypes[26]
+	mi := &file_weir_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2515,7 +2851,7 @@ func (x *SavepointRequest) String() string {
 func (*SavepointRequest) ProtoMessage() {}
 
 func (x *SavepointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[26]
+	mi := &file_weir_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2528,7 +2864,7 @@ func (x *SavepointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SavepointRequest.ProtoReflect.Descriptor instead.
 func (*SavepointRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{26}
+	return file_weir_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SavepointRequest) GetId() string {
@@ -2572,7 +2908,7 @@ type SavepointInfo struct {
 
 func (x *SavepointInfo) Reset() {
 	*x = SavepointInfo{}
-	mi := &file_weir_proto_msgTypes[27]
+	mi := &file_weir_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2584,7 +2920,7 @@ func (x *SavepointInfo) String() string {
 func (*SavepointInfo) ProtoMessage() {}
 
 func (x *SavepointInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[27]
+	mi := &file_weir_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2597,7 +2933,7 @@ func (x *SavepointInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SavepointInfo.ProtoReflect.Descriptor instead.
 func (*SavepointInfo) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{27}
+	return file_weir_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SavepointInfo) GetPath() string {
@@ -2636,7 +2972,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_weir_proto_msgTypes[28]
+	mi := &file_weir_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2648,7 +2984,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[28]
+	mi := &file_weir_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2661,7 +2997,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{28}
+	return file_weir_proto_rawDescGZIP(), []int{33}
 }
 
 type ListJobsResponse struct {
@@ -2673,7 +3009,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_weir_proto_msgTypes[29]
+	mi := &file_weir_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2685,7 +3021,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[29]
+	mi := &file_weir_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2698,7 +3034,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{29}
+	return file_weir_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobInfo {
@@ -2717,7 +3053,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_weir_proto_msgTypes[30]
+	mi := &file_weir_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2729,7 +3065,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[30]
+	mi := &file_weir_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2742,7 +3078,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{30}
+	return file_weir_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetJobRequest) GetId() string {
@@ -2786,7 +3122,7 @@ type JobInfo struct {
 
 func (x *JobInfo) Reset() {
 	*x = JobInfo{}
-	mi := &file_weir_proto_msgTypes[31]
+	mi := &file_weir_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2798,7 +3134,7 @@ func (x *JobInfo) String() string {
 func (*JobInfo) ProtoMessage() {}
 
 func (x *JobInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[31]
+	mi := &file_weir_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2811,7 +3147,7 @@ func (x *JobInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobInfo.ProtoReflect.Descriptor instead.
 func (*JobInfo) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{31}
+	return file_weir_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *JobInfo) GetId() string {
@@ -2929,7 +3265,7 @@ type WorkerTasks struct {
 
 func (x *WorkerTasks) Reset() {
 	*x = WorkerTasks{}
-	mi := &file_weir_proto_msgTypes[32]
+	mi := &file_weir_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2941,7 +3277,7 @@ func (x *WorkerTasks) String() string {
 func (*WorkerTasks) ProtoMessage() {}
 
 func (x *WorkerTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[32]
+	mi := &file_weir_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2954,7 +3290,7 @@ func (x *WorkerTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerTasks.ProtoReflect.Descriptor instead.
 func (*WorkerTasks) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{32}
+	return file_weir_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *WorkerTasks) GetWorkerId() string {
@@ -2976,7 +3312,16 @@ var File_weir_proto protoreflect.FileDescriptor
 const file_weir_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"weir.proto\x12\x0fweir.cluster.v1\"\xf0\x05\n" +
+	"weir.proto\x12\x0fweir.cluster.v1\"\x0f\n" +
+	"\rLeaderRequest\"q\n" +
+	"\n" +
+	"LeaderInfo\x12\x18\n" +
+	"\aleading\x18\x01 \x01(\bR\aleading\x12\x14\n" +
+	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x1f\n" +
+	"\vleader_addr\x18\x03 \x01(\tR\n" +
+	"leaderAddr\x12\x12\n" +
+	"\x04addr\x18\x04 \x01(\tR\x04addr\"\x11\n" +
+	"\x0fHandoverRequest\"\xf0\x05\n" +
 	"\rWorkerMessage\x12.\n" +
 	"\x05hello\x18\x01 \x01(\v2\x16.weir.cluster.v1.HelloH\x00R\x05hello\x12:\n" +
 	"\theartbeat\x18\x02 \x01(\v2\x1a.weir.cluster.v1.HeartbeatH\x00R\theartbeat\x12;\n" +
@@ -3035,14 +3380,24 @@ const file_weir_proto_rawDesc = "" +
 	"\x05Moved\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\x03R\x05token\x12;\n" +
-	"\tdelivered\x18\x03 \x03(\v2\x1d.weir.cluster.v1.ChannelCountR\tdelivered\"\xb0\x01\n" +
+	"\tdelivered\x18\x03 \x03(\v2\x1d.weir.cluster.v1.ChannelCountR\tdelivered\"\xe9\x01\n" +
 	"\x05Hello\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x1b\n" +
 	"\tdata_addr\x18\x02 \x01(\tR\bdataAddr\x12\x14\n" +
 	"\x05slots\x18\x03 \x01(\x05R\x05slots\x12\x12\n" +
 	"\x04jobs\x18\x04 \x03(\tR\x04jobs\x12'\n" +
 	"\x0fpassive_standby\x18\x05 \x01(\bR\x0epassiveStandby\x12\x1a\n" +
-	"\binstance\x18\x06 \x01(\tR\binstance\"H\n" +
+	"\binstance\x18\x06 \x01(\tR\binstance\x127\n" +
+	"\arunning\x18\a \x03(\v2\x1d.weir.cluster.v1.RunningShareR\arunning\"\x9e\x02\n" +
+	"\fRunningShare\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x127\n" +
+	"\bsubtasks\x18\x03 \x03(\v2\x1b.weir.cluster.v1.SubtaskRefR\bsubtasks\x127\n" +
+	"\bfinished\x18\x04 \x03(\v2\x1b.weir.cluster.v1.SubtaskRefR\bfinished\x12!\n" +
+	"\flast_trigger\x18\x05 \x01(\x03R\vlastTrigger\x12#\n" +
+	"\rstandby_share\x18\x06 \x01(\bR\fstandbyShare\x12\x18\n" +
+	"\aattempt\x18\a \x01(\x05R\aattempt\x12\x14\n" +
+	"\x05epoch\x18\b \x01(\x04R\x05epoch\"H\n" +
 	"\tHeartbeat\x12;\n" +
 	"\battempts\x18\x01 \x03(\v2\x1f.weir.cluster.v1.AttemptMetricsR\battempts\"\xbb\x01\n" +
 	"\x0eAttemptMetrics\x12\x10\n" +
@@ -3088,22 +3443,25 @@ const file_weir_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x123\n" +
 	"\x05class\x18\x03 \x01(\x0e2\x1d.weir.cluster.v1.FailureClassR\x05class\x12-\n" +
-	"\x12corrupt_checkpoint\x18\x04 \x01(\x04R\x11corruptCheckpoint\"\xf3\x01\n" +
+	"\x12corrupt_checkpoint\x18\x04 \x01(\x04R\x11corruptCheckpoint\"\xa0\x02\n" +
 	"\x12CoordinatorMessage\x124\n" +
 	"\awelcome\x18\x01 \x01(\v2\x18.weir.cluster.v1.WelcomeH\x00R\awelcome\x121\n" +
 	"\x06deploy\x18\x02 \x01(\v2\x17.weir.cluster.v1.DeployH\x00R\x06deploy\x124\n" +
 	"\acommand\x18\x03 \x01(\v2\x18.weir.cluster.v1.CommandH\x00R\acommand\x127\n" +
-	"\bprefetch\x18\x04 \x01(\v2\x19.weir.cluster.v1.PrefetchH\x00R\bprefetchB\x05\n" +
-	"\x03msg\"d\n" +
+	"\bprefetch\x18\x04 \x01(\v2\x19.weir.cluster.v1.PrefetchH\x00R\bprefetch\x12+\n" +
+	"\x04beat\x18\x05 \x01(\v2\x15.weir.cluster.v1.BeatH\x00R\x04beatB\x05\n" +
+	"\x03msg\"\x06\n" +
+	"\x04Beat\"d\n" +
 	"\bPrefetch\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1e\n" +
 	"\n" +
 	"checkpoint\x18\x02 \x01(\fR\n" +
 	"checkpoint\x12\x10\n" +
 	"\x03job\x18\x03 \x01(\tR\x03job\x12\x12\n" +
-	"\x04args\x18\x04 \x03(\tR\x04args\"S\n" +
+	"\x04args\x18\x04 \x03(\tR\x04args\"\x85\x01\n" +
 	"\aWelcome\x122\n" +
-	"\x15heartbeat_interval_ns\x18\x01 \x01(\x03R\x13heartbeatIntervalNs\x12\x14\n" +
+	"\x15heartbeat_interval_ns\x18\x01 \x01(\x03R\x13heartbeatIntervalNs\x120\n" +
+	"\x14heartbeat_timeout_ns\x18\x03 \x01(\x03R\x12heartbeatTimeoutNs\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\"\x94\x01\n" +
 	"\tPlacement\x125\n" +
 	"\asubtask\x18\x01 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\x12\x1b\n" +
@@ -3132,7 +3490,7 @@ const file_weir_proto_rawDesc = "" +
 	"\x0eactive_standby\x18\x12 \x01(\bR\ractiveStandby\x12#\n" +
 	"\rstandby_share\x18\x13 \x01(\bR\fstandbyShare\x12'\n" +
 	"\x0finject_failures\x18\x14 \x01(\bR\x0einjectFailures\x12 \n" +
-	"\vreplacement\x18\x15 \x01(\bR\vreplacement\"\xb1\x06\n" +
+	"\vreplacement\x18\x15 \x01(\bR\vreplacement\"\xbc\x06\n" +
 	"\aCommand\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.weir.cluster.v1.Command.KindR\x04kind\x12\x1e\n" +
@@ -3153,7 +3511,7 @@ const file_weir_proto_rawDesc = "" +
 	"\n" +
 	"timeout_ns\x18\x0e \x01(\x03R\ttimeoutNs\x12\x18\n" +
 	"\aaligned\x18\x0f \x01(\bR\aaligned\x12\x14\n" +
-	"\x05drain\x18\x10 \x01(\bR\x05drain\"\xe6\x01\n" +
+	"\x05drain\x18\x10 \x01(\bR\x05drain\"\xf1\x01\n" +
 	"\x04Kind\x12\v\n" +
 	"\aTRIGGER\x10\x00\x12\x13\n" +
 	"\x0fTRIGGER_SUBTASK\x10\x01\x12\f\n" +
@@ -3175,7 +3533,8 @@ const file_weir_proto_rawDesc = "" +
 	"\x04SHIP\x10\r\x12\x10\n" +
 	"\fKILL_STANDBY\x10\x0e\x12\t\n" +
 	"\x05WAITS\x10\x0f\x12\x13\n" +
-	"\x0fAWAIT_COMPLETED\x10\x10\"5\n" +
+	"\x0fAWAIT_COMPLETED\x10\x10\x12\t\n" +
+	"\x05ADOPT\x10\x11\"5\n" +
 	"\rSubmitRequest\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x12\n" +
 	"\x04args\x18\x02 \x03(\tR\x04args\"^\n" +
@@ -3220,14 +3579,16 @@ const file_weir_proto_rawDesc = "" +
 	"\fFailureClass\x12\x17\n" +
 	"\x13FAILURE_RESTARTABLE\x10\x00\x12\x15\n" +
 	"\x11FAILURE_PERMANENT\x10\x01\x12\x1e\n" +
-	"\x1aFAILURE_CORRUPT_CHECKPOINT\x10\x022\xd1\x03\n" +
+	"\x1aFAILURE_CORRUPT_CHECKPOINT\x10\x022\xe3\x04\n" +
 	"\vCoordinator\x12R\n" +
 	"\aConnect\x12\x1e.weir.cluster.v1.WorkerMessage\x1a#.weir.cluster.v1.CoordinatorMessage(\x010\x01\x12B\n" +
 	"\x06Submit\x12\x1e.weir.cluster.v1.SubmitRequest\x1a\x18.weir.cluster.v1.JobInfo\x12O\n" +
 	"\bListJobs\x12 .weir.cluster.v1.ListJobsRequest\x1a!.weir.cluster.v1.ListJobsResponse\x12B\n" +
 	"\x06GetJob\x12\x1e.weir.cluster.v1.GetJobRequest\x1a\x18.weir.cluster.v1.JobInfo\x12E\n" +
 	"\tCancelJob\x12\x1e.weir.cluster.v1.GetJobRequest\x1a\x18.weir.cluster.v1.JobInfo\x12N\n" +
-	"\tSavepoint\x12!.weir.cluster.v1.SavepointRequest\x1a\x1e.weir.cluster.v1.SavepointInfoB1Z/github.com/weir-stream/weir/internal/cluster/pbb\x06proto3"
+	"\tSavepoint\x12!.weir.cluster.v1.SavepointRequest\x1a\x1e.weir.cluster.v1.SavepointInfo\x12E\n" +
+	"\x06Leader\x12\x1e.weir.cluster.v1.LeaderRequest\x1a\x1b.weir.cluster.v1.LeaderInfo\x12I\n" +
+	"\bHandover\x12 .weir.cluster.v1.HandoverRequest\x1a\x1b.weir.cluster.v1.LeaderInfoB1Z/github.com/weir-stream/weir/internal/cluster/pbb\x06proto3"
 
 var (
 	file_weir_proto_rawDescOnce sync.Once
@@ -3242,108 +3603,121 @@ func file_weir_proto_rawDescGZIP() []byte {
 }
 
 var file_weir_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_weir_proto_goTypes = []any{
 	(FailureClass)(0),          // 0: weir.cluster.v1.FailureClass
 	(Command_Kind)(0),          // 1: weir.cluster.v1.Command.Kind
-	(*WorkerMessage)(nil),      // 2: weir.cluster.v1.WorkerMessage
-	(*Committed)(nil),          // 3: weir.cluster.v1.Committed
-	(*Stopped)(nil),            // 4: weir.cluster.v1.Stopped
-	(*Waits)(nil),              // 5: weir.cluster.v1.Waits
-	(*SubtaskWait)(nil),        // 6: weir.cluster.v1.SubtaskWait
-	(*InjectQuery)(nil),        // 7: weir.cluster.v1.InjectQuery
-	(*SubtaskFailed)(nil),      // 8: weir.cluster.v1.SubtaskFailed
-	(*Restarted)(nil),          // 9: weir.cluster.v1.Restarted
-	(*ReplayRequest)(nil),      // 10: weir.cluster.v1.ReplayRequest
-	(*Moved)(nil),              // 11: weir.cluster.v1.Moved
-	(*Hello)(nil),              // 12: weir.cluster.v1.Hello
-	(*Heartbeat)(nil),          // 13: weir.cluster.v1.Heartbeat
-	(*AttemptMetrics)(nil),     // 14: weir.cluster.v1.AttemptMetrics
-	(*SubtaskCounts)(nil),      // 15: weir.cluster.v1.SubtaskCounts
-	(*SubtaskRef)(nil),         // 16: weir.cluster.v1.SubtaskRef
-	(*ChannelCount)(nil),       // 17: weir.cluster.v1.ChannelCount
-	(*SnapshotDone)(nil),       // 18: weir.cluster.v1.SnapshotDone
-	(*SubtaskFinished)(nil),    // 19: weir.cluster.v1.SubtaskFinished
-	(*AttemptEnded)(nil),       // 20: weir.cluster.v1.AttemptEnded
-	(*CoordinatorMessage)(nil), // 21: weir.cluster.v1.CoordinatorMessage
-	(*Prefetch)(nil),           // 22: weir.cluster.v1.Prefetch
-	(*Welcome)(nil),            // 23: weir.cluster.v1.Welcome
-	(*Placement)(nil),          // 24: weir.cluster.v1.Placement
-	(*Deploy)(nil),             // 25: weir.cluster.v1.Deploy
-	(*Command)(nil),            // 26: weir.cluster.v1.Command
-	(*SubmitRequest)(nil),      // 27: weir.cluster.v1.SubmitRequest
-	(*SavepointRequest)(nil),   // 28: weir.cluster.v1.SavepointRequest
-	(*SavepointInfo)(nil),      // 29: weir.cluster.v1.SavepointInfo
-	(*ListJobsRequest)(nil),    // 30: weir.cluster.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),   // 31: weir.cluster.v1.ListJobsResponse
-	(*GetJobRequest)(nil),      // 32: weir.cluster.v1.GetJobRequest
-	(*JobInfo)(nil),            // 33: weir.cluster.v1.JobInfo
-	(*WorkerTasks)(nil),        // 34: weir.cluster.v1.WorkerTasks
+	(*LeaderRequest)(nil),      // 2: weir.cluster.v1.LeaderRequest
+	(*LeaderInfo)(nil),         // 3: weir.cluster.v1.LeaderInfo
+	(*HandoverRequest)(nil),    // 4: weir.cluster.v1.HandoverRequest
+	(*WorkerMessage)(nil),      // 5: weir.cluster.v1.WorkerMessage
+	(*Committed)(nil),          // 6: weir.cluster.v1.Committed
+	(*Stopped)(nil),            // 7: weir.cluster.v1.Stopped
+	(*Waits)(nil),              // 8: weir.cluster.v1.Waits
+	(*SubtaskWait)(nil),        // 9: weir.cluster.v1.SubtaskWait
+	(*InjectQuery)(nil),        // 10: weir.cluster.v1.InjectQuery
+	(*SubtaskFailed)(nil),      // 11: weir.cluster.v1.SubtaskFailed
+	(*Restarted)(nil),          // 12: weir.cluster.v1.Restarted
+	(*ReplayRequest)(nil),      // 13: weir.cluster.v1.ReplayRequest
+	(*Moved)(nil),              // 14: weir.cluster.v1.Moved
+	(*Hello)(nil),              // 15: weir.cluster.v1.Hello
+	(*RunningShare)(nil),       // 16: weir.cluster.v1.RunningShare
+	(*Heartbeat)(nil),          // 17: weir.cluster.v1.Heartbeat
+	(*AttemptMetrics)(nil),     // 18: weir.cluster.v1.AttemptMetrics
+	(*SubtaskCounts)(nil),      // 19: weir.cluster.v1.SubtaskCounts
+	(*SubtaskRef)(nil),         // 20: weir.cluster.v1.SubtaskRef
+	(*ChannelCount)(nil),       // 21: weir.cluster.v1.ChannelCount
+	(*SnapshotDone)(nil),       // 22: weir.cluster.v1.SnapshotDone
+	(*SubtaskFinished)(nil),    // 23: weir.cluster.v1.SubtaskFinished
+	(*AttemptEnded)(nil),       // 24: weir.cluster.v1.AttemptEnded
+	(*CoordinatorMessage)(nil), // 25: weir.cluster.v1.CoordinatorMessage
+	(*Beat)(nil),               // 26: weir.cluster.v1.Beat
+	(*Prefetch)(nil),           // 27: weir.cluster.v1.Prefetch
+	(*Welcome)(nil),            // 28: weir.cluster.v1.Welcome
+	(*Placement)(nil),          // 29: weir.cluster.v1.Placement
+	(*Deploy)(nil),             // 30: weir.cluster.v1.Deploy
+	(*Command)(nil),            // 31: weir.cluster.v1.Command
+	(*SubmitRequest)(nil),      // 32: weir.cluster.v1.SubmitRequest
+	(*SavepointRequest)(nil),   // 33: weir.cluster.v1.SavepointRequest
+	(*SavepointInfo)(nil),      // 34: weir.cluster.v1.SavepointInfo
+	(*ListJobsRequest)(nil),    // 35: weir.cluster.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),   // 36: weir.cluster.v1.ListJobsResponse
+	(*GetJobRequest)(nil),      // 37: weir.cluster.v1.GetJobRequest
+	(*JobInfo)(nil),            // 38: weir.cluster.v1.JobInfo
+	(*WorkerTasks)(nil),        // 39: weir.cluster.v1.WorkerTasks
 }
 var file_weir_proto_depIdxs = []int32{
-	12, // 0: weir.cluster.v1.WorkerMessage.hello:type_name -> weir.cluster.v1.Hello
-	13, // 1: weir.cluster.v1.WorkerMessage.heartbeat:type_name -> weir.cluster.v1.Heartbeat
-	18, // 2: weir.cluster.v1.WorkerMessage.snapshot:type_name -> weir.cluster.v1.SnapshotDone
-	19, // 3: weir.cluster.v1.WorkerMessage.finished:type_name -> weir.cluster.v1.SubtaskFinished
-	20, // 4: weir.cluster.v1.WorkerMessage.ended:type_name -> weir.cluster.v1.AttemptEnded
-	8,  // 5: weir.cluster.v1.WorkerMessage.failed:type_name -> weir.cluster.v1.SubtaskFailed
-	9,  // 6: weir.cluster.v1.WorkerMessage.restarted:type_name -> weir.cluster.v1.Restarted
-	10, // 7: weir.cluster.v1.WorkerMessage.replay:type_name -> weir.cluster.v1.ReplayRequest
-	11, // 8: weir.cluster.v1.WorkerMessage.moved:type_name -> weir.cluster.v1.Moved
-	7,  // 9: weir.cluster.v1.WorkerMessage.inject:type_name -> weir.cluster.v1.InjectQuery
-	5,  // 10: weir.cluster.v1.WorkerMessage.waits:type_name -> weir.cluster.v1.Waits
-	4,  // 11: weir.cluster.v1.WorkerMessage.stopped:type_name -> weir.cluster.v1.Stopped
-	3,  // 12: weir.cluster.v1.WorkerMessage.committed:type_name -> weir.cluster.v1.Committed
-	16, // 13: weir.cluster.v1.Stopped.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	6,  // 14: weir.cluster.v1.Waits.subtasks:type_name -> weir.cluster.v1.SubtaskWait
-	16, // 15: weir.cluster.v1.SubtaskWait.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	16, // 16: weir.cluster.v1.InjectQuery.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	16, // 17: weir.cluster.v1.SubtaskFailed.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	15, // 0: weir.cluster.v1.WorkerMessage.hello:type_name -> weir.cluster.v1.Hello
+	17, // 1: weir.cluster.v1.WorkerMessage.heartbeat:type_name -> weir.cluster.v1.Heartbeat
+	22, // 2: weir.cluster.v1.WorkerMessage.snapshot:type_name -> weir.cluster.v1.SnapshotDone
+	23, // 3: weir.cluster.v1.WorkerMessage.finished:type_name -> weir.cluster.v1.SubtaskFinished
+	24, // 4: weir.cluster.v1.WorkerMessage.ended:type_name -> weir.cluster.v1.AttemptEnded
+	11, // 5: weir.cluster.v1.WorkerMessage.failed:type_name -> weir.cluster.v1.SubtaskFailed
+	12, // 6: weir.cluster.v1.WorkerMessage.restarted:type_name -> weir.cluster.v1.Restarted
+	13, // 7: weir.cluster.v1.WorkerMessage.replay:type_name -> weir.cluster.v1.ReplayRequest
+	14, // 8: weir.cluster.v1.WorkerMessage.moved:type_name -> weir.cluster.v1.Moved
+	10, // 9: weir.cluster.v1.WorkerMessage.inject:type_name -> weir.cluster.v1.InjectQuery
+	8,  // 10: weir.cluster.v1.WorkerMessage.waits:type_name -> weir.cluster.v1.Waits
+	7,  // 11: weir.cluster.v1.WorkerMessage.stopped:type_name -> weir.cluster.v1.Stopped
+	6,  // 12: weir.cluster.v1.WorkerMessage.committed:type_name -> weir.cluster.v1.Committed
+	20, // 13: weir.cluster.v1.Stopped.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	9,  // 14: weir.cluster.v1.Waits.subtasks:type_name -> weir.cluster.v1.SubtaskWait
+	20, // 15: weir.cluster.v1.SubtaskWait.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	20, // 16: weir.cluster.v1.InjectQuery.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	20, // 17: weir.cluster.v1.SubtaskFailed.subtask:type_name -> weir.cluster.v1.SubtaskRef
 	0,  // 18: weir.cluster.v1.SubtaskFailed.class:type_name -> weir.cluster.v1.FailureClass
-	16, // 19: weir.cluster.v1.ReplayRequest.sender:type_name -> weir.cluster.v1.SubtaskRef
-	17, // 20: weir.cluster.v1.Moved.delivered:type_name -> weir.cluster.v1.ChannelCount
-	14, // 21: weir.cluster.v1.Heartbeat.attempts:type_name -> weir.cluster.v1.AttemptMetrics
-	15, // 22: weir.cluster.v1.AttemptMetrics.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
-	16, // 23: weir.cluster.v1.SubtaskCounts.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	16, // 24: weir.cluster.v1.SnapshotDone.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	17, // 25: weir.cluster.v1.SnapshotDone.channels:type_name -> weir.cluster.v1.ChannelCount
-	16, // 26: weir.cluster.v1.SubtaskFinished.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	0,  // 27: weir.cluster.v1.AttemptEnded.class:type_name -> weir.cluster.v1.FailureClass
-	23, // 28: weir.cluster.v1.CoordinatorMessage.welcome:type_name -> weir.cluster.v1.Welcome
-	25, // 29: weir.cluster.v1.CoordinatorMessage.deploy:type_name -> weir.cluster.v1.Deploy
-	26, // 30: weir.cluster.v1.CoordinatorMessage.command:type_name -> weir.cluster.v1.Command
-	22, // 31: weir.cluster.v1.CoordinatorMessage.prefetch:type_name -> weir.cluster.v1.Prefetch
-	16, // 32: weir.cluster.v1.Placement.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	16, // 33: weir.cluster.v1.Deploy.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	24, // 34: weir.cluster.v1.Deploy.placement:type_name -> weir.cluster.v1.Placement
-	17, // 35: weir.cluster.v1.Deploy.delivered:type_name -> weir.cluster.v1.ChannelCount
-	1,  // 36: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
-	16, // 37: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	16, // 38: weir.cluster.v1.Command.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	10, // 39: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
-	24, // 40: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
-	17, // 41: weir.cluster.v1.Command.delivered:type_name -> weir.cluster.v1.ChannelCount
-	33, // 42: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
-	34, // 43: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
-	15, // 44: weir.cluster.v1.JobInfo.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
-	16, // 45: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	2,  // 46: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
-	27, // 47: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
-	30, // 48: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
-	32, // 49: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
-	32, // 50: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
-	28, // 51: weir.cluster.v1.Coordinator.Savepoint:input_type -> weir.cluster.v1.SavepointRequest
-	21, // 52: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
-	33, // 53: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
-	31, // 54: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
-	33, // 55: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
-	33, // 56: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
-	29, // 57: weir.cluster.v1.Coordinator.Savepoint:output_type -> weir.cluster.v1.SavepointInfo
-	52, // [52:58] is the sub-list for method output_type
-	46, // [46:52] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	20, // 19: weir.cluster.v1.ReplayRequest.sender:type_name -> weir.cluster.v1.SubtaskRef
+	21, // 20: weir.cluster.v1.Moved.delivered:type_name -> weir.cluster.v1.ChannelCount
+	16, // 21: weir.cluster.v1.Hello.running:type_name -> weir.cluster.v1.RunningShare
+	20, // 22: weir.cluster.v1.RunningShare.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	20, // 23: weir.cluster.v1.RunningShare.finished:type_name -> weir.cluster.v1.SubtaskRef
+	18, // 24: weir.cluster.v1.Heartbeat.attempts:type_name -> weir.cluster.v1.AttemptMetrics
+	19, // 25: weir.cluster.v1.AttemptMetrics.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
+	20, // 26: weir.cluster.v1.SubtaskCounts.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	20, // 27: weir.cluster.v1.SnapshotDone.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	21, // 28: weir.cluster.v1.SnapshotDone.channels:type_name -> weir.cluster.v1.ChannelCount
+	20, // 29: weir.cluster.v1.SubtaskFinished.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	0,  // 30: weir.cluster.v1.AttemptEnded.class:type_name -> weir.cluster.v1.FailureClass
+	28, // 31: weir.cluster.v1.CoordinatorMessage.welcome:type_name -> weir.cluster.v1.Welcome
+	30, // 32: weir.cluster.v1.CoordinatorMessage.deploy:type_name -> weir.cluster.v1.Deploy
+	31, // 33: weir.cluster.v1.CoordinatorMessage.command:type_name -> weir.cluster.v1.Command
+	27, // 34: weir.cluster.v1.CoordinatorMessage.prefetch:type_name -> weir.cluster.v1.Prefetch
+	26, // 35: weir.cluster.v1.CoordinatorMessage.beat:type_name -> weir.cluster.v1.Beat
+	20, // 36: weir.cluster.v1.Placement.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	20, // 37: weir.cluster.v1.Deploy.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	29, // 38: weir.cluster.v1.Deploy.placement:type_name -> weir.cluster.v1.Placement
+	21, // 39: weir.cluster.v1.Deploy.delivered:type_name -> weir.cluster.v1.ChannelCount
+	1,  // 40: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
+	20, // 41: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	20, // 42: weir.cluster.v1.Command.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	13, // 43: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
+	29, // 44: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
+	21, // 45: weir.cluster.v1.Command.delivered:type_name -> weir.cluster.v1.ChannelCount
+	38, // 46: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
+	39, // 47: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
+	19, // 48: weir.cluster.v1.JobInfo.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
+	20, // 49: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	5,  // 50: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
+	32, // 51: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
+	35, // 52: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
+	37, // 53: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
+	37, // 54: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
+	33, // 55: weir.cluster.v1.Coordinator.Savepoint:input_type -> weir.cluster.v1.SavepointRequest
+	2,  // 56: weir.cluster.v1.Coordinator.Leader:input_type -> weir.cluster.v1.LeaderRequest
+	4,  // 57: weir.cluster.v1.Coordinator.Handover:input_type -> weir.cluster.v1.HandoverRequest
+	25, // 58: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
+	38, // 59: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
+	36, // 60: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
+	38, // 61: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
+	38, // 62: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
+	34, // 63: weir.cluster.v1.Coordinator.Savepoint:output_type -> weir.cluster.v1.SavepointInfo
+	3,  // 64: weir.cluster.v1.Coordinator.Leader:output_type -> weir.cluster.v1.LeaderInfo
+	3,  // 65: weir.cluster.v1.Coordinator.Handover:output_type -> weir.cluster.v1.LeaderInfo
+	58, // [58:66] is the sub-list for method output_type
+	50, // [50:58] is the sub-list for method input_type
+	50, // [50:50] is the sub-list for extension type_name
+	50, // [50:50] is the sub-list for extension extendee
+	0,  // [0:50] is the sub-list for field type_name
 }
 
 func init() { file_weir_proto_init() }
@@ -3351,7 +3725,7 @@ func file_weir_proto_init() {
 	if File_weir_proto != nil {
 		return
 	}
-	file_weir_proto_msgTypes[0].OneofWrappers = []any{
+	file_weir_proto_msgTypes[3].OneofWrappers = []any{
 		(*WorkerMessage_Hello)(nil),
 		(*WorkerMessage_Heartbeat)(nil),
 		(*WorkerMessage_Snapshot)(nil),
@@ -3366,11 +3740,12 @@ func file_weir_proto_init() {
 		(*WorkerMessage_Stopped)(nil),
 		(*WorkerMessage_Committed)(nil),
 	}
-	file_weir_proto_msgTypes[19].OneofWrappers = []any{
+	file_weir_proto_msgTypes[23].OneofWrappers = []any{
 		(*CoordinatorMessage_Welcome)(nil),
 		(*CoordinatorMessage_Deploy)(nil),
 		(*CoordinatorMessage_Command)(nil),
 		(*CoordinatorMessage_Prefetch)(nil),
+		(*CoordinatorMessage_Beat)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3378,7 +3753,7 @@ func file_weir_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weir_proto_rawDesc), len(file_weir_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   33,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

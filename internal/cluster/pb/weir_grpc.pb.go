@@ -29,6 +29,8 @@ const (
 	Coordinator_GetJob_FullMethodName    = "/weir.cluster.v1.Coordinator/GetJob"
 	Coordinator_CancelJob_FullMethodName = "/weir.cluster.v1.Coordinator/CancelJob"
 	Coordinator_Savepoint_FullMethodName = "/weir.cluster.v1.Coordinator/Savepoint"
+	Coordinator_Leader_FullMethodName    = "/weir.cluster.v1.Coordinator/Leader"
+	Coordinator_Handover_FullMethodName  = "/weir.cluster.v1.Coordinator/Handover"
 )
 
 // CoordinatorClient is the client API for Coordinator service.
@@ -54,6 +56,16 @@ type CoordinatorClient interface {
 	// that does not run or takes no checkpoints, and INVALID_ARGUMENT when
 	// neither the request nor the coordinator names a directory.
 	Savepoint(ctx context.Context, in *SavepointRequest, opts ...grpc.CallOption) (*SavepointInfo, error)
+	// Leader says whether this coordinator leads its store and, if not,
+	// where the leader serves. A standby coordinator (weir coordinator
+	// --ha) answers it; every other call to a standby fails with
+	// UNAVAILABLE, naming the leader if known.
+	Leader(ctx context.Context, in *LeaderRequest, opts ...grpc.CallOption) (*LeaderInfo, error)
+	// Handover makes the leading coordinator stop leading and release its
+	// lease, so that a standby takes over at once. The workers' tasks keep
+	// running; the successor adopts them. A standby answers UNAVAILABLE,
+	// as to every call but Leader.
+	Handover(ctx context.Context, in *HandoverRequest, opts ...grpc.CallOption) (*LeaderInfo, error)
 }
 
 type coordinatorClient struct {
@@ -127,6 +139,26 @@ func (c *coordinatorClient) Savepoint(ctx context.Context, in *SavepointRequest,
 	return out, nil
 }
 
+func (c *coordinatorClient) Leader(ctx context.Context, in *LeaderRequest, opts ...grpc.CallOption) (*LeaderInfo, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LeaderInfo)
+	err := c.cc.Invoke(ctx, Coordinator_Leader_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *coordinatorClient) Handover(ctx context.Context, in *HandoverRequest, opts ...grpc.CallOption) (*LeaderInfo, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LeaderInfo)
+	err := c.cc.Invoke(ctx, Coordinator_Handover_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // CoordinatorServer is the server API for Coordinator service.
 // All implementations must embed UnimplementedCoordinatorServer
 // for forward compatibility.
@@ -150,6 +182,16 @@ type CoordinatorServer interface {
 	// that does not run or takes no checkpoints, and INVALID_ARGUMENT when
 	// neither the request nor the coordinator names a directory.
 	Savepoint(context.Context, *SavepointRequest) (*SavepointInfo, error)
+	// Leader says whether this coordinator leads its store and, if not,
+	// where the leader serves. A standby coordinator (weir coordinator
+	// --ha) answers it; every other call to a standby fails with
+	// UNAVAILABLE, naming the leader if known.
+	Leader(context.Context, *LeaderRequest) (*LeaderInfo, error)
+	// Handover makes the leading coordinator stop leading and release its
+	// lease, so that a standby takes over at once. The workers' tasks keep
+	// running; the successor adopts them. A standby answers UNAVAILABLE,
+	// as to every call but Leader.
+	Handover(context.Context, *HandoverRequest) (*LeaderInfo, error)
 	mustEmbedUnimplementedCoordinatorServer()
 }
 
@@ -177,6 +219,12 @@ func (UnimplementedCoordinatorServer) CancelJob(context.Context, *GetJobRequest)
 }
 func (UnimplementedCoordinatorServer) Savepoint(context.Context, *SavepointRequest) (*SavepointInfo, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Savepoint not implemented")
+}
+func (UnimplementedCoordinatorServer) Leader(context.Context, *LeaderRequest) (*LeaderInfo, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Leader not implemented")
+}
+func (UnimplementedCoordinatorServer) Handover(context.Context, *HandoverRequest) (*LeaderInfo, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Handover not implemented")
 }
 func (UnimplementedCoordinatorServer) mustEmbedUnimplementedCoordinatorServer() {}
 func (UnimplementedCoordinatorServer) testEmbeddedByValue()                     {}
@@ -296,6 +344,42 @@ func _Coordinator_Savepoint_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Coordinator_Leader_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LeaderRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CoordinatorServer).Leader(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Coordinator_Leader_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CoordinatorServer).Leader(ctx, req.(*LeaderRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Coordinator_Handover_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HandoverRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CoordinatorServer).Handover(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Coordinator_Handover_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CoordinatorServer).Handover(ctx, req.(*HandoverRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Coordinator_ServiceDesc is the grpc.ServiceDesc for Coordinator service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -322,6 +406,14 @@ var Coordinator_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Savepoint",
 			Handler:    _Coordinator_Savepoint_Handler,
+		},
+		{
+			MethodName: "Leader",
+			Handler:    _Coordinator_Leader_Handler,
+		},
+		{
+			MethodName: "Handover",
+			Handler:    _Coordinator_Handover_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
