@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,10 +31,21 @@ type keycountProgram struct {
 func (keycountProgram) Jobs() []string { return []string{"keycount"} }
 
 func (k keycountProgram) Open(_ context.Context, _, name string, args []string) (cluster.Pipeline, error) {
-	p := weir.NewPipeline(weir.WithName(name), weir.WithParallelism(3), weir.WithGuarantee(weir.ExactlyOnce),
+	opts := []weir.Option{weir.WithName(name), weir.WithParallelism(3), weir.WithGuarantee(weir.ExactlyOnce),
 		weir.WithLog(func(l string) { k.logs.add(name + ": " + l) }),
-		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 100 * time.Millisecond, StateDir: k.store, Log: true}))
+		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 100 * time.Millisecond, StateDir: k.store, Log: true})}
 	c := jobs.KeyCountConfig{Events: 400_000, Keys: 100, Window: 100 * time.Millisecond, TPS: 100_000, Seed: 1, Rate: 400_000}
+	// After the output directory: --rate N (events per second), and what
+	// a resuming coordinator adds (--restore latest).
+	for i := 1; i+1 < len(args); i++ {
+		switch args[i] {
+		case "--rate":
+			c.Rate, _ = strconv.ParseFloat(args[i+1], 64)
+		case "--restore":
+			opts = append(opts, weir.WithRestore(args[i+1]))
+		}
+	}
+	p := weir.NewPipeline(opts...)
 	jobs.KeyCountPipeline(p, c, cli.JobConfig{Output: args[0]})
 	return pipeline{p}, nil
 }

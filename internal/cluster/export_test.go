@@ -1,6 +1,9 @@
 package cluster
 
-import "runtime"
+import (
+	"errors"
+	"runtime"
+)
 
 // AllStacks returns the stack of every goroutine in the process (the
 // coordinator's and the workers' of a test cluster), for a test that
@@ -14,4 +17,13 @@ func AllStacks() string {
 		}
 		buf = make([]byte, 2*len(buf))
 	}
+}
+
+// Abandon stops the coordinator as a crash would, for a test: it serves
+// and drives nothing more, and does not release its lease.
+func (c *Coordinator) Abandon() {
+	c.end(errors.New("abandoned"), "abandoned: stopping as a crash would")
+	c.srv.Stop()
+	c.srvWG.Wait()
+	c.jobsWG.Wait()
 }

@@ -163,7 +163,7 @@ func startWorker(t *testing.T, ctx context.Context, cfg cluster.WorkerConfig) *r
 // finished; it returns the job's final info.
 func awaitFinished(t *testing.T, ctx context.Context, client pb.CoordinatorClient, logs *logLines, id string) *pb.JobInfo {
 	t.Helper()
-	logs.wait(t, "^job "+id+" (finished|failed|cancelled)")
+	logs.wait(t, "^([a-z]+: )?job "+id+" (finished|failed|cancelled)")
 	info, err := client.GetJob(ctx, &pb.GetJobRequest{Id: id})
 	if err != nil {
 		t.Fatal(err)

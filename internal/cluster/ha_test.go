@@ -1,0 +1,124 @@
+package cluster_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/weir-stream/weir/internal/cluster"
+	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/engine"
+)
+
+// haCluster is a leader, a standby and three workers that know both.
+type haCluster struct {
+	store, dir     string
+	logs           *logLines // the coordinators' and the jobs'
+	workerLogs     *logLines
+	prog           keycountProgram
+	leader, backup *cluster.Coordinator
+	workers        []*runningWorker
+}
+
+func newHACluster(t *testing.T, ctx context.Context) *haCluster {
+	dir := t.TempDir()
+	h := &haCluster{dir: dir, store: filepath.Join(dir, "store"), logs: newLogLines(), workerLogs: newLogLines()}
+	h.prog = keycountProgram{store: h.store, logs: h.logs}
+	cfg := func(ha bool, who string) cluster.CoordinatorConfig {
+		return cluster.CoordinatorConfig{Listen: "127.0.0.1:0", Store: h.store, Program: h.prog, HA: ha, LeasePeriod: 300 * time.Millisecond,
+			HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Second,
+			Log: func(l string) { h.logs.add(who + ": " + l) }}
+	}
+	var err error
+	if h.leader, err = cluster.NewCoordinator(ctx, cfg(false, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if h.backup, err = cluster.NewCoordinator(ctx, cfg(true, "b")); err != nil {
+		t.Fatal(err)
+	}
+	h.logs.wait(t, "^b: the leader \\(epoch 1\\) serves at "+h.leader.Addr())
+	for i := 1; i <= 3; i++ {
+		id := fmt.Sprintf("w%d", i)
+		h.workers = append(h.workers, startWorker(t, ctx, cluster.WorkerConfig{ID: id, Coordinators: []string{h.leader.Addr(), h.backup.Addr()},
+			Program: h.prog, Log: func(l string) { h.workerLogs.add(id + ": " + l) }}))
+	}
+	return h
+}
+
+func (h *haCluster) close() {
+	for _, w := range h.workers {
+		w.stop()
+	}
+	h.leader.Close()
+	h.backup.Close()
+}
+
+// client returns a client of the leading coordinator.
+func (h *haCluster) client(t *testing.T, ctx context.Context) pb.CoordinatorClient {
+	conn, _, err := cluster.DialLeader(ctx, cluster.Security{}, []string{h.leader.Addr(), h.backup.Addr()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return pb.NewCoordinatorClient(conn)
+}
+
+// The leader dies during a job's checkpoints; the standby takes over
+// once the lease expires, adopts the attempt the workers kept running,
+// and drives the job to its end: no task restarted, the output is the
+// one-process run's.
+func TestAStandbyAdoptsTheRunningAttemptOfACrashedLeader(t *testing.T) {
+	testTakeover(t, func(h *haCluster) { h.leader.Abandon() })
+}
+
+// A handover passes the lead without waiting for the lease, and without
+// restarting any task either.
+func TestAHandoverPassesTheRunningAttemptToTheStandby(t *testing.T) {
+	testTakeover(t, func(h *haCluster) {
+		if _, err := h.client(t, t.Context()).Handover(t.Context(), &pb.HandoverRequest{}); err != nil {
+			t.Fatalf("handover: %v", err)
+		}
+	})
+}
+
+func testTakeover(t *testing.T, lose func(*haCluster)) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	h := newHACluster(t, ctx)
+	defer h.close()
+	ref := filepath.Join(h.dir, "ref")
+	rp, _ := h.prog.Open(ctx, "keycount", "ref", []string{ref})
+	if err := rp.(pipeline).p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	out := filepath.Join(h.dir, "out")
+	info, err := h.client(t, ctx).Submit(ctx, &pb.SubmitRequest{Job: "keycount", Args: []string{out, "--rate", "80000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.logs.wait(t, "^"+info.Id+": checkpoint 3 completed")
+	h.workerLogs.waitCount(t, "^w[0-9]: joined coordinator", 3)
+	lose(h)
+	<-h.leader.Done()
+	<-h.backup.Leading()
+	h.logs.wait(t, "^b: job "+info.Id+": adopting its running attempt \\(3 shares\\)")
+	h.workerLogs.waitCount(t, "adopted by the coordinator of epoch 2$", 3)
+	client := h.client(t, ctx)
+	final := awaitFinished(t, ctx, client, h.logs, info.Id)
+	sameOutput(t, out, ref)
+
+	var rep engine.Report
+	if err := json.Unmarshal(final.Report, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Adopted || len(rep.Recoveries) != 0 || rep.Completed == 0 {
+		t.Fatalf("the new leader's run: adopted %v, %d recoveries, %d checkpoints completed; want adopted, none, some", rep.Adopted, len(rep.Recoveries), rep.Completed)
+	}
+	if n := h.workerLogs.count("cancelled|attempt .* running: restored|failed"); n != 0 {
+		t.Fatalf("%d attempts were cancelled, failed or restarted on the workers", n)
+	}
+}
