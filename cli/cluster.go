@@ -131,6 +131,7 @@ func runCoordinator(ctx context.Context, cfg cluster.CoordinatorConfig, stderr i
 		if ctx.Err() != nil || !cfg.HA || !(errors.Is(err, cluster.ErrDeposed) || errors.Is(err, cluster.ErrHandedOver)) {
 			return err // superseded by a coordinator started later on the store, or it could not lead
 		}
+		cfg.Listen = c.Addr() // the address workers and clients know
 	}
 }
 

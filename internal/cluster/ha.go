@@ -116,7 +116,7 @@ func (c *Coordinator) leaseRecord(released bool) store.LeaseRecord {
 // over. It returns when the coordinator leads or stops.
 func (c *Coordinator) awaitLeadership() {
 	c.cfg.Log(fmt.Sprintf("standby on the store %s: waiting for the leader's lease (period %v) to expire", c.cfg.Store, c.cfg.LeasePeriod))
-	lead, err := store.AwaitLease(c.ctx, c.blobs, holder(c.cfg.Advertise), c.cfg.LeasePeriod, c.cfg.LeasePeriod/10, func(r store.LeaseRecord) {
+	lead, err := store.AwaitLease(c.ctx, c.blobs, holder(c.cfg.Advertise), c.cfg.Advertise, c.cfg.LeasePeriod, c.cfg.LeasePeriod/10, func(r store.LeaseRecord) {
 		if old, _ := c.leaderAddr.Load().(string); old != r.Addr {
 			c.cfg.Log(fmt.Sprintf("the leader (epoch %d) serves at %s", r.Epoch, r.Addr))
 		}

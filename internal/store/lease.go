@@ -83,6 +83,10 @@ func (l *Leadership) Renew(ctx context.Context, r LeaseRecord) error {
 type LeaseWatch struct {
 	// Period is how long an unchanged lease stays valid.
 	Period time.Duration
+	// Self is the watcher's own address: a lease it released itself (it
+	// handed over and waits as a standby now) expires only after Period,
+	// so that another standby takes over first.
+	Self string
 
 	seen  bool
 	last  []byte
@@ -97,7 +101,7 @@ func (w *LeaseWatch) Observe(raw []byte, now time.Time) bool {
 		w.seen, w.last, w.since = true, bytes.Clone(raw), now
 		if raw != nil {
 			var r LeaseRecord
-			if json.Unmarshal(raw, &r) == nil && r.Released {
+			if json.Unmarshal(raw, &r) == nil && r.Released && (r.Addr != w.Self || w.Self == "") {
 				return true
 			}
 		}
@@ -107,11 +111,12 @@ func (w *LeaseWatch) Observe(raw []byte, now time.Time) bool {
 }
 
 // AwaitLease waits until the lease of blobs expires, reading it every
-// poll, and then claims the next epoch for holder (Lead). It calls
+// poll, and then claims the next epoch for holder (Lead); self is the
+// caller's address (LeaseWatch.Self). It calls
 // observed with each lease record read, so that the caller can tell
 // clients where the leader is. It returns when ctx ends.
-func AwaitLease(ctx context.Context, blobs blob.Store, holder string, period, poll time.Duration, observed func(LeaseRecord)) (*Leadership, error) {
-	w := LeaseWatch{Period: period}
+func AwaitLease(ctx context.Context, blobs blob.Store, holder, self string, period, poll time.Duration, observed func(LeaseRecord)) (*Leadership, error) {
+	w := LeaseWatch{Period: period, Self: self}
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	for {

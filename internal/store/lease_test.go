@@ -44,6 +44,13 @@ func TestAReleasedLeaseExpiresAtOnceAndAMissingOneAfterAPeriod(t *testing.T) {
 	if !w.Observe([]byte(`{"epoch":3,"released":true}`), t0) {
 		t.Fatal("a released lease did not expire at once")
 	}
+	w = store.LeaseWatch{Period: time.Second, Self: "a:1"}
+	if w.Observe([]byte(`{"epoch":3,"addr":"a:1","released":true}`), t0) {
+		t.Fatal("the lease a standby released itself expired at once for it")
+	}
+	if !w.Observe([]byte(`{"epoch":3,"addr":"a:1","released":true}`), t0.Add(time.Second)) {
+		t.Fatal("the lease a standby released itself did not expire after a period")
+	}
 }
 
 func TestASupersededLeaderRenewsNoLease(t *testing.T) {
@@ -71,7 +78,7 @@ func TestAStandbyClaimsTheNextEpochWhenTheLeaseIsReleased(t *testing.T) {
 			t.Fatal(err)
 		}
 		var seen []string
-		b, err := store.AwaitLease(t.Context(), blobs, "b", time.Hour, time.Millisecond, func(r store.LeaseRecord) { seen = append(seen, r.Addr) })
+		b, err := store.AwaitLease(t.Context(), blobs, "b", "b:1", time.Hour, time.Millisecond, func(r store.LeaseRecord) { seen = append(seen, r.Addr) })
 		if err != nil {
 			t.Fatalf("AwaitLease: %v", err)
 		}
@@ -90,7 +97,7 @@ func TestAStandbyWaitsWhileTheLeaseIsRenewed(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	renewals := 0
-	_, err := store.AwaitLease(ctx, blobs, "b", time.Hour, time.Millisecond, func(store.LeaseRecord) {
+	_, err := store.AwaitLease(ctx, blobs, "b", "b:1", time.Hour, time.Millisecond, func(store.LeaseRecord) {
 		renewals++
 		if renewals == 20 {
 			cancel()
