@@ -32,7 +32,7 @@ func TestClientCommandsUseWEIR_COORDINATORAndAWrongTokenStopsAWorker(t *testing.
 	skipShort(t)
 	dir := t.TempDir()
 	coord := start(t, "coordinator", "coordinator", "--listen", "127.0.0.1:0", "--state-dir", filepath.Join(dir, "store"), "--token", "s3cret")
-	addr := coord.waitFor(`listening on (\S+),`)[1]
+	addr := coord.waitFor(`listening on (\S+) `)[1]
 	env := []string{"WEIR_COORDINATOR=" + addr, "WEIR_TOKEN=s3cret"}
 
 	rogue := startWithEnv(t, "rogue", []string{"WEIR_COORDINATOR=" + addr, "WEIR_TOKEN=wrong"}, "worker", "--slots", "1", "--id", "rogue")

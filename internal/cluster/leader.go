@@ -147,7 +147,15 @@ func (c *Coordinator) watchLeadership(interval time.Duration) {
 	}
 }
 
-// deposedStatus is the gRPC error of calls to a deposed coordinator.
+// deposedStatus is the gRPC error of calls to a deposed coordinator. It
+// names the newer leader's address when the lease says it, so that
+// workers follow it.
 func (c *Coordinator) deposedStatus() error {
-	return status.Error(codes.Aborted, c.Deposed().Error())
+	msg := c.Deposed().Error()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if rec, ok, err := store.ReadLease(ctx, c.blobs); err == nil && ok && rec.Epoch > c.lead.Epoch() && rec.Addr != "" {
+		msg += "; " + leaderAt + rec.Addr
+	}
+	return status.Error(codes.Aborted, msg)
 }

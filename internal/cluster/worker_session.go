@@ -67,14 +67,16 @@ func (w *Worker) Run(ctx context.Context) error {
 			w.cfg.Log(err.Error())
 			return err
 		}
+		if status.Code(err) == codes.Aborted {
+			w.cfg.Log(fmt.Sprintf("coordinator %s was superseded by a newer one: it commits nothing from now on (%s)", addr, status.Convert(err).Message()))
+		}
 		hint := LeaderHint(err)
-		switch {
-		case hint != "" && hint != addr:
-			// A standby named the leader: try it at once.
+		if hint != "" && hint != addr {
+			// A standby or a superseded coordinator named the leader: try
+			// it at once.
+			w.cfg.Log(fmt.Sprintf("following the leader to %s", hint))
 			addr = hint
 			continue
-		case status.Code(err) == codes.Aborted:
-			w.cfg.Log(fmt.Sprintf("coordinator %s was superseded by a newer one: it commits nothing from now on (%s)", addr, status.Convert(err).Message()))
 		}
 		wait := backoff
 		if g.running() > 0 {
@@ -98,17 +100,21 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 }
 
-// standbyMessage is how a standby coordinator refuses a call: the leader's
-// address follows it, if the standby knows it.
-const standbyMessage = "this coordinator is a standby; the leader serves at "
+// leaderAt precedes the leader's address in the refusals of a standby and
+// of a superseded coordinator; standbyMessage is how a standby refuses a
+// call.
+const (
+	leaderAt       = "the leader serves at "
+	standbyMessage = "this coordinator is a standby; " + leaderAt
+)
 
-// LeaderHint returns the leader's address a standby coordinator named in
-// err (codes.Unavailable), or "".
+// LeaderHint returns the leader's address a standby (codes.Unavailable)
+// or superseded (codes.Aborted) coordinator named in err, or "".
 func LeaderHint(err error) string {
-	if status.Code(err) != codes.Unavailable {
+	if c := status.Code(err); c != codes.Unavailable && c != codes.Aborted {
 		return ""
 	}
-	_, hint, ok := strings.Cut(status.Convert(err).Message(), standbyMessage)
+	_, hint, ok := strings.Cut(status.Convert(err).Message(), leaderAt)
 	if !ok {
 		return ""
 	}
