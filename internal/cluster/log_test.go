@@ -63,7 +63,7 @@ func (l *logLines) add(line string) {
 }
 
 // wait waits until a line matching re was logged.
-func (l *logLines) wait(t *testing.T, re string) {
+func (l *logLines) wait(t testing.TB, re string) {
 	t.Helper()
 	l.waitCount(t, re, 1)
 }
@@ -71,7 +71,7 @@ func (l *logLines) wait(t *testing.T, re string) {
 // waitCount waits until n lines matching re were logged. It fails the
 // test with the stacks of all goroutines when that takes more than a
 // minute, and at once when a job reported a stall (stalled).
-func (l *logLines) waitCount(t *testing.T, re string, n int) {
+func (l *logLines) waitCount(t testing.TB, re string, n int) {
 	t.Helper()
 	rx := regexp.MustCompile(re)
 	deadline := time.After(time.Minute)
@@ -147,7 +147,7 @@ func (r *runningWorker) stop() {
 	r.w.Close()
 }
 
-func startWorker(t *testing.T, ctx context.Context, cfg cluster.WorkerConfig) *runningWorker {
+func startWorker(t testing.TB, ctx context.Context, cfg cluster.WorkerConfig) *runningWorker {
 	t.Helper()
 	w, err := cluster.NewWorker(cfg)
 	if err != nil {
