@@ -24,9 +24,11 @@ type savepointing struct {
 	stop, drain bool   // what the last request asked for
 }
 
-func (*savepointing) Compile(context.Context) (engine.Config, error)          { return engine.Config{}, nil }
-func (*savepointing) Run(context.Context, engine.Deployer, store.Fence, *engine.Adoption) error { return nil }
-func (*savepointing) Report() *engine.Report                                  { return nil }
+func (*savepointing) Compile(context.Context) (engine.Config, error) { return engine.Config{}, nil }
+func (*savepointing) Run(context.Context, engine.Deployer, store.Fence, *engine.Adoption) error {
+	return nil
+}
+func (*savepointing) Report() *engine.Report { return nil }
 func (p *savepointing) Savepoint(_ context.Context, dir string, stop, drain bool) (engine.SavepointResult, error) {
 	p.dir, p.stop, p.drain = dir, stop, drain
 	return p.res, p.err
