@@ -193,8 +193,11 @@ func (c *Coordinator) start(ctx context.Context, rec jobRecord, resume bool) (*j
 			j.rec.State, j.rec.Error = Failed, err.Error()
 		}
 		j.detail = ""
-		state := j.rec.State
+		state, why := j.rec.State, j.rec.Error
 		j.mu.Unlock()
+		if why != "" {
+			state += ": " + why
+		}
 		c.cfg.Log(fmt.Sprintf("job %s %s", j.id, state))
 		if err := c.save(context.Background(), j); err != nil {
 			c.cfg.Log(fmt.Sprintf("recording the end of job %s: %v", j.id, err))

@@ -69,7 +69,8 @@ type flowProgram struct {
 func (flowProgram) Jobs() []string { return []string{"flow"} }
 
 func (f flowProgram) Open(_ context.Context, _, name string, args []string) (cluster.Pipeline, error) {
-	opts := []weir.Option{weir.WithName(name), weir.WithParallelism(3), weir.WithGuarantee(weir.ExactlyOnce),
+	// At-least-once: the arrivals sink is not transactional.
+	opts := []weir.Option{weir.WithName(name), weir.WithParallelism(3), weir.WithGuarantee(weir.AtLeastOnce),
 		weir.WithLog(func(l string) { f.logs.add(name + ": " + l) }),
 		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 200 * time.Millisecond, StateDir: f.store, Log: true})}
 	for i := 0; i+1 < len(args); i++ {
