@@ -100,6 +100,7 @@ them) and exits with an error that names the newer epoch.`,
 	fs.DurationVar(&cfg.HeartbeatInterval, "heartbeat-interval", 500*time.Millisecond, "how often workers report")
 	fs.DurationVar(&cfg.HeartbeatTimeout, "heartbeat-timeout", 5*time.Second, "a worker silent this long is lost")
 	fs.DurationVar(&cfg.ReplacementTimeout, "replacement-timeout", 10*time.Second, "how long a job that lost a worker waits for a replacement before it spreads the lost worker's subtasks over the remaining workers (negative: wait for free slots)")
+	fs.DurationVar(&cfg.AutoRescaleDelay, "auto-rescale-delay", 2*time.Second, "how long a job submitted with --parallelism auto waits after workers joined or left, for no more to, before it rescales to the slots there are")
 	securityFlags(fs, &cfg.Security)
 	return cmd
 }
@@ -178,7 +179,14 @@ those of weir run JOB (see weir run JOB --help); without --state-dir the job
 checkpoints into the coordinator's store. --from-savepoint PATH starts the job
 from a savepoint (weir savepoint, weir stop --savepoint), as --restore PATH
 does. With --wait, wait for the job to end and exit 0 if it finished or
-stopped, 1 otherwise.`,
+stopped, 1 otherwise.
+
+--parallelism auto (or -p auto) starts the job at the number of free slots
+(at most its --max-parallelism) and has it follow the slots the workers have:
+when workers join it rescales up (weir rescale) once none joined for the
+coordinator's --auto-rescale-delay, and when workers leave it starts again at
+the slots that remain from its latest checkpoint rather than wait for
+replacements. Each change is a restart of the whole job at a checkpoint.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			job, jobArgs := args[0], args[1:]

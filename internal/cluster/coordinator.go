@@ -41,6 +41,10 @@ type CoordinatorConfig struct {
 	// SavepointDir is where savepoints go when the Savepoint call names
 	// no directory (empty: it must name one).
 	SavepointDir string
+	// AutoRescaleDelay is how long a job with --parallelism auto waits
+	// after workers joined or left, for no more to, before it rescales
+	// (rescale_auto.go). Default 2s.
+	AutoRescaleDelay time.Duration
 }
 
 // Coordinator places jobs on workers and drives their checkpoints.

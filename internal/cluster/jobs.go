@@ -41,6 +41,12 @@ type jobRecord struct {
 	Error     string    `json:"error,omitempty"`
 	Submitted time.Time `json:"submitted"`
 	Ended     time.Time `json:"ended,omitzero"`
+	// Auto marks a job submitted with --parallelism auto, which follows
+	// the slots the workers have (rescale_auto.go); Args hold the
+	// parallelism it runs at now.
+	Auto bool `json:"auto,omitempty"`
+	// Rescales lists the job's changes of parallelism (rescale.go).
+	Rescales []engine.Rescale `json:"rescales,omitempty"`
 }
 
 const jobsPrefix = "cluster/jobs/"
@@ -60,6 +66,14 @@ type job struct {
 	executors map[*remoteExecutor]bool // the running attempts (one per region under fine-grained failover)
 	guarantee string
 	failover  string
+
+	// Rescaling (rescale.go): parallelism and maxParallelism are the
+	// run's; done is closed when its run ended, with runErr; handOver
+	// is set while a rescale ends the run, which then records no end.
+	parallelism, maxParallelism int
+	done                        chan struct{}
+	runErr                      error
+	handOver                    bool
 }
 
 // setDetail says what the job waits for ("" once it runs), and logs it
@@ -104,6 +118,9 @@ func (c *Coordinator) Submit(ctx context.Context, req *pb.SubmitRequest) (*pb.Jo
 	id := fmt.Sprintf("%s-%d", req.Job, c.lastJob)
 	c.mu.Unlock()
 	rec := jobRecord{ID: id, Job: req.Job, Args: req.Args, State: Running, Submitted: time.Now()}
+	if err := c.autoParallelism(ctx, &rec); err != nil { // --parallelism auto (rescale_auto.go)
+		return nil, err
+	}
 	j, err := c.start(ctx, rec, false)
 	if err != nil {
 		return nil, err
@@ -144,7 +161,8 @@ func (c *Coordinator) start(ctx context.Context, rec jobRecord, resume bool) (*j
 	}
 	jctx, cancel := context.WithCancel(c.ctx)
 	j := &job{c: c, id: rec.ID, job: rec.Job, args: args, p: p, cancel: cancel, rec: rec,
-		guarantee: cfg.Mode.String(), failover: cfg.Failover.String()}
+		guarantee: cfg.Mode.String(), failover: cfg.Failover.String(),
+		parallelism: parallelismOf(cfg.Plan), maxParallelism: cfg.Plan.MaxParallelism, done: make(chan struct{})}
 	if err := c.save(ctx, j); err != nil {
 		cancel()
 		return nil, err
@@ -154,34 +172,50 @@ func (c *Coordinator) start(ctx context.Context, rec jobRecord, resume bool) (*j
 	c.mu.Unlock()
 	c.cfg.Log(fmt.Sprintf("job %s started", j.id))
 	deploy := c.deployer(j, cfg)
+	if rec.Auto {
+		c.followSlots(jctx, j) // rescale_auto.go
+	}
 	c.jobsWG.Add(1)
 	go func() {
 		defer c.jobsWG.Done()
 		err := p.Run(jctx, deploy, leaderFence{c})
-		if c.ctx.Err() != nil {
+		// A rescale waits for done and then starts the job's next run
+		// itself (rescale.go): the record's end is not written.
+		defer close(j.done)
+		j.mu.Lock()
+		j.runErr = err
+		handOver := j.handOver
+		j.mu.Unlock()
+		if c.ctx.Err() != nil || handOver {
 			return // the coordinator stops: the job stays running in the store
 		}
-		j.mu.Lock()
-		j.rec.Ended = time.Now()
-		switch {
-		case err == nil && stoppedBySavepoint(p):
-			j.rec.State = Stopped
-		case err == nil:
-			j.rec.State = Finished
-		case jctx.Err() != nil:
-			j.rec.State = Cancelled
-		default:
-			j.rec.State, j.rec.Error = Failed, err.Error()
-		}
-		j.detail = ""
-		state := j.rec.State
-		j.mu.Unlock()
-		c.cfg.Log(fmt.Sprintf("job %s %s", j.id, state))
-		if err := c.save(context.Background(), j); err != nil {
-			c.cfg.Log(fmt.Sprintf("recording the end of job %s: %v", j.id, err))
-		}
+		j.recordEnd(err, jctx.Err() != nil)
 	}()
 	return j, nil
+}
+
+// recordEnd records the end of the job's run, which returned err
+// (cancelled: its context was cancelled), and saves the record.
+func (j *job) recordEnd(err error, cancelled bool) {
+	j.mu.Lock()
+	j.rec.Ended = time.Now()
+	switch {
+	case err == nil && stoppedBySavepoint(j.p):
+		j.rec.State = Stopped
+	case err == nil:
+		j.rec.State = Finished
+	case cancelled:
+		j.rec.State = Cancelled
+	default:
+		j.rec.State, j.rec.Error = Failed, err.Error()
+	}
+	j.detail = ""
+	state := j.rec.State
+	j.mu.Unlock()
+	j.c.cfg.Log(fmt.Sprintf("job %s %s", j.id, state))
+	if err := j.c.save(context.Background(), j); err != nil {
+		j.c.cfg.Log(fmt.Sprintf("recording the end of job %s: %v", j.id, err))
+	}
 }
 
 // stoppedBySavepoint reports whether p's run ended because a savepoint
@@ -336,6 +370,7 @@ func (j *job) info() *pb.JobInfo {
 	}
 	if j.p != nil {
 		if r := j.p.Report(); r != nil {
+			r.Rescales = j.rec.Rescales // the record keeps them across runs
 			in.Report, _ = json.Marshal(r)
 		}
 	}

@@ -194,6 +194,27 @@ type Report struct {
 	Savepoints []string
 	// Stopped is set if the run ended because a savepoint asked it to.
 	Stopped bool
+	// Rescales lists the changes of parallelism of a cluster's job, oldest
+	// first. The engine leaves it empty: each rescale ends a run and
+	// starts another, and the cluster's job record keeps the list.
+	Rescales []Rescale `json:",omitempty"`
+}
+
+// Rescale describes one change of a job's parallelism: the job stopped at
+// a checkpoint and started again at the new parallelism from it.
+type Rescale struct {
+	// At is when the stop was asked for (its checkpoint's trigger).
+	At   time.Time `json:"at"`
+	From int       `json:"from"`
+	To   int       `json:"to"`
+	// Checkpoint is the checkpoint the job stopped at and restored.
+	Checkpoint int64 `json:"checkpoint"`
+	// Cause says why: "requested" (weir rescale), or for a job with
+	// --parallelism auto the change of workers.
+	Cause string `json:"cause"`
+	// Pause runs from At to the first record the sinks wrote after the
+	// restart, as the workers' heartbeats report it (0 until then).
+	Pause time.Duration `json:"pause_ns"`
 }
 
 // LastCompleted returns the newest completed checkpoint id, or 0.

@@ -2628,6 +2628,130 @@ func (x *SavepointInfo) GetDurationNs() int64 {
 	return 0
 }
 
+type RescaleRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is the job's id (as submit printed it).
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// parallelism is the new default parallelism of the job's operators.
+	Parallelism   int32 `protobuf:"varint,2,opt,name=parallelism,proto3" json:"parallelism,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RescaleRequest) Reset() {
+	*x = RescaleRequest{}
+	mi := &file_weir_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RescaleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RescaleRequest) ProtoMessage() {}
+
+func (x *RescaleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RescaleRequest.ProtoReflect.Descriptor instead.
+func (*RescaleRequest) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *RescaleRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *RescaleRequest) GetParallelism() int32 {
+	if x != nil {
+		return x.Parallelism
+	}
+	return 0
+}
+
+type RescaleInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	From  int32                  `protobuf:"varint,1,opt,name=from,proto3" json:"from,omitempty"`
+	To    int32                  `protobuf:"varint,2,opt,name=to,proto3" json:"to,omitempty"`
+	// checkpoint is the checkpoint the job stopped at and restored.
+	Checkpoint int64 `protobuf:"varint,3,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	// stop_ns is the time from the request to the job stopped.
+	StopNs        int64 `protobuf:"varint,4,opt,name=stop_ns,json=stopNs,proto3" json:"stop_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RescaleInfo) Reset() {
+	*x = RescaleInfo{}
+	mi := &file_weir_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RescaleInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RescaleInfo) ProtoMessage() {}
+
+func (x *RescaleInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RescaleInfo.ProtoReflect.Descriptor instead.
+func (*RescaleInfo) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *RescaleInfo) GetFrom() int32 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+func (x *RescaleInfo) GetTo() int32 {
+	if x != nil {
+		return x.To
+	}
+	return 0
+}
+
+func (x *RescaleInfo) GetCheckpoint() int64 {
+	if x != nil {
+		return x.Checkpoint
+	}
+	return 0
+}
+
+func (x *RescaleInfo) GetStopNs() int64 {
+	if x != nil {
+		return x.StopNs
+	}
+	return 0
+}
+
 type ListJobsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -2636,7 +2760,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_weir_proto_msgTypes[28]
+	mi := &file_weir_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2648,7 +2772,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[28]
+	mi := &file_weir_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2661,7 +2785,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{28}
+	return file_weir_proto_rawDescGZIP(), []int{30}
 }
 
 type ListJobsResponse struct {
@@ -2673,7 +2797,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_weir_proto_msgTypes[29]
+	mi := &file_weir_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2685,7 +2809,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[29]
+	mi := &file_weir_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2698,7 +2822,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{29}
+	return file_weir_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobInfo {
@@ -2717,7 +2841,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_weir_proto_msgTypes[30]
+	mi := &file_weir_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2729,7 +2853,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[30]
+	mi := &file_weir_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2742,7 +2866,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{30}
+	return file_weir_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetJobRequest) GetId() string {
@@ -2786,7 +2910,7 @@ type JobInfo struct {
 
 func (x *JobInfo) Reset() {
 	*x = JobInfo{}
-	mi := &file_weir_proto_msgTypes[31]
+	mi := &file_weir_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2798,7 +2922,7 @@ func (x *JobInfo) String() string {
 func (*JobInfo) ProtoMessage() {}
 
 func (x *JobInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[31]
+	mi := &file_weir_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2811,7 +2935,7 @@ func (x *JobInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobInfo.ProtoReflect.Descriptor instead.
 func (*JobInfo) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{31}
+	return file_weir_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *JobInfo) GetId() string {
@@ -2929,7 +3053,7 @@ type WorkerTasks struct {
 
 func (x *WorkerTasks) Reset() {
 	*x = WorkerTasks{}
-	mi := &file_weir_proto_msgTypes[32]
+	mi := &file_weir_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2941,7 +3065,7 @@ func (x *WorkerTasks) String() string {
 func (*WorkerTasks) ProtoMessage() {}
 
 func (x *WorkerTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[32]
+	mi := &file_weir_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2954,7 +3078,7 @@ func (x *WorkerTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerTasks.ProtoReflect.Descriptor instead.
 func (*WorkerTasks) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{32}
+	return file_weir_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *WorkerTasks) GetWorkerId() string {
@@ -3191,7 +3315,17 @@ const file_weir_proto_rawDesc = "" +
 	"checkpoint\x12\x14\n" +
 	"\x05bytes\x18\x03 \x01(\x03R\x05bytes\x12\x1f\n" +
 	"\vduration_ns\x18\x04 \x01(\x03R\n" +
-	"durationNs\"\x11\n" +
+	"durationNs\"B\n" +
+	"\x0eRescaleRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12 \n" +
+	"\vparallelism\x18\x02 \x01(\x05R\vparallelism\"j\n" +
+	"\vRescaleInfo\x12\x12\n" +
+	"\x04from\x18\x01 \x01(\x05R\x04from\x12\x0e\n" +
+	"\x02to\x18\x02 \x01(\x05R\x02to\x12\x1e\n" +
+	"\n" +
+	"checkpoint\x18\x03 \x01(\x03R\n" +
+	"checkpoint\x12\x17\n" +
+	"\astop_ns\x18\x04 \x01(\x03R\x06stopNs\"\x11\n" +
 	"\x0fListJobsRequest\"@\n" +
 	"\x10ListJobsResponse\x12,\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x18.weir.cluster.v1.JobInfoR\x04jobs\"\x1f\n" +
@@ -3220,14 +3354,15 @@ const file_weir_proto_rawDesc = "" +
 	"\fFailureClass\x12\x17\n" +
 	"\x13FAILURE_RESTARTABLE\x10\x00\x12\x15\n" +
 	"\x11FAILURE_PERMANENT\x10\x01\x12\x1e\n" +
-	"\x1aFAILURE_CORRUPT_CHECKPOINT\x10\x022\xd1\x03\n" +
+	"\x1aFAILURE_CORRUPT_CHECKPOINT\x10\x022\x9b\x04\n" +
 	"\vCoordinator\x12R\n" +
 	"\aConnect\x12\x1e.weir.cluster.v1.WorkerMessage\x1a#.weir.cluster.v1.CoordinatorMessage(\x010\x01\x12B\n" +
 	"\x06Submit\x12\x1e.weir.cluster.v1.SubmitRequest\x1a\x18.weir.cluster.v1.JobInfo\x12O\n" +
 	"\bListJobs\x12 .weir.cluster.v1.ListJobsRequest\x1a!.weir.cluster.v1.ListJobsResponse\x12B\n" +
 	"\x06GetJob\x12\x1e.weir.cluster.v1.GetJobRequest\x1a\x18.weir.cluster.v1.JobInfo\x12E\n" +
 	"\tCancelJob\x12\x1e.weir.cluster.v1.GetJobRequest\x1a\x18.weir.cluster.v1.JobInfo\x12N\n" +
-	"\tSavepoint\x12!.weir.cluster.v1.SavepointRequest\x1a\x1e.weir.cluster.v1.SavepointInfoB1Z/github.com/weir-stream/weir/internal/cluster/pbb\x06proto3"
+	"\tSavepoint\x12!.weir.cluster.v1.SavepointRequest\x1a\x1e.weir.cluster.v1.SavepointInfo\x12H\n" +
+	"\aRescale\x12\x1f.weir.cluster.v1.RescaleRequest\x1a\x1c.weir.cluster.v1.RescaleInfoB1Z/github.com/weir-stream/weir/internal/cluster/pbb\x06proto3"
 
 var (
 	file_weir_proto_rawDescOnce sync.Once
@@ -3242,7 +3377,7 @@ func file_weir_proto_rawDescGZIP() []byte {
 }
 
 var file_weir_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_weir_proto_goTypes = []any{
 	(FailureClass)(0),          // 0: weir.cluster.v1.FailureClass
 	(Command_Kind)(0),          // 1: weir.cluster.v1.Command.Kind
@@ -3274,11 +3409,13 @@ var file_weir_proto_goTypes = []any{
 	(*SubmitRequest)(nil),      // 27: weir.cluster.v1.SubmitRequest
 	(*SavepointRequest)(nil),   // 28: weir.cluster.v1.SavepointRequest
 	(*SavepointInfo)(nil),      // 29: weir.cluster.v1.SavepointInfo
-	(*ListJobsRequest)(nil),    // 30: weir.cluster.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),   // 31: weir.cluster.v1.ListJobsResponse
-	(*GetJobRequest)(nil),      // 32: weir.cluster.v1.GetJobRequest
-	(*JobInfo)(nil),            // 33: weir.cluster.v1.JobInfo
-	(*WorkerTasks)(nil),        // 34: weir.cluster.v1.WorkerTasks
+	(*RescaleRequest)(nil),     // 30: weir.cluster.v1.RescaleRequest
+	(*RescaleInfo)(nil),        // 31: weir.cluster.v1.RescaleInfo
+	(*ListJobsRequest)(nil),    // 32: weir.cluster.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),   // 33: weir.cluster.v1.ListJobsResponse
+	(*GetJobRequest)(nil),      // 34: weir.cluster.v1.GetJobRequest
+	(*JobInfo)(nil),            // 35: weir.cluster.v1.JobInfo
+	(*WorkerTasks)(nil),        // 36: weir.cluster.v1.WorkerTasks
 }
 var file_weir_proto_depIdxs = []int32{
 	12, // 0: weir.cluster.v1.WorkerMessage.hello:type_name -> weir.cluster.v1.Hello
@@ -3323,24 +3460,26 @@ var file_weir_proto_depIdxs = []int32{
 	10, // 39: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
 	24, // 40: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
 	17, // 41: weir.cluster.v1.Command.delivered:type_name -> weir.cluster.v1.ChannelCount
-	33, // 42: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
-	34, // 43: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
+	35, // 42: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
+	36, // 43: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
 	15, // 44: weir.cluster.v1.JobInfo.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
 	16, // 45: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
 	2,  // 46: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
 	27, // 47: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
-	30, // 48: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
-	32, // 49: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
-	32, // 50: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
+	32, // 48: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
+	34, // 49: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
+	34, // 50: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
 	28, // 51: weir.cluster.v1.Coordinator.Savepoint:input_type -> weir.cluster.v1.SavepointRequest
-	21, // 52: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
-	33, // 53: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
-	31, // 54: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
-	33, // 55: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
-	33, // 56: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
-	29, // 57: weir.cluster.v1.Coordinator.Savepoint:output_type -> weir.cluster.v1.SavepointInfo
-	52, // [52:58] is the sub-list for method output_type
-	46, // [46:52] is the sub-list for method input_type
+	30, // 52: weir.cluster.v1.Coordinator.Rescale:input_type -> weir.cluster.v1.RescaleRequest
+	21, // 53: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
+	35, // 54: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
+	33, // 55: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
+	35, // 56: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
+	35, // 57: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
+	29, // 58: weir.cluster.v1.Coordinator.Savepoint:output_type -> weir.cluster.v1.SavepointInfo
+	31, // 59: weir.cluster.v1.Coordinator.Rescale:output_type -> weir.cluster.v1.RescaleInfo
+	53, // [53:60] is the sub-list for method output_type
+	46, // [46:53] is the sub-list for method input_type
 	46, // [46:46] is the sub-list for extension type_name
 	46, // [46:46] is the sub-list for extension extendee
 	0,  // [0:46] is the sub-list for field type_name
@@ -3378,7 +3517,7 @@ func file_weir_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weir_proto_rawDesc), len(file_weir_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   33,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
