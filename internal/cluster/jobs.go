@@ -68,10 +68,12 @@ type job struct {
 	failover  string
 
 	// Rescaling (rescale.go): parallelism and maxParallelism are the
-	// run's; done is closed when its run ended, with runErr; handOver
-	// is set while a rescale ends the run, which then records no end.
+	// run's; done is closed when its run ended (ended, with runErr);
+	// handOver is set while a rescale ends the run, which then records
+	// no end.
 	parallelism, maxParallelism int
 	done                        chan struct{}
+	ended                       bool
 	runErr                      error
 	handOver                    bool
 }
@@ -183,7 +185,7 @@ func (c *Coordinator) start(ctx context.Context, rec jobRecord, resume bool) (*j
 		// itself (rescale.go): the record's end is not written.
 		defer close(j.done)
 		j.mu.Lock()
-		j.runErr = err
+		j.ended, j.runErr = true, err
 		handOver := j.handOver
 		j.mu.Unlock()
 		if c.ctx.Err() != nil || handOver {

@@ -123,9 +123,7 @@ func (c *Coordinator) stopAndRestart(j *job, sp Savepointer, to int, cause strin
 	c.cfg.Log(fmt.Sprintf("job %s: rescaling from parallelism %d to %d: stopping at a checkpoint", j.id, j.parallelism, to))
 	r, err := sp.Savepoint(c.ctx, "", true, false)
 	if err != nil {
-		j.mu.Lock()
-		j.handOver = false
-		j.mu.Unlock()
+		j.giveUpHandOver()
 		if errors.Is(err, engine.ErrNotRunning) || errors.Is(err, engine.ErrNoSavepoints) {
 			return rescaled{}, status.Errorf(codes.FailedPrecondition, "job %s: %v", j.id, err)
 		}
@@ -151,7 +149,7 @@ func (c *Coordinator) restart(j *job, rs engine.Rescale, stopped bool) (rescaled
 	runErr := j.runErr
 	j.mu.Unlock()
 	if stopped && (runErr != nil || !stoppedBySavepoint(j.p)) {
-		j.recordEnd(runErr, false)
+		j.recordEnd(runErr, errors.Is(runErr, context.Canceled)) // weir cancel meanwhile, say
 		return rescaled{}, status.Errorf(codes.Aborted, "job %s ended before its rescale: %v", j.id, runErr)
 	}
 	if !stopped && runErr == nil { // it finished before the cancel
@@ -171,9 +169,6 @@ func (c *Coordinator) restart(j *job, rs engine.Rescale, stopped bool) (rescaled
 	rec.Rescales = append(slices.Clone(rec.Rescales), rs)
 	nj, err := c.start(c.ctx, rec, true)
 	if err != nil {
-		j.mu.Lock()
-		j.handOver = false
-		j.mu.Unlock()
 		j.recordEnd(fmt.Errorf("starting the job again at parallelism %d: %w", rs.To, err), false)
 		return rescaled{}, status.Errorf(codes.Internal, "job %s stopped for the rescale but did not start again: %v", j.id, err)
 	}
@@ -186,9 +181,23 @@ func (c *Coordinator) restart(j *job, rs engine.Rescale, stopped bool) (rescaled
 	return rescaled{rs, time.Since(rs.At)}, nil
 }
 
+// giveUpHandOver ends a rescale that did not stop j's run: the run goes
+// on, or if it ended meanwhile (it failed for good, so the stop failed),
+// its end, which its goroutine left to the rescale, is recorded now.
+func (j *job) giveUpHandOver() {
+	j.mu.Lock()
+	j.handOver = false
+	ended, err := j.ended, j.runErr
+	j.mu.Unlock()
+	if ended {
+		j.recordEnd(err, errors.Is(err, context.Canceled))
+	}
+}
+
 // measurePause waits for the first record the sinks of job j's run
-// write, as the heartbeats report it, and records the pause of its
-// latest rescale: from at to then. It gives up when the run ends.
+// write, as the workers timed it and reported it in their heartbeats,
+// and records the pause of its latest rescale: from at to then. It gives
+// up when the run ends.
 func (c *Coordinator) measurePause(j *job, at time.Time) {
 	tick := time.NewTicker(max(time.Millisecond, c.cfg.HeartbeatInterval/4))
 	defer tick.Stop()
@@ -200,16 +209,18 @@ func (c *Coordinator) measurePause(j *job, at time.Time) {
 		case <-c.ctx.Done():
 			return
 		}
+		var first time.Time
 		j.mu.Lock()
-		var written int64
 		for x := range j.executors {
-			written += x.Written()
+			if t := x.FirstOutput(); !t.IsZero() && (first.IsZero() || t.Before(first)) {
+				first = t
+			}
 		}
 		j.mu.Unlock()
-		if written == 0 {
+		if first.IsZero() {
 			continue
 		}
-		pause := time.Since(at)
+		pause := first.Sub(at)
 		j.mu.Lock()
 		rs := slices.Clone(j.rec.Rescales)
 		rs[len(rs)-1].Pause = pause
