@@ -38,7 +38,9 @@ with the pause from the stop to the first record written after it.
 
 This is a restart of the whole job at a checkpoint, not a live hand-over of
 key groups: the job writes nothing during the pause. The job's flags set one
-parallelism for all operators, so there is no per-operator form.
+parallelism for all operators, so there is no per-operator form. A job
+submitted with --parallelism auto is pinned at N: it no longer follows the
+workers.
 
 The coordinator refuses an unknown job, a job that is not running, a
 parallelism outside 1..--max-parallelism or equal to the current one, one

@@ -39,12 +39,17 @@ func (c *Coordinator) Rescale(ctx context.Context, req *pb.RescaleRequest) (*pb.
 	if err != nil {
 		return nil, err
 	}
-	r, err := c.rescale(ctx, j, int(req.Parallelism), "requested")
+	r, err := c.rescale(ctx, j, int(req.Parallelism), requested)
 	if err != nil {
 		return nil, err
 	}
 	return &pb.RescaleInfo{From: int32(r.From), To: int32(r.To), Checkpoint: r.Checkpoint, StopNs: int64(r.stopped)}, nil
 }
+
+// requested is the cause of a rescale the Rescale call asked for. It
+// pins a job of --parallelism auto: the job no longer follows the
+// workers.
+const requested = "requested"
 
 // rescaled is a rescale carried out, with the time its stop took.
 type rescaled struct {
@@ -166,6 +171,7 @@ func (c *Coordinator) restart(j *job, rs engine.Rescale, stopped bool) (rescaled
 	rec := j.rec
 	j.mu.Unlock()
 	rec.Args = withParallelism(rec.Args, rs.To)
+	rec.Auto = rec.Auto && rs.Cause != requested
 	rec.Rescales = append(slices.Clone(rec.Rescales), rs)
 	nj, err := c.start(c.ctx, rec, true)
 	if err != nil {
