@@ -37,7 +37,8 @@ type Report struct {
 // stopped at a checkpoint and started again at the new parallelism from
 // that checkpoint.
 type Rescale struct {
-	// At is when the stop was asked for.
+	// At is when the stop's checkpoint was triggered (for a restart
+	// after workers left, when the restart was decided).
 	At   time.Time `json:"at"`
 	From int       `json:"from"`
 	To   int       `json:"to"`
@@ -47,7 +48,7 @@ type Rescale struct {
 	// with --parallelism auto followed.
 	Cause string `json:"cause"`
 	// Pause runs from At to the first record the sinks wrote after the
-	// restart (0 until then).
+	// restart, as the workers timed it (0 until then).
 	Pause time.Duration `json:"pause_ns"`
 }
 

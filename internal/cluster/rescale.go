@@ -25,9 +25,10 @@ import (
 // checkpoint, and the coordinator starts the job again under the same id
 // with its --parallelism changed, restoring the checkpoint (state moves
 // by key group, internal/task/rescale.go). The job's record stays; it
-// lists the rescale (engine.Rescale), with the pause from the stop's
-// request to the first record written after. It is a restart of the
-// whole job at a checkpoint, not a live hand-over of key groups.
+// lists the rescale (engine.Rescale), with the pause from the trigger
+// of the stop's checkpoint to the first record written after. It is a
+// restart of the whole job at a checkpoint, not a live hand-over of key
+// groups.
 
 // Rescale changes a running job's parallelism and answers once the job
 // started again at the new one (see the proto for its refusals).
@@ -161,9 +162,14 @@ func (c *Coordinator) restart(j *job, rs engine.Rescale, stopped bool) (rescaled
 		j.recordEnd(nil, false)
 		return rescaled{}, status.Errorf(codes.Aborted, "job %s ended before its rescale", j.id)
 	}
-	if !stopped {
-		if r := j.p.Report(); r != nil {
+	if r := j.p.Report(); r != nil {
+		if !stopped {
 			rs.Checkpoint = cmp.Or(r.LastCompleted(), r.Restored)
+		}
+		for _, ck := range r.Checkpoints {
+			if stopped && ck.ID == rs.Checkpoint && !ck.Triggered.IsZero() {
+				rs.At = ck.Triggered // the pause runs from the stop's trigger
+			}
 		}
 	}
 	j.cancel()
@@ -232,7 +238,7 @@ func (c *Coordinator) measurePause(j *job, at time.Time) {
 		rs[len(rs)-1].Pause = pause
 		j.rec.Rescales = rs
 		j.mu.Unlock()
-		c.cfg.Log(fmt.Sprintf("job %s: first record written %v after the rescale's stop was asked for", j.id, pause.Round(time.Millisecond)))
+		c.cfg.Log(fmt.Sprintf("job %s: first record written %v after the rescale's stop", j.id, pause.Round(time.Millisecond)))
 		if err := c.save(c.ctx, j); err != nil {
 			c.cfg.Log(fmt.Sprintf("recording the rescale of job %s: %v", j.id, err))
 		}

@@ -203,7 +203,8 @@ type Report struct {
 // Rescale describes one change of a job's parallelism: the job stopped at
 // a checkpoint and started again at the new parallelism from it.
 type Rescale struct {
-	// At is when the stop was asked for (its checkpoint's trigger).
+	// At is when the stop's checkpoint was triggered (for a restart
+	// after workers left, when the restart was decided).
 	At   time.Time `json:"at"`
 	From int       `json:"from"`
 	To   int       `json:"to"`
@@ -213,7 +214,7 @@ type Rescale struct {
 	// --parallelism auto the change of workers.
 	Cause string `json:"cause"`
 	// Pause runs from At to the first record the sinks wrote after the
-	// restart, as the workers' heartbeats report it (0 until then).
+	// restart, as the workers timed it (0 until then).
 	Pause time.Duration `json:"pause_ns"`
 }
 
