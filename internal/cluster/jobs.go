@@ -181,15 +181,16 @@ func (c *Coordinator) start(ctx context.Context, rec jobRecord, resume bool) (*j
 	go func() {
 		defer c.jobsWG.Done()
 		err := p.Run(jctx, deploy, leaderFence{c})
-		// A rescale waits for done and then starts the job's next run
-		// itself (rescale.go): the record's end is not written.
 		defer close(j.done)
 		j.mu.Lock()
 		j.ended, j.runErr = true, err
 		handOver := j.handOver
 		j.mu.Unlock()
+		// If the coordinator stops, the job stays running in the store; if
+		// a rescale ended the run, the rescale waits for done and starts the
+		// job's next run itself (rescale.go). Neither records an end.
 		if c.ctx.Err() != nil || handOver {
-			return // the coordinator stops: the job stays running in the store
+			return
 		}
 		j.recordEnd(err, jctx.Err() != nil)
 	}()
