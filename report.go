@@ -27,6 +27,29 @@ type Report struct {
 	Savepoints []string
 	// Stopped says the run ended because StopWithSavepoint asked it to.
 	Stopped bool
+	// Rescales lists the changes of parallelism of a job on a cluster
+	// (weir rescale, --parallelism auto), oldest first; empty for a run
+	// of Pipeline.Run.
+	Rescales []Rescale `json:",omitempty"`
+}
+
+// Rescale describes one change of parallelism of a job on a cluster: it
+// stopped at a checkpoint and started again at the new parallelism from
+// that checkpoint.
+type Rescale struct {
+	// At is when the stop's checkpoint was triggered (for a restart
+	// after workers left, when the restart was decided).
+	At   time.Time `json:"at"`
+	From int       `json:"from"`
+	To   int       `json:"to"`
+	// Checkpoint is the checkpoint the job stopped at and restored.
+	Checkpoint int64 `json:"checkpoint"`
+	// Cause says why: "requested", or the change of workers that a job
+	// with --parallelism auto followed.
+	Cause string `json:"cause"`
+	// Pause runs from At to the first record the sinks wrote after the
+	// restart, as the workers timed it (0 until then).
+	Pause time.Duration `json:"pause_ns"`
 }
 
 // LastCompleted returns the newest completed checkpoint id, or 0.
@@ -99,6 +122,9 @@ func reportOf(r *engine.Report) *Report {
 	if c := r.LastCompletedCheckpoint; c != nil {
 		cc := CheckpointStats(*c)
 		out.LastCompletedCheckpoint = &cc
+	}
+	for _, rs := range r.Rescales {
+		out.Rescales = append(out.Rescales, Rescale(rs))
 	}
 	if r.Recoveries != nil {
 		out.Recoveries = make([]Recovery, len(r.Recoveries))

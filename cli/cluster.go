@@ -105,6 +105,7 @@ leader.`,
 	fs.DurationVar(&cfg.LeasePeriod, "lease-period", 3*time.Second, "a leader that did not renew its lease in the store for this long is replaced by a standby")
 	fs.StringVar(&cfg.Advertise, "advertise", "", "the address workers and clients reach this coordinator at, which standbys name to them (default: the --listen address)")
 	fs.DurationVar(&cfg.AdoptTimeout, "adopt-timeout", 0, "how long a coordinator that took over waits for the workers to report a job's running tasks before it restarts the job from its latest checkpoint (default: twice --heartbeat-timeout)")
+	fs.DurationVar(&cfg.AutoRescaleDelay, "auto-rescale-delay", 2*time.Second, "how long a job submitted with --parallelism auto waits after workers joined or left, for no more to, before it rescales to the slots there are")
 	securityFlags(fs, &cfg.Security)
 	return cmd
 }
@@ -238,7 +239,14 @@ those of weir run JOB (see weir run JOB --help); without --state-dir the job
 checkpoints into the coordinator's store. --from-savepoint PATH starts the job
 from a savepoint (weir savepoint, weir stop --savepoint), as --restore PATH
 does. With --wait, wait for the job to end and exit 0 if it finished or
-stopped, 1 otherwise.`,
+stopped, 1 otherwise.
+
+--parallelism auto (or -p auto) starts the job at the number of free slots
+(at most its --max-parallelism) and has it follow the slots the workers have:
+when workers join it rescales up (weir rescale) once none joined for the
+coordinator's --auto-rescale-delay, and when workers leave it starts again at
+the slots that remain from its latest checkpoint rather than wait for
+replacements. Each change is a restart of the whole job at a checkpoint.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			job, jobArgs := args[0], args[1:]

@@ -65,6 +65,13 @@ func printReport(w io.Writer, r *weir.Report) {
 		}
 		fmt.Fprintf(w, "weir: recovery %d: restored %s, %s; cause: %s\n", i+1, from, took, rec.Cause)
 	}
+	for i, rs := range r.Rescales {
+		pause := "no output since"
+		if rs.Pause > 0 {
+			pause = fmt.Sprintf("paused %v", rs.Pause.Round(time.Millisecond))
+		}
+		fmt.Fprintf(w, "weir: rescale %d: parallelism %d -> %d at checkpoint %d, %s; cause: %s\n", i+1, rs.From, rs.To, rs.Checkpoint, pause, rs.Cause)
+	}
 }
 
 func bytes(n int64) string {

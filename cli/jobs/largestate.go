@@ -32,14 +32,17 @@ process's memory. A value read back wrong fails the job.`,
 			var keys int64
 			var size int
 			var seed uint64
+			var rate float64
 			fs.Int64Var(&keys, "keys", 1_000_000, "number of keys, each holding one value")
 			fs.IntVar(&size, "value-bytes", 100, "bytes of each key's value")
 			fs.Uint64Var(&seed, "seed", 1, "seed of the values")
+			fs.Float64Var(&rate, "rate", 0, "throttle generation to this many records per second of wall-clock time (0: as fast as possible)")
+			cli.MayChangeOnRestore(fs, "rate")
 			return func(p *weir.Pipeline, cfg cli.JobConfig) error {
 				if keys <= 0 || size < 8 {
 					return fmt.Errorf("largestate: --keys must be positive and --value-bytes at least 8, got %d and %d", keys, size)
 				}
-				LargeStatePipeline(p, keys, size, seed, cfg)
+				LargeStatePipeline(p, keys, size, seed, rate, cfg)
 				return nil
 			}
 		},
@@ -47,9 +50,14 @@ process's memory. A value read back wrong fails the job.`,
 }
 
 // LargeStatePipeline adds largestate's operators: records 0 .. 2*keys-1,
-// record i for key i mod keys.
-func LargeStatePipeline(p *weir.Pipeline, keys int64, size int, seed uint64, cfg cli.JobConfig) {
-	in := weir.FromSource(p, "records", generator.New(2*keys, func(i int64) int64 { return i % keys }))
+// record i for key i mod keys, at rate records per second (0: as fast as
+// possible).
+func LargeStatePipeline(p *weir.Pipeline, keys int64, size int, seed uint64, rate float64, cfg cli.JobConfig) {
+	var opts []generator.Option
+	if rate > 0 {
+		opts = append(opts, generator.WithRate(rate))
+	}
+	in := weir.FromSource(p, "records", generator.New(2*keys, func(i int64) int64 { return i % keys }, opts...))
 	rows := weir.Process(weir.KeyBy(in, func(k int64) int64 { return k }), func() weir.KeyedProcessFunction[int64, int64, LargeStateRow] {
 		return &keeper{size: size, seed: seed}
 	}, weir.Name("keep"))

@@ -56,6 +56,10 @@ type CoordinatorConfig struct {
 	// gives up adopting them and restarts the job from its latest
 	// checkpoint (adopt.go). Default twice HeartbeatTimeout.
 	AdoptTimeout time.Duration
+	// AutoRescaleDelay is how long a job with --parallelism auto waits
+	// after workers joined or left, for no more to, before it rescales
+	// (rescale_auto.go). Default 2s.
+	AutoRescaleDelay time.Duration
 }
 
 // Coordinator places jobs on workers and drives their checkpoints.

@@ -41,6 +41,12 @@ type jobRecord struct {
 	Error     string    `json:"error,omitempty"`
 	Submitted time.Time `json:"submitted"`
 	Ended     time.Time `json:"ended,omitzero"`
+	// Auto marks a job submitted with --parallelism auto, which follows
+	// the slots the workers have (rescale_auto.go); Args hold the
+	// parallelism it runs at now.
+	Auto bool `json:"auto,omitempty"`
+	// Rescales lists the job's changes of parallelism (rescale.go).
+	Rescales []engine.Rescale `json:"rescales,omitempty"`
 }
 
 const jobsPrefix = "cluster/jobs/"
@@ -63,6 +69,16 @@ type job struct {
 	// adopted holds the running shares the job adopts, until its run's
 	// first attempt took them (adopt.go).
 	adopted *adoption
+
+	// Rescaling (rescale.go): parallelism and maxParallelism are the
+	// run's; done is closed when its run ended (ended, with runErr);
+	// handOver is set while a rescale ends the run, which then records
+	// no end.
+	parallelism, maxParallelism int
+	done                        chan struct{}
+	ended                       bool
+	runErr                      error
+	handOver                    bool
 }
 
 // setDetail says what the job waits for ("" once it runs), and logs it
@@ -107,15 +123,20 @@ func (c *Coordinator) Submit(ctx context.Context, req *pb.SubmitRequest) (*pb.Jo
 	id := fmt.Sprintf("%s-%d", req.Job, c.lastJob)
 	c.mu.Unlock()
 	rec := jobRecord{ID: id, Job: req.Job, Args: req.Args, State: Running, Submitted: time.Now()}
-	j, err := c.start(ctx, rec, false)
+	if err := c.autoParallelism(ctx, &rec); err != nil { // --parallelism auto (rescale_auto.go)
+		return nil, err
+	}
+	j, err := c.start(ctx, rec, false, false)
 	if err != nil {
 		return nil, err
 	}
 	return j.info(), nil
 }
 
-// start builds and runs a job; resume restores its latest checkpoint.
-func (c *Coordinator) start(ctx context.Context, rec jobRecord, resume bool) (*job, error) {
+// start builds and runs a job; resume restores its latest checkpoint,
+// and adopt first waits for the workers' reports of the attempt an
+// earlier coordinator left running, to adopt it (adopt.go).
+func (c *Coordinator) start(ctx context.Context, rec jobRecord, resume, adopt bool) (*job, error) {
 	if c.cfg.Program == nil || !slices.Contains(c.cfg.Program.Jobs(), rec.Job) {
 		return nil, status.Errorf(codes.NotFound, "unknown job %q", rec.Job)
 	}
@@ -147,24 +168,29 @@ func (c *Coordinator) start(ctx context.Context, rec jobRecord, resume bool) (*j
 	}
 	jctx, cancel := context.WithCancel(c.ctx)
 	j := &job{c: c, id: rec.ID, job: rec.Job, args: args, p: p, cancel: cancel, rec: rec,
-		guarantee: cfg.Mode.String(), failover: cfg.Failover.String()}
+		guarantee: cfg.Mode.String(), failover: cfg.Failover.String(),
+		parallelism: parallelismOf(cfg.Plan), maxParallelism: cfg.Plan.MaxParallelism, done: make(chan struct{})}
 	if err := c.save(ctx, j); err != nil {
 		cancel()
 		return nil, err
 	}
 	c.mu.Lock()
 	c.jobs[j.id] = j
-	if resume {
+	if adopt {
 		c.adopting[j.id] = true // before any worker reports its attempts
 	}
 	c.mu.Unlock()
 	c.cfg.Log(fmt.Sprintf("job %s started", j.id))
 	deploy := c.deployer(j, cfg)
+	if rec.Auto {
+		c.followSlots(jctx, j) // rescale_auto.go
+	}
 	c.jobsWG.Add(1)
 	go func() {
 		defer c.jobsWG.Done()
-		var adopt *engine.Adoption
-		if resume {
+		defer close(j.done)
+		var adoption *engine.Adoption
+		if adopt {
 			a, err := c.awaitAdoption(jctx, j, cfg.Plan)
 			if err != nil {
 				return // the coordinator stops, or the job was cancelled before it ran
@@ -173,37 +199,50 @@ func (c *Coordinator) start(ctx context.Context, rec jobRecord, resume bool) (*j
 				j.mu.Lock()
 				j.adopted = a
 				j.mu.Unlock()
-				adopt = &engine.Adoption{LastTrigger: a.lastTrigger}
+				adoption = &engine.Adoption{LastTrigger: a.lastTrigger}
 			}
 		}
-		err := p.Run(jctx, deploy, leaderFence{c}, adopt)
-		if c.ctx.Err() != nil {
-			return // the coordinator stops: the job stays running in the store
-		}
+		err := p.Run(jctx, deploy, leaderFence{c}, adoption)
 		j.mu.Lock()
-		j.rec.Ended = time.Now()
-		switch {
-		case err == nil && stoppedBySavepoint(p):
-			j.rec.State = Stopped
-		case err == nil:
-			j.rec.State = Finished
-		case jctx.Err() != nil:
-			j.rec.State = Cancelled
-		default:
-			j.rec.State, j.rec.Error = Failed, err.Error()
-		}
-		j.detail = ""
-		state, why := j.rec.State, j.rec.Error
+		j.ended, j.runErr = true, err
+		handOver := j.handOver
 		j.mu.Unlock()
-		if why != "" {
-			state += ": " + why
+		// If the coordinator stops, the job stays running in the store; if
+		// a rescale ended the run, the rescale waits for done and starts the
+		// job's next run itself (rescale.go). Neither records an end.
+		if c.ctx.Err() != nil || handOver {
+			return
 		}
-		c.cfg.Log(fmt.Sprintf("job %s %s", j.id, state))
-		if err := c.save(context.Background(), j); err != nil {
-			c.cfg.Log(fmt.Sprintf("recording the end of job %s: %v", j.id, err))
-		}
+		j.recordEnd(err, jctx.Err() != nil)
 	}()
 	return j, nil
+}
+
+// recordEnd records the end of the job's run, which returned err
+// (cancelled: its context was cancelled), and saves the record.
+func (j *job) recordEnd(err error, cancelled bool) {
+	j.mu.Lock()
+	j.rec.Ended = time.Now()
+	switch {
+	case err == nil && stoppedBySavepoint(j.p):
+		j.rec.State = Stopped
+	case err == nil:
+		j.rec.State = Finished
+	case cancelled:
+		j.rec.State = Cancelled
+	default:
+		j.rec.State, j.rec.Error = Failed, err.Error()
+	}
+	j.detail = ""
+	state, why := j.rec.State, j.rec.Error
+	j.mu.Unlock()
+	if why != "" {
+		state += ": " + why
+	}
+	j.c.cfg.Log(fmt.Sprintf("job %s %s", j.id, state))
+	if err := j.c.save(context.Background(), j); err != nil {
+		j.c.cfg.Log(fmt.Sprintf("recording the end of job %s: %v", j.id, err))
+	}
 }
 
 // stoppedBySavepoint reports whether p's run ended because a savepoint
@@ -296,7 +335,7 @@ func (c *Coordinator) resume(ctx context.Context) error {
 			continue
 		}
 		c.cfg.Log(fmt.Sprintf("resuming job %s", rec.ID))
-		if _, err := c.start(ctx, rec, true); err != nil {
+		if _, err := c.start(ctx, rec, true, true); err != nil {
 			return fmt.Errorf("resuming job %s: %w", rec.ID, err)
 		}
 	}
@@ -358,6 +397,7 @@ func (j *job) info() *pb.JobInfo {
 	}
 	if j.p != nil {
 		if r := j.p.Report(); r != nil {
+			r.Rescales = j.rec.Rescales // the record keeps them across runs
 			in.Report, _ = json.Marshal(r)
 		}
 	}

@@ -214,6 +214,28 @@ type Report struct {
 	// Adopted is set if the run took over an attempt that was running
 	// (Config.Adopt): it restored nothing.
 	Adopted bool `json:",omitempty"`
+	// Rescales lists the changes of parallelism of a cluster's job, oldest
+	// first. The engine leaves it empty: each rescale ends a run and
+	// starts another, and the cluster's job record keeps the list.
+	Rescales []Rescale `json:",omitempty"`
+}
+
+// Rescale describes one change of a job's parallelism: the job stopped at
+// a checkpoint and started again at the new parallelism from it.
+type Rescale struct {
+	// At is when the stop's checkpoint was triggered (for a restart
+	// after workers left, when the restart was decided).
+	At   time.Time `json:"at"`
+	From int       `json:"from"`
+	To   int       `json:"to"`
+	// Checkpoint is the checkpoint the job stopped at and restored.
+	Checkpoint int64 `json:"checkpoint"`
+	// Cause says why: "requested" (weir rescale), or for a job with
+	// --parallelism auto the change of workers.
+	Cause string `json:"cause"`
+	// Pause runs from At to the first record the sinks wrote after the
+	// restart, as the workers timed it (0 until then).
+	Pause time.Duration `json:"pause_ns"`
 }
 
 // LastCompleted returns the newest completed checkpoint id, or 0.

@@ -20,7 +20,10 @@ import (
 // SavepointRequest asks a running job for a savepoint.
 type SavepointRequest struct {
 	// Dir is where the savepoint's directory goes: a directory or a blob
-	// URL, as --state-dir takes them.
+	// URL, as --state-dir takes them. Empty with Stop: no copy is
+	// written; the job stops at the checkpoint, which stays in its own
+	// checkpoint store (the newest there, so --restore latest takes it),
+	// and the result's Path is empty. A cluster's rescale stops a job so.
 	Dir string
 	// Stop ends the job after the savepoint: once it completed and every
 	// sink committed it, the job stops (Run returns nil), so its output
@@ -142,6 +145,12 @@ func (a *attemptState) savepointCompleted(id int64) (stop bool) {
 	reqs := e.saveFor[id]
 	delete(e.saveFor, id)
 	for _, r := range reqs {
+		if r.Dir == "" && r.Stop {
+			e.cfg.Log(fmt.Sprintf("stopping at checkpoint %d, which stays in the checkpoint store", id))
+			r.Reply <- SavepointResult{Checkpoint: id, Duration: time.Since(r.at)}
+			stop = true
+			continue
+		}
 		path, size, err := e.cfg.Store.ExportSavepoint(context.Background(), *e.latest, r.Dir)
 		res := SavepointResult{Path: path, Checkpoint: id, Bytes: size, Duration: time.Since(r.at), Err: err}
 		if err == nil {

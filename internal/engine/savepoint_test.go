@@ -57,3 +57,25 @@ func TestTheAbortOfADrainedCheckpointFailsTheAttempt(t *testing.T) {
 		}
 	}
 }
+
+// A stop asked for without a directory (a cluster's rescale) writes no
+// savepoint: the job stops at the checkpoint, which stays in its store,
+// and the answer names the checkpoint and no path. The engine here has no
+// store, so a copy would fail.
+func TestAStopWithoutADirectoryKeepsItsCheckpointInTheStore(t *testing.T) {
+	a := &attemptState{e: &engine{cfg: Config{Log: func(string) {}}}}
+	reply := make(chan SavepointResult, 1)
+	a.e.saveQueue = []pendingSavepoint{{SavepointRequest: SavepointRequest{Stop: true, Reply: reply}}}
+	if got := a.savepointTriggered(9); !got.Aligned {
+		t.Fatalf("the stop's checkpoint is triggered %+v, want aligned", got)
+	}
+	if !a.savepointCompleted(9) {
+		t.Fatal("the job does not stop after the stop's checkpoint")
+	}
+	if r := <-reply; r.Err != nil || r.Path != "" || r.Checkpoint != 9 {
+		t.Fatalf("the stop's answer is %+v, want checkpoint 9 and no path", r)
+	}
+	if len(a.e.report.Savepoints) != 0 {
+		t.Fatalf("the report lists savepoints %v", a.e.report.Savepoints)
+	}
+}

@@ -2964,6 +2964,130 @@ func (x *SavepointInfo) GetDurationNs() int64 {
 	return 0
 }
 
+type RescaleRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is the job's id (as submit printed it).
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// parallelism is the new default parallelism of the job's operators.
+	Parallelism   int32 `protobuf:"varint,2,opt,name=parallelism,proto3" json:"parallelism,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RescaleRequest) Reset() {
+	*x = RescaleRequest{}
+	mi := &file_weir_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RescaleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RescaleRequest) ProtoMessage() {}
+
+func (x *RescaleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RescaleRequest.ProtoReflect.Descriptor instead.
+func (*RescaleRequest) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *RescaleRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *RescaleRequest) GetParallelism() int32 {
+	if x != nil {
+		return x.Parallelism
+	}
+	return 0
+}
+
+type RescaleInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	From  int32                  `protobuf:"varint,1,opt,name=from,proto3" json:"from,omitempty"`
+	To    int32                  `protobuf:"varint,2,opt,name=to,proto3" json:"to,omitempty"`
+	// checkpoint is the checkpoint the job stopped at and restored.
+	Checkpoint int64 `protobuf:"varint,3,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	// stop_ns is the time from the request to the job stopped.
+	StopNs        int64 `protobuf:"varint,4,opt,name=stop_ns,json=stopNs,proto3" json:"stop_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RescaleInfo) Reset() {
+	*x = RescaleInfo{}
+	mi := &file_weir_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RescaleInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RescaleInfo) ProtoMessage() {}
+
+func (x *RescaleInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RescaleInfo.ProtoReflect.Descriptor instead.
+func (*RescaleInfo) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *RescaleInfo) GetFrom() int32 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+func (x *RescaleInfo) GetTo() int32 {
+	if x != nil {
+		return x.To
+	}
+	return 0
+}
+
+func (x *RescaleInfo) GetCheckpoint() int64 {
+	if x != nil {
+		return x.Checkpoint
+	}
+	return 0
+}
+
+func (x *RescaleInfo) GetStopNs() int64 {
+	if x != nil {
+		return x.StopNs
+	}
+	return 0
+}
+
 type ListJobsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -2972,7 +3096,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_weir_proto_msgTypes[33]
+	mi := &file_weir_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2984,7 +3108,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[33]
+	mi := &file_weir_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2997,7 +3121,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{33}
+	return file_weir_proto_rawDescGZIP(), []int{35}
 }
 
 type ListJobsResponse struct {
@@ -3009,7 +3133,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_weir_proto_msgTypes[34]
+	mi := &file_weir_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3021,7 +3145,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[34]
+	mi := &file_weir_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3034,7 +3158,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{34}
+	return file_weir_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobInfo {
@@ -3053,7 +3177,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_weir_proto_msgTypes[35]
+	mi := &file_weir_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3065,7 +3189,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[35]
+	mi := &file_weir_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3078,7 +3202,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{35}
+	return file_weir_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetJobRequest) GetId() string {
@@ -3122,7 +3246,7 @@ type JobInfo struct {
 
 func (x *JobInfo) Reset() {
 	*x = JobInfo{}
-	mi := &file_weir_proto_msgTypes[36]
+	mi := &file_weir_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3134,7 +3258,7 @@ func (x *JobInfo) String() string {
 func (*JobInfo) ProtoMessage() {}
 
 func (x *JobInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[36]
+	mi := &file_weir_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3147,7 +3271,7 @@ func (x *JobInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobInfo.ProtoReflect.Descriptor instead.
 func (*JobInfo) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{36}
+	return file_weir_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *JobInfo) GetId() string {
@@ -3265,7 +3389,7 @@ type WorkerTasks struct {
 
 func (x *WorkerTasks) Reset() {
 	*x = WorkerTasks{}
-	mi := &file_weir_proto_msgTypes[37]
+	mi := &file_weir_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3277,7 +3401,7 @@ func (x *WorkerTasks) String() string {
 func (*WorkerTasks) ProtoMessage() {}
 
 func (x *WorkerTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[37]
+	mi := &file_weir_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3290,7 +3414,7 @@ func (x *WorkerTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerTasks.ProtoReflect.Descriptor instead.
 func (*WorkerTasks) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{37}
+	return file_weir_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *WorkerTasks) GetWorkerId() string {
@@ -3550,7 +3674,17 @@ const file_weir_proto_rawDesc = "" +
 	"checkpoint\x12\x14\n" +
 	"\x05bytes\x18\x03 \x01(\x03R\x05bytes\x12\x1f\n" +
 	"\vduration_ns\x18\x04 \x01(\x03R\n" +
-	"durationNs\"\x11\n" +
+	"durationNs\"B\n" +
+	"\x0eRescaleRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12 \n" +
+	"\vparallelism\x18\x02 \x01(\x05R\vparallelism\"j\n" +
+	"\vRescaleInfo\x12\x12\n" +
+	"\x04from\x18\x01 \x01(\x05R\x04from\x12\x0e\n" +
+	"\x02to\x18\x02 \x01(\x05R\x02to\x12\x1e\n" +
+	"\n" +
+	"checkpoint\x18\x03 \x01(\x03R\n" +
+	"checkpoint\x12\x17\n" +
+	"\astop_ns\x18\x04 \x01(\x03R\x06stopNs\"\x11\n" +
 	"\x0fListJobsRequest\"@\n" +
 	"\x10ListJobsResponse\x12,\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x18.weir.cluster.v1.JobInfoR\x04jobs\"\x1f\n" +
@@ -3579,7 +3713,7 @@ const file_weir_proto_rawDesc = "" +
 	"\fFailureClass\x12\x17\n" +
 	"\x13FAILURE_RESTARTABLE\x10\x00\x12\x15\n" +
 	"\x11FAILURE_PERMANENT\x10\x01\x12\x1e\n" +
-	"\x1aFAILURE_CORRUPT_CHECKPOINT\x10\x022\xe3\x04\n" +
+	"\x1aFAILURE_CORRUPT_CHECKPOINT\x10\x022\xad\x05\n" +
 	"\vCoordinator\x12R\n" +
 	"\aConnect\x12\x1e.weir.cluster.v1.WorkerMessage\x1a#.weir.cluster.v1.CoordinatorMessage(\x010\x01\x12B\n" +
 	"\x06Submit\x12\x1e.weir.cluster.v1.SubmitRequest\x1a\x18.weir.cluster.v1.JobInfo\x12O\n" +
@@ -3588,7 +3722,8 @@ const file_weir_proto_rawDesc = "" +
 	"\tCancelJob\x12\x1e.weir.cluster.v1.GetJobRequest\x1a\x18.weir.cluster.v1.JobInfo\x12N\n" +
 	"\tSavepoint\x12!.weir.cluster.v1.SavepointRequest\x1a\x1e.weir.cluster.v1.SavepointInfo\x12E\n" +
 	"\x06Leader\x12\x1e.weir.cluster.v1.LeaderRequest\x1a\x1b.weir.cluster.v1.LeaderInfo\x12I\n" +
-	"\bHandover\x12 .weir.cluster.v1.HandoverRequest\x1a\x1b.weir.cluster.v1.LeaderInfoB1Z/github.com/weir-stream/weir/internal/cluster/pbb\x06proto3"
+	"\bHandover\x12 .weir.cluster.v1.HandoverRequest\x1a\x1b.weir.cluster.v1.LeaderInfo\x12H\n" +
+	"\aRescale\x12\x1f.weir.cluster.v1.RescaleRequest\x1a\x1c.weir.cluster.v1.RescaleInfoB1Z/github.com/weir-stream/weir/internal/cluster/pbb\x06proto3"
 
 var (
 	file_weir_proto_rawDescOnce sync.Once
@@ -3603,7 +3738,7 @@ func file_weir_proto_rawDescGZIP() []byte {
 }
 
 var file_weir_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_weir_proto_goTypes = []any{
 	(FailureClass)(0),          // 0: weir.cluster.v1.FailureClass
 	(Command_Kind)(0),          // 1: weir.cluster.v1.Command.Kind
@@ -3640,11 +3775,13 @@ var file_weir_proto_goTypes = []any{
 	(*SubmitRequest)(nil),      // 32: weir.cluster.v1.SubmitRequest
 	(*SavepointRequest)(nil),   // 33: weir.cluster.v1.SavepointRequest
 	(*SavepointInfo)(nil),      // 34: weir.cluster.v1.SavepointInfo
-	(*ListJobsRequest)(nil),    // 35: weir.cluster.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),   // 36: weir.cluster.v1.ListJobsResponse
-	(*GetJobRequest)(nil),      // 37: weir.cluster.v1.GetJobRequest
-	(*JobInfo)(nil),            // 38: weir.cluster.v1.JobInfo
-	(*WorkerTasks)(nil),        // 39: weir.cluster.v1.WorkerTasks
+	(*RescaleRequest)(nil),     // 35: weir.cluster.v1.RescaleRequest
+	(*RescaleInfo)(nil),        // 36: weir.cluster.v1.RescaleInfo
+	(*ListJobsRequest)(nil),    // 37: weir.cluster.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),   // 38: weir.cluster.v1.ListJobsResponse
+	(*GetJobRequest)(nil),      // 39: weir.cluster.v1.GetJobRequest
+	(*JobInfo)(nil),            // 40: weir.cluster.v1.JobInfo
+	(*WorkerTasks)(nil),        // 41: weir.cluster.v1.WorkerTasks
 }
 var file_weir_proto_depIdxs = []int32{
 	15, // 0: weir.cluster.v1.WorkerMessage.hello:type_name -> weir.cluster.v1.Hello
@@ -3693,28 +3830,30 @@ var file_weir_proto_depIdxs = []int32{
 	13, // 43: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
 	29, // 44: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
 	21, // 45: weir.cluster.v1.Command.delivered:type_name -> weir.cluster.v1.ChannelCount
-	38, // 46: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
-	39, // 47: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
+	40, // 46: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
+	41, // 47: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
 	19, // 48: weir.cluster.v1.JobInfo.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
 	20, // 49: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
 	5,  // 50: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
 	32, // 51: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
-	35, // 52: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
-	37, // 53: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
-	37, // 54: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
+	37, // 52: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
+	39, // 53: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
+	39, // 54: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
 	33, // 55: weir.cluster.v1.Coordinator.Savepoint:input_type -> weir.cluster.v1.SavepointRequest
 	2,  // 56: weir.cluster.v1.Coordinator.Leader:input_type -> weir.cluster.v1.LeaderRequest
 	4,  // 57: weir.cluster.v1.Coordinator.Handover:input_type -> weir.cluster.v1.HandoverRequest
-	25, // 58: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
-	38, // 59: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
-	36, // 60: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
-	38, // 61: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
-	38, // 62: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
-	34, // 63: weir.cluster.v1.Coordinator.Savepoint:output_type -> weir.cluster.v1.SavepointInfo
-	3,  // 64: weir.cluster.v1.Coordinator.Leader:output_type -> weir.cluster.v1.LeaderInfo
-	3,  // 65: weir.cluster.v1.Coordinator.Handover:output_type -> weir.cluster.v1.LeaderInfo
-	58, // [58:66] is the sub-list for method output_type
-	50, // [50:58] is the sub-list for method input_type
+	35, // 58: weir.cluster.v1.Coordinator.Rescale:input_type -> weir.cluster.v1.RescaleRequest
+	25, // 59: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
+	40, // 60: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
+	38, // 61: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
+	40, // 62: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
+	40, // 63: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
+	34, // 64: weir.cluster.v1.Coordinator.Savepoint:output_type -> weir.cluster.v1.SavepointInfo
+	3,  // 65: weir.cluster.v1.Coordinator.Leader:output_type -> weir.cluster.v1.LeaderInfo
+	3,  // 66: weir.cluster.v1.Coordinator.Handover:output_type -> weir.cluster.v1.LeaderInfo
+	36, // 67: weir.cluster.v1.Coordinator.Rescale:output_type -> weir.cluster.v1.RescaleInfo
+	59, // [59:68] is the sub-list for method output_type
+	50, // [50:59] is the sub-list for method input_type
 	50, // [50:50] is the sub-list for extension type_name
 	50, // [50:50] is the sub-list for extension extendee
 	0,  // [0:50] is the sub-list for field type_name
@@ -3753,7 +3892,7 @@ func file_weir_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weir_proto_rawDesc), len(file_weir_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   38,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

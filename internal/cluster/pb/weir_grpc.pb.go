@@ -31,6 +31,7 @@ const (
 	Coordinator_Savepoint_FullMethodName = "/weir.cluster.v1.Coordinator/Savepoint"
 	Coordinator_Leader_FullMethodName    = "/weir.cluster.v1.Coordinator/Leader"
 	Coordinator_Handover_FullMethodName  = "/weir.cluster.v1.Coordinator/Handover"
+	Coordinator_Rescale_FullMethodName   = "/weir.cluster.v1.Coordinator/Rescale"
 )
 
 // CoordinatorClient is the client API for Coordinator service.
@@ -66,6 +67,16 @@ type CoordinatorClient interface {
 	// running; the successor adopts them. A standby answers UNAVAILABLE,
 	// as to every call but Leader.
 	Handover(ctx context.Context, in *HandoverRequest, opts ...grpc.CallOption) (*LeaderInfo, error)
+	// Rescale changes a running job's parallelism: the job stops at a
+	// checkpoint (aligned, its sinks' transactions committed) and starts
+	// again under the same id at the new parallelism from it. It answers
+	// once the job started again. It fails with NOT_FOUND for an unknown
+	// job, FAILED_PRECONDITION for a job that does not run, takes no
+	// checkpoints or already runs at that parallelism, INVALID_ARGUMENT
+	// for a parallelism outside 1..max parallelism, RESOURCE_EXHAUSTED
+	// when the slots are too few, and ABORTED while another rescale of the
+	// job is under way.
+	Rescale(ctx context.Context, in *RescaleRequest, opts ...grpc.CallOption) (*RescaleInfo, error)
 }
 
 type coordinatorClient struct {
@@ -159,6 +170,16 @@ func (c *coordinatorClient) Handover(ctx context.Context, in *HandoverRequest, o
 	return out, nil
 }
 
+func (c *coordinatorClient) Rescale(ctx context.Context, in *RescaleRequest, opts ...grpc.CallOption) (*RescaleInfo, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RescaleInfo)
+	err := c.cc.Invoke(ctx, Coordinator_Rescale_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // CoordinatorServer is the server API for Coordinator service.
 // All implementations must embed UnimplementedCoordinatorServer
 // for forward compatibility.
@@ -192,6 +213,16 @@ type CoordinatorServer interface {
 	// running; the successor adopts them. A standby answers UNAVAILABLE,
 	// as to every call but Leader.
 	Handover(context.Context, *HandoverRequest) (*LeaderInfo, error)
+	// Rescale changes a running job's parallelism: the job stops at a
+	// checkpoint (aligned, its sinks' transactions committed) and starts
+	// again under the same id at the new parallelism from it. It answers
+	// once the job started again. It fails with NOT_FOUND for an unknown
+	// job, FAILED_PRECONDITION for a job that does not run, takes no
+	// checkpoints or already runs at that parallelism, INVALID_ARGUMENT
+	// for a parallelism outside 1..max parallelism, RESOURCE_EXHAUSTED
+	// when the slots are too few, and ABORTED while another rescale of the
+	// job is under way.
+	Rescale(context.Context, *RescaleRequest) (*RescaleInfo, error)
 	mustEmbedUnimplementedCoordinatorServer()
 }
 
@@ -225,6 +256,9 @@ func (UnimplementedCoordinatorServer) Leader(context.Context, *LeaderRequest) (*
 }
 func (UnimplementedCoordinatorServer) Handover(context.Context, *HandoverRequest) (*LeaderInfo, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Handover not implemented")
+}
+func (UnimplementedCoordinatorServer) Rescale(context.Context, *RescaleRequest) (*RescaleInfo, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Rescale not implemented")
 }
 func (UnimplementedCoordinatorServer) mustEmbedUnimplementedCoordinatorServer() {}
 func (UnimplementedCoordinatorServer) testEmbeddedByValue()                     {}
@@ -380,6 +414,24 @@ func _Coordinator_Handover_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Coordinator_Rescale_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RescaleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CoordinatorServer).Rescale(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Coordinator_Rescale_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CoordinatorServer).Rescale(ctx, req.(*RescaleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Coordinator_ServiceDesc is the grpc.ServiceDesc for Coordinator service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -414,6 +466,10 @@ var Coordinator_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Handover",
 			Handler:    _Coordinator_Handover_Handler,
+		},
+		{
+			MethodName: "Rescale",
+			Handler:    _Coordinator_Rescale_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1,0 +1,143 @@
+package cluster_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli"
+	"github.com/weir-stream/weir/cli/jobs"
+	"github.com/weir-stream/weir/internal/cluster"
+	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/engine"
+)
+
+// rescalableProgram runs keycount at the parallelism the last
+// --parallelism of its arguments gives, restoring what --restore names;
+// its first argument is the output directory.
+type rescalableProgram struct {
+	store string
+	logs  *logLines
+}
+
+func (rescalableProgram) Jobs() []string { return []string{"keycount"} }
+
+// Open returns the pipeline's engine side, which takes savepoints.
+func (k rescalableProgram) Open(_ context.Context, _, name string, args []string) (cluster.Pipeline, error) {
+	p, err := k.build(name, args)
+	if err != nil {
+		return nil, err
+	}
+	return p.Engine(), nil
+}
+
+func (k rescalableProgram) build(name string, args []string) (*weir.Pipeline, error) {
+	n, restore := 2, ""
+	for i := range len(args) - 1 {
+		switch args[i] {
+		case "--parallelism":
+			v, err := strconv.Atoi(args[i+1])
+			if err != nil {
+				return nil, fmt.Errorf("--parallelism %q", args[i+1])
+			}
+			n = v
+		case "--restore":
+			restore = args[i+1]
+		}
+	}
+	p := weir.NewPipeline(weir.WithName(name), weir.WithParallelism(n), weir.WithGuarantee(weir.ExactlyOnce), weir.WithRestore(restore),
+		weir.WithLog(func(l string) { k.logs.add(name + ": " + l) }),
+		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 100 * time.Millisecond, StateDir: k.store, Log: true}))
+	c := jobs.KeyCountConfig{Events: 400_000, Keys: 100, Window: 100 * time.Millisecond, TPS: 100_000, Seed: 1, Rate: 100_000}
+	jobs.KeyCountPipeline(p, c, cli.JobConfig{Output: args[0]})
+	return p, nil
+}
+
+// A coordinator and workers in this process (so the race detector sees
+// them): a job submitted with --parallelism auto starts at the two free
+// slots, rescales to three when a third worker joins, and is rescaled
+// back to two by the Rescale call, which pins it there. Its output equals
+// a one-process run's, and its report lists both rescales.
+func TestRescaleInProcess(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	logs := newLogLines()
+	prog := rescalableProgram{store: store, logs: logs}
+	t.Cleanup(func() {
+		if t.Failed() {
+			logs.mu.Lock()
+			defer logs.mu.Unlock()
+			t.Logf("logged:\n%s", strings.Join(logs.lines, "\n"))
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	ref := filepath.Join(dir, "ref")
+	rp, _ := prog.build("ref", []string{ref})
+	if err := rp.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	c, err := cluster.NewCoordinator(ctx, cluster.CoordinatorConfig{Listen: "127.0.0.1:0", Store: store, Program: prog,
+		HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Second, AutoRescaleDelay: 100 * time.Millisecond, Log: logs.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	conn, err := cluster.Security{}.Dial(c.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	client := pb.NewCoordinatorClient(conn)
+	var workers []*runningWorker
+	defer func() {
+		for _, w := range workers {
+			w.stop()
+		}
+	}()
+	for i := 1; i <= 2; i++ {
+		workers = append(workers, startWorker(t, ctx, cluster.WorkerConfig{ID: fmt.Sprintf("w%d", i), Coordinators: []string{c.Addr()}, Program: prog}))
+		logs.wait(t, fmt.Sprintf("^worker w%d joined", i))
+	}
+
+	out := filepath.Join(dir, "out")
+	info, err := client.Submit(ctx, &pb.SubmitRequest{Job: "keycount", Args: []string{out, "--parallelism", "auto"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs.wait(t, "^job "+info.Id+": parallelism auto: 2 \\(2 slots free\\)$")
+	logs.wait(t, "^"+info.Id+": checkpoint 2 completed")
+	workers = append(workers, startWorker(t, ctx, cluster.WorkerConfig{ID: "w3", Coordinators: []string{c.Addr()}, Program: prog}))
+	up := logs.waitMatch(t, "^job "+info.Id+": rescaled from parallelism 2 to 3, restoring checkpoint (\\d+)$")[1]
+	logs.wait(t, "^"+info.Id+": restoring checkpoint "+up+"$")
+	logs.wait(t, "^job "+info.Id+": first record written")
+
+	r, err := client.Rescale(ctx, &pb.RescaleRequest{Id: info.Id, Parallelism: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.From != 3 || r.To != 2 || r.Checkpoint == 0 {
+		t.Fatalf("the rescale answered %v, want from 3 to 2 at a checkpoint", r)
+	}
+	logs.wait(t, fmt.Sprintf("^%s: restoring checkpoint %d$", info.Id, r.Checkpoint))
+	final := awaitFinished(t, ctx, client, logs, info.Id)
+	if n := logs.count("^job " + info.Id + ": rescaling"); n != 2 {
+		t.Fatalf("the job was rescaled %d times, want 2: the Rescale call pins a job of parallelism auto", n)
+	}
+	sameOutput(t, out, ref)
+	var rep engine.Report
+	if err := json.Unmarshal(final.Report, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rescales) != 2 || rep.Rescales[0].From != 2 || rep.Rescales[0].To != 3 || rep.Rescales[1].Checkpoint != r.Checkpoint || rep.Restored != r.Checkpoint {
+		t.Fatalf("the job's report lists rescales %+v and restored checkpoint %d, want 2 -> 3 and 3 -> 2 at checkpoint %d, restored", rep.Rescales, rep.Restored, r.Checkpoint)
+	}
+}
