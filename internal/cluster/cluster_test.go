@@ -43,6 +43,9 @@ func (k keycountProgram) Open(_ context.Context, _, name string, args []string) 
 			c.Rate, _ = strconv.ParseFloat(args[i+1], 64)
 		case "--restore":
 			opts = append(opts, weir.WithRestore(args[i+1]))
+		case "--failover":
+			f, _ := weir.ParseFailover(args[i+1])
+			opts = append(opts, weir.WithFailover(f))
 		}
 	}
 	p := weir.NewPipeline(opts...)

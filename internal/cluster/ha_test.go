@@ -71,20 +71,25 @@ func (h *haCluster) client(t *testing.T, ctx context.Context) pb.CoordinatorClie
 // and drives the job to its end: no task restarted, the output is the
 // one-process run's.
 func TestAStandbyAdoptsTheRunningAttemptOfACrashedLeader(t *testing.T) {
-	testTakeover(t, func(h *haCluster) { h.leader.Abandon() })
+	testTakeover(t, nil, func(h *haCluster) { h.leader.Abandon() })
+}
+
+// Under fine-grained failover the attempt is adopted the same way.
+func TestAStandbyAdoptsAFineGrainedAttempt(t *testing.T) {
+	testTakeover(t, []string{"--failover", "fine-grained"}, func(h *haCluster) { h.leader.Abandon() })
 }
 
 // A handover passes the lead without waiting for the lease, and without
 // restarting any task either.
 func TestAHandoverPassesTheRunningAttemptToTheStandby(t *testing.T) {
-	testTakeover(t, func(h *haCluster) {
+	testTakeover(t, nil, func(h *haCluster) {
 		if _, err := h.client(t, t.Context()).Handover(t.Context(), &pb.HandoverRequest{}); err != nil {
 			t.Fatalf("handover: %v", err)
 		}
 	})
 }
 
-func testTakeover(t *testing.T, lose func(*haCluster)) {
+func testTakeover(t *testing.T, args []string, lose func(*haCluster)) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	h := newHACluster(t, ctx)
@@ -96,7 +101,7 @@ func testTakeover(t *testing.T, lose func(*haCluster)) {
 	}
 
 	out := filepath.Join(h.dir, "out")
-	info, err := h.client(t, ctx).Submit(ctx, &pb.SubmitRequest{Job: "keycount", Args: []string{out, "--rate", "80000"}})
+	info, err := h.client(t, ctx).Submit(ctx, &pb.SubmitRequest{Job: "keycount", Args: append([]string{out, "--rate", "80000"}, args...)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,5 +125,45 @@ func testTakeover(t *testing.T, lose func(*haCluster)) {
 	}
 	if n := h.workerLogs.count("cancelled|attempt .* running: restored|failed"); n != 0 {
 		t.Fatalf("%d attempts were cancelled, failed or restarted on the workers", n)
+	}
+}
+
+// The leader and a worker die together: the standby cannot adopt the
+// attempt (a share is missing), so after the adopt timeout it cancels the
+// shares the other workers still run and restarts the job from its
+// latest checkpoint on the slots there are; the output is still the
+// one-process run's.
+func TestAStandbyRestartsAJobItCannotAdoptFromItsCheckpoint(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	h := newHACluster(t, ctx)
+	defer h.close()
+	h.workers = append(h.workers, startWorker(t, ctx, cluster.WorkerConfig{ID: "w4", Coordinators: []string{h.leader.Addr(), h.backup.Addr()},
+		Program: h.prog, Log: func(l string) { h.workerLogs.add("w4: " + l) }}))
+	ref := filepath.Join(h.dir, "ref")
+	rp, _ := h.prog.Open(ctx, "keycount", "ref", []string{ref})
+	if err := rp.(pipeline).p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(h.dir, "out")
+	info, err := h.client(t, ctx).Submit(ctx, &pb.SubmitRequest{Job: "keycount", Args: []string{out, "--rate", "80000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.logs.wait(t, "^"+info.Id+": checkpoint 3 completed")
+	placed, err := h.client(t, ctx).GetJob(ctx, &pb.GetJobRequest{Id: info.Id})
+	if err != nil || len(placed.Workers) == 0 {
+		t.Fatalf("placement of the job: %v %v", placed, err)
+	}
+	victim := placed.Workers[0].WorkerId
+	h.leader.Abandon()
+	i := int(victim[1] - '1') // w1..w4
+	h.workers[i].stop()
+	h.workers = append(h.workers[:i], h.workers[i+1:]...)
+	h.logs.wait(t, "^b: job "+info.Id+": no running attempt to adopt within .*: restarting it from its latest checkpoint")
+	awaitFinished(t, ctx, h.client(t, ctx), h.logs, info.Id)
+	sameOutput(t, out, ref)
+	if n := h.workerLogs.count("adopted by the coordinator"); n != 0 {
+		t.Fatalf("%d shares were adopted though the attempt lacked one", n)
 	}
 }
