@@ -283,6 +283,15 @@ does, read from the coordinator through its control plane (and so with its
 			if jobArgs, err = fromSavepoint(jobArgs, from); err != nil {
 				return err
 			}
+			show := func(string) {}
+			if httpAddr != "" {
+				var stop func()
+				if show, stop, err = serveSubmitted(cmd.Context(), &c, httpAddr, stderr); err != nil {
+					return err
+				}
+				defer stop()
+				wait = true
+			}
 			var info *pb.JobInfo
 			err = c.call(cmd.Context(), func(ctx context.Context, cc pb.CoordinatorClient) (err error) {
 				info, err = cc.Submit(ctx, &pb.SubmitRequest{Job: job, Args: jobArgs})
@@ -292,14 +301,7 @@ does, read from the coordinator through its control plane (and so with its
 				return err
 			}
 			fmt.Fprintln(stdout, info.Id)
-			if httpAddr != "" {
-				stop, err := serveSubmitted(cmd.Context(), &c, info.Id, httpAddr, stderr)
-				if err != nil {
-					return err
-				}
-				defer stop()
-				wait = true
-			}
+			show(info.Id)
 			if !wait {
 				return nil
 			}

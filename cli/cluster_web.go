@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -69,15 +70,20 @@ func clusterJobs(api coordinatorAPI, logf func(string)) func() []web.Job {
 	}
 }
 
-// clusterJobByID returns the job id of the coordinator api, asked at
-// each web request; as clusterJobs.
-func clusterJobByID(api coordinatorAPI, id string, logf func(string)) func() []web.Job {
+// clusterJobByID returns the job whose id is *id, asked of the
+// coordinator api at each web request; none while id is empty. As
+// clusterJobs.
+func clusterJobByID(api coordinatorAPI, id *atomic.Pointer[string], logf func(string)) func() []web.Job {
 	return func() []web.Job {
+		name := id.Load()
+		if name == nil {
+			return nil
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), askTimeout)
 		defer cancel()
-		info, err := api.GetJob(ctx, &pb.GetJobRequest{Id: id})
+		info, err := api.GetJob(ctx, &pb.GetJobRequest{Id: *name})
 		if err != nil {
-			logf(fmt.Sprintf("dashboard: asking for job %s: %v", id, err))
+			logf(fmt.Sprintf("dashboard: asking for job %s: %v", *name, err))
 			return nil
 		}
 		return []web.Job{clusterJob{api, info}}
@@ -194,23 +200,29 @@ type coordinatorRefusal struct {
 func (e coordinatorRefusal) Error() string { return e.msg }
 func (e coordinatorRefusal) Unwrap() error { return e.is }
 
-// serveSubmitted serves, on addr, the dashboard, metrics and API of job
-// id, read from the coordinator that c calls, until the returned stop is
-// called.
-func serveSubmitted(ctx context.Context, c *client, id, addr string, stderr io.Writer) (stop func(), err error) {
+// serveSubmitted serves, on addr, the dashboard, metrics and API of the
+// job weir submit submits, read from the coordinator that c calls, until
+// the returned stop is called. It serves before the job is submitted, so
+// that an address it cannot listen on refuses the command before the job
+// runs: show(id) names the job once it has its id.
+func serveSubmitted(ctx context.Context, c *client, addr string, stderr io.Writer) (show func(id string), stop func(), err error) {
 	conn, err := c.sec.Dial(c.addr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	api := remoteCoordinator{pb.NewCoordinatorClient(conn)}
 	logf := func(line string) { fmt.Fprintf(stderr, "weir: %s\n", line) }
-	url, stopHTTP, err := web.NewClusterServer(clusterJobByID(api, id, logf), nil).Start(ctx, addr)
+	var id atomic.Pointer[string]
+	url, stopHTTP, err := web.NewClusterServer(clusterJobByID(api, &id, logf), nil).Start(ctx, addr)
 	if err != nil {
 		conn.Close()
-		return nil, usagef("--http: %v", err)
+		return nil, nil, usagef("--http: %v", err)
 	}
-	fmt.Fprintf(stderr, "weir: dashboard of job %s at %s/, metrics at %s/metrics, API at %s/api/v1/jobs\n", id, url, url, url)
-	return func() {
+	show = func(job string) {
+		id.Store(&job)
+		fmt.Fprintf(stderr, "weir: dashboard of job %s at %s/, metrics at %s/metrics, API at %s/api/v1/jobs\n", job, url, url, url)
+	}
+	return show, func() {
 		stopHTTP()
 		conn.Close()
 	}, nil

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	weirapi "github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli"
 	"github.com/weir-stream/weir/cli/internal/web/uitest"
 )
 
@@ -260,4 +261,13 @@ func TestCoordinatorDashboardInABrowser(t *testing.T) {
 		t.Errorf("the coordinator's dashboard check failed (%v)\ncoordinator:\n%s\nsubmit:\n%s", err, w.coord.output(), w.client.output())
 	}
 	w.cancel()
+}
+
+// weir submit --http with an address it cannot listen on is a usage
+// error before anything is submitted: no coordinator is asked.
+func TestSubmitRefusesABadHTTPAddressBeforeSubmitting(t *testing.T) {
+	code, stdout, stderr := weir(t, "submit", "--coordinator", "127.0.0.1:1", "keycount", "--http", "256.0.0.1:99999")
+	if code != cli.ExitUsage || !strings.Contains(stderr, "--http") || strings.Contains(stderr, "coordinator 127.0.0.1:1") || stdout != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q; want a usage error about --http", code, stdout, stderr)
+	}
 }
