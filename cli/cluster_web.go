@@ -32,19 +32,39 @@ type coordinatorAPI interface {
 	Savepoint(context.Context, *pb.SavepointRequest) (*pb.SavepointInfo, error)
 }
 
-// remoteCoordinator is a coordinatorAPI over a control plane connection.
-type remoteCoordinator struct{ c pb.CoordinatorClient }
+// remoteCoordinator is a coordinatorAPI over the control plane: each
+// call goes to the coordinator that leads among the client's when it is
+// made, so the dashboard follows a takeover.
+type remoteCoordinator struct{ c *client }
 
-func (r remoteCoordinator) ListJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.ListJobsResponse, error) {
-	return r.c.ListJobs(ctx, req)
+func (r remoteCoordinator) ListJobs(ctx context.Context, req *pb.ListJobsRequest) (out *pb.ListJobsResponse, err error) {
+	err = r.c.callWithin(ctx, askTimeout, func(ctx context.Context, cc pb.CoordinatorClient) (err error) {
+		out, err = cc.ListJobs(ctx, req)
+		return err
+	})
+	return out, err
 }
 
-func (r remoteCoordinator) GetJob(ctx context.Context, req *pb.GetJobRequest) (*pb.JobInfo, error) {
-	return r.c.GetJob(ctx, req)
+func (r remoteCoordinator) GetJob(ctx context.Context, req *pb.GetJobRequest) (out *pb.JobInfo, err error) {
+	err = r.c.callWithin(ctx, askTimeout, func(ctx context.Context, cc pb.CoordinatorClient) (err error) {
+		out, err = cc.GetJob(ctx, req)
+		return err
+	})
+	return out, err
 }
 
-func (r remoteCoordinator) Savepoint(ctx context.Context, req *pb.SavepointRequest) (*pb.SavepointInfo, error) {
-	return r.c.Savepoint(ctx, req)
+// Savepoint answers the coordinator's refusal as its status, unwrapped
+// from the client's context, for clusterJob.TakeSavepoint.
+func (r remoteCoordinator) Savepoint(ctx context.Context, req *pb.SavepointRequest) (out *pb.SavepointInfo, err error) {
+	var refusal error
+	err = r.c.callWithin(ctx, savepointTimeout, func(ctx context.Context, cc pb.CoordinatorClient) error {
+		out, refusal = cc.Savepoint(ctx, req)
+		return refusal
+	})
+	if refusal != nil {
+		return nil, refusal
+	}
+	return out, err
 }
 
 // askTimeout bounds one question to the coordinator for a web request.
@@ -206,26 +226,18 @@ func (e coordinatorRefusal) Unwrap() error { return e.is }
 // that an address it cannot listen on refuses the command before the job
 // runs: show(id) names the job once it has its id.
 func serveSubmitted(ctx context.Context, c *client, addr string, stderr io.Writer) (show func(id string), stop func(), err error) {
-	conn, err := c.sec.Dial(c.addr)
-	if err != nil {
-		return nil, nil, err
-	}
-	api := remoteCoordinator{pb.NewCoordinatorClient(conn)}
+	api := remoteCoordinator{c}
 	logf := func(line string) { fmt.Fprintf(stderr, "weir: %s\n", line) }
 	var id atomic.Pointer[string]
 	url, stopHTTP, err := web.NewClusterServer(clusterJobByID(api, &id, logf), nil).Start(ctx, addr)
 	if err != nil {
-		conn.Close()
 		return nil, nil, usagef("--http: %v", err)
 	}
 	show = func(job string) {
 		id.Store(&job)
 		fmt.Fprintf(stderr, "weir: dashboard of job %s at %s/, metrics at %s/metrics, API at %s/api/v1/jobs\n", job, url, url, url)
 	}
-	return show, func() {
-		stopHTTP()
-		conn.Close()
-	}, nil
+	return show, stopHTTP, nil
 }
 
 // serveCoordinator serves, on addr, the dashboard, metrics and API of

@@ -48,7 +48,7 @@ func TestJobInfoCarriesThePlanAndTheSubtasksMetrics(t *testing.T) {
 	}
 	defer c.Close()
 	for _, id := range []string{"w1", "w2"} {
-		w := startWorker(t, ctx, cluster.WorkerConfig{ID: id, Coordinator: c.Addr(), Program: endlessProgram{store, logs}, Slots: 1})
+		w := startWorker(t, ctx, cluster.WorkerConfig{ID: id, Coordinators: []string{c.Addr()}, Program: endlessProgram{store, logs}, Slots: 1})
 		defer w.stop()
 	}
 	info, err := c.Submit(ctx, &pb.SubmitRequest{Job: "endless", Args: []string{filepath.Join(dir, "out")}})
@@ -82,7 +82,7 @@ func TestJobInfoCarriesThePlanAndTheSubtasksMetrics(t *testing.T) {
 		t.Errorf("the subtasks run on %v, want w1 and w2", workers)
 	}
 	st := c.Stats()
-	if st.Workers != 2 || st.Slots != 2 || st.SlotsUsed != 2 || st.Epoch == 0 || st.Deposed || st.Jobs[cluster.Running] != 1 || len(st.Jobs) != 6 {
+	if st.Workers != 2 || st.Slots != 2 || st.SlotsUsed != 2 || st.Epoch == 0 || !st.Leading || st.Jobs[cluster.Running] != 1 || len(st.Jobs) != 6 {
 		t.Errorf("the coordinator's figures while the job runs: %+v", st)
 	}
 

@@ -37,7 +37,7 @@ func TestClusterServerLabelsWorkersAndNamesTheSavepointsJob(t *testing.T) {
 	src.Add(weir.SubtaskMetrics{RecordsIn: 5, Watermark: weir.MinWatermark, Worker: "w1"})
 	src.Add(weir.SubtaskMetrics{RecordsIn: 7, Watermark: weir.MinWatermark, Worker: "w2"})
 	jobs := []Job{clusterJob{"a-1", []weir.TaskMetrics{src}, &taken}, clusterJob{"b-2", nil, &taken}}
-	stats := cluster.Stats{Workers: 2, Slots: 4, SlotsUsed: 2, Epoch: 3, Jobs: map[string]int{"running": 2, "failed": 0}}
+	stats := cluster.Stats{Workers: 2, Slots: 4, SlotsUsed: 2, Epoch: 3, Leading: true, Jobs: map[string]int{"running": 2, "failed": 0}}
 	s := NewClusterServer(func() []Job { return jobs }, func() cluster.Stats { return stats })
 	s.DefaultSavepointDir = "/sp"
 
