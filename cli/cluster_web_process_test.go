@@ -208,6 +208,11 @@ func TestCoordinatorServesTheClustersJobs(t *testing.T) {
 		t.Errorf("weir_checkpoints_total completed: %v (present: %v), want above 0", v, ok)
 	}
 
+	// weir status reads the coordinator's API as a job's.
+	if code, stdout, stderr := weir(t, "status", "--http", w.url, w.job); code != 0 || !strings.Contains(stdout, source) {
+		t.Errorf("weir status --http %s %s: %d\n%s%s", w.url, w.job, code, stdout, stderr)
+	}
+
 	// weir submit --http serves the same job, read from the coordinator.
 	var submitted []struct{ Name string }
 	getJSON(t, w.submitURL+"/api/v1/jobs", &submitted)
