@@ -276,3 +276,64 @@ func TestSubmitRefusesABadHTTPAddressBeforeSubmitting(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want a usage error about --http", code, stdout, stderr)
 	}
 }
+
+// Under --ha each coordinator serves its own dashboard: the leader's
+// shows the job and weir_coordinator_leading 1, the standby's no job and
+// 0; after a handover the new leader's shows the job it adopted, and the
+// old leader's, a standby again, none.
+func TestEachHACoordinatorServesItsDashboard(t *testing.T) {
+	skipShort(t)
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	startHA := func(name string) (p *proc, addr, url string) {
+		p = start(t, name, "coordinator", "--ha", "--listen", "127.0.0.1:0", "--checkpoint-store", store, "--lease-period", "1s",
+			"--heartbeat-timeout", "1s", "--heartbeat-interval", "100ms", "--http", "127.0.0.1:0")
+		return p, p.waitFor(`listening on (\S+) `)[1], p.waitFor(`dashboard at (\S+)/,`)[1]
+	}
+	a, addrA, urlA := startHA("coordinator-a")
+	a.waitFor(`leading the store .* with epoch 1`)
+	b, addrB, urlB := startHA("coordinator-b")
+	b.waitFor(`the leader \(epoch 1\) serves at ` + regexp.QuoteMeta(addrA))
+	addrs := addrA + "," + addrB
+	for _, id := range []string{"w1", "w2"} {
+		start(t, id, "worker", "--coordinator", addrs, "--slots", "1", "--id", id).waitFor("joined coordinator")
+	}
+	code, stdout, stderr := weir(t, "submit", "--coordinator", addrs, "keycount", "--events", "100000000", "--rate", "20000", "-p", "2",
+		"--output", filepath.Join(dir, "out"), "--guarantee", "exactly-once", "--checkpoint-interval", "200ms")
+	if code != 0 {
+		t.Fatalf("weir submit: %d\n%s", code, stderr)
+	}
+	job := strings.TrimSpace(stdout)
+
+	// leading says what url's /metrics says of the lead, jobs the jobs it
+	// lists.
+	leading := func(url string) float64 {
+		v, _ := metricValue(httpGet(t, url+"/metrics"), "weir_coordinator_leading")
+		return v
+	}
+	jobs := func(url string) int {
+		var js []struct{ Name string }
+		getJSON(t, url+"/api/v1/jobs", &js)
+		return len(js)
+	}
+	running := func(ts []weirapi.TaskMetrics) bool {
+		return len(ts) > 0 && ts[0].RecordsIn > 0 && ts[0].Subtasks[0].Worker != ""
+	}
+	awaitAPI(t, urlA+"/api/v1/jobs/"+job+"/tasks", "records through the leader's job", running)
+	if leading(urlA) != 1 || leading(urlB) != 0 || jobs(urlB) != 0 {
+		t.Errorf("before the handover: a leading %v, b leading %v with %d jobs; want 1, 0 and 0", leading(urlA), leading(urlB), jobs(urlB))
+	}
+
+	if code, _, stderr := weir(t, "coordinator", "handover", "--coordinator", addrs); code != 0 {
+		t.Fatalf("weir coordinator handover: %d\n%s", code, stderr)
+	}
+	b.waitFor(`job ` + job + `: adopting its running attempt`)
+	a.waitFor(`the leader \(epoch 2\) serves at`)
+	awaitAPI(t, urlB+"/api/v1/jobs/"+job+"/tasks", "records through the adopted job", running)
+	if leading(urlB) != 1 || leading(urlA) != 0 || jobs(urlA) != 0 {
+		t.Errorf("after the handover: b leading %v, a leading %v with %d jobs; want 1, 0 and 0", leading(urlB), leading(urlA), jobs(urlA))
+	}
+	if code, _, stderr := weir(t, "cancel", "--coordinator", addrs, job); code != 0 {
+		t.Errorf("weir cancel: %d\n%s", code, stderr)
+	}
+}
