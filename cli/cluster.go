@@ -59,7 +59,7 @@ func coordinatorCommand(stdout, stderr io.Writer) *cobra.Command {
 	var cfg cluster.CoordinatorConfig
 	var stateDir, store, httpAddr string
 	cmd := &cobra.Command{
-		Use:   "coordinator --listen ADDR (--state-dir DIR | --checkpoint-store URL)",
+		Use:   "coordinator --listen ADDR (--state-dir DIR | --checkpoint-store URL) [--http ADDR]",
 		Short: "Start a cluster's coordinator",
 		Long: `Start the coordinator of a cluster: workers join it, clients submit jobs to it,
 and it places each job's subtasks on the workers' slots, drives checkpoints and
