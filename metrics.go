@@ -1,7 +1,6 @@
 package weir
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/weir-stream/weir/internal/dataflow"
@@ -76,6 +75,24 @@ type SubtaskMetrics struct {
 	RetainedBytes int64 `json:"retained_bytes,omitempty"`
 
 	StandbyRetainedBytes int64 `json:"standby_retained_bytes,omitempty"`
+
+	// Worker is the id of the cluster worker that runs the subtask, as
+	// its coordinator serves it (weir coordinator --http); empty in a
+	// single process.
+	Worker string `json:"worker,omitempty"`
+}
+
+// Add appends s to t's subtasks and counts it in t's totals: the counters
+// add up, the watermark is the lowest. A TaskMetrics to add subtasks to
+// starts with its Watermark at EndOfTime.
+func (t *TaskMetrics) Add(s SubtaskMetrics) {
+	t.Subtasks = append(t.Subtasks, s)
+	t.RecordsIn += s.RecordsIn
+	t.RecordsOut += s.RecordsOut
+	t.BytesOut += s.BytesOut
+	t.RecordsWritten += s.RecordsWritten
+	t.LateDropped += s.LateDropped
+	t.Watermark = min(t.Watermark, s.Watermark)
 }
 
 // Histogram is a latency histogram: Counts[i] counts durations up to
@@ -121,26 +138,10 @@ func (p *Pipeline) Metrics() []TaskMetrics {
 			sub.StandbyRetainedBytes = rt.StandbyRetained(v.ID, s)
 			sub.Latency.Counts, sub.Latency.Sum = sm.Latency.Snapshot()
 			sub.Idle, sub.Backpressured = time.Duration(sm.Idle.Load()), time.Duration(sm.Backpressured.Load())
-			if c := sm.HeldBackBy.Load(); c >= 0 {
-				if name, st, ok := rt.ChannelSource(v.ID, s, int(c)); ok {
-					sub.WatermarkHeldBackBy = fmt.Sprintf("%s [subtask %d]", name, st)
-				}
-			}
-			if st := sm.Started.Load(); st > 0 {
-				end := time.Now()
-				if e := sm.Ended.Load(); e > 0 {
-					end = time.Unix(0, e)
-				}
-				sub.Busy = max(0, end.Sub(time.Unix(0, st))-sub.Idle-sub.Backpressured)
-			}
+			sub.WatermarkHeldBackBy = rt.WatermarkHeldBackBy(v.ID, s)
+			sub.Busy = sm.Busy(time.Now())
 			sub.EventTimeLatency.Counts, sub.EventTimeLatency.Sum = sm.EventTimeLatency.Snapshot()
-			m.Subtasks = append(m.Subtasks, sub)
-			m.RecordsIn += sub.RecordsIn
-			m.RecordsOut += sub.RecordsOut
-			m.BytesOut += sub.BytesOut
-			m.RecordsWritten += sub.RecordsWritten
-			m.LateDropped += sub.LateDropped
-			m.Watermark = min(m.Watermark, sub.Watermark)
+			m.Add(sub)
 		}
 		out[i] = m
 	}

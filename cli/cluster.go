@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -56,9 +57,9 @@ func logTo(w io.Writer, who string) func(string) {
 
 func coordinatorCommand(stdout, stderr io.Writer) *cobra.Command {
 	var cfg cluster.CoordinatorConfig
-	var stateDir, store string
+	var stateDir, store, httpAddr string
 	cmd := &cobra.Command{
-		Use:   "coordinator --listen ADDR (--state-dir DIR | --checkpoint-store URL)",
+		Use:   "coordinator --listen ADDR (--state-dir DIR | --checkpoint-store URL) [--http ADDR]",
 		Short: "Start a cluster's coordinator",
 		Long: `Start the coordinator of a cluster: workers join it, clients submit jobs to it,
 and it places each job's subtasks on the workers' slots, drives checkpoints and
@@ -77,7 +78,14 @@ standby until the leader's lease (--lease-period) expires or the leader hands
 over (weir coordinator handover), then takes over without restarting any
 task; after it lost the lead it waits as a standby again. Workers and
 clients given every coordinator's address (--coordinator a,b) follow the
-leader.`,
+leader.
+
+With --http ADDR the coordinator serves the dashboard (/), Prometheus metrics
+(/metrics) and the JSON API (/api/v1/jobs) of every job of the cluster, as
+weir run --http does for one job: the subtasks' metrics come from the
+workers' heartbeats and carry the label worker, and /metrics adds the
+coordinator's own (workers, slots, leadership epoch, jobs by state). A
+standby serves it too, without jobs until it leads.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if (stateDir == "") == (store == "") {
@@ -89,7 +97,7 @@ leader.`,
 			cfg.Store = stateDir + store
 			cfg.Program = program{stdout, stderr}
 			cfg.Log = logTo(stderr, "coordinator")
-			return runCoordinator(cmd.Context(), cfg, stderr)
+			return runCoordinator(cmd.Context(), cfg, httpAddr, stderr)
 		},
 	}
 	cmd.AddCommand(handoverCommand(stdout, stderr))
@@ -106,18 +114,30 @@ leader.`,
 	fs.StringVar(&cfg.Advertise, "advertise", "", "the address workers and clients reach this coordinator at, which standbys name to them (default: the --listen address)")
 	fs.DurationVar(&cfg.AdoptTimeout, "adopt-timeout", 0, "how long a coordinator that took over waits for the workers to report a job's running tasks before it restarts the job from its latest checkpoint (default: twice --heartbeat-timeout)")
 	fs.DurationVar(&cfg.AutoRescaleDelay, "auto-rescale-delay", 2*time.Second, "how long a job submitted with --parallelism auto waits after workers joined or left, for no more to, before it rescales to the slots there are")
+	fs.StringVar(&httpAddr, "http", "", "serve the dashboard (/), Prometheus metrics (/metrics) and the JSON API (/api/v1/jobs) of every job of the cluster on this address, e.g. 127.0.0.1:8081 (default: off)")
 	securityFlags(fs, &cfg.Security)
 	return cmd
 }
 
 // runCoordinator runs a coordinator until ctx ends; with --ha, one that
 // lost the lead (superseded or handed over) waits as a standby again.
-func runCoordinator(ctx context.Context, cfg cluster.CoordinatorConfig, stderr io.Writer) error {
+// With httpAddr it serves the dashboard of the coordinator that runs, from
+// before the first claims the store: a bad address claims nothing.
+func runCoordinator(ctx context.Context, cfg cluster.CoordinatorConfig, httpAddr string, stderr io.Writer) error {
+	var current atomic.Pointer[cluster.Coordinator]
+	if httpAddr != "" {
+		stop, err := serveCoordinator(ctx, current.Load, httpAddr, cfg.SavepointDir, stderr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	for {
 		c, err := cluster.NewCoordinator(ctx, cfg)
 		if err != nil {
 			return err
 		}
+		current.Store(c)
 		role := "leading"
 		if cfg.HA {
 			role = "standby until it leads"
@@ -127,6 +147,7 @@ func runCoordinator(ctx context.Context, cfg cluster.CoordinatorConfig, stderr i
 		case <-ctx.Done():
 		case <-c.Done():
 		}
+		current.Store(nil)
 		c.Close()
 		err = c.Deposed()
 		if ctx.Err() != nil || !cfg.HA || !(errors.Is(err, cluster.ErrDeposed) || errors.Is(err, cluster.ErrHandedOver)) {
@@ -230,9 +251,9 @@ func (c *client) callWithin(ctx context.Context, timeout time.Duration, f func(c
 func submitCommand(stdout, stderr io.Writer) *cobra.Command {
 	var c client
 	var wait bool
-	var from string
+	var from, httpAddr string
 	cmd := &cobra.Command{
-		Use:   "submit [--coordinator ADDR] JOB [job flags] [--from-savepoint PATH] [--wait]",
+		Use:   "submit [--coordinator ADDR] JOB [job flags] [--from-savepoint PATH] [--wait] [--http ADDR]",
 		Short: "Run a job on a cluster",
 		Long: `Submit a job to a cluster's coordinator and print its id. The job's flags are
 those of weir run JOB (see weir run JOB --help); without --state-dir the job
@@ -246,7 +267,13 @@ stopped, 1 otherwise.
 when workers join it rescales up (weir rescale) once none joined for the
 coordinator's --auto-rescale-delay, and when workers leave it starts again at
 the slots that remain from its latest checkpoint rather than wait for
-replacements. Each change is a restart of the whole job at a checkpoint.`,
+replacements. Each change is a restart of the whole job at a checkpoint.
+
+The dashboard of every job of a cluster is the coordinator's (weir
+coordinator --http ADDR). With --http ADDR, weir submit serves on ADDR the
+dashboard, metrics and JSON API of the job it submitted, as weir run --http
+does, read from the coordinator through its control plane (and so with its
+--token and TLS), and waits for the job to end as with --wait.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			job, jobArgs := args[0], args[1:]
@@ -254,9 +281,24 @@ replacements. Each change is a restart of the whole job at a checkpoint.`,
 				wait = true
 				jobArgs = slices.Delete(jobArgs, i, i+1)
 			}
-			jobArgs, err := fromSavepoint(jobArgs, from)
+			jobArgs, addr, err := takeFlag(jobArgs, "http")
 			if err != nil {
 				return err
+			}
+			if addr != "" {
+				httpAddr = addr
+			}
+			if jobArgs, err = fromSavepoint(jobArgs, from); err != nil {
+				return err
+			}
+			show := func(string) {}
+			if httpAddr != "" {
+				var stop func()
+				if show, stop, err = serveSubmitted(cmd.Context(), &c, httpAddr, stderr); err != nil {
+					return err
+				}
+				defer stop()
+				wait = true
 			}
 			var info *pb.JobInfo
 			err = c.call(cmd.Context(), func(ctx context.Context, cc pb.CoordinatorClient) (err error) {
@@ -267,6 +309,7 @@ replacements. Each change is a restart of the whole job at a checkpoint.`,
 				return err
 			}
 			fmt.Fprintln(stdout, info.Id)
+			show(info.Id)
 			if !wait {
 				return nil
 			}
@@ -277,8 +320,27 @@ replacements. Each change is a restart of the whole job at a checkpoint.`,
 	fs.SetInterspersed(false) // flags after JOB are the job's
 	c.define(fs)
 	fs.BoolVar(&wait, "wait", false, "wait for the job to end")
+	fs.StringVar(&httpAddr, "http", "", "serve the submitted job's dashboard (/), Prometheus metrics (/metrics) and JSON API (/api/v1/jobs) on this address, read from the coordinator, until the job ends (implies --wait; the coordinator's own --http serves every job)")
 	fs.StringVar(&from, "from-savepoint", "", "start the job from the savepoint at PATH (the same as the job flag --restore PATH)")
 	return cmd
+}
+
+// takeFlag removes --name VALUE or --name=VALUE from args and returns
+// the rest and VALUE ("" if args have no such flag).
+func takeFlag(args []string, name string) (rest []string, value string, err error) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--"+name:
+			if i+1 == len(args) {
+				return nil, "", usagef("--%s needs a value", name)
+			}
+			return append(slices.Clone(args[:i]), args[i+2:]...), args[i+1], nil
+		case strings.HasPrefix(a, "--"+name+"="):
+			return append(slices.Clone(args[:i]), args[i+1:]...), strings.TrimPrefix(a, "--"+name+"="), nil
+		}
+	}
+	return args, "", nil
 }
 
 // fromSavepoint turns --from-savepoint PATH, given to submit (from) or

@@ -49,7 +49,7 @@ func (pr program) Open(_ context.Context, job, name string, args []string) (clus
 	case f.explain:
 		return nil, fmt.Errorf("--explain runs only with weir run")
 	case f.http != "":
-		return nil, fmt.Errorf("--http serves one process's job; a cluster's jobs are seen through the coordinator (weir status)")
+		return nil, fmt.Errorf("--http is not a job flag on a cluster: the coordinator serves every job's dashboard (weir coordinator --http), and weir submit --http the submitted job's")
 	}
 	base, policy, err := f.baseOptions()
 	if err != nil {

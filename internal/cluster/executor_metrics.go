@@ -48,17 +48,9 @@ func (x *remoteExecutor) subtaskCounts() []*pb.SubtaskCounts {
 	x.mu.Unlock()
 	var out []*pb.SubtaskCounts
 	for id, sh := range where {
-		c := &pb.SubtaskCounts{Subtask: ref(id), WorkerId: sh.w.id}
 		sh.w.mu.Lock()
-		if m := sh.w.metrics[sh.key]; m != nil {
-			for _, r := range m.Subtasks {
-				if sid(r.Subtask) == id {
-					c.RecordsIn, c.RecordsOut, c.Reported = r.RecordsIn, r.RecordsOut, true
-				}
-			}
-		}
+		out = append(out, reportedCounts(sh.w, sh.key, id))
 		sh.w.mu.Unlock()
-		out = append(out, c)
 	}
 	return out
 }

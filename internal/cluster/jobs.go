@@ -17,6 +17,7 @@ import (
 	"github.com/weir-stream/weir/internal/cluster/pb"
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/engine"
+	"github.com/weir-stream/weir/internal/plan"
 )
 
 // Job states.
@@ -79,6 +80,7 @@ type job struct {
 	ended                       bool
 	runErr                      error
 	handOver                    bool
+	plan                        *plan.Plan // nil for a job that ended before this coordinator started
 }
 
 // setDetail says what the job waits for ("" once it runs), and logs it
@@ -169,7 +171,8 @@ func (c *Coordinator) start(ctx context.Context, rec jobRecord, resume, adopt bo
 	jctx, cancel := context.WithCancel(c.ctx)
 	j := &job{c: c, id: rec.ID, job: rec.Job, args: args, p: p, cancel: cancel, rec: rec,
 		guarantee: cfg.Mode.String(), failover: cfg.Failover.String(),
-		parallelism: parallelismOf(cfg.Plan), maxParallelism: cfg.Plan.MaxParallelism, done: make(chan struct{})}
+		parallelism: parallelismOf(cfg.Plan), maxParallelism: cfg.Plan.MaxParallelism, done: make(chan struct{}),
+		plan: cfg.Plan}
 	if err := c.save(ctx, j); err != nil {
 		cancel()
 		return nil, err
@@ -418,6 +421,7 @@ func (j *job) info() *pb.JobInfo {
 		}
 		in.Workers = append(in.Workers, wt)
 	}
+	in.Plan, in.Tasks = planInfo(j.plan)
 	slices.SortFunc(in.Workers, func(a, b *pb.WorkerTasks) int { return strings.Compare(a.WorkerId, b.WorkerId) })
 	slices.SortFunc(in.Subtasks, func(a, b *pb.SubtaskCounts) int {
 		return cmp.Or(cmp.Compare(a.Subtask.GetVertex(), b.Subtask.GetVertex()), cmp.Compare(a.Subtask.GetSubtask(), b.Subtask.GetSubtask()))

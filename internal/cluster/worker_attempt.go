@@ -111,7 +111,7 @@ func (a *workerAttempt) metrics() *pb.AttemptMetrics {
 				continue
 			}
 			m := rt.Metrics(v.ID, i)
-			out.Subtasks = append(out.Subtasks, &pb.SubtaskCounts{Subtask: ref(id), RecordsIn: m.RecordsIn.Load(), RecordsOut: m.RecordsOut.Load()})
+			out.Subtasks = append(out.Subtasks, localSubtaskCounts(rt, id))
 			written += m.Written.Load()
 			if t := m.FirstWrite.Load(); t != 0 && (firstWrite == 0 || t < firstWrite) {
 				firstWrite = t

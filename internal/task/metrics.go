@@ -96,6 +96,20 @@ func (h *Histogram) Snapshot() (counts []int64, sum time.Duration) {
 	return counts, time.Duration(h.sum.Load())
 }
 
+// Busy returns the time the subtask was neither idle nor backpressured,
+// from its start to its end (to now while it runs); 0 before it started.
+func (m *Metrics) Busy(now time.Time) time.Duration {
+	st := m.Started.Load()
+	if st <= 0 {
+		return 0
+	}
+	end := now
+	if e := m.Ended.Load(); e > 0 {
+		end = time.Unix(0, e)
+	}
+	return max(0, end.Sub(time.Unix(0, st))-time.Duration(m.Idle.Load())-time.Duration(m.Backpressured.Load()))
+}
+
 // NewMetrics returns zeroed metrics with the watermark at dataflow.MinWatermark.
 func NewMetrics() *Metrics {
 	m := &Metrics{}

@@ -395,3 +395,18 @@ func (r *Runtime) ChannelSource(v, i, c int) (task string, subtask int, ok bool)
 	}
 	return r.plan.Vertices[id.Vertex].Name(), id.Subtask, true
 }
+
+// WatermarkHeldBackBy names the input whose watermark holds back subtask
+// i of vertex v's, as "task [subtask n]"; empty for a source and while no
+// input is active.
+func (r *Runtime) WatermarkHeldBackBy(v, i int) string {
+	c := r.metrics[v][i].HeldBackBy.Load()
+	if c < 0 {
+		return ""
+	}
+	name, st, ok := r.ChannelSource(v, i, int(c))
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%s [subtask %d]", name, st)
+}

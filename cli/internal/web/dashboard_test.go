@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/cli/internal/web/uitest"
 	"github.com/weir-stream/weir/connectors/generator"
 	"github.com/weir-stream/weir/weirtest"
 )
@@ -43,25 +43,6 @@ func TestDashboardServesItsFiles(t *testing.T) {
 	}
 }
 
-// dashboardPrerequisites returns what is missing to run the browser test.
-func dashboardPrerequisites() []string {
-	var missing []string
-	chromium := os.Getenv("CHROMIUM")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(chromium); err != nil {
-		missing = append(missing, "Chromium at "+chromium+" (Debian/Ubuntu: apt-get install -y chromium; or set CHROMIUM to a Chromium binary)")
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		missing = append(missing, "node in PATH (Node.js 18 or newer)")
-	}
-	if _, err := os.Stat(filepath.Join("uitest", "node_modules", "playwright-core", "package.json")); err != nil {
-		missing = append(missing, "playwright-core (run: npm ci --prefix cli/internal/web/uitest)")
-	}
-	return missing
-}
-
 // TestDashboardInABrowser runs a job with one injected failure, serves it,
 // and has headless Chromium check that the dashboard draws its tasks, its
 // throughput and the failure. It needs Chromium, node and the npm packages
@@ -74,7 +55,7 @@ func dashboardPrerequisites() []string {
 // runs out of it fails with what it waited for, what the page showed, the
 // job's log and the goroutines of the job.
 func TestDashboardInABrowser(t *testing.T) {
-	if missing := dashboardPrerequisites(); len(missing) > 0 {
+	if missing := uitest.Missing(); len(missing) > 0 {
 		t.Fatalf("the browser test needs:\n  %s", strings.Join(missing, "\n  "))
 	}
 	const rate = 2_000 // records per second
@@ -117,8 +98,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	defer stop()
 
 	shot := filepath.Join(t.TempDir(), "dashboard.png")
-	guard := browserHangGuard(t)
-	out, err := runCheck(guard, url+"/", strconv.Itoa(tasks), "1", shot)
+	out, err := uitest.Check(uitest.HangGuard(t), url+"/", strconv.Itoa(tasks), "1", shot)
 	t.Logf("check.mjs:\n%s", out)
 	if err != nil {
 		// t.TempDir goes away with the test: keep the screenshot of the failure.
@@ -150,38 +130,6 @@ func TestDashboardInABrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// browserHangGuard is how long check.mjs may take in all before it gives
-// up: five minutes, far more than a loaded machine needs, or less if go
-// test's -timeout would end the test first, so that the test fails with
-// check.mjs's account of what it waited for rather than go test's panic
-// (it leaves runCheck's minute and another to spare).
-func browserHangGuard(t *testing.T) time.Duration {
-	guard := 5 * time.Minute
-	if dl, ok := t.Deadline(); ok {
-		if left := time.Until(dl) - 2*time.Minute; left < guard {
-			guard = max(left, time.Second)
-		}
-	}
-	return guard
-}
-
-// runCheck runs uitest/check.mjs with args and the hang guard and returns
-// its output. check.mjs stops itself at the guard; if it has not exited a
-// minute later, runCheck kills it and says so (its Chromium, which reads
-// its commands from a pipe of node's, exits when that pipe closes).
-func runCheck(guard time.Duration, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), guard+time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", append([]string{filepath.Join("uitest", "check.mjs")}, args...)...)
-	cmd.Env = append(os.Environ(), "CHECK_TIMEOUT_MS="+strconv.FormatInt(guard.Milliseconds(), 10))
-	cmd.WaitDelay = 10 * time.Second // once killed, for its output pipes
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		err = fmt.Errorf("check.mjs did not stop by its own hang guard of %v and was killed a minute later: %w", guard, err)
-	}
-	return out, err
 }
 
 // goroutines returns the stacks of every goroutine, with what each waits on.

@@ -27,36 +27,69 @@ type Job interface {
 type collector struct {
 	jobs func() []Job
 	now  func() time.Time
+	// worker labels each subtask's metrics with the worker that runs it
+	// (SubtaskMetrics.Worker): a cluster's jobs.
+	worker bool
+}
+
+func (c *collector) task() *taskDescs {
+	if c.worker {
+		return clusterTask
+	}
+	return localTask
+}
+
+// taskDescs describe the metrics of a subtask under one set of labels:
+// job, task and subtask, and on a cluster worker (the worker that runs
+// the subtask).
+type taskDescs struct {
+	recordsIn, recordsOut, bytesOut, written, watermark, lag, queue, idle, backpress, busy, latency, eventLat,
+	restarts, takeovers, standbyLag, duplicates, retained, lateDropped, sbRetained *prometheus.Desc
+}
+
+func newTaskDescs(labels ...string) *taskDescs {
+	d := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, labels, nil) }
+	return &taskDescs{
+		recordsIn:   d("weir_task_records_in_total", "Records a subtask received (sources: read)."),
+		recordsOut:  d("weir_task_records_out_total", "Records a subtask sent to other tasks."),
+		bytesOut:    d("weir_task_bytes_out_total", "Encoded bytes a subtask sent to other tasks."),
+		written:     d("weir_sink_records_written_total", "Records a subtask's sink wrote."),
+		watermark:   d("weir_task_watermark_milliseconds", "A subtask's input watermark, epoch milliseconds."),
+		lag:         d("weir_task_watermark_lag_seconds", "Wall-clock time minus a subtask's input watermark."),
+		queue:       d("weir_task_input_queue_fill_ratio", "How full a subtask's input queues are (1: its senders are backpressured)."),
+		idle:        d("weir_task_idle_seconds_total", "Time a subtask waited for input."),
+		backpress:   d("weir_task_backpressured_seconds_total", "Time a subtask waited for room in its receivers' queues."),
+		busy:        d("weir_task_busy_seconds_total", "Time a subtask neither idle nor backpressured."),
+		latency:     d("weir_task_latency_seconds", "Age of latency markers when they reach a subtask (queueing and processing delay since the source)."),
+		eventLat:    d("weir_sink_event_time_latency_seconds", "Wall-clock time minus the event time of records a sink wrote."),
+		restarts:    d("weir_task_restarts_total", "Restarts of a subtask on its own (fine-grained failover)."),
+		takeovers:   d("weir_task_takeovers_total", "Failures of a subtask its active standby took over."),
+		standbyLag:  d("weir_task_standby_lag_elements", "Input elements a subtask's active standby has yet to apply."),
+		duplicates:  d("weir_task_duplicates_dropped_total", "Records a subtask received again from a restarted sender and dropped by sequence number."),
+		retained:    d("weir_task_retained_bytes", "Output a subtask keeps for replay to a restarted consumer (upstream backup)."),
+		lateDropped: d("weir_late_records_dropped_total", "Records a subtask's window operators dropped as too late for every window, for want of a late side output."),
+		sbRetained:  d("weir_task_standby_retained_bytes", "Output a subtask's active standby keeps for replay after a takeover."),
+	}
+}
+
+func (d *taskDescs) all() []*prometheus.Desc {
+	return []*prometheus.Desc{d.recordsIn, d.recordsOut, d.bytesOut, d.written, d.watermark, d.lag, d.queue, d.idle, d.backpress, d.busy,
+		d.latency, d.eventLat, d.restarts, d.takeovers, d.standbyLag, d.duplicates, d.retained, d.lateDropped, d.sbRetained}
 }
 
 var (
-	taskLabels      = []string{"job", "task", "subtask"}
-	descRecordsIn   = prometheus.NewDesc("weir_task_records_in_total", "Records a subtask received (sources: read).", taskLabels, nil)
-	descRecordsOut  = prometheus.NewDesc("weir_task_records_out_total", "Records a subtask sent to other tasks.", taskLabels, nil)
-	descBytesOut    = prometheus.NewDesc("weir_task_bytes_out_total", "Encoded bytes a subtask sent to other tasks.", taskLabels, nil)
-	descWritten     = prometheus.NewDesc("weir_sink_records_written_total", "Records a subtask's sink wrote.", taskLabels, nil)
-	descWatermark   = prometheus.NewDesc("weir_task_watermark_milliseconds", "A subtask's input watermark, epoch milliseconds.", taskLabels, nil)
-	descLag         = prometheus.NewDesc("weir_task_watermark_lag_seconds", "Wall-clock time minus a subtask's input watermark.", taskLabels, nil)
-	descQueue       = prometheus.NewDesc("weir_task_input_queue_fill_ratio", "How full a subtask's input queues are (1: its senders are backpressured).", taskLabels, nil)
-	descCkpts       = prometheus.NewDesc("weir_checkpoints_total", "Checkpoints that ended, by status.", []string{"job", "status"}, nil)
-	descCkptDur     = prometheus.NewDesc("weir_checkpoint_last_duration_seconds", "Duration of the latest completed checkpoint.", []string{"job"}, nil)
-	descCkptSize    = prometheus.NewDesc("weir_checkpoint_last_size_bytes", "State size of the latest completed checkpoint.", []string{"job"}, nil)
-	descCkptAlign   = prometheus.NewDesc("weir_checkpoint_last_alignment_seconds", "Longest barrier alignment of the latest completed checkpoint.", []string{"job"}, nil)
-	descRestarts    = prometheus.NewDesc("weir_job_restarts_total", "Failures the job recovered from.", []string{"job"}, nil)
-	descRecovery    = prometheus.NewDesc("weir_job_last_recovery_seconds", "Time from the latest failure to the first record written after it.", []string{"job"}, nil)
-	descUp          = prometheus.NewDesc("weir_job_running", "1 while the job runs.", []string{"job"}, nil)
-	descIdle        = prometheus.NewDesc("weir_task_idle_seconds_total", "Time a subtask waited for input.", taskLabels, nil)
-	descBackpress   = prometheus.NewDesc("weir_task_backpressured_seconds_total", "Time a subtask waited for room in its receivers' queues.", taskLabels, nil)
-	descBusy        = prometheus.NewDesc("weir_task_busy_seconds_total", "Time a subtask neither idle nor backpressured.", taskLabels, nil)
-	descLatency     = prometheus.NewDesc("weir_task_latency_seconds", "Age of latency markers when they reach a subtask (queueing and processing delay since the source).", taskLabels, nil)
-	descEventLat    = prometheus.NewDesc("weir_sink_event_time_latency_seconds", "Wall-clock time minus the event time of records a sink wrote.", taskLabels, nil)
-	descTaskRestart = prometheus.NewDesc("weir_task_restarts_total", "Restarts of a subtask on its own (fine-grained failover).", taskLabels, nil)
-	descTakeover    = prometheus.NewDesc("weir_task_takeovers_total", "Failures of a subtask its active standby took over.", taskLabels, nil)
-	descStandbyLag  = prometheus.NewDesc("weir_task_standby_lag_elements", "Input elements a subtask's active standby has yet to apply.", taskLabels, nil)
-	descDuplicates  = prometheus.NewDesc("weir_task_duplicates_dropped_total", "Records a subtask received again from a restarted sender and dropped by sequence number.", taskLabels, nil)
-	descRetained    = prometheus.NewDesc("weir_task_retained_bytes", "Output a subtask keeps for replay to a restarted consumer (upstream backup).", taskLabels, nil)
-	descLateDropped = prometheus.NewDesc("weir_late_records_dropped_total", "Records a subtask's window operators dropped as too late for every window, for want of a late side output.", taskLabels, nil)
-	descSbRetained  = prometheus.NewDesc("weir_task_standby_retained_bytes", "Output a subtask's active standby keeps for replay after a takeover.", taskLabels, nil)
+	// localTask labels a process's subtasks, clusterTask a cluster's,
+	// with the worker that runs each too.
+	localTask   = newTaskDescs("job", "task", "subtask")
+	clusterTask = newTaskDescs("job", "task", "subtask", "worker")
+
+	descCkpts     = prometheus.NewDesc("weir_checkpoints_total", "Checkpoints that ended, by status.", []string{"job", "status"}, nil)
+	descCkptDur   = prometheus.NewDesc("weir_checkpoint_last_duration_seconds", "Duration of the latest completed checkpoint.", []string{"job"}, nil)
+	descCkptSize  = prometheus.NewDesc("weir_checkpoint_last_size_bytes", "State size of the latest completed checkpoint.", []string{"job"}, nil)
+	descCkptAlign = prometheus.NewDesc("weir_checkpoint_last_alignment_seconds", "Longest barrier alignment of the latest completed checkpoint.", []string{"job"}, nil)
+	descRestarts  = prometheus.NewDesc("weir_job_restarts_total", "Failures the job recovered from.", []string{"job"}, nil)
+	descRecovery  = prometheus.NewDesc("weir_job_last_recovery_seconds", "Time from the latest failure to the first record written after it.", []string{"job"}, nil)
+	descUp        = prometheus.NewDesc("weir_job_running", "1 while the job runs.", []string{"job"}, nil)
 )
 
 // histogram converts a weir histogram to a constant Prometheus one.
@@ -74,9 +107,8 @@ func histogram(d *prometheus.Desc, h weir.Histogram, labels []string) (prometheu
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descStateCache, descStateCacheMax, descStateMem, descStateDisk, descStateStores, descRecordsIn, descRecordsOut, descBytesOut, descWritten, descWatermark, descLag,
-		descQueue, descCkpts, descCkptDur, descCkptSize, descCkptAlign, descRestarts, descRecovery, descUp, descLatency, descEventLat, descIdle, descBackpress, descBusy,
-		descTaskRestart, descTakeover, descStandbyLag, descDuplicates, descRetained, descSbRetained, descLateDropped} {
+	for _, d := range append(c.task().all(), descStateCache, descStateCacheMax, descStateMem, descStateDisk, descStateStores,
+		descCkpts, descCkptDur, descCkptSize, descCkptAlign, descRestarts, descRecovery, descUp) {
 		ch <- d
 	}
 }
@@ -116,38 +148,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, running, name)
 		for _, t := range j.Metrics() {
-			for i, s := range t.Subtasks {
+			for i, sub := range t.Subtasks {
 				l := []string{name, t.Name, strconv.Itoa(i)}
-				ch <- prometheus.MustNewConstMetric(descRecordsIn, prometheus.CounterValue, float64(s.RecordsIn), l...)
-				ch <- prometheus.MustNewConstMetric(descRecordsOut, prometheus.CounterValue, float64(s.RecordsOut), l...)
-				ch <- prometheus.MustNewConstMetric(descBytesOut, prometheus.CounterValue, float64(s.BytesOut), l...)
-				if t.Sink {
-					ch <- prometheus.MustNewConstMetric(descWritten, prometheus.CounterValue, float64(s.RecordsWritten), l...)
+				if c.worker {
+					l = append(l, sub.Worker)
 				}
-				ch <- prometheus.MustNewConstMetric(descQueue, prometheus.GaugeValue, s.QueueFill, l...)
-				ch <- prometheus.MustNewConstMetric(descIdle, prometheus.CounterValue, s.Idle.Seconds(), l...)
-				ch <- prometheus.MustNewConstMetric(descBackpress, prometheus.CounterValue, s.Backpressured.Seconds(), l...)
-				ch <- prometheus.MustNewConstMetric(descBusy, prometheus.CounterValue, s.Busy.Seconds(), l...)
-				ch <- prometheus.MustNewConstMetric(descTaskRestart, prometheus.CounterValue, float64(s.Restarts), l...)
-				ch <- prometheus.MustNewConstMetric(descTakeover, prometheus.CounterValue, float64(s.Takeovers), l...)
-				if s.Standby {
-					ch <- prometheus.MustNewConstMetric(descStandbyLag, prometheus.GaugeValue, float64(s.StandbyLag), l...)
-					ch <- prometheus.MustNewConstMetric(descSbRetained, prometheus.GaugeValue, float64(s.StandbyRetainedBytes), l...)
-				}
-				ch <- prometheus.MustNewConstMetric(descDuplicates, prometheus.CounterValue, float64(s.Duplicates), l...)
-				ch <- prometheus.MustNewConstMetric(descLateDropped, prometheus.CounterValue, float64(s.LateDropped), l...)
-				ch <- prometheus.MustNewConstMetric(descRetained, prometheus.GaugeValue, float64(s.RetainedBytes), l...)
-				if m, ok := histogram(descLatency, s.Latency, l); ok {
-					ch <- m
-				}
-				if m, ok := histogram(descEventLat, s.EventTimeLatency, l); ok {
-					ch <- m
-				}
-				if s.Watermark != weir.MinWatermark && s.Watermark != weir.EndOfTime {
-					ch <- prometheus.MustNewConstMetric(descWatermark, prometheus.GaugeValue, float64(s.Watermark), l...)
-					lag := now.Sub(time.UnixMilli(s.Watermark)).Seconds()
-					ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, lag, l...)
-				}
+				c.collectSubtask(ch, t.Sink, sub, l, now)
 			}
 		}
 		r := j.Report()
@@ -165,5 +171,40 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		if n := len(r.Recoveries); n > 0 {
 			ch <- prometheus.MustNewConstMetric(descRecovery, prometheus.GaugeValue, r.Recoveries[n-1].Duration.Seconds(), name)
 		}
+	}
+}
+
+// collectSubtask sends the metrics of subtask s, labelled l.
+func (c *collector) collectSubtask(ch chan<- prometheus.Metric, sink bool, s weir.SubtaskMetrics, l []string, now time.Time) {
+	d := c.task()
+	ch <- prometheus.MustNewConstMetric(d.recordsIn, prometheus.CounterValue, float64(s.RecordsIn), l...)
+	ch <- prometheus.MustNewConstMetric(d.recordsOut, prometheus.CounterValue, float64(s.RecordsOut), l...)
+	ch <- prometheus.MustNewConstMetric(d.bytesOut, prometheus.CounterValue, float64(s.BytesOut), l...)
+	if sink {
+		ch <- prometheus.MustNewConstMetric(d.written, prometheus.CounterValue, float64(s.RecordsWritten), l...)
+	}
+	ch <- prometheus.MustNewConstMetric(d.queue, prometheus.GaugeValue, s.QueueFill, l...)
+	ch <- prometheus.MustNewConstMetric(d.idle, prometheus.CounterValue, s.Idle.Seconds(), l...)
+	ch <- prometheus.MustNewConstMetric(d.backpress, prometheus.CounterValue, s.Backpressured.Seconds(), l...)
+	ch <- prometheus.MustNewConstMetric(d.busy, prometheus.CounterValue, s.Busy.Seconds(), l...)
+	ch <- prometheus.MustNewConstMetric(d.restarts, prometheus.CounterValue, float64(s.Restarts), l...)
+	ch <- prometheus.MustNewConstMetric(d.takeovers, prometheus.CounterValue, float64(s.Takeovers), l...)
+	if s.Standby {
+		ch <- prometheus.MustNewConstMetric(d.standbyLag, prometheus.GaugeValue, float64(s.StandbyLag), l...)
+		ch <- prometheus.MustNewConstMetric(d.sbRetained, prometheus.GaugeValue, float64(s.StandbyRetainedBytes), l...)
+	}
+	ch <- prometheus.MustNewConstMetric(d.duplicates, prometheus.CounterValue, float64(s.Duplicates), l...)
+	ch <- prometheus.MustNewConstMetric(d.lateDropped, prometheus.CounterValue, float64(s.LateDropped), l...)
+	ch <- prometheus.MustNewConstMetric(d.retained, prometheus.GaugeValue, float64(s.RetainedBytes), l...)
+	if m, ok := histogram(d.latency, s.Latency, l); ok {
+		ch <- m
+	}
+	if m, ok := histogram(d.eventLat, s.EventTimeLatency, l); ok {
+		ch <- m
+	}
+	if s.Watermark != weir.MinWatermark && s.Watermark != weir.EndOfTime {
+		ch <- prometheus.MustNewConstMetric(d.watermark, prometheus.GaugeValue, float64(s.Watermark), l...)
+		lag := now.Sub(time.UnixMilli(s.Watermark)).Seconds()
+		ch <- prometheus.MustNewConstMetric(d.lag, prometheus.GaugeValue, lag, l...)
 	}
 }

@@ -24,6 +24,10 @@ type SavepointRequest struct {
 	// savepoint, so every event-time window fires into it, and stops the
 	// job (StopWithSavepoint with weir.Drain); it implies Stop.
 	Drain bool `json:"drain,omitempty"`
+	// Job names the job to ask, as /api/v1/jobs lists it; empty means
+	// the server's only job that takes savepoints. A coordinator's
+	// server (weir coordinator --http) serves several.
+	Job string `json:"job,omitempty"`
 }
 
 // Savepointer is the ability of a Job to take savepoints; a
@@ -34,17 +38,27 @@ type Savepointer interface {
 	StopWithSavepoint(ctx context.Context, dir string, opts ...weir.StopOption) (weir.Savepoint, error)
 }
 
+// SavepointTaker is the ability of a Job to take the savepoint a request
+// asks for in one call, req.Dir filled in: a cluster's job, whose
+// coordinator takes it. The server prefers it to Savepointer. It blocks
+// until the savepoint is written or failed.
+type SavepointTaker interface {
+	TakeSavepoint(ctx context.Context, req SavepointRequest) (weir.Savepoint, error)
+}
+
 var (
 	// ErrNoSavepointDir means a request named no directory and the
 	// server has no default.
 	ErrNoSavepointDir = errors.New(`no savepoint directory: give "dir" in the request (weir savepoint --dir DIR), or start the job with --savepoint-dir DIR`)
 	// ErrNoSavepointJob means the server serves no job that takes
-	// savepoints, or several, so a request cannot say which.
+	// savepoints (of the name the request gives), or several and the
+	// request names none.
 	ErrNoSavepointJob = errors.New("this server serves no single job that takes savepoints")
 )
 
 // Savepoint takes the savepoint req asks for of the server's job and
-// returns it. Besides the job's own errors (weir.ErrNotRunning,
+// returns it: of the job req names, or of the server's only job that
+// takes savepoints. Besides the job's own errors (weir.ErrNotRunning,
 // weir.ErrNoCheckpoints, an aborted checkpoint) it fails with
 // ErrNoSavepointDir or ErrNoSavepointJob.
 func (s *Server) Savepoint(ctx context.Context, req SavepointRequest) (weir.Savepoint, error) {
@@ -54,18 +68,33 @@ func (s *Server) Savepoint(ctx context.Context, req SavepointRequest) (weir.Save
 	if req.Dir == "" {
 		return weir.Savepoint{}, ErrNoSavepointDir
 	}
-	var job Savepointer
+	var job Job
 	for _, j := range s.list() {
-		if sj, ok := j.(Savepointer); ok {
+		if req.Job != "" && j.Name() != req.Job {
+			continue
+		}
+		_, taker := j.(SavepointTaker)
+		if _, ok := j.(Savepointer); ok || taker {
 			if job != nil {
 				return weir.Savepoint{}, ErrNoSavepointJob
 			}
-			job = sj
+			job = j
 		}
+	}
+	if job == nil && req.Job != "" {
+		return weir.Savepoint{}, fmt.Errorf("%w: no job named %q takes savepoints", ErrNoSavepointJob, req.Job)
 	}
 	if job == nil {
 		return weir.Savepoint{}, ErrNoSavepointJob
 	}
+	if t, ok := job.(SavepointTaker); ok {
+		return t.TakeSavepoint(ctx, req)
+	}
+	return takeSavepoint(ctx, job.(Savepointer), req)
+}
+
+// takeSavepoint has job take the savepoint req asks for.
+func takeSavepoint(ctx context.Context, job Savepointer, req SavepointRequest) (weir.Savepoint, error) {
 	if req.Drain {
 		return job.StopWithSavepoint(ctx, req.Dir, weir.Drain())
 	}

@@ -28,14 +28,22 @@ type Server struct {
 
 	mu   sync.Mutex
 	jobs []Job
+	more func() []Job // nil, or the jobs of a cluster, asked at each request
 	mux  *http.ServeMux
 }
 
 // NewServer returns a server for jobs (more can be added with Add).
 func NewServer(jobs ...Job) *Server {
-	s := &Server{jobs: jobs, mux: http.NewServeMux()}
+	return newServer(jobs, nil, &collector{now: time.Now})
+}
+
+// newServer returns a server for jobs and those more returns, exporting
+// the metrics of c (given the server's jobs) and extra collectors.
+func newServer(jobs []Job, more func() []Job, c *collector, extra ...prometheus.Collector) *Server {
+	s := &Server{jobs: jobs, more: more, mux: http.NewServeMux()}
+	c.jobs = s.list
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(&collector{jobs: s.list, now: time.Now}, collectors.NewGoCollector())
+	reg.MustRegister(append(extra, c, collectors.NewGoCollector())...)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	s.mux.HandleFunc("GET /api/v1/jobs", s.listJobs)
 	s.mux.HandleFunc("GET /api/v1/jobs/{job}", s.job)
@@ -56,8 +64,12 @@ func (s *Server) Add(j Job) {
 
 func (s *Server) list() []Job {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Job(nil), s.jobs...)
+	jobs := append([]Job(nil), s.jobs...)
+	s.mu.Unlock()
+	if s.more != nil {
+		jobs = append(jobs, s.more()...)
+	}
+	return jobs
 }
 
 // ServeHTTP serves the API.

@@ -205,7 +205,7 @@ func (x Command_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Command_Kind.Descriptor instead.
 func (Command_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{29, 0}
+	return file_weir_proto_rawDescGZIP(), []int{30, 0}
 }
 
 type LeaderRequest struct {
@@ -1562,9 +1562,27 @@ type SubtaskCounts struct {
 	RecordsOut int64  `protobuf:"varint,3,opt,name=records_out,json=recordsOut,proto3" json:"records_out,omitempty"`
 	WorkerId   string `protobuf:"bytes,4,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
 	// reported is false until the worker's heartbeats include the subtask.
-	Reported      bool `protobuf:"varint,5,opt,name=reported,proto3" json:"reported,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Reported bool `protobuf:"varint,5,opt,name=reported,proto3" json:"reported,omitempty"`
+	// The rest mirror the subtask's metrics in a single process (weir
+	// run --http): bytes sent, records its sink wrote, records its windows
+	// dropped as late, its input watermark (epoch milliseconds; the
+	// minimum int64 before any), the input ("task [subtask n]") whose
+	// watermark holds it back (empty for sources and without an active
+	// input), how full its input queues are (0 to 1), the time it was
+	// idle, backpressured and busy, and its latency histograms.
+	BytesOut            int64             `protobuf:"varint,6,opt,name=bytes_out,json=bytesOut,proto3" json:"bytes_out,omitempty"`
+	RecordsWritten      int64             `protobuf:"varint,7,opt,name=records_written,json=recordsWritten,proto3" json:"records_written,omitempty"`
+	LateDropped         int64             `protobuf:"varint,8,opt,name=late_dropped,json=lateDropped,proto3" json:"late_dropped,omitempty"`
+	Watermark           int64             `protobuf:"varint,9,opt,name=watermark,proto3" json:"watermark,omitempty"`
+	WatermarkHeldBackBy string            `protobuf:"bytes,10,opt,name=watermark_held_back_by,json=watermarkHeldBackBy,proto3" json:"watermark_held_back_by,omitempty"`
+	QueueFill           float64           `protobuf:"fixed64,11,opt,name=queue_fill,json=queueFill,proto3" json:"queue_fill,omitempty"`
+	IdleNs              int64             `protobuf:"varint,12,opt,name=idle_ns,json=idleNs,proto3" json:"idle_ns,omitempty"`
+	BackpressuredNs     int64             `protobuf:"varint,13,opt,name=backpressured_ns,json=backpressuredNs,proto3" json:"backpressured_ns,omitempty"`
+	BusyNs              int64             `protobuf:"varint,14,opt,name=busy_ns,json=busyNs,proto3" json:"busy_ns,omitempty"`
+	Latency             *LatencyHistogram `protobuf:"bytes,15,opt,name=latency,proto3" json:"latency,omitempty"`
+	EventTimeLatency    *LatencyHistogram `protobuf:"bytes,16,opt,name=event_time_latency,json=eventTimeLatency,proto3" json:"event_time_latency,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *SubtaskCounts) Reset() {
@@ -1632,6 +1650,138 @@ func (x *SubtaskCounts) GetReported() bool {
 	return false
 }
 
+func (x *SubtaskCounts) GetBytesOut() int64 {
+	if x != nil {
+		return x.BytesOut
+	}
+	return 0
+}
+
+func (x *SubtaskCounts) GetRecordsWritten() int64 {
+	if x != nil {
+		return x.RecordsWritten
+	}
+	return 0
+}
+
+func (x *SubtaskCounts) GetLateDropped() int64 {
+	if x != nil {
+		return x.LateDropped
+	}
+	return 0
+}
+
+func (x *SubtaskCounts) GetWatermark() int64 {
+	if x != nil {
+		return x.Watermark
+	}
+	return 0
+}
+
+func (x *SubtaskCounts) GetWatermarkHeldBackBy() string {
+	if x != nil {
+		return x.WatermarkHeldBackBy
+	}
+	return ""
+}
+
+func (x *SubtaskCounts) GetQueueFill() float64 {
+	if x != nil {
+		return x.QueueFill
+	}
+	return 0
+}
+
+func (x *SubtaskCounts) GetIdleNs() int64 {
+	if x != nil {
+		return x.IdleNs
+	}
+	return 0
+}
+
+func (x *SubtaskCounts) GetBackpressuredNs() int64 {
+	if x != nil {
+		return x.BackpressuredNs
+	}
+	return 0
+}
+
+func (x *SubtaskCounts) GetBusyNs() int64 {
+	if x != nil {
+		return x.BusyNs
+	}
+	return 0
+}
+
+func (x *SubtaskCounts) GetLatency() *LatencyHistogram {
+	if x != nil {
+		return x.Latency
+	}
+	return nil
+}
+
+func (x *SubtaskCounts) GetEventTimeLatency() *LatencyHistogram {
+	if x != nil {
+		return x.EventTimeLatency
+	}
+	return nil
+}
+
+// LatencyHistogram counts durations by the engine's latency buckets:
+// counts[i] those up to bucket i's bound, the last those above every
+// bound.
+type LatencyHistogram struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Counts        []int64                `protobuf:"varint,1,rep,packed,name=counts,proto3" json:"counts,omitempty"`
+	SumNs         int64                  `protobuf:"varint,2,opt,name=sum_ns,json=sumNs,proto3" json:"sum_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LatencyHistogram) Reset() {
+	*x = LatencyHistogram{}
+	mi := &file_weir_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LatencyHistogram) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LatencyHistogram) ProtoMessage() {}
+
+func (x *LatencyHistogram) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LatencyHistogram.ProtoReflect.Descriptor instead.
+func (*LatencyHistogram) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *LatencyHistogram) GetCounts() []int64 {
+	if x != nil {
+		return x.Counts
+	}
+	return nil
+}
+
+func (x *LatencyHistogram) GetSumNs() int64 {
+	if x != nil {
+		return x.SumNs
+	}
+	return 0
+}
+
 type SubtaskRef struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Vertex        int32                  `protobuf:"varint,1,opt,name=vertex,proto3" json:"vertex,omitempty"`
@@ -1642,7 +1792,7 @@ type SubtaskRef struct {
 
 func (x *SubtaskRef) Reset() {
 	*x = SubtaskRef{}
-	mi := &file_weir_proto_msgTypes[18]
+	mi := &file_weir_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1654,7 +1804,7 @@ func (x *SubtaskRef) String() string {
 func (*SubtaskRef) ProtoMessage() {}
 
 func (x *SubtaskRef) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[18]
+	mi := &file_weir_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1667,7 +1817,7 @@ func (x *SubtaskRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskRef.ProtoReflect.Descriptor instead.
 func (*SubtaskRef) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{18}
+	return file_weir_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SubtaskRef) GetVertex() int32 {
@@ -1697,7 +1847,7 @@ type ChannelCount struct {
 
 func (x *ChannelCount) Reset() {
 	*x = ChannelCount{}
-	mi := &file_weir_proto_msgTypes[19]
+	mi := &file_weir_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1709,7 +1859,7 @@ func (x *ChannelCount) String() string {
 func (*ChannelCount) ProtoMessage() {}
 
 func (x *ChannelCount) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[19]
+	mi := &file_weir_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1722,7 +1872,7 @@ func (x *ChannelCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelCount.ProtoReflect.Descriptor instead.
 func (*ChannelCount) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{19}
+	return file_weir_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ChannelCount) GetEdge() int32 {
@@ -1782,7 +1932,7 @@ type SnapshotDone struct {
 
 func (x *SnapshotDone) Reset() {
 	*x = SnapshotDone{}
-	mi := &file_weir_proto_msgTypes[20]
+	mi := &file_weir_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1794,7 +1944,7 @@ func (x *SnapshotDone) String() string {
 func (*SnapshotDone) ProtoMessage() {}
 
 func (x *SnapshotDone) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[20]
+	mi := &file_weir_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1807,7 +1957,7 @@ func (x *SnapshotDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotDone.ProtoReflect.Descriptor instead.
 func (*SnapshotDone) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{20}
+	return file_weir_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SnapshotDone) GetKey() string {
@@ -1883,7 +2033,7 @@ type SubtaskFinished struct {
 
 func (x *SubtaskFinished) Reset() {
 	*x = SubtaskFinished{}
-	mi := &file_weir_proto_msgTypes[21]
+	mi := &file_weir_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1895,7 +2045,7 @@ func (x *SubtaskFinished) String() string {
 func (*SubtaskFinished) ProtoMessage() {}
 
 func (x *SubtaskFinished) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[21]
+	mi := &file_weir_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1908,7 +2058,7 @@ func (x *SubtaskFinished) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubtaskFinished.ProtoReflect.Descriptor instead.
 func (*SubtaskFinished) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{21}
+	return file_weir_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SubtaskFinished) GetKey() string {
@@ -1939,7 +2089,7 @@ type AttemptEnded struct {
 
 func (x *AttemptEnded) Reset() {
 	*x = AttemptEnded{}
-	mi := &file_weir_proto_msgTypes[22]
+	mi := &file_weir_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1951,7 +2101,7 @@ func (x *AttemptEnded) String() string {
 func (*AttemptEnded) ProtoMessage() {}
 
 func (x *AttemptEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[22]
+	mi := &file_weir_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1964,7 +2114,7 @@ func (x *AttemptEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptEnded.ProtoReflect.Descriptor instead.
 func (*AttemptEnded) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{22}
+	return file_weir_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *AttemptEnded) GetKey() string {
@@ -2011,7 +2161,7 @@ type CoordinatorMessage struct {
 
 func (x *CoordinatorMessage) Reset() {
 	*x = CoordinatorMessage{}
-	mi := &file_weir_proto_msgTypes[23]
+	mi := &file_weir_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2023,7 +2173,7 @@ func (x *CoordinatorMessage) String() string {
 func (*CoordinatorMessage) ProtoMessage() {}
 
 func (x *CoordinatorMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[23]
+	mi := &file_weir_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2036,7 +2186,7 @@ func (x *CoordinatorMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoordinatorMessage.ProtoReflect.Descriptor instead.
 func (*CoordinatorMessage) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{23}
+	return file_weir_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CoordinatorMessage) GetMsg() isCoordinatorMessage_Msg {
@@ -2136,7 +2286,7 @@ type Beat struct {
 
 func (x *Beat) Reset() {
 	*x = Beat{}
-	mi := &file_weir_proto_msgTypes[24]
+	mi := &file_weir_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2148,7 +2298,7 @@ func (x *Beat) String() string {
 func (*Beat) ProtoMessage() {}
 
 func (x *Beat) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[24]
+	mi := &file_weir_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2161,7 +2311,7 @@ func (x *Beat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Beat.ProtoReflect.Descriptor instead.
 func (*Beat) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{24}
+	return file_weir_proto_rawDescGZIP(), []int{25}
 }
 
 // Prefetch asks a passive standby worker to load the state of a completed
@@ -2181,7 +2331,7 @@ type Prefetch struct {
 
 func (x *Prefetch) Reset() {
 	*x = Prefetch{}
-	mi := &file_weir_proto_msgTypes[25]
+	mi := &file_weir_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2193,7 +2343,7 @@ func (x *Prefetch) String() string {
 func (*Prefetch) ProtoMessage() {}
 
 func (x *Prefetch) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[25]
+	mi := &file_weir_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2206,7 +2356,7 @@ func (x *Prefetch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Prefetch.ProtoReflect.Descriptor instead.
 func (*Prefetch) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{25}
+	return file_weir_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Prefetch) GetName() string {
@@ -2253,7 +2403,7 @@ type Welcome struct {
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
-	mi := &file_weir_proto_msgTypes[26]
+	mi := &file_weir_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2265,7 +2415,7 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[26]
+	mi := &file_weir_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2278,7 +2428,7 @@ func (x *Welcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Welcome.ProtoReflect.Descriptor instead.
 func (*Welcome) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{26}
+	return file_weir_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Welcome) GetHeartbeatIntervalNs() int64 {
@@ -2318,7 +2468,7 @@ type Placement struct {
 
 func (x *Placement) Reset() {
 	*x = Placement{}
-	mi := &file_weir_proto_msgTypes[27]
+	mi := &file_weir_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2330,7 +2480,7 @@ func (x *Placement) String() string {
 func (*Placement) ProtoMessage() {}
 
 func (x *Placement) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[27]
+	mi := &file_weir_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2343,7 +2493,7 @@ func (x *Placement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Placement.ProtoReflect.Descriptor instead.
 func (*Placement) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{27}
+	return file_weir_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Placement) GetSubtask() *SubtaskRef {
@@ -2422,7 +2572,7 @@ type Deploy struct {
 
 func (x *Deploy) Reset() {
 	*x = Deploy{}
-	mi := &file_weir_proto_msgTypes[28]
+	mi := &file_weir_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2434,7 +2584,7 @@ func (x *Deploy) String() string {
 func (*Deploy) ProtoMessage() {}
 
 func (x *Deploy) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[28]
+	mi := &file_weir_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2447,7 +2597,7 @@ func (x *Deploy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Deploy.ProtoReflect.Descriptor instead.
 func (*Deploy) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{28}
+	return file_weir_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Deploy) GetKey() string {
@@ -2627,7 +2777,7 @@ type Command struct {
 
 func (x *Command) Reset() {
 	*x = Command{}
-	mi := &file_weir_proto_msgTypes[29]
+	mi := &file_weir_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2639,7 +2789,7 @@ func (x *Command) String() string {
 func (*Command) ProtoMessage() {}
 
 func (x *Command) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[29]
+	mi := &file_weir_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2652,7 +2802,7 @@ func (x *Command) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Command.ProtoReflect.Descriptor instead.
 func (*Command) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{29}
+	return file_weir_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Command) GetKey() string {
@@ -2777,7 +2927,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_weir_proto_msgTypes[30]
+	mi := &file_weir_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2789,7 +2939,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[30]
+	mi := &file_weir_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2802,7 +2952,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{30}
+	return file_weir_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SubmitRequest) GetJob() string {
@@ -2839,7 +2989,7 @@ type SavepointRequest struct {
 
 func (x *SavepointRequest) Reset() {
 	*x = SavepointRequest{}
-	mi := &file_weir_proto_msgTypes[31]
+	mi := &file_weir_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2851,7 +3001,7 @@ func (x *SavepointRequest) String() string {
 func (*SavepointRequest) ProtoMessage() {}
 
 func (x *SavepointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[31]
+	mi := &file_weir_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2864,7 +3014,7 @@ func (x *SavepointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SavepointRequest.ProtoReflect.Descriptor instead.
 func (*SavepointRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{31}
+	return file_weir_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SavepointRequest) GetId() string {
@@ -2908,7 +3058,7 @@ type SavepointInfo struct {
 
 func (x *SavepointInfo) Reset() {
 	*x = SavepointInfo{}
-	mi := &file_weir_proto_msgTypes[32]
+	mi := &file_weir_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2920,7 +3070,7 @@ func (x *SavepointInfo) String() string {
 func (*SavepointInfo) ProtoMessage() {}
 
 func (x *SavepointInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[32]
+	mi := &file_weir_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2933,7 +3083,7 @@ func (x *SavepointInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SavepointInfo.ProtoReflect.Descriptor instead.
 func (*SavepointInfo) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{32}
+	return file_weir_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SavepointInfo) GetPath() string {
@@ -2976,7 +3126,7 @@ type RescaleRequest struct {
 
 func (x *RescaleRequest) Reset() {
 	*x = RescaleRequest{}
-	mi := &file_weir_proto_msgTypes[33]
+	mi := &file_weir_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2988,7 +3138,7 @@ func (x *RescaleRequest) String() string {
 func (*RescaleRequest) ProtoMessage() {}
 
 func (x *RescaleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[33]
+	mi := &file_weir_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3001,7 +3151,7 @@ func (x *RescaleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RescaleRequest.ProtoReflect.Descriptor instead.
 func (*RescaleRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{33}
+	return file_weir_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *RescaleRequest) GetId() string {
@@ -3032,7 +3182,7 @@ type RescaleInfo struct {
 
 func (x *RescaleInfo) Reset() {
 	*x = RescaleInfo{}
-	mi := &file_weir_proto_msgTypes[34]
+	mi := &file_weir_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3044,7 +3194,7 @@ func (x *RescaleInfo) String() string {
 func (*RescaleInfo) ProtoMessage() {}
 
 func (x *RescaleInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[34]
+	mi := &file_weir_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3057,7 +3207,7 @@ func (x *RescaleInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RescaleInfo.ProtoReflect.Descriptor instead.
 func (*RescaleInfo) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{34}
+	return file_weir_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *RescaleInfo) GetFrom() int32 {
@@ -3096,7 +3246,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_weir_proto_msgTypes[35]
+	mi := &file_weir_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3108,7 +3258,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[35]
+	mi := &file_weir_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3121,7 +3271,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{35}
+	return file_weir_proto_rawDescGZIP(), []int{36}
 }
 
 type ListJobsResponse struct {
@@ -3133,7 +3283,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_weir_proto_msgTypes[36]
+	mi := &file_weir_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3145,7 +3295,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[36]
+	mi := &file_weir_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3158,7 +3308,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{36}
+	return file_weir_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobInfo {
@@ -3177,7 +3327,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_weir_proto_msgTypes[37]
+	mi := &file_weir_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3189,7 +3339,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[37]
+	mi := &file_weir_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3202,7 +3352,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{37}
+	return file_weir_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetJobRequest) GetId() string {
@@ -3239,14 +3389,19 @@ type JobInfo struct {
 	Failover  string `protobuf:"bytes,14,opt,name=failover,proto3" json:"failover,omitempty"`
 	// subtasks are the counters of every subtask of the running attempt,
 	// from where it runs now (a subtask restarted elsewhere counts anew).
-	Subtasks      []*SubtaskCounts `protobuf:"bytes,15,rep,name=subtasks,proto3" json:"subtasks,omitempty"`
+	Subtasks []*SubtaskCounts `protobuf:"bytes,15,rep,name=subtasks,proto3" json:"subtasks,omitempty"`
+	// plan is the job's physical plan as weir run JOB --explain prints it,
+	// tasks its tasks in plan order (both empty for a job that ended
+	// before this coordinator started).
+	Plan          string      `protobuf:"bytes,16,opt,name=plan,proto3" json:"plan,omitempty"`
+	Tasks         []*PlanTask `protobuf:"bytes,17,rep,name=tasks,proto3" json:"tasks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobInfo) Reset() {
 	*x = JobInfo{}
-	mi := &file_weir_proto_msgTypes[38]
+	mi := &file_weir_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3258,7 +3413,7 @@ func (x *JobInfo) String() string {
 func (*JobInfo) ProtoMessage() {}
 
 func (x *JobInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[38]
+	mi := &file_weir_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3271,7 +3426,7 @@ func (x *JobInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobInfo.ProtoReflect.Descriptor instead.
 func (*JobInfo) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{38}
+	return file_weir_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *JobInfo) GetId() string {
@@ -3379,6 +3534,99 @@ func (x *JobInfo) GetSubtasks() []*SubtaskCounts {
 	return nil
 }
 
+func (x *JobInfo) GetPlan() string {
+	if x != nil {
+		return x.Plan
+	}
+	return ""
+}
+
+func (x *JobInfo) GetTasks() []*PlanTask {
+	if x != nil {
+		return x.Tasks
+	}
+	return nil
+}
+
+// PlanTask is a task (a chain of operators) of a job's plan.
+type PlanTask struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Vertex      int32                  `protobuf:"varint,1,opt,name=vertex,proto3" json:"vertex,omitempty"`
+	Name        string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Parallelism int32                  `protobuf:"varint,3,opt,name=parallelism,proto3" json:"parallelism,omitempty"`
+	// source and sink say whether the task reads a source and whether it
+	// ends in a sink.
+	Source        bool `protobuf:"varint,4,opt,name=source,proto3" json:"source,omitempty"`
+	Sink          bool `protobuf:"varint,5,opt,name=sink,proto3" json:"sink,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanTask) Reset() {
+	*x = PlanTask{}
+	mi := &file_weir_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanTask) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanTask) ProtoMessage() {}
+
+func (x *PlanTask) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanTask.ProtoReflect.Descriptor instead.
+func (*PlanTask) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *PlanTask) GetVertex() int32 {
+	if x != nil {
+		return x.Vertex
+	}
+	return 0
+}
+
+func (x *PlanTask) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PlanTask) GetParallelism() int32 {
+	if x != nil {
+		return x.Parallelism
+	}
+	return 0
+}
+
+func (x *PlanTask) GetSource() bool {
+	if x != nil {
+		return x.Source
+	}
+	return false
+}
+
+func (x *PlanTask) GetSink() bool {
+	if x != nil {
+		return x.Sink
+	}
+	return false
+}
+
 type WorkerTasks struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	WorkerId      string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
@@ -3389,7 +3637,7 @@ type WorkerTasks struct {
 
 func (x *WorkerTasks) Reset() {
 	*x = WorkerTasks{}
-	mi := &file_weir_proto_msgTypes[39]
+	mi := &file_weir_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3401,7 +3649,7 @@ func (x *WorkerTasks) String() string {
 func (*WorkerTasks) ProtoMessage() {}
 
 func (x *WorkerTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[39]
+	mi := &file_weir_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3414,7 +3662,7 @@ func (x *WorkerTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerTasks.ProtoReflect.Descriptor instead.
 func (*WorkerTasks) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{39}
+	return file_weir_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *WorkerTasks) GetWorkerId() string {
@@ -3529,7 +3777,7 @@ const file_weir_proto_rawDesc = "" +
 	"\awritten\x18\x02 \x01(\x03R\awritten\x12\x12\n" +
 	"\x04read\x18\x03 \x01(\x03R\x04read\x12-\n" +
 	"\x13first_write_unix_ns\x18\x04 \x01(\x03R\x10firstWriteUnixNs\x12:\n" +
-	"\bsubtasks\x18\x05 \x03(\v2\x1e.weir.cluster.v1.SubtaskCountsR\bsubtasks\"\xbf\x01\n" +
+	"\bsubtasks\x18\x05 \x03(\v2\x1e.weir.cluster.v1.SubtaskCountsR\bsubtasks\"\x85\x05\n" +
 	"\rSubtaskCounts\x125\n" +
 	"\asubtask\x18\x01 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\x12\x1d\n" +
 	"\n" +
@@ -3537,7 +3785,23 @@ const file_weir_proto_rawDesc = "" +
 	"\vrecords_out\x18\x03 \x01(\x03R\n" +
 	"recordsOut\x12\x1b\n" +
 	"\tworker_id\x18\x04 \x01(\tR\bworkerId\x12\x1a\n" +
-	"\breported\x18\x05 \x01(\bR\breported\">\n" +
+	"\breported\x18\x05 \x01(\bR\breported\x12\x1b\n" +
+	"\tbytes_out\x18\x06 \x01(\x03R\bbytesOut\x12'\n" +
+	"\x0frecords_written\x18\a \x01(\x03R\x0erecordsWritten\x12!\n" +
+	"\flate_dropped\x18\b \x01(\x03R\vlateDropped\x12\x1c\n" +
+	"\twatermark\x18\t \x01(\x03R\twatermark\x123\n" +
+	"\x16watermark_held_back_by\x18\n" +
+	" \x01(\tR\x13watermarkHeldBackBy\x12\x1d\n" +
+	"\n" +
+	"queue_fill\x18\v \x01(\x01R\tqueueFill\x12\x17\n" +
+	"\aidle_ns\x18\f \x01(\x03R\x06idleNs\x12)\n" +
+	"\x10backpressured_ns\x18\r \x01(\x03R\x0fbackpressuredNs\x12\x17\n" +
+	"\abusy_ns\x18\x0e \x01(\x03R\x06busyNs\x12;\n" +
+	"\alatency\x18\x0f \x01(\v2!.weir.cluster.v1.LatencyHistogramR\alatency\x12O\n" +
+	"\x12event_time_latency\x18\x10 \x01(\v2!.weir.cluster.v1.LatencyHistogramR\x10eventTimeLatency\"A\n" +
+	"\x10LatencyHistogram\x12\x16\n" +
+	"\x06counts\x18\x01 \x03(\x03R\x06counts\x12\x15\n" +
+	"\x06sum_ns\x18\x02 \x01(\x03R\x05sumNs\">\n" +
 	"\n" +
 	"SubtaskRef\x12\x16\n" +
 	"\x06vertex\x18\x01 \x01(\x05R\x06vertex\x12\x18\n" +
@@ -3689,7 +3953,7 @@ const file_weir_proto_rawDesc = "" +
 	"\x10ListJobsResponse\x12,\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x18.weir.cluster.v1.JobInfoR\x04jobs\"\x1f\n" +
 	"\rGetJobRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\xe5\x03\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\xaa\x04\n" +
 	"\aJobInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
 	"\x03job\x18\x02 \x01(\tR\x03job\x12\x12\n" +
@@ -3706,7 +3970,15 @@ const file_weir_proto_rawDesc = "" +
 	"\x0frecords_written\x18\f \x01(\x03R\x0erecordsWritten\x12\x1c\n" +
 	"\tguarantee\x18\r \x01(\tR\tguarantee\x12\x1a\n" +
 	"\bfailover\x18\x0e \x01(\tR\bfailover\x12:\n" +
-	"\bsubtasks\x18\x0f \x03(\v2\x1e.weir.cluster.v1.SubtaskCountsR\bsubtasks\"c\n" +
+	"\bsubtasks\x18\x0f \x03(\v2\x1e.weir.cluster.v1.SubtaskCountsR\bsubtasks\x12\x12\n" +
+	"\x04plan\x18\x10 \x01(\tR\x04plan\x12/\n" +
+	"\x05tasks\x18\x11 \x03(\v2\x19.weir.cluster.v1.PlanTaskR\x05tasks\"\x84\x01\n" +
+	"\bPlanTask\x12\x16\n" +
+	"\x06vertex\x18\x01 \x01(\x05R\x06vertex\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
+	"\vparallelism\x18\x03 \x01(\x05R\vparallelism\x12\x16\n" +
+	"\x06source\x18\x04 \x01(\bR\x06source\x12\x12\n" +
+	"\x04sink\x18\x05 \x01(\bR\x04sink\"c\n" +
 	"\vWorkerTasks\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x127\n" +
 	"\bsubtasks\x18\x02 \x03(\v2\x1b.weir.cluster.v1.SubtaskRefR\bsubtasks*^\n" +
@@ -3738,7 +4010,7 @@ func file_weir_proto_rawDescGZIP() []byte {
 }
 
 var file_weir_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_weir_proto_goTypes = []any{
 	(FailureClass)(0),          // 0: weir.cluster.v1.FailureClass
 	(Command_Kind)(0),          // 1: weir.cluster.v1.Command.Kind
@@ -3760,35 +4032,37 @@ var file_weir_proto_goTypes = []any{
 	(*Heartbeat)(nil),          // 17: weir.cluster.v1.Heartbeat
 	(*AttemptMetrics)(nil),     // 18: weir.cluster.v1.AttemptMetrics
 	(*SubtaskCounts)(nil),      // 19: weir.cluster.v1.SubtaskCounts
-	(*SubtaskRef)(nil),         // 20: weir.cluster.v1.SubtaskRef
-	(*ChannelCount)(nil),       // 21: weir.cluster.v1.ChannelCount
-	(*SnapshotDone)(nil),       // 22: weir.cluster.v1.SnapshotDone
-	(*SubtaskFinished)(nil),    // 23: weir.cluster.v1.SubtaskFinished
-	(*AttemptEnded)(nil),       // 24: weir.cluster.v1.AttemptEnded
-	(*CoordinatorMessage)(nil), // 25: weir.cluster.v1.CoordinatorMessage
-	(*Beat)(nil),               // 26: weir.cluster.v1.Beat
-	(*Prefetch)(nil),           // 27: weir.cluster.v1.Prefetch
-	(*Welcome)(nil),            // 28: weir.cluster.v1.Welcome
-	(*Placement)(nil),          // 29: weir.cluster.v1.Placement
-	(*Deploy)(nil),             // 30: weir.cluster.v1.Deploy
-	(*Command)(nil),            // 31: weir.cluster.v1.Command
-	(*SubmitRequest)(nil),      // 32: weir.cluster.v1.SubmitRequest
-	(*SavepointRequest)(nil),   // 33: weir.cluster.v1.SavepointRequest
-	(*SavepointInfo)(nil),      // 34: weir.cluster.v1.SavepointInfo
-	(*RescaleRequest)(nil),     // 35: weir.cluster.v1.RescaleRequest
-	(*RescaleInfo)(nil),        // 36: weir.cluster.v1.RescaleInfo
-	(*ListJobsRequest)(nil),    // 37: weir.cluster.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),   // 38: weir.cluster.v1.ListJobsResponse
-	(*GetJobRequest)(nil),      // 39: weir.cluster.v1.GetJobRequest
-	(*JobInfo)(nil),            // 40: weir.cluster.v1.JobInfo
-	(*WorkerTasks)(nil),        // 41: weir.cluster.v1.WorkerTasks
+	(*LatencyHistogram)(nil),   // 20: weir.cluster.v1.LatencyHistogram
+	(*SubtaskRef)(nil),         // 21: weir.cluster.v1.SubtaskRef
+	(*ChannelCount)(nil),       // 22: weir.cluster.v1.ChannelCount
+	(*SnapshotDone)(nil),       // 23: weir.cluster.v1.SnapshotDone
+	(*SubtaskFinished)(nil),    // 24: weir.cluster.v1.SubtaskFinished
+	(*AttemptEnded)(nil),       // 25: weir.cluster.v1.AttemptEnded
+	(*CoordinatorMessage)(nil), // 26: weir.cluster.v1.CoordinatorMessage
+	(*Beat)(nil),               // 27: weir.cluster.v1.Beat
+	(*Prefetch)(nil),           // 28: weir.cluster.v1.Prefetch
+	(*Welcome)(nil),            // 29: weir.cluster.v1.Welcome
+	(*Placement)(nil),          // 30: weir.cluster.v1.Placement
+	(*Deploy)(nil),             // 31: weir.cluster.v1.Deploy
+	(*Command)(nil),            // 32: weir.cluster.v1.Command
+	(*SubmitRequest)(nil),      // 33: weir.cluster.v1.SubmitRequest
+	(*SavepointRequest)(nil),   // 34: weir.cluster.v1.SavepointRequest
+	(*SavepointInfo)(nil),      // 35: weir.cluster.v1.SavepointInfo
+	(*RescaleRequest)(nil),     // 36: weir.cluster.v1.RescaleRequest
+	(*RescaleInfo)(nil),        // 37: weir.cluster.v1.RescaleInfo
+	(*ListJobsRequest)(nil),    // 38: weir.cluster.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),   // 39: weir.cluster.v1.ListJobsResponse
+	(*GetJobRequest)(nil),      // 40: weir.cluster.v1.GetJobRequest
+	(*JobInfo)(nil),            // 41: weir.cluster.v1.JobInfo
+	(*PlanTask)(nil),           // 42: weir.cluster.v1.PlanTask
+	(*WorkerTasks)(nil),        // 43: weir.cluster.v1.WorkerTasks
 }
 var file_weir_proto_depIdxs = []int32{
 	15, // 0: weir.cluster.v1.WorkerMessage.hello:type_name -> weir.cluster.v1.Hello
 	17, // 1: weir.cluster.v1.WorkerMessage.heartbeat:type_name -> weir.cluster.v1.Heartbeat
-	22, // 2: weir.cluster.v1.WorkerMessage.snapshot:type_name -> weir.cluster.v1.SnapshotDone
-	23, // 3: weir.cluster.v1.WorkerMessage.finished:type_name -> weir.cluster.v1.SubtaskFinished
-	24, // 4: weir.cluster.v1.WorkerMessage.ended:type_name -> weir.cluster.v1.AttemptEnded
+	23, // 2: weir.cluster.v1.WorkerMessage.snapshot:type_name -> weir.cluster.v1.SnapshotDone
+	24, // 3: weir.cluster.v1.WorkerMessage.finished:type_name -> weir.cluster.v1.SubtaskFinished
+	25, // 4: weir.cluster.v1.WorkerMessage.ended:type_name -> weir.cluster.v1.AttemptEnded
 	11, // 5: weir.cluster.v1.WorkerMessage.failed:type_name -> weir.cluster.v1.SubtaskFailed
 	12, // 6: weir.cluster.v1.WorkerMessage.restarted:type_name -> weir.cluster.v1.Restarted
 	13, // 7: weir.cluster.v1.WorkerMessage.replay:type_name -> weir.cluster.v1.ReplayRequest
@@ -3797,66 +4071,69 @@ var file_weir_proto_depIdxs = []int32{
 	8,  // 10: weir.cluster.v1.WorkerMessage.waits:type_name -> weir.cluster.v1.Waits
 	7,  // 11: weir.cluster.v1.WorkerMessage.stopped:type_name -> weir.cluster.v1.Stopped
 	6,  // 12: weir.cluster.v1.WorkerMessage.committed:type_name -> weir.cluster.v1.Committed
-	20, // 13: weir.cluster.v1.Stopped.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	21, // 13: weir.cluster.v1.Stopped.subtasks:type_name -> weir.cluster.v1.SubtaskRef
 	9,  // 14: weir.cluster.v1.Waits.subtasks:type_name -> weir.cluster.v1.SubtaskWait
-	20, // 15: weir.cluster.v1.SubtaskWait.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	20, // 16: weir.cluster.v1.InjectQuery.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	20, // 17: weir.cluster.v1.SubtaskFailed.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	21, // 15: weir.cluster.v1.SubtaskWait.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	21, // 16: weir.cluster.v1.InjectQuery.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	21, // 17: weir.cluster.v1.SubtaskFailed.subtask:type_name -> weir.cluster.v1.SubtaskRef
 	0,  // 18: weir.cluster.v1.SubtaskFailed.class:type_name -> weir.cluster.v1.FailureClass
-	20, // 19: weir.cluster.v1.ReplayRequest.sender:type_name -> weir.cluster.v1.SubtaskRef
-	21, // 20: weir.cluster.v1.Moved.delivered:type_name -> weir.cluster.v1.ChannelCount
+	21, // 19: weir.cluster.v1.ReplayRequest.sender:type_name -> weir.cluster.v1.SubtaskRef
+	22, // 20: weir.cluster.v1.Moved.delivered:type_name -> weir.cluster.v1.ChannelCount
 	16, // 21: weir.cluster.v1.Hello.running:type_name -> weir.cluster.v1.RunningShare
-	20, // 22: weir.cluster.v1.RunningShare.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	20, // 23: weir.cluster.v1.RunningShare.finished:type_name -> weir.cluster.v1.SubtaskRef
+	21, // 22: weir.cluster.v1.RunningShare.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	21, // 23: weir.cluster.v1.RunningShare.finished:type_name -> weir.cluster.v1.SubtaskRef
 	18, // 24: weir.cluster.v1.Heartbeat.attempts:type_name -> weir.cluster.v1.AttemptMetrics
 	19, // 25: weir.cluster.v1.AttemptMetrics.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
-	20, // 26: weir.cluster.v1.SubtaskCounts.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	20, // 27: weir.cluster.v1.SnapshotDone.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	21, // 28: weir.cluster.v1.SnapshotDone.channels:type_name -> weir.cluster.v1.ChannelCount
-	20, // 29: weir.cluster.v1.SubtaskFinished.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	0,  // 30: weir.cluster.v1.AttemptEnded.class:type_name -> weir.cluster.v1.FailureClass
-	28, // 31: weir.cluster.v1.CoordinatorMessage.welcome:type_name -> weir.cluster.v1.Welcome
-	30, // 32: weir.cluster.v1.CoordinatorMessage.deploy:type_name -> weir.cluster.v1.Deploy
-	31, // 33: weir.cluster.v1.CoordinatorMessage.command:type_name -> weir.cluster.v1.Command
-	27, // 34: weir.cluster.v1.CoordinatorMessage.prefetch:type_name -> weir.cluster.v1.Prefetch
-	26, // 35: weir.cluster.v1.CoordinatorMessage.beat:type_name -> weir.cluster.v1.Beat
-	20, // 36: weir.cluster.v1.Placement.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	20, // 37: weir.cluster.v1.Deploy.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	29, // 38: weir.cluster.v1.Deploy.placement:type_name -> weir.cluster.v1.Placement
-	21, // 39: weir.cluster.v1.Deploy.delivered:type_name -> weir.cluster.v1.ChannelCount
-	1,  // 40: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
-	20, // 41: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	20, // 42: weir.cluster.v1.Command.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	13, // 43: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
-	29, // 44: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
-	21, // 45: weir.cluster.v1.Command.delivered:type_name -> weir.cluster.v1.ChannelCount
-	40, // 46: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
-	41, // 47: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
-	19, // 48: weir.cluster.v1.JobInfo.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
-	20, // 49: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	5,  // 50: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
-	32, // 51: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
-	37, // 52: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
-	39, // 53: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
-	39, // 54: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
-	33, // 55: weir.cluster.v1.Coordinator.Savepoint:input_type -> weir.cluster.v1.SavepointRequest
-	2,  // 56: weir.cluster.v1.Coordinator.Leader:input_type -> weir.cluster.v1.LeaderRequest
-	4,  // 57: weir.cluster.v1.Coordinator.Handover:input_type -> weir.cluster.v1.HandoverRequest
-	35, // 58: weir.cluster.v1.Coordinator.Rescale:input_type -> weir.cluster.v1.RescaleRequest
-	25, // 59: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
-	40, // 60: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
-	38, // 61: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
-	40, // 62: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
-	40, // 63: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
-	34, // 64: weir.cluster.v1.Coordinator.Savepoint:output_type -> weir.cluster.v1.SavepointInfo
-	3,  // 65: weir.cluster.v1.Coordinator.Leader:output_type -> weir.cluster.v1.LeaderInfo
-	3,  // 66: weir.cluster.v1.Coordinator.Handover:output_type -> weir.cluster.v1.LeaderInfo
-	36, // 67: weir.cluster.v1.Coordinator.Rescale:output_type -> weir.cluster.v1.RescaleInfo
-	59, // [59:68] is the sub-list for method output_type
-	50, // [50:59] is the sub-list for method input_type
-	50, // [50:50] is the sub-list for extension type_name
-	50, // [50:50] is the sub-list for extension extendee
-	0,  // [0:50] is the sub-list for field type_name
+	21, // 26: weir.cluster.v1.SubtaskCounts.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	20, // 27: weir.cluster.v1.SubtaskCounts.latency:type_name -> weir.cluster.v1.LatencyHistogram
+	20, // 28: weir.cluster.v1.SubtaskCounts.event_time_latency:type_name -> weir.cluster.v1.LatencyHistogram
+	21, // 29: weir.cluster.v1.SnapshotDone.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	22, // 30: weir.cluster.v1.SnapshotDone.channels:type_name -> weir.cluster.v1.ChannelCount
+	21, // 31: weir.cluster.v1.SubtaskFinished.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	0,  // 32: weir.cluster.v1.AttemptEnded.class:type_name -> weir.cluster.v1.FailureClass
+	29, // 33: weir.cluster.v1.CoordinatorMessage.welcome:type_name -> weir.cluster.v1.Welcome
+	31, // 34: weir.cluster.v1.CoordinatorMessage.deploy:type_name -> weir.cluster.v1.Deploy
+	32, // 35: weir.cluster.v1.CoordinatorMessage.command:type_name -> weir.cluster.v1.Command
+	28, // 36: weir.cluster.v1.CoordinatorMessage.prefetch:type_name -> weir.cluster.v1.Prefetch
+	27, // 37: weir.cluster.v1.CoordinatorMessage.beat:type_name -> weir.cluster.v1.Beat
+	21, // 38: weir.cluster.v1.Placement.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	21, // 39: weir.cluster.v1.Deploy.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	30, // 40: weir.cluster.v1.Deploy.placement:type_name -> weir.cluster.v1.Placement
+	22, // 41: weir.cluster.v1.Deploy.delivered:type_name -> weir.cluster.v1.ChannelCount
+	1,  // 42: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
+	21, // 43: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	21, // 44: weir.cluster.v1.Command.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	13, // 45: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
+	30, // 46: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
+	22, // 47: weir.cluster.v1.Command.delivered:type_name -> weir.cluster.v1.ChannelCount
+	41, // 48: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
+	43, // 49: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
+	19, // 50: weir.cluster.v1.JobInfo.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
+	42, // 51: weir.cluster.v1.JobInfo.tasks:type_name -> weir.cluster.v1.PlanTask
+	21, // 52: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	5,  // 53: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
+	33, // 54: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
+	38, // 55: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
+	40, // 56: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
+	40, // 57: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
+	34, // 58: weir.cluster.v1.Coordinator.Savepoint:input_type -> weir.cluster.v1.SavepointRequest
+	2,  // 59: weir.cluster.v1.Coordinator.Leader:input_type -> weir.cluster.v1.LeaderRequest
+	4,  // 60: weir.cluster.v1.Coordinator.Handover:input_type -> weir.cluster.v1.HandoverRequest
+	36, // 61: weir.cluster.v1.Coordinator.Rescale:input_type -> weir.cluster.v1.RescaleRequest
+	26, // 62: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
+	41, // 63: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
+	39, // 64: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
+	41, // 65: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
+	41, // 66: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
+	35, // 67: weir.cluster.v1.Coordinator.Savepoint:output_type -> weir.cluster.v1.SavepointInfo
+	3,  // 68: weir.cluster.v1.Coordinator.Leader:output_type -> weir.cluster.v1.LeaderInfo
+	3,  // 69: weir.cluster.v1.Coordinator.Handover:output_type -> weir.cluster.v1.LeaderInfo
+	37, // 70: weir.cluster.v1.Coordinator.Rescale:output_type -> weir.cluster.v1.RescaleInfo
+	62, // [62:71] is the sub-list for method output_type
+	53, // [53:62] is the sub-list for method input_type
+	53, // [53:53] is the sub-list for extension type_name
+	53, // [53:53] is the sub-list for extension extendee
+	0,  // [0:53] is the sub-list for field type_name
 }
 
 func init() { file_weir_proto_init() }
@@ -3879,7 +4156,7 @@ func file_weir_proto_init() {
 		(*WorkerMessage_Stopped)(nil),
 		(*WorkerMessage_Committed)(nil),
 	}
-	file_weir_proto_msgTypes[23].OneofWrappers = []any{
+	file_weir_proto_msgTypes[24].OneofWrappers = []any{
 		(*CoordinatorMessage_Welcome)(nil),
 		(*CoordinatorMessage_Deploy)(nil),
 		(*CoordinatorMessage_Command)(nil),
@@ -3892,7 +4169,7 @@ func file_weir_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weir_proto_rawDesc), len(file_weir_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   40,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

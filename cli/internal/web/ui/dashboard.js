@@ -248,6 +248,9 @@
       b.l2.textContent = `in ${nf.format(t.records_in)} · ${t.sink ? "written " + nf.format(t.records_written) : "out " + nf.format(t.records_out)}` +
         (standbys ? ` · ${standbys} standby` : "") + (recovered ? ` · ${recovered} recovered alone` : "");
       b.l3.textContent = validWatermark(t.watermark) ? `watermark lag ${((Date.now() - t.watermark) / 1000).toFixed(1)} s` : "no watermark";
+      // On a cluster, where each subtask runs and what holds its watermark back.
+      b.el.title = [t.name, ...t.subtasks.map((s, i) => `subtask ${i}` + (s.worker ? ` on ${s.worker}` : "") +
+        (s.watermark_held_back_by ? `, watermark held back by ${s.watermark_held_back_by}` : ""))].join("\n");
     });
   }
 
