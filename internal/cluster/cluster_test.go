@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -21,36 +22,66 @@ import (
 	"github.com/weir-stream/weir/internal/store"
 )
 
-// keycountProgram runs keycount with a fixed configuration; its only
-// argument is the output directory.
+// keycountProgram runs keycount with exactly-once checkpoints every
+// 100 ms: 400,000 events over 100 keys at 400,000 a second and
+// parallelism 3 unless its fields say otherwise. Its first argument is
+// the output directory; after it --parallelism N, --rate N (events per
+// second), --failover F, and what a resuming coordinator adds (--restore
+// latest).
 type keycountProgram struct {
 	store string
 	logs  *logLines
+	// job names the job (default keycount); the others change the
+	// defaults above when set. latency turns latency tracking on.
+	job          string
+	parallelism  int
+	events, keys int64
+	rate         float64
+	latency      time.Duration
 }
 
-func (keycountProgram) Jobs() []string { return []string{"keycount"} }
+func (k keycountProgram) Jobs() []string { return []string{cmp.Or(k.job, "keycount")} }
 
 func (k keycountProgram) Open(_ context.Context, _, name string, args []string) (cluster.Pipeline, error) {
-	opts := []weir.Option{weir.WithName(name), weir.WithParallelism(3), weir.WithGuarantee(weir.ExactlyOnce),
+	p, err := k.build(name, args)
+	if err != nil {
+		return nil, err
+	}
+	return pipeline{p}, nil
+}
+
+func (k keycountProgram) build(name string, args []string) (*weir.Pipeline, error) {
+	c := jobs.KeyCountConfig{Events: cmp.Or(k.events, 400_000), Keys: cmp.Or(k.keys, 100), Window: 100 * time.Millisecond,
+		TPS: 100_000, Seed: 1, Rate: cmp.Or(k.rate, 400_000)}
+	opts := []weir.Option{weir.WithName(name), weir.WithParallelism(cmp.Or(k.parallelism, 3)), weir.WithGuarantee(weir.ExactlyOnce),
 		weir.WithLog(func(l string) { k.logs.add(name + ": " + l) }),
 		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 100 * time.Millisecond, StateDir: k.store, Log: true})}
-	c := jobs.KeyCountConfig{Events: 400_000, Keys: 100, Window: 100 * time.Millisecond, TPS: 100_000, Seed: 1, Rate: 400_000}
-	// After the output directory: --rate N (events per second), and what
-	// a resuming coordinator adds (--restore latest).
+	if k.latency > 0 {
+		opts = append(opts, weir.WithLatencyTracking(k.latency))
+	}
 	for i := 1; i+1 < len(args); i++ {
-		switch args[i] {
+		switch v := args[i+1]; args[i] {
+		case "--parallelism":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return nil, fmt.Errorf("--parallelism %q", v)
+			}
+			opts = append(opts, weir.WithParallelism(n))
 		case "--rate":
-			c.Rate, _ = strconv.ParseFloat(args[i+1], 64)
+			c.Rate, _ = strconv.ParseFloat(v, 64)
 		case "--restore":
-			opts = append(opts, weir.WithRestore(args[i+1]))
+			opts = append(opts, weir.WithRestore(v))
 		case "--failover":
-			f, _ := weir.ParseFailover(args[i+1])
+			f, err := weir.ParseFailover(v)
+			if err != nil {
+				return nil, err
+			}
 			opts = append(opts, weir.WithFailover(f))
 		}
 	}
 	p := weir.NewPipeline(opts...)
 	jobs.KeyCountPipeline(p, c, cli.JobConfig{Output: args[0]})
-	return pipeline{p}, nil
+	return p, nil
 }
 
 // pipeline is a job as the cluster runs it (through Pipeline.Engine),
@@ -64,6 +95,9 @@ func (p pipeline) Run(ctx context.Context, d engine.Deployer, f store.Fence, a *
 	return p.p.Engine().Run(ctx, d, f, a)
 }
 func (p pipeline) Report() *engine.Report { return p.p.Engine().Report() }
+func (p pipeline) Savepoint(ctx context.Context, dir string, stop, drain bool) (engine.SavepointResult, error) {
+	return p.p.Engine().Savepoint(ctx, dir, stop, drain)
+}
 
 // A coordinator and three workers in this process (so the race detector
 // sees them) run keycount; one worker is closed mid-run and the job

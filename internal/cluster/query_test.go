@@ -8,29 +8,10 @@ import (
 	"time"
 
 	"github.com/weir-stream/weir"
-	"github.com/weir-stream/weir/cli"
-	"github.com/weir-stream/weir/cli/jobs"
 	"github.com/weir-stream/weir/internal/cluster"
 	"github.com/weir-stream/weir/internal/cluster/pb"
 	"github.com/weir-stream/weir/internal/dataflow"
 )
-
-// endlessProgram runs keycount at parallelism 2, slowly, until cancelled.
-type endlessProgram struct {
-	store string
-	logs  *logLines
-}
-
-func (endlessProgram) Jobs() []string { return []string{"endless"} }
-
-func (e endlessProgram) Open(_ context.Context, _, name string, args []string) (cluster.Pipeline, error) {
-	p := weir.NewPipeline(weir.WithName(name), weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce),
-		weir.WithLog(func(l string) { e.logs.add(name + ": " + l) }), weir.WithLatencyTracking(50*time.Millisecond),
-		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 100 * time.Millisecond, StateDir: e.store, Log: true}))
-	c := jobs.KeyCountConfig{Events: 1 << 40, Keys: 20, Window: 100 * time.Millisecond, TPS: 100_000, Seed: 1, Rate: 20_000}
-	jobs.KeyCountPipeline(p, c, cli.JobConfig{Output: args[0]})
-	return pipeline{p}, nil
-}
 
 // A running job's info carries its plan and tasks, and each subtask's
 // metrics as its worker's heartbeats report them, with the worker's id;
@@ -41,14 +22,16 @@ func TestJobInfoCarriesThePlanAndTheSubtasksMetrics(t *testing.T) {
 	logs := newLogLines()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c, err := cluster.NewCoordinator(ctx, cluster.CoordinatorConfig{Listen: "127.0.0.1:0", Store: store, Program: endlessProgram{store, logs},
+	// keycount, slowly, until cancelled.
+	endless := keycountProgram{store: store, logs: logs, job: "endless", parallelism: 2, events: 1 << 40, keys: 20, rate: 20_000, latency: 50 * time.Millisecond}
+	c, err := cluster.NewCoordinator(ctx, cluster.CoordinatorConfig{Listen: "127.0.0.1:0", Store: store, Program: endless,
 		HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: 5 * time.Second, Log: logs.add})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	for _, id := range []string{"w1", "w2"} {
-		w := startWorker(t, ctx, cluster.WorkerConfig{ID: id, Coordinators: []string{c.Addr()}, Program: endlessProgram{store, logs}, Slots: 1})
+		w := startWorker(t, ctx, cluster.WorkerConfig{ID: id, Coordinators: []string{c.Addr()}, Program: endless, Slots: 1})
 		defer w.stop()
 	}
 	info, err := c.Submit(ctx, &pb.SubmitRequest{Job: "endless", Args: []string{filepath.Join(dir, "out")}})

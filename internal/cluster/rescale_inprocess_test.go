@@ -5,59 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/weir-stream/weir"
-	"github.com/weir-stream/weir/cli"
-	"github.com/weir-stream/weir/cli/jobs"
 	"github.com/weir-stream/weir/internal/cluster"
 	"github.com/weir-stream/weir/internal/cluster/pb"
 	"github.com/weir-stream/weir/internal/engine"
 )
-
-// rescalableProgram runs keycount at the parallelism the last
-// --parallelism of its arguments gives, restoring what --restore names;
-// its first argument is the output directory.
-type rescalableProgram struct {
-	store string
-	logs  *logLines
-}
-
-func (rescalableProgram) Jobs() []string { return []string{"keycount"} }
-
-// Open returns the pipeline's engine side, which takes savepoints.
-func (k rescalableProgram) Open(_ context.Context, _, name string, args []string) (cluster.Pipeline, error) {
-	p, err := k.build(name, args)
-	if err != nil {
-		return nil, err
-	}
-	return p.Engine(), nil
-}
-
-func (k rescalableProgram) build(name string, args []string) (*weir.Pipeline, error) {
-	n, restore := 2, ""
-	for i := range len(args) - 1 {
-		switch args[i] {
-		case "--parallelism":
-			v, err := strconv.Atoi(args[i+1])
-			if err != nil {
-				return nil, fmt.Errorf("--parallelism %q", args[i+1])
-			}
-			n = v
-		case "--restore":
-			restore = args[i+1]
-		}
-	}
-	p := weir.NewPipeline(weir.WithName(name), weir.WithParallelism(n), weir.WithGuarantee(weir.ExactlyOnce), weir.WithRestore(restore),
-		weir.WithLog(func(l string) { k.logs.add(name + ": " + l) }),
-		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 100 * time.Millisecond, StateDir: k.store, Log: true}))
-	c := jobs.KeyCountConfig{Events: 400_000, Keys: 100, Window: 100 * time.Millisecond, TPS: 100_000, Seed: 1, Rate: 100_000}
-	jobs.KeyCountPipeline(p, c, cli.JobConfig{Output: args[0]})
-	return p, nil
-}
 
 // A coordinator and workers in this process (so the race detector sees
 // them): a job submitted with --parallelism auto starts at the two free
@@ -68,7 +23,7 @@ func TestRescaleInProcess(t *testing.T) {
 	dir := t.TempDir()
 	store := filepath.Join(dir, "store")
 	logs := newLogLines()
-	prog := rescalableProgram{store: store, logs: logs}
+	prog := keycountProgram{store: store, logs: logs, parallelism: 2, rate: 100_000}
 	t.Cleanup(func() {
 		if t.Failed() {
 			logs.mu.Lock()
