@@ -31,6 +31,23 @@ type Report struct {
 	// (weir rescale, --parallelism auto), oldest first; empty for a run
 	// of Pipeline.Run.
 	Rescales []Rescale `json:",omitempty"`
+	// LeaderChanges lists the coordinators that took a job on a cluster
+	// over (weir coordinator --ha, or one started again), oldest first.
+	LeaderChanges []LeaderChange `json:",omitempty"`
+}
+
+// LeaderChange describes one takeover of a job on a cluster by a new
+// leading coordinator.
+type LeaderChange struct {
+	// At is when the new leader resumed the job; Epoch is its leadership
+	// epoch.
+	At    time.Time `json:"at"`
+	Epoch uint64    `json:"epoch"`
+	// Adopted says it adopted the tasks the workers kept running: none
+	// restarted. If not, it restarted the job from its latest checkpoint.
+	Adopted bool `json:"adopted"`
+	// Wait is how long it waited for the workers' reports.
+	Wait time.Duration `json:"wait_ns"`
 }
 
 // Rescale describes one change of parallelism of a job on a cluster: it
@@ -125,6 +142,9 @@ func reportOf(r *engine.Report) *Report {
 	}
 	for _, rs := range r.Rescales {
 		out.Rescales = append(out.Rescales, Rescale(rs))
+	}
+	for _, lc := range r.LeaderChanges {
+		out.LeaderChanges = append(out.LeaderChanges, LeaderChange(lc))
 	}
 	if r.Recoveries != nil {
 		out.Recoveries = make([]Recovery, len(r.Recoveries))

@@ -72,6 +72,13 @@ func printReport(w io.Writer, r *weir.Report) {
 		}
 		fmt.Fprintf(w, "weir: rescale %d: parallelism %d -> %d at checkpoint %d, %s; cause: %s\n", i+1, rs.From, rs.To, rs.Checkpoint, pause, rs.Cause)
 	}
+	for i, lc := range r.LeaderChanges {
+		what := "restarted the job from its latest checkpoint"
+		if lc.Adopted {
+			what = "adopted the running tasks: none restarted"
+		}
+		fmt.Fprintf(w, "weir: leader change %d: the coordinator of epoch %d %s, after waiting %v for the workers\n", i+1, lc.Epoch, what, lc.Wait.Round(time.Millisecond))
+	}
 }
 
 func bytes(n int64) string {

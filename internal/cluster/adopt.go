@@ -242,6 +242,20 @@ func (c *Coordinator) adoptAttempt(j *job, cfg engine.Config, spec engine.Attemp
 	return x
 }
 
+// noteLeaderChange records in job j's record that this coordinator took
+// it over, adopting a (nil: restarting it), after waiting since the job
+// started here.
+func (c *Coordinator) noteLeaderChange(j *job, a *adoption) {
+	j.mu.Lock()
+	j.adopted = a
+	j.rec.LeaderChanges = append(slices.Clone(j.rec.LeaderChanges),
+		engine.LeaderChange{At: j.resumed, Epoch: c.lead.Epoch(), Adopted: a != nil, Wait: time.Since(j.resumed)})
+	j.mu.Unlock()
+	if err := c.save(c.ctx, j); err != nil {
+		c.cfg.Log(fmt.Sprintf("recording the leader change of job %s: %v", j.id, err))
+	}
+}
+
 // maxAbortedOnAdoption bounds the checkpoints an adoption aborts: those
 // in flight, which max concurrent checkpoints bounds in practice.
 const maxAbortedOnAdoption = 64

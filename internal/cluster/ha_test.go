@@ -123,6 +123,9 @@ func testTakeover(t *testing.T, args []string, lose func(*haCluster)) {
 	if !rep.Adopted || len(rep.Recoveries) != 0 || rep.Completed == 0 {
 		t.Fatalf("the new leader's run: adopted %v, %d recoveries, %d checkpoints completed; want adopted, none, some", rep.Adopted, len(rep.Recoveries), rep.Completed)
 	}
+	if lc := rep.LeaderChanges; len(lc) != 1 || !lc[0].Adopted || lc[0].Epoch != 2 {
+		t.Fatalf("leader changes %+v, want one to epoch 2 that adopted the tasks", lc)
+	}
 	if n := h.workerLogs.count("cancelled|attempt .* running: restored|failed"); n != 0 {
 		t.Fatalf("%d attempts were cancelled, failed or restarted on the workers", n)
 	}
@@ -161,8 +164,15 @@ func TestAStandbyRestartsAJobItCannotAdoptFromItsCheckpoint(t *testing.T) {
 	h.workers[i].stop()
 	h.workers = append(h.workers[:i], h.workers[i+1:]...)
 	h.logs.wait(t, "^b: job "+info.Id+": no running attempt to adopt within .*: restarting it from its latest checkpoint")
-	awaitFinished(t, ctx, h.client(t, ctx), h.logs, info.Id)
+	final := awaitFinished(t, ctx, h.client(t, ctx), h.logs, info.Id)
 	sameOutput(t, out, ref)
+	var rep engine.Report
+	if err := json.Unmarshal(final.Report, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if lc := rep.LeaderChanges; len(lc) != 1 || lc[0].Adopted || lc[0].Epoch != 2 {
+		t.Fatalf("leader changes %+v, want one to epoch 2 that restarted the job", lc)
+	}
 	if n := h.workerLogs.count("adopted by the coordinator"); n != 0 {
 		t.Fatalf("%d shares were adopted though the attempt lacked one", n)
 	}

@@ -48,6 +48,8 @@ type jobRecord struct {
 	Auto bool `json:"auto,omitempty"`
 	// Rescales lists the job's changes of parallelism (rescale.go).
 	Rescales []engine.Rescale `json:"rescales,omitempty"`
+	// LeaderChanges lists the coordinators that resumed the job (adopt.go).
+	LeaderChanges []engine.LeaderChange `json:"leader_changes,omitempty"`
 }
 
 const jobsPrefix = "cluster/jobs/"
@@ -68,8 +70,10 @@ type job struct {
 	guarantee string
 	failover  string
 	// adopted holds the running shares the job adopts, until its run's
-	// first attempt took them (adopt.go).
+	// first attempt took them (adopt.go); resumed is when this
+	// coordinator resumed the job.
 	adopted *adoption
+	resumed time.Time
 
 	// Rescaling (rescale.go): parallelism and maxParallelism are the
 	// run's; done is closed when its run ended (ended, with runErr);
@@ -181,6 +185,7 @@ func (c *Coordinator) start(ctx context.Context, rec jobRecord, resume, adopt bo
 	c.jobs[j.id] = j
 	if adopt {
 		c.adopting[j.id] = true // before any worker reports its attempts
+		j.resumed = time.Now()
 	}
 	c.mu.Unlock()
 	c.cfg.Log(fmt.Sprintf("job %s started", j.id))
@@ -199,11 +204,9 @@ func (c *Coordinator) start(ctx context.Context, rec jobRecord, resume, adopt bo
 				return // the coordinator stops, or the job was cancelled before it ran
 			}
 			if a != nil {
-				j.mu.Lock()
-				j.adopted = a
-				j.mu.Unlock()
 				adoption = &engine.Adoption{LastTrigger: a.lastTrigger}
 			}
+			c.noteLeaderChange(j, a)
 		}
 		err := p.Run(jctx, deploy, leaderFence{c}, adoption)
 		j.mu.Lock()
@@ -401,6 +404,7 @@ func (j *job) info() *pb.JobInfo {
 	if j.p != nil {
 		if r := j.p.Report(); r != nil {
 			r.Rescales = j.rec.Rescales // the record keeps them across runs
+			r.LeaderChanges = j.rec.LeaderChanges
 			in.Report, _ = json.Marshal(r)
 		}
 	}

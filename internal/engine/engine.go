@@ -218,6 +218,24 @@ type Report struct {
 	// first. The engine leaves it empty: each rescale ends a run and
 	// starts another, and the cluster's job record keeps the list.
 	Rescales []Rescale `json:",omitempty"`
+	// LeaderChanges lists the coordinators that took a cluster's job
+	// over, oldest first; like Rescales, the cluster's job record keeps
+	// it, and the engine leaves it empty.
+	LeaderChanges []LeaderChange `json:",omitempty"`
+}
+
+// LeaderChange describes one takeover of a cluster's job by a new
+// leading coordinator.
+type LeaderChange struct {
+	// At is when the new leader resumed the job; Epoch is its leadership
+	// epoch.
+	At    time.Time `json:"at"`
+	Epoch uint64    `json:"epoch"`
+	// Adopted says it adopted the tasks the workers kept running; if not,
+	// it restarted the job from its latest checkpoint.
+	Adopted bool `json:"adopted"`
+	// Wait is how long it waited for the workers' reports.
+	Wait time.Duration `json:"wait_ns"`
 }
 
 // Rescale describes one change of a job's parallelism: the job stopped at
