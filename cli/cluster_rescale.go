@@ -2,13 +2,11 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc/status"
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
 )
@@ -51,19 +49,13 @@ are free), and a second rescale while one is under way.`,
 			if !cmd.Flags().Changed("parallelism") {
 				return usagef("rescale: give the new parallelism with --parallelism N")
 			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), rescaleTimeout)
-			defer cancel()
-			conn, err := c.sec.Dial(c.addr)
+			var info *pb.RescaleInfo
+			err := c.callWithin(cmd.Context(), rescaleTimeout, func(ctx context.Context, cc pb.CoordinatorClient) (err error) {
+				info, err = cc.Rescale(ctx, &pb.RescaleRequest{Id: args[0], Parallelism: int32(parallelism)})
+				return refusal(err)
+			})
 			if err != nil {
 				return err
-			}
-			defer conn.Close()
-			info, err := pb.NewCoordinatorClient(conn).Rescale(ctx, &pb.RescaleRequest{Id: args[0], Parallelism: int32(parallelism)})
-			if err != nil {
-				if s, ok := status.FromError(err); ok {
-					return fmt.Errorf("coordinator %s: %w", c.addr, errors.New(s.Message()))
-				}
-				return fmt.Errorf("coordinator %s: %w", c.addr, err)
 			}
 			fmt.Fprintf(stdout, "rescaled %s from parallelism %d to %d at checkpoint %d (stopped and started again in %v)\n",
 				args[0], info.From, info.To, info.Checkpoint, time.Duration(info.StopNs).Round(time.Millisecond))

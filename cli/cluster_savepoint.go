@@ -106,6 +106,15 @@ end a job without one, use weir cancel on a cluster, or interrupt weir run
 	return cmd
 }
 
+// refusal is the coordinator's error err as its message alone: its
+// refusals say what to do, and the gRPC code adds nothing for a person.
+func refusal(err error) error {
+	if s, ok := status.FromError(err); ok && err != nil {
+		return errors.New(s.Message())
+	}
+	return err
+}
+
 // clusterSavepoint asks the coordinator for the savepoint req and prints
 // its path. The coordinator's refusals (an unknown job, one not
 // running, one without checkpoints, no directory) are errors with its
@@ -114,10 +123,7 @@ func clusterSavepoint(ctx context.Context, c *client, req *pb.SavepointRequest, 
 	var info *pb.SavepointInfo
 	err := c.callWithin(ctx, savepointTimeout, func(ctx context.Context, cc pb.CoordinatorClient) (err error) {
 		info, err = cc.Savepoint(ctx, req)
-		if s, ok := status.FromError(err); ok && err != nil {
-			return errors.New(s.Message())
-		}
-		return err
+		return refusal(err)
 	})
 	if err != nil {
 		return err
