@@ -384,10 +384,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		switch {
 		case cfg.Adopt != nil:
+			what := "no checkpoint completed yet, so a restart starts over"
 			if cfg.Restore != nil {
 				m := *cfg.Restore
 				e.latest = &m
+				what = fmt.Sprintf("checkpoint %d is what a restart restores", m.ID)
 			}
+			cfg.Log(fmt.Sprintf("adopting the attempt that runs: it restores nothing (%s); checkpoints continue after %d", what, cfg.Adopt.LastTrigger))
 			e.report.Adopted = true
 			if next := checkpoint.ID(cfg.Adopt.LastTrigger + 1); next > e.nextID {
 				e.nextID = next
