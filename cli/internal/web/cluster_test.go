@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -12,15 +13,16 @@ import (
 // clusterJob is a cluster's job with fixed metrics whose savepoints go
 // through TakeSavepoint, as a coordinator's do.
 type clusterJob struct {
-	name  string
-	tasks []weir.TaskMetrics
-	taken *[]SavepointRequest
+	name   string
+	tasks  []weir.TaskMetrics
+	taken  *[]SavepointRequest
+	report *weir.Report
 }
 
 func (j clusterJob) Name() string                { return j.name }
 func (j clusterJob) Status() weir.JobStatus      { return weir.JobStatus{State: "running"} }
 func (j clusterJob) Metrics() []weir.TaskMetrics { return j.tasks }
-func (j clusterJob) Report() *weir.Report        { return nil }
+func (j clusterJob) Report() *weir.Report        { return j.report }
 func (j clusterJob) Explain() (string, error)    { return "", nil }
 
 func (j clusterJob) TakeSavepoint(_ context.Context, req SavepointRequest) (weir.Savepoint, error) {
@@ -36,7 +38,7 @@ func TestClusterServerLabelsWorkersAndNamesTheSavepointsJob(t *testing.T) {
 	src := weir.TaskMetrics{Name: "src", Parallelism: 2, Source: true, Watermark: weir.EndOfTime}
 	src.Add(weir.SubtaskMetrics{RecordsIn: 5, Watermark: weir.MinWatermark, Worker: "w1"})
 	src.Add(weir.SubtaskMetrics{RecordsIn: 7, Watermark: weir.MinWatermark, Worker: "w2"})
-	jobs := []Job{clusterJob{"a-1", []weir.TaskMetrics{src}, &taken}, clusterJob{"b-2", nil, &taken}}
+	jobs := []Job{clusterJob{"a-1", []weir.TaskMetrics{src}, &taken, nil}, clusterJob{"b-2", nil, &taken, nil}}
 	stats := cluster.Stats{Workers: 2, Slots: 4, SlotsUsed: 2, Epoch: 3, Leading: true, Jobs: map[string]int{"running": 2, "failed": 0}}
 	s := NewClusterServer(func() []Job { return jobs }, func() cluster.Stats { return stats })
 	s.DefaultSavepointDir = "/sp"
@@ -71,5 +73,24 @@ func TestClusterServerLabelsWorkersAndNamesTheSavepointsJob(t *testing.T) {
 	}
 	if code, body := post(t, s, "/api/v1/savepoints", `{"job": "c-3"}`); code != 404 || !strings.Contains(body, `no job named \"c-3\"`) {
 		t.Errorf("a savepoint of an unknown job: %d %s", code, body)
+	}
+}
+
+// A cluster job's rescales and leader changes are served, and a job
+// without any has empty lists.
+func TestTheChangesOfAClusterJobAreServed(t *testing.T) {
+	rep := &weir.Report{Rescales: []weir.Rescale{{From: 2, To: 4, Checkpoint: 7, Cause: "requested"}},
+		LeaderChanges: []weir.LeaderChange{{Epoch: 2, Adopted: true}}}
+	jobs := []Job{clusterJob{name: "a-1", report: rep}, clusterJob{name: "b-2"}}
+	s := NewClusterServer(func() []Job { return jobs }, func() cluster.Stats { return cluster.Stats{} })
+	var got Changes
+	if code, body := get(t, s, "/api/v1/jobs/a-1/changes"); code != 200 || json.Unmarshal([]byte(body), &got) != nil {
+		t.Fatalf("/api/v1/jobs/a-1/changes: %d %s", code, body)
+	}
+	if len(got.Rescales) != 1 || got.Rescales[0].To != 4 || len(got.LeaderChanges) != 1 || !got.LeaderChanges[0].Adopted {
+		t.Fatalf("changes %+v, want the report's", got)
+	}
+	if _, body := get(t, s, "/api/v1/jobs/b-2/changes"); !strings.Contains(body, `"rescales": []`) || !strings.Contains(body, `"leader_changes": []`) {
+		t.Fatalf("changes of a job without any: %s", body)
 	}
 }

@@ -50,6 +50,7 @@ func newServer(jobs []Job, more func() []Job, c *collector, extra ...prometheus.
 	s.mux.HandleFunc("GET /api/v1/jobs/{job}/tasks", s.tasks)
 	s.mux.HandleFunc("GET /api/v1/jobs/{job}/checkpoints", s.checkpoints)
 	s.mux.HandleFunc("GET /api/v1/jobs/{job}/recoveries", s.recoveries)
+	s.mux.HandleFunc("GET /api/v1/jobs/{job}/changes", s.changes)
 	s.mux.HandleFunc("POST /api/v1/savepoints", s.savepoint)
 	s.mux.Handle("GET /", ui.Handler()) // the dashboard and its scripts
 	return s
@@ -172,6 +173,24 @@ func (s *Server) checkpoints(w http.ResponseWriter, r *http.Request) {
 		out := []weir.CheckpointStats{}
 		if rep := j.Report(); rep != nil {
 			out = append(out, rep.Checkpoints...)
+		}
+		writeJSON(w, out)
+	}
+}
+
+// Changes are a cluster job's rescales and leader changes (none for a
+// job of weir run).
+type Changes struct {
+	Rescales      []weir.Rescale      `json:"rescales"`
+	LeaderChanges []weir.LeaderChange `json:"leader_changes"`
+}
+
+func (s *Server) changes(w http.ResponseWriter, r *http.Request) {
+	if j := s.find(w, r); j != nil {
+		out := Changes{Rescales: []weir.Rescale{}, LeaderChanges: []weir.LeaderChange{}}
+		if rep := j.Report(); rep != nil {
+			out.Rescales = append(out.Rescales, rep.Rescales...)
+			out.LeaderChanges = append(out.LeaderChanges, rep.LeaderChanges...)
 		}
 		writeJSON(w, out)
 	}

@@ -476,14 +476,40 @@
     }
   }
 
+  // A cluster job's rescales and coordinator takeovers, newest first.
+  function renderChanges(ch) {
+    const rows = [];
+    for (const r of ch.rescales || []) {
+      rows.push({ at: parseTime(r.at), what: `parallelism ${r.from} → ${r.to} at checkpoint #${r.checkpoint} (${r.cause})`,
+        cost: r.pause_ns ? "paused " + fmtDur(r.pause_ns) : "–" });
+    }
+    for (const l of ch.leader_changes || []) {
+      rows.push({ at: parseTime(l.at), what: `coordinator of epoch ${l.epoch} took over`,
+        cost: (l.adopted ? "adopted the running tasks: none restarted" : "restarted from the latest checkpoint") + ` after ${fmtDur(l.wait_ns)}` });
+    }
+    rows.sort((a, b) => (b.at || 0) - (a.at || 0));
+    const tb = $("changes").tBodies[0];
+    tb.textContent = "";
+    if (!rows.length) {
+      const tr = el("tr", { class: "none" });
+      tr.append(el("td", { colspan: 3, class: "muted" }, "none"));
+      tb.append(tr);
+    }
+    for (const r of rows) {
+      const tr = el("tr", { class: "change" });
+      tr.append(el("td", null, fmtClock(r.at)), el("td", null, r.what), el("td", null, r.cost));
+      tb.append(tr);
+    }
+  }
+
   // ---- polling ----------------------------------------------------------
 
   async function pollJob(name) {
     let view = views.get(name);
     if (!view) views.set(name, (view = newView(name)));
     const enc = "api/v1/jobs/" + encodeURIComponent(name);
-    const [job, tasks, cks, recs] = await Promise.all([
-      getJSON(enc), getJSON(enc + "/tasks"), getJSON(enc + "/checkpoints"), getJSON(enc + "/recoveries"),
+    const [job, tasks, cks, recs, changes] = await Promise.all([
+      getJSON(enc), getJSON(enc + "/tasks"), getJSON(enc + "/checkpoints"), getJSON(enc + "/recoveries"), getJSON(enc + "/changes"),
     ]);
     const now = Date.now() / 1000;
     if (!view.plan) view.plan = parsePlan(job.plan);
@@ -494,6 +520,7 @@
       (ended ? ` · ended ${fmtClock(ended)}` : "") + (job.error ? ` · error: ${job.error}` : "");
     record(view, tasks, now);
     renderRecoveries(view, recs);
+    renderChanges(changes);
     renderCheckpoints(view, cks);
     updateGraph(view, tasks);
     updateCharts(view);

@@ -65,6 +65,7 @@ function pageState() {
   lines.push(`throughput chart: ${tput?.dataset.points} points, ${tput?.dataset.recoveryMarkers} failure markers, canvas ${q("#throughput canvas") ? "drawn" : "missing"}`);
   lines.push(`latency chart: ${lat?.dataset.points} points, canvas ${q("#latency canvas") ? "drawn" : "missing"}`);
   lines.push(`recoveries listed: ${document.querySelectorAll("#recoveries tr.recovery").length}`);
+  lines.push(`rescales and leader changes listed: ${document.querySelectorAll("#changes tr.change").length}`);
   lines.push(`checkpoints listed: ${document.querySelectorAll("#checkpoints tbody tr[data-id]").length} ${text("#ckpt-summary")}`);
   return lines.join("\n");
 }
@@ -136,6 +137,8 @@ try {
       document.querySelector("#latency canvas") !== null, null, { timeout: timeout() }));
   await step("the checkpoint table lists checkpoints", () =>
     page.waitForSelector("#checkpoints tbody tr[data-id]", { timeout: timeout() }));
+  await step("the table of rescales and leader changes is filled", () =>
+    page.waitForSelector("#changes tbody tr", { timeout: timeout() }));
   // A few more polls, so that the screenshot has some history.
   const points = await page.$eval("#throughput", (e) => Number(e.dataset.points));
   await step("3 more polls charted", () =>
