@@ -32,6 +32,9 @@ type agent struct {
 	// adopts them (and so learns of their end) or their grace ends.
 	ended map[string]*workerAttempt
 	epoch uint64 // the current session's coordinator epoch; 0 while none
+	// attached is set while a session runs: the grace period counts from
+	// its end, not from each failed attempt to reconnect.
+	attached bool
 	// lost is closed when the current session ends (nil: none yet).
 	lost  chan struct{}
 	grace *time.Timer
@@ -69,7 +72,7 @@ func (g *agent) post(m *pb.WorkerMessage) {
 // attach starts a session with a coordinator of epoch.
 func (g *agent) attach(epoch uint64) {
 	g.mu.Lock()
-	g.epoch = epoch
+	g.epoch, g.attached = epoch, true
 	g.lost = make(chan struct{})
 	g.mu.Unlock()
 }
@@ -86,11 +89,16 @@ func (g *agent) sessionLost() <-chan struct{} {
 }
 
 // detach ends the session: every attempt is unclaimed until a
-// coordinator adopts it, for the grace period, then cancelled.
+// coordinator adopts it, for the grace period, then cancelled. After a
+// session that never started (the coordinator could not be reached) it
+// does nothing: the grace period of the last loss runs on.
 func (g *agent) detach() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.epoch = 0
+	if !g.attached {
+		return
+	}
+	g.attached, g.epoch = false, 0
 	if g.lost != nil {
 		close(g.lost)
 		g.lost = nil

@@ -177,3 +177,38 @@ func TestAStandbyRestartsAJobItCannotAdoptFromItsCheckpoint(t *testing.T) {
 		t.Fatalf("%d shares were adopted though the attempt lacked one", n)
 	}
 }
+
+// Workers whose coordinator is gone for good keep their tasks for the
+// grace period only, counted from the loss of the session however often
+// they try to reconnect meanwhile, and then cancel them.
+func TestWorkersCancelTheirTasksWhenNoCoordinatorAdoptsThemWithinTheGrace(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	dir := t.TempDir()
+	logs, workerLogs := newLogLines(), newLogLines()
+	prog := keycountProgram{store: filepath.Join(dir, "store"), logs: logs, rate: 20_000, events: 1 << 40}
+	c, err := cluster.NewCoordinator(ctx, cluster.CoordinatorConfig{Listen: "127.0.0.1:0", Store: prog.store, Program: prog,
+		HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Second, Log: logs.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := 1; i <= 3; i++ {
+		id := fmt.Sprintf("w%d", i)
+		w := startWorker(t, ctx, cluster.WorkerConfig{ID: id, Coordinators: []string{c.Addr()}, Program: prog, Grace: 2 * time.Second,
+			Log: func(l string) { workerLogs.add(id + ": " + l) }})
+		defer w.stop()
+	}
+	conn, err := cluster.Security{}.Dial(c.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	info, err := pb.NewCoordinatorClient(conn).Submit(ctx, &pb.SubmitRequest{Job: "keycount", Args: []string{filepath.Join(dir, "out")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs.wait(t, "^"+info.Id+": checkpoint 2 completed")
+	c.Abandon()
+	workerLogs.waitCount(t, "^w[0-9]: attempt \\S+ cancelled: no coordinator adopted it within 2s", 3)
+}
