@@ -377,8 +377,14 @@ func fromSavepoint(jobArgs []string, from string) ([]string, error) {
 	return append(out, "--restore", from), nil
 }
 
+// retryable says whether a call that failed with code may succeed when
+// made again: the coordinator was unreachable or a standby (Unavailable),
+// or was superseded (Aborted) and the leader is another.
+func retryable(code codes.Code) bool { return code == codes.Unavailable || code == codes.Aborted }
+
 // waitJob polls a job until it ends.
-// An unreachable coordinator (restarting, say) is retried for a minute.
+// An unreachable coordinator (restarting, say), or one superseded by
+// another (which the next call finds), is retried for a minute.
 func waitJob(ctx context.Context, c *client, id string, stderr io.Writer) error {
 	last := ""
 	var unreachable time.Time
@@ -389,7 +395,7 @@ func waitJob(ctx context.Context, c *client, id string, stderr io.Writer) error 
 			return err
 		})
 		switch {
-		case status.Code(errors.Unwrap(err)) == codes.Unavailable && (unreachable.IsZero() || time.Since(unreachable) < time.Minute):
+		case retryable(status.Code(errors.Unwrap(err))) && (unreachable.IsZero() || time.Since(unreachable) < time.Minute):
 			if unreachable.IsZero() {
 				unreachable = time.Now()
 				fmt.Fprintf(stderr, "weir: coordinator unreachable, retrying: %v\n", err)

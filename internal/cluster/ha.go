@@ -76,7 +76,7 @@ func (c *Coordinator) interceptors() []grpc.ServerOption {
 }
 
 // Leader says whether this coordinator leads, and where the leader is.
-func (c *Coordinator) Leader(context.Context, *pb.LeaderRequest) (*pb.LeaderInfo, error) {
+func (c *Coordinator) Leader(ctx context.Context, _ *pb.LeaderRequest) (*pb.LeaderInfo, error) {
 	info := &pb.LeaderInfo{Leading: c.leads(), Addr: c.cfg.Advertise}
 	if info.Leading {
 		info.Epoch, info.LeaderAddr = c.lead.Epoch(), c.cfg.Advertise
@@ -84,6 +84,13 @@ func (c *Coordinator) Leader(context.Context, *pb.LeaderRequest) (*pb.LeaderInfo
 	}
 	info.LeaderAddr, _ = c.leaderAddr.Load().(string)
 	info.Epoch = c.leaderEpoch.Load()
+	if c.Deposed() != nil {
+		// It led itself: the lease says who leads now, if anyone wrote it.
+		info.LeaderAddr, info.Epoch = "", 0
+		if rec, ok, err := store.ReadLease(ctx, c.blobs); err == nil && ok && rec.Addr != c.cfg.Advertise {
+			info.LeaderAddr, info.Epoch = rec.Addr, rec.Epoch
+		}
+	}
 	return info, nil
 }
 

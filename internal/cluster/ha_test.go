@@ -212,3 +212,28 @@ func TestWorkersCancelTheirTasksWhenNoCoordinatorAdoptsThemWithinTheGrace(t *tes
 	c.Abandon()
 	workerLogs.waitCount(t, "^w[0-9]: attempt \\S+ cancelled: no coordinator adopted it within 2s", 3)
 }
+
+// A superseded coordinator names the newer leader when asked, so that a
+// client that reached it (before it learnt of its deposition, say) finds
+// the leader at its next call.
+func TestASupersededCoordinatorNamesTheNewLeader(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	a := newCoordinator(t, store, newLogLines())
+	defer a.Close()
+	b := newCoordinator(t, store, newLogLines())
+	defer b.Close()
+	<-a.Done()
+	info, err := a.Leader(t.Context(), &pb.LeaderRequest{})
+	if err != nil || info.Leading || info.LeaderAddr != b.Addr() || info.Epoch != 2 {
+		t.Fatalf("the deposed coordinator answers %v %v, want not leading, the leader at %s with epoch 2", info, err, b.Addr())
+	}
+	conn, addr, err := cluster.DialLeader(t.Context(), cluster.Security{}, []string{a.Addr()})
+	if err != nil {
+		t.Fatalf("DialLeader from the deposed coordinator's address: %v", err)
+	}
+	conn.Close()
+	if addr != b.Addr() {
+		t.Fatalf("DialLeader found %s, want the new leader %s", addr, b.Addr())
+	}
+}
