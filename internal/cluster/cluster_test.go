@@ -122,12 +122,7 @@ func TestClusterInProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	conn, err := cluster.Security{}.Dial(c.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	client := pb.NewCoordinatorClient(conn)
+	client := dial(t, c.Addr())
 	if _, err := client.Submit(ctx, &pb.SubmitRequest{Job: "nosuchjob"}); status.Code(err) != codes.NotFound {
 		t.Fatalf("submitting an unknown job: %v, want NotFound", err)
 	}

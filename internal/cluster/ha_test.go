@@ -199,12 +199,7 @@ func TestWorkersCancelTheirTasksWhenNoCoordinatorAdoptsThemWithinTheGrace(t *tes
 			Log: func(l string) { workerLogs.add(id + ": " + l) }})
 		defer w.stop()
 	}
-	conn, err := cluster.Security{}.Dial(c.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	info, err := pb.NewCoordinatorClient(conn).Submit(ctx, &pb.SubmitRequest{Job: "keycount", Args: []string{filepath.Join(dir, "out")}})
+	info, err := dial(t, c.Addr()).Submit(ctx, &pb.SubmitRequest{Job: "keycount", Args: []string{filepath.Join(dir, "out")}})
 	if err != nil {
 		t.Fatal(err)
 	}

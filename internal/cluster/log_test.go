@@ -159,6 +159,18 @@ func startWorker(t testing.TB, ctx context.Context, cfg cluster.WorkerConfig) *r
 	return r
 }
 
+// dial returns a client of the coordinator at addr, closed when the test
+// ends.
+func dial(t testing.TB, addr string) pb.CoordinatorClient {
+	t.Helper()
+	conn, err := cluster.Security{}.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return pb.NewCoordinatorClient(conn)
+}
+
 // awaitFinished waits until job id ended and fails the test unless it
 // finished; it returns the job's final info.
 func awaitFinished(t *testing.T, ctx context.Context, client pb.CoordinatorClient, logs *logLines, id string) *pb.JobInfo {

@@ -46,12 +46,7 @@ func TestRescaleInProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	conn, err := cluster.Security{}.Dial(c.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	client := pb.NewCoordinatorClient(conn)
+	client := dial(t, c.Addr())
 	var workers []*runningWorker
 	defer func() {
 		for _, w := range workers {
