@@ -86,10 +86,7 @@ func (c *Coordinator) Leader(ctx context.Context, _ *pb.LeaderRequest) (*pb.Lead
 	info.Epoch = c.leaderEpoch.Load()
 	if c.Deposed() != nil {
 		// It led itself: the lease says who leads now, if anyone wrote it.
-		info.LeaderAddr, info.Epoch = "", 0
-		if rec, ok, err := store.ReadLease(ctx, c.blobs); err == nil && ok && rec.Addr != c.cfg.Advertise {
-			info.LeaderAddr, info.Epoch = rec.Addr, rec.Epoch
-		}
+		info.LeaderAddr, info.Epoch = c.newerLeader(ctx)
 	}
 	return info, nil
 }

@@ -154,8 +154,19 @@ func (c *Coordinator) deposedStatus() error {
 	msg := c.Deposed().Error()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if rec, ok, err := store.ReadLease(ctx, c.blobs); err == nil && ok && rec.Epoch > c.lead.Epoch() && rec.Addr != "" {
-		msg += "; " + leaderAt + rec.Addr
+	if addr, _ := c.newerLeader(ctx); addr != "" {
+		msg += "; " + leaderAt + addr
 	}
 	return status.Error(codes.Aborted, msg)
+}
+
+// newerLeader returns the address and epoch of the leader that
+// superseded this coordinator, as the lease says; "" and 0 if the lease
+// names no newer one (its successor did not write it yet).
+func (c *Coordinator) newerLeader(ctx context.Context) (string, uint64) {
+	rec, ok, err := store.ReadLease(ctx, c.blobs)
+	if err != nil || !ok || rec.Epoch <= c.lead.Epoch() || rec.Addr == "" {
+		return "", 0
+	}
+	return rec.Addr, rec.Epoch
 }
