@@ -43,8 +43,10 @@ type Pipeline struct {
 	status  atomic.Pointer[JobStatus]
 	// saves carries savepoint requests to the running engine; runEnd is
 	// closed when the current run's engine returned.
-	saves  chan engine.SavepointRequest
-	runEnd atomic.Pointer[chan struct{}]
+	saves chan engine.SavepointRequest
+	// rescales carries live rescale requests likewise (rescale.go).
+	rescales chan engine.RescaleRequest
+	runEnd   atomic.Pointer[chan struct{}]
 }
 
 // JobStatus is where a pipeline's run stands.
@@ -327,7 +329,7 @@ func WithLog(f func(string)) Option { return func(p *Pipeline) { p.cfg.Log = f }
 
 // NewPipeline returns an empty pipeline.
 func NewPipeline(opts ...Option) *Pipeline {
-	p := &Pipeline{cfg: config{Settings: job.Settings{Name: "job"}}, saves: make(chan engine.SavepointRequest)}
+	p := &Pipeline{cfg: config{Settings: job.Settings{Name: "job"}}, saves: make(chan engine.SavepointRequest), rescales: make(chan engine.RescaleRequest)}
 	for _, o := range opts {
 		o(p)
 	}
@@ -449,6 +451,7 @@ func (p *Pipeline) run(ctx context.Context, deploy engine.Deployer, fence store.
 	st := JobStatus{State: "running", Started: time.Now(), Guarantee: p.cfg.Guarantee.String(), Failover: p.cfg.Failover.String(), Standby: p.cfg.standby()}
 	p.status.Store(&st)
 	cfg.Savepoints = p.saves
+	cfg.Rescales = p.rescales
 	end := make(chan struct{})
 	p.runEnd.Store(&end)
 	rep, err := engine.Run(ctx, cfg)

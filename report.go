@@ -54,6 +54,12 @@ type LeaderChange struct {
 // stopped at a checkpoint and started again at the new parallelism from
 // that checkpoint.
 type Rescale struct {
+	// Task names the task that changed, for a live rescale (a restart
+	// changes the whole job's parallelism).
+	Task string `json:"task,omitempty"`
+	// Live says the job did not restart: the task changed parallelism at
+	// the checkpoint while the rest of the job ran on.
+	Live bool `json:"live,omitempty"`
 	// At is when the stop's checkpoint was triggered (for a restart
 	// after workers left, when the restart was decided).
 	At   time.Time `json:"at"`
@@ -65,7 +71,8 @@ type Rescale struct {
 	// with --parallelism auto followed.
 	Cause string `json:"cause"`
 	// Pause runs from At to the first record the sinks wrote after the
-	// restart, as the workers timed it (0 until then).
+	// restart, as the workers timed it (0 until then); for a live
+	// rescale, to when the new subtasks restored their state.
 	Pause time.Duration `json:"pause_ns"`
 }
 

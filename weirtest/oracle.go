@@ -66,6 +66,7 @@ type Result struct {
 	Recoveries int
 	Completed  int // checkpoints completed over all runs
 	Stopped    int // runs stopped with a savepoint or crashed (CheckSavepoints, CheckCrashRestores)
+	Rescaled   int // tasks rescaled live (CheckLiveRescales)
 }
 
 // Check runs job failure-free once and once per seed with failures, and

@@ -65,13 +65,18 @@ type attemptState struct {
 	runs      sync.WaitGroup          // the executors' Runs
 	kills     killClock
 	sb        *standbys // nil without active standbys
+
+	// rescale is the live rescale under way (reshape.go); reshapes
+	// receives the start of its new subtasks.
+	rescale  *pendingRescale
+	reshapes chan reshaped
 }
 
 // tick advances the attempt's clock: recovery time, the coordinator's
 // timers and triggers, and a final checkpoint that waits for its turn.
 func (a *attemptState) tick() {
 	a.noteRecovery()
-	if a.coord != nil && a.stopAt == 0 { // no checkpoint after the stop's savepoint
+	if a.coord != nil && a.stopAt == 0 && !a.triggersHeld() { // no checkpoint after the stop's savepoint
 		a.act(a.coord.Tick())
 		if a.wantFinal {
 			a.triggerFinal()
@@ -223,6 +228,9 @@ func (a *attemptState) onFinished(id dataflow.SubtaskID) {
 }
 
 func (a *attemptState) triggerFinal() {
+	if a.triggersHeld() {
+		return // the next tick after the rescale tries
+	}
 	if a.stopAt != 0 {
 		// No checkpoint after the stop's savepoint: it would commit
 		// output that a run restored from the savepoint writes again.
@@ -251,7 +259,7 @@ func (a *attemptState) act(acts []checkpoint.Action) {
 				e.cfg.Log(fmt.Sprintf("checkpoint %d triggered", id))
 			}
 			a.acked[id] = map[dataflow.SubtaskID]bool{}
-			a.rt.Trigger(id, a.savepointTriggered(id))
+			a.rt.Trigger(id, a.rescaleTriggered(id, a.savepointTriggered(id)))
 			for sid := range a.finished {
 				if e.cfg.Plan.Vertices[sid.Vertex].Head().Kind != plan.Source {
 					a.rt.TriggerSubtask(sid, id)
@@ -275,6 +283,7 @@ func (a *attemptState) act(acts []checkpoint.Action) {
 			a.stall.progressed()
 			a.finish(id, "completed", "")
 			a.rt.Complete(id)
+			a.rescaleCompleted(id)
 			if o, ok := a.rt.(CompletionObserver); ok {
 				o.Completed(e.latest)
 			}
@@ -303,6 +312,7 @@ func (a *attemptState) act(acts []checkpoint.Action) {
 			}
 			a.finish(id, "aborted", reason)
 			a.savepointAborted(id, reason)
+			a.rescaleAborted(id, reason)
 			a.rt.Abort(id)
 			a.dropUncommitted(id)
 			if x.Reason.CountsAsFailure() {

@@ -133,6 +133,9 @@ type Config struct {
 	// Savepoints, if set, receives requests for savepoints while the job
 	// runs (savepoint.go).
 	Savepoints <-chan SavepointRequest
+	// Rescales, if set, receives requests to change the parallelism of
+	// tasks while the job runs (reshape.go).
+	Rescales <-chan RescaleRequest
 	// CheckConsistency verifies every checkpoint before it completes: on
 	// each channel, the receiver's snapshot reflects exactly the records
 	// the sender had sent before its own snapshot. A violation fails the
@@ -214,9 +217,9 @@ type Report struct {
 	// Adopted is set if the run took over an attempt that was running
 	// (Config.Adopt): it restored nothing.
 	Adopted bool `json:",omitempty"`
-	// Rescales lists the changes of parallelism of a cluster's job, oldest
-	// first. The engine leaves it empty: each rescale ends a run and
-	// starts another, and the cluster's job record keeps the list.
+	// Rescales lists the changes of parallelism, oldest first: the live
+	// ones of this run (one per task changed), and, in a cluster's job
+	// record, those that ended a run and started another.
 	Rescales []Rescale `json:",omitempty"`
 	// LeaderChanges lists the coordinators that took a cluster's job
 	// over, oldest first; like Rescales, the cluster's job record keeps
@@ -239,8 +242,15 @@ type LeaderChange struct {
 }
 
 // Rescale describes one change of a job's parallelism: the job stopped at
-// a checkpoint and started again at the new parallelism from it.
+// a checkpoint and started again at the new parallelism from it, or,
+// Live, the task changed parallelism at the checkpoint while the rest of
+// the job ran on.
 type Rescale struct {
+	// Task names the task that changed, for a live rescale (a restart
+	// changes the whole job's parallelism).
+	Task string `json:"task,omitempty"`
+	// Live says the job did not restart (engine.RescaleRequest).
+	Live bool `json:"live,omitempty"`
 	// At is when the stop's checkpoint was triggered (for a restart
 	// after workers left, when the restart was decided).
 	At   time.Time `json:"at"`
@@ -252,7 +262,8 @@ type Rescale struct {
 	// --parallelism auto the change of workers.
 	Cause string `json:"cause"`
 	// Pause runs from At to the first record the sinks wrote after the
-	// restart, as the workers timed it (0 until then).
+	// restart, as the workers timed it (0 until then); for a live rescale,
+	// to when the new subtasks restored their state.
 	Pause time.Duration `json:"pause_ns"`
 }
 

@@ -324,7 +324,7 @@ func (e *engine) localDeployer(ctx context.Context, spec AttemptSpec) (Executor,
 	if e.cfg.OnAttempt != nil {
 		e.cfg.OnAttempt(rt)
 	}
-	return Local{rt}, nil
+	return &localExec{Local: Local{rt}, opts: opts}, nil
 }
 
 // localHost is the task.Host of an attempt in this process: it stores

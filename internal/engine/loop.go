@@ -49,6 +49,7 @@ func (e *engine) attempt(ctx context.Context, restore *store.Metadata) error {
 	a.rt = x
 	a.stall = e.newStallWatch(x)
 	err = a.loop(actx)
+	a.failRescale(err)
 	if err != nil && a.stopAt != 0 && ctx.Err() == nil {
 		// The savepoint is written and the job was to stop: it stops,
 		// and a run restored from the savepoint commits what the sinks
@@ -74,7 +75,7 @@ func (e *engine) newAttemptState(f failover) (*attemptState, error) {
 	a := &attemptState{e: e, failover: f, finished: map[dataflow.SubtaskID]bool{}, acked: map[int64]map[dataflow.SubtaskID]bool{},
 		counts: map[int64]map[dataflow.Channel][2]int64{},
 		snaps:  make(chan Snapshot), fins: make(chan dataflow.SubtaskID), ends: make(chan ended), fails: make(chan failure),
-		takeovers: make(chan takeover), stopped: make(chan struct{}), kills: killClock{in: e.cfg.Failures}}
+		takeovers: make(chan takeover), stopped: make(chan struct{}), kills: killClock{in: e.cfg.Failures}, reshapes: make(chan reshaped)}
 	if len(e.report.Recoveries) > 0 {
 		a.restarted = e.report.Recoveries[len(e.report.Recoveries)-1].FailedAt
 	}
@@ -133,11 +134,18 @@ func (a *attemptState) loop(ctx context.Context) error {
 			a.injectKill()
 		case r := <-a.e.cfg.Savepoints:
 			a.requestSavepoint(r)
+		case r := <-a.e.cfg.Rescales:
+			a.requestRescale(r)
+		case r := <-a.reshapes:
+			a.reshapeDone(r)
 		case err := <-a.committed:
 			return a.stoppedAfterSavepoint(err)
 		}
 		if a.stopAt != 0 && a.committed == nil {
 			a.awaitCommits(ctx)
+		}
+		if rs := a.rescale; rs != nil && rs.completed && !rs.started {
+			a.startReshape(ctx, a.reshapes)
 		}
 		if a.failure != nil && failed == nil {
 			failed = a.failure

@@ -88,7 +88,7 @@ func (a *attemptState) requestSavepoint(r SavepointRequest) {
 // one is in flight (the next tick tries again).
 func (a *attemptState) triggerSavepoint() {
 	e := a.e
-	if len(e.saveQueue) == 0 || a.coord == nil {
+	if len(e.saveQueue) == 0 || a.coord == nil || a.triggersHeld() {
 		return
 	}
 	if acts, err := a.coord.TriggerNow(); err == nil {

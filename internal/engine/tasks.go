@@ -147,7 +147,7 @@ func (f *subtaskFailover) start(ctx context.Context, a *attemptState, restore *s
 		return nil, err
 	}
 	switch l := x.(type) {
-	case Local:
+	case *localExec:
 		f.local, f.restarter = l.Runtime, localRestarter{l.Runtime, e.cfg.Store, e.cfg.Plan, e.cfg.AllowNonRestoredState}
 	case SubtaskRestarter:
 		f.restarter = l

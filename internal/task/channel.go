@@ -76,6 +76,10 @@ type ChannelWriter interface {
 	sendFrom(from []int64) error
 	// setMetrics makes the writer count into m.
 	setMetrics(m *Metrics)
+	// reroute makes the writer send on chans from now on, numbering each
+	// channel's records from zero (a live rescale, reshape.go): it ships
+	// what it buffered to the old channels first.
+	reroute(chans []exchange.Channel)
 }
 
 // Writer encodes records of type T into per-channel buffers and ships a
@@ -375,6 +379,19 @@ func (w *Writer[T]) resetCursors() {
 }
 
 func (w *Writer[T]) setMetrics(m *Metrics) { w.metrics = m }
+
+func (w *Writer[T]) reroute(chans []exchange.Channel) {
+	w.Flush()
+	for _, b := range w.bufs {
+		exchange.PutBuffer(b)
+	}
+	n := len(chans)
+	w.chans, w.bufs, w.prevTS, w.sent, w.ctl = chans, make([]*exchange.Buffer, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	for i := range w.bufs {
+		w.bufs[i] = exchange.GetBuffer()
+	}
+	w.rr %= n
+}
 
 func (w *Writer[T]) mute(from []int64) { w.muted, w.from = true, from }
 

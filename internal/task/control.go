@@ -160,6 +160,9 @@ func (r *Runtime) send(id dataflow.SubtaskID, c control) {
 		r.sendRemote(id, c)
 		return
 	}
+	if r.Retired(id) {
+		return // its successor's runtime takes the job's messages
+	}
 	select {
 	case r.inboxes[id.Vertex][id.Subtask] <- c:
 	default:

@@ -265,6 +265,9 @@ func (s *subtask) act(ch int, e exchange.Element, acts []input.Action) (done boo
 	if failed >= 0 {
 		return s.act(-1, exchange.Element{}, s.in.SnapshotFailed(failed))
 	}
+	if s.retiring && s.taking == nil {
+		return true, nil // reported its last snapshot: it retires (reshape.go)
+	}
 	return false, nil
 }
 

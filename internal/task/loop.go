@@ -305,7 +305,7 @@ func (s *subtask) waitReleased() error {
 	if s.gate != nil {
 		ready = s.gate.Ready()
 	}
-	for !s.released {
+	for !s.released && !s.retiring {
 		s.dropAfterEnd()
 		select {
 		case c := <-s.inbox:

@@ -58,6 +58,11 @@ type Runtime struct {
 	standbys       map[dataflow.SubtaskID]*standby
 	logGates       [][]*exchange.Gate // [vertex][subtask], under Options.PrimaryElsewhere
 
+	// A live rescale (reshape.go): the one prepared, and the subtasks
+	// that retired at it.
+	reshape atomic.Pointer[reshape]
+	retired map[dataflow.SubtaskID]bool
+
 	restoring sync.WaitGroup // subtasks started by Run that have not restored their state
 	restored  chan struct{}  // closed once none has (see Restored)
 	rejoined  chan struct{}  // see Rejoined

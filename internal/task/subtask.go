@@ -60,6 +60,7 @@ type subtask struct {
 	async          sync.WaitGroup // snapshot encoders
 	finished       bool           // input ended; waiting for release
 	released       bool
+	retiring       bool // its snapshot was the live rescale's: it retires (reshape.go)
 	restored       bool // started from a snapshot
 	snap           *subtaskSnapshot
 	replayed       bool // the replay injection point was passed
@@ -184,7 +185,13 @@ func (s *subtask) run() (err error) {
 	if err != nil || s.role.standby() {
 		return err // a standby that finished before its primary stopped ends here
 	}
-	return s.waitReleased()
+	if !s.retiring {
+		err = s.waitReleased()
+	}
+	if s.retiring {
+		s.retire()
+	}
+	return err
 }
 
 // replayInflight delivers the records an unaligned checkpoint stored:

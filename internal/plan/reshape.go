@@ -1,0 +1,82 @@
+package plan
+
+import "fmt"
+
+// This file derives the plan of a running job whose tasks change
+// parallelism (a live rescale): the same vertices, chains, edges and IDs,
+// some vertices at another parallelism, and the vertices a change
+// reaches downstream.
+
+// WithParallelism returns a copy of p in which each vertex named in
+// changes (vertex ID to parallelism) runs at the given parallelism. The
+// nodes, their chaining, the vertex and edge order and every ID stay as
+// in p, so a checkpoint of either plan names the same operators in the
+// same tasks. It fails for an unknown vertex, a parallelism out of
+// range, and a changed vertex with a forward edge (its two ends must
+// keep one parallelism).
+func (p *Plan) WithParallelism(changes map[int]int) (*Plan, error) {
+	for id, n := range changes {
+		if id < 0 || id >= len(p.Vertices) {
+			return nil, fmt.Errorf("plan: no task %d", id)
+		}
+		v := p.Vertices[id]
+		if n < 1 || n > p.MaxParallelism {
+			return nil, fmt.Errorf("plan: parallelism %d of %q is out of range [1, %d] (the job's max parallelism)", n, v.Name(), p.MaxParallelism)
+		}
+		for _, e := range append(append([]*PhysicalEdge(nil), v.Inputs...), v.Outputs...) {
+			if e.Partitioning == Forward && n != v.Parallelism {
+				return nil, fmt.Errorf("plan: %q has a forward edge %q -> %q, whose ends must keep one parallelism", v.Name(), e.From.Name, e.To.Name)
+			}
+		}
+	}
+	q := &Plan{MaxParallelism: p.MaxParallelism, UIDs: p.UIDs, VertexOf: make([]*Vertex, len(p.VertexOf))}
+	for _, v := range p.Vertices {
+		c := &Vertex{ID: v.ID, Chain: v.Chain, Parallelism: v.Parallelism}
+		if n, ok := changes[v.ID]; ok {
+			c.Parallelism = n
+		}
+		q.Vertices = append(q.Vertices, c)
+		for _, n := range v.Chain {
+			q.VertexOf[n.ID] = c
+		}
+	}
+	edges := map[*PhysicalEdge]*PhysicalEdge{}
+	clone := func(e *PhysicalEdge) *PhysicalEdge {
+		if c, ok := edges[e]; ok {
+			return c
+		}
+		c := &PhysicalEdge{Edge: e.Edge, Source: q.Vertices[e.Source.ID], Target: q.Vertices[e.Target.ID], Partitioning: e.Partitioning}
+		edges[e] = c
+		return c
+	}
+	for _, v := range p.Vertices {
+		c := q.Vertices[v.ID]
+		for _, e := range v.Inputs {
+			c.Inputs = append(c.Inputs, clone(e))
+		}
+		for _, e := range v.Outputs {
+			c.Outputs = append(c.Outputs, clone(e))
+		}
+	}
+	return q, nil
+}
+
+// Downstream returns the IDs of the vertices reachable from the given
+// ones along edges, the given ones included.
+func (p *Plan) Downstream(ids ...int) map[int]bool {
+	seen := map[int]bool{}
+	var visit func(id int)
+	visit = func(id int) {
+		if seen[id] {
+			return
+		}
+		seen[id] = true
+		for _, e := range p.Vertices[id].Outputs {
+			visit(e.Target.ID)
+		}
+	}
+	for _, id := range ids {
+		visit(id)
+	}
+	return seen
+}

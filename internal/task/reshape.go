@@ -1,0 +1,119 @@
+package task
+
+import (
+	"slices"
+
+	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/exchange"
+	"github.com/weir-stream/weir/internal/plan"
+)
+
+// This file is a live rescale inside a running attempt: some tasks change
+// parallelism at one aligned checkpoint while the rest of the job runs
+// on. The tasks that change and every task downstream of them (the cone)
+// are replaced at that checkpoint's barrier: their subtasks here take the
+// snapshot, send the barrier on and retire, reading nothing after it;
+// subtasks outside the cone that send into it send their records after
+// the barrier to the gates of the cone's new subtasks, which run in
+// another Runtime (the successor) at the new parallelism and start from
+// the checkpoint once it completed. Nothing the cone consumed after the
+// barrier has to be taken back, and nothing sent after it is lost: it
+// waits in the successor's gates.
+
+// reshape is a live rescale under way (PrepareReshape).
+type reshape struct {
+	at   int64        // the checkpoint at whose barrier the cone is replaced
+	cone map[int]bool // vertex IDs
+	next *Runtime     // runs the cone's new subtasks
+}
+
+// NewSuccessor returns the runtime that runs the cone's subtasks of plan
+// p (the job's plan at its new parallelism, plan.Plan.WithParallelism)
+// after a live rescale: a runtime limited to the cone, whose gates exist
+// from now on, so that senders outside the cone can send into them at
+// the barrier, and whose subtasks start, from SetRestore's snapshots,
+// once Run is called. opts are the attempt's options; at is the
+// checkpoint of the rescale.
+func NewSuccessor(p *plan.Plan, opts Options, cone map[int]bool, at int64) *Runtime {
+	opts.Local = func(id dataflow.SubtaskID) bool { return cone[id.Vertex] }
+	opts.Restored = at
+	opts.Restore = nil
+	return New(p, opts)
+}
+
+// SetRestore sets the snapshots a successor's subtasks restore; it must
+// come before Run.
+func (r *Runtime) SetRestore(state map[dataflow.SubtaskID][]byte) { r.opts.Restore = state }
+
+// PrepareReshape makes checkpoint at the point of a live rescale: the
+// subtasks of the cone's vertices retire after its snapshot, and those
+// that send into the cone send what follows its barrier to next's
+// gates. The job calls it before it triggers at, which must be aligned
+// (TriggerOptions.Aligned), under the job's global failover: the runtime
+// keeps no upstream backup or active standby (they know the old
+// channels only). Should at not complete, the attempt must end (some
+// senders moved on).
+func (r *Runtime) PrepareReshape(at int64, next *Runtime, cone map[int]bool) {
+	r.reshape.Store(&reshape{at: at, cone: cone, next: next})
+}
+
+// Retired reports whether subtask id retired at a live rescale: its
+// successor's runtime runs it now.
+func (r *Runtime) Retired(id dataflow.SubtaskID) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.retired[id]
+}
+
+// reshapeAt carries out the live rescale at checkpoint id, at the end of
+// the subtask's snapshot of it (its barrier went out already): a
+// subtask of the cone retires; one outside it points each of its
+// writers into the cone at the new subtasks' gates and tells them where
+// its output stands (its watermark, idleness, or end).
+func (s *subtask) reshapeAt(id int64) {
+	rs := s.rt.reshape.Load()
+	if rs == nil || rs.at != id {
+		return
+	}
+	if rs.cone[s.v.ID] {
+		s.retiring = true
+		return
+	}
+	for w, e := range s.v.Outputs {
+		if !rs.cone[e.Target.ID] {
+			continue
+		}
+		k := slices.Index(e.Target.Inputs, e)
+		ne := rs.next.plan.Vertices[e.Target.ID].Inputs[k]
+		o := s.outs[w]
+		o.reroute(rs.next.chans(ne, s.index))
+		chs := make([]dataflow.Channel, o.Channels())
+		for j := range chs {
+			chs[j] = dataflow.Channel{Edge: s.rt.edgeIndex[e], From: s.index, To: j}
+		}
+		s.outCh[w] = chs
+		switch {
+		case s.finished:
+			o.Emit(exchange.Element{Kind: exchange.Watermark, Time: dataflow.MaxWatermark})
+			o.Emit(exchange.Element{Kind: exchange.End})
+		case s.idle:
+			o.Emit(exchange.Element{Kind: exchange.Idle})
+		case s.outWM > dataflow.MinWatermark:
+			o.Emit(exchange.Element{Kind: exchange.Watermark, Time: s.outWM})
+		}
+	}
+}
+
+// retire ends a subtask of the cone after its snapshot: the runtime
+// forgets it (no control message goes to it from now on) and its
+// goroutine ends without finishing its input.
+func (s *subtask) retire() {
+	r := s.rt
+	r.mu.Lock()
+	if r.retired == nil {
+		r.retired = map[dataflow.SubtaskID]bool{}
+	}
+	r.retired[s.id()] = true
+	delete(r.finished, s.id())
+	r.mu.Unlock()
+}

@@ -1,0 +1,103 @@
+package weir
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/weir-stream/weir/internal/engine"
+	"github.com/weir-stream/weir/internal/plan"
+)
+
+// LiveRescale describes a change of parallelism a running pipeline made
+// without a restart (Pipeline.Rescale).
+type LiveRescale struct {
+	// Checkpoint is the aligned checkpoint at which the tasks changed.
+	Checkpoint int64 `json:"checkpoint"`
+	// Replaced is the number of subtasks that started anew: those of the
+	// changed tasks and of every task downstream of them.
+	Replaced int `json:"replaced"`
+	// Pause runs from the checkpoint's trigger to when the new subtasks
+	// had restored their state: the longest any record waited on it.
+	Pause time.Duration `json:"pause_ns"`
+}
+
+// ErrNotLive means the running pipeline cannot change the parallelism
+// asked without a restart; the error says why. Stop it with a savepoint
+// and restore it at the new parallelism instead (a cluster's weir
+// rescale does so by itself).
+var ErrNotLive = engine.ErrNotLive
+
+// Rescale changes the parallelism of running tasks without a restart.
+// parallelism maps an operator, by its uid (UID) or name, to its new
+// parallelism; the operator's whole task (the operators chained with it)
+// changes. At the next checkpoint, aligned, the changed tasks and every
+// task downstream of them take their snapshot and hand over to new
+// subtasks at the new parallelism, which restore that checkpoint's state
+// by key group; the sources and the other tasks upstream run on, their
+// records after the checkpoint queued for the new subtasks. Output stays
+// exactly-once. Rescale returns once the new subtasks restored their
+// state.
+//
+// It fails with ErrNotLive for a source, under fine-grained failover
+// with upstream backup or active standbys, and for a task with a forward
+// edge (UID names the operators of such jobs' plans, Explain shows
+// them); with ErrNotRunning when the pipeline does not run; and with the
+// checkpoint's failure when it aborts (the pipeline then restarts from
+// its latest checkpoint at the old parallelism). It is safe to call from
+// any goroutine while Run runs.
+func (p *Pipeline) Rescale(ctx context.Context, parallelism map[string]int) (LiveRescale, error) {
+	pl, err := p.plan()
+	if err != nil {
+		return LiveRescale{}, err
+	}
+	changes := map[int]int{}
+	for name, n := range parallelism {
+		v, err := vertexOf(pl, name)
+		if err != nil {
+			return LiveRescale{}, err
+		}
+		if old, ok := changes[v]; ok && old != n {
+			return LiveRescale{}, fmt.Errorf("task %q is asked for parallelism %d and %d", pl.Vertices[v].Name(), old, n)
+		}
+		changes[v] = n
+	}
+	end := p.runEnd.Load()
+	if end == nil || p.Status().State != "running" {
+		return LiveRescale{}, ErrNotRunning
+	}
+	reply := make(chan engine.RescaleResult, 1)
+	select {
+	case p.rescales <- engine.RescaleRequest{Parallelism: changes, Reply: reply}:
+	case <-*end:
+		return LiveRescale{}, ErrNotRunning
+	case <-ctx.Done():
+		return LiveRescale{}, ctx.Err()
+	}
+	select {
+	case r := <-reply:
+		if r.Err != nil {
+			return LiveRescale{}, r.Err
+		}
+		return LiveRescale{Checkpoint: r.Checkpoint, Replaced: r.Replaced, Pause: r.Pause}, nil
+	case <-ctx.Done():
+		return LiveRescale{}, ctx.Err()
+	}
+}
+
+// vertexOf returns the task of the operator with uid or name in pl.
+func vertexOf(pl *plan.Plan, name string) (int, error) {
+	var names []string
+	for _, v := range pl.Vertices {
+		for _, n := range v.Chain {
+			if pl.UID(n) == name || n.Name == name {
+				return v.ID, nil
+			}
+			names = append(names, n.Name)
+		}
+	}
+	slices.Sort(names)
+	return 0, fmt.Errorf("the pipeline has no operator named %q (it has %s)", name, strings.Join(names, ", "))
+}

@@ -1,0 +1,83 @@
+package weir_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/connectors/generator"
+	"github.com/weir-stream/weir/weirtest"
+)
+
+// rescalable builds a pipeline of a slow generated source, a keyed count
+// and a sink, and runs it until ctx ends.
+func rescalable(t *testing.T, opts ...weir.Option) (*weir.Pipeline, func()) {
+	t.Helper()
+	p := weir.NewPipeline(append([]weir.Option{weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce),
+		weir.WithCheckpoints(weir.CheckpointConfig{StateDir: t.TempDir()})}, opts...)...)
+	src := weir.FromSource(p, "numbers", generator.New(1<<40, func(i int64) int64 { return i }, generator.WithRate(1000)))
+	counts := weir.Process(weir.KeyBy(src, func(v int64) int64 { return v % 10 }), func() weir.KeyedProcessFunction[int64, int64, int64] { return &runningCountOf{} })
+	sink := weirtest.NewSink[int64]()
+	weir.To(counts, "sink", sink)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	select {
+	case <-sink.Grew(0): // running, with a checkpoint committed
+	case err := <-done:
+		t.Fatalf("the job ended: %v", err)
+	}
+	return p, sync.OnceFunc(func() { cancel(); <-done })
+}
+
+type runningCountOf struct{ n *weir.ValueState[int64, int64] }
+
+func (r *runningCountOf) Open(sc *weir.StateContext[int64]) error {
+	r.n = weir.NewValueState[int64](sc, "n")
+	return nil
+}
+
+func (r *runningCountOf) ProcessElement(ctx *weir.KeyedContext[int64, int64], v int64) error {
+	n, _ := r.n.Value()
+	r.n.Update(n + 1)
+	ctx.Emit(n + 1)
+	return nil
+}
+
+func TestRescaleRefusesWhatItCannotDoLive(t *testing.T) {
+	p, stop := rescalable(t)
+	defer stop()
+	ctx := context.Background()
+	if _, err := p.Rescale(ctx, map[string]int{"nope": 3}); err == nil || !strings.Contains(err.Error(), `no operator named "nope"`) {
+		t.Fatalf("unknown operator: got %v", err)
+	}
+	if _, err := p.Rescale(ctx, map[string]int{"numbers": 3}); !errors.Is(err, weir.ErrNotLive) {
+		t.Fatalf("a source: got %v, want ErrNotLive", err)
+	}
+	if _, err := p.Rescale(ctx, map[string]int{"sink": 500}); err == nil || !strings.Contains(err.Error(), "out of range") {
+		t.Fatalf("parallelism 500: got %v", err)
+	}
+	r, err := p.Rescale(ctx, map[string]int{"sink": 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Checkpoint == 0 || r.Replaced != 3 {
+		t.Fatalf("rescale %+v: want a checkpoint and 3 subtasks replaced", r)
+	}
+	stop()
+	rs := p.Report().Rescales
+	if len(rs) != 1 || !rs[0].Live || rs[0].From != 2 || rs[0].To != 3 || rs[0].Checkpoint != r.Checkpoint {
+		t.Fatalf("report's rescales %+v, want one live from 2 to 3", rs)
+	}
+}
+
+func TestRescaleIsNotLiveUnderFineGrainedFailover(t *testing.T) {
+	p, stop := rescalable(t, weir.WithFailover(weir.FineGrainedFailover))
+	defer stop()
+	if _, err := p.Rescale(context.Background(), map[string]int{"sink": 3}); !errors.Is(err, weir.ErrNotLive) {
+		t.Fatalf("got %v, want ErrNotLive", err)
+	}
+}

@@ -1,0 +1,32 @@
+package weirtest_test
+
+import (
+	"testing"
+
+	"github.com/weir-stream/weir/weirtest"
+)
+
+// The live rescale oracle: each job runs with failures injected, and its
+// keyed task (with the sink chained to it) changes parallelism twice
+// while it runs; the output is the failure-free run's, exactly once.
+
+func checkRescaled(t *testing.T, res weirtest.Result, want int) {
+	t.Helper()
+	if res.Rescaled < want || res.Injected == 0 {
+		t.Fatalf("%d live rescales (want at least %d), %d failures injected: the oracle proved nothing", res.Rescaled, want, res.Injected)
+	}
+	t.Logf("%d live rescales", res.Rescaled)
+	report(t, res)
+}
+
+var rescaleSteps = []map[string]int{{"sink": 3}, {"sink": 1}}
+
+func TestOracleLiveRescaleOfWindows(t *testing.T) {
+	s := seeds(3)
+	checkRescaled(t, weirtest.CheckLiveRescales(t, longWindowJob, weirtest.Options[windowCount]{Seeds: s}, rescaleSteps), 2*len(s))
+}
+
+func TestOracleLiveRescaleOfDeduplicate(t *testing.T) {
+	s := seeds(3)
+	checkRescaled(t, weirtest.CheckLiveRescales(t, dedupJob, weirtest.Options[event]{Seeds: s}, rescaleSteps), 2*len(s))
+}
