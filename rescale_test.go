@@ -33,7 +33,9 @@ func rescalable(t *testing.T, opts ...weir.Option) (*weir.Pipeline, func()) {
 	return p, sync.OnceFunc(func() { cancel(); <-done })
 }
 
-type runningCountOf struct{ n *weir.ValueState[int64, int64] }
+type runningCountOf struct {
+	n *weir.ValueState[int64, int64]
+}
 
 func (r *runningCountOf) Open(sc *weir.StateContext[int64]) error {
 	r.n = weir.NewValueState[int64](sc, "n")
