@@ -84,6 +84,9 @@ func (c *config) standby() string {
 type config struct {
 	job.Settings
 	onStart func(RunStart) error
+	// tasks holds parallelism per task (vertex ID) that overrides the
+	// plan's (WithTaskParallelism).
+	tasks map[int]int
 }
 
 // Option configures a pipeline.
@@ -100,6 +103,16 @@ func WithParallelism(n int) Option { return func(p *Pipeline) { p.g.Parallelism 
 // bound of any operator's parallelism and the unit in which keyed state is
 // split between subtasks. Keep it fixed for the life of a job.
 func WithMaxParallelism(n int) Option { return func(p *Pipeline) { p.g.MaxParallelism = n } }
+
+// WithTaskParallelism sets the parallelism of tasks of the pipeline's
+// plan by task ID (the number Explain prints before each task), after
+// the plan is built: the chaining stays as the operators' own
+// parallelism made it. A live rescale of a cluster's job (weir rescale
+// --operator) records its change so (the job flag --task-parallelism),
+// so that every later run of the job builds the changed plan.
+func WithTaskParallelism(tasks map[int]int) Option {
+	return func(p *Pipeline) { p.cfg.tasks = tasks }
+}
 
 // WithChaining turns operator chaining on (the default) or off. Without it
 // every operator runs in a task of its own.
@@ -364,7 +377,11 @@ func (p *Pipeline) plan() (*plan.Plan, error) {
 	if p.err != nil {
 		return nil, p.err
 	}
-	return plan.Build(&p.g)
+	pl, err := plan.Build(&p.g)
+	if err != nil || len(p.cfg.tasks) == 0 {
+		return pl, err
+	}
+	return pl.WithParallelism(p.cfg.tasks)
 }
 
 // Explain returns the physical plan as text: the tasks, the operators

@@ -18,11 +18,13 @@ import (
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/cli/internal/web"
 	"github.com/weir-stream/weir/connector"
+	"github.com/weir-stream/weir/internal/plan"
 )
 
 // runFlags are the flags every job shares.
 type runFlags struct {
 	parallelism       int
+	taskParallelism   string
 	maxParallelism    int
 	output            string
 	explain           bool
@@ -113,6 +115,7 @@ func (f *runFlags) recordSettings(p *weir.Pipeline) {
 func (f *runFlags) define(fs *pflag.FlagSet) {
 	fs.IntVarP(&f.parallelism, "parallelism", "p", runtime.GOMAXPROCS(0), "default number of parallel subtasks per operator")
 	fs.IntVar(&f.maxParallelism, "max-parallelism", 128, "number of key groups: the upper bound of parallelism and the unit of keyed state")
+	fs.StringVar(&f.taskParallelism, "task-parallelism", "", `parallelism of single tasks, as ID=N pairs separated by commas (IDs as --explain numbers the tasks), over --parallelism; weir rescale --operator records its live changes so`)
 	fs.StringVarP(&f.output, "output", "o", "-", `where results go: a directory that receives one JSON-lines file per sink subtask (part-N.jsonl), or "-" for standard output`)
 	fs.BoolVar(&f.explain, "explain", false, "print the physical plan and exit without running")
 	fs.StringVar(&f.onMalformed, "on-malformed", "fail", `what to do with input records that cannot be parsed: "fail" stops the job naming the record; "skip" drops and counts them`)
@@ -137,6 +140,13 @@ func (f *runFlags) baseOptions() ([]weir.Option, connector.MalformedPolicy, erro
 	}
 	base := []weir.Option{weir.WithParallelism(f.parallelism), weir.WithMaxParallelism(f.maxParallelism),
 		weir.WithWatermarkInterval(f.watermarkInterval), weir.WithIdleTimeout(f.idleTimeout)}
+	if f.taskParallelism != "" {
+		tasks, err := plan.ParseTaskParallelism(f.taskParallelism)
+		if err != nil {
+			return nil, policy, usagef("--task-parallelism: %v", err)
+		}
+		base = append(base, weir.WithTaskParallelism(tasks))
+	}
 	switch f.latency {
 	case "off":
 	case "sampled":
@@ -330,3 +340,4 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+

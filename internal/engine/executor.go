@@ -110,6 +110,10 @@ type AttemptSpec struct {
 	Options task.Options
 	// Restore is the checkpoint to start from, or nil.
 	Restore *store.Metadata
+	// Plan is the plan the attempt runs: the job's, unless a live
+	// rescale changed the parallelism of some of its tasks
+	// (plan.Plan.WithParallelism).
+	Plan *plan.Plan
 	// OnSnapshot receives every stored snapshot; OnFinished every subtask
 	// that finished its input. Both may be called from any goroutine and
 	// block until the engine takes them or the attempt's context ends.
@@ -309,8 +313,11 @@ func (l Local) FirstOutput() time.Time {
 // localDeployer runs attempts in this process with the engine's store.
 func (e *engine) localDeployer(ctx context.Context, spec AttemptSpec) (Executor, error) {
 	opts := spec.Options
+	if spec.Plan == nil {
+		spec.Plan = e.cfg.Plan
+	}
 	if spec.Restore != nil {
-		state, err := ReadState(ctx, e.cfg.Store, spec.Restore, e.cfg.Plan, opts.Local, e.cfg.AllowNonRestoredState)
+		state, err := ReadState(ctx, e.cfg.Store, spec.Restore, spec.Plan, opts.Local, e.cfg.AllowNonRestoredState)
 		if err != nil {
 			return nil, &fatalError{err}
 		}
@@ -320,11 +327,11 @@ func (e *engine) localDeployer(ctx context.Context, spec AttemptSpec) (Executor,
 		opts.Host = task.NopHost{}
 	}
 	opts.Host = localHost{Host: opts.Host, ctx: ctx, e: e, spec: &spec}
-	rt := task.New(e.cfg.Plan, opts)
+	rt := task.New(spec.Plan, opts)
 	if e.cfg.OnAttempt != nil {
 		e.cfg.OnAttempt(rt)
 	}
-	return &localExec{Local: Local{rt}, opts: opts}, nil
+	return &localExec{Local: Local{rt}, opts: opts, e: e}, nil
 }
 
 // localHost is the task.Host of an attempt in this process: it stores

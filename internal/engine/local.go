@@ -9,6 +9,7 @@ import (
 
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/plan"
+	"github.com/weir-stream/weir/internal/store"
 	"github.com/weir-stream/weir/internal/task"
 )
 
@@ -19,6 +20,7 @@ import (
 type localExec struct {
 	Local // the first runtime
 	opts  task.Options
+	e     *engine
 
 	mu      sync.Mutex
 	ctx     context.Context // Run's, while it runs
@@ -68,7 +70,9 @@ func (l *localExec) fail(err error) {
 // PrepareReshape creates the successor that runs the cone of p and
 // readies the running runtimes' subtasks for checkpoint at.
 func (l *localExec) PrepareReshape(at int64, p *plan.Plan, cone map[int]bool) error {
-	next := task.NewSuccessor(p, l.opts, cone, at)
+	opts := l.opts
+	opts.Local = func(id dataflow.SubtaskID) bool { return cone[id.Vertex] }
+	next := task.NewSuccessor(p, opts, at)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.next != nil {
@@ -81,8 +85,9 @@ func (l *localExec) PrepareReshape(at int64, p *plan.Plan, cone map[int]bool) er
 	return nil
 }
 
-// StartReshape runs the prepared successor from state.
-func (l *localExec) StartReshape(state map[dataflow.SubtaskID][]byte) (<-chan struct{}, error) {
+// StartReshape runs the prepared successor from checkpoint m, which it
+// reads first: a failure to read it fails the attempt.
+func (l *localExec) StartReshape(m *store.Metadata) (<-chan struct{}, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	next := l.next
@@ -93,7 +98,6 @@ func (l *localExec) StartReshape(state map[dataflow.SubtaskID][]byte) (<-chan st
 		return nil, errors.New("the attempt ended")
 	}
 	l.next = nil
-	next.SetRestore(state)
 	if l.owners == nil {
 		l.owners = map[int]*task.Runtime{}
 	}
@@ -104,9 +108,16 @@ func (l *localExec) StartReshape(state map[dataflow.SubtaskID][]byte) (<-chan st
 	}
 	l.later = append(l.later, next)
 	ctx := l.ctx
+	e := l.e
 	l.runs.Add(1)
 	go func() {
 		defer l.runs.Done()
+		state, err := ReadState(ctx, e.cfg.Store, m, next.Plan(), next.IsLocal, e.cfg.AllowNonRestoredState)
+		if err != nil {
+			l.fail(err)
+			return
+		}
+		next.SetRestore(state)
 		l.fail(next.Run(ctx))
 	}()
 	return next.Restored(), nil

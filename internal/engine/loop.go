@@ -209,7 +209,7 @@ func (a *attemptState) injectKill() {
 // hand snapshots and finished subtasks to the loop until ctx ends.
 func (a *attemptState) spec(ctx context.Context, restore *store.Metadata) AttemptSpec {
 	e := a.e
-	spec := AttemptSpec{Options: e.cfg.Runtime, Restore: restore}
+	spec := AttemptSpec{Options: e.cfg.Runtime, Restore: restore, Plan: e.cfg.Plan}
 	opts := &spec.Options
 	if restore != nil {
 		opts.Restored = int64(restore.ID)

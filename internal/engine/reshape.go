@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/weir-stream/weir/internal/checkpoint"
-	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/plan"
+	"github.com/weir-stream/weir/internal/store"
 	"github.com/weir-stream/weir/internal/task"
 )
 
@@ -59,10 +59,12 @@ type Reshaper interface {
 	// vertices of plan p (the job's plan at the new parallelism) are
 	// replaced, before at is triggered.
 	PrepareReshape(at int64, p *plan.Plan, cone map[int]bool) error
-	// StartReshape starts the cone's new subtasks from state (checkpoint
-	// at, moved to p's layout) and returns a channel closed once they all
-	// restored it.
-	StartReshape(state map[dataflow.SubtaskID][]byte) (<-chan struct{}, error)
+	// StartReshape starts the cone's new subtasks from checkpoint m (the
+	// rescale's, completed), which they read at p's layout, and returns a
+	// channel closed once they all restored it. It returns at once: the
+	// reading and restoring go on in the background, and a failure of it
+	// fails the attempt.
+	StartReshape(m *store.Metadata) (<-chan struct{}, error)
 }
 
 // pendingRescale is a rescale under way.
@@ -204,16 +206,12 @@ func (a *attemptState) startReshape(ctx context.Context, done chan<- reshaped) {
 	go func() {
 		defer a.runs.Done()
 		var out reshaped
-		state, err := ReadState(ctx, e.cfg.Store, m, rs.plan, func(id dataflow.SubtaskID) bool { return rs.cone[id.Vertex] }, e.cfg.AllowNonRestoredState)
+		restored, err := a.rt.(Reshaper).StartReshape(m)
 		if err == nil {
-			var restored <-chan struct{}
-			restored, err = a.rt.(Reshaper).StartReshape(state)
-			if err == nil {
-				select {
-				case <-restored:
-				case <-ctx.Done():
-					err = ctx.Err()
-				}
+			select {
+			case <-restored:
+			case <-ctx.Done():
+				err = ctx.Err()
 			}
 		}
 		out.err, out.pause = err, time.Since(rs.triggered)

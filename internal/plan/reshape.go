@@ -1,6 +1,12 @@
 package plan
 
-import "fmt"
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
 
 // This file derives the plan of a running job whose tasks change
 // parallelism (a live rescale): the same vertices, chains, edges and IDs,
@@ -79,4 +85,30 @@ func (p *Plan) Downstream(ids ...int) map[int]bool {
 		visit(id)
 	}
 	return seen
+}
+
+// ParseTaskParallelism parses the job flag --task-parallelism: ID=N pairs
+// separated by commas, a task's ID and its parallelism.
+func ParseTaskParallelism(s string) (map[int]int, error) {
+	out := map[int]int{}
+	for _, pair := range strings.Split(s, ",") {
+		id, n, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		v, err1 := strconv.Atoi(id)
+		p, err2 := strconv.Atoi(n)
+		if !ok || err1 != nil || err2 != nil || v < 0 || p < 1 {
+			return nil, fmt.Errorf("%q is no task ID=parallelism pair", pair)
+		}
+		out[v] = p
+	}
+	return out, nil
+}
+
+// FormatTaskParallelism is the --task-parallelism value of tasks, in
+// task order.
+func FormatTaskParallelism(tasks map[int]int) string {
+	var parts []string
+	for _, id := range slices.Sorted(maps.Keys(tasks)) {
+		parts = append(parts, fmt.Sprintf("%d=%d", id, tasks[id]))
+	}
+	return strings.Join(parts, ",")
 }

@@ -27,15 +27,14 @@ type reshape struct {
 	next *Runtime     // runs the cone's new subtasks
 }
 
-// NewSuccessor returns the runtime that runs the cone's subtasks of plan
-// p (the job's plan at its new parallelism, plan.Plan.WithParallelism)
-// after a live rescale: a runtime limited to the cone, whose gates exist
-// from now on, so that senders outside the cone can send into them at
-// the barrier, and whose subtasks start, from SetRestore's snapshots,
-// once Run is called. opts are the attempt's options; at is the
-// checkpoint of the rescale.
-func NewSuccessor(p *plan.Plan, opts Options, cone map[int]bool, at int64) *Runtime {
-	opts.Local = func(id dataflow.SubtaskID) bool { return cone[id.Vertex] }
+// NewSuccessor returns a runtime that runs subtasks of a live rescale's
+// cone of plan p (the job's plan at its new parallelism,
+// plan.Plan.WithParallelism): those opts.Local accepts, which must lie in
+// the cone. Its gates exist from now on, so that senders outside the
+// cone can send into them at the barrier; its subtasks start, from
+// SetRestore's snapshots, once Run is called. opts are otherwise the
+// attempt's options; at is the checkpoint of the rescale.
+func NewSuccessor(p *plan.Plan, opts Options, at int64) *Runtime {
 	opts.Restored = at
 	opts.Restore = nil
 	return New(p, opts)

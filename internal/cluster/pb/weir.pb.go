@@ -135,6 +135,15 @@ const (
 	// this coordinator drives it from now on: the worker keeps it
 	// running instead of cancelling it when its grace ends.
 	Command_ADOPT Command_Kind = 17
+	// RESHAPE prepares a live rescale at checkpoint: the share's subtasks
+	// of the tasks in cone retire after its snapshot, and those that send
+	// into the cone send what follows its barrier to the successor
+	// shares, where moves says (the plan's parallelism changed as
+	// parallelism says).
+	Command_RESHAPE Command_Kind = 18
+	// RESHAPE_START starts a successor share's subtasks from restore;
+	// answered by Restarted with token once they restored it.
+	Command_RESHAPE_START Command_Kind = 19
 )
 
 // Enum value maps for Command_Kind.
@@ -158,6 +167,8 @@ var (
 		15: "WAITS",
 		16: "AWAIT_COMPLETED",
 		17: "ADOPT",
+		18: "RESHAPE",
+		19: "RESHAPE_START",
 	}
 	Command_Kind_value = map[string]int32{
 		"TRIGGER":         0,
@@ -178,6 +189,8 @@ var (
 		"WAITS":           15,
 		"AWAIT_COMPLETED": 16,
 		"ADOPT":           17,
+		"RESHAPE":         18,
+		"RESHAPE_START":   19,
 	}
 )
 
@@ -2565,7 +2578,16 @@ type Deploy struct {
 	InjectFailures bool `protobuf:"varint,20,opt,name=inject_failures,json=injectFailures,proto3" json:"inject_failures,omitempty"`
 	// replacement, with standby_share: the standbys replace lost ones
 	// while the attempt runs, from restore, a checkpoint the attempt took.
-	Replacement   bool `protobuf:"varint,21,opt,name=replacement,proto3" json:"replacement,omitempty"`
+	Replacement bool `protobuf:"varint,21,opt,name=replacement,proto3" json:"replacement,omitempty"`
+	// parallelism changes the parallelism of tasks (vertex ID to
+	// parallelism) of the plan the job's arguments build: a live rescale
+	// changed them.
+	Parallelism map[int32]int32 `protobuf:"bytes,22,rep,name=parallelism,proto3" json:"parallelism,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// reshape_at, if set, makes the share a successor of a live rescale at
+	// that checkpoint: its subtasks are of the tasks in cone, and they
+	// start only at RESHAPE_START, restoring the checkpoint it names.
+	ReshapeAt     int64   `protobuf:"varint,23,opt,name=reshape_at,json=reshapeAt,proto3" json:"reshape_at,omitempty"`
+	Cone          []int32 `protobuf:"varint,24,rep,packed,name=cone,proto3" json:"cone,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2747,6 +2769,27 @@ func (x *Deploy) GetReplacement() bool {
 	return false
 }
 
+func (x *Deploy) GetParallelism() map[int32]int32 {
+	if x != nil {
+		return x.Parallelism
+	}
+	return nil
+}
+
+func (x *Deploy) GetReshapeAt() int64 {
+	if x != nil {
+		return x.ReshapeAt
+	}
+	return 0
+}
+
+func (x *Deploy) GetCone() []int32 {
+	if x != nil {
+		return x.Cone
+	}
+	return nil
+}
+
 type Command struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Key        string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
@@ -2770,7 +2813,10 @@ type Command struct {
 	// drain says the sources advance their watermark to the final one
 	// before they send the TRIGGER's barrier (a savepoint's that drains
 	// the job before it stops: weir stop --drain).
-	Drain         bool `protobuf:"varint,16,opt,name=drain,proto3" json:"drain,omitempty"`
+	Drain bool `protobuf:"varint,16,opt,name=drain,proto3" json:"drain,omitempty"`
+	// parallelism and cone: a RESHAPE's (see Deploy).
+	Parallelism   map[int32]int32 `protobuf:"bytes,17,rep,name=parallelism,proto3" json:"parallelism,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	Cone          []int32         `protobuf:"varint,18,rep,packed,name=cone,proto3" json:"cone,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2915,6 +2961,20 @@ func (x *Command) GetDrain() bool {
 		return x.Drain
 	}
 	return false
+}
+
+func (x *Command) GetParallelism() map[int32]int32 {
+	if x != nil {
+		return x.Parallelism
+	}
+	return nil
+}
+
+func (x *Command) GetCone() []int32 {
+	if x != nil {
+		return x.Cone
+	}
+	return nil
 }
 
 type SubmitRequest struct {
@@ -3118,8 +3178,12 @@ type RescaleRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// id is the job's id (as submit printed it).
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// parallelism is the new default parallelism of the job's operators.
-	Parallelism   int32 `protobuf:"varint,2,opt,name=parallelism,proto3" json:"parallelism,omitempty"`
+	// parallelism is the new default parallelism of the job's operators,
+	// or with operator the new parallelism of that operator's task.
+	Parallelism int32 `protobuf:"varint,2,opt,name=parallelism,proto3" json:"parallelism,omitempty"`
+	// operator names an operator (by uid or name): only its task changes
+	// parallelism, live, while the rest of the job runs on.
+	Operator      string `protobuf:"bytes,3,opt,name=operator,proto3" json:"operator,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3168,6 +3232,13 @@ func (x *RescaleRequest) GetParallelism() int32 {
 	return 0
 }
 
+func (x *RescaleRequest) GetOperator() string {
+	if x != nil {
+		return x.Operator
+	}
+	return ""
+}
+
 type RescaleInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	From  int32                  `protobuf:"varint,1,opt,name=from,proto3" json:"from,omitempty"`
@@ -3175,7 +3246,13 @@ type RescaleInfo struct {
 	// checkpoint is the checkpoint the job stopped at and restored.
 	Checkpoint int64 `protobuf:"varint,3,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
 	// stop_ns is the time from the request to the job stopped.
-	StopNs        int64 `protobuf:"varint,4,opt,name=stop_ns,json=stopNs,proto3" json:"stop_ns,omitempty"`
+	StopNs int64 `protobuf:"varint,4,opt,name=stop_ns,json=stopNs,proto3" json:"stop_ns,omitempty"`
+	// live says no restart happened: task's subtasks (replaced of them,
+	// with those downstream) changed at checkpoint, and stop_ns is the
+	// pause from its trigger to the new subtasks restored.
+	Live          bool   `protobuf:"varint,5,opt,name=live,proto3" json:"live,omitempty"`
+	Task          string `protobuf:"bytes,6,opt,name=task,proto3" json:"task,omitempty"`
+	Replaced      int32  `protobuf:"varint,7,opt,name=replaced,proto3" json:"replaced,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3234,6 +3311,27 @@ func (x *RescaleInfo) GetCheckpoint() int64 {
 func (x *RescaleInfo) GetStopNs() int64 {
 	if x != nil {
 		return x.StopNs
+	}
+	return 0
+}
+
+func (x *RescaleInfo) GetLive() bool {
+	if x != nil {
+		return x.Live
+	}
+	return false
+}
+
+func (x *RescaleInfo) GetTask() string {
+	if x != nil {
+		return x.Task
+	}
+	return ""
+}
+
+func (x *RescaleInfo) GetReplaced() int32 {
+	if x != nil {
+		return x.Replaced
 	}
 	return 0
 }
@@ -3855,7 +3953,7 @@ const file_weir_proto_rawDesc = "" +
 	"\asubtask\x18\x01 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\x12\x1b\n" +
 	"\tdata_addr\x18\x02 \x01(\tR\bdataAddr\x12\x19\n" +
 	"\bdata_key\x18\x03 \x01(\tR\adataKey\x12\x18\n" +
-	"\astandby\x18\x04 \x01(\bR\astandby\"\xe4\x05\n" +
+	"\astandby\x18\x04 \x01(\bR\astandby\"\xa3\a\n" +
 	"\x06Deploy\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x10\n" +
 	"\x03job\x18\x02 \x01(\tR\x03job\x12\x12\n" +
@@ -3878,7 +3976,14 @@ const file_weir_proto_rawDesc = "" +
 	"\x0eactive_standby\x18\x12 \x01(\bR\ractiveStandby\x12#\n" +
 	"\rstandby_share\x18\x13 \x01(\bR\fstandbyShare\x12'\n" +
 	"\x0finject_failures\x18\x14 \x01(\bR\x0einjectFailures\x12 \n" +
-	"\vreplacement\x18\x15 \x01(\bR\vreplacement\"\xbc\x06\n" +
+	"\vreplacement\x18\x15 \x01(\bR\vreplacement\x12J\n" +
+	"\vparallelism\x18\x16 \x03(\v2(.weir.cluster.v1.Deploy.ParallelismEntryR\vparallelism\x12\x1d\n" +
+	"\n" +
+	"reshape_at\x18\x17 \x01(\x03R\treshapeAt\x12\x12\n" +
+	"\x04cone\x18\x18 \x03(\x05R\x04cone\x1a>\n" +
+	"\x10ParallelismEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xfd\a\n" +
 	"\aCommand\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.weir.cluster.v1.Command.KindR\x04kind\x12\x1e\n" +
@@ -3899,7 +4004,12 @@ const file_weir_proto_rawDesc = "" +
 	"\n" +
 	"timeout_ns\x18\x0e \x01(\x03R\ttimeoutNs\x12\x18\n" +
 	"\aaligned\x18\x0f \x01(\bR\aaligned\x12\x14\n" +
-	"\x05drain\x18\x10 \x01(\bR\x05drain\"\xf1\x01\n" +
+	"\x05drain\x18\x10 \x01(\bR\x05drain\x12K\n" +
+	"\vparallelism\x18\x11 \x03(\v2).weir.cluster.v1.Command.ParallelismEntryR\vparallelism\x12\x12\n" +
+	"\x04cone\x18\x12 \x03(\x05R\x04cone\x1a>\n" +
+	"\x10ParallelismEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\x91\x02\n" +
 	"\x04Kind\x12\v\n" +
 	"\aTRIGGER\x10\x00\x12\x13\n" +
 	"\x0fTRIGGER_SUBTASK\x10\x01\x12\f\n" +
@@ -3922,7 +4032,9 @@ const file_weir_proto_rawDesc = "" +
 	"\fKILL_STANDBY\x10\x0e\x12\t\n" +
 	"\x05WAITS\x10\x0f\x12\x13\n" +
 	"\x0fAWAIT_COMPLETED\x10\x10\x12\t\n" +
-	"\x05ADOPT\x10\x11\"5\n" +
+	"\x05ADOPT\x10\x11\x12\v\n" +
+	"\aRESHAPE\x10\x12\x12\x11\n" +
+	"\rRESHAPE_START\x10\x13\"5\n" +
 	"\rSubmitRequest\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x12\n" +
 	"\x04args\x18\x02 \x03(\tR\x04args\"^\n" +
@@ -3938,17 +4050,21 @@ const file_weir_proto_rawDesc = "" +
 	"checkpoint\x12\x14\n" +
 	"\x05bytes\x18\x03 \x01(\x03R\x05bytes\x12\x1f\n" +
 	"\vduration_ns\x18\x04 \x01(\x03R\n" +
-	"durationNs\"B\n" +
+	"durationNs\"^\n" +
 	"\x0eRescaleRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12 \n" +
-	"\vparallelism\x18\x02 \x01(\x05R\vparallelism\"j\n" +
+	"\vparallelism\x18\x02 \x01(\x05R\vparallelism\x12\x1a\n" +
+	"\boperator\x18\x03 \x01(\tR\boperator\"\xae\x01\n" +
 	"\vRescaleInfo\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\x05R\x04from\x12\x0e\n" +
 	"\x02to\x18\x02 \x01(\x05R\x02to\x12\x1e\n" +
 	"\n" +
 	"checkpoint\x18\x03 \x01(\x03R\n" +
 	"checkpoint\x12\x17\n" +
-	"\astop_ns\x18\x04 \x01(\x03R\x06stopNs\"\x11\n" +
+	"\astop_ns\x18\x04 \x01(\x03R\x06stopNs\x12\x12\n" +
+	"\x04live\x18\x05 \x01(\bR\x04live\x12\x12\n" +
+	"\x04task\x18\x06 \x01(\tR\x04task\x12\x1a\n" +
+	"\breplaced\x18\a \x01(\x05R\breplaced\"\x11\n" +
 	"\x0fListJobsRequest\"@\n" +
 	"\x10ListJobsResponse\x12,\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x18.weir.cluster.v1.JobInfoR\x04jobs\"\x1f\n" +
@@ -4010,7 +4126,7 @@ func file_weir_proto_rawDescGZIP() []byte {
 }
 
 var file_weir_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_weir_proto_goTypes = []any{
 	(FailureClass)(0),          // 0: weir.cluster.v1.FailureClass
 	(Command_Kind)(0),          // 1: weir.cluster.v1.Command.Kind
@@ -4056,6 +4172,8 @@ var file_weir_proto_goTypes = []any{
 	(*JobInfo)(nil),            // 41: weir.cluster.v1.JobInfo
 	(*PlanTask)(nil),           // 42: weir.cluster.v1.PlanTask
 	(*WorkerTasks)(nil),        // 43: weir.cluster.v1.WorkerTasks
+	nil,                        // 44: weir.cluster.v1.Deploy.ParallelismEntry
+	nil,                        // 45: weir.cluster.v1.Command.ParallelismEntry
 }
 var file_weir_proto_depIdxs = []int32{
 	15, // 0: weir.cluster.v1.WorkerMessage.hello:type_name -> weir.cluster.v1.Hello
@@ -4100,40 +4218,42 @@ var file_weir_proto_depIdxs = []int32{
 	21, // 39: weir.cluster.v1.Deploy.subtasks:type_name -> weir.cluster.v1.SubtaskRef
 	30, // 40: weir.cluster.v1.Deploy.placement:type_name -> weir.cluster.v1.Placement
 	22, // 41: weir.cluster.v1.Deploy.delivered:type_name -> weir.cluster.v1.ChannelCount
-	1,  // 42: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
-	21, // 43: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	21, // 44: weir.cluster.v1.Command.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	13, // 45: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
-	30, // 46: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
-	22, // 47: weir.cluster.v1.Command.delivered:type_name -> weir.cluster.v1.ChannelCount
-	41, // 48: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
-	43, // 49: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
-	19, // 50: weir.cluster.v1.JobInfo.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
-	42, // 51: weir.cluster.v1.JobInfo.tasks:type_name -> weir.cluster.v1.PlanTask
-	21, // 52: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	5,  // 53: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
-	33, // 54: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
-	38, // 55: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
-	40, // 56: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
-	40, // 57: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
-	34, // 58: weir.cluster.v1.Coordinator.Savepoint:input_type -> weir.cluster.v1.SavepointRequest
-	2,  // 59: weir.cluster.v1.Coordinator.Leader:input_type -> weir.cluster.v1.LeaderRequest
-	4,  // 60: weir.cluster.v1.Coordinator.Handover:input_type -> weir.cluster.v1.HandoverRequest
-	36, // 61: weir.cluster.v1.Coordinator.Rescale:input_type -> weir.cluster.v1.RescaleRequest
-	26, // 62: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
-	41, // 63: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
-	39, // 64: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
-	41, // 65: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
-	41, // 66: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
-	35, // 67: weir.cluster.v1.Coordinator.Savepoint:output_type -> weir.cluster.v1.SavepointInfo
-	3,  // 68: weir.cluster.v1.Coordinator.Leader:output_type -> weir.cluster.v1.LeaderInfo
-	3,  // 69: weir.cluster.v1.Coordinator.Handover:output_type -> weir.cluster.v1.LeaderInfo
-	37, // 70: weir.cluster.v1.Coordinator.Rescale:output_type -> weir.cluster.v1.RescaleInfo
-	62, // [62:71] is the sub-list for method output_type
-	53, // [53:62] is the sub-list for method input_type
-	53, // [53:53] is the sub-list for extension type_name
-	53, // [53:53] is the sub-list for extension extendee
-	0,  // [0:53] is the sub-list for field type_name
+	44, // 42: weir.cluster.v1.Deploy.parallelism:type_name -> weir.cluster.v1.Deploy.ParallelismEntry
+	1,  // 43: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
+	21, // 44: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	21, // 45: weir.cluster.v1.Command.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	13, // 46: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
+	30, // 47: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
+	22, // 48: weir.cluster.v1.Command.delivered:type_name -> weir.cluster.v1.ChannelCount
+	45, // 49: weir.cluster.v1.Command.parallelism:type_name -> weir.cluster.v1.Command.ParallelismEntry
+	41, // 50: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
+	43, // 51: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
+	19, // 52: weir.cluster.v1.JobInfo.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
+	42, // 53: weir.cluster.v1.JobInfo.tasks:type_name -> weir.cluster.v1.PlanTask
+	21, // 54: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	5,  // 55: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
+	33, // 56: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
+	38, // 57: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
+	40, // 58: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
+	40, // 59: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
+	34, // 60: weir.cluster.v1.Coordinator.Savepoint:input_type -> weir.cluster.v1.SavepointRequest
+	2,  // 61: weir.cluster.v1.Coordinator.Leader:input_type -> weir.cluster.v1.LeaderRequest
+	4,  // 62: weir.cluster.v1.Coordinator.Handover:input_type -> weir.cluster.v1.HandoverRequest
+	36, // 63: weir.cluster.v1.Coordinator.Rescale:input_type -> weir.cluster.v1.RescaleRequest
+	26, // 64: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
+	41, // 65: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
+	39, // 66: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
+	41, // 67: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
+	41, // 68: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
+	35, // 69: weir.cluster.v1.Coordinator.Savepoint:output_type -> weir.cluster.v1.SavepointInfo
+	3,  // 70: weir.cluster.v1.Coordinator.Leader:output_type -> weir.cluster.v1.LeaderInfo
+	3,  // 71: weir.cluster.v1.Coordinator.Handover:output_type -> weir.cluster.v1.LeaderInfo
+	37, // 72: weir.cluster.v1.Coordinator.Rescale:output_type -> weir.cluster.v1.RescaleInfo
+	64, // [64:73] is the sub-list for method output_type
+	55, // [55:64] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_weir_proto_init() }
@@ -4169,7 +4289,7 @@ func file_weir_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weir_proto_rawDesc), len(file_weir_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   42,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
