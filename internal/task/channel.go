@@ -78,8 +78,9 @@ type ChannelWriter interface {
 	setMetrics(m *Metrics)
 	// reroute makes the writer send on chans from now on, numbering each
 	// channel's records from zero (a live rescale, reshape.go): it ships
-	// what it buffered to the old channels first.
-	reroute(chans []exchange.Channel)
+	// what it buffered to the old channels first and, with endOld, ends
+	// them.
+	reroute(chans []exchange.Channel, endOld bool)
 }
 
 // Writer encodes records of type T into per-channel buffers and ships a
@@ -380,8 +381,13 @@ func (w *Writer[T]) resetCursors() {
 
 func (w *Writer[T]) setMetrics(m *Metrics) { w.metrics = m }
 
-func (w *Writer[T]) reroute(chans []exchange.Channel) {
+func (w *Writer[T]) reroute(chans []exchange.Channel, endOld bool) {
 	w.Flush()
+	if endOld {
+		for i := range w.chans {
+			w.deliver(i, exchange.Element{Kind: exchange.End, Seq: w.sent[i]})
+		}
+	}
 	for _, b := range w.bufs {
 		exchange.PutBuffer(b)
 	}

@@ -1,6 +1,7 @@
 package task
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/weir-stream/weir/internal/dataflow"
@@ -85,7 +86,9 @@ func (s *subtask) reshapeAt(id int64) {
 		k := slices.Index(e.Target.Inputs, e)
 		ne := rs.next.plan.Vertices[e.Target.ID].Inputs[k]
 		o := s.outs[w]
-		o.reroute(rs.next.chans(ne, s.index))
+		// The old channels end (unless they did, with the subtask's
+		// input): the retired receivers wait for that (drainRetired).
+		o.reroute(rs.next.chans(ne, s.index), !s.finished)
 		chs := make([]dataflow.Channel, o.Channels())
 		for j := range chs {
 			chs[j] = dataflow.Channel{Edge: s.rt.edgeIndex[e], From: s.index, To: j}
@@ -101,6 +104,51 @@ func (s *subtask) reshapeAt(id int64) {
 			o.Emit(exchange.Element{Kind: exchange.Watermark, Time: s.outWM})
 		}
 	}
+}
+
+// drainRetired ends a subtask of the cone after its snapshot: it ends
+// its output channels and waits for the end of each of its input
+// channels, which its senders end right after the rescale's barrier, so
+// that nothing but an end follows the barrier on them. A transport
+// closes a connection without failing only once every channel on it
+// ended, so the senders and receivers of a share whose subtasks all
+// retired see no connection break. Its input is not finished: no final
+// watermark, no end of input for its operators.
+func (s *subtask) drainRetired() error {
+	if !s.finished {
+		s.emit(exchange.Element{Kind: exchange.End})
+	}
+	if s.in == nil {
+		return nil
+	}
+	ended := make([]bool, s.gate.Channels())
+	left := len(ended)
+	for _, c := range s.in.Status().Ended {
+		ended[c] = true
+		left--
+	}
+	for left > 0 {
+		ch, e, ok := s.gate.Poll()
+		if !ok {
+			select {
+			case <-s.gate.Ready():
+			case <-s.ctx.Done():
+				return s.ctx.Err()
+			}
+			continue
+		}
+		switch e.Kind {
+		case exchange.End:
+			if !ended[ch] {
+				ended[ch] = true
+				left--
+			}
+		case exchange.Data:
+			exchange.PutBuffer(e.Buf)
+			return fmt.Errorf("records reached input channel %d after the live rescale's barrier, which retired the subtask: their sender did not move to the new subtasks", ch)
+		}
+	}
+	return nil
 }
 
 // retire ends a subtask of the cone after its snapshot: the runtime

@@ -190,6 +190,7 @@ func (s *subtask) run() (err error) {
 	}
 	if s.retiring {
 		s.retire()
+		err = s.drainRetired()
 	}
 	return err
 }
