@@ -410,7 +410,7 @@ func (p *Pipeline) Run(ctx context.Context) error { return p.run(ctx, nil, nil, 
 // the coordinator's leadership. Its type is internal to weir; programs
 // run pipelines with Run.
 func (p *Pipeline) Engine() job.Handle {
-	return job.NewHandle(p.compile, p.run, p.engineReport, p.engineSavepoint)
+	return job.NewHandle(p.compile, p.run, p.engineReport, p.engineSavepoint, p.engineRescale)
 }
 
 // compile returns the engine configuration of a run.

@@ -3,12 +3,9 @@ package weir
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/weir-stream/weir/internal/engine"
-	"github.com/weir-stream/weir/internal/plan"
 )
 
 // LiveRescale describes a change of parallelism a running pipeline made
@@ -55,7 +52,7 @@ func (p *Pipeline) Rescale(ctx context.Context, parallelism map[string]int) (Liv
 	}
 	changes := map[int]int{}
 	for name, n := range parallelism {
-		v, err := vertexOf(pl, name)
+		v, err := pl.TaskOf(name)
 		if err != nil {
 			return LiveRescale{}, err
 		}
@@ -64,40 +61,32 @@ func (p *Pipeline) Rescale(ctx context.Context, parallelism map[string]int) (Liv
 		}
 		changes[v] = n
 	}
+	r, err := p.engineRescale(ctx, changes)
+	if err != nil {
+		return LiveRescale{}, err
+	}
+	return LiveRescale{Checkpoint: r.Checkpoint, Replaced: r.Replaced, Pause: r.Pause}, nil
+}
+
+// engineRescale is Rescale by task (vertex ID), for a cluster's
+// coordinator (Engine).
+func (p *Pipeline) engineRescale(ctx context.Context, tasks map[int]int) (engine.RescaleResult, error) {
 	end := p.runEnd.Load()
 	if end == nil || p.Status().State != "running" {
-		return LiveRescale{}, ErrNotRunning
+		return engine.RescaleResult{}, ErrNotRunning
 	}
 	reply := make(chan engine.RescaleResult, 1)
 	select {
-	case p.rescales <- engine.RescaleRequest{Parallelism: changes, Reply: reply}:
+	case p.rescales <- engine.RescaleRequest{Parallelism: tasks, Reply: reply}:
 	case <-*end:
-		return LiveRescale{}, ErrNotRunning
+		return engine.RescaleResult{}, ErrNotRunning
 	case <-ctx.Done():
-		return LiveRescale{}, ctx.Err()
+		return engine.RescaleResult{}, ctx.Err()
 	}
 	select {
 	case r := <-reply:
-		if r.Err != nil {
-			return LiveRescale{}, r.Err
-		}
-		return LiveRescale{Checkpoint: r.Checkpoint, Replaced: r.Replaced, Pause: r.Pause}, nil
+		return r, r.Err
 	case <-ctx.Done():
-		return LiveRescale{}, ctx.Err()
+		return engine.RescaleResult{}, ctx.Err()
 	}
-}
-
-// vertexOf returns the task of the operator with uid or name in pl.
-func vertexOf(pl *plan.Plan, name string) (int, error) {
-	var names []string
-	for _, v := range pl.Vertices {
-		for _, n := range v.Chain {
-			if pl.UID(n) == name || n.Name == name {
-				return v.ID, nil
-			}
-			names = append(names, n.Name)
-		}
-	}
-	slices.Sort(names)
-	return 0, fmt.Errorf("the pipeline has no operator named %q (it has %s)", name, strings.Join(names, ", "))
 }

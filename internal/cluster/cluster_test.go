@@ -19,6 +19,7 @@ import (
 	"github.com/weir-stream/weir/internal/cluster"
 	"github.com/weir-stream/weir/internal/cluster/pb"
 	"github.com/weir-stream/weir/internal/engine"
+	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/store"
 )
 
@@ -77,6 +78,12 @@ func (k keycountProgram) build(name string, args []string) (*weir.Pipeline, erro
 				return nil, err
 			}
 			opts = append(opts, weir.WithFailover(f))
+		case "--task-parallelism":
+			tasks, err := plan.ParseTaskParallelism(v)
+			if err != nil {
+				return nil, err
+			}
+			opts = append(opts, weir.WithTaskParallelism(tasks))
 		}
 	}
 	p := weir.NewPipeline(opts...)
@@ -97,6 +104,9 @@ func (p pipeline) Run(ctx context.Context, d engine.Deployer, f store.Fence, a *
 func (p pipeline) Report() *engine.Report { return p.p.Engine().Report() }
 func (p pipeline) Savepoint(ctx context.Context, dir string, stop, drain bool) (engine.SavepointResult, error) {
 	return p.p.Engine().Savepoint(ctx, dir, stop, drain)
+}
+func (p pipeline) RescaleLive(ctx context.Context, tasks map[int]int) (engine.RescaleResult, error) {
+	return p.p.Engine().RescaleLive(ctx, tasks)
 }
 
 // A coordinator and three workers in this process (so the race detector

@@ -47,6 +47,8 @@ type remoteExecutor struct {
 	lastTrigger   int64
 	finished      map[dataflow.SubtaskID]bool // subtasks that finished their input, until they restart
 	waits         map[int64]chan *pb.Waits    // unanswered WAITS commands, by token (waits.go)
+	reshape       *pendingReshape             // a live rescale prepared, not started (reshape.go)
+	reshapes      int                         // live rescales prepared, which number their shares' keys
 	wg            sync.WaitGroup
 }
 
@@ -71,6 +73,13 @@ type share struct {
 	// has not answered (Stopped): an end it reports meanwhile is the
 	// stopped incarnation's (see Stop).
 	stopping map[dataflow.SubtaskID]int
+	// A live rescale (reshape.go): successor says the share runs subtasks
+	// of a rescale's cone, in extraSlots slots it took for them; a share
+	// a rescale moved subtasks away from keeps fixedSlots.
+	successor  bool
+	extraSlots int
+	slotsFixed bool
+	fixedSlots int
 }
 
 // endEvent is the end of a share, or with a nil share a failure of the
@@ -84,7 +93,12 @@ type endEvent struct {
 // slots, places the subtasks and deploys each worker's share.
 func (c *Coordinator) deployer(j *job, cfg engine.Config) engine.Deployer {
 	attempts := 0
+	base := cfg.Plan
 	return func(ctx context.Context, spec engine.AttemptSpec) (engine.Executor, error) {
+		// The plan the engine runs now: a live rescale may have changed
+		// the parallelism of tasks (the Deploy says so).
+		cfg := cfg
+		cfg.Plan = cmp.Or(spec.Plan, base)
 		// The attempt runs the subtasks spec's Local accepts: all of them,
 		// or one region's under fine-grained failover.
 		want := func(id dataflow.SubtaskID) bool { return spec.Options.Local == nil || spec.Options.Local(id) }
@@ -264,7 +278,8 @@ func (x *remoteExecutor) deployMessage(sh *share, placement []*pb.Placement, res
 		Fingerprint: x.cfg.Fingerprint, CheckpointMode: int32(o.Checkpoint),
 		AlignedTimeoutNs: int64(o.AlignedTimeout), Attempt: int32(o.Attempt), Restore: restore,
 		UpstreamBackup: o.UpstreamBackup, RetainLimit: o.RetainLimit,
-		ActiveStandby: o.ActiveStandby && len(x.standbyAt) > 0, StandbyShare: sh.standbys, InjectFailures: o.Inject != nil}
+		ActiveStandby: o.ActiveStandby && len(x.standbyAt) > 0, StandbyShare: sh.standbys, InjectFailures: o.Inject != nil,
+		Parallelism: taskParallelism(x.plan)}
 	sh.ships = d.ActiveStandby && !d.StandbyShare
 	where := x.where
 	if d.StandbyShare {
@@ -313,6 +328,12 @@ func (x *remoteExecutor) release() {
 // slotsOnLocked counts the slots share sh holds: the distinct subtask
 // indexes placed there.
 func (x *remoteExecutor) slotsOnLocked(sh *share) int {
+	switch {
+	case sh.successor:
+		return sh.extraSlots
+	case sh.slotsFixed:
+		return sh.fixedSlots
+	}
 	idx := map[int]bool{}
 	for id, s := range x.where {
 		if s == sh {

@@ -107,7 +107,9 @@ func (g *agent) prefetch(p *pb.Prefetch) {
 // restoreState returns the state of the local subtasks in checkpoint m:
 // from the passive standby's cache when it holds m, else from the store.
 func (a *workerAttempt) restoreState(ctx context.Context, cfg engine.Config, m *store.Metadata, local func(dataflow.SubtaskID) bool) (map[dataflow.SubtaskID][]byte, bool, error) {
-	if state, ok := a.g.w.cache.get(a.d.Name, m.ID, local); ok {
+	// The standby's memory holds the state at the layout of the plan the
+	// job's arguments build, not at one a live rescale changed.
+	if state, ok := a.g.w.cache.get(a.d.Name, m.ID, local); ok && !a.reshaped {
 		return state, true, nil
 	}
 	state, err := engine.ReadState(ctx, cfg.Store, m, cfg.Plan, local, cfg.AllowNonRestoredState)

@@ -40,6 +40,9 @@ func (c *Coordinator) Rescale(ctx context.Context, req *pb.RescaleRequest) (*pb.
 	if err != nil {
 		return nil, err
 	}
+	if req.Operator != "" {
+		return c.rescaleLive(ctx, j, req.Operator, int(req.Parallelism))
+	}
 	r, err := c.rescale(ctx, j, int(req.Parallelism), requested)
 	if err != nil {
 		return nil, err
@@ -176,7 +179,9 @@ func (c *Coordinator) restart(j *job, rs engine.Rescale, stopped bool) (rescaled
 	j.mu.Lock()
 	rec := j.rec
 	j.mu.Unlock()
-	rec.Args = withParallelism(rec.Args, rs.To)
+	// A whole job's parallelism overrides what live rescales set for its
+	// tasks.
+	rec.Args = withParallelism(withoutTaskParallelism(rec.Args), rs.To)
 	rec.Auto = rec.Auto && rs.Cause != requested
 	rec.Rescales = append(slices.Clone(rec.Rescales), rs)
 	nj, err := c.start(c.ctx, rec, true, false)

@@ -48,8 +48,10 @@ type workerAttempt struct {
 	finMu sync.Mutex
 
 	// Set by run before it applies commands.
-	cfg engine.Config
-	ep  *transportEndpoint
+	cfg      engine.Config
+	opts     task.Options
+	ep       *transportEndpoint
+	reshaped bool // its plan's parallelism differs from what the job's arguments build
 	bg  sync.WaitGroup // restarts in progress (restart_worker.go)
 
 	// Where each subtask runs: its worker's data address and endpoint
@@ -107,7 +109,7 @@ func (a *workerAttempt) metrics() *pb.AttemptMetrics {
 	for _, v := range rt.Plan().Vertices {
 		for i := range v.Parallelism {
 			id := dataflow.SubtaskID{Vertex: v.ID, Subtask: i}
-			if !rt.IsLocal(id) {
+			if !rt.IsLocal(id) || rt.Retired(id) {
 				continue
 			}
 			m := rt.Metrics(v.ID, i)
@@ -168,6 +170,9 @@ func (a *workerAttempt) run() error {
 	if fp := engine.Fingerprint(cfg.Plan); fp != d.Fingerprint {
 		return fmt.Errorf("job %s builds a different plan here (fingerprint %s, the coordinator's %s): do all processes run the same program?", d.Job, fp, d.Fingerprint)
 	}
+	if err := a.changeParallelism(&cfg, d.Parallelism); err != nil {
+		return err
+	}
 	local := map[dataflow.SubtaskID]bool{}
 	for _, r := range d.Subtasks {
 		local[sid(r)] = true
@@ -212,7 +217,13 @@ func (a *workerAttempt) run() error {
 		a.placeMu.Unlock()
 		return ep.SenderTo(addr, key, to.Vertex, to.Subtask, ch)
 	}
-	rt := task.New(cfg.Plan, opts)
+	a.opts = opts
+	var rt *task.Runtime
+	if d.ReshapeAt != 0 {
+		rt = task.NewSuccessor(cfg.Plan, opts, d.ReshapeAt)
+	} else {
+		rt = task.New(cfg.Plan, opts)
+	}
 	ep, err = register(w.node, d.Key, rt)
 	if err != nil {
 		return err
@@ -232,10 +243,15 @@ func (a *workerAttempt) run() error {
 	done := make(chan error, 1)
 	read := time.Since(restoreStart)
 	decodeStart := time.Now()
-	go func() { done <- rt.Run(ctx) }()
 	var decoded <-chan struct{}
-	if len(d.Restore) > 0 {
-		decoded = rt.Restored()
+	var started <-chan struct{} // a successor's, once RESHAPE_START started it
+	var startToken int64
+	halted := ctx.Done()
+	if d.ReshapeAt == 0 {
+		go func() { done <- rt.Run(ctx) }()
+		if len(d.Restore) > 0 {
+			decoded = rt.Restored()
+		}
 	}
 	what := fmt.Sprintf("restored %d bytes of state%s", restored, from)
 	if d.Rejoin {
@@ -255,16 +271,36 @@ func (a *workerAttempt) run() error {
 			// Logged once the tasks decoded the state: only then do they run.
 			w.cfg.Log(fmt.Sprintf("attempt %s running: %s in %v (read %v, decoded %v)", d.Key, what,
 				(read + time.Since(decodeStart)).Round(time.Millisecond), read.Round(time.Millisecond), time.Since(decodeStart).Round(time.Millisecond)))
+		case <-started:
+			started = nil
+			w.cfg.Log(fmt.Sprintf("attempt %s running: the rescaled tasks restored checkpoint %d in %v", d.Key, d.ReshapeAt, time.Since(decodeStart).Round(time.Millisecond)))
+			a.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Restarted{Restarted: &pb.Restarted{Key: d.Key, Token: startToken}}})
 		case err := <-done:
 			cancel()
 			a.bg.Wait()
 			return err
 		case err := <-a.failed:
 			cancel()
-			<-done
+			if d.ReshapeAt == 0 || startToken != 0 {
+				<-done
+			}
 			a.bg.Wait()
 			return err
+		case <-halted:
+			if d.ReshapeAt != 0 && startToken == 0 {
+				return ctx.Err() // cancelled before it started
+			}
+			halted = nil // Run ends by itself
 		case c := <-a.cmds:
+			if c.Kind == pb.Command_RESHAPE_START && d.ReshapeAt != 0 && startToken == 0 {
+				decodeStart = time.Now()
+				if err := a.startSuccessor(ctx, rt, c, done); err != nil {
+					cancel()
+					return err
+				}
+				startToken, started = c.Token, rt.Restored()
+				continue
+			}
 			a.apply(ctx, rt, c, cancel)
 		}
 	}
@@ -294,6 +330,10 @@ func (a *workerAttempt) apply(ctx context.Context, rt *task.Runtime, c *pb.Comma
 		rt.Kill(sid(c.Subtask), errors.New(c.Error))
 	case pb.Command_CANCEL:
 		cancel()
+	case pb.Command_RESHAPE:
+		if err := a.prepareReshape(rt, c); err != nil {
+			a.fail(err)
+		}
 	default:
 		a.applyRestart(ctx, rt, c)
 	}

@@ -16,14 +16,24 @@ type Handle struct {
 	run     func(ctx context.Context, deploy engine.Deployer, fence store.Fence, adopt *engine.Adoption) error
 	report  func() *engine.Report
 	save    func(ctx context.Context, dir string, stop, drain bool) (engine.SavepointResult, error)
+	rescale func(ctx context.Context, tasks map[int]int) (engine.RescaleResult, error)
 }
 
-// NewHandle returns the handle whose methods call compile, run, report
-// and save.
+// NewHandle returns the handle whose methods call compile, run, report,
+// save and rescale.
 func NewHandle(compile func(context.Context) (engine.Config, error),
 	run func(context.Context, engine.Deployer, store.Fence, *engine.Adoption) error, report func() *engine.Report,
-	save func(context.Context, string, bool, bool) (engine.SavepointResult, error)) Handle {
-	return Handle{compile: compile, run: run, report: report, save: save}
+	save func(context.Context, string, bool, bool) (engine.SavepointResult, error),
+	rescale func(context.Context, map[int]int) (engine.RescaleResult, error)) Handle {
+	return Handle{compile: compile, run: run, report: report, save: save, rescale: rescale}
+}
+
+// RescaleLive changes the parallelism of running tasks (vertex ID to
+// parallelism) without a restart, as weir.Pipeline.Rescale does
+// (engine.RescaleRequest): it fails with engine.ErrNotLive when the run
+// cannot, and engine.ErrNotRunning if no run is under way.
+func (h Handle) RescaleLive(ctx context.Context, tasks map[int]int) (engine.RescaleResult, error) {
+	return h.rescale(ctx, tasks)
 }
 
 // Compile returns the engine configuration of a run of the pipeline, as

@@ -112,3 +112,19 @@ func FormatTaskParallelism(tasks map[int]int) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// TaskOf returns the ID of the task (vertex) that runs the operator with
+// uid or name, or an error listing the operators' names.
+func (p *Plan) TaskOf(name string) (int, error) {
+	var names []string
+	for _, v := range p.Vertices {
+		for _, n := range v.Chain {
+			if p.UID(n) == name || n.Name == name {
+				return v.ID, nil
+			}
+			names = append(names, n.Name)
+		}
+	}
+	slices.Sort(names)
+	return 0, fmt.Errorf("the job has no operator named %q (it has %s)", name, strings.Join(names, ", "))
+}
