@@ -51,8 +51,8 @@ type workerAttempt struct {
 	cfg      engine.Config
 	opts     task.Options
 	ep       *transportEndpoint
-	reshaped bool // its plan's parallelism differs from what the job's arguments build
-	bg  sync.WaitGroup // restarts in progress (restart_worker.go)
+	reshaped bool           // its plan's parallelism differs from what the job's arguments build
+	bg       sync.WaitGroup // restarts in progress (restart_worker.go)
 
 	// Where each subtask runs: its worker's data address and endpoint
 	// key, changed by MOVE.
