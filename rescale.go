@@ -2,6 +2,7 @@ package weir
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -30,6 +31,18 @@ type LiveRescale struct {
 // rescale does so by itself).
 var ErrNotLive = engine.ErrNotLive
 
+// ErrInvalidRescale means a Rescale request is wrong whatever the
+// pipeline's state: it names an operator the pipeline does not have, or
+// asks for a parallelism outside 1 to the max parallelism, or for two
+// parallelisms of one task. The error says which.
+var ErrInvalidRescale = errors.New("invalid rescale")
+
+// invalidRescale is an ErrInvalidRescale with its own message.
+type invalidRescale string
+
+func (e invalidRescale) Error() string        { return string(e) }
+func (e invalidRescale) Is(target error) bool { return target == ErrInvalidRescale }
+
 // Rescale changes the parallelism of running tasks without a restart.
 // parallelism maps an operator, by its uid (UID) or name, to its new
 // parallelism; the operator's whole task (the operators chained with it)
@@ -41,9 +54,10 @@ var ErrNotLive = engine.ErrNotLive
 // exactly-once. Rescale returns once the new subtasks restored their
 // state.
 //
-// It fails with ErrNotLive for a source, under fine-grained failover
-// with upstream backup or active standbys, and for a task with a forward
-// edge (UID names the operators of such jobs' plans, Explain shows
+// It fails with ErrInvalidRescale for a request wrong in itself; with
+// ErrNotLive for a source, under fine-grained failover with upstream
+// backup or active standbys, and for a task with a forward edge (UID
+// names the operators of such jobs' plans, Explain shows
 // them); with ErrNotRunning when the pipeline does not run; and with the
 // checkpoint's failure when it aborts (the pipeline then restarts from
 // its latest checkpoint at the old parallelism). It is safe to call from
@@ -53,6 +67,9 @@ func (p *Pipeline) Rescale(ctx context.Context, parallelism map[string]int) (Liv
 	if err != nil {
 		return LiveRescale{}, err
 	}
+	if len(parallelism) == 0 {
+		return LiveRescale{}, invalidRescale("no operator to rescale")
+	}
 	changes := map[int]int{}
 	for name, n := range parallelism {
 		v, err := vertexOf(pl, name)
@@ -60,7 +77,10 @@ func (p *Pipeline) Rescale(ctx context.Context, parallelism map[string]int) (Liv
 			return LiveRescale{}, err
 		}
 		if old, ok := changes[v]; ok && old != n {
-			return LiveRescale{}, fmt.Errorf("task %q is asked for parallelism %d and %d", pl.Vertices[v].Name(), old, n)
+			return LiveRescale{}, invalidRescale(fmt.Sprintf("task %q is asked for parallelism %d and %d", pl.Vertices[v].Name(), old, n))
+		}
+		if n < 1 || n > pl.MaxParallelism {
+			return LiveRescale{}, invalidRescale(fmt.Sprintf("parallelism %d of %q is out of range [1, %d] (the job's max parallelism)", n, name, pl.MaxParallelism))
 		}
 		changes[v] = n
 	}
@@ -99,5 +119,5 @@ func vertexOf(pl *plan.Plan, name string) (int, error) {
 		}
 	}
 	slices.Sort(names)
-	return 0, fmt.Errorf("the pipeline has no operator named %q (it has %s)", name, strings.Join(names, ", "))
+	return 0, invalidRescale(fmt.Sprintf("the pipeline has no operator named %q (it has %s)", name, strings.Join(names, ", ")))
 }

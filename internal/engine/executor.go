@@ -324,7 +324,7 @@ func (e *engine) localDeployer(ctx context.Context, spec AttemptSpec) (Executor,
 	if e.cfg.OnAttempt != nil {
 		e.cfg.OnAttempt(rt)
 	}
-	return &localExec{Local: Local{rt}, opts: opts}, nil
+	return &localExec{Local: Local{rt}, opts: opts, onSuccessor: e.cfg.OnSuccessor}, nil
 }
 
 // localHost is the task.Host of an attempt in this process: it stores

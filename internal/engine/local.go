@@ -19,6 +19,9 @@ import (
 type localExec struct {
 	Local // the first runtime
 	opts  task.Options
+	// onSuccessor, if not nil, is told of each successor as it starts
+	// (Config.OnSuccessor).
+	onSuccessor func(*task.Runtime)
 
 	mu      sync.Mutex
 	ctx     context.Context // Run's, while it runs
@@ -103,6 +106,9 @@ func (l *localExec) StartReshape(state map[dataflow.SubtaskID][]byte) (<-chan st
 		}
 	}
 	l.later = append(l.later, next)
+	if l.onSuccessor != nil {
+		l.onSuccessor(next) // under l.mu: before Run returns, so before the next attempt's OnAttempt
+	}
 	ctx := l.ctx
 	l.runs.Add(1)
 	go func() {
