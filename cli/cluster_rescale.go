@@ -36,15 +36,18 @@ the output is exactly-once. It then starts the job again under the same id
 with --parallelism N, restoring that checkpoint: keyed state moves by key
 group, sources' positions are dealt out to the new subtasks. weir status JOB
 lists the rescale in the job's report, with the pause from the stop to the
-first record written after it. This is a restart of the whole job at a
-checkpoint, not a live hand-over of key groups: the job writes nothing during
-the pause. The job's flags set one parallelism for all operators, so there
-is no per-operator form. A job submitted with --parallelism auto is pinned
-at N: it no longer follows the workers. The coordinator refuses an unknown
-job, a job that is not running, a parallelism outside 1..--max-parallelism
-or equal to the current one, one that needs more slots than the job holds
-and the free ones (it says how many are free), and a second rescale while
-one is under way.
+first record written after it.
+
+This is a restart of the whole job at a checkpoint, not a live hand-over of
+key groups: the job writes nothing during the pause. The job's flags set one
+parallelism for all operators, so there is no per-operator form. A job
+submitted with --parallelism auto is pinned at N: it no longer follows the
+workers.
+
+The coordinator refuses an unknown job, a job that is not running, a
+parallelism outside 1..--max-parallelism or equal to the current one, one
+that needs more slots than the job holds and the free ones (it says how many
+are free), and a second rescale while one is under way.
 
 Without JOB, ask the job that weir run serves its API for (--http ADDR) to
 change live the parallelism of the tasks of the operators --operator names
@@ -63,13 +66,14 @@ subtasks replaced and the pause, and weir status lists the rescale.
 Refused, the job left running as it was: a source (its positions move only
 at a restart: stop with a savepoint and restore at the new parallelism
 instead), a job under --failover fine-grained (upstream backup, active
-standbys), a job without checkpoints, a task with a subtask that finished
-its input, a task with a forward edge (whose ends keep one parallelism), a
-rescale while another or a savepoint is under way, an unknown operator and a
-parallelism outside 1..--max-parallelism. Should the rescale's checkpoint
-abort, the job restarts from its latest checkpoint at the old parallelism;
-should the new subtasks fail once it completed, it restarts from it at the
-new parallelism (docs/fault-tolerance.md).`,
+standbys), a job without checkpoints, a change whose tasks or those
+downstream of them have a subtask that finished its input, a task with a
+forward edge (whose ends keep one parallelism), a rescale while another or a
+savepoint is under way, an unknown operator and a parallelism outside
+1..--max-parallelism. Should the rescale's checkpoint abort, the job
+restarts from its latest checkpoint at the old parallelism; should the new
+subtasks fail once it completed, it restarts from it at the new parallelism
+(docs/fault-tolerance.md).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fs := cmd.Flags()

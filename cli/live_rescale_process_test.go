@@ -10,8 +10,9 @@ import (
 // keycount run by weir run --http is rescaled live with weir rescale
 // --http: its count task goes from parallelism 2 to 3 while the source
 // runs on. weir status shows the task at 3 and lists the live rescale,
-// the run's report too, and the output verifies exactly-once against
-// the failure-free run (--verify). Before, a rescale of the source and
+// the run's report too (its records written counted since the rescale,
+// as the sink's subtasks were replaced), and the output verifies
+// exactly-once against the failure-free run (--verify). Before, a rescale of the source and
 // one of an unknown operator are refused, saying why, and change
 // nothing.
 func TestLiveRescaleOverHTTPIsExactlyOnceAndListed(t *testing.T) {
@@ -39,8 +40,9 @@ func TestLiveRescaleOverHTTPIsExactlyOnceAndListed(t *testing.T) {
 	}
 
 	code, log := s.wait(t)
-	if code != 0 || !strings.Contains(log, "weir: "+listed) || !strings.Contains(log, "weir: verified exactly-once") {
-		t.Fatalf("the rescaled job: exit %d, want 0, the rescale in its report and its output verified\n%s", code, log)
+	if code != 0 || !strings.Contains(log, "weir: "+listed) || !strings.Contains(log, "weir: verified exactly-once") ||
+		!strings.Contains(log, "records written since the live rescale at checkpoint "+m[1]) {
+		t.Fatalf("the rescaled job: exit %d, want 0, the rescale in its report, the sinks' counts said to start at it and the output verified\n%s", code, log)
 	}
 	if strings.Contains(log, "recovery 1") {
 		t.Fatalf("the live rescale restarted the job:\n%s", log)
