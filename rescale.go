@@ -56,9 +56,9 @@ func (e invalidRescale) Is(target error) bool { return target == ErrInvalidResca
 //
 // It fails with ErrInvalidRescale for a request wrong in itself; with
 // ErrNotLive for a source, under fine-grained failover with upstream
-// backup or active standbys, and for a task with a forward edge (UID
-// names the operators of such jobs' plans, Explain shows
-// them); with ErrNotRunning when the pipeline does not run; and with the
+// backup or active standbys, and for a task with a forward edge (an
+// edge that is not chained, Explain shows them: its ends keep one
+// parallelism); with ErrNotRunning when the pipeline does not run; and with the
 // checkpoint's failure when it aborts (the pipeline then restarts from
 // its latest checkpoint at the old parallelism). It is safe to call from
 // any goroutine while Run runs.
@@ -81,6 +81,9 @@ func (p *Pipeline) Rescale(ctx context.Context, parallelism map[string]int) (Liv
 		}
 		if n < 1 || n > pl.MaxParallelism {
 			return LiveRescale{}, invalidRescale(fmt.Sprintf("parallelism %d of %q is out of range [1, %d] (the job's max parallelism)", n, name, pl.MaxParallelism))
+		}
+		if e := pl.Vertices[v].ForwardEdge(); e != nil && n != pl.Vertices[v].Parallelism {
+			return LiveRescale{}, fmt.Errorf("%w: task %q has a forward edge %q -> %q, whose ends keep one parallelism", ErrNotLive, pl.Vertices[v].Name(), e.From.Name, e.To.Name)
 		}
 		changes[v] = n
 	}

@@ -132,3 +132,15 @@ func taskOf(t *testing.T, p *weir.Pipeline, name string) weir.TaskMetrics {
 	t.Fatalf("no task named %q in %+v", name, p.Metrics())
 	return weir.TaskMetrics{}
 }
+
+// A task with a forward edge cannot change parallelism alone: the
+// rescale is refused as not live, and the job runs on.
+func TestRescaleOfATaskWithAForwardEdgeIsNotLive(t *testing.T) {
+	p, sink, stop := rescalable(t, weir.WithChaining(false))
+	defer stop()
+	_, err := p.Rescale(context.Background(), map[string]int{"sink": 3})
+	if !errors.Is(err, weir.ErrNotLive) || !strings.Contains(err.Error(), "forward edge") {
+		t.Fatalf("got %v, want ErrNotLive naming the forward edge", err)
+	}
+	<-sink.Grew(len(sink.Visible())) // runs on
+}
