@@ -11,14 +11,15 @@ import (
 // name, or that subtask's active standby, as a crash would. It reports
 // whether the job runs such a task.
 func KillForTest(p *Pipeline, name string, i int, standby bool) bool {
-	rt := p.running.Load()
-	if rt == nil {
+	rts := p.running.Load()
+	if rts == nil {
 		return false
 	}
-	for _, v := range rt.Plan().Vertices {
+	for _, v := range rts.plan().Vertices {
 		if !strings.Contains(v.Name(), name) {
 			continue
 		}
+		rt := rts.owner(v.ID)
 		id := dataflow.SubtaskID{Vertex: v.ID, Subtask: i}
 		if standby {
 			rt.KillStandby(id, errors.New("killed by the test"))

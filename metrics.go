@@ -119,14 +119,20 @@ const MinWatermark = dataflow.MinWatermark
 
 // Metrics returns the counters per task of the current or latest Run, or
 // nil before the first. It is safe to call from any goroutine.
+//
+// After a live rescale (Rescale) a task's subtasks are those that run
+// it now, at its new parallelism: the counters of the subtasks it
+// replaced are gone, and those of the new ones start from zero, as after
+// a restart.
 func (p *Pipeline) Metrics() []TaskMetrics {
-	rt := p.running.Load()
-	if rt == nil {
+	rts := p.running.Load()
+	if rts == nil {
 		return nil
 	}
-	pl := rt.Plan()
+	pl := rts.plan()
 	out := make([]TaskMetrics, len(pl.Vertices))
 	for i, v := range pl.Vertices {
+		rt := rts.owner(v.ID)
 		m := TaskMetrics{Name: v.Name(), Parallelism: v.Parallelism, Watermark: dataflow.MaxWatermark,
 			Source: v.Head().Kind == plan.Source, Sink: v.Tail().Kind == plan.Sink}
 		for s := range v.Parallelism {
@@ -146,4 +152,23 @@ func (p *Pipeline) Metrics() []TaskMetrics {
 		out[i] = m
 	}
 	return out
+}
+
+// runtimes are the runtimes of a local attempt: its first, then the
+// successors its live rescales started, oldest first. The value is never
+// changed: a successor's start stores a longer copy.
+type runtimes []*task.Runtime
+
+// plan returns the plan the attempt runs now: the newest runtime's.
+func (rs runtimes) plan() *plan.Plan { return rs[len(rs)-1].Plan() }
+
+// owner returns the runtime that runs vertex v now: the newest that runs
+// its subtasks.
+func (rs runtimes) owner(v int) *task.Runtime {
+	for i := len(rs) - 1; i > 0; i-- {
+		if rs[i].IsLocal(dataflow.SubtaskID{Vertex: v}) {
+			return rs[i]
+		}
+	}
+	return rs[0]
 }

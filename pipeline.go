@@ -19,6 +19,7 @@ package weir
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -36,8 +37,8 @@ type Pipeline struct {
 	g   plan.Graph
 	cfg config
 	err error // first construction error, reported by Run and Explain
-	// running is the runtime of the current attempt, for Metrics.
-	running atomic.Pointer[task.Runtime]
+	// running holds the runtimes of the current attempt, for Metrics.
+	running atomic.Pointer[runtimes]
 	report  atomic.Pointer[engine.Report]
 	live    atomic.Pointer[engine.Live]
 	status  atomic.Pointer[JobStatus]
@@ -425,7 +426,12 @@ func (p *Pipeline) compile(ctx context.Context) (engine.Config, error) {
 // engineConfig returns the engine configuration of a run of plan pl, its
 // checkpoint store fenced by fence if not nil.
 func (p *Pipeline) engineConfig(ctx context.Context, pl *plan.Plan, fence store.Fence) (engine.Config, error) {
-	return job.Compile(ctx, &p.cfg.Settings, pl, fence, func(rt *task.Runtime) { p.running.Store(rt) })
+	cfg, err := job.Compile(ctx, &p.cfg.Settings, pl, fence, func(rt *task.Runtime) { p.running.Store(&runtimes{rt}) })
+	cfg.OnSuccessor = func(rt *task.Runtime) {
+		rs := append(slices.Clone(*p.running.Load()), rt)
+		p.running.Store(&rs)
+	}
+	return cfg, err
 }
 
 // run runs the pipeline; deploy, if not nil, starts its attempts on a

@@ -28,8 +28,8 @@ type Report struct {
 	// Stopped says the run ended because StopWithSavepoint asked it to.
 	Stopped bool
 	// Rescales lists the changes of parallelism of a job on a cluster
-	// (weir rescale, --parallelism auto), oldest first; empty for a run
-	// of Pipeline.Run.
+	// (weir rescale, --parallelism auto) and the live ones of a running
+	// pipeline (Pipeline.Rescale), oldest first.
 	Rescales []Rescale `json:",omitempty"`
 	// LeaderChanges lists the coordinators that took a job on a cluster
 	// over (weir coordinator --ha, or one started again), oldest first.

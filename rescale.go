@@ -2,6 +2,7 @@ package weir
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -27,6 +28,18 @@ type LiveRescale struct {
 // rescale does so by itself).
 var ErrNotLive = engine.ErrNotLive
 
+// ErrInvalidRescale means a Rescale request is wrong whatever the
+// pipeline's state: it names an operator the pipeline does not have, or
+// asks for a parallelism outside 1 to the max parallelism, or for two
+// parallelisms of one task. The error says which.
+var ErrInvalidRescale = errors.New("invalid rescale")
+
+// invalidRescale is an ErrInvalidRescale with its own message.
+type invalidRescale string
+
+func (e invalidRescale) Error() string        { return string(e) }
+func (e invalidRescale) Is(target error) bool { return target == ErrInvalidRescale }
+
 // Rescale changes the parallelism of running tasks without a restart.
 // parallelism maps an operator, by its uid (UID) or name, to its new
 // parallelism; the operator's whole task (the operators chained with it)
@@ -38,10 +51,11 @@ var ErrNotLive = engine.ErrNotLive
 // exactly-once. Rescale returns once the new subtasks restored their
 // state.
 //
-// It fails with ErrNotLive for a source, under fine-grained failover
-// with upstream backup or active standbys, and for a task with a forward
-// edge (UID names the operators of such jobs' plans, Explain shows
-// them); with ErrNotRunning when the pipeline does not run; and with the
+// It fails with ErrInvalidRescale for a request wrong in itself; with
+// ErrNotLive for a source, under fine-grained failover with upstream
+// backup or active standbys, and for a task with a forward edge (an
+// edge that is not chained, Explain shows them: its ends keep one
+// parallelism); with ErrNotRunning when the pipeline does not run; and with the
 // checkpoint's failure when it aborts (the pipeline then restarts from
 // its latest checkpoint at the old parallelism). It is safe to call from
 // any goroutine while Run runs.
@@ -50,14 +64,23 @@ func (p *Pipeline) Rescale(ctx context.Context, parallelism map[string]int) (Liv
 	if err != nil {
 		return LiveRescale{}, err
 	}
+	if len(parallelism) == 0 {
+		return LiveRescale{}, invalidRescale("no operator to rescale")
+	}
 	changes := map[int]int{}
 	for name, n := range parallelism {
 		v, err := pl.TaskOf(name)
 		if err != nil {
-			return LiveRescale{}, err
+			return LiveRescale{}, invalidRescale(err.Error())
 		}
 		if old, ok := changes[v]; ok && old != n {
-			return LiveRescale{}, fmt.Errorf("task %q is asked for parallelism %d and %d", pl.Vertices[v].Name(), old, n)
+			return LiveRescale{}, invalidRescale(fmt.Sprintf("task %q is asked for parallelism %d and %d", pl.Vertices[v].Name(), old, n))
+		}
+		if n < 1 || n > pl.MaxParallelism {
+			return LiveRescale{}, invalidRescale(fmt.Sprintf("parallelism %d of %q is out of range [1, %d] (the job's max parallelism)", n, name, pl.MaxParallelism))
+		}
+		if e := pl.Vertices[v].ForwardEdge(); e != nil && n != pl.Vertices[v].Parallelism {
+			return LiveRescale{}, fmt.Errorf("%w: task %q has a forward edge %q -> %q, whose ends keep one parallelism", ErrNotLive, pl.Vertices[v].Name(), e.From.Name, e.To.Name)
 		}
 		changes[v] = n
 	}

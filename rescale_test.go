@@ -12,9 +12,10 @@ import (
 	"github.com/weir-stream/weir/weirtest"
 )
 
-// rescalable builds a pipeline of a slow generated source, a keyed count
-// and a sink, and runs it until ctx ends.
-func rescalable(t *testing.T, opts ...weir.Option) (*weir.Pipeline, func()) {
+// rescalable builds a pipeline of a slow generated source, a keyed
+// running count and a sink, runs it until a checkpoint committed output
+// and returns it with its sink and a stop that ends the run.
+func rescalable(t *testing.T, opts ...weir.Option) (*weir.Pipeline, *weirtest.Sink[int64], func()) {
 	t.Helper()
 	p := weir.NewPipeline(append([]weir.Option{weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce),
 		weir.WithCheckpoints(weir.CheckpointConfig{StateDir: t.TempDir()})}, opts...)...)
@@ -30,7 +31,7 @@ func rescalable(t *testing.T, opts ...weir.Option) (*weir.Pipeline, func()) {
 	case err := <-done:
 		t.Fatalf("the job ended: %v", err)
 	}
-	return p, sync.OnceFunc(func() { cancel(); <-done })
+	return p, sink, sync.OnceFunc(func() { cancel(); <-done })
 }
 
 type runningCountOf struct {
@@ -50,16 +51,16 @@ func (r *runningCountOf) ProcessElement(ctx *weir.KeyedContext[int64, int64], v 
 }
 
 func TestRescaleRefusesWhatItCannotDoLive(t *testing.T) {
-	p, stop := rescalable(t)
+	p, _, stop := rescalable(t)
 	defer stop()
 	ctx := context.Background()
-	if _, err := p.Rescale(ctx, map[string]int{"nope": 3}); err == nil || !strings.Contains(err.Error(), `no operator named "nope"`) {
+	if _, err := p.Rescale(ctx, map[string]int{"nope": 3}); !errors.Is(err, weir.ErrInvalidRescale) || !strings.Contains(err.Error(), `no operator named "nope"`) {
 		t.Fatalf("unknown operator: got %v", err)
 	}
 	if _, err := p.Rescale(ctx, map[string]int{"numbers": 3}); !errors.Is(err, weir.ErrNotLive) {
 		t.Fatalf("a source: got %v, want ErrNotLive", err)
 	}
-	if _, err := p.Rescale(ctx, map[string]int{"sink": 500}); err == nil || !strings.Contains(err.Error(), "out of range") {
+	if _, err := p.Rescale(ctx, map[string]int{"sink": 500}); !errors.Is(err, weir.ErrInvalidRescale) || !strings.Contains(err.Error(), "out of range") {
 		t.Fatalf("parallelism 500: got %v", err)
 	}
 	r, err := p.Rescale(ctx, map[string]int{"sink": 3})
@@ -77,9 +78,69 @@ func TestRescaleRefusesWhatItCannotDoLive(t *testing.T) {
 }
 
 func TestRescaleIsNotLiveUnderFineGrainedFailover(t *testing.T) {
-	p, stop := rescalable(t, weir.WithFailover(weir.FineGrainedFailover))
+	p, _, stop := rescalable(t, weir.WithFailover(weir.FineGrainedFailover))
 	defer stop()
 	if _, err := p.Rescale(context.Background(), map[string]int{"sink": 3}); !errors.Is(err, weir.ErrNotLive) {
 		t.Fatalf("got %v, want ErrNotLive", err)
 	}
+}
+
+// After a live rescale of the count from 2 to 3, Metrics shows the
+// count's task at parallelism 3 with the subtasks that run it now, each
+// counting records; the source, which ran on, keeps its counters.
+func TestMetricsAfterALiveRescaleShowTheNewSubtasks(t *testing.T) {
+	p, sink, stop := rescalable(t)
+	defer stop()
+	if m := taskOf(t, p, "process"); m.Parallelism != 2 || len(m.Subtasks) != 2 {
+		t.Fatalf("before the rescale: %+v, want 2 subtasks", m)
+	}
+	if _, err := p.Rescale(context.Background(), map[string]int{"process": 3}); err != nil {
+		t.Fatal(err)
+	}
+	// The old subtasks processed no more than the source had sent by now.
+	sent := taskOf(t, p, "numbers").RecordsOut
+	before := taskOf(t, p, "process").RecordsIn
+	// Each committed record is one input of the count, processed by an
+	// old subtask or a new one: more than sent+before committed means
+	// the new ones processed more than before.
+	<-sink.Grew(int(sent + before))
+	m := taskOf(t, p, "process")
+	if m.Parallelism != 3 || len(m.Subtasks) != 3 {
+		t.Fatalf("after the rescale to 3: parallelism %d, %d subtasks", m.Parallelism, len(m.Subtasks))
+	}
+	if m.RecordsIn <= before {
+		t.Fatalf("the new subtasks' records in went from %d to %d", before, m.RecordsIn)
+	}
+	for i, s := range m.Subtasks {
+		if s.RecordsIn == 0 || s.RecordsOut == 0 && s.RecordsWritten == 0 {
+			t.Fatalf("subtask %d of 3 counts nothing: %+v", i, s)
+		}
+	}
+	if src := taskOf(t, p, "numbers"); src.Parallelism != 2 || src.RecordsOut < sent {
+		t.Fatalf("the source after the rescale: %+v, want parallelism 2 and at least %d records out", src, sent)
+	}
+}
+
+// taskOf returns the metrics of p's task whose name contains name.
+func taskOf(t *testing.T, p *weir.Pipeline, name string) weir.TaskMetrics {
+	t.Helper()
+	for _, m := range p.Metrics() {
+		if strings.Contains(m.Name, name) {
+			return m
+		}
+	}
+	t.Fatalf("no task named %q in %+v", name, p.Metrics())
+	return weir.TaskMetrics{}
+}
+
+// A task with a forward edge cannot change parallelism alone: the
+// rescale is refused as not live, and the job runs on.
+func TestRescaleOfATaskWithAForwardEdgeIsNotLive(t *testing.T) {
+	p, sink, stop := rescalable(t, weir.WithChaining(false))
+	defer stop()
+	_, err := p.Rescale(context.Background(), map[string]int{"sink": 3})
+	if !errors.Is(err, weir.ErrNotLive) || !strings.Contains(err.Error(), "forward edge") {
+		t.Fatalf("got %v, want ErrNotLive naming the forward edge", err)
+	}
+	<-sink.Grew(len(sink.Visible())) // runs on
 }

@@ -66,11 +66,7 @@ func printReport(w io.Writer, r *weir.Report) {
 		fmt.Fprintf(w, "weir: recovery %d: restored %s, %s; cause: %s\n", i+1, from, took, rec.Cause)
 	}
 	for i, rs := range r.Rescales {
-		pause := "no output since"
-		if rs.Pause > 0 {
-			pause = fmt.Sprintf("paused %v", rs.Pause.Round(time.Millisecond))
-		}
-		fmt.Fprintf(w, "weir: rescale %d: parallelism %d -> %d at checkpoint %d, %s; cause: %s\n", i+1, rs.From, rs.To, rs.Checkpoint, pause, rs.Cause)
+		fmt.Fprintf(w, "weir: rescale %d: %s\n", i+1, describeRescale(rs))
 	}
 	for i, lc := range r.LeaderChanges {
 		what := "restarted the job from its latest checkpoint"
@@ -79,6 +75,21 @@ func printReport(w io.Writer, r *weir.Report) {
 		}
 		fmt.Fprintf(w, "weir: leader change %d: the coordinator of epoch %d %s, after waiting %v for the workers\n", i+1, lc.Epoch, what, lc.Wait.Round(time.Millisecond))
 	}
+}
+
+// describeRescale says what a rescale changed, at which checkpoint, how
+// long it paused and why: "parallelism 2 -> 4 at checkpoint 5, paused
+// 1.2s; cause: requested", with the task and "live" for a live one.
+func describeRescale(rs weir.Rescale) string {
+	pause := "no output since"
+	if rs.Pause > 0 {
+		pause = fmt.Sprintf("paused %v", rs.Pause.Round(time.Millisecond))
+	}
+	what, how := "", ""
+	if rs.Live {
+		what, how = fmt.Sprintf("task %q ", rs.Task), " live"
+	}
+	return fmt.Sprintf("%sparallelism %d -> %d%s at checkpoint %d, %s; cause: %s", what, rs.From, rs.To, how, rs.Checkpoint, pause, rs.Cause)
 }
 
 func bytes(n int64) string {

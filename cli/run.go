@@ -263,10 +263,7 @@ func runJob(ctx context.Context, j Job, build Builder, f *runFlags, stdout, stde
 			j.Name, sp, elapsed.Round(time.Millisecond), in, out, sp)
 		return nil
 	}
-	attempt := ""
-	if r := p.Report(); r != nil && len(r.Recoveries) > 0 {
-		attempt = " in the last attempt"
-	}
+	attempt := countsSince(p.Report())
 	fmt.Fprintf(stderr, "weir: job %q finished in %v: %d records read, %d records written%s\n",
 		j.Name, elapsed.Round(time.Millisecond), in, out, attempt)
 	if f.ft.verify {
@@ -274,6 +271,32 @@ func runJob(ctx context.Context, j Job, build Builder, f *runFlags, stdout, stde
 		return verify(j, g, refDir, f.output, stderr)
 	}
 	return nil
+}
+
+// countsSince says since when the sinks' counters of a finished run
+// count, if not since its start: since its last attempt started, or since
+// its last live rescale replaced the sinks' subtasks, whichever was later.
+func countsSince(r *weir.Report) string {
+	if r == nil {
+		return ""
+	}
+	var failed, rescaled time.Time
+	if n := len(r.Recoveries); n > 0 {
+		failed = r.Recoveries[n-1].FailedAt
+	}
+	var at int64
+	for _, rs := range r.Rescales {
+		if rs.Live && !rs.At.Before(rescaled) {
+			rescaled, at = rs.At, rs.Checkpoint
+		}
+	}
+	switch {
+	case !rescaled.IsZero() && rescaled.After(failed):
+		return fmt.Sprintf(" since the live rescale at checkpoint %d", at)
+	case !failed.IsZero():
+		return " in the last attempt"
+	}
+	return ""
 }
 
 func isTerminal(w io.Writer) bool {

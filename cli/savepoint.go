@@ -89,27 +89,42 @@ func printSavepoint(ctx context.Context, addr string, req web.SavepointRequest, 
 // wrote. It waits as long as the savepoint takes, until ctx ends; an
 // error carries the server's message.
 func httpSavepoint(ctx context.Context, addr string, req web.SavepointRequest) (weir.Savepoint, error) {
+	var sp weir.Savepoint
+	if err := postAPI(ctx, "savepoint", addr, "/api/v1/savepoints", req, &sp); err != nil {
+		return weir.Savepoint{}, err
+	}
+	if sp.Path == "" {
+		return weir.Savepoint{}, errors.New("savepoint: the answer names no path")
+	}
+	return sp, nil
+}
+
+// postAPI posts req as JSON to path of the API that weir run serves at
+// addr (host:port or a URL) and decodes the answer into answer. It waits
+// as long as the server takes, until ctx ends. Its errors start with
+// what; a refusal carries the server's status and message.
+func postAPI(ctx context.Context, what, addr, path string, req, answer any) error {
 	base := addr
 	if !strings.Contains(base, "://") {
 		base = "http://" + base
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
-		return weir.Savepoint{}, err
+		return err
 	}
-	hreq, err := http.NewRequestWithContext(ctx, "POST", base+"/api/v1/savepoints", strings.NewReader(string(body)))
+	hreq, err := http.NewRequestWithContext(ctx, "POST", base+path, strings.NewReader(string(body)))
 	if err != nil {
-		return weir.Savepoint{}, err
+		return err
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(hreq)
 	if err != nil {
-		return weir.Savepoint{}, fmt.Errorf("savepoint: %w (is the job running with --http %s?)", err, addr)
+		return fmt.Errorf("%s: %w (is the job running with --http %s?)", what, err, addr)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return weir.Savepoint{}, fmt.Errorf("savepoint: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		var e struct {
@@ -118,14 +133,10 @@ func httpSavepoint(ctx context.Context, addr string, req web.SavepointRequest) (
 		if json.Unmarshal(data, &e) != nil || e.Error == "" {
 			e.Error = strings.TrimSpace(string(data))
 		}
-		return weir.Savepoint{}, fmt.Errorf("savepoint: %s: %s", resp.Status, e.Error)
+		return fmt.Errorf("%s: %s: %s", what, resp.Status, e.Error)
 	}
-	var sp weir.Savepoint
-	if err := json.Unmarshal(data, &sp); err != nil {
-		return weir.Savepoint{}, fmt.Errorf("savepoint: the answer is no savepoint: %w", err)
+	if err := json.Unmarshal(data, answer); err != nil {
+		return fmt.Errorf("%s: the answer is not what was asked for: %w", what, err)
 	}
-	if sp.Path == "" {
-		return weir.Savepoint{}, errors.New("savepoint: the answer names no path")
-	}
-	return sp, nil
+	return nil
 }

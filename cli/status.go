@@ -26,10 +26,10 @@ func statusCommand(stdout, _ io.Writer) *cobra.Command {
 	var c client
 	cmd := &cobra.Command{
 		Use:   "status [JOB]",
-		Short: "Show the state, tasks, checkpoints and recoveries of a running job",
+		Short: "Show the state, tasks, checkpoints, recoveries and rescales of a running job",
 		Long: `Query the JSON API of a job started with --http and print its state, its
-tasks with their counters, watermarks and input queue fill, its checkpoints
-and its recoveries. Without JOB, list the jobs. With --coordinator, or with
+tasks with their counters, watermarks and input queue fill, its checkpoints,
+its recoveries and its live rescales (weir rescale --http). Without JOB, list the jobs. With --coordinator, or with
 $WEIR_COORDINATOR set and no --http, ask a cluster's coordinator instead:
 the job's state, where its subtasks run, its checkpoints and recoveries.`,
 		Args: cobra.MaximumNArgs(1),
@@ -117,6 +117,15 @@ the job's state, where its subtasks run, its checkpoints and recoveries.`,
 					continue
 				}
 				fmt.Fprintf(stdout, "recovery %d: restored %d after %s\n", i+1, r.Restored, r.Cause)
+			}
+			var changes struct {
+				Rescales []weir.Rescale `json:"rescales"`
+			}
+			if err := getJSON(base+"/api/v1/jobs/"+name+"/changes", &changes); err != nil {
+				return err
+			}
+			for i, r := range changes.Rescales {
+				fmt.Fprintf(stdout, "rescale %d: %s\n", i+1, describeRescale(r))
 			}
 			return nil
 		},

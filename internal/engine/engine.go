@@ -86,6 +86,12 @@ type Config struct {
 	// OnAttempt is told of each attempt's runtime, for metrics (local
 	// attempts only).
 	OnAttempt func(*task.Runtime)
+	// OnSuccessor is told of each successor runtime a live rescale of a
+	// local attempt starts (reshape.go), after OnAttempt of its attempt
+	// and before the next attempt's: from then on the successor runs the
+	// subtasks of the vertices it runs (Runtime.IsLocal), at the
+	// parallelism of its plan.
+	OnSuccessor func(*task.Runtime)
 	// Deploy, if set, starts attempts elsewhere (a cluster's workers);
 	// by default they run in this process.
 	Deploy Deployer

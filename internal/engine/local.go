@@ -107,6 +107,9 @@ func (l *localExec) StartReshape(m *store.Metadata) (<-chan struct{}, error) {
 		}
 	}
 	l.later = append(l.later, next)
+	if f := l.e.cfg.OnSuccessor; f != nil {
+		f(next) // under l.mu: before Run returns, so before the next attempt's OnAttempt
+	}
 	ctx := l.ctx
 	e := l.e
 	l.runs.Add(1)

@@ -13,6 +13,18 @@ import (
 // some vertices at another parallelism, and the vertices a change
 // reaches downstream.
 
+// ForwardEdge returns an input or output edge of v with forward
+// partitioning, or nil: v cannot change parallelism alone while it has
+// one.
+func (v *Vertex) ForwardEdge() *PhysicalEdge {
+	for _, e := range append(append([]*PhysicalEdge(nil), v.Inputs...), v.Outputs...) {
+		if e.Partitioning == Forward {
+			return e
+		}
+	}
+	return nil
+}
+
 // WithParallelism returns a copy of p in which each vertex named in
 // changes (vertex ID to parallelism) runs at the given parallelism. The
 // nodes, their chaining, the vertex and edge order and every ID stay as
@@ -29,10 +41,8 @@ func (p *Plan) WithParallelism(changes map[int]int) (*Plan, error) {
 		if n < 1 || n > p.MaxParallelism {
 			return nil, fmt.Errorf("plan: parallelism %d of %q is out of range [1, %d] (the job's max parallelism)", n, v.Name(), p.MaxParallelism)
 		}
-		for _, e := range append(append([]*PhysicalEdge(nil), v.Inputs...), v.Outputs...) {
-			if e.Partitioning == Forward && n != v.Parallelism {
-				return nil, fmt.Errorf("plan: %q has a forward edge %q -> %q, whose ends must keep one parallelism", v.Name(), e.From.Name, e.To.Name)
-			}
+		if e := v.ForwardEdge(); e != nil && n != v.Parallelism {
+			return nil, fmt.Errorf("plan: %q has a forward edge %q -> %q, whose ends must keep one parallelism", v.Name(), e.From.Name, e.To.Name)
 		}
 	}
 	q := &Plan{MaxParallelism: p.MaxParallelism, UIDs: p.UIDs, VertexOf: make([]*Vertex, len(p.VertexOf))}

@@ -18,8 +18,9 @@ import (
 )
 
 // Server serves /metrics and the JSON API /api/v1 for a set of jobs:
-// their state, tasks, checkpoints and recoveries, and savepoints of a
-// running job (POST /api/v1/savepoints, savepoint.go).
+// their state, tasks, checkpoints and recoveries, savepoints of a
+// running job (POST /api/v1/savepoints, savepoint.go) and live rescales
+// (POST /api/v1/rescale, rescale.go).
 type Server struct {
 	// DefaultSavepointDir is where POST /api/v1/savepoints puts a
 	// savepoint whose request names no directory (weir run
@@ -52,6 +53,7 @@ func newServer(jobs []Job, more func() []Job, c *collector, extra ...prometheus.
 	s.mux.HandleFunc("GET /api/v1/jobs/{job}/recoveries", s.recoveries)
 	s.mux.HandleFunc("GET /api/v1/jobs/{job}/changes", s.changes)
 	s.mux.HandleFunc("POST /api/v1/savepoints", s.savepoint)
+	s.mux.HandleFunc("POST /api/v1/rescale", s.rescale)
 	s.mux.Handle("GET /", ui.Handler()) // the dashboard and its scripts
 	return s
 }

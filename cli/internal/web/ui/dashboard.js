@@ -476,11 +476,13 @@
     }
   }
 
-  // A cluster job's rescales and coordinator takeovers, newest first.
+  // A job's rescales (live ones name their task) and a cluster job's
+  // coordinator takeovers, newest first.
   function renderChanges(ch) {
     const rows = [];
     for (const r of ch.rescales || []) {
-      rows.push({ at: parseTime(r.at), what: `parallelism ${r.from} → ${r.to} at checkpoint #${r.checkpoint} (${r.cause})`,
+      const what = r.live ? `${r.task}: parallelism ${r.from} → ${r.to} live` : `parallelism ${r.from} → ${r.to}`;
+      rows.push({ at: parseTime(r.at), what: `${what} at checkpoint #${r.checkpoint} (${r.cause})`,
         cost: r.pause_ns ? "paused " + fmtDur(r.pause_ns) : "–" });
     }
     for (const l of ch.leader_changes || []) {
