@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,8 +26,8 @@ func rescaleCommand(stdout, _ io.Writer) *cobra.Command {
 	var c client
 	var f rescaleFlags
 	cmd := &cobra.Command{
-		Use:   "rescale {JOB --parallelism N [--coordinator ADDR] | --http ADDR --operator NAME[=N]... [--parallelism N]}",
-		Short: "Change the parallelism of a running job: on a cluster, or live for operators of weir run",
+		Use:   "rescale {JOB [--operator NAME[=N]]... --parallelism N [--coordinator ADDR] | --http ADDR --operator NAME[=N]... [--parallelism N]}",
+		Short: "Change the parallelism of a running job, or live that of some of its operators",
 		Long: `Change the parallelism of a running job.
 
 With JOB (the id weir submit printed), ask the cluster's coordinator
@@ -39,10 +41,16 @@ lists the rescale in the job's report, with the pause from the stop to the
 first record written after it.
 
 This is a restart of the whole job at a checkpoint, not a live hand-over of
-key groups: the job writes nothing during the pause. The job's flags set one
-parallelism for all operators, so there is no per-operator form. A job
-submitted with --parallelism auto is pinned at N: it no longer follows the
-workers.
+key groups: the job writes nothing during the pause. A job submitted with
+--parallelism auto is pinned at N: it no longer follows the workers. It
+drops what live rescales set (--task-parallelism).
+
+With JOB and --operator, the coordinator changes live the parallelism of
+those operators' tasks, one after the other, as described below for weir
+run's jobs: nothing restarts, the new subtasks run on the workers of the
+job's slots and on free ones. The job's arguments then carry the change
+(--task-parallelism), so its later runs, and a coordinator that takes it
+over, build the changed plan.
 
 The coordinator refuses an unknown job, a job that is not running, a
 parallelism outside 1..--max-parallelism or equal to the current one, one
@@ -87,7 +95,11 @@ subtasks fail once it completed, it restarts from it at the new parallelism
 			case fs.Changed("http"):
 				return usagef("rescale: give JOB for a job on a cluster, or --http for the job weir run serves, not both")
 			case len(f.operators) > 0:
-				return usagef("rescale: a job on a cluster changes parallelism as a whole: --operator is for the job weir run serves (--http)")
+				changes, err := f.changes(fs.Changed("parallelism"))
+				if err != nil {
+					return err
+				}
+				return clusterRescaleLive(cmd.Context(), &c, args[0], changes, stdout)
 			case !fs.Changed("parallelism"):
 				return usagef("rescale: give the new parallelism with --parallelism N")
 			}
@@ -97,6 +109,24 @@ subtasks fail once it completed, it restarts from it at the new parallelism
 	c.define(cmd.Flags())
 	f.define(cmd.Flags())
 	return cmd
+}
+
+// clusterRescaleLive asks the coordinator to rescale the tasks of job
+// id's operators live, one after the other, and prints each outcome.
+func clusterRescaleLive(ctx context.Context, c *client, id string, changes map[string]int, stdout io.Writer) error {
+	for _, op := range slices.Sorted(maps.Keys(changes)) {
+		var info *pb.RescaleInfo
+		err := c.callWithin(ctx, rescaleTimeout, func(ctx context.Context, cc pb.CoordinatorClient) (err error) {
+			info, err = cc.Rescale(ctx, &pb.RescaleRequest{Id: id, Operator: op, Parallelism: int32(changes[op])})
+			return refusal(err)
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "rescaled %q of %s from parallelism %d to %d live at checkpoint %d (%d subtasks replaced, paused %v)\n",
+			info.Task, id, info.From, info.To, info.Checkpoint, info.Replaced, time.Duration(info.StopNs).Round(time.Millisecond))
+	}
+	return nil
 }
 
 // clusterRescale asks the coordinator to rescale job id to parallelism

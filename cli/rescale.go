@@ -27,7 +27,7 @@ type rescaleFlags struct {
 
 func (f *rescaleFlags) define(fs *pflag.FlagSet) {
 	fs.IntVarP(&f.parallelism, "parallelism", "p", 0, "the new parallelism: of the job on a cluster, or of the tasks of the operators --operator names without their own")
-	fs.StringArrayVar(&f.operators, "operator", nil, "an operator whose task changes parallelism, by name or uid, as NAME (at --parallelism) or NAME=N; repeat for several (the job weir run serves only)")
+	fs.StringArrayVar(&f.operators, "operator", nil, "an operator whose task changes parallelism, by name or uid, as NAME (at --parallelism) or NAME=N; repeat for several")
 	fs.StringVar(&f.addr, "http", "127.0.0.1:8081", "address the job serves its API on (weir run --http)")
 }
 

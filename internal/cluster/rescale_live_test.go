@@ -102,3 +102,73 @@ func TestLiveRescaleInProcess(t *testing.T) {
 		t.Fatalf("the job's arguments %q do not carry the rescale", final.Args)
 	}
 }
+
+// After a live rescale a worker is lost: the job restarts from its latest
+// checkpoint at the parallelism the rescale set (spread over the
+// remaining workers), not at the one its arguments had, and its output
+// still equals a one-process run's.
+func TestALiveRescaleSurvivesARestart(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	logs := newLogLines()
+	prog := keycountProgram{store: store, logs: logs, parallelism: 2, rate: 100_000}
+	t.Cleanup(func() {
+		if t.Failed() {
+			logs.mu.Lock()
+			defer logs.mu.Unlock()
+			t.Logf("logged:\n%s", strings.Join(logs.lines, "\n"))
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ref := filepath.Join(dir, "ref")
+	rp, _ := prog.build("ref", []string{ref})
+	if err := rp.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c, err := cluster.NewCoordinator(ctx, cluster.CoordinatorConfig{Listen: "127.0.0.1:0", Store: store, Program: prog,
+		HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Second, ReplacementTimeout: 10 * time.Millisecond, Log: logs.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	client := dial(t, c.Addr())
+	var workers []*runningWorker
+	defer func() {
+		for _, w := range workers {
+			w.stop()
+		}
+	}()
+	for i := 1; i <= 3; i++ {
+		workers = append(workers, startWorker(t, ctx, cluster.WorkerConfig{ID: fmt.Sprintf("w%d", i), Coordinators: []string{c.Addr()}, Program: prog, Log: logs.add}))
+		logs.wait(t, fmt.Sprintf("^worker w%d joined", i))
+	}
+	out := filepath.Join(dir, "out")
+	info, err := client.Submit(ctx, &pb.SubmitRequest{Job: "keycount", Args: []string{out}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs.wait(t, "^"+info.Id+": checkpoint 2 completed")
+	up, err := client.Rescale(ctx, &pb.RescaleRequest{Id: info.Id, Operator: "count", Parallelism: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs.wait(t, fmt.Sprintf("^%s: checkpoint %d completed", info.Id, up.Checkpoint+1))
+	lost := workers[2]
+	workers = workers[:2]
+	lost.stop()
+	logs.wait(t, "^worker w3 lost")
+	restored := logs.waitMatch(t, "^"+info.Id+": failure 1: worker w3 lost.* from checkpoint (\\d+)$")[1]
+	final := awaitFinished(t, ctx, client, logs, info.Id)
+	sameOutput(t, out, ref)
+	var rep engine.Report
+	if err := json.Unmarshal(final.Report, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Recoveries) == 0 || fmt.Sprint(rep.Recoveries[0].Restored) != restored || rep.Recoveries[0].Restored <= up.Checkpoint {
+		t.Fatalf("recoveries %+v, want one from checkpoint %s, after the rescale's %d", rep.Recoveries, restored, up.Checkpoint)
+	}
+	if want := 2 + 3 + 0; rep.Recoveries[0].Subtasks < want {
+		t.Fatalf("the restart ran %d subtasks, want the rescaled plan's", rep.Recoveries[0].Subtasks)
+	}
+}
