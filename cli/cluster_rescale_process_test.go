@@ -90,6 +90,48 @@ func TestClusterRescaleRunningJobTwiceIsExactlyOnce(t *testing.T) {
 	}
 }
 
+// A keycount job at parallelism 2 on four worker processes has its
+// counting task rescaled live to 4 with weir rescale --operator: nothing
+// restarts, and weir status shows the task's four subtasks. A worker
+// running some of them is then killed: the job restarts from its latest
+// checkpoint at the rescaled parallelism, on a replacement worker. The
+// output is the failure-free run's, exactly once, and the job's report
+// lists the live rescale and the one recovery.
+func TestClusterLiveRescaleThenAWorkerKillIsExactlyOnce(t *testing.T) {
+	skipShort(t)
+	job := append(slices.Clone(keycount[:len(keycount)-2]), "-p", "2")
+	ref := reference(t, job)
+	c := newCluster(t, 4)
+	client, out := c.submit(job, "--rate", "100000")
+	id := c.coord.waitFor(`job (\S+) started`)[1]
+	c.coord.waitFor(id + `: checkpoint 2 completed`)
+	got := weirOut(t, "rescale", id, "--operator", "count", "-p", "4", "--coordinator", c.addr)
+	m := regexp.MustCompile(`^rescaled "count -> format -> output" of \S+ from parallelism 2 to 4 live at checkpoint (\d+) \(\d+ subtasks replaced, paused \S+\)`).FindStringSubmatch(got)
+	if m == nil {
+		t.Fatalf("weir rescale printed %q", got)
+	}
+	if got := statusParallelism(t, c.addr, id); got != 4 {
+		t.Fatalf("weir status shows the job's widest task at parallelism %d after the live rescale to 4", got)
+	}
+	c.coord.waitFor(id + `: checkpoint ` + strconv.Itoa(atoi(t, m[1])+1) + ` completed`)
+	if strings.Contains(c.coord.output(), id+": failure") {
+		t.Fatalf("the job restarted at the live rescale:\n%s", c.coord.output())
+	}
+	c.workers["w3"].kill()
+	c.coord.waitFor(`worker w3 lost`)
+	c.startWorker("w5")
+	c.coord.waitFor(id + `: failure 1: .* from checkpoint`)
+	c.check(client, out, ref)
+	for _, want := range []string{
+		`rescale 1: task "count -> format -> output" parallelism 2 -> 4 live at checkpoint ` + m[1],
+		"recovery 1: restored checkpoint",
+	} {
+		if !strings.Contains(client.output(), want) {
+			t.Fatalf("the job's report does not say %q:\n%s", want, client.output())
+		}
+	}
+}
+
 // A stateful Nexmark query (q4: a join of auctions and bids in keyed
 // state, then averages per category) on a cluster is rescaled from 2 to
 // 4: its output is what a failure-free run writes, as the nexmark job's
