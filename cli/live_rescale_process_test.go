@@ -25,7 +25,7 @@ func TestLiveRescaleOverHTTPIsExactlyOnceAndListed(t *testing.T) {
 
 	weirFails(t, `409 Conflict: the job cannot change parallelism while it runs: source "events"`,
 		"rescale", "--http", url, "--operator", "events", "-p", "3")
-	weirFails(t, `400 Bad Request: the pipeline has no operator named "nope"`, "rescale", "--http", url, "--operator", "nope=3")
+	weirFails(t, `400 Bad Request: the job has no operator named "nope"`, "rescale", "--http", url, "--operator", "nope=3")
 
 	out := weirOut(t, "rescale", "--http", url, "--operator", "count", "-p", "3")
 	m := regexp.MustCompile(`^rescaled "count -> format -> output" from parallelism 2 to 3 live at checkpoint (\d+) \(3 subtasks replaced, paused \S+\)$`).FindStringSubmatch(out)
