@@ -18,7 +18,8 @@ import (
 // TestRescalePauseBenchmark measures the pause of a change of
 // parallelism from 2 to 4 of a job on a cluster of four worker processes:
 // weir rescale against weir stop --savepoint and weir submit
-// --from-savepoint at the new parallelism, by state size. It runs only
+// --from-savepoint at the new parallelism, and against weir rescale
+// --operator of the stateful task (live), by state size. It runs only
 // when WEIR_BENCH_RESCALE gives the runs per size (WEIR_BENCH_RESCALE_MB
 // the sizes, default "10 100"); docs/benchmarks.md has its figures.
 //
@@ -44,7 +45,7 @@ func TestRescalePauseBenchmark(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var rescale, manual, reported []time.Duration
+		var rescale, manual, reported, live, liveReported []time.Duration
 		var bytes int64
 		for i := range runs {
 			c := &testCluster{t: t, dir: t.TempDir(), workers: map[string]*proc{}, replacement: "1m",
@@ -55,14 +56,21 @@ func TestRescalePauseBenchmark(t *testing.T) {
 				c.startWorker(fmt.Sprintf("w%d", w))
 			}
 			b := newPauseBench(t, c, n)
-			order := []bool{i%2 == 0, i%2 != 0} // alternate which way goes first
-			for _, viaRescale := range order {
-				if viaRescale {
+			order := []int{0, 1, 2} // alternate which way goes first
+			if i%2 != 0 {
+				order = []int{2, 1, 0}
+			}
+			for _, way := range order {
+				switch way {
+				case 0:
 					p, rep := b.rescale()
 					rescale, reported = append(rescale, p), append(reported, rep)
-				} else {
+				case 1:
 					p, size := b.manual()
 					manual, bytes = append(manual, p), size
+				case 2:
+					p, rep := b.live()
+					live, liveReported = append(live, p), append(liveReported, rep)
 				}
 			}
 			c.coord.kill()
@@ -74,6 +82,8 @@ func TestRescalePauseBenchmark(t *testing.T) {
 		t.Logf("  weir rescale:                          median %v, range %v", median(rescale), spread(rescale))
 		t.Logf("    (the coordinator's own measure, worker-timed: median %v, range %v)", median(reported), spread(reported))
 		t.Logf("  weir stop --savepoint + submit --from-savepoint: median %v, range %v", median(manual), spread(manual))
+		t.Logf("  weir rescale --operator keep (live):   median %v, range %v", median(live), spread(live))
+		t.Logf("    (the engine's own measure, trigger to restored: median %v, range %v)", median(liveReported), spread(liveReported))
 	}
 }
 
@@ -151,6 +161,35 @@ func (b *pauseBench) rescale() (time.Duration, time.Duration) {
 	}
 	b.cc.CancelJob(context.Background(), &pb.GetJobRequest{Id: id})
 	return pause, reported
+}
+
+// live measures weir rescale --operator keep: the stateful task alone
+// changes parallelism, live. The pause runs to the first moment a new
+// subtask (3 or 4 of the task) shows a record out or written in the
+// job's status;
+// it returns it and the engine's own measure.
+func (b *pauseBench) live() (time.Duration, time.Duration) {
+	id, _ := b.submit()
+	t0 := time.Now()
+	info, err := b.cc.Rescale(context.Background(), &pb.RescaleRequest{Id: id, Operator: "keep", Parallelism: 4})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		job, err := b.cc.GetJob(context.Background(), &pb.GetJobRequest{Id: id})
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		for _, s := range job.Subtasks {
+			if s.Subtask.GetSubtask() >= 2 && (s.RecordsOut > 0 || s.RecordsWritten > 0) {
+				pause := time.Since(t0)
+				b.cc.CancelJob(context.Background(), &pb.GetJobRequest{Id: id})
+				return pause, time.Duration(info.StopNs)
+			}
+		}
+	}
+	b.t.Fatalf("no new subtask of job %s wrote in 5 minutes", id)
+	return 0, 0
 }
 
 // manual measures a stop with a savepoint and a submission from it at
