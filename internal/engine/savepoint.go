@@ -88,8 +88,8 @@ func (a *attemptState) requestSavepoint(r SavepointRequest) {
 // one is in flight (the next tick tries again).
 func (a *attemptState) triggerSavepoint() {
 	e := a.e
-	if len(e.saveQueue) == 0 || a.coord == nil || a.triggersHeld() {
-		return
+	if len(e.saveQueue) == 0 || a.coord == nil || a.rescale != nil {
+		return // a rescale under way: its checkpoint is its own
 	}
 	if acts, err := a.coord.TriggerNow(); err == nil {
 		a.act(acts) // triggered: takes the queue (savepointTriggered)
@@ -111,8 +111,8 @@ func (a *attemptState) triggerSavepoint() {
 // savepoint.
 func (a *attemptState) savepointTriggered(id int64) task.TriggerOptions {
 	e := a.e
-	if len(e.saveQueue) == 0 {
-		return task.TriggerOptions{}
+	if len(e.saveQueue) == 0 || a.rescale != nil {
+		return task.TriggerOptions{} // a rescale's checkpoint serves no savepoint
 	}
 	var serve, wait []pendingSavepoint
 	for _, r := range e.saveQueue {
