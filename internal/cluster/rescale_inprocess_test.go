@@ -1,11 +1,9 @@
 package cluster_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,52 +18,17 @@ import (
 // back to two by the Rescale call, which pins it there. Its output equals
 // a one-process run's, and its report lists both rescales.
 func TestRescaleInProcess(t *testing.T) {
-	dir := t.TempDir()
-	store := filepath.Join(dir, "store")
-	logs := newLogLines()
-	prog := keycountProgram{store: store, logs: logs, parallelism: 2, rate: 100_000}
-	t.Cleanup(func() {
-		if t.Failed() {
-			logs.mu.Lock()
-			defer logs.mu.Unlock()
-			t.Logf("logged:\n%s", strings.Join(logs.lines, "\n"))
-		}
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-
-	ref := filepath.Join(dir, "ref")
-	rp, _ := prog.build("ref", []string{ref})
-	if err := rp.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-
-	c, err := cluster.NewCoordinator(ctx, cluster.CoordinatorConfig{Listen: "127.0.0.1:0", Store: store, Program: prog,
-		HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Second, AutoRescaleDelay: 100 * time.Millisecond, Log: logs.add})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	client := dial(t, c.Addr())
-	var workers []*runningWorker
-	defer func() {
-		for _, w := range workers {
-			w.stop()
-		}
-	}()
-	for i := 1; i <= 2; i++ {
-		workers = append(workers, startWorker(t, ctx, cluster.WorkerConfig{ID: fmt.Sprintf("w%d", i), Coordinators: []string{c.Addr()}, Program: prog}))
-		logs.wait(t, fmt.Sprintf("^worker w%d joined", i))
-	}
-
-	out := filepath.Join(dir, "out")
+	ip := startInProcess(t, keycountProgram{parallelism: 2, rate: 100_000}, cluster.CoordinatorConfig{
+		HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Second, AutoRescaleDelay: 100 * time.Millisecond}, 2)
+	ctx, client, logs := ip.ctx, ip.client, ip.logs
+	out := filepath.Join(ip.dir, "out")
 	info, err := client.Submit(ctx, &pb.SubmitRequest{Job: "keycount", Args: []string{out, "--parallelism", "auto"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	logs.wait(t, "^job "+info.Id+": parallelism auto: 2 \\(2 slots free\\)$")
 	logs.wait(t, "^"+info.Id+": checkpoint 2 completed")
-	workers = append(workers, startWorker(t, ctx, cluster.WorkerConfig{ID: "w3", Coordinators: []string{c.Addr()}, Program: prog}))
+	ip.addWorker()
 	up := logs.waitMatch(t, "^job "+info.Id+": rescaled from parallelism 2 to 3, restoring checkpoint (\\d+)$")[1]
 	logs.wait(t, "^"+info.Id+": restoring checkpoint "+up+"$")
 	logs.wait(t, "^job "+info.Id+": first record written")
@@ -82,7 +45,7 @@ func TestRescaleInProcess(t *testing.T) {
 	if n := logs.count("^job " + info.Id + ": rescaling"); n != 2 {
 		t.Fatalf("the job was rescaled %d times, want 2: the Rescale call pins a job of parallelism auto", n)
 	}
-	sameOutput(t, out, ref)
+	sameOutput(t, out, ip.ref)
 	var rep engine.Report
 	if err := json.Unmarshal(final.Report, &rep); err != nil {
 		t.Fatal(err)

@@ -21,45 +21,10 @@ import (
 // equals a one-process run's. The job's record carries the change, and
 // its report lists both live rescales.
 func TestLiveRescaleInProcess(t *testing.T) {
-	dir := t.TempDir()
-	store := filepath.Join(dir, "store")
-	logs := newLogLines()
-	prog := keycountProgram{store: store, logs: logs, parallelism: 2, rate: 100_000}
-	t.Cleanup(func() {
-		if t.Failed() {
-			logs.mu.Lock()
-			defer logs.mu.Unlock()
-			t.Logf("logged:\n%s", strings.Join(logs.lines, "\n"))
-		}
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-
-	ref := filepath.Join(dir, "ref")
-	rp, _ := prog.build("ref", []string{ref})
-	if err := rp.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-
-	c, err := cluster.NewCoordinator(ctx, cluster.CoordinatorConfig{Listen: "127.0.0.1:0", Store: store, Program: prog,
-		HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Second, Log: logs.add})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	client := dial(t, c.Addr())
-	var workers []*runningWorker
-	defer func() {
-		for _, w := range workers {
-			w.stop()
-		}
-	}()
-	for i := 1; i <= 3; i++ {
-		workers = append(workers, startWorker(t, ctx, cluster.WorkerConfig{ID: fmt.Sprintf("w%d", i), Coordinators: []string{c.Addr()}, Program: prog, Log: logs.add}))
-		logs.wait(t, fmt.Sprintf("^worker w%d joined", i))
-	}
-
-	out := filepath.Join(dir, "out")
+	ip := startInProcess(t, keycountProgram{parallelism: 2, rate: 100_000}, cluster.CoordinatorConfig{
+		HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Second}, 3)
+	ctx, client, logs := ip.ctx, ip.client, ip.logs
+	out := filepath.Join(ip.dir, "out")
 	info, err := client.Submit(ctx, &pb.SubmitRequest{Job: "keycount", Args: []string{out}})
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +49,7 @@ func TestLiveRescaleInProcess(t *testing.T) {
 		t.Fatalf("the second rescale answered %v, want a live one from 3 to 1", down)
 	}
 	final := awaitFinished(t, ctx, client, logs, info.Id)
-	sameOutput(t, out, ref)
+	sameOutput(t, out, ip.ref)
 	var rep engine.Report
 	if err := json.Unmarshal(final.Report, &rep); err != nil {
 		t.Fatal(err)
@@ -108,42 +73,10 @@ func TestLiveRescaleInProcess(t *testing.T) {
 // remaining workers), not at the one its arguments had, and its output
 // still equals a one-process run's.
 func TestALiveRescaleSurvivesARestart(t *testing.T) {
-	dir := t.TempDir()
-	store := filepath.Join(dir, "store")
-	logs := newLogLines()
-	prog := keycountProgram{store: store, logs: logs, parallelism: 2, rate: 100_000}
-	t.Cleanup(func() {
-		if t.Failed() {
-			logs.mu.Lock()
-			defer logs.mu.Unlock()
-			t.Logf("logged:\n%s", strings.Join(logs.lines, "\n"))
-		}
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ref := filepath.Join(dir, "ref")
-	rp, _ := prog.build("ref", []string{ref})
-	if err := rp.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	c, err := cluster.NewCoordinator(ctx, cluster.CoordinatorConfig{Listen: "127.0.0.1:0", Store: store, Program: prog,
-		HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Second, ReplacementTimeout: 10 * time.Millisecond, Log: logs.add})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	client := dial(t, c.Addr())
-	var workers []*runningWorker
-	defer func() {
-		for _, w := range workers {
-			w.stop()
-		}
-	}()
-	for i := 1; i <= 3; i++ {
-		workers = append(workers, startWorker(t, ctx, cluster.WorkerConfig{ID: fmt.Sprintf("w%d", i), Coordinators: []string{c.Addr()}, Program: prog, Log: logs.add}))
-		logs.wait(t, fmt.Sprintf("^worker w%d joined", i))
-	}
-	out := filepath.Join(dir, "out")
+	ip := startInProcess(t, keycountProgram{parallelism: 2, rate: 100_000}, cluster.CoordinatorConfig{
+		HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Second, ReplacementTimeout: 10 * time.Millisecond}, 3)
+	ctx, client, logs := ip.ctx, ip.client, ip.logs
+	out := filepath.Join(ip.dir, "out")
 	info, err := client.Submit(ctx, &pb.SubmitRequest{Job: "keycount", Args: []string{out}})
 	if err != nil {
 		t.Fatal(err)
@@ -154,13 +87,10 @@ func TestALiveRescaleSurvivesARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs.wait(t, fmt.Sprintf("^%s: checkpoint %d completed", info.Id, up.Checkpoint+1))
-	lost := workers[2]
-	workers = workers[:2]
-	lost.stop()
-	logs.wait(t, "^worker w3 lost")
+	ip.stopWorker(2)
 	restored := logs.waitMatch(t, "^"+info.Id+": failure 1: worker w3 lost.* from checkpoint (\\d+)$")[1]
 	final := awaitFinished(t, ctx, client, logs, info.Id)
-	sameOutput(t, out, ref)
+	sameOutput(t, out, ip.ref)
 	var rep engine.Report
 	if err := json.Unmarshal(final.Report, &rep); err != nil {
 		t.Fatal(err)
@@ -171,4 +101,79 @@ func TestALiveRescaleSurvivesARestart(t *testing.T) {
 	if want := 2 + 3 + 0; rep.Recoveries[0].Subtasks < want {
 		t.Fatalf("the restart ran %d subtasks, want the rescaled plan's", rep.Recoveries[0].Subtasks)
 	}
+}
+
+// inProcess is a coordinator and workers in this process (so the race
+// detector sees them) running prog's keycount, with the output of a
+// one-process run of it for reference. The log is printed if the test
+// fails; the coordinator and the workers stop when it ends.
+type inProcess struct {
+	t       *testing.T
+	ctx     context.Context
+	dir     string
+	ref     string // the reference output
+	logs    *logLines
+	prog    keycountProgram
+	c       *cluster.Coordinator
+	client  pb.CoordinatorClient
+	workers []*runningWorker
+}
+
+// startInProcess starts a coordinator configured by cfg (its listen
+// address, store, program and log filled in) and n workers with one slot
+// each (w1, w2, ...), logging into the cluster's log.
+func startInProcess(t *testing.T, prog keycountProgram, cfg cluster.CoordinatorConfig, n int) *inProcess {
+	t.Helper()
+	dir := t.TempDir()
+	logs := newLogLines()
+	prog.store, prog.logs = filepath.Join(dir, "store"), logs
+	ctx, cancel := context.WithCancel(context.Background())
+	ip := &inProcess{t: t, ctx: ctx, dir: dir, ref: filepath.Join(dir, "ref"), logs: logs, prog: prog}
+	t.Cleanup(func() {
+		for _, w := range ip.workers {
+			w.stop()
+		}
+		if ip.c != nil {
+			ip.c.Close()
+		}
+		cancel()
+		if t.Failed() {
+			logs.mu.Lock()
+			defer logs.mu.Unlock()
+			t.Logf("logged:\n%s", strings.Join(logs.lines, "\n"))
+		}
+	})
+	rp, _ := prog.build("ref", []string{ip.ref})
+	if err := rp.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Listen, cfg.Store, cfg.Program, cfg.Log = "127.0.0.1:0", prog.store, prog, logs.add
+	c, err := cluster.NewCoordinator(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip.c = c
+	ip.client = dial(t, c.Addr())
+	for range n {
+		ip.addWorker()
+	}
+	return ip
+}
+
+// addWorker starts the next worker and waits until it joined.
+func (ip *inProcess) addWorker() {
+	ip.t.Helper()
+	id := fmt.Sprintf("w%d", len(ip.workers)+1)
+	ip.workers = append(ip.workers, startWorker(ip.t, ip.ctx, cluster.WorkerConfig{ID: id, Coordinators: []string{ip.c.Addr()}, Program: ip.prog, Log: ip.logs.add}))
+	ip.logs.wait(ip.t, "^worker "+id+" joined")
+}
+
+// stopWorker stops worker i (0-based) and waits until the coordinator
+// lost it.
+func (ip *inProcess) stopWorker(i int) {
+	ip.t.Helper()
+	w := ip.workers[i]
+	ip.workers = append(ip.workers[:i:i], ip.workers[i+1:]...)
+	w.stop()
+	ip.logs.wait(ip.t, fmt.Sprintf("^worker w%d lost", i+1))
 }
