@@ -36,7 +36,7 @@ func TestEveryBadCommandLineExitsTwoWithOnePrefix(t *testing.T) {
 		{[]string{"rescale", "--operator", "count=x"}, `weir: rescale: --operator "count=x": want NAME or NAME=N`},
 		{[]string{"rescale", "--operator", "count=2", "--operator", "count=3"}, `weir: rescale: --operator "count" is given parallelism 2 and 3`},
 		{[]string{"rescale", "job-1", "--http", "127.0.0.1:1", "-p", "3"}, "weir: rescale: give JOB for a job on a cluster, or --http for the job weir run serves, not both"},
-		{[]string{"rescale", "job-1", "--operator", "count", "-p", "3"}, "weir: rescale: a job on a cluster changes parallelism as a whole"},
+		{[]string{"rescale", "job-1", "--operator", "count"}, "weir: rescale: give the new parallelism of \"count\" with --parallelism N"},
 		{[]string{"rescale", "--coordinator", "127.0.0.1:1", "-p", "3"}, "weir: rescale: name the cluster's job to rescale"},
 		{[]string{"rescale", "a", "b"}, "weir: rescale: accepts at most 1 arg(s), received 2"},
 	}
