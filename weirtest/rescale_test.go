@@ -2,7 +2,11 @@ package weirtest_test
 
 import (
 	"testing"
+	"time"
 
+	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/connector"
+	"github.com/weir-stream/weir/connectors/generator"
 	"github.com/weir-stream/weir/weirtest"
 )
 
@@ -26,7 +30,15 @@ func TestOracleLiveRescaleOfWindows(t *testing.T) {
 	checkRescaled(t, weirtest.CheckLiveRescales(t, longWindowJob, weirtest.Options[windowCount]{Seeds: s}, rescaleSteps), 2*len(s))
 }
 
+// longDedupJob is dedupJob over five times the deliveries (a second at
+// its rate), so that both rescales come before its input ends.
+func longDedupJob(p *weir.Pipeline, sink connector.Sink[event]) {
+	src := generator.New(5*redeliveries, redelivered, generator.WithRate(100_000))
+	in := weir.FromSource(p, "deliveries", src, weir.WithTimestamps(func(e event) int64 { return e.Time }, 50*time.Millisecond))
+	weir.To(weir.DeduplicateBy(in, func(e event) int64 { return e.Key }, time.Second), "sink", sink)
+}
+
 func TestOracleLiveRescaleOfDeduplicate(t *testing.T) {
 	s := seeds(3)
-	checkRescaled(t, weirtest.CheckLiveRescales(t, dedupJob, weirtest.Options[event]{Seeds: s}, rescaleSteps), 2*len(s))
+	checkRescaled(t, weirtest.CheckLiveRescales(t, longDedupJob, weirtest.Options[event]{Seeds: s}, rescaleSteps), 2*len(s))
 }

@@ -296,7 +296,10 @@ func (a *attemptState) act(acts []checkpoint.Action) {
 					e.cfg.Log(fmt.Sprintf("retaining checkpoints: %v", err))
 				}
 			}
-			if a.allDone && id > a.final {
+			if a.allDone && id > a.final && a.rescale == nil {
+				// Not while a rescale is under way: its checkpoint, and
+				// the ones of its new subtasks, still need the finished
+				// subtasks; a later completion releases them.
 				a.rt.Release()
 				a.released = id
 			}
