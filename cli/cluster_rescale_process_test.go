@@ -234,7 +234,8 @@ func TestClusterRescaleSurvivesAWorkerKill(t *testing.T) {
 }
 
 // A job submitted with --parallelism auto starts at the free slots, grows
-// when a worker joins, and restarts at the remaining slots from its
+// live when a worker joins (every task but its source takes the new
+// slot while the job runs), and restarts at the remaining slots from its
 // latest checkpoint when a worker is killed, without waiting for a
 // replacement. The output is the failure-free run's, exactly once.
 func TestClusterAutoParallelismFollowsTheWorkers(t *testing.T) {
@@ -254,8 +255,14 @@ func TestClusterAutoParallelismFollowsTheWorkers(t *testing.T) {
 
 	from := c.coord.mark()
 	c.startWorker("w3")
-	ck := c.coord.waitFrom(from, id+`: rescaled from parallelism 2 to 3, restoring checkpoint (\d+)`)[1]
-	c.awaitRescaled(from, id, ck, 3)
+	ck := c.coord.waitFrom(from, id+`: rescaled task "count -> format -> output" from parallelism 2 to 3 live at checkpoint (\d+)`)[1]
+	if got := statusParallelism(t, c.addr, id); got != 3 {
+		t.Fatalf("weir status shows the job's widest task at parallelism %d after the live rescale to 3", got)
+	}
+	c.coord.waitFrom(from, id+`: checkpoint `+strconv.Itoa(atoi(t, ck)+1)+` completed`)
+	if strings.Contains(c.coord.output(), id+": failure") {
+		t.Fatalf("the job restarted at the live rescale:\n%s", c.coord.output())
+	}
 
 	from = c.coord.mark()
 	c.workers["w3"].kill()
@@ -264,7 +271,7 @@ func TestClusterAutoParallelismFollowsTheWorkers(t *testing.T) {
 	c.awaitRescaled(from, id, ck, 2)
 
 	c.check(client, out, ref)
-	for _, want := range []string{"rescale 1: parallelism 2 -> 3", "cause: workers joined", "rescale 2: parallelism 3 -> 2", "cause: workers left"} {
+	for _, want := range []string{`rescale 1: task "count -> format -> output" parallelism 2 -> 3 live`, "cause: workers joined", "rescale 2: parallelism 3 -> 2", "cause: workers left"} {
 		if !strings.Contains(client.output(), want) {
 			t.Fatalf("the job's report does not say %q:\n%s", want, client.output())
 		}

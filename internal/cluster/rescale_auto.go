@@ -9,16 +9,19 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/weir-stream/weir/internal/engine"
+	"github.com/weir-stream/weir/internal/plan"
 )
 
 // This file is reactive scaling: a job submitted with --parallelism auto
 // starts at the slots that are free and follows the slots the workers
-// have. When workers join, it rescales up (rescale.go) once no worker
-// joined or left for the coordinator's AutoRescaleDelay, so that several
-// joins in a row make one rescale; when workers leave, its run is failing
-// over anyway, and rather than wait for replacements it starts again at
-// the slots that remain from its latest checkpoint. Either is a restart
-// of the whole job at a checkpoint.
+// have. When workers join, it rescales up once no worker joined or left
+// for the coordinator's AutoRescaleDelay, so that several joins in a row
+// make one rescale: live where it can (rescale_live.go: every task but
+// its sources takes the new slots while the job runs), otherwise by a
+// restart at a checkpoint (rescale.go). When workers leave, its run is
+// failing over anyway, and rather than wait for replacements it starts
+// again at the slots that remain from its latest checkpoint, every task
+// at that parallelism.
 
 // autoParallelism turns the parallelism "auto" in rec's arguments into
 // the free slots (at least 1, at most the job's max parallelism) and
@@ -81,14 +84,17 @@ func (c *Coordinator) followSlots(ctx context.Context, j *job) {
 			c.mu.Lock()
 			changed := c.changed
 			c.mu.Unlock()
-			if c.slotsFor(j) != j.parallelism {
+			if !c.following(j) {
+				return // pinned by a requested rescale
+			}
+			if c.slotsFor(j) != j.width() {
 				if !c.settle(ctx, j, settle) {
 					return
 				}
-				if to := c.slotsFor(j); to != j.parallelism && c.autoRescale(j, to) {
+				if to := c.slotsFor(j); to != j.width() && c.autoRescale(j, to) {
 					return
 				}
-				continue // refused (the run was not running yet): look again
+				continue // refused (the run was not running yet), or live: look again
 			}
 			select {
 			case <-changed:
@@ -123,13 +129,47 @@ func (c *Coordinator) settle(ctx context.Context, j *job, d time.Duration) bool 
 	}
 }
 
-// autoRescale moves job j to parallelism to: up by a rescale, down by a
-// restart from its latest checkpoint. It reports whether j's run was
-// handed over (whether or not its next run started).
+// following reports whether job j still follows the workers' slots: a
+// requested rescale pins it.
+func (c *Coordinator) following(j *job) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.rec.Auto
+}
+
+// width returns the slots job j's run takes: its plan's widest task, or
+// the job's parallelism before its plan is known.
+func (j *job) width() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.plan == nil {
+		return j.parallelism
+	}
+	return parallelismOf(j.plan)
+}
+
+// autoRescale moves job j to parallelism to: up by a live rescale of the
+// tasks that can change while the job runs, or else by a restart at a
+// checkpoint; down by a restart from its latest checkpoint. It reports
+// whether j's run was handed over (whether or not its next run started):
+// not after a live rescale, whose run goes on.
 func (c *Coordinator) autoRescale(j *job, to int) bool {
-	from := j.parallelism
+	from := j.width()
 	if to > from {
 		cause := fmt.Sprintf("workers joined: %d slots for the job", to)
+		if tasks := liveScalable(j, to); len(tasks) > 0 {
+			_, _, err := c.rescaleTasksLive(c.ctx, j, tasks, cause)
+			if err == nil {
+				return false
+			}
+			if status.Code(err) != codes.FailedPrecondition {
+				// Under way, or failed after its checkpoint (the run
+				// fails over): the follower looks again.
+				c.cfg.Log(fmt.Sprintf("job %s: no live rescale to parallelism %d: %v", j.id, to, status.Convert(err).Message()))
+				return false
+			}
+			c.cfg.Log(fmt.Sprintf("job %s: no live rescale to parallelism %d (%v): rescaling by a restart", j.id, to, status.Convert(err).Message()))
+		}
 		_, err := c.rescale(c.ctx, j, to, cause)
 		if err != nil {
 			c.cfg.Log(fmt.Sprintf("job %s: no rescale to parallelism %d: %v", j.id, to, status.Convert(err).Message()))
@@ -158,4 +198,24 @@ func (c *Coordinator) autoRescale(j *job, to int) bool {
 		c.cfg.Log(fmt.Sprintf("job %s: %v", j.id, status.Convert(err).Message()))
 	}
 	return true
+}
+
+// liveScalable returns the tasks of job j's running plan that a live
+// rescale to parallelism to would change: every task below it but its
+// sources (whose positions move only at a restart) and the tasks with a
+// forward edge (whose ends keep one parallelism). None if the job would
+// gain nothing: when its sources are the widest tasks, say.
+func liveScalable(j *job, to int) map[int]int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.plan == nil {
+		return nil
+	}
+	tasks := map[int]int{}
+	for _, v := range j.plan.Vertices {
+		if v.Head().Kind != plan.Source && v.ForwardEdge() == nil && v.Parallelism < to {
+			tasks[v.ID] = to
+		}
+	}
+	return tasks
 }

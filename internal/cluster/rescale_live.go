@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -30,54 +31,97 @@ type LiveRescaler interface {
 }
 
 // rescaleLive changes the parallelism of the task that runs operator to
-// to, live, and records the change.
+// to, live, and records the change. It pins a job of --parallelism
+// auto, as a requested whole-job rescale does.
 func (c *Coordinator) rescaleLive(ctx context.Context, j *job, operator string, to int) (*pb.RescaleInfo, error) {
+	j.mu.Lock()
+	pl := j.plan
+	j.mu.Unlock()
+	if pl == nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "job %s is not running", j.id)
+	}
+	v, err := pl.TaskOf(operator)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "job %s: %v", j.id, err)
+	}
+	r, from, err := c.rescaleTasksLive(ctx, j, map[int]int{v: to}, requested)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.RescaleInfo{From: int32(from[v]), To: int32(to), Checkpoint: r.Checkpoint, StopNs: int64(r.Pause),
+		Live: true, Task: pl.Vertices[v].Name(), Replaced: int32(r.Replaced)}, nil
+}
+
+// rescaleTasksLive changes the parallelism of job j's tasks (vertex ID
+// to parallelism) while it runs and records the change with its cause.
+// It returns the engine's result and the tasks' parallelism before. Its
+// errors are gRPC statuses: FailedPrecondition when the run cannot
+// rescale live (engine.ErrNotLive) or does not run, Aborted when the
+// rescale failed after its checkpoint was triggered.
+func (c *Coordinator) rescaleTasksLive(ctx context.Context, j *job, tasks map[int]int, cause string) (engine.RescaleResult, map[int]int, error) {
 	j.mu.Lock()
 	p, pl, state, busy := j.p, j.plan, j.rec.State, j.handOver
 	j.mu.Unlock()
 	lr, ok := p.(LiveRescaler)
 	switch {
 	case busy:
-		return nil, status.Errorf(codes.Aborted, "a rescale of job %s is already under way", j.id)
+		return engine.RescaleResult{}, nil, status.Errorf(codes.Aborted, "a rescale of job %s is already under way", j.id)
 	case state != Running || p == nil || pl == nil:
-		return nil, status.Errorf(codes.FailedPrecondition, "job %s is %s, not running", j.id, state)
+		return engine.RescaleResult{}, nil, status.Errorf(codes.FailedPrecondition, "job %s is %s, not running", j.id, state)
 	case !ok:
-		return nil, status.Errorf(codes.Unimplemented, "job %s cannot change parallelism while it runs", j.id)
+		return engine.RescaleResult{}, nil, status.Errorf(codes.Unimplemented, "job %s cannot change parallelism while it runs", j.id)
 	}
-	v, err := pl.TaskOf(operator)
-	if err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "job %s: %v", j.id, err)
-	}
-	c.cfg.Log(fmt.Sprintf("job %s: rescaling task %q to parallelism %d live", j.id, pl.Vertices[v].Name(), to))
-	r, err := lr.RescaleLive(ctx, map[int]int{v: to})
+	c.cfg.Log(fmt.Sprintf("job %s: rescaling %s live", j.id, describeTasks(pl, tasks)))
+	r, err := lr.RescaleLive(ctx, tasks)
 	switch {
 	case err == nil:
 	case errors.Is(err, engine.ErrNotLive), errors.Is(err, engine.ErrNotRunning):
-		return nil, status.Errorf(codes.FailedPrecondition, "job %s: %v", j.id, err)
+		return r, nil, status.Errorf(codes.FailedPrecondition, "job %s: %v", j.id, err)
 	case ctx.Err() != nil:
-		return nil, status.FromContextError(ctx.Err()).Err()
+		return r, nil, status.FromContextError(ctx.Err()).Err()
 	case r.Checkpoint == 0:
-		return nil, status.Errorf(codes.InvalidArgument, "job %s: %v", j.id, err)
+		return r, nil, status.Errorf(codes.InvalidArgument, "job %s: %v", j.id, err)
 	default:
-		return nil, status.Errorf(codes.Aborted, "job %s: %v", j.id, err)
+		return r, nil, status.Errorf(codes.Aborted, "job %s: %v", j.id, err)
 	}
-	from := pl.Vertices[v].Parallelism
+	from := map[int]int{}
+	for v := range tasks {
+		from[v] = pl.Vertices[v].Parallelism
+	}
 	if rs := r.Plan; rs != nil {
+		at := time.Now().Add(-r.Pause)
 		j.mu.Lock()
-		from = j.plan.Vertices[v].Parallelism
+		for v := range tasks {
+			from[v] = j.plan.Vertices[v].Parallelism
+		}
 		j.plan = rs
 		j.rec.Args = withTaskParallelism(j.rec.Args, changedTasks(rs, j.parallelism))
-		j.rec.Rescales = append(slices.Clone(j.rec.Rescales), engine.Rescale{At: time.Now().Add(-r.Pause), Task: rs.Vertices[v].Name(),
-			Live: true, From: from, To: to, Checkpoint: r.Checkpoint, Cause: requested, Pause: r.Pause})
+		j.rec.Auto = j.rec.Auto && cause != requested
+		j.rec.Rescales = slices.Clone(j.rec.Rescales)
+		for _, v := range slices.Sorted(maps.Keys(tasks)) {
+			j.rec.Rescales = append(j.rec.Rescales, engine.Rescale{At: at, Task: rs.Vertices[v].Name(),
+				Live: true, From: from[v], To: tasks[v], Checkpoint: r.Checkpoint, Cause: cause, Pause: r.Pause})
+		}
 		j.mu.Unlock()
 		if err := c.save(c.ctx, j); err != nil {
 			c.cfg.Log(fmt.Sprintf("job %s: %v: a later run starts at the parallelism the record had", j.id, err))
 		}
 	}
-	c.cfg.Log(fmt.Sprintf("job %s: rescaled task %q from parallelism %d to %d live at checkpoint %d: %d subtasks replaced, paused %v",
-		j.id, pl.Vertices[v].Name(), from, to, r.Checkpoint, r.Replaced, r.Pause.Round(time.Millisecond)))
-	return &pb.RescaleInfo{From: int32(from), To: int32(to), Checkpoint: r.Checkpoint, StopNs: int64(r.Pause),
-		Live: true, Task: pl.Vertices[v].Name(), Replaced: int32(r.Replaced)}, nil
+	for _, v := range slices.Sorted(maps.Keys(tasks)) {
+		c.cfg.Log(fmt.Sprintf("job %s: rescaled task %q from parallelism %d to %d live at checkpoint %d: %d subtasks replaced, paused %v",
+			j.id, pl.Vertices[v].Name(), from[v], tasks[v], r.Checkpoint, r.Replaced, r.Pause.Round(time.Millisecond)))
+	}
+	return r, from, nil
+}
+
+// describeTasks names the tasks of p in tasks with their new
+// parallelism.
+func describeTasks(p *plan.Plan, tasks map[int]int) string {
+	var parts []string
+	for _, v := range slices.Sorted(maps.Keys(tasks)) {
+		parts = append(parts, fmt.Sprintf("task %q to parallelism %d", p.Vertices[v].Name(), tasks[v]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // changedTasks returns the tasks of p whose parallelism differs from the
