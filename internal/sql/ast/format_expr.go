@@ -1,14 +1,25 @@
 package ast
 
-import (
-	"regexp"
-	"strings"
-)
+import "strings"
 
-var plainIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*$`)
+// plain reports whether s lexes as one word, as the parser's lexer
+// sees words: a letter, "_" or non-ASCII byte, then those, digits or "$".
+func plain(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c >= 0x80
+		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '$')) {
+			return false
+		}
+	}
+	return true
+}
 
 func (id Ident) String() string {
-	if id.Quoted || !plainIdent.MatchString(id.Name) || Reserved(id.Name) {
+	if id.Quoted || !plain(id.Name) || Reserved(id.Name) {
 		return "`" + strings.ReplaceAll(id.Name, "`", "``") + "`"
 	}
 	return id.Name
@@ -150,11 +161,15 @@ func (e *Exists) String() string   { return "EXISTS (" + e.Query.String() + ")" 
 func (e *Subquery) String() string { return "(" + e.Query.String() + ")" }
 
 func (e *Call) String() string {
+	name := e.Name.String()
+	if len(e.Name) == 1 && !e.Name[0].Quoted && plain(e.Name[0].Name) {
+		name = e.Name[0].Name // reserved words that are functions: LEFT(s, 3)
+	}
 	if e.NoParens {
-		return e.Name.String()
+		return name
 	}
 	var b strings.Builder
-	b.WriteString(e.Name.String())
+	b.WriteString(name)
 	b.WriteString("(")
 	if e.Distinct {
 		b.WriteString("DISTINCT ")

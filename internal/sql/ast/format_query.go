@@ -80,8 +80,8 @@ func (s *SetOp) String() string {
 	if left, ok := s.L.(*SetOp); ok && s.Op == "INTERSECT" && left.Op != "INTERSECT" {
 		l = "(" + l + ")" // INTERSECT binds tighter than UNION and EXCEPT
 	}
-	if _, ok := s.R.(*SetOp); ok {
-		r = "(" + r + ")" // set operations group to the left
+	if right, ok := s.R.(*SetOp); ok && (s.Op == "INTERSECT" || right.Op != "INTERSECT") {
+		r = "(" + r + ")" // set operations of a level group to the left
 	}
 	return l + " " + op + " " + r
 }

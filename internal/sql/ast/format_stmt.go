@@ -7,7 +7,7 @@ var multiWordTypes = map[string]bool{"DOUBLE PRECISION": true, "CHARACTER VARYIN
 
 func (t *DataType) String() string {
 	var b strings.Builder
-	if plainIdent.MatchString(t.Name) && t.Name == strings.ToUpper(t.Name) && !Reserved(t.Name) ||
+	if plain(t.Name) && t.Name == strings.ToUpper(t.Name) && !Reserved(t.Name) ||
 		multiWordTypes[t.Name] {
 		b.WriteString(t.Name)
 	} else {

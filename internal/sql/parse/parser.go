@@ -72,22 +72,17 @@ func errorAt(t token, format string, args ...any) *Error {
 // expected returns the error "expected what, found <next token>".
 func (p *parser) expected(what string) *Error {
 	t := p.peek()
-	msg := fmt.Sprintf("expected %s, found %s", what, t.describe())
-	if t.kind == tokWord && ast.Reserved(t.text) && wantsName(what) {
-		msg += " (a reserved word: write `" + t.text + "` in backquotes to use it as a name)"
-	}
-	return errorAt(t, "%s", msg)
+	return errorAt(t, "expected %s, found %s", what, t.describe())
 }
 
-// wantsName reports whether an expectation is for a name, so that a
-// reserved word in its place deserves the hint to quote it.
-func wantsName(what string) bool {
-	for _, w := range []string{"name", "identifier", "alias", "column"} {
-		if strings.Contains(what, w) {
-			return true
-		}
+// expectedName is expected for a name: a reserved word in its place
+// gets the hint to quote it.
+func (p *parser) expectedName(what string) *Error {
+	err := p.expected(what)
+	if t := p.peek(); t.kind == tokWord && ast.Reserved(t.text) {
+		err.Msg += " (a reserved word: write `" + t.text + "` in backquotes to use it as a name)"
 	}
-	return false
+	return err
 }
 
 // expect consumes the keyword or symbol s, or fails with "expected 's'
@@ -126,7 +121,7 @@ func isIdent(t token) bool {
 func (p *parser) ident(what string) (ast.Ident, error) {
 	t := p.peek()
 	if !isIdent(t) {
-		return ast.Ident{}, p.expected(what)
+		return ast.Ident{}, p.expectedName(what)
 	}
 	p.next()
 	return ast.Ident{Pos: t.pos, Name: t.text, Quoted: t.kind == tokQuoted}, nil
