@@ -120,6 +120,8 @@ func TestErrorsNameWhatWasFoundAndExpected(t *testing.T) {
 		{"SELECT (a, b) FROM t", "line 1, column 10: a row written as (a, b); write ROW(a, b) is not supported"},
 		{"CREATE TABLE t (i INTERVAL DAY)", "line 1, column 19: the INTERVAL type is not supported"},
 		{"CREATE TABLE t (a INT) LIKE s", "line 1, column 24: CREATE TABLE ... LIKE is not supported"},
+		{"SELECT * FROM t TABLESAMPLE BERNOULLI(10)", "line 1, column 17: TABLESAMPLE is not supported"},
+		{"SELECT * FROM t /*+ OPTIONS('a' = 'b') */", "line 1, column 17: hints (/*+ ... */) are not supported"},
 	} {
 		_, err := parse.Parse(tc.in)
 		var perr *parse.Error

@@ -188,6 +188,11 @@ func (l *lexer) skipSpace() error {
 			}
 		case c == '/' && l.peekByte(1) == '*':
 			p := l.pos()
+			if l.peekByte(2) == '+' {
+				// Flink's hints change what a query does (OPTIONS overrides a
+				// table's options), so one is refused rather than skipped.
+				return l.errorf(p, "hints (/*+ ... */) are not supported")
+			}
 			end := strings.Index(l.src[l.i+2:], "*/")
 			if end < 0 {
 				return l.errorf(p, "comment /* is not closed by */")
