@@ -132,6 +132,22 @@ func TestLayout(t *testing.T) {
 		}
 	}
 
+	// Rule "the SQL front end is pure": the packages under internal/sql
+	// (the syntax tree, the parser) turn text into values and nothing
+	// else. They import no clock, I/O or goroutine machinery and, of this
+	// module, only each other.
+	for _, path := range paths {
+		if !under(path, module+"/internal/sql") {
+			continue
+		}
+		for _, imp := range pkgs[path].Imports {
+			if slices.ContainsFunc(impure, func(p string) bool { return under(imp, p) }) ||
+				!standard(imp) && !under(imp, module+"/internal/sql") {
+				t.Errorf("rule the SQL front end is pure: %s imports %s", path, imp)
+			}
+		}
+	}
+
 	// Rule "failover parts are leaves": upstream backup, the determinant
 	// log and the active standby's input log know nothing of the task
 	// that uses them; of this module they import only stream elements
