@@ -294,8 +294,12 @@ func (t *Table[K, V]) schema() []byte { return t.schemas }
 
 // restore decodes entries with the codecs key and value, keeping those of
 // key groups [start, end) (of those this instance owns). Snapshots hold
-// entries key group by key group (freeze writes them shard by shard), so
-// the key-group check hashes the first key of each run.
+// entries key group by key group in ascending order (freeze writes them
+// shard by shard, a pebble table's savepoint scans them key group by key
+// group), so the key-group check hashes the first key of each run, and
+// the entries after the range are not decoded at all: a subtask restored
+// at another parallelism reads the snapshots of old subtasks whose key
+// groups only partly overlap its own.
 func (t *Table[K, V]) restore(data []byte, key codec.Codec[K], value codec.Codec[V], start, end int) error {
 	checked := -1
 	// Decoded through an interface, a local key or value would escape:
@@ -309,6 +313,9 @@ func (t *Table[K, V]) restore(data []byte, key codec.Codec[K], value codec.Codec
 			return fmt.Errorf("bad key group: %w", codec.ErrCorrupt)
 		}
 		data = data[n:]
+		if t.sharded && int(kg) >= end {
+			break // the rest is another subtask's
+		}
 		*kp = zk
 		n, err := key.Decode(data, kp)
 		if err != nil {
