@@ -106,7 +106,7 @@ func (c *Coordinator) beginRescale(j *job, to int) (Savepointer, error) {
 		return nil, status.Errorf(codes.Unimplemented, "job %s cannot stop at a checkpoint", j.id)
 	case to < 1 || to > j.maxParallelism:
 		return nil, status.Errorf(codes.InvalidArgument, "parallelism %d is outside 1..%d (the job's --max-parallelism)", to, j.maxParallelism)
-	case to == j.parallelism:
+	case j.runsAtLocked(to):
 		return nil, status.Errorf(codes.FailedPrecondition, "job %s already runs at parallelism %d", j.id, to)
 	}
 	held := 0
@@ -129,7 +129,8 @@ func (c *Coordinator) beginRescale(j *job, to int) (Savepointer, error) {
 // is recorded as without a rescale.
 func (c *Coordinator) stopAndRestart(j *job, sp Savepointer, to int, cause string) (rescaled, error) {
 	at := time.Now()
-	c.cfg.Log(fmt.Sprintf("job %s: rescaling from parallelism %d to %d: stopping at a checkpoint", j.id, j.parallelism, to))
+	from := j.width()
+	c.cfg.Log(fmt.Sprintf("job %s: rescaling from parallelism %d to %d: stopping at a checkpoint", j.id, from, to))
 	r, err := sp.Savepoint(c.ctx, "", true, false)
 	if err != nil {
 		j.giveUpHandOver()
@@ -138,7 +139,7 @@ func (c *Coordinator) stopAndRestart(j *job, sp Savepointer, to int, cause strin
 		}
 		return rescaled{}, status.Errorf(codes.Aborted, "job %s: the stop for the rescale failed, the job runs on: %v", j.id, err)
 	}
-	return c.restart(j, engine.Rescale{At: at, From: j.parallelism, To: to, Checkpoint: r.Checkpoint, Cause: cause}, true)
+	return c.restart(j, engine.Rescale{At: at, From: from, To: to, Checkpoint: r.Checkpoint, Cause: cause}, true)
 }
 
 // restart waits for the end of j's run, which a rescale ended (stopped

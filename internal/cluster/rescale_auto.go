@@ -142,10 +142,29 @@ func (c *Coordinator) following(j *job) bool {
 func (j *job) width() int {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	return j.widthLocked()
+}
+
+// widthLocked is width with j.mu held.
+func (j *job) widthLocked() int {
 	if j.plan == nil {
 		return j.parallelism
 	}
 	return parallelismOf(j.plan)
+}
+
+// runsAtLocked reports whether every task of job j runs at parallelism
+// n; j.mu is held.
+func (j *job) runsAtLocked(n int) bool {
+	if j.plan == nil {
+		return j.parallelism == n
+	}
+	for _, v := range j.plan.Vertices {
+		if v.Parallelism != n {
+			return false
+		}
+	}
+	return true
 }
 
 // autoRescale moves job j to parallelism to: up by a live rescale of the

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -14,9 +15,10 @@ import (
 
 // A coordinator and workers in this process (so the race detector sees
 // them): a job submitted with --parallelism auto starts at the two free
-// slots, rescales to three when a third worker joins, and is rescaled
-// back to two by the Rescale call, which pins it there. Its output equals
-// a one-process run's, and its report lists both rescales.
+// slots, rescales its counting task to three live when a third worker
+// joins, and is rescaled back to two, every task, by the Rescale call,
+// which restarts it and pins it there. Its output equals a one-process
+// run's, and its report lists both rescales.
 func TestRescaleInProcess(t *testing.T) {
 	ip := startInProcess(t, keycountProgram{parallelism: 2, rate: 100_000}, cluster.CoordinatorConfig{
 		HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Second, AutoRescaleDelay: 100 * time.Millisecond}, 2)
@@ -29,9 +31,12 @@ func TestRescaleInProcess(t *testing.T) {
 	logs.wait(t, "^job "+info.Id+": parallelism auto: 2 \\(2 slots free\\)$")
 	logs.wait(t, "^"+info.Id+": checkpoint 2 completed")
 	ip.addWorker()
-	up := logs.waitMatch(t, "^job "+info.Id+": rescaled from parallelism 2 to 3, restoring checkpoint (\\d+)$")[1]
-	logs.wait(t, "^"+info.Id+": restoring checkpoint "+up+"$")
-	logs.wait(t, "^job "+info.Id+": first record written")
+	up := logs.waitMatch(t, "^job "+info.Id+`: rescaled task "count -> format -> output" from parallelism 2 to 3 live at checkpoint (\d+)`)[1]
+	next, err := strconv.Atoi(up)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs.wait(t, fmt.Sprintf("^%s: checkpoint %d completed", info.Id, next+1)) // the first of the new plan
 
 	r, err := client.Rescale(ctx, &pb.RescaleRequest{Id: info.Id, Parallelism: 2})
 	if err != nil {
