@@ -111,20 +111,20 @@ func (b *pauseRun) start(p int, restore string) running {
 	done := make(chan error, 1)
 	go func() { done <- pl.Run(ctx) }()
 	r := running{p: pl, done: done, cancel: cancel}
-	if _, err := b.firstWrite(r); err != nil {
+	if _, err := b.firstWrite(r, p); err != nil {
 		r.stop()
 		b.t.Fatal(err)
 	}
 	return r
 }
 
-// firstWrite polls r's metrics until its stateful task handed a record
-// to the sink and returns when.
-func (b *pauseRun) firstWrite(r running) (time.Time, error) {
+// firstWrite polls r's metrics until its stateful task, at parallelism
+// p, handed a record to the sink and returns when.
+func (b *pauseRun) firstWrite(r running, p int) (time.Time, error) {
 	deadline := time.Now().Add(5 * time.Minute)
 	for time.Now().Before(deadline) {
 		for _, m := range r.p.Metrics() {
-			if strings.HasPrefix(m.Name, "keep") && m.RecordsWritten > 0 {
+			if strings.HasPrefix(m.Name, "keep") && m.Parallelism == p && m.RecordsWritten > 0 {
 				return time.Now(), nil
 			}
 		}
@@ -145,15 +145,27 @@ func (b *pauseRun) live() (time.Duration, time.Duration, time.Duration) {
 	run := b.start(2, "")
 	defer run.stop()
 	t0 := time.Now()
-	r, err := run.p.Rescale(context.Background(), map[string]int{"keep": 3})
+	type result struct {
+		r   weir.LiveRescale
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		r, err := run.p.Rescale(context.Background(), map[string]int{"keep": 3})
+		res <- result{r, err}
+	}()
+	// The metrics show the new subtasks, whose counters start at zero,
+	// from their start on, which may come before Rescale returns (once
+	// the rescale's checkpoint completed).
+	at, err := b.firstWrite(run, 3)
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	at, err := b.firstWrite(run) // the new subtasks' counters start at zero
-	if err != nil {
-		b.t.Fatal(err)
+	r := <-res
+	if r.err != nil {
+		b.t.Fatal(r.err)
 	}
-	return at.Sub(t0), r.Pause, checkpointTook(run.p, r.Checkpoint)
+	return at.Sub(t0), r.r.Pause, checkpointTook(run.p, r.r.Checkpoint)
 }
 
 // checkpointTook returns how long checkpoint id of p took, from its

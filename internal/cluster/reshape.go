@@ -40,10 +40,17 @@ type pendingReshape struct {
 	where  map[dataflow.SubtaskID]*share
 }
 
+var _ engine.Reshaper = (*remoteExecutor)(nil)
+
 // PrepareReshape deploys the successor shares of a live rescale at
 // checkpoint at, which runs plan p's cone, and prepares the running
-// shares for it.
-func (x *remoteExecutor) PrepareReshape(at int64, p *plan.Plan, cone map[int]bool) error {
+// shares for it. The successors read their state from the store once
+// the checkpoint completed: no state passes in memory between workers.
+func (x *remoteExecutor) PrepareReshape(at int64, p *plan.Plan, cone map[int]bool) (<-chan struct{}, error) {
+	return nil, x.prepareReshape(at, p, cone)
+}
+
+func (x *remoteExecutor) prepareReshape(at int64, p *plan.Plan, cone map[int]bool) error {
 	o := x.spec.Options
 	if o.UpstreamBackup || o.ActiveStandby {
 		return fmt.Errorf("%w: its upstream backup and standbys know only the channels they started with", engine.ErrNotLive)

@@ -13,6 +13,8 @@ import (
 	"github.com/weir-stream/weir/internal/task"
 )
 
+var _ Reshaper = (*localExec)(nil)
+
 // localExec is the executor of an attempt in this process: its first
 // runtime, and the successors that live rescales started (each runs the
 // subtasks of its rescale's cone; reshape.go). A subtask belongs to the
@@ -68,21 +70,36 @@ func (l *localExec) fail(err error) {
 }
 
 // PrepareReshape creates the successor that runs the cone of p and
-// readies the running runtimes' subtasks for checkpoint at.
-func (l *localExec) PrepareReshape(at int64, p *plan.Plan, cone map[int]bool) error {
+// readies the running runtimes' subtasks for checkpoint at. When the
+// cone's state can pass in memory (task.CanHandOver), the successor
+// starts now and takes it from the retired subtasks at the barrier; it
+// returns the successor's Restored channel then.
+func (l *localExec) PrepareReshape(at int64, p *plan.Plan, cone map[int]bool) (<-chan struct{}, error) {
 	opts := l.opts
 	opts.Local = func(id dataflow.SubtaskID) bool { return cone[id.Vertex] }
 	next := task.NewSuccessor(p, opts, at)
+	handover := task.CanHandOver(l.opts, p, cone)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.next != nil {
-		return errors.New("a rescale is prepared already")
+		return nil, errors.New("a rescale is prepared already")
 	}
-	l.next = next
+	if handover {
+		if l.ended || l.ctx == nil {
+			return nil, errors.New("the attempt ended")
+		}
+		next.ExpectHandOver(l.newest())
+	} else {
+		l.next = next
+	}
 	for _, rt := range l.all() {
 		rt.PrepareReshape(at, next, cone)
 	}
-	return nil
+	if !handover {
+		return nil, nil
+	}
+	l.startLocked(next, nil)
+	return next.Restored(), nil
 }
 
 // StartReshape runs the prepared successor from checkpoint m, which it
@@ -98,6 +115,21 @@ func (l *localExec) StartReshape(m *store.Metadata) (<-chan struct{}, error) {
 		return nil, errors.New("the attempt ended")
 	}
 	l.next = nil
+	e := l.e
+	l.startLocked(next, func(ctx context.Context) error {
+		state, err := ReadState(ctx, e.cfg.Store, m, next.Plan(), next.IsLocal, e.cfg.AllowNonRestoredState)
+		if err != nil {
+			return err
+		}
+		next.SetRestore(state)
+		return nil
+	})
+	return next.Restored(), nil
+}
+
+// startLocked makes next the runtime of its vertices and runs it, after
+// prepare if not nil; l.mu is held.
+func (l *localExec) startLocked(next *task.Runtime, prepare func(context.Context) error) {
 	if l.owners == nil {
 		l.owners = map[int]*task.Runtime{}
 	}
@@ -111,19 +143,26 @@ func (l *localExec) StartReshape(m *store.Metadata) (<-chan struct{}, error) {
 		f(next) // under l.mu: before Run returns, so before the next attempt's OnAttempt
 	}
 	ctx := l.ctx
-	e := l.e
 	l.runs.Add(1)
 	go func() {
 		defer l.runs.Done()
-		state, err := ReadState(ctx, e.cfg.Store, m, next.Plan(), next.IsLocal, e.cfg.AllowNonRestoredState)
-		if err != nil {
-			l.fail(err)
-			return
+		if prepare != nil {
+			if err := prepare(ctx); err != nil {
+				l.fail(err)
+				return
+			}
 		}
-		next.SetRestore(state)
 		l.fail(next.Run(ctx))
 	}()
-	return next.Restored(), nil
+}
+
+// newest returns the plan the attempt runs now: the newest runtime's,
+// whose plan has every vertex at its current parallelism; l.mu is held.
+func (l *localExec) newest() *plan.Plan {
+	if n := len(l.later); n > 0 {
+		return l.later[n-1].Plan()
+	}
+	return l.Local.Plan()
 }
 
 // all returns every runtime, the first one first; l.mu is held.

@@ -57,8 +57,12 @@ var ErrNotLive = errors.New("the job cannot change parallelism while it runs")
 type Reshaper interface {
 	// PrepareReshape readies checkpoint at as the point where the cone's
 	// vertices of plan p (the job's plan at the new parallelism) are
-	// replaced, before at is triggered.
-	PrepareReshape(at int64, p *plan.Plan, cone map[int]bool) error
+	// replaced, before at is triggered. If the new subtasks take their
+	// state from the retired ones in memory (task.CanHandOver), they start
+	// now, and early is closed once they all restored it: they run before
+	// at completes, and StartReshape is not called. Otherwise early is
+	// nil.
+	PrepareReshape(at int64, p *plan.Plan, cone map[int]bool) (early <-chan struct{}, err error)
 	// StartReshape starts the cone's new subtasks from checkpoint m (the
 	// rescale's, completed), which they read at p's layout, and returns a
 	// channel closed once they all restored it. It returns at once: the
@@ -76,7 +80,12 @@ type pendingRescale struct {
 	at        int64     // its checkpoint, once triggered
 	triggered time.Time // when at was
 	completed bool      // at completed: the job's plan is plan
-	started   bool      // StartReshape was called
+	started   bool      // StartReshape was called, or the wait for early began
+	// early, if not nil, is the executor's hand-over in memory: the new
+	// subtasks started at the trigger and restored when restoredAt
+	// receives.
+	early      <-chan struct{}
+	restoredAt chan time.Time
 }
 
 // reshaped is the outcome of starting a rescale's new subtasks.
@@ -154,12 +163,25 @@ func (a *attemptState) rescaleTriggered(id int64, how task.TriggerOptions) task.
 	if rs == nil || rs.at != 0 {
 		return how
 	}
-	if err := a.rt.(Reshaper).PrepareReshape(id, rs.plan, rs.cone); err != nil {
+	early, err := a.rt.(Reshaper).PrepareReshape(id, rs.plan, rs.cone)
+	if err != nil {
 		a.rescale = nil
 		rs.Reply <- RescaleResult{Err: err}
 		return how
 	}
 	rs.at, rs.triggered = id, time.Now()
+	if early != nil {
+		rs.early, rs.restoredAt = early, make(chan time.Time, 1)
+		a.runs.Add(1)
+		go func() {
+			defer a.runs.Done()
+			select {
+			case <-early:
+				rs.restoredAt <- time.Now()
+			case <-a.stopped:
+			}
+		}()
+	}
 	a.e.cfg.Log(fmt.Sprintf("checkpoint %d rescales %s live", id, describeChanges(a.e.cfg.Plan, rs.Parallelism)))
 	how.Aligned = true
 	return how
@@ -203,6 +225,23 @@ func (a *attemptState) startReshape(ctx context.Context, done chan<- reshaped) {
 	e := a.e
 	m := e.latest
 	a.runs.Add(1)
+	if rs.early != nil {
+		go func() {
+			defer a.runs.Done()
+			var out reshaped
+			select {
+			case t := <-rs.restoredAt:
+				out.pause = t.Sub(rs.triggered)
+			case <-ctx.Done():
+				out.err = ctx.Err()
+			}
+			select {
+			case done <- out:
+			case <-a.stopped:
+			}
+		}()
+		return
+	}
 	go func() {
 		defer a.runs.Done()
 		var out reshaped
@@ -239,8 +278,11 @@ func (a *attemptState) reshapeDone(r reshaped) {
 	}
 	a.tasks = subtasks(rs.plan, func(int) bool { return true })
 	for id := range a.finished {
-		if rs.cone[id.Vertex] {
-			delete(a.finished, id) // its successor tells again
+		if rs.cone[id.Vertex] && rs.early == nil {
+			// A retired subtask's: its successor, which started after
+			// the rescale's checkpoint completed, tells again. One that
+			// started early may have told already.
+			delete(a.finished, id)
 		}
 	}
 	coord, err := checkpoint.New(e.coordinatorConfig(a.tasks))

@@ -50,12 +50,17 @@ func (b *Backend) carried() []carriedSection {
 			if start >= end {
 				continue
 			}
-			body := binary.AppendUvarint(nil, uint64(start))
-			body = binary.AppendUvarint(body, uint64(end))
-			out = append(out, carriedSection{name: carriedPrefix + n, body: append(body, c.data...)})
+			out = append(out, carriedSection{name: carriedPrefix + n, body: append(appendRange(nil, start, end), c.data...)})
 		}
 	}
 	return out
+}
+
+// appendRange appends the key-group range that begins a carried
+// section's body.
+func appendRange(dst []byte, start, end int) []byte {
+	dst = binary.AppendUvarint(dst, uint64(start))
+	return binary.AppendUvarint(dst, uint64(end))
 }
 
 // readCarried decodes the body of a carried section.

@@ -45,6 +45,7 @@ type Backend struct {
 	parts    map[string]part
 	order    []string
 	restored map[string][]chunk // sections of a restored snapshot not yet claimed
+	adopted  []*Backend         // instances whose state this one took over (adopt.go)
 	epoch    uint64             // snapshots taken so far
 	kgStart  int
 	kgEnd    int
@@ -174,6 +175,7 @@ func (b *Backend) Snapshot(o SnapshotOptions) (func() (Encoded, error), error) {
 	// entries of other subtasks' key groups, which their own snapshots
 	// hold too, maybe changed since (carried.go).
 	carried := b.carried()
+	adopted := b.carriedAdopted()
 	kgStart, kgEnd := b.kgStart, b.kgEnd
 	var files LSMOptions
 	if b.lsm != nil {
@@ -198,6 +200,11 @@ func (b *Backend) Snapshot(o SnapshotOptions) (func() (Encoded, error), error) {
 		}
 		for _, c := range carried {
 			sections = append(sections, section(c))
+		}
+		for _, enc := range adopted {
+			for _, c := range enc() {
+				sections = append(sections, section(c))
+			}
 		}
 		if lf != nil {
 			for _, o := range lf.orphans {

@@ -104,6 +104,9 @@ func Register[K comparable, V any](b *Backend, name string, o TableOptions[K, V]
 		b.add(name, t)
 		return t, nil
 	}
+	if err := t.adopt(b.takeAdopted(name)); err != nil {
+		return nil, err
+	}
 	if cs, ok := b.claim(name); ok {
 		kc, vc, err := readers(o.Key, o.Value, written)
 		for _, c := range cs {

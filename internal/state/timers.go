@@ -85,6 +85,9 @@ func RegisterTimers[K comparable](b *Backend, name string, key codec.Codec[K], k
 			t.Register(ts, k)
 		}
 	}
+	if err := adoptTimers(b, t, name, keyGroup); err != nil {
+		return nil, err
+	}
 	b.add(name, t)
 	return t.Timers, nil
 }

@@ -271,34 +271,45 @@ func rescaleOperator(maxPar int, v *plan.Vertex, n *plan.Node, o OldNode, snaps 
 	if !held {
 		return per, nil
 	}
-	const unchanged Redistribution = -1
 	how := NotRedistributable
 	if r, ok := n.Impl.(Redistributable); ok {
 		how = r.Redistribution()
 	}
-	if oldN == newN {
-		how = unchanged
-	}
 	for j := range newN {
-		switch how {
-		case unchanged:
-			per[j] = []int{j}
-		case ByKeyGroup:
-			start, end := KeyGroupRange(maxPar, newN, j)
-			for i := range oldN {
-				if s, e := KeyGroupRange(maxPar, oldN, i); s < end && start < e {
-					per[j] = append(per[j], i)
-				}
-			}
-		case Reassigned:
-			for i := j; i < oldN; i += newN {
-				per[j] = append(per[j], i)
-			}
-		default:
+		if per[j] = dealt(how, maxPar, oldN, newN, j); per[j] == nil {
 			return nil, fmt.Errorf("operator %q holds state that cannot move to another parallelism: restore task %q with parallelism %d", n.Name, v.Name(), oldN)
 		}
 	}
 	return per, nil
+}
+
+// dealt returns the old subtasks, of oldN, whose state of an operator
+// that moves as how says new subtask j of newN takes: its own index when
+// the parallelism is the same, else by how; nil if the state cannot
+// move.
+func dealt(how Redistribution, maxPar, oldN, newN, j int) []int {
+	if oldN == newN {
+		return []int{j}
+	}
+	var out []int
+	switch how {
+	case ByKeyGroup:
+		start, end := KeyGroupRange(maxPar, newN, j)
+		for i := range oldN {
+			if s, e := KeyGroupRange(maxPar, oldN, i); s < end && start < e {
+				out = append(out, i)
+			}
+		}
+		if out == nil {
+			out = []int{} // none overlaps: nothing to take, but no refusal
+		}
+	case Reassigned:
+		out = []int{}
+		for i := j; i < oldN; i += newN {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // rescaleWatermarks returns the watermark section of a new subtask with

@@ -70,13 +70,13 @@ func (r *Runtime) Retired(id dataflow.SubtaskID) bool {
 // subtask of the cone retires; one outside it points each of its
 // writers into the cone at the new subtasks' gates and tells them where
 // its output stands (its watermark, idleness, or end).
-func (s *subtask) reshapeAt(id int64) {
+func (s *subtask) reshapeAt(id int64, f *frozen) {
 	rs := s.rt.reshape.Load()
 	if rs == nil || rs.at != id {
 		return
 	}
 	if rs.cone[s.v.ID] {
-		s.retiring = true
+		s.retiring, s.handoverWMs = true, f.wms
 		return
 	}
 	for w, e := range s.v.Outputs {

@@ -62,6 +62,9 @@ type Runtime struct {
 	// that retired at it.
 	reshape atomic.Pointer[reshape]
 	retired map[dataflow.SubtaskID]bool
+	// handovers, in a successor that takes its state in memory, collects
+	// what the retired subtasks hand over (handover.go).
+	handovers *handovers
 
 	restoring sync.WaitGroup // subtasks started by Run that have not restored their state
 	restored  chan struct{}  // closed once none has (see Restored)

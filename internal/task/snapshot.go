@@ -118,7 +118,7 @@ func (s *subtask) freeze(id int64, aligned time.Duration, fwd input.Forward, rec
 		k += len(s.outCh[w])
 	}
 	f.sync = s.rt.opts.Now().Sub(start)
-	s.reshapeAt(id)
+	s.reshapeAt(id, f)
 	return f
 }
 

@@ -60,8 +60,9 @@ type subtask struct {
 	async          sync.WaitGroup // snapshot encoders
 	finished       bool           // input ended; waiting for release
 	released       bool
-	retiring       bool // its snapshot was the live rescale's: it retires (reshape.go)
-	restored       bool // started from a snapshot
+	retiring       bool   // its snapshot was the live rescale's: it retires (reshape.go)
+	handoverWMs    []byte // its watermark section at the live rescale's barrier (handover.go)
+	restored       bool   // started from a snapshot
 	snap           *subtaskSnapshot
 	replayed       bool // the replay injection point was passed
 	startPos       []byte
@@ -190,6 +191,7 @@ func (s *subtask) run() (err error) {
 	}
 	if s.retiring {
 		s.retire()
+		s.handOver()
 		err = s.drainRetired()
 	}
 	return err
@@ -237,6 +239,9 @@ func (s *subtask) replayInflight() {
 // differently (the barriers of aborted checkpoints), so it is not
 // checked against.
 func (s *subtask) restore() error {
+	if s.rt.handovers != nil {
+		return s.adoptState() // a live rescale's successor, in this process
+	}
 	if err := s.restoreState(); err != nil {
 		return err
 	}
@@ -323,6 +328,9 @@ func (s *subtask) opCtx(i int) *Context {
 func (s *subtask) close() error {
 	var first error
 	for i, op := range s.ops {
+		if op == nil {
+			continue // handed over (handover.go)
+		}
 		if err := op.Close(); err != nil && first == nil {
 			first = fmt.Errorf("closing %q: %w", s.v.Chain[i].Name, err)
 		}

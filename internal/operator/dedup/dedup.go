@@ -61,6 +61,10 @@ type Node[K comparable, T any] struct {
 // group when the task restores at another parallelism.
 func (*Node[K, T]) Redistribution() task.Redistribution { return task.ByKeyGroup }
 
+// HandsOver says that the node's state can pass in memory at a live
+// rescale (task.HandOverNode).
+func (*Node[K, T]) HandsOver() {}
+
 func (n *Node[K, T]) Build(ctx *task.Context, outs []any) (task.Built, error) {
 	op := &dedupOp[K, T]{Node: n, core: keyed.NewCore(ctx, n.Keys), next: operator.Out[T](outs, 0), late: operator.Out[T](outs, 1),
 		c: n.Config.Stats.counters(), forgotten: math.MinInt64}
@@ -142,6 +146,12 @@ func (o *dedupOp[K, T]) Snapshot(so task.SnapshotOptions) (func() (task.Encoded,
 }
 
 func (o *dedupOp[K, T]) Restore(data []byte) error { return o.core.Restore(data) }
+
+// KeyedCore returns the operator's keyed core, for a hand-over.
+func (o *dedupOp[K, T]) KeyedCore() *keyed.Core[K] { return o.core }
+
+// Adopt takes over the keyed state of retired operators before Open.
+func (o *dedupOp[K, T]) Adopt(a task.Adoption) error { return o.core.Adopt(a) }
 
 // Open registers the exact state, which claims a restored snapshot, and
 // rebuilds the filters and the generation lists from it.

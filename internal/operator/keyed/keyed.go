@@ -148,6 +148,27 @@ func (c *Core[K]) Close() error { return c.Backend.Close() }
 // Restore loads keyed state before Open; see task.Snapshotter.
 func (c *Core[K]) Restore(data []byte) error { return c.Backend.Restore(data) }
 
+// Holder is an operator built on a Core: the operators whose state a
+// live rescale hands over in memory (task.Adopter).
+type Holder[K comparable] interface {
+	KeyedCore() *Core[K]
+}
+
+// Adopt takes over, before Open, the keyed state and timers of the
+// retired operators in a (each a Holder[K]) for c's key groups
+// (state.Backend.Adopt).
+func (c *Core[K]) Adopt(a task.Adoption) error {
+	old := make([]*state.Backend, len(a.Old))
+	for i, o := range a.Old {
+		h, ok := o.(Holder[K])
+		if !ok {
+			return fmt.Errorf("the retired operator of subtask %d (%T) holds no keyed state of this kind", a.From[i], o)
+		}
+		old[i] = h.KeyedCore().Backend
+	}
+	return c.Backend.Adopt(old...)
+}
+
 // Register registers the keyed table name of values of type V, stored by
 // codec.For[V] and copied on first access after a snapshot by clone (nil:
 // the operator does not mutate values in place). inPlace says users'

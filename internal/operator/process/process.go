@@ -62,9 +62,17 @@ func (n *Node[K, In, Out, C]) Deterministic() bool { return n.Det() }
 // group when the task restores at another parallelism.
 func (*Node[K, In, Out, C]) Redistribution() task.Redistribution { return task.ByKeyGroup }
 
+// HandsOver says that the node's state can pass in memory at a live
+// rescale (task.HandOverNode).
+func (*Node[K, In, Out, C]) HandsOver() {}
+
 // Redistribution says that the operator's state is keyed: it moves by key
 // group when the task restores at another parallelism.
 func (*CoNode[K, In1, In2, Out, C]) Redistribution() task.Redistribution { return task.ByKeyGroup }
+
+// HandsOver says that the node's state can pass in memory at a live
+// rescale (task.HandOverNode).
+func (*CoNode[K, In1, In2, Out, C]) HandsOver() {}
 
 func (n *Node[K, In, Out, C]) Build(ctx *task.Context, outs []any) (task.Built, error) {
 	op := newOp(ctx, outs, n.Keys, n.Key, n.New(), n.Hooks, ctx.Ordered && n.Deterministic())
@@ -121,6 +129,12 @@ func (p *op[K, In, Out, C]) Close() error { return p.core.Close() }
 
 // Restore loads the operator's keyed state and timers before Open.
 func (p *op[K, In, Out, C]) Restore(data []byte) error { return p.core.Restore(data) }
+
+// KeyedCore returns the operator's keyed core, for a hand-over.
+func (p *op[K, In, Out, C]) KeyedCore() *keyed.Core[K] { return p.core }
+
+// Adopt takes over the keyed state of retired operators before Open.
+func (p *op[K, In, Out, C]) Adopt(a task.Adoption) error { return p.core.Adopt(a) }
 
 func (p *op[K, In, Out, C]) Open(*task.Context) error {
 	if err := p.core.Open(); err != nil {

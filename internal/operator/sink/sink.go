@@ -9,7 +9,9 @@ package sink
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"time"
 
@@ -41,6 +43,10 @@ func (s *node[T]) Build(*task.Context, []any) (task.Built, error) {
 // which commits them on Recover.
 func (s *node[T]) Redistribution() task.Redistribution { return task.Reassigned }
 
+// HandsOver says that the sink's writers can pass in memory at a live
+// rescale (task.HandOverNode): see Adopt.
+func (s *node[T]) HandsOver() {}
+
 type op[T any] struct {
 	sink      connector.Sink[T]
 	w         connector.Writer[T]
@@ -54,12 +60,20 @@ type op[T any] struct {
 	// a checkpoint at or after them completes.
 	pending  map[int64][]byte
 	restored [][]byte // transactions to commit on Recover
+	// adopted: the writer is a retired subtask's, taken over open
+	// (Adopt); extra are the other retired operators whose transactions
+	// this one commits, until each has none left.
+	adopted bool
+	extra   []*op[T]
 	ts       []int64  // event times of the batch, with latency tracking
 	wrote    bool     // this operator wrote its first batch
 }
 
 func (s *op[T]) Open(ctx *task.Context) error {
 	s.ctx = ctx
+	if s.adopted {
+		return nil // open and recovered by the retired subtask
+	}
 	w, err := s.sink.Open(ctx.Ctx, connector.SubtaskInfo{Operator: ctx.Operator, Subtask: ctx.Subtask, Parallelism: ctx.Parallelism, Attempt: ctx.Attempt})
 	if err != nil {
 		return err
@@ -141,10 +155,15 @@ func (s *op[T]) EndInput() error {
 }
 
 func (s *op[T]) Close() error {
-	if s.w == nil {
-		return nil
+	var err error
+	for _, x := range s.extra {
+		err = errors.Join(err, x.Close())
 	}
-	err := s.w.Close()
+	s.extra = nil
+	if s.w == nil {
+		return err
+	}
+	err = errors.Join(err, s.w.Close())
 	s.w = nil
 	return err
 }
@@ -166,16 +185,64 @@ func (s *op[T]) PrepareSnapshot(id int64) error {
 	return nil
 }
 
-// CheckpointComplete commits every transaction up to checkpoint id.
+// CheckpointComplete commits every transaction up to checkpoint id, the
+// adopted ones too; an adopted writer with none left closes.
 func (s *op[T]) CheckpointComplete(id int64) error {
-	for _, cid := range s.pendingIDs() {
+	if err := s.commit(s, id); err != nil {
+		return err
+	}
+	var left []*op[T]
+	for _, x := range s.extra {
+		if err := s.commit(x, id); err != nil {
+			return err
+		}
+		if len(x.pending) > 0 {
+			left = append(left, x)
+		} else if err := x.Close(); err != nil {
+			return fmt.Errorf("closing the writer of a retired subtask: %w", err)
+		}
+	}
+	s.extra = left
+	return nil
+}
+
+// commit commits x's transactions up to checkpoint id, in s's context.
+func (s *op[T]) commit(x *op[T], id int64) error {
+	if x.committer == nil {
+		return nil
+	}
+	for _, cid := range x.pendingIDs() {
 		if cid > id {
 			break
 		}
-		if err := s.committer.Commit(s.ctx.Ctx, s.pending[cid]); err != nil {
+		if err := x.committer.Commit(s.ctx.Ctx, x.pending[cid]); err != nil {
 			return err
 		}
-		delete(s.pending, cid)
+		delete(x.pending, cid)
+	}
+	return nil
+}
+
+// Adopt takes over, before Open, the writers of the retired subtasks
+// whose transactions this one would restore (task.Reassigned): the one
+// of the same index goes on as this subtask's writer, open, with its
+// transactions pending; the others' pending transactions commit here
+// with the checkpoints, as this subtask's do, and their writers close
+// then. A new writer of the index would conflict with the retired one
+// (the same transactional id, the same file names) while its
+// transactions wait.
+func (s *op[T]) Adopt(a task.Adoption) error {
+	for k, o := range a.Old {
+		old, ok := o.(*op[T])
+		if !ok {
+			return fmt.Errorf("the retired operator of subtask %d (%T) is no sink of this kind", a.From[k], o)
+		}
+		if a.From[k] != a.Subtask {
+			s.extra = append(s.extra, old)
+			continue
+		}
+		s.w, s.committer, s.adopted = old.w, old.committer, true
+		maps.Copy(s.pending, old.pending)
 	}
 	return nil
 }
@@ -193,13 +260,15 @@ func (s *op[T]) pendingIDs() []int64 {
 	return ids
 }
 
-// Snapshot stores the pending transactions.
+// Snapshot stores the pending transactions, the adopted ones too.
 func (s *op[T]) Snapshot(task.SnapshotOptions) (func() (task.Encoded, error), error) {
 	var out []byte
-	for _, id := range s.pendingIDs() {
-		out = binary.AppendVarint(out, id)
-		out = binary.AppendUvarint(out, uint64(len(s.pending[id])))
-		out = append(out, s.pending[id]...)
+	for _, x := range append([]*op[T]{s}, s.extra...) {
+		for _, id := range x.pendingIDs() {
+			out = binary.AppendVarint(out, id)
+			out = binary.AppendUvarint(out, uint64(len(x.pending[id])))
+			out = append(out, x.pending[id]...)
+		}
 	}
 	return func() (task.Encoded, error) { return task.Encoded{Data: out}, nil }, nil
 }

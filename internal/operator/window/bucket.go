@@ -59,6 +59,12 @@ func (o *bucketOperator[K, T, Acc, Out]) Settle() error { return o.core.Settle()
 func (o *bucketOperator[K, T, Acc, Out]) Close() error              { return o.core.Close() }
 func (o *bucketOperator[K, T, Acc, Out]) Restore(data []byte) error { return o.core.Restore(data) }
 
+// KeyedCore returns the operator's keyed core, for a hand-over.
+func (o *bucketOperator[K, T, Acc, Out]) KeyedCore() *keyed.Core[K] { return o.core }
+
+// Adopt takes over the keyed state of retired operators before Open.
+func (o *bucketOperator[K, T, Acc, Out]) Adopt(a task.Adoption) error { return o.core.Adopt(a) }
+
 func (o *bucketOperator[K, T, Acc, Out]) Open(*task.Context) error {
 	wc, err := codec.For[Window]()
 	if err != nil {

@@ -132,6 +132,10 @@ func (n *Node[K, T, Acc, Out]) Deterministic() bool { return true }
 // group when the task restores at another parallelism.
 func (*Node[K, T, Acc, Out]) Redistribution() task.Redistribution { return task.ByKeyGroup }
 
+// HandsOver says that the node's state can pass in memory at a live
+// rescale (task.HandOverNode).
+func (*Node[K, T, Acc, Out]) HandsOver() {}
+
 func (n *Node[K, T, Acc, Out]) Build(ctx *task.Context, outs []any) (task.Built, error) {
 	core := keyed.NewCore(ctx, n.Keys)
 	if !n.Merging {

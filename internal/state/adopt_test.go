@@ -1,0 +1,210 @@
+package state
+
+import (
+	"testing"
+
+	"github.com/weir-stream/weir/codec"
+)
+
+// adoptParts are the parts the adoption tests register: a keyed table, a
+// sharded one whose keys do not tell their key group, an unsharded one
+// and keyed timers.
+type adoptParts struct {
+	keyed, sharded, single *Table[int64, int64]
+	timers                 *Timers[int64]
+}
+
+const adoptMaxPar = 8
+
+func adoptKG(k int64) int { return int(k % adoptMaxPar) }
+
+func registerAdoptParts(t *testing.T, b *Backend) adoptParts {
+	t.Helper()
+	ic := codec.Int64()
+	keyed, err := Register(b, "keyed", TableOptions[int64, int64]{Key: ic, Value: ic, KeyGroup: adoptKG})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sharded, err := Register(b, "sharded", TableOptions[int64, int64]{Key: ic, Value: ic, Sharded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	single, err := Register(b, "single", TableOptions[int64, int64]{Key: ic, Value: ic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	timers, err := RegisterTimers(b, "timers", ic, adoptKG)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return adoptParts{keyed, sharded, single, timers}
+}
+
+// adoptRanges returns the key-group ranges of n subtasks.
+func adoptRanges(n int) [][2]int {
+	var out [][2]int
+	for i := range n {
+		out = append(out, [2]int{(i*adoptMaxPar + n - 1) / n, ((i+1)*adoptMaxPar + n - 1) / n})
+	}
+	return out
+}
+
+// oldBackends returns two backends holding keys 0..39 by key group, each
+// with its snapshot taken (frozen) but not yet encoded.
+func oldBackends(t *testing.T) ([]*Backend, []func() []byte) {
+	var olds []*Backend
+	var encs []func() []byte
+	for i, r := range adoptRanges(2) {
+		b := NewBackend(r[0], r[1], adoptMaxPar)
+		p := registerAdoptParts(t, b)
+		for k := int64(0); k < 40; k++ {
+			if g := adoptKG(k); g >= r[0] && g < r[1] {
+				p.keyed.Put(b.Shard(g), k, 100+k)
+				p.sharded.Put(b.Shard(g), -k, 200+k)
+				p.timers.Register(k, k)
+			}
+		}
+		p.single.Put(0, int64(1000+i), 1)
+		olds = append(olds, b)
+		encs = append(encs, later(t, b))
+	}
+	return olds, encs
+}
+
+// New backends at parallelism 3 adopt the backends of parallelism 2
+// whose key groups overlap theirs: each keyed entry, sharded entry and
+// timer lands in exactly the backend owning its key group, every new
+// backend gets the unsharded entries, and writes after the adoption do
+// not reach the old backends' snapshots, still being encoded.
+func TestAdoptTakesOnlyTheOwnKeyGroupsAndCopiesOnWrite(t *testing.T) {
+	olds, encs := oldBackends(t)
+	keyed, sharded, timers := map[int64]int{}, map[int64]int{}, map[int64]int{}
+	for _, r := range adoptRanges(3) {
+		b := NewBackend(r[0], r[1], adoptMaxPar)
+		if err := b.Adopt(olds...); err != nil {
+			t.Fatal(err)
+		}
+		p := registerAdoptParts(t, b)
+		overlapping := 0
+		for _, o := range adoptRanges(2) {
+			if o[0] < r[1] && r[0] < o[1] {
+				overlapping++
+			}
+		}
+		if p.single.Len() != overlapping {
+			t.Errorf("backend %v adopted %d unsharded entries, want the %d of the old backends it overlaps", r, p.single.Len(), overlapping)
+		}
+		for s := range p.keyed.Shards() {
+			p.keyed.All(s, func(k, v int64) bool {
+				if g := adoptKG(k); g < r[0] || g >= r[1] || v != 100+k {
+					t.Errorf("backend %v adopted keyed %d=%d", r, k, v)
+				}
+				keyed[k]++
+				return true
+			})
+			p.sharded.All(s, func(k, v int64) bool {
+				if g := adoptKG(-k); g != r[0]+s || v != 200-k {
+					t.Errorf("backend %v adopted sharded %d=%d in shard %d", r, k, v, s)
+				}
+				sharded[-k]++
+				return true
+			})
+		}
+		for {
+			_, k, ok := p.timers.PopDue(1 << 40)
+			if !ok {
+				break
+			}
+			if g := adoptKG(k); g < r[0] || g >= r[1] {
+				t.Errorf("backend %v adopted the timer of key %d", r, k)
+			}
+			timers[k]++
+		}
+		for g := r[0]; g < r[1]; g++ {
+			p.keyed.Put(b.Shard(g), int64(g), -1)
+			p.sharded.Delete(b.Shard(g), -int64(g))
+		}
+		p.single.Put(0, 1000, -1)
+	}
+	for k := int64(0); k < 40; k++ {
+		if keyed[k] != 1 || sharded[k] != 1 || timers[k] != 1 {
+			t.Errorf("key %d adopted %d, %d and %d times, want once each", k, keyed[k], sharded[k], timers[k])
+		}
+	}
+	for i, enc := range encs {
+		r := adoptRanges(2)[i]
+		b := NewBackend(r[0], r[1], adoptMaxPar)
+		if err := b.Restore(enc()); err != nil {
+			t.Fatal(err)
+		}
+		p := registerAdoptParts(t, b)
+		n := 0
+		for s := range p.keyed.Shards() {
+			p.keyed.All(s, func(k, v int64) bool {
+				if v != 100+k {
+					t.Errorf("the snapshot of old backend %d holds keyed %d=%d after its state was adopted and written to", i, k, v)
+				}
+				n++
+				return true
+			})
+			p.sharded.All(s, func(k, v int64) bool {
+				n++
+				return true
+			})
+		}
+		if v, _ := p.single.Get(0, int64(1000+i)); n != 2*20 || p.single.Len() != 1 || v != 1 {
+			t.Errorf("the snapshot of old backend %d holds %d entries and unsharded %d=%d after its state was adopted and written to", i, n, 1000+i, v)
+		}
+	}
+}
+
+// State of the old backends that a new one never registers is carried
+// into its snapshots, limited to its key groups: a backend restored from
+// that snapshot holds exactly those entries.
+func TestAdoptedStateNotRegisteredIsCarried(t *testing.T) {
+	olds, _ := oldBackends(t)
+	r := adoptRanges(3)[1]
+	b := NewBackend(r[0], r[1], adoptMaxPar)
+	if err := b.Adopt(olds...); err != nil {
+		t.Fatal(err)
+	}
+	ic := codec.Int64()
+	if _, err := Register(b, "sharded", TableOptions[int64, int64]{Key: ic, Value: ic, Sharded: true}); err != nil {
+		t.Fatal(err)
+	}
+	data := snap(t, b)
+	back := NewBackend(r[0], r[1], adoptMaxPar)
+	if err := back.Restore(data); err != nil {
+		t.Fatal(err)
+	}
+	p := registerAdoptParts(t, back)
+	n := 0
+	for s := range p.keyed.Shards() {
+		p.keyed.All(s, func(k, v int64) bool {
+			if g := adoptKG(k); g < r[0] || g >= r[1] || v != 100+k {
+				t.Errorf("restored keyed %d=%d", k, v)
+			}
+			n++
+			return true
+		})
+	}
+	want := 0
+	for k := int64(0); k < 40; k++ {
+		if g := adoptKG(k); g >= r[0] && g < r[1] {
+			want++
+		}
+	}
+	if n != want || p.timers.Len() != want || p.single.Len() != 2 {
+		t.Fatalf("restored %d keyed entries, %d timers and %d unsharded entries, want %d, %d and 2 (both old backends overlap it)", n, p.timers.Len(), p.single.Len(), want, want)
+	}
+}
+
+// A backend that registered state already cannot adopt.
+func TestAdoptAfterRegistrationIsRefused(t *testing.T) {
+	olds, _ := oldBackends(t)
+	b := NewBackend(0, adoptMaxPar, adoptMaxPar)
+	registerAdoptParts(t, b)
+	if err := b.Adopt(olds...); err == nil {
+		t.Fatal("a backend with registered state adopted more")
+	}
+}
