@@ -52,6 +52,7 @@ func (b *Backend) Adopt(old ...*Backend) error {
 			continue // none of b's key groups
 		}
 		b.adopted = append(b.adopted, o)
+		o.flatten.Do(o.flattenAdopted)
 		for _, name := range slices.Sorted(maps.Keys(o.restored)) {
 			cs := o.restored[name]
 			if strings.HasPrefix(name, schemaPrefix) {
@@ -138,10 +139,33 @@ func adoptTimers[K comparable](b *Backend, t *timerPart[K], name string, keyGrou
 	return nil
 }
 
-// carriedAdopted freezes the parts of adopted instances that b has not
-// registered, for its snapshot to carry: it returns, per part, the
-// function that encodes its carried sections (its entries of the key
-// groups it and b share, and its schema).
+// flattenAdopted turns the parts of b's adopted instances that b never
+// registered into restored sections of b, so that an instance adopting b
+// in turn (a second live rescale) finds them; b no longer changes.
+func (b *Backend) flattenAdopted() {
+	for _, enc := range b.carriedAdopted() {
+		for _, c := range enc() {
+			if strings.HasPrefix(c.name, schemaPrefix) {
+				if _, ok := b.restored[c.name]; !ok {
+					b.restored[c.name] = []chunk{{data: c.body, start: 0, end: all}}
+				}
+				continue
+			}
+			ch, err := readCarried(c.body)
+			if err != nil {
+				panic(fmt.Sprintf("state: a carried section written here does not read back: %v", err))
+			}
+			name := strings.TrimPrefix(c.name, carriedPrefix)
+			b.restored[name] = append(b.restored[name], ch)
+		}
+	}
+	b.adopted = nil
+}
+
+// carriedAdopted returns, per part of an adopted instance that b has not
+// registered, the function that encodes the sections b's snapshot
+// carries of it: its entries of the key groups it and b share, and its
+// schema. The parts are read, not frozen: they no longer change.
 func (b *Backend) carriedAdopted() []func() []carriedSection {
 	var out []func() []carriedSection
 	schemas := map[string]bool{}
@@ -151,7 +175,7 @@ func (b *Backend) carriedAdopted() []func() []carriedSection {
 				continue
 			}
 			p := o.parts[name]
-			enc := p.freeze()
+			enc := p.view()
 			var schema []byte
 			if sp, ok := p.(schemaPart); ok && !schemas[name] {
 				schema, schemas[name] = sp.schema(), true

@@ -208,3 +208,25 @@ func TestAdoptAfterRegistrationIsRefused(t *testing.T) {
 		t.Fatal("a backend with registered state adopted more")
 	}
 }
+
+// State that an instance adopted and never registered passes on when it
+// is adopted in turn (two live rescales in a row).
+func TestAdoptedStateNotRegisteredPassesOnAtTheNextAdoption(t *testing.T) {
+	olds, _ := oldBackends(t)
+	mids := []*Backend{NewBackend(0, adoptMaxPar/2, adoptMaxPar), NewBackend(adoptMaxPar/2, adoptMaxPar, adoptMaxPar)}
+	for _, m := range mids {
+		if err := m.Adopt(olds...); err != nil {
+			t.Fatal(err)
+		}
+		later(t, m) // a snapshot, not encoded: what a retiring subtask leaves
+	}
+	last := NewBackend(0, adoptMaxPar, adoptMaxPar)
+	if err := last.Adopt(mids...); err != nil {
+		t.Fatal(err)
+	}
+	p := registerAdoptParts(t, last)
+	if p.keyed.Len() != 40 || p.sharded.Len() != 40 || p.timers.Len() != 40 || p.single.Len() != 2 {
+		t.Fatalf("after two adoptions: %d keyed, %d sharded entries, %d timers and %d unsharded entries, want 40, 40, 40 and 2",
+			p.keyed.Len(), p.sharded.Len(), p.timers.Len(), p.single.Len())
+	}
+}

@@ -33,6 +33,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/state/lsm"
@@ -46,6 +47,7 @@ type Backend struct {
 	order    []string
 	restored map[string][]chunk // sections of a restored snapshot not yet claimed
 	adopted  []*Backend         // instances whose state this one took over (adopt.go)
+	flatten  sync.Once          // of adopted into restored, when adopted in turn (adopt.go)
 	epoch    uint64             // snapshots taken so far
 	kgStart  int
 	kgEnd    int
@@ -59,6 +61,10 @@ type part interface {
 	// encodes them (appending to dst). It is called on the owner goroutine;
 	// the returned function may run on another.
 	freeze() func(dst []byte) []byte
+	// view returns a function that encodes the current contents, which
+	// must not change any more (a retired instance's, adopt.go), changing
+	// nothing: instances that adopted it may call it concurrently.
+	view() func(dst []byte) []byte
 }
 
 // schemaPart is a part that records the schemas of its keys and values

@@ -262,6 +262,11 @@ func (t *Table[K, V]) All(s int, f func(K, V) bool) {
 	}
 }
 
+func (t *Table[K, V]) view() func([]byte) []byte {
+	shards := append([]map[K]V(nil), t.shards...)
+	return func(dst []byte) []byte { return t.encode(dst, shards) }
+}
+
 // freeze encodes an InPlace table at once; any other it freezes, for the
 // returned function to encode later.
 func (t *Table[K, V]) freeze() func([]byte) []byte {

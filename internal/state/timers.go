@@ -101,6 +101,8 @@ type timerPart[K comparable] struct {
 
 func (t *timerPart[K]) schema() []byte { return t.schemas }
 
+func (t *timerPart[K]) view() func([]byte) []byte { return t.freeze() }
+
 func (t *timerPart[K]) freeze() func([]byte) []byte {
 	copied := make([]timer[K], 0, len(t.set))
 	for tm := range t.set {
