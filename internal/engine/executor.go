@@ -181,19 +181,24 @@ func CorruptCheckpoint(err error) (uint64, bool) {
 // fails verification fails it with an error wrapping store.ErrCorrupt.
 //
 // When m was taken at another parallelism of some task, or by a plan
-// with other operators or chaining (Rescaled), ReadState reads every
-// subtask's state and moves it to p's layout by operator uid and key
-// group (task.Rescale): a new subtask's state comes from several old
+// with other operators or chaining (Rescaled), ReadState reads the
+// state of the old subtasks the wanted ones take (task.Needed; every
+// one when want is nil) and moves it to p's layout by operator uid and
+// key group (task.Rescale): a new subtask's state comes from several old
 // ones. Such a restore restores the whole job; its snapshots hold no
 // channel counts. drop lets the state of the checkpoint's operators
 // that p has no uid of go (--allow-non-restored-state); without it such
 // state fails the restore for good.
 func ReadState(ctx context.Context, st *store.Checkpoints, m *store.Metadata, p *plan.Plan, want func(dataflow.SubtaskID) bool, drop bool) (map[dataflow.SubtaskID][]byte, error) {
 	rescaled := Rescaled(m, p)
+	var need map[dataflow.SubtaskID]bool // of a rescaled restore of some subtasks
+	if rescaled && want != nil {
+		need = task.Needed(p, RestoreOrigin(m, p, drop), want)
+	}
 	out := map[dataflow.SubtaskID][]byte{}
 	for _, ts := range m.Tasks {
 		id := ts.Task
-		if !rescaled && want != nil && !want(id) {
+		if (!rescaled && want != nil && !want(id)) || (need != nil && !need[id]) {
 			continue
 		}
 		var data []byte

@@ -154,9 +154,9 @@ func (s *subtask) handOver() {
 }
 
 // adoptState restores a successor's subtask from the hand-over of the
-// retired subtasks of its task: its watermark state from those it takes
-// records of (all when the parallelism changed), each operator's state
-// from those Redistributable deals to it.
+// retired subtasks of its task: its watermark state from those
+// watermarkTakes names, each operator's state from those
+// Redistributable deals to it.
 func (s *subtask) adoptState() error {
 	olds, err := s.waitHandOver()
 	if err != nil {
@@ -168,16 +168,10 @@ func (s *subtask) adoptState() error {
 	}
 	newN, oldN := s.v.Parallelism, len(olds)
 	snaps := make([]*subtaskSnapshot, oldN)
-	takes := []int{s.index}
-	if oldN != newN {
-		takes = takes[:0]
-	}
 	for i, o := range olds {
 		snaps[i] = &subtaskSnapshot{wms: o.wms}
-		if oldN != newN {
-			takes = append(takes, i)
-		}
 	}
+	takes := watermarkTakes(s.v, s.rt.plan.MaxParallelism, oldN, s.index)
 	channels := 0
 	for _, e := range s.v.Inputs {
 		channels += e.Channels()

@@ -135,13 +135,7 @@ func Rescale(p *plan.Plan, from Origin, old map[dataflow.SubtaskID][]byte) (map[
 				channels += e.Channels()
 			}
 			for j := range newN {
-				takes := []int{j}
-				if len(hs) != newN {
-					takes = nil
-					for i := range hs {
-						takes = append(takes, i)
-					}
-				}
+				takes := watermarkTakes(v, p.MaxParallelism, len(hs), j)
 				if wms, err := rescaleWatermarks(hs, takes, channels); err != nil {
 					return nil, fmt.Errorf("task %q: %w", v.Name(), err)
 				} else if wms != nil {
@@ -312,15 +306,85 @@ func dealt(how Redistribution, maxPar, oldN, newN, j int) []int {
 	return out
 }
 
+// watermarkTakes returns the old subtasks, of oldN, whose watermarks new
+// subtask j of v takes over: its own index at an unchanged parallelism;
+// those whose key groups overlap its own when v keeps keyed state (its
+// records are of its key groups, so nothing on time for the old subtasks
+// that held them is late then); all of them otherwise.
+func watermarkTakes(v *plan.Vertex, maxPar, oldN, j int) []int {
+	if oldN == v.Parallelism {
+		return []int{j}
+	}
+	for _, n := range v.Chain {
+		if r, ok := n.Impl.(Redistributable); ok && r.Redistribution() == ByKeyGroup {
+			return dealt(ByKeyGroup, maxPar, oldN, v.Parallelism, j)
+		}
+	}
+	takes := make([]int, oldN)
+	for i := range takes {
+		takes[i] = i
+	}
+	return takes
+}
+
+// Needed returns the subtasks of the checkpoint laid out as from says
+// whose snapshots Rescale reads to restore the subtasks of p that want
+// accepts: a restore of some subtasks reads no others. A source's
+// positions and a task's operators that no node claims need all of
+// their task's.
+func Needed(p *plan.Plan, from Origin, want func(dataflow.SubtaskID) bool) map[dataflow.SubtaskID]bool {
+	need := map[dataflow.SubtaskID]bool{}
+	all := func(vertex int) {
+		for i := range from.Parallelism[vertex] {
+			need[dataflow.SubtaskID{Vertex: vertex, Subtask: i}] = true
+		}
+	}
+	for _, o := range from.Unclaimed {
+		all(o.Vertex)
+	}
+	for _, v := range p.Vertices {
+		for j := range v.Parallelism {
+			if !want(dataflow.SubtaskID{Vertex: v.ID, Subtask: j}) {
+				continue
+			}
+			if head, ok := from.Nodes[v.Head().ID]; ok {
+				if v.Head().Kind == plan.Source {
+					all(head.Vertex)
+				}
+				for _, i := range watermarkTakes(v, p.MaxParallelism, from.Parallelism[head.Vertex], j) {
+					need[dataflow.SubtaskID{Vertex: head.Vertex, Subtask: i}] = true
+				}
+			}
+			for _, n := range v.Chain {
+				o, ok := from.Nodes[n.ID]
+				if !ok {
+					continue
+				}
+				how := NotRedistributable
+				if r, ok := n.Impl.(Redistributable); ok {
+					how = r.Redistribution()
+				}
+				takes := dealt(how, p.MaxParallelism, from.Parallelism[o.Vertex], v.Parallelism, j)
+				if takes == nil {
+					all(o.Vertex) // refused by Rescale if it holds state
+				}
+				for _, i := range takes {
+					need[dataflow.SubtaskID{Vertex: o.Vertex, Subtask: i}] = true
+				}
+			}
+		}
+	}
+	return need
+}
+
 // rescaleWatermarks returns the watermark section of a new subtask with
 // channels input channels that takes over the old subtasks takes: their
 // lowest input and output watermarks, with every channel active at that
 // input watermark, so that nothing that was on time for all of them is
 // late now. It returns nil if none of them stored watermarks.
 //
-// A new subtask of a task whose parallelism changed takes over the
-// watermarks of all its old subtasks (its records come from all of
-// them); one of a task whose parallelism did not, its own.
+// Which old subtasks a new one takes over the watermarks of is
+// watermarkTakes's choice.
 func rescaleWatermarks(snaps []*subtaskSnapshot, takes []int, channels int) ([]byte, error) {
 	found := false
 	in, out := int64(dataflow.MaxWatermark), int64(dataflow.MaxWatermark)

@@ -144,29 +144,78 @@ func TestRescaleRefusesWhatCannotMove(t *testing.T) {
 
 // A new subtask takes the lowest input and output watermarks of the old
 // subtasks, with each of its channels active at that input watermark.
+// A new subtask of keyed state takes the lowest watermarks of the old
+// subtasks whose key groups it takes (its records are of those key
+// groups); one of a task without keyed state, those of all of them.
 func TestRescaleTakesTheLowestWatermarks(t *testing.T) {
-	up := &plan.Vertex{ID: 1, Parallelism: 3}
-	p := onePlan(2, &plan.Node{Name: "count", Kind: plan.Operator, Impl: stateNode{how: ByKeyGroup}})
-	p.Vertices[0].Inputs = []*plan.PhysicalEdge{{Source: up, Partitioning: plan.Hash}}
-	was := map[int]int{0: 3}
-	wms := []int64{50, 30, 40}
-	old := oldState(3, []int{0}, func(i int) []byte {
-		return appendSection(nil, sectionWatermarks, 0, appendWatermarks(nil, &input.Watermarks{Input: wms[i],
-			Channels: []input.ChannelMark{{Watermark: wms[i]}, {Watermark: wms[i] + 5, State: input.ChanIdle}}}, wms[i]-1))
-	})
-	p.Vertices = p.Vertices[:1]
-	got, err := Rescale(p, sameOrigin(p, was), old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for j := range 2 {
-		snap, err := decodeSubtaskSnapshot(got[dataflow.SubtaskID{Subtask: j}])
+	for _, c := range []struct {
+		how  Redistribution
+		want []int64 // per new subtask
+	}{
+		{ByKeyGroup, []int64{50, 30}}, // [0,2) from old 0; [2,4) from old 1 and 2
+		{Reassigned, []int64{30, 30}},
+	} {
+		up := &plan.Vertex{ID: 1, Parallelism: 3}
+		p := onePlan(2, &plan.Node{Name: "count", Kind: plan.Operator, Impl: stateNode{how: c.how}})
+		p.Vertices[0].Inputs = []*plan.PhysicalEdge{{Source: up, Partitioning: plan.Hash}}
+		was := map[int]int{0: 3}
+		wms := []int64{50, 30, 40}
+		old := oldState(3, []int{0}, func(i int) []byte {
+			return appendSection(nil, sectionWatermarks, 0, appendWatermarks(nil, &input.Watermarks{Input: wms[i],
+				Channels: []input.ChannelMark{{Watermark: wms[i]}, {Watermark: wms[i] + 5, State: input.ChanIdle}}}, wms[i]-1))
+		})
+		p.Vertices = p.Vertices[:1]
+		got, err := Rescale(p, sameOrigin(p, was), old)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := appendWatermarks(nil, &input.Watermarks{Input: 30, Channels: []input.ChannelMark{{Watermark: 30}, {Watermark: 30}, {Watermark: 30}}}, 29)
-		if string(snap.wms) != string(want) {
-			t.Errorf("subtask %d restores watermarks %x, want %x", j, snap.wms, want)
+		for j := range 2 {
+			snap, err := decodeSubtaskSnapshot(got[dataflow.SubtaskID{Subtask: j}])
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := c.want[j]
+			want := appendWatermarks(nil, &input.Watermarks{Input: w, Channels: []input.ChannelMark{{Watermark: w}, {Watermark: w}, {Watermark: w}}}, w-1)
+			if string(snap.wms) != string(want) {
+				t.Errorf("%v state: subtask %d restores watermarks %x, want %x (input watermark %d)", c.how, j, snap.wms, want, w)
+			}
+		}
+	}
+}
+
+// A restore of some subtasks at another parallelism reads only the old
+// subtasks whose state they take: keyed state and watermarks from those
+// whose key groups overlap theirs, a sink's transactions from old index
+// mod new parallelism, a source's positions from all.
+func TestNeededNamesOnlyTheOldSubtasksARestoreTakes(t *testing.T) {
+	src := &plan.Node{ID: 0, Name: "events", Kind: plan.Source, Impl: positionNode{}}
+	count := &plan.Node{ID: 1, Name: "count", Kind: plan.Operator, Impl: stateNode{how: ByKeyGroup}}
+	out := &plan.Node{ID: 2, Name: "output", Kind: plan.Sink, Impl: stateNode{how: Reassigned}}
+	sv := &plan.Vertex{ID: 0, Parallelism: 2, Chain: []*plan.Node{src}}
+	kv := &plan.Vertex{ID: 1, Parallelism: 4, Chain: []*plan.Node{count, out}}
+	e := &plan.PhysicalEdge{Source: sv, Target: kv, Partitioning: plan.Hash}
+	sv.Outputs, kv.Inputs = []*plan.PhysicalEdge{e}, []*plan.PhysicalEdge{e}
+	p := &plan.Plan{MaxParallelism: 4, Vertices: []*plan.Vertex{sv, kv}}
+	from := sameOrigin(p, map[int]int{0: 2, 1: 2})
+	id := func(v, i int) dataflow.SubtaskID { return dataflow.SubtaskID{Vertex: v, Subtask: i} }
+	for _, c := range []struct {
+		want dataflow.SubtaskID
+		need []dataflow.SubtaskID
+	}{
+		{id(1, 0), []dataflow.SubtaskID{id(1, 0)}},           // key group 0 of old [0,2); transactions of old 0
+		{id(1, 1), []dataflow.SubtaskID{id(1, 0), id(1, 1)}}, // key group 1 of old [0,2); transactions of old 1
+		{id(1, 3), []dataflow.SubtaskID{id(1, 1)}},           // key group 3 of old [2,4); none
+		{id(0, 1), []dataflow.SubtaskID{id(0, 0), id(0, 1)}}, // a source: all positions
+	} {
+		got := Needed(p, from, func(s dataflow.SubtaskID) bool { return s == c.want })
+		if len(got) != len(c.need) {
+			t.Errorf("a restore of %v needs %v, want %v", c.want, got, c.need)
+			continue
+		}
+		for _, n := range c.need {
+			if !got[n] {
+				t.Errorf("a restore of %v needs %v, want %v", c.want, got, c.need)
+			}
 		}
 	}
 }
