@@ -3,13 +3,11 @@ package cluster_test
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/weir-stream/weir/internal/cluster"
-	"github.com/weir-stream/weir/internal/cluster/pb"
 	"github.com/weir-stream/weir/internal/engine"
 )
 
@@ -21,15 +19,10 @@ func TestAnAutoJobGrowsLiveWhenAWorkerJoins(t *testing.T) {
 	ip := startInProcess(t, keycountProgram{parallelism: 2, rate: 100_000}, cluster.CoordinatorConfig{
 		HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Second, AutoRescaleDelay: 50 * time.Millisecond}, 2)
 	ctx, client, logs := ip.ctx, ip.client, ip.logs
-	out := filepath.Join(ip.dir, "out")
-	info, err := client.Submit(ctx, &pb.SubmitRequest{Job: "keycount", Args: []string{out, "--parallelism", "auto"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs.wait(t, "^"+info.Id+": checkpoint 2 completed")
+	id, out := ip.submit("--parallelism", "auto")
 	ip.addWorker()
-	ck := logs.waitMatch(t, "^job "+info.Id+`: rescaled task "count -> format -> output" from parallelism 2 to 3 live at checkpoint (\d+)`)[1]
-	final := awaitFinished(t, ctx, client, logs, info.Id)
+	ck := logs.waitMatch(t, "^job "+id+`: rescaled task "count -> format -> output" from parallelism 2 to 3 live at checkpoint (\d+)`)[1]
+	final := awaitFinished(t, ctx, client, logs, id)
 	sameOutput(t, out, ip.ref)
 	var rep engine.Report
 	if err := json.Unmarshal(final.Report, &rep); err != nil {
@@ -50,16 +43,10 @@ func TestAnAutoJobGrowsLiveWhenAWorkerJoins(t *testing.T) {
 func TestAnAutoJobThatCannotGrowLiveRestarts(t *testing.T) {
 	ip := startInProcess(t, keycountProgram{parallelism: 2, rate: 100_000}, cluster.CoordinatorConfig{
 		HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Second, AutoRescaleDelay: 50 * time.Millisecond}, 2)
-	ctx, client, logs := ip.ctx, ip.client, ip.logs
-	out := filepath.Join(ip.dir, "out")
-	info, err := client.Submit(ctx, &pb.SubmitRequest{Job: "keycount", Args: []string{out, "--parallelism", "auto", "--failover", "fine-grained"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs.wait(t, "^"+info.Id+": checkpoint 2 completed")
+	id, out := ip.submit("--parallelism", "auto", "--failover", "fine-grained")
 	ip.addWorker()
-	logs.wait(t, "^job "+info.Id+`: no live rescale to parallelism 3 \(.*cannot change parallelism while it runs: .*\): rescaling by a restart`)
-	logs.wait(t, "^job "+info.Id+`: rescaled from parallelism 2 to 3, restoring checkpoint \d+`)
-	awaitFinished(t, ctx, client, logs, info.Id)
+	ip.logs.wait(t, "^job "+id+`: no live rescale to parallelism 3 \(.*cannot change parallelism while it runs: .*\): rescaling by a restart`)
+	ip.logs.wait(t, "^job "+id+`: rescaled from parallelism 2 to 3, restoring checkpoint \d+`)
+	awaitFinished(t, ip.ctx, ip.client, ip.logs, id)
 	sameOutput(t, out, ip.ref)
 }

@@ -24,31 +24,26 @@ func TestLiveRescaleInProcess(t *testing.T) {
 	ip := startInProcess(t, keycountProgram{parallelism: 2, rate: 100_000}, cluster.CoordinatorConfig{
 		HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Second}, 3)
 	ctx, client, logs := ip.ctx, ip.client, ip.logs
-	out := filepath.Join(ip.dir, "out")
-	info, err := client.Submit(ctx, &pb.SubmitRequest{Job: "keycount", Args: []string{out}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs.wait(t, "^"+info.Id+": checkpoint 2 completed")
-	if _, err := client.Rescale(ctx, &pb.RescaleRequest{Id: info.Id, Operator: "nope", Parallelism: 3}); err == nil || !strings.Contains(err.Error(), `no operator named "nope"`) {
+	id, out := ip.submit()
+	if _, err := client.Rescale(ctx, &pb.RescaleRequest{Id: id, Operator: "nope", Parallelism: 3}); err == nil || !strings.Contains(err.Error(), `no operator named "nope"`) {
 		t.Fatalf("an unknown operator: got %v", err)
 	}
-	up, err := client.Rescale(ctx, &pb.RescaleRequest{Id: info.Id, Operator: "count", Parallelism: 3})
+	up, err := client.Rescale(ctx, &pb.RescaleRequest{Id: id, Operator: "count", Parallelism: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !up.Live || up.From != 2 || up.To != 3 || up.Checkpoint == 0 || up.Replaced == 0 {
 		t.Fatalf("the rescale answered %v, want a live one from 2 to 3", up)
 	}
-	logs.wait(t, fmt.Sprintf("^%s: checkpoint %d completed", info.Id, up.Checkpoint+1))
-	down, err := client.Rescale(ctx, &pb.RescaleRequest{Id: info.Id, Operator: "count", Parallelism: 1})
+	logs.wait(t, fmt.Sprintf("^%s: checkpoint %d completed", id, up.Checkpoint+1))
+	down, err := client.Rescale(ctx, &pb.RescaleRequest{Id: id, Operator: "count", Parallelism: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !down.Live || down.From != 3 || down.To != 1 {
 		t.Fatalf("the second rescale answered %v, want a live one from 3 to 1", down)
 	}
-	final := awaitFinished(t, ctx, client, logs, info.Id)
+	final := awaitFinished(t, ctx, client, logs, id)
 	sameOutput(t, out, ip.ref)
 	var rep engine.Report
 	if err := json.Unmarshal(final.Report, &rep); err != nil {
@@ -76,20 +71,15 @@ func TestALiveRescaleSurvivesARestart(t *testing.T) {
 	ip := startInProcess(t, keycountProgram{parallelism: 2, rate: 100_000}, cluster.CoordinatorConfig{
 		HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Second, ReplacementTimeout: 10 * time.Millisecond}, 3)
 	ctx, client, logs := ip.ctx, ip.client, ip.logs
-	out := filepath.Join(ip.dir, "out")
-	info, err := client.Submit(ctx, &pb.SubmitRequest{Job: "keycount", Args: []string{out}})
+	id, out := ip.submit()
+	up, err := client.Rescale(ctx, &pb.RescaleRequest{Id: id, Operator: "count", Parallelism: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs.wait(t, "^"+info.Id+": checkpoint 2 completed")
-	up, err := client.Rescale(ctx, &pb.RescaleRequest{Id: info.Id, Operator: "count", Parallelism: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs.wait(t, fmt.Sprintf("^%s: checkpoint %d completed", info.Id, up.Checkpoint+1))
+	logs.wait(t, fmt.Sprintf("^%s: checkpoint %d completed", id, up.Checkpoint+1))
 	ip.stopWorker(2)
-	restored := logs.waitMatch(t, "^"+info.Id+": failure 1: worker w3 lost.* from checkpoint (\\d+)$")[1]
-	final := awaitFinished(t, ctx, client, logs, info.Id)
+	restored := logs.waitMatch(t, "^"+id+": failure 1: worker w3 lost.* from checkpoint (\\d+)$")[1]
+	final := awaitFinished(t, ctx, client, logs, id)
 	sameOutput(t, out, ip.ref)
 	var rep engine.Report
 	if err := json.Unmarshal(final.Report, &rep); err != nil {
@@ -158,6 +148,20 @@ func startInProcess(t *testing.T, prog keycountProgram, cfg cluster.CoordinatorC
 		ip.addWorker()
 	}
 	return ip
+}
+
+// submit submits keycount with its output in the cluster's directory and
+// args after it, and waits until its second checkpoint completed. It
+// returns the job's id and its output directory.
+func (ip *inProcess) submit(args ...string) (string, string) {
+	ip.t.Helper()
+	out := filepath.Join(ip.dir, "out")
+	info, err := ip.client.Submit(ip.ctx, &pb.SubmitRequest{Job: "keycount", Args: append([]string{out}, args...)})
+	if err != nil {
+		ip.t.Fatal(err)
+	}
+	ip.logs.wait(ip.t, "^"+info.Id+": checkpoint 2 completed")
+	return info.Id, out
 }
 
 // addWorker starts the next worker and waits until it joined.

@@ -6,59 +6,16 @@ import (
 	"github.com/weir-stream/weir/codec"
 )
 
-// adoptParts are the parts the adoption tests register: a keyed table, a
-// sharded one whose keys do not tell their key group, an unsharded one
-// and keyed timers.
-type adoptParts struct {
-	keyed, sharded, single *Table[int64, int64]
-	timers                 *Timers[int64]
-}
-
-const adoptMaxPar = 8
-
-func adoptKG(k int64) int { return int(k % adoptMaxPar) }
-
-func registerAdoptParts(t *testing.T, b *Backend) adoptParts {
-	t.Helper()
-	ic := codec.Int64()
-	keyed, err := Register(b, "keyed", TableOptions[int64, int64]{Key: ic, Value: ic, KeyGroup: adoptKG})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sharded, err := Register(b, "sharded", TableOptions[int64, int64]{Key: ic, Value: ic, Sharded: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	single, err := Register(b, "single", TableOptions[int64, int64]{Key: ic, Value: ic})
-	if err != nil {
-		t.Fatal(err)
-	}
-	timers, err := RegisterTimers(b, "timers", ic, adoptKG)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return adoptParts{keyed, sharded, single, timers}
-}
-
-// adoptRanges returns the key-group ranges of n subtasks.
-func adoptRanges(n int) [][2]int {
-	var out [][2]int
-	for i := range n {
-		out = append(out, [2]int{(i*adoptMaxPar + n - 1) / n, ((i+1)*adoptMaxPar + n - 1) / n})
-	}
-	return out
-}
-
 // oldBackends returns two backends holding keys 0..39 by key group, each
 // with its snapshot taken (frozen) but not yet encoded.
 func oldBackends(t *testing.T) ([]*Backend, []func() []byte) {
 	var olds []*Backend
 	var encs []func() []byte
-	for i, r := range adoptRanges(2) {
-		b := NewBackend(r[0], r[1], adoptMaxPar)
-		p := registerAdoptParts(t, b)
+	for i, r := range fixtureRanges(2) {
+		b := NewBackend(r[0], r[1], fixtureMaxPar)
+		p := registerKeyedParts(t, b)
 		for k := int64(0); k < 40; k++ {
-			if g := adoptKG(k); g >= r[0] && g < r[1] {
+			if g := fixtureKG(k); g >= r[0] && g < r[1] {
 				p.keyed.Put(b.Shard(g), k, 100+k)
 				p.sharded.Put(b.Shard(g), -k, 200+k)
 				p.timers.Register(k, k)
@@ -79,14 +36,14 @@ func oldBackends(t *testing.T) ([]*Backend, []func() []byte) {
 func TestAdoptTakesOnlyTheOwnKeyGroupsAndCopiesOnWrite(t *testing.T) {
 	olds, encs := oldBackends(t)
 	keyed, sharded, timers := map[int64]int{}, map[int64]int{}, map[int64]int{}
-	for _, r := range adoptRanges(3) {
-		b := NewBackend(r[0], r[1], adoptMaxPar)
+	for _, r := range fixtureRanges(3) {
+		b := NewBackend(r[0], r[1], fixtureMaxPar)
 		if err := b.Adopt(olds...); err != nil {
 			t.Fatal(err)
 		}
-		p := registerAdoptParts(t, b)
+		p := registerKeyedParts(t, b)
 		overlapping := 0
-		for _, o := range adoptRanges(2) {
+		for _, o := range fixtureRanges(2) {
 			if o[0] < r[1] && r[0] < o[1] {
 				overlapping++
 			}
@@ -94,32 +51,7 @@ func TestAdoptTakesOnlyTheOwnKeyGroupsAndCopiesOnWrite(t *testing.T) {
 		if p.single.Len() != overlapping {
 			t.Errorf("backend %v adopted %d unsharded entries, want the %d of the old backends it overlaps", r, p.single.Len(), overlapping)
 		}
-		for s := range p.keyed.Shards() {
-			p.keyed.All(s, func(k, v int64) bool {
-				if g := adoptKG(k); g < r[0] || g >= r[1] || v != 100+k {
-					t.Errorf("backend %v adopted keyed %d=%d", r, k, v)
-				}
-				keyed[k]++
-				return true
-			})
-			p.sharded.All(s, func(k, v int64) bool {
-				if g := adoptKG(-k); g != r[0]+s || v != 200-k {
-					t.Errorf("backend %v adopted sharded %d=%d in shard %d", r, k, v, s)
-				}
-				sharded[-k]++
-				return true
-			})
-		}
-		for {
-			_, k, ok := p.timers.PopDue(1 << 40)
-			if !ok {
-				break
-			}
-			if g := adoptKG(k); g < r[0] || g >= r[1] {
-				t.Errorf("backend %v adopted the timer of key %d", r, k)
-			}
-			timers[k]++
-		}
+		countOwned(t, "adopted", r, p, keyed, sharded, timers)
 		for g := r[0]; g < r[1]; g++ {
 			p.keyed.Put(b.Shard(g), int64(g), -1)
 			p.sharded.Delete(b.Shard(g), -int64(g))
@@ -132,12 +64,12 @@ func TestAdoptTakesOnlyTheOwnKeyGroupsAndCopiesOnWrite(t *testing.T) {
 		}
 	}
 	for i, enc := range encs {
-		r := adoptRanges(2)[i]
-		b := NewBackend(r[0], r[1], adoptMaxPar)
+		r := fixtureRanges(2)[i]
+		b := NewBackend(r[0], r[1], fixtureMaxPar)
 		if err := b.Restore(enc()); err != nil {
 			t.Fatal(err)
 		}
-		p := registerAdoptParts(t, b)
+		p := registerKeyedParts(t, b)
 		n := 0
 		for s := range p.keyed.Shards() {
 			p.keyed.All(s, func(k, v int64) bool {
@@ -163,8 +95,8 @@ func TestAdoptTakesOnlyTheOwnKeyGroupsAndCopiesOnWrite(t *testing.T) {
 // that snapshot holds exactly those entries.
 func TestAdoptedStateNotRegisteredIsCarried(t *testing.T) {
 	olds, _ := oldBackends(t)
-	r := adoptRanges(3)[1]
-	b := NewBackend(r[0], r[1], adoptMaxPar)
+	r := fixtureRanges(3)[1]
+	b := NewBackend(r[0], r[1], fixtureMaxPar)
 	if err := b.Adopt(olds...); err != nil {
 		t.Fatal(err)
 	}
@@ -173,15 +105,15 @@ func TestAdoptedStateNotRegisteredIsCarried(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := snap(t, b)
-	back := NewBackend(r[0], r[1], adoptMaxPar)
+	back := NewBackend(r[0], r[1], fixtureMaxPar)
 	if err := back.Restore(data); err != nil {
 		t.Fatal(err)
 	}
-	p := registerAdoptParts(t, back)
+	p := registerKeyedParts(t, back)
 	n := 0
 	for s := range p.keyed.Shards() {
 		p.keyed.All(s, func(k, v int64) bool {
-			if g := adoptKG(k); g < r[0] || g >= r[1] || v != 100+k {
+			if g := fixtureKG(k); g < r[0] || g >= r[1] || v != 100+k {
 				t.Errorf("restored keyed %d=%d", k, v)
 			}
 			n++
@@ -190,7 +122,7 @@ func TestAdoptedStateNotRegisteredIsCarried(t *testing.T) {
 	}
 	want := 0
 	for k := int64(0); k < 40; k++ {
-		if g := adoptKG(k); g >= r[0] && g < r[1] {
+		if g := fixtureKG(k); g >= r[0] && g < r[1] {
 			want++
 		}
 	}
@@ -202,8 +134,8 @@ func TestAdoptedStateNotRegisteredIsCarried(t *testing.T) {
 // A backend that registered state already cannot adopt.
 func TestAdoptAfterRegistrationIsRefused(t *testing.T) {
 	olds, _ := oldBackends(t)
-	b := NewBackend(0, adoptMaxPar, adoptMaxPar)
-	registerAdoptParts(t, b)
+	b := NewBackend(0, fixtureMaxPar, fixtureMaxPar)
+	registerKeyedParts(t, b)
 	if err := b.Adopt(olds...); err == nil {
 		t.Fatal("a backend with registered state adopted more")
 	}
@@ -213,18 +145,18 @@ func TestAdoptAfterRegistrationIsRefused(t *testing.T) {
 // is adopted in turn (two live rescales in a row).
 func TestAdoptedStateNotRegisteredPassesOnAtTheNextAdoption(t *testing.T) {
 	olds, _ := oldBackends(t)
-	mids := []*Backend{NewBackend(0, adoptMaxPar/2, adoptMaxPar), NewBackend(adoptMaxPar/2, adoptMaxPar, adoptMaxPar)}
+	mids := []*Backend{NewBackend(0, fixtureMaxPar/2, fixtureMaxPar), NewBackend(fixtureMaxPar/2, fixtureMaxPar, fixtureMaxPar)}
 	for _, m := range mids {
 		if err := m.Adopt(olds...); err != nil {
 			t.Fatal(err)
 		}
 		later(t, m) // a snapshot, not encoded: what a retiring subtask leaves
 	}
-	last := NewBackend(0, adoptMaxPar, adoptMaxPar)
+	last := NewBackend(0, fixtureMaxPar, fixtureMaxPar)
 	if err := last.Adopt(mids...); err != nil {
 		t.Fatal(err)
 	}
-	p := registerAdoptParts(t, last)
+	p := registerKeyedParts(t, last)
 	if p.keyed.Len() != 40 || p.sharded.Len() != 40 || p.timers.Len() != 40 || p.single.Len() != 2 {
 		t.Fatalf("after two adoptions: %d keyed, %d sharded entries, %d timers and %d unsharded entries, want 40, 40, 40 and 2",
 			p.keyed.Len(), p.sharded.Len(), p.timers.Len(), p.single.Len())

@@ -11,42 +11,12 @@ import (
 // table entry, sharded table entry and keyed timer in exactly the backend
 // that owns its key group.
 func TestRestoreFromSeveralSnapshotsKeepsOnlyOwnKeyGroups(t *testing.T) {
-	const maxPar = 8
-	kg := func(k int64) int { return int(k % maxPar) }
-	ranges := func(n int) [][2]int {
-		var out [][2]int
-		for i := range n {
-			out = append(out, [2]int{(i*maxPar + n - 1) / n, ((i+1)*maxPar + n - 1) / n})
-		}
-		return out
-	}
-	ic := codec.Int64()
-	type parts struct {
-		keyed   *Table[int64, int64]
-		sharded *Table[int64, int64]
-		timers  *Timers[int64]
-	}
-	register := func(b *Backend) parts {
-		keyed, err := Register(b, "keyed", TableOptions[int64, int64]{Key: ic, Value: ic, KeyGroup: kg})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sharded, err := Register(b, "sharded", TableOptions[int64, int64]{Key: ic, Value: ic, Sharded: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		timers, err := RegisterTimers(b, "timers", ic, kg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return parts{keyed, sharded, timers}
-	}
 	var snaps [][]byte
-	for _, r := range ranges(2) {
-		b := NewBackend(r[0], r[1], maxPar)
-		p := register(b)
+	for _, r := range fixtureRanges(2) {
+		b := NewBackend(r[0], r[1], fixtureMaxPar)
+		p := registerKeyedParts(t, b)
 		for k := int64(0); k < 40; k++ {
-			if g := kg(k); g >= r[0] && g < r[1] {
+			if g := fixtureKG(k); g >= r[0] && g < r[1] {
 				p.keyed.Put(b.Shard(g), k, 100+k)
 				p.sharded.Put(b.Shard(g), -k, 200+k) // the shard, not the key, tells the key group
 				p.timers.Register(k, k)
@@ -55,42 +25,16 @@ func TestRestoreFromSeveralSnapshotsKeepsOnlyOwnKeyGroups(t *testing.T) {
 		snaps = append(snaps, snap(t, b))
 	}
 	keyed, sharded, timers := map[int64]int{}, map[int64]int{}, map[int64]int{}
-	for _, r := range ranges(3) {
-		b := NewBackend(r[0], r[1], maxPar)
-		for i, o := range ranges(2) {
+	for _, r := range fixtureRanges(3) {
+		b := NewBackend(r[0], r[1], fixtureMaxPar)
+		for i, o := range fixtureRanges(2) {
 			if o[0] < r[1] && r[0] < o[1] {
 				if err := b.Restore(snaps[i]); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
-		p := register(b)
-		for s := range p.keyed.Shards() {
-			p.keyed.All(s, func(k, v int64) bool {
-				if g := kg(k); g < r[0] || g >= r[1] || v != 100+k {
-					t.Errorf("backend %v restored keyed %d=%d", r, k, v)
-				}
-				keyed[k]++
-				return true
-			})
-			p.sharded.All(s, func(k, v int64) bool {
-				if g := kg(-k); g != r[0]+s || v != 200-k {
-					t.Errorf("backend %v restored sharded %d=%d in shard %d", r, k, v, s)
-				}
-				sharded[-k]++
-				return true
-			})
-		}
-		for {
-			_, k, ok := p.timers.PopDue(1 << 40)
-			if !ok {
-				break
-			}
-			if g := kg(k); g < r[0] || g >= r[1] {
-				t.Errorf("backend %v restored the timer of key %d", r, k)
-			}
-			timers[k]++
-		}
+		countOwned(t, "restored", r, registerKeyedParts(t, b), keyed, sharded, timers)
 	}
 	for k := int64(0); k < 40; k++ {
 		if keyed[k] != 1 || sharded[k] != 1 || timers[k] != 1 {
