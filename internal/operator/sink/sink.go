@@ -65,8 +65,8 @@ type op[T any] struct {
 	// this one commits, until each has none left.
 	adopted bool
 	extra   []*op[T]
-	ts       []int64  // event times of the batch, with latency tracking
-	wrote    bool     // this operator wrote its first batch
+	ts      []int64 // event times of the batch, with latency tracking
+	wrote   bool    // this operator wrote its first batch
 }
 
 func (s *op[T]) Open(ctx *task.Context) error {
