@@ -18,7 +18,9 @@ type LiveRescale struct {
 	// changed tasks and of every task downstream of them.
 	Replaced int `json:"replaced"`
 	// Pause runs from the checkpoint's trigger to when the new subtasks
-	// had restored their state: the longest any record waited on it.
+	// had restored their state: the longest any record waited on it
+	// (with the state handed over in memory, before the checkpoint
+	// completed).
 	Pause time.Duration `json:"pause_ns"`
 }
 
@@ -45,11 +47,13 @@ func (e invalidRescale) Is(target error) bool { return target == ErrInvalidResca
 // parallelism; the operator's whole task (the operators chained with it)
 // changes. At the next checkpoint, aligned, the changed tasks and every
 // task downstream of them take their snapshot and hand over to new
-// subtasks at the new parallelism, which restore that checkpoint's state
-// by key group; the sources and the other tasks upstream run on, their
-// records after the checkpoint queued for the new subtasks. Output stays
-// exactly-once. Rescale returns once the new subtasks restored their
-// state.
+// subtasks at the new parallelism, which take that checkpoint's state by
+// key group — in memory at the barrier with the memory state backend,
+// else by restoring the checkpoint once it completed; the sources and
+// the other tasks upstream run on, their records after the checkpoint
+// queued for the new subtasks. Output stays exactly-once. Rescale
+// returns once the checkpoint completed and the new subtasks restored
+// their state.
 //
 // It fails with ErrInvalidRescale for a request wrong in itself; with
 // ErrNotLive for a source, under fine-grained failover with upstream
