@@ -80,27 +80,71 @@ type handedOver struct {
 // handovers collects the retired subtasks' hand-overs for a successor
 // runtime.
 type handovers struct {
-	old   map[int]int // the cone's vertices' parallelism before
-	mu    sync.Mutex
-	got   map[dataflow.SubtaskID]*handedOver
-	ready map[int]chan struct{} // per vertex, closed once all its old subtasks handed over
+	old     map[int]int           // the cone's vertices' parallelism before
+	needed  map[handOverKey]bool // the old subtasks' operators whose state the local subtasks take
+	mu      sync.Mutex
+	got     map[dataflow.SubtaskID]*handedOver
+	changed chan struct{} // closed and replaced at each hand-over
 }
 
 // ExpectHandOver makes a successor runtime's subtasks take their state
 // from the retired subtasks of the running plan old in memory (see
 // CanHandOver) rather than from SetRestore's snapshots: they start with
-// Run, at once, and wait for the hand-over of the old subtasks of their
-// task. It must come before PrepareReshape hands the successor to the
-// running runtimes.
+// Run, at once, and wait for the hand-over of the old subtasks whose
+// state they take, which must all run in this process. It must come
+// before the running runtimes' PrepareReshape (or HandOverTo).
 func (r *Runtime) ExpectHandOver(old *plan.Plan) {
-	h := &handovers{old: map[int]int{}, got: map[dataflow.SubtaskID]*handedOver{}, ready: map[int]chan struct{}{}}
+	h := &handovers{old: map[int]int{}, needed: map[handOverKey]bool{}, got: map[dataflow.SubtaskID]*handedOver{}, changed: make(chan struct{})}
 	for _, v := range r.plan.Vertices {
-		if r.IsLocal(dataflow.SubtaskID{Vertex: v.ID}) {
-			h.old[v.ID] = old.Vertices[v.ID].Parallelism
-			h.ready[v.ID] = make(chan struct{})
+		for j := range v.Parallelism {
+			if !r.IsLocal(dataflow.SubtaskID{Vertex: v.ID, Subtask: j}) {
+				continue
+			}
+			oldN := old.Vertices[v.ID].Parallelism
+			h.old[v.ID] = oldN
+			for i, deal := range handOverDeals(v, r.plan.MaxParallelism, oldN, j) {
+				node := -1 // the watermarks
+				if i > 0 {
+					node = v.Chain[i-1].ID
+				}
+				for _, from := range deal {
+					h.needed[handOverKey{dataflow.SubtaskID{Vertex: v.ID, Subtask: from}, node}] = true
+				}
+			}
 		}
 	}
 	r.handovers = h
+}
+
+// handOverKey names what a successor takes of an old subtask: the state
+// of one of its operators (by node ID), or its watermarks (node -1).
+type handOverKey struct {
+	old  dataflow.SubtaskID
+	node int
+}
+
+// handOverDeals returns the old subtasks, of oldN, whose state new
+// subtask j of v takes: first those whose watermarks it takes, then per
+// node of its chain those whose state of the node it takes (nil for a
+// node that holds no state that moves: not an Adopter's).
+func handOverDeals(v *plan.Vertex, maxPar, oldN, j int) [][]int {
+	out := [][]int{watermarkTakes(v, maxPar, oldN, j)}
+	for _, n := range v.Chain {
+		var deal []int
+		if r, ok := n.Impl.(Redistributable); ok {
+			if _, ok := n.Impl.(HandOverNode); ok {
+				deal = dealt(r.Redistribution(), maxPar, oldN, v.Parallelism, j)
+			}
+		}
+		out = append(out, deal)
+	}
+	return out
+}
+
+// wants reports whether a subtask of this runtime takes old subtask id's
+// state of node (-1: its watermarks).
+func (h *handovers) wants(id dataflow.SubtaskID, node int) bool {
+	return h.needed[handOverKey{id, node}]
 }
 
 // put records subtask id's hand-over.
@@ -108,30 +152,34 @@ func (h *handovers) put(id dataflow.SubtaskID, ho *handedOver) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.got[id] = ho
-	for i := range h.old[id.Vertex] {
-		if h.got[dataflow.SubtaskID{Vertex: id.Vertex, Subtask: i}] == nil {
-			return
-		}
-	}
-	close(h.ready[id.Vertex])
+	close(h.changed)
+	h.changed = make(chan struct{})
 }
 
-// wait returns the hand-overs of vertex v's old subtasks, by index, once
-// all of them handed over.
-func (s *subtask) waitHandOver() ([]*handedOver, error) {
+// waitHandOver returns the hand-overs of the old subtasks of its task
+// that the subtask names in from (by index; the others nil), once all of
+// them handed over.
+func (s *subtask) waitHandOver(from map[int]bool) ([]*handedOver, error) {
 	h := s.rt.handovers
-	select {
-	case <-h.ready[s.v.ID]:
-	case <-s.ctx.Done():
-		return nil, s.ctx.Err()
+	for {
+		h.mu.Lock()
+		out := make([]*handedOver, h.old[s.v.ID])
+		missing := false
+		for i := range out {
+			out[i] = h.got[dataflow.SubtaskID{Vertex: s.v.ID, Subtask: i}]
+			missing = missing || (from[i] && out[i] == nil)
+		}
+		changed := h.changed
+		h.mu.Unlock()
+		if !missing {
+			return out, nil
+		}
+		select {
+		case <-changed:
+		case <-s.ctx.Done():
+			return nil, s.ctx.Err()
+		}
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	out := make([]*handedOver, h.old[s.v.ID])
-	for i := range out {
-		out[i] = h.got[dataflow.SubtaskID{Vertex: s.v.ID, Subtask: i}]
-	}
-	return out, nil
 }
 
 // handOver leaves a retiring subtask's operators and watermark state to
@@ -140,17 +188,19 @@ func (s *subtask) waitHandOver() ([]*handedOver, error) {
 // subtasks' now.
 func (s *subtask) handOver() {
 	rs := s.rt.reshape.Load()
-	if rs == nil || rs.next.handovers == nil {
-		return
+	id := dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index}
+	if rs == nil || rs.to == nil || !rs.to.handovers.wants(id, -1) {
+		return // none of this process's successors takes over this subtask's task
 	}
 	ho := &handedOver{ops: map[int]Operator{}, wms: s.handoverWMs}
 	for i, op := range s.ops {
-		if _, ok := op.(Adopter); ok {
-			ho.ops[s.v.Chain[i].ID] = op
+		n := s.v.Chain[i].ID
+		if _, ok := op.(Adopter); ok && rs.to.handovers.wants(id, n) {
+			ho.ops[n] = op
 			s.ops[i] = nil
 		}
 	}
-	rs.next.handovers.put(dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index}, ho)
+	rs.to.handovers.put(id, ho)
 }
 
 // adoptState restores a successor's subtask from the hand-over of the
@@ -158,7 +208,16 @@ func (s *subtask) handOver() {
 // watermarkTakes names, each operator's state from those
 // Redistributable deals to it.
 func (s *subtask) adoptState() error {
-	olds, err := s.waitHandOver()
+	oldN := s.rt.handovers.old[s.v.ID]
+	all := handOverDeals(s.v, s.rt.plan.MaxParallelism, oldN, s.index)
+	takes, deals := all[0], all[1:]
+	from := map[int]bool{}
+	for _, deal := range all {
+		for _, i := range deal {
+			from[i] = true
+		}
+	}
+	olds, err := s.waitHandOver(from)
 	if err != nil {
 		return err
 	}
@@ -166,12 +225,10 @@ func (s *subtask) adoptState() error {
 	if err := s.inject(PointRecovery, 0); err != nil {
 		return err
 	}
-	newN, oldN := s.v.Parallelism, len(olds)
 	snaps := make([]*subtaskSnapshot, oldN)
-	for i, o := range olds {
-		snaps[i] = &subtaskSnapshot{wms: o.wms}
+	for _, i := range takes {
+		snaps[i] = &subtaskSnapshot{wms: olds[i].wms}
 	}
-	takes := watermarkTakes(s.v, s.rt.plan.MaxParallelism, oldN, s.index)
 	channels := 0
 	for _, e := range s.v.Inputs {
 		channels += e.Channels()
@@ -197,24 +254,16 @@ func (s *subtask) adoptState() error {
 		if !ok {
 			continue
 		}
-		how := NotRedistributable
-		if r, ok := n.Impl.(Redistributable); ok {
-			how = r.Redistribution()
-		}
-		from := dealt(how, s.rt.plan.MaxParallelism, oldN, newN, s.index)
-		if from == nil {
-			return fmt.Errorf("operator %q holds state that cannot move to another parallelism", n.Name)
-		}
-		a := Adoption{Subtask: s.index, From: from}
-		for _, i := range from {
-			o := olds[i].ops[n.ID]
+		a := Adoption{Subtask: s.index, From: deals[i]}
+		for _, k := range deals[i] {
+			o := olds[k].ops[n.ID]
 			if o == nil {
-				return fmt.Errorf("restoring %q: subtask %d retired without handing its state over", n.Name, i)
+				return fmt.Errorf("restoring %q: subtask %d retired without handing its state over", n.Name, k)
 			}
 			a.Old = append(a.Old, o)
 		}
 		if err := ad.Adopt(a); err != nil {
-			return fmt.Errorf("restoring %q from the retired subtasks %v: %w", n.Name, from, err)
+			return fmt.Errorf("restoring %q from the retired subtasks %v: %w", n.Name, deals[i], err)
 		}
 	}
 	return nil

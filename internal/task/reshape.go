@@ -25,7 +25,11 @@ import (
 type reshape struct {
 	at   int64        // the checkpoint at whose barrier the cone is replaced
 	cone map[int]bool // vertex IDs
-	next *Runtime     // runs the cone's new subtasks
+	next *Runtime     // runs the cone's new subtasks, or sends to them
+	// to, if not nil, takes the retiring subtasks' state in memory
+	// (handover.go): next itself in one process, a successor share in
+	// the same process on a cluster.
+	to *Runtime
 }
 
 // NewSuccessor returns a runtime that runs subtasks of a live rescale's
@@ -54,7 +58,24 @@ func (r *Runtime) SetRestore(state map[dataflow.SubtaskID][]byte) { r.opts.Resto
 // channels only). Should at not complete, the attempt must end (some
 // senders moved on).
 func (r *Runtime) PrepareReshape(at int64, next *Runtime, cone map[int]bool) {
-	r.reshape.Store(&reshape{at: at, cone: cone, next: next})
+	rs := &reshape{at: at, cone: cone, next: next}
+	if next.handovers != nil {
+		rs.to = next
+	}
+	r.reshape.Store(rs)
+}
+
+// HandOverTo makes the subtasks that retire at the prepared live rescale
+// leave their state to to, a successor in this process that expects it
+// (ExpectHandOver) while the senders send to the new subtasks through
+// PrepareReshape's next: on a cluster, next only sends to successor
+// shares, one of which may run in this process.
+func (r *Runtime) HandOverTo(to *Runtime) {
+	if rs := r.reshape.Load(); rs != nil {
+		c := *rs
+		c.to = to
+		r.reshape.Store(&c)
+	}
 }
 
 // Retired reports whether subtask id retired at a live rescale: its
