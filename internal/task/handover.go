@@ -80,7 +80,7 @@ type handedOver struct {
 // handovers collects the retired subtasks' hand-overs for a successor
 // runtime.
 type handovers struct {
-	old     map[int]int           // the cone's vertices' parallelism before
+	old     map[int]int          // the cone's vertices' parallelism before
 	needed  map[handOverKey]bool // the old subtasks' operators whose state the local subtasks take
 	mu      sync.Mutex
 	got     map[dataflow.SubtaskID]*handedOver
