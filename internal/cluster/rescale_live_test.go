@@ -58,6 +58,11 @@ func TestLiveRescaleInProcess(t *testing.T) {
 	if n := logs.count("running: the rescaled tasks restored checkpoint"); n == 0 {
 		t.Fatal("no worker logged that rescaled tasks restored their checkpoint")
 	}
+	// From 2 to 3, new subtask 0 takes key groups and transactions of old
+	// subtask 0 alone, on the same worker: it takes them in memory.
+	if n := logs.count(fmt.Sprintf("running: the rescaled tasks took the state of checkpoint %d in memory", up.Checkpoint)); n != 1 {
+		t.Fatalf("%d shares took the state of checkpoint %d in memory, want 1", n, up.Checkpoint)
+	}
 	if !strings.Contains(strings.Join(final.Args, " "), "--task-parallelism") {
 		t.Fatalf("the job's arguments %q do not carry the rescale", final.Args)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/weir-stream/weir/internal/engine"
 	"github.com/weir-stream/weir/internal/plan"
 	"github.com/weir-stream/weir/internal/store"
+	"github.com/weir-stream/weir/internal/task"
 )
 
 // This file is the coordinator's side of a live rescale on a cluster
@@ -136,6 +137,7 @@ func (x *remoteExecutor) prepareReshape(at int64, p *plan.Plan, cone map[int]boo
 		cones = append(cones, int32(v))
 	}
 	placement := append(x.placementLocked(), moves...)
+	handover := task.CanHandOver(x.spec.Options, p, cone)
 	for _, sh := range rs.shares {
 		d := x.deployMessage(sh, placement, nil)
 		d.Key, d.Subtasks = sh.key, nil
@@ -145,6 +147,12 @@ func (x *remoteExecutor) prepareReshape(at int64, p *plan.Plan, cone map[int]boo
 			}
 		}
 		d.Parallelism, d.ReshapeAt, d.Cone = par, at, cones
+		if handover && x.allOldOnLocked(rs, sh, p) {
+			d.ReshapeFrom = map[int32]int32{}
+			for _, v := range coneIDs {
+				d.ReshapeFrom[int32(v)] = int32(x.plan.Vertices[v].Parallelism)
+			}
+		}
 		if !sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Deploy{Deploy: d}}) {
 			return fmt.Errorf("deploying the rescaled tasks on worker %s: the worker is gone", sh.w.id)
 		}
@@ -157,6 +165,24 @@ func (x *remoteExecutor) prepareReshape(at int64, p *plan.Plan, cone map[int]boo
 			Key: sh.key, Kind: pb.Command_RESHAPE, Checkpoint: at, Moves: moves, Parallelism: par, Cone: cones}}})
 	}
 	return nil
+}
+
+// allOldOnLocked reports whether every old subtask whose state the
+// subtasks of successor share sh of rs take runs on sh's worker, so that
+// they can take it in memory (task.TakesFrom); x.mu is held.
+func (x *remoteExecutor) allOldOnLocked(rs *pendingReshape, sh *share, p *plan.Plan) bool {
+	for id, s := range rs.where {
+		if s != sh {
+			continue
+		}
+		v := p.Vertices[id.Vertex]
+		for _, i := range task.TakesFrom(v, p.MaxParallelism, x.plan.Vertices[v.ID].Parallelism, id.Subtask) {
+			if old := x.where[dataflow.SubtaskID{Vertex: v.ID, Subtask: i}]; old == nil || old.w != sh.w || old.lost {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // StartReshape starts the prepared successor shares from checkpoint m.

@@ -52,6 +52,11 @@ type workerAttempt struct {
 	opts     task.Options
 	ep       *transportEndpoint
 	reshaped bool           // its plan's parallelism differs from what the job's arguments build
+	// takes, in a successor share that takes its state in memory
+	// (Deploy.reshape_from), is closed once rt exists and expects it, or
+	// once the share gave up before (rt nil) (worker_reshape.go).
+	takes    chan struct{}
+	takeOnce sync.Once
 	bg       sync.WaitGroup // restarts in progress (restart_worker.go)
 
 	// Where each subtask runs: its worker's data address and endpoint
@@ -67,6 +72,9 @@ type workerAttempt struct {
 func newWorkerAttempt(g *agent, d *pb.Deploy, epoch uint64) *workerAttempt {
 	a := &workerAttempt{g: g, d: d, cmds: make(chan *pb.Command, 4096), failed: make(chan error, 1), claimed: true}
 	a.epoch.Store(epoch)
+	if len(d.ReshapeFrom) > 0 {
+		a.takes = make(chan struct{})
+	}
 	return a
 }
 
@@ -150,6 +158,9 @@ func sid(r *pb.SubtaskRef) dataflow.SubtaskID {
 // run builds the attempt's pipeline, restores the local subtasks' state
 // and runs them until they finish, fail, or the coordinator cancels.
 func (a *workerAttempt) run() error {
+	if a.takes != nil {
+		defer a.tookOver() // should it end before its runtime exists
+	}
 	ctx, cancel := context.WithCancel(a.g.ctx)
 	defer cancel()
 	a.mu.Lock()
@@ -219,8 +230,12 @@ func (a *workerAttempt) run() error {
 	}
 	a.opts = opts
 	var rt *task.Runtime
+	early := false // a successor that takes its state in memory: it runs at once
 	if d.ReshapeAt != 0 {
 		rt = task.NewSuccessor(cfg.Plan, opts, d.ReshapeAt)
+		if early, err = a.expectHandOver(rt); err != nil {
+			return err
+		}
 	} else {
 		rt = task.New(cfg.Plan, opts)
 	}
@@ -239,6 +254,9 @@ func (a *workerAttempt) run() error {
 	a.mu.Lock()
 	a.rt, a.ep = rt, ep
 	a.mu.Unlock()
+	if a.takes != nil {
+		a.tookOver()
+	}
 
 	done := make(chan error, 1)
 	read := time.Since(restoreStart)
@@ -247,10 +265,15 @@ func (a *workerAttempt) run() error {
 	var started <-chan struct{} // a successor's, once RESHAPE_START started it
 	var startToken int64
 	halted := ctx.Done()
-	if d.ReshapeAt == 0 {
+	running := d.ReshapeAt == 0 || early // Run runs: done receives its end
+	var handedOver <-chan struct{}
+	if running {
 		go func() { done <- rt.Run(ctx) }()
 		if len(d.Restore) > 0 {
 			decoded = rt.Restored()
+		}
+		if early {
+			handedOver = rt.Restored()
 		}
 	}
 	what := fmt.Sprintf("restored %d bytes of state%s", restored, from)
@@ -271,6 +294,9 @@ func (a *workerAttempt) run() error {
 			// Logged once the tasks decoded the state: only then do they run.
 			w.cfg.Log(fmt.Sprintf("attempt %s running: %s in %v (read %v, decoded %v)", d.Key, what,
 				(read + time.Since(decodeStart)).Round(time.Millisecond), read.Round(time.Millisecond), time.Since(decodeStart).Round(time.Millisecond)))
+		case <-handedOver:
+			handedOver = nil
+			w.cfg.Log(fmt.Sprintf("attempt %s running: the rescaled tasks took the state of checkpoint %d in memory in %v", d.Key, d.ReshapeAt, time.Since(decodeStart).Round(time.Millisecond)))
 		case <-started:
 			started = nil
 			w.cfg.Log(fmt.Sprintf("attempt %s running: the rescaled tasks restored checkpoint %d in %v", d.Key, d.ReshapeAt, time.Since(decodeStart).Round(time.Millisecond)))
@@ -281,22 +307,25 @@ func (a *workerAttempt) run() error {
 			return err
 		case err := <-a.failed:
 			cancel()
-			if d.ReshapeAt == 0 || startToken != 0 {
+			if running {
 				<-done
 			}
 			a.bg.Wait()
 			return err
 		case <-halted:
-			if d.ReshapeAt != 0 && startToken == 0 {
+			if !running {
 				return ctx.Err() // cancelled before it started
 			}
 			halted = nil // Run ends by itself
 		case c := <-a.cmds:
 			if c.Kind == pb.Command_RESHAPE_START && d.ReshapeAt != 0 && startToken == 0 {
-				decodeStart = time.Now()
-				if err := a.startSuccessor(ctx, rt, c, done); err != nil {
-					cancel()
-					return err
+				if !early {
+					decodeStart = time.Now()
+					if err := a.startSuccessor(ctx, rt, c, done); err != nil {
+						cancel()
+						return err
+					}
+					running = true
 				}
 				startToken, started = c.Token, rt.Restored()
 				continue

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
 	"github.com/weir-stream/weir/internal/dataflow"
@@ -71,7 +72,81 @@ func (a *workerAttempt) prepareReshape(rt *task.Runtime, c *pb.Command) error {
 	// nothing here.
 	view := task.NewSuccessor(cfg.Plan, opts, c.Checkpoint)
 	rt.PrepareReshape(c.Checkpoint, view, cone)
+	if next := a.localSuccessor(c.Checkpoint); next != nil {
+		rt.HandOverTo(next)
+	}
 	return nil
+}
+
+// expectHandOver readies successor runtime rt to take its state in
+// memory from the retiring subtasks on this worker, when the coordinator
+// found that they hold all of it (Deploy.reshape_from) and the job keeps
+// its state in memory; it reports whether rt does.
+func (a *workerAttempt) expectHandOver(rt *task.Runtime) (bool, error) {
+	d := a.d
+	if len(d.ReshapeFrom) == 0 || a.opts.State != nil {
+		return false, nil
+	}
+	from := map[int]int{}
+	cone := map[int]bool{}
+	for v, n := range d.ReshapeFrom {
+		from[int(v)], cone[int(v)] = int(n), true
+	}
+	if !task.CanHandOver(a.opts, a.cfg.Plan, cone) {
+		return false, nil
+	}
+	old, err := a.cfg.Plan.WithParallelism(from)
+	if err != nil {
+		return false, fmt.Errorf("the plan before the rescale: %w", err)
+	}
+	rt.ExpectHandOver(old)
+	return true, nil
+}
+
+// tookOver tells the running shares of this worker that the successor
+// share's runtime exists (or never will): see localSuccessor.
+func (a *workerAttempt) tookOver() {
+	a.takeOnce.Do(func() { close(a.takes) })
+}
+
+// localSuccessor returns the runtime of the successor share of this
+// worker's attempt that takes the state of the live rescale at
+// checkpoint at in memory, once it exists; nil if there is none. The
+// coordinator deploys successor shares before it tells running shares of
+// the rescale, so the share is known here by the time RESHAPE comes.
+func (a *workerAttempt) localSuccessor(at int64) *task.Runtime {
+	base := attemptBase(a.d.Key)
+	var s *workerAttempt
+	a.g.mu.Lock()
+	for _, o := range a.g.attempts {
+		if o.takes != nil && o.d.ReshapeAt == at && attemptBase(o.d.Key) == base {
+			s = o
+		}
+	}
+	a.g.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	select {
+	case <-s.takes:
+	case <-a.g.ctx.Done():
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rt == nil || !s.rt.ExpectsHandOver() {
+		return nil
+	}
+	return s.rt
+}
+
+// attemptBase returns the key of the attempt a share's key belongs to:
+// without the suffix "/rN" of a live rescale's successor shares.
+func attemptBase(key string) string {
+	if i := strings.LastIndex(key, "/r"); i >= 0 && i+2 < len(key) && strings.Trim(key[i+2:], "0123456789") == "" {
+		return key[:i]
+	}
+	return key
 }
 
 // startSuccessor restores the successor share's subtasks from the

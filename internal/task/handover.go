@@ -116,6 +116,10 @@ func (r *Runtime) ExpectHandOver(old *plan.Plan) {
 	r.handovers = h
 }
 
+// ExpectsHandOver reports whether the runtime takes its state in memory
+// (ExpectHandOver).
+func (r *Runtime) ExpectsHandOver() bool { return r.handovers != nil }
+
 // handOverKey names what a successor takes of an old subtask: the state
 // of one of its operators (by node ID), or its watermarks (node -1).
 type handOverKey struct {
@@ -137,6 +141,22 @@ func handOverDeals(v *plan.Vertex, maxPar, oldN, j int) [][]int {
 			}
 		}
 		out = append(out, deal)
+	}
+	return out
+}
+
+// TakesFrom returns the old subtasks, of oldN, that new subtask j of v
+// takes state of (watermarks or an operator's) at a hand-over.
+func TakesFrom(v *plan.Vertex, maxPar, oldN, j int) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, deal := range handOverDeals(v, maxPar, oldN, j) {
+		for _, i := range deal {
+			if !seen[i] {
+				seen[i] = true
+				out = append(out, i)
+			}
+		}
 	}
 	return out
 }

@@ -2586,8 +2586,14 @@ type Deploy struct {
 	// reshape_at, if set, makes the share a successor of a live rescale at
 	// that checkpoint: its subtasks are of the tasks in cone, and they
 	// start only at RESHAPE_START, restoring the checkpoint it names.
-	ReshapeAt     int64   `protobuf:"varint,23,opt,name=reshape_at,json=reshapeAt,proto3" json:"reshape_at,omitempty"`
-	Cone          []int32 `protobuf:"varint,24,rep,packed,name=cone,proto3" json:"cone,omitempty"`
+	ReshapeAt int64   `protobuf:"varint,23,opt,name=reshape_at,json=reshapeAt,proto3" json:"reshape_at,omitempty"`
+	Cone      []int32 `protobuf:"varint,24,rep,packed,name=cone,proto3" json:"cone,omitempty"`
+	// reshape_from, with reshape_at, is the parallelism before the rescale
+	// of the cone's tasks, and holds when every old subtask whose state the
+	// share's subtasks take runs on this worker: they then start at once
+	// and take that state in memory from the retiring subtasks (a
+	// hand-over), and RESHAPE_START only asks when they restored it.
+	ReshapeFrom   map[int32]int32 `protobuf:"bytes,25,rep,name=reshape_from,json=reshapeFrom,proto3" json:"reshape_from,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2786,6 +2792,13 @@ func (x *Deploy) GetReshapeAt() int64 {
 func (x *Deploy) GetCone() []int32 {
 	if x != nil {
 		return x.Cone
+	}
+	return nil
+}
+
+func (x *Deploy) GetReshapeFrom() map[int32]int32 {
+	if x != nil {
+		return x.ReshapeFrom
 	}
 	return nil
 }
@@ -3953,7 +3966,7 @@ const file_weir_proto_rawDesc = "" +
 	"\asubtask\x18\x01 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\x12\x1b\n" +
 	"\tdata_addr\x18\x02 \x01(\tR\bdataAddr\x12\x19\n" +
 	"\bdata_key\x18\x03 \x01(\tR\adataKey\x12\x18\n" +
-	"\astandby\x18\x04 \x01(\bR\astandby\"\xa3\a\n" +
+	"\astandby\x18\x04 \x01(\bR\astandby\"\xb0\b\n" +
 	"\x06Deploy\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x10\n" +
 	"\x03job\x18\x02 \x01(\tR\x03job\x12\x12\n" +
@@ -3980,8 +3993,12 @@ const file_weir_proto_rawDesc = "" +
 	"\vparallelism\x18\x16 \x03(\v2(.weir.cluster.v1.Deploy.ParallelismEntryR\vparallelism\x12\x1d\n" +
 	"\n" +
 	"reshape_at\x18\x17 \x01(\x03R\treshapeAt\x12\x12\n" +
-	"\x04cone\x18\x18 \x03(\x05R\x04cone\x1a>\n" +
+	"\x04cone\x18\x18 \x03(\x05R\x04cone\x12K\n" +
+	"\freshape_from\x18\x19 \x03(\v2(.weir.cluster.v1.Deploy.ReshapeFromEntryR\vreshapeFrom\x1a>\n" +
 	"\x10ParallelismEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a>\n" +
+	"\x10ReshapeFromEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xfd\a\n" +
 	"\aCommand\x12\x10\n" +
@@ -4126,7 +4143,7 @@ func file_weir_proto_rawDescGZIP() []byte {
 }
 
 var file_weir_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_weir_proto_goTypes = []any{
 	(FailureClass)(0),          // 0: weir.cluster.v1.FailureClass
 	(Command_Kind)(0),          // 1: weir.cluster.v1.Command.Kind
@@ -4173,7 +4190,8 @@ var file_weir_proto_goTypes = []any{
 	(*PlanTask)(nil),           // 42: weir.cluster.v1.PlanTask
 	(*WorkerTasks)(nil),        // 43: weir.cluster.v1.WorkerTasks
 	nil,                        // 44: weir.cluster.v1.Deploy.ParallelismEntry
-	nil,                        // 45: weir.cluster.v1.Command.ParallelismEntry
+	nil,                        // 45: weir.cluster.v1.Deploy.ReshapeFromEntry
+	nil,                        // 46: weir.cluster.v1.Command.ParallelismEntry
 }
 var file_weir_proto_depIdxs = []int32{
 	15, // 0: weir.cluster.v1.WorkerMessage.hello:type_name -> weir.cluster.v1.Hello
@@ -4219,41 +4237,42 @@ var file_weir_proto_depIdxs = []int32{
 	30, // 40: weir.cluster.v1.Deploy.placement:type_name -> weir.cluster.v1.Placement
 	22, // 41: weir.cluster.v1.Deploy.delivered:type_name -> weir.cluster.v1.ChannelCount
 	44, // 42: weir.cluster.v1.Deploy.parallelism:type_name -> weir.cluster.v1.Deploy.ParallelismEntry
-	1,  // 43: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
-	21, // 44: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
-	21, // 45: weir.cluster.v1.Command.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	13, // 46: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
-	30, // 47: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
-	22, // 48: weir.cluster.v1.Command.delivered:type_name -> weir.cluster.v1.ChannelCount
-	45, // 49: weir.cluster.v1.Command.parallelism:type_name -> weir.cluster.v1.Command.ParallelismEntry
-	41, // 50: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
-	43, // 51: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
-	19, // 52: weir.cluster.v1.JobInfo.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
-	42, // 53: weir.cluster.v1.JobInfo.tasks:type_name -> weir.cluster.v1.PlanTask
-	21, // 54: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	5,  // 55: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
-	33, // 56: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
-	38, // 57: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
-	40, // 58: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
-	40, // 59: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
-	34, // 60: weir.cluster.v1.Coordinator.Savepoint:input_type -> weir.cluster.v1.SavepointRequest
-	2,  // 61: weir.cluster.v1.Coordinator.Leader:input_type -> weir.cluster.v1.LeaderRequest
-	4,  // 62: weir.cluster.v1.Coordinator.Handover:input_type -> weir.cluster.v1.HandoverRequest
-	36, // 63: weir.cluster.v1.Coordinator.Rescale:input_type -> weir.cluster.v1.RescaleRequest
-	26, // 64: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
-	41, // 65: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
-	39, // 66: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
-	41, // 67: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
-	41, // 68: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
-	35, // 69: weir.cluster.v1.Coordinator.Savepoint:output_type -> weir.cluster.v1.SavepointInfo
-	3,  // 70: weir.cluster.v1.Coordinator.Leader:output_type -> weir.cluster.v1.LeaderInfo
-	3,  // 71: weir.cluster.v1.Coordinator.Handover:output_type -> weir.cluster.v1.LeaderInfo
-	37, // 72: weir.cluster.v1.Coordinator.Rescale:output_type -> weir.cluster.v1.RescaleInfo
-	64, // [64:73] is the sub-list for method output_type
-	55, // [55:64] is the sub-list for method input_type
-	55, // [55:55] is the sub-list for extension type_name
-	55, // [55:55] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	45, // 43: weir.cluster.v1.Deploy.reshape_from:type_name -> weir.cluster.v1.Deploy.ReshapeFromEntry
+	1,  // 44: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
+	21, // 45: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
+	21, // 46: weir.cluster.v1.Command.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	13, // 47: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
+	30, // 48: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
+	22, // 49: weir.cluster.v1.Command.delivered:type_name -> weir.cluster.v1.ChannelCount
+	46, // 50: weir.cluster.v1.Command.parallelism:type_name -> weir.cluster.v1.Command.ParallelismEntry
+	41, // 51: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
+	43, // 52: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
+	19, // 53: weir.cluster.v1.JobInfo.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
+	42, // 54: weir.cluster.v1.JobInfo.tasks:type_name -> weir.cluster.v1.PlanTask
+	21, // 55: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
+	5,  // 56: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
+	33, // 57: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
+	38, // 58: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
+	40, // 59: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
+	40, // 60: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
+	34, // 61: weir.cluster.v1.Coordinator.Savepoint:input_type -> weir.cluster.v1.SavepointRequest
+	2,  // 62: weir.cluster.v1.Coordinator.Leader:input_type -> weir.cluster.v1.LeaderRequest
+	4,  // 63: weir.cluster.v1.Coordinator.Handover:input_type -> weir.cluster.v1.HandoverRequest
+	36, // 64: weir.cluster.v1.Coordinator.Rescale:input_type -> weir.cluster.v1.RescaleRequest
+	26, // 65: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
+	41, // 66: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
+	39, // 67: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
+	41, // 68: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
+	41, // 69: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
+	35, // 70: weir.cluster.v1.Coordinator.Savepoint:output_type -> weir.cluster.v1.SavepointInfo
+	3,  // 71: weir.cluster.v1.Coordinator.Leader:output_type -> weir.cluster.v1.LeaderInfo
+	3,  // 72: weir.cluster.v1.Coordinator.Handover:output_type -> weir.cluster.v1.LeaderInfo
+	37, // 73: weir.cluster.v1.Coordinator.Rescale:output_type -> weir.cluster.v1.RescaleInfo
+	65, // [65:74] is the sub-list for method output_type
+	56, // [56:65] is the sub-list for method input_type
+	56, // [56:56] is the sub-list for extension type_name
+	56, // [56:56] is the sub-list for extension extendee
+	0,  // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_weir_proto_init() }
@@ -4289,7 +4308,7 @@ func file_weir_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weir_proto_rawDesc), len(file_weir_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   44,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
