@@ -51,7 +51,7 @@ type workerAttempt struct {
 	cfg      engine.Config
 	opts     task.Options
 	ep       *transportEndpoint
-	reshaped bool           // its plan's parallelism differs from what the job's arguments build
+	reshaped bool // its plan's parallelism differs from what the job's arguments build
 	// takes, in a successor share that takes its state in memory
 	// (Deploy.reshape_from), is closed once rt exists and expects it, or
 	// once the share gave up before (rt nil) (worker_reshape.go).
