@@ -31,6 +31,7 @@ type proc struct {
 
 	mu    sync.Mutex
 	lines []string
+	at    []time.Time   // when each line came
 	seen  chan struct{} // closed and replaced on every new line
 }
 
@@ -58,7 +59,7 @@ func startWithEnv(t *testing.T, name string, env []string, args ...string) *proc
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			p.mu.Lock()
-			p.lines = append(p.lines, sc.Text())
+			p.lines, p.at = append(p.lines, sc.Text()), append(p.at, time.Now())
 			close(p.seen)
 			p.seen = make(chan struct{})
 			p.mu.Unlock()
@@ -68,6 +69,20 @@ func startWithEnv(t *testing.T, name string, env []string, args ...string) *proc
 	}()
 	t.Cleanup(func() { p.kill() })
 	return p
+}
+
+// printedAt returns when the process printed its first line after the
+// first from that matches re, if it did.
+func (p *proc) printedAt(from int, re string) (time.Time, bool) {
+	rx := regexp.MustCompile(re)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := from; i < len(p.lines); i++ {
+		if rx.MatchString(p.lines[i]) {
+			return p.at[i], true
+		}
+	}
+	return time.Time{}, false
 }
 
 // waitFor waits until the process printed a line matching re, and returns

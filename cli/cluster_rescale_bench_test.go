@@ -45,7 +45,7 @@ func TestRescalePauseBenchmark(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var rescale, manual, reported, live, liveReported []time.Duration
+		var rescale, manual, reported, live, liveReported, unmoved []time.Duration
 		var bytes int64
 		for i := range runs {
 			c := &testCluster{t: t, dir: t.TempDir(), workers: map[string]*proc{}, replacement: "1m",
@@ -69,8 +69,8 @@ func TestRescalePauseBenchmark(t *testing.T) {
 					p, size := b.manual()
 					manual, bytes = append(manual, p), size
 				case 2:
-					p, rep := b.live()
-					live, liveReported = append(live, p), append(liveReported, rep)
+					p, rep, u := b.live()
+					live, liveReported, unmoved = append(live, p), append(liveReported, rep), append(unmoved, u)
 				}
 			}
 			c.coord.kill()
@@ -84,6 +84,7 @@ func TestRescalePauseBenchmark(t *testing.T) {
 		t.Logf("  weir stop --savepoint + submit --from-savepoint: median %v, range %v", median(manual), spread(manual))
 		t.Logf("  weir rescale --operator keep (live):   median %v, range %v", median(live), spread(live))
 		t.Logf("    (the engine's own measure, trigger to restored: median %v, range %v)", median(liveReported), spread(liveReported))
+		t.Logf("    key groups that stay on their worker, taken in memory: median %v, range %v", median(unmoved), spread(unmoved))
 	}
 }
 
@@ -164,16 +165,34 @@ func (b *pauseBench) rescale() (time.Duration, time.Duration) {
 }
 
 // live measures weir rescale --operator keep: the stateful task alone
-// changes parallelism, live. The pause runs to the first moment a new
-// subtask (3 or 4 of the task) shows a record out or written in the
-// job's status;
-// it returns it and the engine's own measure.
-func (b *pauseBench) live() (time.Duration, time.Duration) {
+// changes parallelism, live. The pause of the key groups that move to
+// other workers runs to the first moment a new subtask (3 or 4 of the
+// task) shows a record out or written in the job's status; that of the
+// key groups that stay (the task's first new subtask takes those of its
+// first old one, on the same worker) to when its worker logs that it took
+// them in memory. It returns the first, the engine's own measure, and
+// the second.
+func (b *pauseBench) live() (time.Duration, time.Duration, time.Duration) {
 	id, _ := b.submit()
+	marks := map[*proc]int{}
+	for _, w := range b.c.workers {
+		marks[w] = w.mark()
+	}
 	t0 := time.Now()
 	info, err := b.cc.Rescale(context.Background(), &pb.RescaleRequest{Id: id, Operator: "keep", Parallelism: 4})
 	if err != nil {
 		b.t.Fatal(err)
+	}
+	// New subtask 0 takes the key groups of old subtask 0 on the same
+	// worker: it takes them in memory, and its worker logs when.
+	var unmoved time.Duration
+	for w, from := range marks {
+		if at, ok := w.printedAt(from, fmt.Sprintf(`running: the rescaled tasks took the state of checkpoint %d in memory`, info.Checkpoint)); ok {
+			unmoved = at.Sub(t0)
+		}
+	}
+	if unmoved == 0 {
+		b.t.Fatalf("no worker took the state of the live rescale in memory")
 	}
 	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		job, err := b.cc.GetJob(context.Background(), &pb.GetJobRequest{Id: id})
@@ -184,12 +203,12 @@ func (b *pauseBench) live() (time.Duration, time.Duration) {
 			if s.Subtask.GetSubtask() >= 2 && (s.RecordsOut > 0 || s.RecordsWritten > 0) {
 				pause := time.Since(t0)
 				b.cc.CancelJob(context.Background(), &pb.GetJobRequest{Id: id})
-				return pause, time.Duration(info.StopNs)
+				return pause, time.Duration(info.StopNs), unmoved
 			}
 		}
 	}
 	b.t.Fatalf("no new subtask of job %s wrote in 5 minutes", id)
-	return 0, 0
+	return 0, 0, 0
 }
 
 // manual measures a stop with a savepoint and a submission from it at
