@@ -191,18 +191,34 @@ func (c *Coordinator) adoptAttempt(j *job, cfg engine.Config, spec engine.Attemp
 	if len(mine) == 0 {
 		return nil
 	}
-	x := newRemoteExecutor(c, j, cfg, spec, mine[0].s.Key)
+	// After live rescales the attempt runs in its first shares and in
+	// successor shares ("KEY/rN"): the executor takes the attempt's key,
+	// and numbers the shares of its next rescale after theirs.
+	x := newRemoteExecutor(c, j, cfg, spec, attemptBase(mine[0].s.Key))
 	x.lastTrigger = lastTrigger
 	var finished []dataflow.SubtaskID
+	slots := map[*workerConn]map[int]bool{} // the subtask indexes on each worker
 	for _, o := range mine {
 		sh := &share{key: o.s.Key, w: o.w, done: make(chan struct{}), live: true}
 		x.shares = append(x.shares, sh)
+		x.reshapes = max(x.reshapes, reshapeNumber(o.s.Key))
+		if slots[o.w] == nil {
+			slots[o.w] = map[int]bool{}
+		} else {
+			sh.slotsFixed = true // the worker's first share counts its slots
+		}
 		for _, r := range o.s.Subtasks {
 			x.where[sid(r)] = sh
+			slots[o.w][int(r.Subtask)] = true
 		}
 		for _, r := range o.s.Finished {
 			x.finished[sid(r)] = true
 			finished = append(finished, sid(r))
+		}
+	}
+	for _, sh := range x.shares {
+		if !sh.slotsFixed {
+			sh.slotsFixed, sh.fixedSlots = true, len(slots[sh.w])
 		}
 	}
 	c.mu.Lock()

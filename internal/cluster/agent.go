@@ -264,17 +264,20 @@ func (g *agent) deploy(d *pb.Deploy, epoch uint64) {
 
 // running describes the attempt for a hello (Hello.running).
 func (a *workerAttempt) running() *pb.RunningShare {
-	r := &pb.RunningShare{Key: a.d.Key, Name: a.d.Name, Subtasks: a.d.Subtasks, LastTrigger: a.lastTrigger.Load(),
+	r := &pb.RunningShare{Key: a.d.Key, Name: a.d.Name, LastTrigger: a.lastTrigger.Load(),
 		StandbyShare: a.d.StandbyShare, Attempt: a.d.Attempt, Epoch: a.epoch.Load()}
 	a.mu.Lock()
 	rt := a.rt
 	a.mu.Unlock()
-	if rt != nil {
-		for _, s := range a.d.Subtasks {
-			if rt.Finished(sid(s)) {
-				r.Finished = append(r.Finished, s)
-			}
+	for _, s := range a.d.Subtasks {
+		switch {
+		case rt == nil:
+		case rt.Retired(sid(s)):
+			continue // a successor share runs it now (live rescale)
+		case rt.Finished(sid(s)):
+			r.Finished = append(r.Finished, s)
 		}
+		r.Subtasks = append(r.Subtasks, s)
 	}
 	return r
 }

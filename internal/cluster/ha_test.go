@@ -71,25 +71,52 @@ func (h *haCluster) client(t *testing.T, ctx context.Context) pb.CoordinatorClie
 // and drives the job to its end: no task restarted, the output is the
 // one-process run's.
 func TestAStandbyAdoptsTheRunningAttemptOfACrashedLeader(t *testing.T) {
-	testTakeover(t, nil, func(h *haCluster) { h.leader.Abandon() })
+	testTakeover(t, nil, nil, func(h *haCluster) { h.leader.Abandon() }, 3)
 }
 
 // Under fine-grained failover the attempt is adopted the same way.
 func TestAStandbyAdoptsAFineGrainedAttempt(t *testing.T) {
-	testTakeover(t, []string{"--failover", "fine-grained"}, func(h *haCluster) { h.leader.Abandon() })
+	testTakeover(t, []string{"--failover", "fine-grained"}, nil, func(h *haCluster) { h.leader.Abandon() }, 3)
 }
 
 // A handover passes the lead without waiting for the lease, and without
 // restarting any task either.
 func TestAHandoverPassesTheRunningAttemptToTheStandby(t *testing.T) {
-	testTakeover(t, nil, func(h *haCluster) {
+	testTakeover(t, nil, nil, handover(t), 3)
+}
+
+// After a live rescale (the counting task from 3 to 2) the attempt runs
+// in its three first shares and two successor shares, which together run
+// each subtask once (the retired ones are not reported): a handover
+// adopts all five, and no task restarts.
+func TestAHandoverAfterALiveRescaleAdoptsTheRescaledAttempt(t *testing.T) {
+	rescale := func(h *haCluster, id string) {
+		r, err := h.client(t, t.Context()).Rescale(t.Context(), &pb.RescaleRequest{Id: id, Operator: "count", Parallelism: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Live {
+			t.Fatalf("the rescale answered %v, want a live one", r)
+		}
+		h.logs.wait(t, fmt.Sprintf("^%s: checkpoint %d completed", id, r.Checkpoint+1))
+	}
+	testTakeover(t, nil, rescale, handover(t), 5)
+}
+
+// handover asks the leader to hand over.
+func handover(t *testing.T) func(*haCluster) {
+	return func(h *haCluster) {
 		if _, err := h.client(t, t.Context()).Handover(t.Context(), &pb.HandoverRequest{}); err != nil {
 			t.Fatalf("handover: %v", err)
 		}
-	})
+	}
 }
 
-func testTakeover(t *testing.T, args []string, lose func(*haCluster)) {
+// testTakeover runs keycount with args on an HA cluster, calls before
+// (if not nil) once it took checkpoints, loses the leader, and checks
+// that the standby adopts the attempt's shares and runs the job to its
+// end with no task restarted.
+func testTakeover(t *testing.T, args []string, before func(*haCluster, string), lose func(*haCluster), shares int) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	h := newHACluster(t, ctx)
@@ -107,11 +134,14 @@ func testTakeover(t *testing.T, args []string, lose func(*haCluster)) {
 	}
 	h.logs.wait(t, "^"+info.Id+": checkpoint 3 completed")
 	h.workerLogs.waitCount(t, "^w[0-9]: joined coordinator", 3)
+	if before != nil {
+		before(h, info.Id)
+	}
 	lose(h)
 	<-h.leader.Done()
 	<-h.backup.Leading()
-	h.logs.wait(t, "^b: job "+info.Id+": adopting its running attempt \\(3 shares\\)")
-	h.workerLogs.waitCount(t, "adopted by the coordinator of epoch 2$", 3)
+	h.logs.wait(t, fmt.Sprintf("^b: job %s: adopting its running attempt \\(%d shares\\)", info.Id, shares))
+	h.workerLogs.waitCount(t, "adopted by the coordinator of epoch 2$", shares)
 	client := h.client(t, ctx)
 	final := awaitFinished(t, ctx, client, h.logs, info.Id)
 	sameOutput(t, out, ref)

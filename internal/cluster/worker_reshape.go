@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
@@ -71,10 +72,7 @@ func (a *workerAttempt) prepareReshape(rt *task.Runtime, c *pb.Command) error {
 	// A view of the successors, for the channels into them: it runs
 	// nothing here.
 	view := task.NewSuccessor(cfg.Plan, opts, c.Checkpoint)
-	rt.PrepareReshape(c.Checkpoint, view, cone)
-	if next := a.localSuccessor(c.Checkpoint); next != nil {
-		rt.HandOverTo(next)
-	}
+	rt.PrepareReshapeTo(c.Checkpoint, view, a.localSuccessor(c.Checkpoint), cone)
 	return nil
 }
 
@@ -138,6 +136,16 @@ func (a *workerAttempt) localSuccessor(at int64) *task.Runtime {
 		return nil
 	}
 	return s.rt
+}
+
+// reshapeNumber returns N of a successor share's key "KEY/rN", 0 for
+// another share's.
+func reshapeNumber(key string) int {
+	if base := attemptBase(key); base != key {
+		n, _ := strconv.Atoi(key[len(base)+2:])
+		return n
+	}
+	return 0
 }
 
 // attemptBase returns the key of the attempt a share's key belongs to:

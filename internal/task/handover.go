@@ -92,7 +92,7 @@ type handovers struct {
 // CanHandOver) rather than from SetRestore's snapshots: they start with
 // Run, at once, and wait for the hand-over of the old subtasks whose
 // state they take, which must all run in this process. It must come
-// before the running runtimes' PrepareReshape (or HandOverTo).
+// before the running runtimes' PrepareReshape (or PrepareReshapeTo).
 func (r *Runtime) ExpectHandOver(old *plan.Plan) {
 	h := &handovers{old: map[int]int{}, needed: map[handOverKey]bool{}, got: map[dataflow.SubtaskID]*handedOver{}, changed: make(chan struct{})}
 	for _, v := range r.plan.Vertices {

@@ -58,24 +58,20 @@ func (r *Runtime) SetRestore(state map[dataflow.SubtaskID][]byte) { r.opts.Resto
 // channels only). Should at not complete, the attempt must end (some
 // senders moved on).
 func (r *Runtime) PrepareReshape(at int64, next *Runtime, cone map[int]bool) {
-	rs := &reshape{at: at, cone: cone, next: next}
+	var to *Runtime
 	if next.handovers != nil {
-		rs.to = next
+		to = next
 	}
-	r.reshape.Store(rs)
+	r.PrepareReshapeTo(at, next, to, cone)
 }
 
-// HandOverTo makes the subtasks that retire at the prepared live rescale
-// leave their state to to, a successor in this process that expects it
-// (ExpectHandOver) while the senders send to the new subtasks through
-// PrepareReshape's next: on a cluster, next only sends to successor
-// shares, one of which may run in this process.
-func (r *Runtime) HandOverTo(to *Runtime) {
-	if rs := r.reshape.Load(); rs != nil {
-		c := *rs
-		c.to = to
-		r.reshape.Store(&c)
-	}
+// PrepareReshapeTo is PrepareReshape where the subtasks that retire leave
+// their state to to, a successor in this process that expects it
+// (ExpectHandOver; nil: none), while the senders send to the new subtasks
+// through next: on a cluster, next only sends to the successor shares,
+// one of which may run in this process.
+func (r *Runtime) PrepareReshapeTo(at int64, next, to *Runtime, cone map[int]bool) {
+	r.reshape.Store(&reshape{at: at, cone: cone, next: next, to: to})
 }
 
 // Retired reports whether subtask id retired at a live rescale: its
