@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
 	"github.com/weir-stream/weir/internal/dataflow"
@@ -47,14 +48,39 @@ var _ engine.Reshaper = (*remoteExecutor)(nil)
 // checkpoint at, which runs plan p's cone, and prepares the running
 // shares for it. The successors read their state from the store once
 // the checkpoint completed: no state passes in memory between workers.
+//
+// It returns once every running share answered that it is prepared: the
+// checkpoint's barrier, which the engine triggers next, must not reach a
+// subtask of the cone, or a sender into it, that does not know of the
+// rescale (commands to different workers, and to different shares of
+// one worker, are not ordered with the data plane). A share that does
+// not answer within the heartbeat timeout fails the attempt: some shares
+// may have prepared.
 func (x *remoteExecutor) PrepareReshape(at int64, p *plan.Plan, cone map[int]bool) (<-chan struct{}, error) {
-	return nil, x.prepareReshape(at, p, cone)
+	waits, err := x.prepareReshape(at, p, cone)
+	if err != nil {
+		return nil, err
+	}
+	timeout := time.NewTimer(max(x.c.cfg.HeartbeatTimeout, time.Second))
+	defer timeout.Stop()
+	for _, ch := range waits {
+		select {
+		case <-ch:
+		case <-x.halted:
+			return nil, errors.New("the attempt ended")
+		case <-timeout.C:
+			err := fmt.Errorf("the running shares did not all prepare for the live rescale at checkpoint %d in time", at)
+			x.post(endEvent{err: err})
+			return nil, err
+		}
+	}
+	return nil, nil
 }
 
-func (x *remoteExecutor) prepareReshape(at int64, p *plan.Plan, cone map[int]bool) error {
+func (x *remoteExecutor) prepareReshape(at int64, p *plan.Plan, cone map[int]bool) ([]chan *pb.Moved, error) {
 	o := x.spec.Options
 	if o.UpstreamBackup || o.ActiveStandby {
-		return fmt.Errorf("%w: its upstream backup and standbys know only the channels they started with", engine.ErrNotLive)
+		return nil, fmt.Errorf("%w: its upstream backup and standbys know only the channels they started with", engine.ErrNotLive)
 	}
 	var cut []dataflow.SubtaskID // the cone's subtasks at the new parallelism
 	for _, v := range p.Vertices {
@@ -67,7 +93,7 @@ func (x *remoteExecutor) prepareReshape(at int64, p *plan.Plan, cone map[int]boo
 	x.mu.Lock()
 	if x.failed || x.closed || x.reshape != nil {
 		x.mu.Unlock()
-		return errors.New("the attempt cannot take a rescale now")
+		return nil, errors.New("the attempt cannot take a rescale now")
 	}
 	slot := map[int]*workerConn{}
 	for id, sh := range x.where {
@@ -88,7 +114,7 @@ func (x *remoteExecutor) prepareReshape(at int64, p *plan.Plan, cone map[int]boo
 	ws, free := c.freeSlotsLocked(false)
 	if free < len(missing) {
 		c.mu.Unlock()
-		return fmt.Errorf("%w: the new parallelism needs %d more slots and %d are free", engine.ErrNotLive, len(missing), free)
+		return nil, fmt.Errorf("%w: the new parallelism needs %d more slots and %d are free", engine.ErrNotLive, len(missing), free)
 	}
 	taken := placeLocked(ws, len(missing))
 	for k, i := range missing {
@@ -117,7 +143,7 @@ func (x *remoteExecutor) prepareReshape(at int64, p *plan.Plan, cone map[int]boo
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.failed || x.closed {
-		return errors.New("the attempt ended")
+		return nil, errors.New("the attempt ended")
 	}
 	// The running shares keep their slots' count: a slot a retired subtask
 	// held stays the attempt's until it ends.
@@ -154,17 +180,20 @@ func (x *remoteExecutor) prepareReshape(at int64, p *plan.Plan, cone map[int]boo
 			}
 		}
 		if !sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Deploy{Deploy: d}}) {
-			return fmt.Errorf("deploying the rescaled tasks on worker %s: the worker is gone", sh.w.id)
+			return nil, fmt.Errorf("deploying the rescaled tasks on worker %s: the worker is gone", sh.w.id)
 		}
 	}
+	var waits []chan *pb.Moved
 	for _, sh := range x.shares {
 		if sh.ended || !sh.live { // the new successors are not live yet
 			continue
 		}
+		token, ch := x.tokenLocked()
+		waits = append(waits, ch)
 		sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: &pb.Command{
-			Key: sh.key, Kind: pb.Command_RESHAPE, Checkpoint: at, Moves: moves, Parallelism: par, Cone: cones}}})
+			Key: sh.key, Kind: pb.Command_RESHAPE, Checkpoint: at, Moves: moves, Parallelism: par, Cone: cones, Token: token}}})
 	}
-	return nil
+	return waits, nil
 }
 
 // allOldOnLocked reports whether every old subtask whose state the

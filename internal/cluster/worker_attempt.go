@@ -362,7 +362,11 @@ func (a *workerAttempt) apply(ctx context.Context, rt *task.Runtime, c *pb.Comma
 	case pb.Command_RESHAPE:
 		if err := a.prepareReshape(rt, c); err != nil {
 			a.fail(err)
+			return
 		}
+		// The coordinator triggers the rescale's checkpoint once every
+		// running share answered.
+		a.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Restarted{Restarted: &pb.Restarted{Key: a.d.Key, Token: c.Token}}})
 	default:
 		a.applyRestart(ctx, rt, c)
 	}
