@@ -487,13 +487,18 @@ func (x *remoteExecutor) allEnded() bool {
 	return true
 }
 
-func (x *remoteExecutor) cancelAll() { x.broadcast(&pb.Command{Kind: pb.Command_CANCEL}) }
+// cancelAll cancels every share, also the successor shares of a live
+// rescale that were deployed but not started: Run waits for their end.
+func (x *remoteExecutor) cancelAll() { x.send(&pb.Command{Kind: pb.Command_CANCEL}, true) }
 
-func (x *remoteExecutor) broadcast(cmd *pb.Command) {
+// broadcast sends cmd to every live share.
+func (x *remoteExecutor) broadcast(cmd *pb.Command) { x.send(cmd, false) }
+
+func (x *remoteExecutor) send(cmd *pb.Command, successors bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, sh := range x.shares {
-		if !sh.ended && sh.live {
+		if !sh.ended && (sh.live || successors && sh.successor) {
 			c := proto.Clone(cmd).(*pb.Command)
 			c.Key = sh.key
 			sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: c}})
