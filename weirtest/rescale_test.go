@@ -12,7 +12,8 @@ import (
 
 // The live rescale oracle: each job runs with failures injected, and its
 // keyed task (with the sink chained to it) changes parallelism twice
-// while it runs; the output is the failure-free run's, exactly once.
+// while it runs, from 2 to 4 and then to 1; the output is the
+// failure-free run's, exactly once.
 
 func checkRescaled(t *testing.T, res weirtest.Result, want int) {
 	t.Helper()
@@ -23,7 +24,7 @@ func checkRescaled(t *testing.T, res weirtest.Result, want int) {
 	report(t, res)
 }
 
-var rescaleSteps = []map[string]int{{"sink": 3}, {"sink": 1}}
+var rescaleSteps = []map[string]int{{"sink": 4}, {"sink": 1}}
 
 func TestOracleLiveRescaleOfWindows(t *testing.T) {
 	s := seeds(3)
