@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
@@ -18,16 +17,7 @@ import (
 // check compares them.
 func TestClusterLiveRescaleNexmarkQ4WithAWorkerKilledDuringIt(t *testing.T) {
 	skipShort(t)
-	job := []string{"nexmark", "--query", "q4", "--events", "200000", "--tps", "200", "--generators", "10", "--watermark-interval", "1ms", "-p", "2"}
-	refDir := filepath.Join(t.TempDir(), "ref")
-	if code, _, stderr := weir(t, append(append([]string{"run"}, job...), "--output", refDir, "--progress", "off")...); code != 0 {
-		t.Fatalf("reference run: exit %d\n%s", code, stderr)
-	}
-	c := newCluster(t, 4)
-	client, out := c.submit(job, "--rate", "10000")
-	id := c.coord.waitFor(`job (\S+) started`)[1]
-	c.coord.waitFor(id + `: checkpoint 2 completed`)
-
+	c, client, out, id, refDir := startNexmarkQ4(t, 10000)
 	got := weirOut(t, "rescale", id, "--operator", "q4-winning-bids", "-p", "4", "--coordinator", c.addr)
 	m := regexp.MustCompile(`^rescaled "q4-winning-bids" of \S+ from parallelism 2 to 4 live at checkpoint (\d+)`).FindStringSubmatch(got)
 	if m == nil {

@@ -138,15 +138,7 @@ func TestClusterLiveRescaleThenAWorkerKillIsExactlyOnce(t *testing.T) {
 // own check compares them.
 func TestClusterRescaleNexmarkQ4(t *testing.T) {
 	skipShort(t)
-	job := []string{"nexmark", "--query", "q4", "--events", "200000", "--tps", "200", "--generators", "10", "--watermark-interval", "1ms", "-p", "2"}
-	refDir := filepath.Join(t.TempDir(), "ref")
-	if code, _, stderr := weir(t, append(append([]string{"run"}, job...), "--output", refDir, "--progress", "off")...); code != 0 {
-		t.Fatalf("reference run: exit %d\n%s", code, stderr)
-	}
-	c := newCluster(t, 4)
-	client, out := c.submit(job, "--rate", "20000")
-	id := c.coord.waitFor(`job (\S+) started`)[1]
-	c.coord.waitFor(id + `: checkpoint 2 completed`)
+	c, client, out, id, refDir := startNexmarkQ4(t, 20000)
 	from := c.coord.mark()
 	ck := c.rescaleJob(id, 4)
 	c.awaitRescaled(from, id, ck, 4)
@@ -159,6 +151,25 @@ func TestClusterRescaleNexmarkQ4(t *testing.T) {
 	if want := "rescale 1: parallelism 2 -> 4 at checkpoint " + ck; !strings.Contains(client.output(), want) {
 		t.Fatalf("the job's report does not say %q:\n%s", want, client.output())
 	}
+}
+
+// startNexmarkQ4 runs Nexmark q4 (200,000 events at parallelism 2) in
+// this process for reference, then submits it to a new cluster of four
+// workers at rate events per second and waits for its second
+// checkpoint. It returns the cluster, the client, the job's output
+// directory, its id and the reference's directory.
+func startNexmarkQ4(t *testing.T, rate int) (*testCluster, *proc, string, string, string) {
+	t.Helper()
+	job := []string{"nexmark", "--query", "q4", "--events", "200000", "--tps", "200", "--generators", "10", "--watermark-interval", "1ms", "-p", "2"}
+	refDir := filepath.Join(t.TempDir(), "ref")
+	if code, _, stderr := weir(t, append(append([]string{"run"}, job...), "--output", refDir, "--progress", "off")...); code != 0 {
+		t.Fatalf("reference run: exit %d\n%s", code, stderr)
+	}
+	c := newCluster(t, 4)
+	client, out := c.submit(job, "--rate", strconv.Itoa(rate))
+	id := c.coord.waitFor(`job (\S+) started`)[1]
+	c.coord.waitFor(id + `: checkpoint 2 completed`)
+	return c, client, out, id, refDir
 }
 
 // weirFails runs a weir client command that must fail with exit 1 (2
