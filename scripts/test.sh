@@ -123,7 +123,7 @@ setup "versitygw S3 server" s3
 finish_setup
 
 step "vet" go vet ./...
-step "tests" go test -count=1 ./...
+step "tests" go test -count=1 -timeout 30m ./...
 # The oracle's failure runs again, under the pebble state backend (their
 # reference runs keep state in memory, so the outputs compare backends),
 # and the Nexmark queries against their hand-computed results.
@@ -131,9 +131,9 @@ step "oracle harness, rescale oracle and Nexmark queries under the pebble state 
   env WEIR_TEST_STATE_BACKEND=pebble bash -c \
   'go test -count=1 -timeout 30m ./weirtest/ ./nexmark/queries/ && go test -count=1 -run RescaleOracle .'
 step "race detector on the packages that share memory between goroutines" \
-  go test -count=1 -race . ./internal/exchange/ ./internal/task/ ./internal/state/ ./internal/transport/ ./internal/cluster/ ./connectors/...
+  go test -count=1 -timeout 30m -race . ./internal/exchange/ ./internal/task/ ./internal/state/ ./internal/transport/ ./internal/cluster/ ./connectors/...
 step "race detector, -short, on the harness, engine, web and command line" \
-  go test -count=1 -race -short ./weirtest/ ./internal/engine/ ./cli/internal/web/ ./cli/
+  go test -count=1 -timeout 30m -race -short ./weirtest/ ./internal/engine/ ./cli/internal/web/ ./cli/
 
 echo "== summary"
 printf '%s\n' "${summary[@]}"
