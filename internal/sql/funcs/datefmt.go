@@ -25,8 +25,8 @@ var ErrDatePattern = errors.New("invalid date format pattern")
 //	K hour 0-11             h hour 1-12               m minute
 //	s second                S fraction of second      z, Z, X zone (always UTC)
 //
-// Text between single quotes is literal and ” is a quote; other
-// non-letters are literal. S follows DateTimeFormatter: S is tenths, SS
+// Text between single quotes is literal and two single quotes stand
+// for one quote; other non-letters are literal. S follows DateTimeFormatter: S is tenths, SS
 // hundredths, SSS milliseconds (SimpleDateFormat reads S as a
 // millisecond count; the two agree on SSS, the form used in practice).
 // Letters on which the two Java formatters disagree (u, Y, w, W, F) and

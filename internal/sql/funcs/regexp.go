@@ -76,6 +76,10 @@ func checkJavaRegexp(pattern string) error {
 				return refuse("a back reference")
 			case strings.IndexByte("ZGRhHvVXek", e) >= 0:
 				return refuse(`\` + string(e))
+			case (e == 'p' || e == 'P' || e == 'x') && strings.HasPrefix(pattern[i+1:], "{"):
+				if end := strings.IndexByte(pattern[i:], '}'); end >= 0 {
+					i += end // \p{Name} and \x{hex}: the brace is not a quantifier's
+				}
 			case e == 'Q': // \Q...\E quotes, in both dialects
 				end := strings.Index(pattern[i:], `\E`)
 				if end < 0 {

@@ -52,7 +52,7 @@ func Rtrim(s string) string { return Trim(TrimTrailing, " ", s) }
 // Substring is SUBSTRING(s FROM start [FOR length]) and SUBSTR, counting
 // characters from 1. A start of 0 means 1; a negative start counts from
 // the end (SUBSTRING('hello', -3) = 'llo'); a start past either end
-// gives ”. Without length (hasLength false) it runs to the end. A
+// gives the empty string. Without length (hasLength false) it runs to the end. A
 // negative length gives NULL (ok false), as in Flink.
 func Substring(s string, start int64, length int64, hasLength bool) (string, bool) {
 	if hasLength && length < 0 {
@@ -109,7 +109,7 @@ func ConcatWs(sep *string, ss ...*string) (string, bool) {
 // Replace is REPLACE(s, search, replacement): every non-overlapping
 // occurrence of search, from the left, replaced. As Java's
 // String.replace, an empty search inserts the replacement before every
-// character and at the end: REPLACE('ab', ”, '-') = '-a-b-'.
+// character and at the end: REPLACE('ab', <empty>, '-') = '-a-b-'.
 func Replace(s, search, replacement string) string {
 	return strings.ReplaceAll(s, search, replacement)
 }
@@ -188,7 +188,7 @@ func padTo(s string, n int32, pad string, left bool) (string, bool) {
 	return s + string(fill), true
 }
 
-// Repeat is REPEAT(s, n): s repeated n times; ” when n is 0 or less.
+// Repeat is REPEAT(s, n): s repeated n times; empty when n is 0 or less.
 func Repeat(s string, n int32) string {
 	if n <= 0 {
 		return ""
