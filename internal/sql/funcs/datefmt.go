@@ -206,7 +206,13 @@ var ErrDateParse = errors.New("text does not match the date pattern")
 // numeric fields take all the digits there are. Parsing is strict: a
 // month 13 or a 30 February is an error, not a rollover. Zone letters
 // accept only a UTC designator (UTC, Z, +0000, +00:00).
-func (f *DateFormat) Parse(s string) (time.Time, error) {
+func (f *DateFormat) Parse(s string) (time.Time, error) { return f.parse(s, false) }
+
+// ParsePrefix is Parse reading only as much of s as the pattern needs
+// and ignoring the rest, as Java's SimpleDateFormat.parse does.
+func (f *DateFormat) ParsePrefix(s string) (time.Time, error) { return f.parse(s, true) }
+
+func (f *DateFormat) parse(s string, prefix bool) (time.Time, error) {
 	year, month, day, hour, minute, sec, nanos := 1970, 1, 1, 0, 0, 0, 0
 	pm, hasAMPM, hour12 := false, false, false
 	fail := func() (time.Time, error) {
@@ -297,7 +303,7 @@ func (f *DateFormat) Parse(s string) (time.Time, error) {
 		}
 		pos = end
 	}
-	if pos != len(s) {
+	if pos != len(s) && !prefix {
 		return fail()
 	}
 	if hasAMPM && pm && (hour12 || hour < 12) {

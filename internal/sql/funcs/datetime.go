@@ -33,25 +33,26 @@ func DateFormatTimestamp(ts time.Time, pattern string) (string, error) {
 	return f.Format(ts), nil
 }
 
-// ToTimestamp is TO_TIMESTAMP(s[, pattern]): s read as a TIMESTAMP(3).
-// Without a pattern (hasPattern false) s is read as CAST to TIMESTAMP
-// reads it (see ParseTimestamp), which covers 'yyyy-MM-dd HH:mm:ss'.
-// Text that does not parse gives NULL (ok false), as in Flink; an
-// invalid pattern gives NULL too.
+// ToTimestamp is TO_TIMESTAMP(s[, pattern]): s read as a TIMESTAMP(3),
+// fraction digits beyond milliseconds truncated. Without a pattern
+// (hasPattern false) s is read as CAST to TIMESTAMP reads it (see
+// ParseTimestamp), which covers 'yyyy-MM-dd HH:mm:ss'. With a pattern
+// that s does not match, s is read as without one, as Flink falls back
+// to reading '1999-9-10 05:20:10' or '1999-9-10'. Text that does not
+// parse gives NULL (ok false), as in Flink; an invalid pattern gives
+// NULL too.
 func ToTimestamp(s, pattern string, hasPattern bool) (time.Time, bool) {
-	if !hasPattern {
-		t, err := ParseTimestamp(s)
-		return t, err == nil
+	if hasPattern {
+		f, err := CompileDateFormat(pattern)
+		if err != nil {
+			return time.Time{}, false
+		}
+		if t, err := f.Parse(s); err == nil {
+			return Timestamp(t), true
+		}
 	}
-	f, err := CompileDateFormat(pattern)
-	if err != nil {
-		return time.Time{}, false
-	}
-	t, err := f.Parse(s)
-	if err != nil {
-		return time.Time{}, false
-	}
-	return Timestamp(t), true
+	t, err := ParseTimestamp(s)
+	return t, err == nil
 }
 
 // UnparsableUnixTimestamp is what UNIX_TIMESTAMP answers for text that
@@ -61,7 +62,10 @@ const UnparsableUnixTimestamp = math.MinInt64
 // UnixTimestamp is UNIX_TIMESTAMP(s[, pattern]): the seconds from
 // 1970-01-01 00:00:00 UTC to s read with pattern (default
 // DefaultTimestampPattern) in UTC, truncated toward zero as Java's
-// integer division does. Unparsable text or an invalid pattern give
+// integer division does. As Flink's SimpleDateFormat, it reads a prefix
+// of s and ignores what follows ('2024-03-05 07:08:09.5' reads with the
+// default pattern); unlike it, it does not roll a month 13 or a 30
+// February over. Unparsable text or an invalid pattern give
 // UnparsableUnixTimestamp. The niladic UNIX_TIMESTAMP() reads the clock
 // and is not here.
 func UnixTimestamp(s, pattern string) int64 {
@@ -69,7 +73,7 @@ func UnixTimestamp(s, pattern string) int64 {
 	if err != nil {
 		return UnparsableUnixTimestamp
 	}
-	t, err := f.Parse(s)
+	t, err := f.ParsePrefix(s)
 	if err != nil {
 		return UnparsableUnixTimestamp
 	}

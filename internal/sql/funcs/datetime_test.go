@@ -97,7 +97,9 @@ func TestToTimestamp(t *testing.T) {
 		{"12:00 AM", "hh:mm a", true, "1970-01-01 00:00:00.000", true},
 		{"2024-03-05 07:08:09.012", "yyyy-MM-dd HH:mm:ss.SSS", true, "2024-03-05 07:08:09.012", true},
 		{"not a date", "", false, "", false},
-		{"2024-03-05", "yyyy-MM-dd HH:mm", true, "", false},
+		{"2024-03-05", "yyyy-MM-dd HH:mm", true, "2024-03-05 00:00:00.000", true}, // falls back
+		{"1999-9-10 05:20:10", "yyyy/MM/dd", true, "1999-09-10 05:20:10.000", true},
+		{"05.03.2024", "yyyy-MM-dd", true, "", false},
 		{"2024-03-05 x", "yyyy-MM-dd", true, "", false}, // trailing text
 		{"2024-03-05", "[", true, "", false},
 	} {
@@ -117,6 +119,9 @@ func TestUnixTimestampAndFromUnixtime(t *testing.T) {
 	}
 	if got := UnixTimestamp("1969-12-31 23:59:59", DefaultTimestampPattern); got != -1 {
 		t.Errorf("UNIX_TIMESTAMP before the epoch = %d, want -1", got)
+	}
+	if got := UnixTimestamp("1970-01-01 00:00:44.999 trailing", DefaultTimestampPattern); got != 44 {
+		t.Errorf("UNIX_TIMESTAMP of a prefix = %d, want 44", got)
 	}
 	if got := UnixTimestamp("garbage", DefaultTimestampPattern); got != UnparsableUnixTimestamp {
 		t.Errorf("UNIX_TIMESTAMP of garbage = %d, want %d", got, int64(UnparsableUnixTimestamp))
