@@ -37,16 +37,20 @@ func castError(s, to string) error { return fmt.Errorf("%q as %s: %w", s, to, Er
 
 // StringToInt64 is CAST(s AS BIGINT). An optional sign and digits are
 // read; a fractional part of digits after a point is dropped
-// ('1.9' is 1), as Flink's string-to-integer parse does. Anything else,
-// or a value outside BIGINT, fails.
+// ('1.9' is 1), and digits may be missing on either side of the point
+// ('.5' and '-.' are 0), as Flink's string-to-integer parse (Hive's)
+// does. Anything else, or a value outside BIGINT, fails.
 func StringToInt64(s string) (int64, error) {
 	t := strings.TrimSpace(s)
-	whole, frac, _ := strings.Cut(t, ".")
-	if strings.Trim(frac, "0123456789") != "" || whole == "" || whole == "+" || whole == "-" {
+	whole, frac, point := strings.Cut(t, ".")
+	if strings.Trim(frac, "0123456789") != "" {
 		return 0, castError(s, "BIGINT")
 	}
+	if point && (whole == "" || whole == "+" || whole == "-") {
+		return 0, nil
+	}
 	v, err := strconv.ParseInt(whole, 10, 64)
-	if err != nil || strings.ContainsRune(whole, '_') {
+	if err != nil {
 		return 0, castError(s, "BIGINT")
 	}
 	return v, nil

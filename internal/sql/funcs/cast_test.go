@@ -11,7 +11,7 @@ func TestCastStringToIntegers(t *testing.T) {
 		s    string
 		want int64
 	}{
-		{"42", 42}, {" -42 ", -42}, {"+7", 7}, {"1.9", 1}, {"-1.9", -1}, {"3.", 3},
+		{"42", 42}, {" -42 ", -42}, {"+7", 7}, {"1.9", 1}, {"-1.9", -1}, {"3.", 3}, {".5", 0}, {"-.", 0},
 		{"9223372036854775807", math.MaxInt64},
 	} {
 		got, err := StringToInt64(tc.s)
@@ -19,7 +19,7 @@ func TestCastStringToIntegers(t *testing.T) {
 			t.Errorf("CAST(%q AS BIGINT) = %d, %v; want %d", tc.s, got, err, tc.want)
 		}
 	}
-	for _, s := range []string{"abc", "", " ", "1a", "1.x", "9223372036854775808", "1_000", "-", ".5", "0x10"} {
+	for _, s := range []string{"abc", "", " ", "1a", "1.x", "9223372036854775808", "1_000", "-", "+", "0x10", "1.5.0"} {
 		if _, err := StringToInt64(s); !errors.Is(err, ErrCast) {
 			t.Errorf("CAST(%q AS BIGINT): err = %v, want ErrCast", s, err)
 		}
