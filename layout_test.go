@@ -133,14 +133,19 @@ func TestLayout(t *testing.T) {
 	}
 
 	// Rule "the SQL front end is pure": the packages under internal/sql
-	// (the syntax tree, the parser) turn text into values and nothing
-	// else. They import no clock, I/O or goroutine machinery and, of this
-	// module, only each other.
+	// (the syntax tree, the parser, the scalar functions) turn text into
+	// values and nothing else. They import no clock, I/O or goroutine
+	// machinery and, of this module, only each other. The functions may
+	// import package time for time.Time, the value of a TIMESTAMP; they
+	// never read the clock (their own test checks that).
 	for _, path := range paths {
 		if !under(path, module+"/internal/sql") {
 			continue
 		}
 		for _, imp := range pkgs[path].Imports {
+			if imp == "time" && path == module+"/internal/sql/funcs" {
+				continue
+			}
 			if slices.ContainsFunc(impure, func(p string) bool { return under(imp, p) }) ||
 				!standard(imp) && !under(imp, module+"/internal/sql") {
 				t.Errorf("rule the SQL front end is pure: %s imports %s", path, imp)
