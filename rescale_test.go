@@ -103,7 +103,9 @@ func TestMetricsAfterALiveRescaleShowTheNewSubtasks(t *testing.T) {
 	// Each committed record is one input of the count, processed by an
 	// old subtask or a new one: more than sent+before committed means
 	// the new ones processed more than before.
-	<-sink.Grew(int(sent + before))
+	for len(sink.Visible()) <= int(sent+before) {
+		<-sink.Grew(int(sent + before)) // the next commit, or more than that visible
+	}
 	m := taskOf(t, p, "process")
 	if m.Parallelism != 3 || len(m.Subtasks) != 3 {
 		t.Fatalf("after the rescale to 3: parallelism %d, %d subtasks", m.Parallelism, len(m.Subtasks))

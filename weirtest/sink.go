@@ -48,7 +48,8 @@ func (s *Sink[T]) Visible() []Written[T] {
 }
 
 // Grew returns a channel that is closed once more records than n are
-// visible.
+// visible, or sooner, at the next commit that makes records visible:
+// a caller that needs more than n waits in a loop.
 func (s *Sink[T]) Grew(n int) <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
