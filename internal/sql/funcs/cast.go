@@ -123,30 +123,23 @@ func Int64ToInt32(v int64) int32 { return int32(v) }
 
 // Float64ToInt64 is CAST(DOUBLE AS BIGINT): truncated toward zero,
 // saturating at the limits, NaN becoming 0 (Java's (long) cast).
-func Float64ToInt64(v float64) int64 {
-	switch {
-	case math.IsNaN(v):
-		return 0
-	case v >= math.MaxInt64:
-		return math.MaxInt64
-	case v <= math.MinInt64:
-		return math.MinInt64
-	}
-	return int64(v)
-}
+func Float64ToInt64(v float64) int64 { return saturating[int64](v, math.MinInt64, math.MaxInt64) }
 
 // Float64ToInt32 is CAST(DOUBLE AS INT): Java's (int) cast, truncating
 // and saturating at INT's limits.
-func Float64ToInt32(v float64) int32 {
+func Float64ToInt32(v float64) int32 { return saturating[int32](v, math.MinInt32, math.MaxInt32) }
+
+// saturating truncates v toward zero into [lo, hi], NaN becoming 0.
+func saturating[T int32 | int64](v float64, lo, hi T) T {
 	switch {
 	case math.IsNaN(v):
 		return 0
-	case v >= math.MaxInt32:
-		return math.MaxInt32
-	case v <= math.MinInt32:
-		return math.MinInt32
+	case v >= float64(hi):
+		return hi
+	case v <= float64(lo):
+		return lo
 	}
-	return int32(v)
+	return T(v)
 }
 
 // Float64ToDecimal is CAST(DOUBLE AS DECIMAL(precision, scale)): the
