@@ -260,6 +260,16 @@ func (e *PhysicalEdge) Channels() int {
 	return e.Source.Parallelism
 }
 
+// InputChannels returns the number of gate channels of each subtask of
+// v: those of all its input edges.
+func (v *Vertex) InputChannels() int {
+	n := 0
+	for _, e := range v.Inputs {
+		n += e.Channels()
+	}
+	return n
+}
+
 // String renders the plan for `weir run --explain`.
 func (p *Plan) String() string {
 	var b strings.Builder

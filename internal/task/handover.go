@@ -148,9 +148,15 @@ func handOverDeals(v *plan.Vertex, maxPar, oldN, j int) [][]int {
 // TakesFrom returns the old subtasks, of oldN, that new subtask j of v
 // takes state of (watermarks or an operator's) at a hand-over.
 func TakesFrom(v *plan.Vertex, maxPar, oldN, j int) []int {
+	return union(handOverDeals(v, maxPar, oldN, j))
+}
+
+// union returns the indices in deals, each once, in the order they first
+// come.
+func union(deals [][]int) []int {
 	seen := map[int]bool{}
 	var out []int
-	for _, deal := range handOverDeals(v, maxPar, oldN, j) {
+	for _, deal := range deals {
 		for _, i := range deal {
 			if !seen[i] {
 				seen[i] = true
@@ -177,17 +183,17 @@ func (h *handovers) put(id dataflow.SubtaskID, ho *handedOver) {
 }
 
 // waitHandOver returns the hand-overs of the old subtasks of its task
-// that the subtask names in from (by index; the others nil), once all of
-// them handed over.
-func (s *subtask) waitHandOver(from map[int]bool) ([]*handedOver, error) {
+// (by index; nil for those not in from), once those from names handed
+// over.
+func (s *subtask) waitHandOver(from []int) ([]*handedOver, error) {
 	h := s.rt.handovers
 	for {
 		h.mu.Lock()
 		out := make([]*handedOver, h.old[s.v.ID])
 		missing := false
-		for i := range out {
+		for _, i := range from {
 			out[i] = h.got[dataflow.SubtaskID{Vertex: s.v.ID, Subtask: i}]
-			missing = missing || (from[i] && out[i] == nil)
+			missing = missing || out[i] == nil
 		}
 		changed := h.changed
 		h.mu.Unlock()
@@ -231,13 +237,7 @@ func (s *subtask) adoptState() error {
 	oldN := s.rt.handovers.old[s.v.ID]
 	all := handOverDeals(s.v, s.rt.plan.MaxParallelism, oldN, s.index)
 	takes, deals := all[0], all[1:]
-	from := map[int]bool{}
-	for _, deal := range all {
-		for _, i := range deal {
-			from[i] = true
-		}
-	}
-	olds, err := s.waitHandOver(from)
+	olds, err := s.waitHandOver(union(all))
 	if err != nil {
 		return err
 	}
@@ -249,11 +249,7 @@ func (s *subtask) adoptState() error {
 	for _, i := range takes {
 		snaps[i] = &subtaskSnapshot{wms: olds[i].wms}
 	}
-	channels := 0
-	for _, e := range s.v.Inputs {
-		channels += e.Channels()
-	}
-	section, err := rescaleWatermarks(snaps, takes, channels)
+	section, err := rescaleWatermarks(snaps, takes, s.v.InputChannels())
 	if err != nil {
 		return err
 	}

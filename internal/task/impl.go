@@ -108,9 +108,5 @@ func ReplayDeterministic(v *plan.Vertex, logged bool) bool {
 	if v.Head().Kind == plan.Source {
 		return true
 	}
-	channels := 0
-	for _, e := range v.Inputs {
-		channels += e.Channels()
-	}
-	return channels == 1 || logged
+	return v.InputChannels() == 1 || logged
 }

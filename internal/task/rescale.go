@@ -130,10 +130,7 @@ func Rescale(p *plan.Plan, from Origin, old map[dataflow.SubtaskID][]byte) (map[
 					}
 				}
 			}
-			channels := 0
-			for _, e := range v.Inputs {
-				channels += e.Channels()
-			}
+			channels := v.InputChannels()
 			for j := range newN {
 				takes := watermarkTakes(v, p.MaxParallelism, len(hs), j)
 				if wms, err := rescaleWatermarks(hs, takes, channels); err != nil {

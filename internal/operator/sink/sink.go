@@ -8,6 +8,7 @@
 package sink
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -188,12 +189,12 @@ func (s *op[T]) PrepareSnapshot(id int64) error {
 // CheckpointComplete commits every transaction up to checkpoint id, the
 // adopted ones too; an adopted writer with none left closes.
 func (s *op[T]) CheckpointComplete(id int64) error {
-	if err := s.commit(s, id); err != nil {
+	if err := s.commitUpTo(s.ctx.Ctx, id); err != nil {
 		return err
 	}
 	var left []*op[T]
 	for _, x := range s.extra {
-		if err := s.commit(x, id); err != nil {
+		if err := x.commitUpTo(s.ctx.Ctx, id); err != nil {
 			return err
 		}
 		if len(x.pending) > 0 {
@@ -206,19 +207,20 @@ func (s *op[T]) CheckpointComplete(id int64) error {
 	return nil
 }
 
-// commit commits x's transactions up to checkpoint id, in s's context.
-func (s *op[T]) commit(x *op[T], id int64) error {
-	if x.committer == nil {
+// commitUpTo commits the operator's transactions up to checkpoint id in
+// ctx (an adopting operator's, for a retired one's).
+func (s *op[T]) commitUpTo(ctx context.Context, id int64) error {
+	if s.committer == nil {
 		return nil
 	}
-	for _, cid := range x.pendingIDs() {
+	for _, cid := range s.pendingIDs() {
 		if cid > id {
 			break
 		}
-		if err := x.committer.Commit(s.ctx.Ctx, x.pending[cid]); err != nil {
+		if err := s.committer.Commit(ctx, s.pending[cid]); err != nil {
 			return err
 		}
-		delete(x.pending, cid)
+		delete(s.pending, cid)
 	}
 	return nil
 }
