@@ -1,0 +1,108 @@
+package row
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/weir-stream/weir/internal/sql/types"
+)
+
+// ErrCorrupt is wrapped by DecodeBinary's errors. (The engine's codec
+// wraps them again in its own ErrCorrupt.)
+var ErrCorrupt = errors.New("corrupt row encoding")
+
+// AppendBinary appends r's encoding: the op, the value count, then each
+// value as its kind and either its string or its integer. It never
+// fails; it implements the engine's codec.Marshaler.
+func (r Row) AppendBinary(dst []byte) ([]byte, error) {
+	dst = append(dst, byte(r.Op))
+	dst = binary.AppendUvarint(dst, uint64(len(r.V)))
+	for _, v := range r.V {
+		dst = AppendValue(dst, v)
+	}
+	return dst, nil
+}
+
+// AppendValue appends the encoding of one value; equal values encode
+// equally, so the bytes serve as a key.
+func AppendValue(dst []byte, v Value) []byte {
+	dst = append(dst, byte(v.K))
+	switch v.K {
+	case types.Null:
+	case types.Varchar:
+		dst = binary.AppendUvarint(dst, uint64(len(v.S)))
+		dst = append(dst, v.S...)
+	default:
+		dst = binary.AppendVarint(dst, v.I)
+	}
+	return dst
+}
+
+// DecodeBinary decodes a row AppendBinary wrote, replacing r. Strings
+// are copied out of src.
+func (r *Row) DecodeBinary(src []byte) (int, error) {
+	if len(src) < 2 {
+		return 0, fmt.Errorf("row: %w: short input", ErrCorrupt)
+	}
+	op := Op(src[0])
+	if op > Delete {
+		return 0, fmt.Errorf("row: %w: op %d", ErrCorrupt, op)
+	}
+	n, k := binary.Uvarint(src[1:])
+	if k <= 0 || n > uint64(len(src)) {
+		return 0, fmt.Errorf("row: %w: value count", ErrCorrupt)
+	}
+	off := 1 + k
+	vs := make([]Value, n)
+	for i := range vs {
+		m, err := DecodeValue(src[off:], &vs[i])
+		if err != nil {
+			return 0, err
+		}
+		off += m
+	}
+	r.Op, r.V = op, vs
+	return off, nil
+}
+
+// DecodeValue decodes one value AppendValue wrote into *v and returns
+// the bytes it took.
+func DecodeValue(src []byte, v *Value) (int, error) {
+	if len(src) == 0 {
+		return 0, fmt.Errorf("row: %w: short value", ErrCorrupt)
+	}
+	kind := types.Kind(src[0])
+	switch {
+	case kind == types.Null:
+		*v = Value{}
+		return 1, nil
+	case kind == types.Varchar:
+		n, k := binary.Uvarint(src[1:])
+		if k <= 0 || n > uint64(len(src)-1-k) {
+			return 0, fmt.Errorf("row: %w: string length", ErrCorrupt)
+		}
+		*v = Value{K: kind, S: strings.Clone(string(src[1+k : 1+k+int(n)]))}
+		return 1 + k + int(n), nil
+	case kind <= types.Interval:
+		i, k := binary.Varint(src[1:])
+		if k <= 0 {
+			return 0, fmt.Errorf("row: %w: integer", ErrCorrupt)
+		}
+		*v = Value{K: kind, I: i}
+		return 1 + k, nil
+	}
+	return 0, fmt.Errorf("row: %w: kind %d", ErrCorrupt, kind)
+}
+
+// Key returns the encoding of r's values at cols, appended to dst[:0]:
+// rows equal at those columns have equal keys. The planner keys rows by
+// string(Key(...)).
+func Key(dst []byte, r Row, cols []int) []byte {
+	dst = dst[:0]
+	for _, c := range cols {
+		dst = AppendValue(dst, r.V[c])
+	}
+	return dst
+}
