@@ -43,7 +43,7 @@ func NewOp(op string, args ...Expr) (Expr, error) {
 		a, b := args[0], args[1]
 		t, ok := types.Common(a.Type(), b.Type())
 		if !ok || t.Kind == types.Row {
-			return nil, fmt.Errorf("cannot compare %s with %s", a.Type().Plain(), b.Type().Plain())
+			return nil, fmt.Errorf("cannot compare %s with %s", a.Type().Plain().Nullable(), b.Type().Plain().Nullable())
 		}
 		if t.Kind == types.Null {
 			t = boolType // NULL = NULL: both sides NULL of any type
@@ -55,7 +55,7 @@ func NewOp(op string, args ...Expr) (Expr, error) {
 		t := boolNotNull
 		for i, a := range args {
 			if k := a.Type().Kind; k != types.Boolean && k != types.Null {
-				return nil, fmt.Errorf("%s takes BOOLEAN arguments, got %s", op, a.Type().Plain())
+				return nil, fmt.Errorf("%s takes BOOLEAN arguments, got %s", op, a.Type().Plain().Nullable())
 			}
 			args[i] = castTo(a, boolType)
 			t.NotNull = t.NotNull && a.Type().NotNull
@@ -74,7 +74,7 @@ func NewOp(op string, args ...Expr) (Expr, error) {
 		t := types.Type{Kind: types.Varchar, NotNull: true}
 		for i, a := range args {
 			if k := a.Type().Kind; k != types.Varchar && k != types.Null {
-				return nil, fmt.Errorf("cannot concatenate %s with ||", a.Type().Plain())
+				return nil, fmt.Errorf("cannot concatenate %s with ||", a.Type().Plain().Nullable())
 			}
 			args[i] = castTo(a, types.VarcharType)
 			t.NotNull = t.NotNull && a.Type().NotNull
@@ -84,7 +84,7 @@ func NewOp(op string, args ...Expr) (Expr, error) {
 		return &Op{Op: op, Args: args, T: boolNotNull}, nil
 	case "IS TRUE", "IS NOT TRUE", "IS FALSE", "IS NOT FALSE":
 		if k := args[0].Type().Kind; k != types.Boolean && k != types.Null {
-			return nil, fmt.Errorf("%s takes a BOOLEAN, got %s", op, args[0].Type().Plain())
+			return nil, fmt.Errorf("%s takes a BOOLEAN, got %s", op, args[0].Type().Plain().Nullable())
 		}
 		return &Op{Op: op, Args: []Expr{castTo(args[0], boolType)}, T: boolNotNull}, nil
 	}
@@ -98,7 +98,7 @@ func newArithmetic(op string, a, b Expr) (Expr, error) {
 	}
 	t, err := types.Arithmetic(op, ta, tb)
 	if err != nil {
-		return nil, fmt.Errorf("cannot apply %s to %s and %s", op, ta.Plain(), tb.Plain())
+		return nil, fmt.Errorf("cannot apply %s to %s and %s", op, ta.Plain().Nullable(), tb.Plain().Nullable())
 	}
 	t = t.Plain()
 	switch {
@@ -112,7 +112,9 @@ func newArithmetic(op string, a, b Expr) (Expr, error) {
 		return &Op{Op: op, Args: []Expr{castTo(a, ta.Plain()), castTo(b, tb.Plain())}, T: t}, nil
 	case t.Kind == types.Decimal:
 		// Each side keeps its own scale; the compiled operator aligns
-		// them. Integers become the DECIMAL that holds them.
+		// them. Integers become the DECIMAL that holds them. A result
+		// beyond the precision is NULL, so the type admits NULL.
+		t.NotNull = false
 		if ta.Kind == types.Null {
 			ta = tb
 		}
@@ -172,11 +174,11 @@ func NewCase(whens []When, els Expr) (Expr, error) {
 	t := els.Type()
 	for _, w := range whens {
 		if k := w.Cond.Type().Kind; k != types.Boolean && k != types.Null {
-			return nil, fmt.Errorf("CASE's WHEN takes a BOOLEAN, got %s", w.Cond.Type().Plain())
+			return nil, fmt.Errorf("CASE's WHEN takes a BOOLEAN, got %s", w.Cond.Type().Plain().Nullable())
 		}
 		c, ok := types.Common(t, w.Result.Type())
 		if !ok {
-			return nil, fmt.Errorf("CASE cannot combine %s with %s", t.Plain(), w.Result.Type().Plain())
+			return nil, fmt.Errorf("CASE cannot combine %s with %s", t.Plain().Nullable(), w.Result.Type().Plain().Nullable())
 		}
 		t = c
 	}
@@ -198,7 +200,7 @@ func NewIn(x Expr, list []Expr, not bool) (Expr, error) {
 	for _, e := range list {
 		c, ok := types.Common(t, e.Type())
 		if !ok || c.Kind == types.Row {
-			return nil, fmt.Errorf("cannot compare %s with %s in IN", x.Type().Plain(), e.Type().Plain())
+			return nil, fmt.Errorf("cannot compare %s with %s in IN", x.Type().Plain().Nullable(), e.Type().Plain().Nullable())
 		}
 		t = c
 	}

@@ -189,15 +189,8 @@ func adapt(fv any, evs []Eval, ts []types.Type, rt types.Type, full bool) Eval {
 		return call3(lift3ok(f), evs, ts, rt)
 	case func(string, string, string) (bool, error):
 		return call3(lift3err(f), evs, ts, rt)
-	case func(funcs.TrimSide, string, string) string:
-		return call3(func(side, chars, s string) (string, bool, error) {
-			sides := map[string]funcs.TrimSide{"BOTH": funcs.TrimBoth, "LEADING": funcs.TrimLeading, "TRAILING": funcs.TrimTrailing}
-			sd, ok := sides[strings.ToUpper(side)]
-			if !ok {
-				return "", false, fmt.Errorf("unknown TRIM side %s", side)
-			}
-			return f(sd, chars, s), true, nil
-		}, evs, ts, rt)
+	case func(funcs.TrimSide, string, string) string: // TRIM(chars FROM s), BOTH ends
+		return call2(func(chars, s string) (string, bool, error) { return f(funcs.TrimBoth, chars, s), true, nil }, evs, ts, rt)
 	case func(string, int64, int64, bool) (string, bool):
 		return call3(func(s string, start, n int64) (string, bool, error) { r, ok := f(s, start, n, full); return r, ok, nil }, evs, ts, rt)
 	}

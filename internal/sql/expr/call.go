@@ -19,8 +19,9 @@ var ErrUnknownFunction = errors.New("unknown function")
 // type variables Numeric and Any to the common type of the arguments
 // declared so, and casts the arguments to the declared types. Trailing
 // optional arguments may be left out; the compiled call supplies the
-// function's default. TRIM takes (side, characters, string) with side
-// 'BOTH', 'LEADING' or 'TRAILING', EXTRACT (unit, timestamp). CAST and
+// function's default. TRIM takes (characters, string) and trims both
+// ends (the planner binds LEADING and TRAILING trims of spaces as LTRIM
+// and RTRIM), EXTRACT takes (unit, timestamp) with the unit as text. CAST and
 // TRY_CAST are bound with NewCast.
 func NewCall(name string, args []Expr) (Expr, error) {
 	fn, ok := funcs.Lookup(name)
