@@ -37,8 +37,8 @@ var goFuncs = map[string][]any{
 	"Power": {funcs.Power}, "Sqrt": {funcs.Sqrt}, "Ln": {funcs.Ln}, "Log10": {funcs.Log10}, "Exp": {funcs.Exp},
 	"Sign": {funcs.Sign[int32], funcs.Sign[int64]}, "SignFloat64": {funcs.SignFloat64}, "SignDecimal": {funcs.SignDecimal},
 	"Coalesce": {funcs.Coalesce[row.Value]}, "NullIf": {funcs.NullIf[row.Value]}, "If": {funcs.If[row.Value]},
-	"Greatest": {funcs.Greatest[int64], funcs.Greatest[float64], funcs.Greatest[string]},
-	"Least":    {funcs.Least[int64], funcs.Least[float64], funcs.Least[string]},
+	"Greatest":      {funcs.Greatest[int64], funcs.Greatest[float64], funcs.Greatest[string]},
+	"Least":         {funcs.Least[int64], funcs.Least[float64], funcs.Least[string]},
 	"StringToInt64": {funcs.StringToInt64}, "StringToInt32": {funcs.StringToInt32}, "StringToFloat64": {funcs.StringToFloat64},
 	"StringToDecimal": {funcs.StringToDecimal}, "StringToBool": {funcs.StringToBool}, "StringToTimestamp": {funcs.StringToTimestamp},
 	"Int64ToInt32": {funcs.Int64ToInt32}, "Float64ToInt64": {funcs.Float64ToInt64}, "Float64ToInt32": {funcs.Float64ToInt32},
@@ -46,7 +46,7 @@ var goFuncs = map[string][]any{
 	"DecimalToInt32": {funcs.DecimalToInt32}, "DecimalToFloat64": {funcs.DecimalToFloat64}, "BoolToInt64": {funcs.BoolToInt64},
 	"Int64ToBool": {funcs.Int64ToBool}, "Int64ToString": {funcs.Int64ToString}, "BoolToString": {funcs.BoolToString},
 	"DecimalToString": {funcs.DecimalToString}, "TimestampToString": {funcs.TimestampToString}, "Float64ToString": {funcs.Float64ToString},
-	"Try": {funcs.Try[row.Value]},
+	"Try":       {funcs.Try[row.Value]},
 	"CountChar": {funcs.CountChar},
 }
 

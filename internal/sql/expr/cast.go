@@ -74,7 +74,9 @@ func castConv(from, to types.Type) conv {
 			if k == types.Int {
 				return func(v row.Value) (row.Value, bool, error) { return row.Int(funcs.Float64ToInt32(v.Float())), true, nil }
 			}
-			return func(v row.Value) (row.Value, bool, error) { return row.BigInt(funcs.Float64ToInt64(v.Float())), true, nil }
+			return func(v row.Value) (row.Value, bool, error) {
+				return row.BigInt(funcs.Float64ToInt64(v.Float())), true, nil
+			}
 		case f == types.Decimal:
 			s := from.Scale
 			return func(v row.Value) (row.Value, bool, error) { return wrap(truncDecimal(v.I, s)), true, nil }
@@ -141,7 +143,9 @@ func castConv(from, to types.Type) conv {
 		case types.Boolean:
 			return func(v row.Value) (row.Value, bool, error) { return row.String(funcs.BoolToString(v.Bool())), true, nil }
 		case types.Double:
-			return func(v row.Value) (row.Value, bool, error) { return row.String(funcs.Float64ToString(v.Float())), true, nil }
+			return func(v row.Value) (row.Value, bool, error) {
+				return row.String(funcs.Float64ToString(v.Float())), true, nil
+			}
 		case types.Decimal:
 			s := from.Scale
 			return func(v row.Value) (row.Value, bool, error) {

@@ -105,19 +105,36 @@ func rescale(v int64, from, to int32) (int64, bool) {
 	return signed(q, neg)
 }
 
-// decAdd returns a + b (or a - b) at scale s.
+// decAdd returns a + b (or a - b) at scale s: exact at the larger of
+// the operands' scales, then rounded once to s (which is smaller only
+// when the result type gave up scale).
 func decAdd(a int64, sa int32, b int64, sb int32, s int32, sub bool) (int64, bool) {
-	a, ok1 := rescale(a, sa, s)
-	b, ok2 := rescale(b, sb, s)
-	if !ok1 || !ok2 {
-		return 0, false
-	}
+	m := max(sa, sb)
+	x, ok1 := rescale(a, sa, m)
+	y, ok2 := rescale(b, sb, m)
 	if sub {
-		r := a - b
-		return r, (a >= 0) == (b >= 0) || (r >= 0) == (a >= 0)
+		y = -y
+		ok2 = ok2 && y != math.MinInt64
 	}
-	r := a + b
-	return r, (a >= 0) != (b >= 0) || (r >= 0) == (a >= 0)
+	r := x + y
+	if !ok1 || !ok2 || (x >= 0) == (y >= 0) && (r >= 0) != (x >= 0) {
+		return bigAdd(a, sa, b, sb, s, sub)
+	}
+	return rescale(r, m, s)
+}
+
+func bigAdd(a int64, sa int32, b int64, sb int32, s int32, sub bool) (int64, bool) {
+	m := max(sa, sb)
+	x := new(big.Int).Mul(big.NewInt(a), bigPow10(m-sa))
+	y := new(big.Int).Mul(big.NewInt(b), bigPow10(m-sb))
+	if sub {
+		y.Neg(y)
+	}
+	x.Add(x, y)
+	if s >= m {
+		return bigRound(x.Mul(x, bigPow10(s-m)), big.NewInt(1))
+	}
+	return bigRound(x, bigPow10(m-s))
 }
 
 // decMul returns a × b at scale s ≤ sa + sb.
@@ -153,15 +170,15 @@ func decDiv(a int64, sa int32, b int64, sb int32, s int32) (int64, bool) {
 // decMod returns a % b (sign of a, as Java's BigDecimal.remainder) at
 // scale s ≥ sa, sb; b is not 0.
 func decMod(a int64, sa int32, b int64, sb int32, s int32) (int64, bool) {
-	a, ok1 := rescale(a, sa, s)
-	b, ok2 := rescale(b, sb, s)
+	x, ok1 := rescale(a, sa, s)
+	y, ok2 := rescale(b, sb, s)
 	if !ok1 || !ok2 {
-		return bigArith('%', a, s, b, s, s)
+		return bigArith('%', a, sa, b, sb, s)
 	}
-	if b == -1 {
+	if y == -1 {
 		return 0, true
 	}
-	return a % b, true
+	return x % y, true
 }
 
 // bigArith is the exact fallback of the operations above.
@@ -172,9 +189,15 @@ func bigArith(op byte, a int64, sa int32, b int64, sb int32, s int32) (int64, bo
 	case '*':
 		num, den = x.Mul(x, y), bigPow10(sa+sb-s)
 	case '/':
-		num, den = x.Mul(x, bigPow10(s-sa+sb)), y
+		if shift := s - sa + sb; shift >= 0 {
+			num, den = x.Mul(x, bigPow10(shift)), y
+		} else {
+			num, den = x, y.Mul(y, bigPow10(-shift))
+		}
 	case '%':
-		return x.Rem(x, y).Int64(), true // scales are equal here
+		x.Mul(x, bigPow10(s-sa))
+		y.Mul(y, bigPow10(s-sb))
+		num, den = x.Rem(x, y), big.NewInt(1)
 	}
 	return bigRound(num, den)
 }
@@ -187,10 +210,9 @@ func bigRescale(v int64, from, to int32) (int64, bool) {
 	return bigRound(big.NewInt(v), bigPow10(from-to))
 }
 
-// bigPow10 returns 10^n; a negative n is treated by the callers'
-// preconditions as 0 (it does not occur for valid types).
+// bigPow10 returns 10^n for n ≥ 0.
 func bigPow10(n int32) *big.Int {
-	return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(max(n, 0))), nil)
+	return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
 }
 
 // bigRound returns num / den rounded HALF_UP, den > 0 or < 0.

@@ -88,4 +88,3 @@ func joinExprs(es []Expr) string {
 	}
 	return strings.Join(s, ", ")
 }
-
