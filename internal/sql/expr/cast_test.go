@@ -2,9 +2,9 @@ package expr
 
 import (
 	"errors"
+	"math"
 	"math/big"
 	"strings"
-	"math"
 	"testing"
 
 	"github.com/weir-stream/weir/internal/sql/funcs"
