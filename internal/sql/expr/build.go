@@ -36,6 +36,7 @@ func NewOp(op string, args ...Expr) (Expr, error) {
 	if len(args) != want {
 		return nil, fmt.Errorf("%s takes %d arguments, got %d", op, want, len(args))
 	}
+	args = append([]Expr(nil), args...) // casts replace arguments; the caller's slice stays
 	switch op {
 	case "+", "-", "*", "/", "%":
 		return newArithmetic(op, args[0], args[1])
