@@ -33,6 +33,7 @@ func NewCall(name string, args []Expr) (Expr, error) {
 	}
 	for i, s := range fn.Signatures {
 		if c, ok := bindSignature(fn, i, s, args); ok {
+			decimalResult(c)
 			return c, nil
 		}
 	}
@@ -97,6 +98,35 @@ func bindSignature(fn *funcs.Function, idx int, s funcs.Signature, args []Expr) 
 	}
 	t.NotNull = notNull
 	return &Call{Fn: fn, Sig: idx, Args: out, T: t}, true
+}
+
+// decimalResult sets the result type of the functions whose DECIMAL
+// result differs from their argument's, as Flink types them: FLOOR and
+// CEIL drop the scale, ROUND with a constant number of digits keeps
+// those (types.RoundDecimal); with digits known only at run time ROUND
+// keeps the argument's type.
+func decimalResult(c *Call) {
+	if c.T.Kind != types.Decimal {
+		return
+	}
+	arg := c.Args[0].Type()
+	switch c.Fn.Name {
+	case "FLOOR", "CEIL":
+		c.T = types.FloorCeilDecimal(arg)
+	case "ROUND":
+		d := int32(0)
+		if len(c.Args) > 1 {
+			v, ok := Fold(c.Args[1])
+			if !ok || v.IsNull() {
+				return
+			}
+			d = int32(v.I)
+		}
+		c.T = types.RoundDecimal(arg, d)
+	default:
+		return
+	}
+	c.T.NotNull = c.T.NotNull && arg.NotNull
 }
 
 // fromFuncs maps a concrete type of the registry to the SQL type.

@@ -70,7 +70,10 @@ func TestOperatorsFollowFlink(t *testing.T) {
 		{"GREATEST of numbers", call(t, "GREATEST", intCol, price, num(t, "4")), row.BigInt(5)},
 		{"LEAST of decimals", call(t, "LEAST", decCol, num(t, "0.5")), row.Decimal(50)},
 		{"ABS of a DECIMAL", call(t, "ABS", op(t, "NEG", decCol)), row.Decimal(1250)},
-		{"ROUND of a DECIMAL rounds HALF_UP", call(t, "ROUND", decCol, num(t, "1")), row.Decimal(1250)},
+		{"ROUND of a DECIMAL rounds HALF_UP to its digits", call(t, "ROUND", decCol, num(t, "1")), row.Decimal(125)},
+		{"ROUND of a DECIMAL to no digits", call(t, "ROUND", decCol), row.Decimal(13)},
+		{"FLOOR of a DECIMAL has scale 0", call(t, "FLOOR", op(t, "NEG", decCol)), row.Decimal(-13)},
+		{"CEIL of a DECIMAL has scale 0", call(t, "CEIL", decCol), row.Decimal(13)},
 		{"ROUND of a DOUBLE", call(t, "ROUND", dblCol), row.Double(3)},
 		{"FLOOR of an INT is itself", call(t, "FLOOR", intCol), row.Int(5)},
 		{"SUBSTRING without length runs to the end", call(t, "SUBSTRING", str("hello"), num(t, "2")), row.String("ello")},
@@ -201,5 +204,22 @@ func TestUserFunctionsAreCalledWithCastArguments(t *testing.T) {
 	}
 	if e.String() != "twice(CAST(i AS BIGINT))" {
 		t.Errorf("String = %s", e)
+	}
+}
+
+func TestRoundingFunctionsTakeFlinksDecimalTypes(t *testing.T) {
+	for _, tt := range []struct {
+		e    Expr
+		want string
+	}{
+		{call(t, "ROUND", decCol, num(t, "1")), "DECIMAL(10, 1)"},
+		{call(t, "ROUND", decCol), "DECIMAL(9, 0)"},
+		{call(t, "ROUND", decCol, intCol), "DECIMAL(10, 2)"},
+		{call(t, "FLOOR", decCol), "DECIMAL(10, 0)"},
+		{call(t, "ABS", decCol), "DECIMAL(10, 2)"},
+	} {
+		if got := tt.e.Type().String(); got != tt.want {
+			t.Errorf("%s is %s, want %s", tt.e, got, tt.want)
+		}
 	}
 }
