@@ -73,7 +73,11 @@ func compileCall(e *Call, evs []Eval) (Eval, error) {
 	}
 	full := len(e.Args) >= len(s.Args)
 	if !full && !s.Variadic {
-		for i, v := range optionalDefaults[names[0]][:len(s.Args)-len(e.Args)] {
+		defaults := optionalDefaults[names[0]]
+		if len(defaults) < len(s.Args)-len(e.Args) {
+			return nil, fmt.Errorf("%s: no default for its omitted arguments", e)
+		}
+		for i, v := range defaults[:len(s.Args)-len(e.Args)] {
 			evs = append(evs, constEval(v))
 			ts = append(ts, fromFuncs(s.Args[len(e.Args)+i]))
 		}

@@ -120,6 +120,17 @@ func compileCast(e *Cast, x Eval) (Eval, error) {
 	if err != nil {
 		return nil, err
 	}
+	if widensInteger(e.X.Type(), e.T) {
+		// The implicit cast of integer arithmetic with decimals: the
+		// unscaled value is the integer itself.
+		return func(vals []row.Value) (row.Value, error) {
+			v, err := x(vals)
+			if !v.IsNull() {
+				v.K = types.Decimal
+			}
+			return v, err
+		}, nil
+	}
 	return func(vals []row.Value) (row.Value, error) {
 		v, err := x(vals)
 		if err != nil {
@@ -131,6 +142,13 @@ func compileCast(e *Cast, x Eval) (Eval, error) {
 		}
 		return r, nil
 	}, nil
+}
+
+// widensInteger reports whether CAST(from AS to) turns an integer into
+// a DECIMAL(p, 0) that holds every value of its type.
+func widensInteger(from, to types.Type) bool {
+	return to.Kind == types.Decimal && to.Scale == 0 &&
+		(from.Kind == types.Int && to.Precision >= 10 || from.Kind == types.BigInt && to.Precision >= 19)
 }
 
 func compileCase(evs []Eval) Eval {
