@@ -131,3 +131,32 @@ func adjust(p, s int32) Type {
 	s = max(MaxPrecision-digits, minScale)
 	return DecimalOf(MaxPrecision, s)
 }
+
+// RoundDecimal returns the type of ROUND(x, d) for x of DECIMAL type t
+// and a constant d, as Flink's LogicalTypeMerging.findRoundDecimalType:
+// t itself when d keeps every digit after the point, DECIMAL(p - s + 1,
+// 0) when d is negative, else DECIMAL(p - s + d + 1, d): rounding may
+// carry into one more integer digit.
+func RoundDecimal(t Type, d int32) Type {
+	p, s := t.Precision, t.Scale
+	var r Type
+	switch {
+	case d >= s:
+		r = t
+	case d < 0:
+		r = DecimalOf(min(MaxPrecision, 1+p-s), 0)
+	default:
+		r = DecimalOf(1+p-s+d, d)
+	}
+	r.NotNull, r.Time = t.NotNull, NoTime
+	return r
+}
+
+// FloorCeilDecimal returns the type of FLOOR(x) and CEIL(x) for x of
+// DECIMAL type t: DECIMAL(p, 0), as Calcite's ARG0_OR_EXACT_NO_SCALE
+// that Flink keeps.
+func FloorCeilDecimal(t Type) Type {
+	r := DecimalOf(t.Precision, 0)
+	r.NotNull = t.NotNull
+	return r
+}
