@@ -256,7 +256,11 @@ func (b *binder) call(e *ast.Call) (expr.Expr, error) {
 func literal(e *ast.Literal) (expr.Expr, error) {
 	switch e.Kind {
 	case ast.LitNumber:
-		return expr.NumberLit(e.Text)
+		l, err := expr.NumberLit(e.Text)
+		if err != nil {
+			return nil, err
+		}
+		return l, nil
 	case ast.LitString:
 		return expr.StringLit(e.Text), nil
 	case ast.LitBool:
@@ -264,7 +268,11 @@ func literal(e *ast.Literal) (expr.Expr, error) {
 	case ast.LitNull:
 		return expr.NullLit(), nil
 	case ast.LitTimestamp:
-		return expr.TimestampLit(e.Text)
+		l, err := expr.TimestampLit(e.Text)
+		if err != nil {
+			return nil, err
+		}
+		return l, nil
 	}
 	return nil, unsupportedAt(e.Pos, "DATE and TIME literals are not supported; use TIMESTAMP '...'")
 }

@@ -18,10 +18,14 @@ func (n *Scan) Updating() bool { return n.Table.Updating() }
 
 func (n *Calc) Columns() []Column {
 	out := make([]Column, len(n.Proj))
+	var inCols []Column
 	for i, e := range n.Proj {
 		out[i] = Column{Name: n.Names[i], T: e.Type()}
 		if c, ok := e.(*expr.Col); ok {
-			in := n.In.Columns()[c.Index]
+			if inCols == nil {
+				inCols = n.In.Columns()
+			}
+			in := inCols[c.Index]
 			out[i].Win, out[i].W = in.Win, in.W
 		}
 		if n.Quals != nil {

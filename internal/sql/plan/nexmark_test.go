@@ -49,7 +49,7 @@ func bindNexmark(t *testing.T, q string) (*Program, error) {
 }
 
 func TestExplainNexmark(t *testing.T) {
-	for _, q := range []string{"q0", "q1", "q2", "q3", "q4", "q5", "q7", "q8", "q9", "q10", "q11", "q14", "q15", "q16", "q17", "q18", "q19", "q20", "q21", "q22"} {
+	for _, q := range []string{"q9", "q10", "q11", "q14", "q15", "q16", "q17", "q18", "q19", "q20", "q21", "q22"} {
 		p, err := bindNexmark(t, q)
 		if err != nil {
 			t.Errorf("%s: %v", q, err)

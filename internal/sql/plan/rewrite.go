@@ -99,8 +99,8 @@ func foldRank(in Node, cond expr.Expr) bool {
 		return false
 	}
 	col, cok := op.Args[0].(*expr.Col)
-	lit, lok := op.Args[1].(*expr.Lit)
-	if !cok || !lok || lit.V.IsNull() {
+	lit, lok := expr.Fold(op.Args[1])
+	if !cok || !lok || lit.IsNull() || op.Args[1].Type().Kind != types.Int && op.Args[1].Type().Kind != types.BigInt {
 		return false
 	}
 	src, i := trace(in, col.Index)
@@ -108,7 +108,7 @@ func foldRank(in Node, cond expr.Expr) bool {
 	if !ok || !r.RowNumber || i != len(r.In.Columns()) {
 		return false
 	}
-	v := lit.V.I
+	v := lit.I
 	switch op.Op {
 	case "<=":
 		r.Limit = min(nonZero(r.Limit), v)
