@@ -159,3 +159,5 @@ func sameLines(t *testing.T, what string, got, want []string) {
 	}
 	t.Fatalf("%s: %d rows, want %d", what, len(got), len(want))
 }
+
+func newRowSink() *collection.Sink[row.Row] { return collection.NewSink[row.Row]() }
