@@ -161,3 +161,5 @@ func sameLines(t *testing.T, what string, got, want []string) {
 }
 
 func newRowSink() *collection.Sink[row.Row] { return collection.NewSink[row.Row]() }
+
+type weirStream = weir.Stream[row.Row]
