@@ -22,8 +22,11 @@ type windowAcc struct {
 // row's timestamp).
 //
 // Input: append-only rows (+I), whose record timestamps are their
-// s.Time column's values; it refuses an updating input (s.Updating)
-// and processing time. Output: for each key and window, when the
+// s.Time column's values; it refuses an updating input (s.Updating).
+// With s.ProcTime the windows follow the wall clock instead (TUMBLE,
+// HOP and CUMULATE only; see procTimeWindowAggregate), and the rest of
+// this contract holds with "the wall clock" for "the watermark".
+// Output: for each key and window, when the
 // watermark passes the window's end, one +I row of the key columns (in
 // the order of s.Keys), then window_start and window_end (TIMESTAMP(3),
 // epoch ms), then the aggregates in the order of s.Aggs; its timestamp
@@ -56,6 +59,9 @@ func WindowAggregate(in weir.Stream[row.Row], s WindowSpec) (weir.Stream[row.Row
 	name := s.Name
 	if name == "" {
 		name = "window-aggregate"
+	}
+	if s.ProcTime {
+		return procTimeWindowAggregate(in, s, a, fns, name), nil
 	}
 	agg := weir.AggregatorFuncs(
 		func() windowAcc { return windowAcc{Accs: make([]accumulator, len(fns))} },
@@ -122,6 +128,9 @@ func WindowTVF(in weir.Stream[row.Row], s WindowSpec) (weir.Stream[row.Row], err
 	a, err := s.assigner()
 	if err != nil {
 		return weir.Stream[row.Row]{}, err
+	}
+	if s.ProcTime {
+		return weir.Stream[row.Row]{}, fmt.Errorf("exec: a %s table function on processing time is not supported", s.Kind)
 	}
 	name := s.Name
 	if name == "" {

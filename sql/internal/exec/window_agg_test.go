@@ -1,8 +1,12 @@
 package exec
 
 import (
+	"context"
+	"fmt"
+	"github.com/weir-stream/weir/connector"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -230,7 +234,7 @@ func TestWindowSpecsThatCannotRunAreRefused(t *testing.T) {
 	in := weir.FromSource(weir.NewPipeline(), "rows", collection.Of[row.Row]())
 	cases := []WindowSpec{
 		{Kind: Tumble, Size: time.Second, Updating: true},
-		{Kind: Tumble, Size: time.Second, ProcTime: true},
+		{Kind: Session, Gap: time.Second, ProcTime: true},
 		{Kind: Tumble},
 		{Kind: Hop, Size: time.Second},
 		{Kind: Cumulate, Size: 10 * time.Second, Step: 3 * time.Second},
@@ -245,3 +249,101 @@ func TestWindowSpecsThatCannotRunAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// Over processing time, every row lands in one TUMBLE window of its
+// key: the counts of a key's windows add up to its rows, and the
+// windows are aligned to their size. The source stays open after its
+// rows (processing-time windows of a finished input never fire), and
+// the run ends when the counts add up.
+func TestProcessingTimeTumbleCountsEveryRowOnce(t *testing.T) {
+	in := appendInput(31, 2000)
+	want := map[int64]int64{}
+	for _, r := range in {
+		want[r.V[cKey].I]++
+	}
+	s := WindowSpec{Kind: Tumble, Size: 50 * time.Millisecond, ProcTime: true, Time: cTime, Keys: []int{cKey},
+		Aggs: []AggSpec{{Fn: "COUNT", Arg: -1, Filter: -1}}}
+	for _, par := range []int{1, 2} {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		sink := &countingSink{total: int64(len(in)), done: cancel, got: map[int64]int64{}}
+		p := weir.NewPipeline(weir.WithParallelism(par))
+		src := weir.FromSource(p, "rows", openSource[row.Row]{items: in})
+		out, err := WindowAggregate(src, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		weir.To(out, "out", sink)
+		err = p.Run(ctx)
+		cancel()
+		if sink.err != nil {
+			t.Fatal(sink.err)
+		}
+		if fmt.Sprint(sink.got) != fmt.Sprint(want) {
+			t.Fatalf("parallelism %d: counts per key %v, want %v (run: %v)", par, sink.got, want, err)
+		}
+	}
+}
+
+// openSource yields its items, split among subtasks as collection.Of
+// does, and then stays open with nothing more to read.
+type openSource[T any] struct{ items []T }
+
+func (s openSource[T]) Open(_ context.Context, info connector.SubtaskInfo, _ connector.Position) (connector.Reader[T], error) {
+	var mine []T
+	for i := info.Subtask; i < len(s.items); i += info.Parallelism {
+		mine = append(mine, s.items[i])
+	}
+	return &openReader[T]{items: mine}, nil
+}
+
+type openReader[T any] struct{ items []T }
+
+func (r *openReader[T]) Read(ctx context.Context, buf []T) (int, error) {
+	if len(r.items) == 0 {
+		select { // nothing more: wait as an idle unbounded reader does
+		case <-ctx.Done():
+		case <-time.After(5 * time.Millisecond):
+		}
+		return 0, nil
+	}
+	n := copy(buf, r.items)
+	r.items = r.items[n:]
+	return n, nil
+}
+
+func (r *openReader[T]) Position() connector.Position { return nil }
+func (r *openReader[T]) Close() error                 { return nil }
+
+// countingSink adds up the COUNT column of window rows per key, checks
+// their windows, and calls done when the counts reach total.
+type countingSink struct {
+	mu    sync.Mutex
+	total int64
+	sum   int64
+	got   map[int64]int64
+	err   error
+	done  func()
+}
+
+func (s *countingSink) Open(context.Context, connector.SubtaskInfo) (connector.Writer[row.Row], error) {
+	return s, nil
+}
+
+func (s *countingSink) Write(_ context.Context, rows []row.Row) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range rows {
+		if start, end := r.V[1].I, r.V[2].I; start%50 != 0 || end-start != 50 {
+			s.err = fmt.Errorf("window [%d, %d) is not a 50 ms tumbling window", start, end)
+		}
+		s.got[r.V[0].I] += r.V[3].I
+		s.sum += r.V[3].I
+	}
+	if s.sum >= s.total {
+		s.done()
+	}
+	return nil
+}
+
+func (s *countingSink) Flush(context.Context) error { return nil }
+func (s *countingSink) Close() error                { return nil }

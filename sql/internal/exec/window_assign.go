@@ -44,8 +44,9 @@ type WindowSpec struct {
 	// every row's record timestamp must equal its value there (the
 	// planner's sources assign timestamps from it).
 	Time int
-	// ProcTime says the time attribute is processing time (PROCTIME()).
-	// Not supported: weir's window operators run on event time.
+	// ProcTime says the time attribute is processing time (PROCTIME()):
+	// WindowAggregate then assigns rows to TUMBLE, HOP and CUMULATE
+	// windows by the wall clock; SESSION and WindowTVF refuse it.
 	ProcTime bool
 	// Keys are, for WindowAggregate, the group key columns beyond
 	// window_start and window_end (sessions are per group key); for a
@@ -66,8 +67,8 @@ func (s WindowSpec) assigner() (weir.WindowAssigner, error) {
 	switch {
 	case s.Updating:
 		return nil, fmt.Errorf("exec: %s windows need an append-only input, and this one updates", s.Kind)
-	case s.ProcTime:
-		return nil, fmt.Errorf("exec: %s windows on processing time are not supported; use an event-time attribute", s.Kind)
+	case s.ProcTime && s.Kind == Session:
+		return nil, fmt.Errorf("exec: SESSION windows on processing time are not supported; use an event-time attribute")
 	}
 	pos := func(what string, d time.Duration) error {
 		if d <= 0 || d%time.Millisecond != 0 {
