@@ -161,3 +161,18 @@ func TestUserDefinedAggregate(t *testing.T) {
 	}))
 	sameLines(t, "PRODUCT in sessions", got, []string{"+I INT:1 TIMESTAMP:1000 TIMESTAMP:6000 BIGINT:30"})
 }
+
+// The planner learns from CheckGroupAggs which aggregates cannot run
+// over an updating input.
+func TestCheckGroupAggsRefusesWhatCannotRetract(t *testing.T) {
+	first := []AggSpec{{Fn: "FIRST_VALUE", Arg: 0, Filter: -1, In: types.IntType}}
+	if err := CheckGroupAggs(first, true); err != nil {
+		t.Errorf("FIRST_VALUE over an append-only input: %v", err)
+	}
+	if err := CheckGroupAggs(first, false); err == nil {
+		t.Error("FIRST_VALUE over an updating input was accepted")
+	}
+	if err := CheckGroupAggs([]AggSpec{{Fn: "SUM", Arg: -1, Filter: -1, In: types.IntType}}, true); err == nil {
+		t.Error("SUM without an argument was accepted")
+	}
+}

@@ -22,6 +22,16 @@ type GroupOptions struct {
 	AppendOnly bool
 }
 
+// CheckGroupAggs reports why GroupAggregate cannot run aggs over an
+// input that is append-only or not: an unknown aggregate, an argument
+// type it does not take, a missing argument, or an aggregate that
+// cannot retract (FIRST_VALUE, LAST_VALUE, a user-defined aggregate
+// without Retractor) over an updating input.
+func CheckGroupAggs(aggs []AggSpec, appendOnly bool) error {
+	_, err := compileAggs(aggs, !appendOnly)
+	return err
+}
+
 // groupState is the state of one group: the rows it holds (+1 for each
 // +I/+U, -1 for each -U/-D, whatever the filters) and each aggregate's
 // accumulator.
@@ -52,10 +62,9 @@ type groupState struct {
 // input every value with its count. It is kept forever unless
 // o.StateTTL is set.
 //
-// The planner checks each AggSpec with AggResultType first:
-// GroupAggregate panics on a spec that AggResultType refuses, on a
-// user-defined aggregate without Retractor over an updating input, and
-// on an invalid column index, all bugs of the planner.
+// The planner checks the aggregates with CheckGroupAggs first:
+// GroupAggregate panics on aggregates it refuses and on an invalid
+// column index, both bugs of the planner.
 func GroupAggregate(in weir.Stream[row.Row], keys []int, aggs []AggSpec, o GroupOptions) weir.Stream[row.Row] {
 	fns, err := compileAggs(aggs, !o.AppendOnly)
 	if err != nil {
