@@ -3,6 +3,7 @@ package exec
 import (
 	"math/big"
 	"testing"
+	"time"
 
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/internal/sql/row"
@@ -241,4 +242,13 @@ func TestGroupAggregateDeletesAGroupWhoseRowsAreAllRetracted(t *testing.T) {
 			t.Errorf("row %d: got %s, want %s", i, text(got[i]), want[i])
 		}
 	}
+}
+
+// With a state time-to-live longer than the run, nothing expires and
+// the results are those without one.
+func TestGroupAggregateWithAStateTTLLongerThanTheRun(t *testing.T) {
+	in := changelogInput(8, 500)
+	want := fold(t, refGroup(t, in, []int{cKey}, testAggs))
+	got := fold(t, runRows(t, in, 2, 1, 0, groupBuild([]int{cKey}, testAggs, GroupOptions{StateTTL: time.Hour})))
+	sameLines(t, "group aggregate with a state TTL", got, want)
 }
