@@ -1,0 +1,153 @@
+package exec
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/internal/sql/row"
+)
+
+// GroupOptions tune GroupAggregate.
+type GroupOptions struct {
+	// Name names the operator (default "group-aggregate").
+	Name string
+	// StateTTL, when positive, drops a group's state StateTTL of
+	// processing time after its last update (weir.StateTTL); a later row
+	// of the group starts it anew, as Flink's table.exec.state.ttl does.
+	StateTTL time.Duration
+	// AppendOnly says the input holds only +I rows, so MIN and MAX keep
+	// only their current value instead of every value's count. A
+	// retraction reaching such an operator fails the job.
+	AppendOnly bool
+}
+
+// CheckGroupAggs reports why GroupAggregate cannot run aggs over an
+// input that is append-only or not: an unknown aggregate, an argument
+// type it does not take, a missing argument, or an aggregate that
+// cannot retract (FIRST_VALUE, LAST_VALUE, a user-defined aggregate
+// without Retractor) over an updating input.
+func CheckGroupAggs(aggs []AggSpec, appendOnly bool) error {
+	_, err := compileAggs(aggs, !appendOnly)
+	return err
+}
+
+// groupState is the state of one group: the rows it holds (+1 for each
+// +I/+U, -1 for each -U/-D, whatever the filters) and each aggregate's
+// accumulator.
+type groupState struct {
+	Rows int64
+	Accs []accumulator
+}
+
+// GroupAggregate is the unbounded GROUP BY aggregation, with Flink's
+// GroupAggFunction semantics.
+//
+// Input: any changelog (+I, -U, +U, -D); -U and -D rows retract a row
+// earlier added. Output rows are the key columns, in the order of keys,
+// then the aggregates' values in the order of aggs. Output is an
+// updating changelog: a group's first result is +I; a later different
+// result is -U of the old row then +U of the new one; an unchanged
+// result emits nothing; when every row of a group has been retracted,
+// the group's last row is deleted (-D) and its state cleared. A
+// retraction for a group without state (never seen, or expired by
+// StateTTL) is ignored. Output rows carry the timestamp of the input
+// row that caused them.
+//
+// With no keys the aggregation is global: one group, on one subtask.
+//
+// State: per group, a groupState in a weir.ValueState — the row count
+// and one accumulator per aggregate, which for DISTINCT holds every
+// distinct value with its count, and for MIN and MAX over an updating
+// input every value with its count. It is kept forever unless
+// o.StateTTL is set.
+//
+// The planner checks the aggregates with CheckGroupAggs first:
+// GroupAggregate panics on aggregates it refuses and on an invalid
+// column index, both bugs of the planner.
+func GroupAggregate(in weir.Stream[row.Row], keys []int, aggs []AggSpec, o GroupOptions) weir.Stream[row.Row] {
+	fns, err := compileAggs(aggs, !o.AppendOnly)
+	if err != nil {
+		panic(err)
+	}
+	name := o.Name
+	if name == "" {
+		name = "group-aggregate"
+	}
+	keys = append([]int(nil), keys...)
+	return weir.Process(KeyBy(in, keys), func() weir.KeyedProcessFunction[string, row.Row, row.Row] {
+		return &groupAgg{keys: keys, fns: fns, ttl: o.StateTTL, appendOnly: o.AppendOnly}
+	}, weir.Name(name))
+}
+
+type groupAgg struct {
+	keys []int
+	fns  []aggFunc
+	ttl  time.Duration
+	// appendOnly refuses retractions (MIN and MAX keep no value counts).
+	appendOnly bool
+	state      *weir.ValueState[groupState, string]
+}
+
+func (g *groupAgg) Open(sc *weir.StateContext[string]) error {
+	var opts []weir.StateOption
+	if g.ttl > 0 {
+		opts = append(opts, weir.StateTTL(g.ttl))
+	}
+	g.state = weir.NewValueState[groupState](sc, "group", opts...)
+	return nil
+}
+
+func (g *groupAgg) ProcessElement(ctx *weir.KeyedContext[string, row.Row], r row.Row) error {
+	st, seen := g.state.Value()
+	sign := int64(1)
+	if r.Op.Retracts() {
+		if !seen {
+			return nil
+		}
+		sign = -1
+		if g.appendOnly {
+			return fmt.Errorf("exec: group aggregate %v: a %s row reached an append-only aggregation", ctx.Key(), r.Op)
+		}
+	}
+	var prev row.Row
+	if seen {
+		prev = g.result(r, &st)
+	} else {
+		st.Accs = make([]accumulator, len(g.fns))
+	}
+	for i := range g.fns {
+		g.fns[i].add(&st.Accs[i], r, sign)
+	}
+	st.Rows += sign
+	if st.Rows <= 0 {
+		prev.Op = row.Delete
+		ctx.Emit(prev)
+		g.state.Clear()
+		return nil
+	}
+	g.state.Update(st)
+	next := g.result(r, &st)
+	switch {
+	case !seen:
+		ctx.Emit(next)
+	case !row.EqualValues(prev, next):
+		prev.Op = row.UpdateBefore
+		ctx.Emit(prev)
+		next.Op = row.UpdateAfter
+		ctx.Emit(next)
+	}
+	return nil
+}
+
+// result returns the group's row: r's key columns, then the aggregates.
+func (g *groupAgg) result(r row.Row, st *groupState) row.Row {
+	vs := make([]row.Value, 0, len(g.keys)+len(g.fns))
+	for _, k := range g.keys {
+		vs = append(vs, r.V[k])
+	}
+	for i := range g.fns {
+		vs = append(vs, g.fns[i].result(&st.Accs[i]))
+	}
+	return row.Row{V: vs}
+}
