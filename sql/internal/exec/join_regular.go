@@ -157,7 +157,7 @@ func (j *regularJoin) process(ctx *weir.KeyedContext[string, row.Row], in row.Ro
 			for i, e := range matched {
 				if e.Assoc == 1 {
 					for range e.Count {
-						j.output(ctx, row.Insert, nil, e.Row.V, !inIsLeft)
+						j.output(ctx, row.Insert, e.Row.V, nil, !inIsLeft)
 					}
 				}
 				e.Assoc--
@@ -170,7 +170,7 @@ func (j *regularJoin) process(ctx *weir.KeyedContext[string, row.Row], in row.Ro
 		for i, e := range matched {
 			if e.Assoc == 0 {
 				for range e.Count {
-					j.output(ctx, row.Delete, nil, e.Row.V, !inIsLeft)
+					j.output(ctx, row.Delete, e.Row.V, nil, !inIsLeft)
 				}
 			}
 			e.Assoc++
