@@ -1,0 +1,192 @@
+package exec
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/connectors/collection"
+	"github.com/weir-stream/weir/internal/sql/row"
+)
+
+// rankRows returns a changelog of rows (partition, order value, id) whose
+// order values are distinct, so that the ranks do not depend on arrival
+// order, and its final rows.
+func rankRows(seed uint64, n, parts int, retract bool) (log, final []row.Row) {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	gen := func(i int) row.Row { return ints(key(rng, parts), int64(i*7919%100_003), int64(i)) }
+	return changelog(rng, n, retract, gen)
+}
+
+// bruteRank ranks the final rows of each group (by the group columns) as
+// SQL defines it.
+func bruteRank(spec RankSpec, group []int, rows []row.Row) []string {
+	groups := map[string][]row.Row{}
+	for _, r := range rows {
+		k := string(row.Key(nil, r, group))
+		groups[k] = append(groups[k], r)
+	}
+	var out []row.Row
+	for _, g := range groups {
+		slices.SortStableFunc(g, func(a, b row.Row) int { return compareRows(spec.Order, a, b) })
+		for i, r := range window(g, spec.start(), spec.End) {
+			out = append(out, ranked(spec, row.Insert, r, spec.start()+int64(i)))
+		}
+	}
+	return texts(out)
+}
+
+// Rank gives, at parallelism 1 and 2, a changelog whose final table is
+// the rows numbered Start to End of each partition, with and without the
+// row number, for append-only and retracting input.
+func TestRankMatchesBruteForce(t *testing.T) {
+	for _, updating := range []bool{false, true} {
+		for _, rn := range []bool{false, true} {
+			for _, rng := range [][2]int64{{1, 3}, {2, 4}} {
+				spec := RankSpec{PartitionKeys: []int{0}, Order: []SortKey{{Col: 1, Desc: true, NullsLast: true}},
+					Start: rng[0], End: rng[1], WithRowNumber: rn, Updating: updating}
+				log, final := rankRows(uint64(rng[0]), 500, 8, updating)
+				want := bruteRank(spec, spec.PartitionKeys, final)
+				for _, par := range []int{1, 2} {
+					got, _ := runRows(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
+						return Rank(source(p, "in", log, -1, 1), spec)
+					}, weir.WithParallelism(par))
+					diffTables(t, fmt.Sprintf("updating=%v rownum=%v range=%v par=%d", updating, rn, rng, par), table(t, got), want)
+				}
+			}
+		}
+	}
+}
+
+// Rank over a retracting input gives the failure-free result when run
+// exactly-once under injected failures.
+func TestRankIsExactlyOnceUnderFailures(t *testing.T) {
+	log, _ := rankRows(9, 20000, 500, true)
+	spec := RankSpec{PartitionKeys: []int{0}, Order: []SortKey{{Col: 1}}, End: 3, WithRowNumber: true, Updating: true}
+	checkExactlyOnce(t, func(p *weir.Pipeline) weir.Stream[row.Row] {
+		return Rank(source(p, "in", log, -1, 1), spec)
+	})
+}
+
+// dedupRows returns rows (key, time, value) with distinct times.
+func dedupRows(n, keys int) []row.Row {
+	rng := rand.New(rand.NewPCG(uint64(n), 5))
+	out := make([]row.Row, n)
+	for i := range out {
+		out[i] = ints(key(rng, keys), int64(i*7919%100_003), int64(rng.IntN(100)))
+	}
+	return out
+}
+
+// Deduplicate keeps, per key, the first row to arrive (processing time),
+// the row of the earliest or of the latest rowtime, with and without the
+// row number, at parallelism 1 and 2; keeping the first in processing time
+// is append-only.
+func TestDeduplicateMatchesBruteForce(t *testing.T) {
+	in := dedupRows(2000, 50)
+	for _, c := range []struct {
+		timeCol  int
+		keepLast bool
+	}{{-1, false}, {-1, true}, {1, false}, {1, true}} {
+		for _, rn := range []bool{false, true} {
+			spec := DedupSpec{Keys: []int{0}, TimeCol: c.timeCol, KeepLast: c.keepLast, WithRowNumber: rn}
+			kept := map[string]row.Row{}
+			for _, r := range in {
+				k := string(row.Key(nil, r, spec.Keys))
+				old, ok := kept[k]
+				switch {
+				case !ok, c.timeCol < 0 && c.keepLast,
+					c.timeCol >= 0 && c.keepLast && r.V[1].I >= old.V[1].I,
+					c.timeCol >= 0 && !c.keepLast && r.V[1].I < old.V[1].I:
+					kept[k] = r
+				}
+			}
+			var want []row.Row
+			for _, r := range kept {
+				want = append(want, ranked(RankSpec{WithRowNumber: rn}, row.Insert, r, 1))
+			}
+			for _, par := range []int{1, 2} {
+				got, _ := runRows(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
+					return Deduplicate(source(p, "in", in, -1, 1), spec)
+				}, weir.WithParallelism(par))
+				name := fmt.Sprintf("%+v par %d", c, par)
+				diffTables(t, name, table(t, got), texts(want))
+				if c.timeCol < 0 && !c.keepLast && len(got) != len(want) {
+					t.Fatalf("%s: keep-first emitted %d rows for %d keys", name, len(got), len(want))
+				}
+			}
+		}
+	}
+}
+
+// Deduplicate keeping the last row gives the failure-free result when run
+// exactly-once under injected failures.
+func TestDeduplicateIsExactlyOnceUnderFailures(t *testing.T) {
+	in := dedupRows(30000, 3000)
+	checkExactlyOnce(t, func(p *weir.Pipeline) weir.Stream[row.Row] {
+		return Deduplicate(source(p, "in", in, -1, 1), DedupSpec{Keys: []int{0}, TimeCol: 1, KeepLast: true})
+	})
+}
+
+// windowRankRows returns rows (key, window_start, window_end, value, id).
+func windowRankRows(n, keys int) []row.Row {
+	rng := rand.New(rand.NewPCG(uint64(n), 7))
+	out := windowed(rng, n, keys)
+	for i := range out {
+		out[i].V = append(out[i].V, row.BigInt(int64(i)))
+	}
+	return out
+}
+
+func windowRankSpec(rn bool) RankSpec {
+	return RankSpec{PartitionKeys: []int{0}, Order: []SortKey{{Col: 3, Desc: true}, {Col: 4}},
+		Start: 1, End: 3, WithRowNumber: rn, WindowStart: 1, WindowEnd: 2}
+}
+
+// A window TopN emits, once per window and partition, its top rows as
+// inserts, at parallelism 1 and 2.
+func TestWindowRankMatchesBruteForce(t *testing.T) {
+	in := windowRankRows(2000, 10)
+	for _, rn := range []bool{false, true} {
+		spec := windowRankSpec(rn)
+		want := bruteRank(spec, []int{0, 1, 2}, in)
+		for _, par := range []int{1, 2} {
+			got, _ := runRows(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
+				return WindowRank(source(p, "in", in, 1, par), spec)
+			}, weir.WithParallelism(par))
+			for _, r := range got {
+				if r.Op != row.Insert {
+					t.Fatalf("a window TopN emitted %v", r.Op)
+				}
+			}
+			diffTables(t, fmt.Sprintf("rownum=%v par %d", rn, par), texts(got), want)
+		}
+	}
+}
+
+// A window TopN gives the failure-free result when run exactly-once under
+// injected failures.
+func TestWindowRankIsExactlyOnceUnderFailures(t *testing.T) {
+	in := windowRankRows(30000, 3000)
+	checkExactlyOnce(t, func(p *weir.Pipeline) weir.Stream[row.Row] {
+		return WindowRank(source(p, "in", in, 1, 2), windowRankSpec(true))
+	})
+}
+
+func BenchmarkRank(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	in := make([]row.Row, b.N)
+	for i := range in {
+		in[i] = ints(int64(rng.IntN(1000)), int64(rng.IntN(1_000_000)))
+	}
+	spec := RankSpec{PartitionKeys: []int{0}, Order: []SortKey{{Col: 1, Desc: true, NullsLast: true}}, End: 10, WithRowNumber: true}
+	b.ResetTimer()
+	p := weir.NewPipeline()
+	weir.To(Rank(source(p, "in", in, -1, 1), spec), "sink", collection.NewSink[row.Row]())
+	if err := p.Run(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
