@@ -198,3 +198,50 @@ func TestRankGivesNexmarkQ19(t *testing.T) {
 			URL: r.V[4].S, DateTime: r.V[5].I, Extra: r.V[6].S, RankNumber: r.V[7].I}
 	})
 }
+
+// tumble appends window_start and window_end of the ten-second tumbling
+// window of the rowtime column tcol to the columns cols of each row, as
+// the planner's window table function does.
+func tumble(s weir.Stream[row.Row], tcol int, cols ...int) weir.Stream[row.Row] {
+	return weir.Map(s, func(r row.Row) row.Row {
+		out := make([]row.Value, 0, len(cols)+2)
+		for _, c := range cols {
+			out = append(out, r.V[c])
+		}
+		ws := r.V[tcol].I - r.V[tcol].I%10000
+		return row.New(append(out, row.Timestamp(ws), row.Timestamp(ws+10000))...)
+	})
+}
+
+// q8: persons and sellers grouped per ten-second window (a window TopN
+// keeping one row, as Flink plans a window deduplication) and window-joined
+// give the Go query's rows.
+func TestWindowJoinGivesNexmarkQ8(t *testing.T) {
+	checkNexmark(t, "q8", func(in weir.Stream[nexmark.Event]) weir.Stream[row.Row] {
+		persons := WindowRank(tumble(rowsOf(in, nexmark.PersonEvent, nil), 6, 0, 1), // id, name, ws, we
+			RankSpec{PartitionKeys: []int{0, 1}, End: 1, WindowStart: 2, WindowEnd: 3})
+		sellers := WindowRank(tumble(rowsOf(in, nexmark.AuctionEvent, nil), 5, 7), // seller, ws, we
+			RankSpec{PartitionKeys: []int{0}, End: 1, WindowStart: 1, WindowEnd: 2})
+		return WindowJoin(persons, sellers, JoinSpec{Kind: InnerJoin, LeftKeys: []int{0}, RightKeys: []int{0},
+			LeftWidth: 4, RightWidth: 3, LeftWindow: [2]int{2, 3}, RightWindow: [2]int{1, 2}})
+	}, func(r row.Row) queries.Q8Row {
+		return queries.Q8Row{ID: r.V[0].I, Name: r.V[1].S, STime: r.V[2].I}
+	})
+}
+
+// q7: each window's highest price (a window TopN keeping one row) joined
+// by an interval join with the bids at that price made within the window
+// (BETWEEN window_end - 10 s AND window_end) gives the Go query's rows.
+func TestIntervalJoinGivesNexmarkQ7(t *testing.T) {
+	checkNexmark(t, "q7", func(in weir.Stream[nexmark.Event]) weir.Stream[row.Row] {
+		bids := rowsOf(in, nexmark.BidEvent, nil)
+		// price, ws, we; emitted at window_end - 1.
+		maxima := WindowRank(tumble(bids, 5, 2), RankSpec{Order: []SortKey{{Col: 0, Desc: true}}, End: 1, WindowStart: 1, WindowEnd: 2})
+		// B.dateTime BETWEEN we - 10 s AND we, with the maximum's rowtime
+		// we - 1: its rowtime within [B.dateTime - 1 ms, B.dateTime + 9999 ms].
+		return IntervalJoin(bids, maxima, JoinSpec{Kind: InnerJoin, LeftKeys: []int{2}, RightKeys: []int{0},
+			LeftWidth: bidWidth, RightWidth: 3, Lower: -time.Millisecond, Upper: 9999 * time.Millisecond})
+	}, func(r row.Row) queries.Q7Row {
+		return queries.Q7Row{Auction: r.V[0].I, Bidder: r.V[1].I, Price: r.V[2].I, DateTime: r.V[5].I, Extra: r.V[6].S}
+	})
+}
