@@ -245,3 +245,26 @@ func TestIntervalJoinGivesNexmarkQ7(t *testing.T) {
 		return queries.Q7Row{Auction: r.V[0].I, Bidder: r.V[1].I, Price: r.V[2].I, DateTime: r.V[5].I, Extra: r.V[6].S}
 	})
 }
+
+// q9: a regular join of auctions and the bids within their lifetime,
+// ranked top-1 per auction by price (then earlier time, bidder and extra,
+// as the Go query breaks ties), gives the Go query's final table.
+func TestJoinAndRankGiveNexmarkQ9(t *testing.T) {
+	checkNexmark(t, "q9", func(in weir.Stream[nexmark.Event]) weir.Stream[row.Row] {
+		auctions := rowsOf(in, nexmark.AuctionEvent, nil)
+		bids := rowsOf(in, nexmark.BidEvent, nil)
+		a, b := 0, auctionWidth // column offsets in the joined row
+		joined := RegularJoin(auctions, bids, JoinSpec{Kind: InnerJoin, LeftKeys: []int{0}, RightKeys: []int{0},
+			LeftWidth: auctionWidth, RightWidth: bidWidth, Cond: func(v []row.Value) (bool, error) {
+				t := v[b+5].I
+				return t >= v[a+5].I && t <= v[a+6].I, nil
+			}})
+		return Rank(joined, RankSpec{PartitionKeys: []int{0}, End: 1, Order: []SortKey{
+			{Col: b + 2, Desc: true, NullsLast: true}, {Col: b + 5}, {Col: b + 1}, {Col: b + 6}}})
+	}, func(r row.Row) queries.Q9Row {
+		a, b := r.V[:auctionWidth], r.V[auctionWidth:]
+		return queries.Q9Row{Op: bidOp(r), ID: a[0].I, ItemName: a[1].S, Description: a[2].S, InitialBid: a[3].I,
+			Reserve: a[4].I, DateTime: a[5].I, Expires: a[6].I, Seller: a[7].I, Category: a[8].I, Extra: a[9].S,
+			Auction: b[0].I, Bidder: b[1].I, Price: b[2].I, BidDateTime: b[5].I, BidExtra: b[6].S}
+	})
+}
