@@ -119,12 +119,12 @@ type joiner struct {
 // NULLs of its width.
 func (j *joiner) concat(op row.Op, l, r []row.Value) row.Row {
 	out := make([]row.Value, 0, j.spec.LeftWidth+j.spec.RightWidth)
-	out = appendSide(out, l, j.spec.LeftWidth)
-	out = appendSide(out, r, j.spec.RightWidth)
+	out = joinPad(out, l, j.spec.LeftWidth)
+	out = joinPad(out, r, j.spec.RightWidth)
 	return row.Row{Op: op, V: out}
 }
 
-func appendSide(dst, vals []row.Value, width int) []row.Value {
+func joinPad(dst, vals []row.Value, width int) []row.Value {
 	if vals != nil {
 		return append(dst, vals...)
 	}
@@ -147,9 +147,9 @@ func (j *joiner) match(l, r []row.Value) (bool, error) {
 	return ok, nil
 }
 
-// hasNull reports whether any of r's cols is NULL: such a row matches
+// nullKey reports whether any of r's cols is NULL: such a row matches
 // nothing in an equi-join.
-func hasNull(r row.Row, cols []int) bool {
+func nullKey(r row.Row, cols []int) bool {
 	for _, c := range cols {
 		if r.V[c].IsNull() {
 			return true
@@ -158,9 +158,9 @@ func hasNull(r row.Row, cols []int) bool {
 	return false
 }
 
-// rowID is the identity of a row's values in state: equal values, equal
+// joinRowID is the identity of a row's values in state: equal values, equal
 // ids.
-func rowID(vals []row.Value) string {
+func joinRowID(vals []row.Value) string {
 	var buf [128]byte
 	b := buf[:0]
 	for _, v := range vals {
@@ -169,7 +169,7 @@ func rowID(vals []row.Value) string {
 	return string(b)
 }
 
-// errNotAppendOnly is the error of an operator that takes only inserts.
-func errNotAppendOnly(op string, r row.Row) error {
+// errNotInsert is the error of an operator that takes only inserts.
+func errNotInsert(op string, r row.Row) error {
 	return fmt.Errorf("exec: %s takes append-only input, got a %v row", op, r.Op)
 }

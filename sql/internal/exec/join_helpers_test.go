@@ -16,12 +16,12 @@ import (
 	"github.com/weir-stream/weir/internal/sql/row"
 )
 
-// The tests' rows are BIGINT columns (NULL where a value is missing);
-// nullable is the NULL of a generated column.
-func ints(vs ...int64) row.Row {
+// bigintRow returns a row of BIGINT columns, NULL where a value is
+// nullInt.
+func bigintRow(vs ...int64) row.Row {
 	r := row.Row{V: make([]row.Value, len(vs))}
 	for i, v := range vs {
-		if v == null {
+		if v == nullInt {
 			r.V[i] = row.Null()
 		} else {
 			r.V[i] = row.BigInt(v)
@@ -30,15 +30,15 @@ func ints(vs ...int64) row.Row {
 	return r
 }
 
-const null = -1 << 62
+const nullInt = -1 << 62
 
-func withOp(op row.Op, r row.Row) row.Row { r.Op = op; return r }
+func opRow(op row.Op, r row.Row) row.Row { r.Op = op; return r }
 
 // source reads rows from a bounded collection with timestamps from column
 // tcol (or none if tcol < 0). par is the source's parallelism: a
 // changelog with retractions must be read by one subtask, so that a
 // retraction follows what it retracts.
-func source(p *weir.Pipeline, name string, rows []row.Row, tcol, par int) weir.Stream[row.Row] {
+func rowSource(p *weir.Pipeline, name string, rows []row.Row, tcol, par int) weir.Stream[row.Row] {
 	opts := []weir.SourceOption[row.Row]{weir.SourceParallelism[row.Row](par)}
 	if tcol >= 0 {
 		// An hour of out-of-orderness: the generated times span less, so
@@ -48,11 +48,11 @@ func source(p *weir.Pipeline, name string, rows []row.Row, tcol, par int) weir.S
 	return weir.FromSource(p, name, collection.Of(rows...), opts...)
 }
 
-// runRows runs the pipeline build makes and returns what reached its
+// runJoinRank runs the pipeline build makes and returns what reached its
 // sink: through the collection sink, or exactly-once through the file
 // sink's two-phase commit when opts ask for a guarantee. It returns the
 // number of failures injected.
-func runRows(t *testing.T, exactlyOnce bool, build func(p *weir.Pipeline) weir.Stream[row.Row], opts ...weir.Option) ([]row.Row, int) {
+func runJoinRank(t *testing.T, exactlyOnce bool, build func(p *weir.Pipeline) weir.Stream[row.Row], opts ...weir.Option) ([]row.Row, int) {
 	t.Helper()
 	p := weir.NewPipeline(opts...)
 	out := build(p)
@@ -85,27 +85,27 @@ func runRows(t *testing.T, exactlyOnce bool, build func(p *weir.Pipeline) weir.S
 	return rows, p.Report().Injected
 }
 
-// exactlyOnceOptions are the options of a run with failures injected by
+// injectedFailureOptions are the options of a run with failures injected by
 // seed, as nexmark/queries/oracle_test.go runs its queries.
-func exactlyOnceOptions(seed uint64) []weir.Option {
+func injectedFailureOptions(seed uint64) []weir.Option {
 	return []weir.Option{weir.WithParallelism(2), weir.WithGuarantee(weir.ExactlyOnce),
 		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 20 * time.Millisecond, CheckConsistency: true}),
 		weir.WithInjectedFailures(2, seed), weir.WithFailureWindow(60 * time.Millisecond),
 		weir.WithRestartStrategy("fixed-delay", 100, time.Millisecond, 0, 0)}
 }
 
-// checkExactlyOnce runs build failure-free and exactly-once under
+// checkExactlyOnceUnderFailures runs build failure-free and exactly-once under
 // injected failures, and compares the final tables; it fails the test if
 // no failure was injected over the seeds.
-func checkExactlyOnce(t *testing.T, build func(p *weir.Pipeline) weir.Stream[row.Row]) {
+func checkExactlyOnceUnderFailures(t *testing.T, build func(p *weir.Pipeline) weir.Stream[row.Row]) {
 	t.Helper()
-	clean, _ := runRows(t, false, build, weir.WithParallelism(2))
-	want := table(t, clean)
+	clean, _ := runJoinRank(t, false, build, weir.WithParallelism(2))
+	want := finalTable(t, clean)
 	injected := 0
 	for seed := uint64(1); seed <= 3; seed++ {
-		got, n := runRows(t, true, build, exactlyOnceOptions(seed)...)
+		got, n := runJoinRank(t, true, build, injectedFailureOptions(seed)...)
 		injected += n
-		diffTables(t, fmt.Sprintf("seed %d", seed), table(t, got), want)
+		diffFinalTables(t, fmt.Sprintf("seed %d", seed), finalTable(t, got), want)
 	}
 	if injected == 0 {
 		t.Fatal("no failure was injected; the test proves nothing")
@@ -115,11 +115,11 @@ func checkExactlyOnce(t *testing.T, build func(p *weir.Pipeline) weir.Stream[row
 // table folds a changelog into its final table: the sorted texts of the
 // rows inserted and not retracted. A retraction of a row not in the table
 // fails the test.
-func table(t *testing.T, rows []row.Row) []string {
+func finalTable(t *testing.T, rows []row.Row) []string {
 	t.Helper()
 	count := map[string]int{}
 	for i, r := range rows {
-		s := text(r)
+		s := rowText(r)
 		if r.Op.Retracts() {
 			if count[s] == 0 {
 				t.Fatalf("row %d: %v retracts a row not in the table", i, r.Op)
@@ -140,7 +140,7 @@ func table(t *testing.T, rows []row.Row) []string {
 }
 
 // text is a row's values as text, NULL as "-".
-func text(r row.Row) string {
+func rowText(r row.Row) string {
 	var b strings.Builder
 	for i, v := range r.V {
 		if i > 0 {
@@ -155,16 +155,16 @@ func text(r row.Row) string {
 	return b.String()
 }
 
-func texts(rows []row.Row) []string {
+func rowTexts(rows []row.Row) []string {
 	out := make([]string, len(rows))
 	for i, r := range rows {
-		out[i] = text(r)
+		out[i] = rowText(r)
 	}
 	slices.Sort(out)
 	return out
 }
 
-func diffTables(t *testing.T, what string, got, want []string) {
+func diffFinalTables(t *testing.T, what string, got, want []string) {
 	t.Helper()
 	if slices.Equal(got, want) {
 		return
@@ -187,16 +187,16 @@ func diffTables(t *testing.T, what string, got, want []string) {
 			missing = append(missing, s)
 		}
 	}
-	t.Fatalf("%s: %d rows, want %d; extra %q, missing %q", what, len(got), len(want), first(extra), first(missing))
+	t.Fatalf("%s: %d rows, want %d; extra %q, missing %q", what, len(got), len(want), firstFew(extra), firstFew(missing))
 }
 
-func first(s []string) []string { slices.Sort(s); return s[:min(len(s), 5)] }
+func firstFew(s []string) []string { slices.Sort(s); return s[:min(len(s), 5)] }
 
 // changelog returns n rows of width columns from gen, as inserts, with a
 // share of them retracted (-D, or -U followed by +U of a new row) later
 // in the sequence when retract is set. It returns the changelog and the
 // final rows.
-func changelog(rng *rand.Rand, n int, retract bool, gen func(i int) row.Row) (log, final []row.Row) {
+func randomChangelog(rng *rand.Rand, n int, retract bool, gen func(i int) row.Row) (log, final []row.Row) {
 	live := map[int]row.Row{}
 	var order []int
 	for i := range n {
@@ -211,26 +211,26 @@ func changelog(rng *rand.Rand, n int, retract bool, gen func(i int) row.Row) (lo
 			}
 			delete(live, j)
 			if rng.IntN(2) == 0 {
-				log = append(log, withOp(row.Delete, old))
+				log = append(log, opRow(row.Delete, old))
 			} else {
 				nr := gen(n + i)
-				log = append(log, withOp(row.UpdateBefore, old), withOp(row.UpdateAfter, nr))
+				log = append(log, opRow(row.UpdateBefore, old), opRow(row.UpdateAfter, nr))
 				live[n+i], order = nr, append(order, n+i)
 			}
 		}
 	}
 	for _, i := range order {
 		if r, ok := live[i]; ok {
-			final = append(final, withOp(row.Insert, r))
+			final = append(final, opRow(row.Insert, r))
 		}
 	}
 	return log, final
 }
 
 // key returns a random key in [0, n) or, one time in ten, NULL.
-func key(rng *rand.Rand, n int) int64 {
+func randomKey(rng *rand.Rand, n int) int64 {
 	if rng.IntN(10) == 0 {
-		return null
+		return nullInt
 	}
 	return int64(rng.IntN(n))
 }

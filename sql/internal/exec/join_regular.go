@@ -117,7 +117,7 @@ func (j *regularJoin) process(ctx *weir.KeyedContext[string, row.Row], in row.Ro
 		keys = j.spec.RightKeys
 	}
 	accumulate := !in.Op.Retracts()
-	if hasNull(in, keys) {
+	if nullKey(in, keys) {
 		if inOuter {
 			op := row.Insert
 			if !accumulate {
@@ -135,7 +135,7 @@ func (j *regularJoin) process(ctx *weir.KeyedContext[string, row.Row], in row.Ro
 	for _, e := range matched {
 		n += e.Count
 	}
-	id := rowID(in.V)
+	id := joinRowID(in.V)
 	if !accumulate {
 		j.retract(self, id)
 		if n == 0 {

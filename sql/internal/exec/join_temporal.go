@@ -57,7 +57,7 @@ func (j *lookupJoin) Open(*weir.StateContext[string]) error {
 	}
 	j.rows = map[string][]row.Row{}
 	for _, r := range rows {
-		if hasNull(r, j.spec.RightKeys) {
+		if nullKey(r, j.spec.RightKeys) {
 			continue
 		}
 		k := string(row.Key(nil, r, j.spec.RightKeys))
@@ -68,7 +68,7 @@ func (j *lookupJoin) Open(*weir.StateContext[string]) error {
 
 func (j *lookupJoin) ProcessElement(ctx *weir.KeyedContext[string, row.Row], in row.Row) error {
 	matched := false
-	if !hasNull(in, j.spec.LeftKeys) {
+	if !nullKey(in, j.spec.LeftKeys) {
 		for _, r := range j.rows[ctx.Key()] {
 			ok, err := j.match(in.V, r.V)
 			if err != nil {
@@ -139,10 +139,10 @@ func (j *rowtimeJoin) Open(sc *weir.StateContext[string]) error {
 
 func (j *rowtimeJoin) ProcessElement1(ctx *weir.KeyedContext[string, row.Row], in row.Row) error {
 	if in.Op != row.Insert {
-		return errNotAppendOnly("temporal join", in)
+		return errNotInsert("temporal join", in)
 	}
 	t := in.V[j.spec.LeftTime].I
-	if t <= ctx.Watermark() || hasNull(in, j.spec.LeftKeys) {
+	if t <= ctx.Watermark() || nullKey(in, j.spec.LeftKeys) {
 		return j.emit(ctx, in)
 	}
 	n, _ := j.next.Value()
@@ -153,7 +153,7 @@ func (j *rowtimeJoin) ProcessElement1(ctx *weir.KeyedContext[string, row.Row], i
 }
 
 func (j *rowtimeJoin) ProcessElement2(ctx *weir.KeyedContext[string, row.Row], in row.Row) error {
-	if in.Op == row.UpdateBefore || hasNull(in, j.spec.RightKeys) {
+	if in.Op == row.UpdateBefore || nullKey(in, j.spec.RightKeys) {
 		return nil
 	}
 	t := in.V[j.spec.RightTime].I
@@ -183,7 +183,7 @@ func (j *rowtimeJoin) version(t int64) (row.Row, bool) {
 // emit joins the probe row in with its version and emits the result.
 func (j *rowtimeJoin) emit(ctx *weir.KeyedContext[string, row.Row], in row.Row) error {
 	t := in.V[j.spec.LeftTime].I
-	if !hasNull(in, j.spec.LeftKeys) {
+	if !nullKey(in, j.spec.LeftKeys) {
 		if v, ok := j.version(t); ok {
 			ok, err := j.match(in.V, v.V)
 			if err != nil {

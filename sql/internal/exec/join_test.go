@@ -25,7 +25,7 @@ func bruteJoin(spec JoinSpec, ls, rs []row.Row) []string {
 	for _, l := range ls {
 		matched := false
 		for i, r := range rs {
-			if hasNull(l, spec.LeftKeys) || hasNull(r, spec.RightKeys) || string(row.Key(nil, l, spec.LeftKeys)) != string(row.Key(nil, r, spec.RightKeys)) {
+			if nullKey(l, spec.LeftKeys) || nullKey(r, spec.RightKeys) || string(row.Key(nil, l, spec.LeftKeys)) != string(row.Key(nil, r, spec.RightKeys)) {
 				continue
 			}
 			if ok, _ := j.match(l.V, r.V); ok {
@@ -42,16 +42,16 @@ func bruteJoin(spec JoinSpec, ls, rs []row.Row) []string {
 			out = append(out, j.concat(row.Insert, nil, r.V))
 		}
 	}
-	return texts(out)
+	return rowTexts(out)
 }
 
 // joinInputs returns two sides of two columns (key, value) with few
 // distinct rows, so that duplicates are common, as changelogs.
 func joinInputs(seed uint64, n, keys int, retract bool) (llog, lfinal, rlog, rfinal []row.Row) {
 	rng := rand.New(rand.NewPCG(seed, 1))
-	gen := func(int) row.Row { return ints(key(rng, keys), int64(rng.IntN(4))) }
-	llog, lfinal = changelog(rng, n, retract, gen)
-	rlog, rfinal = changelog(rng, n, retract, gen)
+	gen := func(int) row.Row { return bigintRow(randomKey(rng, keys), int64(rng.IntN(4))) }
+	llog, lfinal = randomChangelog(rng, n, retract, gen)
+	rlog, rfinal = randomChangelog(rng, n, retract, gen)
 	return
 }
 
@@ -70,10 +70,10 @@ func TestRegularJoinMatchesBruteForce(t *testing.T) {
 				want := bruteJoin(spec, lfinal, rfinal)
 				for _, par := range []int{1, 2} {
 					name := fmt.Sprintf("%v retract=%v cond=%v par=%d", kind, retract, cond, par)
-					got, _ := runRows(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
-						return RegularJoin(source(p, "l", llog, -1, 1), source(p, "r", rlog, -1, 1), spec)
+					got, _ := runJoinRank(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
+						return RegularJoin(rowSource(p, "l", llog, -1, 1), rowSource(p, "r", rlog, -1, 1), spec)
 					}, weir.WithParallelism(par))
-					diffTables(t, name, table(t, got), want)
+					diffFinalTables(t, name, finalTable(t, got), want)
 					if kind == InnerJoin && !retract {
 						for _, r := range got {
 							if r.Op != row.Insert {
@@ -92,20 +92,20 @@ func TestRegularJoinMatchesBruteForce(t *testing.T) {
 func TestRegularJoinIsExactlyOnceUnderFailures(t *testing.T) {
 	llog, _, rlog, _ := joinInputs(5, 20000, 5000, true)
 	spec := JoinSpec{Kind: FullJoin, LeftKeys: []int{0}, RightKeys: []int{0}, LeftWidth: 2, RightWidth: 2, Cond: oddSum}
-	checkExactlyOnce(t, func(p *weir.Pipeline) weir.Stream[row.Row] {
-		return RegularJoin(source(p, "l", llog, -1, 1), source(p, "r", rlog, -1, 1), spec)
+	checkExactlyOnceUnderFailures(t, func(p *weir.Pipeline) weir.Stream[row.Row] {
+		return RegularJoin(rowSource(p, "l", llog, -1, 1), rowSource(p, "r", rlog, -1, 1), spec)
 	})
 }
 
 func BenchmarkRegularJoin(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	gen := func(int) row.Row { return ints(int64(rng.IntN(10000)), int64(rng.IntN(100))) }
-	llog, _ := changelog(rng, b.N, false, gen)
-	rlog, _ := changelog(rng, b.N, false, gen)
+	gen := func(int) row.Row { return bigintRow(int64(rng.IntN(10000)), int64(rng.IntN(100))) }
+	llog, _ := randomChangelog(rng, b.N, false, gen)
+	rlog, _ := randomChangelog(rng, b.N, false, gen)
 	spec := JoinSpec{Kind: InnerJoin, LeftKeys: []int{0}, RightKeys: []int{0}, LeftWidth: 2, RightWidth: 2}
 	b.ResetTimer()
 	p := weir.NewPipeline()
-	weir.To(RegularJoin(source(p, "l", llog, -1, 1), source(p, "r", rlog, -1, 1), spec), "sink", collection.NewSink[row.Row]())
+	weir.To(RegularJoin(rowSource(p, "l", llog, -1, 1), rowSource(p, "r", rlog, -1, 1), spec), "sink", collection.NewSink[row.Row]())
 	if err := p.Run(b.Context()); err != nil {
 		b.Fatal(err)
 	}
@@ -119,14 +119,14 @@ func BenchmarkRegularJoin(b *testing.B) {
 // each order in which the join can see them.
 func TestLeftJoinReplacesThePaddedRowWhenTheMatchComesAndGoes(t *testing.T) {
 	spec := JoinSpec{Kind: LeftJoin, LeftKeys: []int{0}, RightKeys: []int{0}, LeftWidth: 2, RightWidth: 2}
-	ls := []row.Row{ints(1, 10)}
-	rs := []row.Row{ints(1, 20), withOp(row.Delete, ints(1, 20))}
-	got, _ := runRows(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
-		return RegularJoin(source(p, "l", ls, -1, 1), source(p, "r", rs, -1, 1), spec)
+	ls := []row.Row{bigintRow(1, 10)}
+	rs := []row.Row{bigintRow(1, 20), opRow(row.Delete, bigintRow(1, 20))}
+	got, _ := runJoinRank(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
+		return RegularJoin(rowSource(p, "l", ls, -1, 1), rowSource(p, "r", rs, -1, 1), spec)
 	}, weir.WithParallelism(1))
 	var seq []string
 	for _, r := range got {
-		seq = append(seq, r.Op.String()+" "+text(r))
+		seq = append(seq, r.Op.String()+" "+rowText(r))
 	}
 	wants := [][]string{
 		{"+I 1 10 - -", "-D 1 10 - -", "+I 1 10 1 20", "-D 1 10 1 20", "+I 1 10 - -"}, // left first

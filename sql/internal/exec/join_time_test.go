@@ -14,7 +14,7 @@ import (
 func timedRows(rng *rand.Rand, n, keys int) []row.Row {
 	out := make([]row.Row, n)
 	for i := range out {
-		out[i] = ints(key(rng, keys), int64(rng.IntN(600_000)), int64(rng.IntN(4)))
+		out[i] = bigintRow(randomKey(rng, keys), int64(rng.IntN(600_000)), int64(rng.IntN(4)))
 	}
 	return out
 }
@@ -40,7 +40,7 @@ func TestIntervalJoinMatchesBruteForce(t *testing.T) {
 	for _, l := range ls {
 		for _, r := range rs {
 			lt, rt := l.V[1].I, r.V[1].I
-			if !hasNull(l, []int{0}) && !hasNull(r, []int{0}) && l.V[0].I == r.V[0].I && rt >= lt-5000 && rt <= lt+10000 {
+			if !nullKey(l, []int{0}) && !nullKey(r, []int{0}) && l.V[0].I == r.V[0].I && rt >= lt-5000 && rt <= lt+10000 {
 				if ok, _ := oddValues(j.concat(row.Insert, l.V, r.V).V); ok {
 					want = append(want, j.concat(row.Insert, l.V, r.V))
 				}
@@ -48,15 +48,15 @@ func TestIntervalJoinMatchesBruteForce(t *testing.T) {
 		}
 	}
 	for _, par := range []int{1, 2} {
-		got, _ := runRows(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
-			return IntervalJoin(source(p, "l", ls, 1, par), source(p, "r", rs, 1, par), spec)
+		got, _ := runJoinRank(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
+			return IntervalJoin(rowSource(p, "l", ls, 1, par), rowSource(p, "r", rs, 1, par), spec)
 		}, weir.WithParallelism(par))
 		for _, r := range got {
 			if r.Op != row.Insert {
 				t.Fatalf("an interval join emitted %v", r.Op)
 			}
 		}
-		diffTables(t, fmt.Sprintf("par %d", par), texts(got), texts(want))
+		diffFinalTables(t, fmt.Sprintf("par %d", par), rowTexts(got), rowTexts(want))
 	}
 }
 
@@ -65,18 +65,18 @@ func TestIntervalJoinMatchesBruteForce(t *testing.T) {
 func TestIntervalJoinIsExactlyOnceUnderFailures(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	ls, rs := timedRows(rng, 20000, 5000), timedRows(rng, 20000, 5000)
-	checkExactlyOnce(t, func(p *weir.Pipeline) weir.Stream[row.Row] {
-		return IntervalJoin(source(p, "l", ls, 1, 2), source(p, "r", rs, 1, 2), intervalSpec())
+	checkExactlyOnceUnderFailures(t, func(p *weir.Pipeline) weir.Stream[row.Row] {
+		return IntervalJoin(rowSource(p, "l", ls, 1, 2), rowSource(p, "r", rs, 1, 2), intervalSpec())
 	})
 }
 
 // windowed returns rows (key, window_start, window_end, value) of
 // ten-second tumbling windows over ten minutes.
-func windowed(rng *rand.Rand, n, keys int) []row.Row {
+func windowedRows(rng *rand.Rand, n, keys int) []row.Row {
 	out := make([]row.Row, n)
 	for i := range out {
 		ws := int64(rng.IntN(60)) * 10_000
-		out[i] = ints(key(rng, keys), ws, ws+10_000, int64(rng.IntN(4)))
+		out[i] = bigintRow(randomKey(rng, keys), ws, ws+10_000, int64(rng.IntN(4)))
 	}
 	return out
 }
@@ -91,22 +91,22 @@ func windowSpec(kind JoinKind) JoinSpec {
 // the rows by key and window as SQL defines it, as inserts.
 func TestWindowJoinMatchesBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	ls, rs := windowed(rng, 1000, 10), windowed(rng, 1000, 10)
+	ls, rs := windowedRows(rng, 1000, 10), windowedRows(rng, 1000, 10)
 	for _, kind := range []JoinKind{InnerJoin, LeftJoin, RightJoin, FullJoin} {
 		spec := windowSpec(kind)
 		ref := spec
 		ref.LeftKeys, ref.RightKeys = []int{0, 1, 2}, []int{0, 1, 2}
 		want := bruteJoin(ref, ls, rs)
 		for _, par := range []int{1, 2} {
-			got, _ := runRows(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
-				return WindowJoin(source(p, "l", ls, 1, par), source(p, "r", rs, 1, par), spec)
+			got, _ := runJoinRank(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
+				return WindowJoin(rowSource(p, "l", ls, 1, par), rowSource(p, "r", rs, 1, par), spec)
 			}, weir.WithParallelism(par))
 			for _, r := range got {
 				if r.Op != row.Insert {
 					t.Fatalf("a window join emitted %v", r.Op)
 				}
 			}
-			diffTables(t, fmt.Sprintf("%v par %d", kind, par), texts(got), want)
+			diffFinalTables(t, fmt.Sprintf("%v par %d", kind, par), rowTexts(got), want)
 		}
 	}
 }
@@ -115,15 +115,15 @@ func TestWindowJoinMatchesBruteForce(t *testing.T) {
 // under injected failures.
 func TestWindowJoinIsExactlyOnceUnderFailures(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	ls, rs := windowed(rng, 20000, 5000), windowed(rng, 20000, 5000)
-	checkExactlyOnce(t, func(p *weir.Pipeline) weir.Stream[row.Row] {
-		return WindowJoin(source(p, "l", ls, 1, 2), source(p, "r", rs, 1, 2), windowSpec(FullJoin))
+	ls, rs := windowedRows(rng, 20000, 5000), windowedRows(rng, 20000, 5000)
+	checkExactlyOnceUnderFailures(t, func(p *weir.Pipeline) weir.Stream[row.Row] {
+		return WindowJoin(rowSource(p, "l", ls, 1, 2), rowSource(p, "r", rs, 1, 2), windowSpec(FullJoin))
 	})
 }
 
 // versions returns a versioned table's changelog (key, time, value): per
 // key, rows at distinct times, some of them deletions.
-func versions(rng *rand.Rand, n, keys int) []row.Row {
+func versionRows(rng *rand.Rand, n, keys int) []row.Row {
 	seen := map[[2]int64]bool{}
 	var out []row.Row
 	for len(out) < n {
@@ -132,13 +132,13 @@ func versions(rng *rand.Rand, n, keys int) []row.Row {
 			continue
 		}
 		seen[[2]int64{k, ts}] = true
-		r := ints(k, ts, int64(rng.IntN(100)))
+		r := bigintRow(k, ts, int64(rng.IntN(100)))
 		switch rng.IntN(5) {
 		case 0:
 			r.Op = row.Delete
 		case 1, 2:
 			r.Op = row.UpdateAfter
-			out = append(out, withOp(row.UpdateBefore, ints(k, ts, -5)))
+			out = append(out, opRow(row.UpdateBefore, bigintRow(k, ts, -5)))
 		}
 		out = append(out, r)
 	}
@@ -152,7 +152,7 @@ func bruteTemporal(spec JoinSpec, probes, vs []row.Row) []string {
 	for _, l := range probes {
 		var best *row.Row
 		for i, v := range vs {
-			if v.Op == row.UpdateBefore || hasNull(l, []int{0}) || v.V[0].I != l.V[0].I || v.V[1].I > l.V[1].I {
+			if v.Op == row.UpdateBefore || nullKey(l, []int{0}) || v.V[0].I != l.V[0].I || v.V[1].I > l.V[1].I {
 				continue
 			}
 			if best == nil || v.V[1].I > best.V[1].I {
@@ -169,7 +169,7 @@ func bruteTemporal(spec JoinSpec, probes, vs []row.Row) []string {
 			out = append(out, j.concat(row.Insert, l.V, nil))
 		}
 	}
-	return texts(out)
+	return rowTexts(out)
 }
 
 func temporalSpec(kind JoinKind) JoinSpec {
@@ -181,15 +181,15 @@ func temporalSpec(kind JoinKind) JoinSpec {
 // the version of its key valid at its time, at parallelism 1 and 2.
 func TestTemporalRowtimeJoinMatchesBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	probes, vs := timedRows(rng, 2000, 20), versions(rng, 600, 20)
+	probes, vs := timedRows(rng, 2000, 20), versionRows(rng, 600, 20)
 	for _, kind := range []JoinKind{InnerJoin, LeftJoin} {
 		spec := temporalSpec(kind)
 		want := bruteTemporal(spec, probes, vs)
 		for _, par := range []int{1, 2} {
-			got, _ := runRows(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
-				return TemporalRowtimeJoin(source(p, "l", probes, 1, par), source(p, "r", vs, 1, par), spec)
+			got, _ := runJoinRank(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
+				return TemporalRowtimeJoin(rowSource(p, "l", probes, 1, par), rowSource(p, "r", vs, 1, par), spec)
 			}, weir.WithParallelism(par))
-			diffTables(t, fmt.Sprintf("%v par %d", kind, par), texts(got), want)
+			diffFinalTables(t, fmt.Sprintf("%v par %d", kind, par), rowTexts(got), want)
 		}
 	}
 }
@@ -198,9 +198,9 @@ func TestTemporalRowtimeJoinMatchesBruteForce(t *testing.T) {
 // exactly-once under injected failures.
 func TestTemporalRowtimeJoinIsExactlyOnceUnderFailures(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
-	probes, vs := timedRows(rng, 20000, 2000), versions(rng, 10000, 2000)
-	checkExactlyOnce(t, func(p *weir.Pipeline) weir.Stream[row.Row] {
-		return TemporalRowtimeJoin(source(p, "l", probes, 1, 2), source(p, "r", vs, 1, 2), temporalSpec(LeftJoin))
+	probes, vs := timedRows(rng, 20000, 2000), versionRows(rng, 10000, 2000)
+	checkExactlyOnceUnderFailures(t, func(p *weir.Pipeline) weir.Stream[row.Row] {
+		return TemporalRowtimeJoin(rowSource(p, "l", probes, 1, 2), rowSource(p, "r", vs, 1, 2), temporalSpec(LeftJoin))
 	})
 }
 
@@ -211,16 +211,16 @@ func TestLookupJoinMatchesBruteForce(t *testing.T) {
 	probes := timedRows(rng, 1000, 30)
 	var tbl []row.Row
 	for k := range int64(20) {
-		tbl = append(tbl, ints(k, 0, k%4), ints(k, 1, k%3))
+		tbl = append(tbl, bigintRow(k, 0, k%4), bigintRow(k, 1, k%3))
 	}
 	for _, kind := range []JoinKind{InnerJoin, LeftJoin} {
 		spec := temporalSpec(kind)
 		want := bruteJoin(spec, probes, tbl)
 		for _, par := range []int{1, 2} {
-			got, _ := runRows(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
-				return LookupJoin(source(p, "l", probes, -1, par), func() ([]row.Row, error) { return tbl, nil }, spec)
+			got, _ := runJoinRank(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
+				return LookupJoin(rowSource(p, "l", probes, -1, par), func() ([]row.Row, error) { return tbl, nil }, spec)
 			}, weir.WithParallelism(par))
-			diffTables(t, fmt.Sprintf("%v par %d", kind, par), texts(got), want)
+			diffFinalTables(t, fmt.Sprintf("%v par %d", kind, par), rowTexts(got), want)
 		}
 	}
 }

@@ -9,17 +9,17 @@ import (
 	"github.com/weir-stream/weir/internal/sql/row"
 )
 
-// SortKey is one key of an ORDER BY: a column, its direction and where
+// RankKey is one key of an ORDER BY: a column, its direction and where
 // its NULLs go. Flink's defaults are ASC NULLS FIRST and DESC NULLS LAST;
 // the planner sets NullsLast explicitly.
-type SortKey struct {
+type RankKey struct {
 	Col       int
 	Desc      bool
 	NullsLast bool
 }
 
-// compareRows orders two rows by keys, as ORDER BY does.
-func compareRows(keys []SortKey, x, y row.Row) int {
+// rankCompare orders two rows by keys, as ORDER BY does.
+func rankCompare(keys []RankKey, x, y row.Row) int {
 	for _, k := range keys {
 		a, b := x.V[k.Col], y.V[k.Col]
 		an, bn := a.IsNull(), b.IsNull()
@@ -54,7 +54,7 @@ type RankSpec struct {
 	PartitionKeys []int
 	// Order is the ORDER BY; rows equal by it rank by arrival, the
 	// earlier first.
-	Order []SortKey
+	Order []RankKey
 	// Start and End are the row numbers kept, Start <= rownum <= End
 	// (rownum <= N is Start 1, End N; a filter rownum > M makes Start
 	// M+1). Start 0 means 1.
@@ -120,16 +120,16 @@ func Rank(in weir.Stream[row.Row], spec RankSpec) weir.Stream[row.Row] {
 		panic(err)
 	}
 	return weir.Process(KeyBy(in, spec.PartitionKeys), func() weir.KeyedProcessFunction[string, row.Row, row.Row] {
-		return &rank{spec: spec}
+		return &rankFn{spec: spec}
 	}, spec.opts("rank")...)
 }
 
-type rank struct {
+type rankFn struct {
 	spec RankSpec
 	rows *weir.ValueState[[]row.Row, string] // sorted
 }
 
-func (f *rank) Open(sc *weir.StateContext[string]) error {
+func (f *rankFn) Open(sc *weir.StateContext[string]) error {
 	var opts []weir.StateOption
 	if f.spec.StateTTL > 0 {
 		opts = append(opts, weir.StateTTL(f.spec.StateTTL))
@@ -138,11 +138,11 @@ func (f *rank) Open(sc *weir.StateContext[string]) error {
 	return nil
 }
 
-// insertAt returns where r goes in the sorted rows: after the rows equal
+// rankInsertAt returns where r goes in the sorted rows: after the rows equal
 // to it by the order.
-func insertAt(keys []SortKey, rows []row.Row, r row.Row) int {
+func rankInsertAt(keys []RankKey, rows []row.Row, r row.Row) int {
 	i, _ := slices.BinarySearchFunc(rows, r, func(e, t row.Row) int {
-		if compareRows(keys, e, t) <= 0 {
+		if rankCompare(keys, e, t) <= 0 {
 			return -1
 		}
 		return 1
@@ -150,38 +150,38 @@ func insertAt(keys []SortKey, rows []row.Row, r row.Row) int {
 	return i
 }
 
-func (f *rank) ProcessElement(ctx *weir.KeyedContext[string, row.Row], in row.Row) error {
+func (f *rankFn) ProcessElement(ctx *weir.KeyedContext[string, row.Row], in row.Row) error {
 	rows, _ := f.rows.Value()
 	start, end := f.spec.start(), f.spec.End
 	if in.Op.Retracts() {
 		if !f.spec.Updating {
-			return errNotAppendOnly("rank (not declared updating)", in)
+			return errNotInsert("rank (not declared updating)", in)
 		}
 		i := slices.IndexFunc(rows, func(e row.Row) bool { return row.EqualValues(e, in) })
 		if i < 0 {
 			return nil
 		}
-		before := window(rows, start, end)
+		before := rankWindow(rows, start, end)
 		rows = slices.Delete(slices.Clone(rows), i, i+1)
-		emitRankDiff(ctx, f.spec, before, window(rows, start, end))
+		emitRankDiff(ctx, f.spec, before, rankWindow(rows, start, end))
 		f.store(rows)
 		return nil
 	}
-	i := insertAt(f.spec.Order, rows, in)
+	i := rankInsertAt(f.spec.Order, rows, in)
 	if !f.spec.Updating && int64(i) >= end {
 		return nil // not in the top and never will be
 	}
-	before := window(rows, start, end)
+	before := rankWindow(rows, start, end)
 	rows = slices.Insert(slices.Clone(rows), i, row.Row{Op: row.Insert, V: in.V})
 	if !f.spec.Updating && int64(len(rows)) > end {
 		rows = rows[:end]
 	}
-	emitRankDiff(ctx, f.spec, before, window(rows, start, end))
+	emitRankDiff(ctx, f.spec, before, rankWindow(rows, start, end))
 	f.store(rows)
 	return nil
 }
 
-func (f *rank) store(rows []row.Row) {
+func (f *rankFn) store(rows []row.Row) {
 	if len(rows) == 0 {
 		f.rows.Clear()
 		return
@@ -190,13 +190,13 @@ func (f *rank) store(rows []row.Row) {
 }
 
 // window returns the rows numbered start to end (1-based, inclusive).
-func window(rows []row.Row, start, end int64) []row.Row {
+func rankWindow(rows []row.Row, start, end int64) []row.Row {
 	lo, hi := min(start-1, int64(len(rows))), min(end, int64(len(rows)))
 	return rows[lo:hi]
 }
 
 // ranked returns r with op and, if the spec asks, its row number.
-func ranked(spec RankSpec, op row.Op, r row.Row, n int64) row.Row {
+func rankedRow(spec RankSpec, op row.Op, r row.Row, n int64) row.Row {
 	v := r.V
 	if spec.WithRowNumber {
 		v = append(v[:len(v):len(v)], row.BigInt(n))
@@ -213,33 +213,33 @@ func emitRankDiff(ctx *weir.KeyedContext[string, row.Row], spec RankSpec, before
 			n := start + int64(i)
 			switch {
 			case i >= len(before):
-				ctx.Emit(ranked(spec, row.Insert, after[i], n))
+				ctx.Emit(rankedRow(spec, row.Insert, after[i], n))
 			case i >= len(after):
-				ctx.Emit(ranked(spec, row.Delete, before[i], n))
+				ctx.Emit(rankedRow(spec, row.Delete, before[i], n))
 			case !row.EqualValues(before[i], after[i]):
-				ctx.Emit(ranked(spec, row.UpdateBefore, before[i], n))
-				ctx.Emit(ranked(spec, row.UpdateAfter, after[i], n))
+				ctx.Emit(rankedRow(spec, row.UpdateBefore, before[i], n))
+				ctx.Emit(rankedRow(spec, row.UpdateAfter, after[i], n))
 			}
 		}
 		return
 	}
 	count := map[string]int{}
 	for _, r := range after {
-		count[rowID(r.V)]++
+		count[joinRowID(r.V)]++
 	}
 	for _, r := range before {
-		id := rowID(r.V)
+		id := joinRowID(r.V)
 		if count[id] > 0 {
 			count[id]--
 			continue
 		}
-		ctx.Emit(ranked(spec, row.Delete, r, 0))
+		ctx.Emit(rankedRow(spec, row.Delete, r, 0))
 	}
 	for _, r := range after {
-		id := rowID(r.V)
+		id := joinRowID(r.V)
 		if count[id] > 0 {
 			count[id]--
-			ctx.Emit(ranked(spec, row.Insert, r, 0))
+			ctx.Emit(rankedRow(spec, row.Insert, r, 0))
 		}
 	}
 }

@@ -51,16 +51,16 @@ func Deduplicate(in weir.Stream[row.Row], spec DedupSpec) weir.Stream[row.Row] {
 		name = "deduplicate"
 	}
 	return weir.Process(KeyBy(in, spec.Keys), func() weir.KeyedProcessFunction[string, row.Row, row.Row] {
-		return &dedup{spec: spec}
+		return &dedupFn{spec: spec}
 	}, weir.Name(name))
 }
 
-type dedup struct {
+type dedupFn struct {
 	spec DedupSpec
 	kept *weir.ValueState[row.Row, string]
 }
 
-func (d *dedup) Open(sc *weir.StateContext[string]) error {
+func (d *dedupFn) Open(sc *weir.StateContext[string]) error {
 	var opts []weir.StateOption
 	if d.spec.StateTTL > 0 {
 		opts = append(opts, weir.StateTTL(d.spec.StateTTL))
@@ -69,7 +69,7 @@ func (d *dedup) Open(sc *weir.StateContext[string]) error {
 	return nil
 }
 
-func (d *dedup) out(op row.Op, r row.Row) row.Row {
+func (d *dedupFn) out(op row.Op, r row.Row) row.Row {
 	v := r.V
 	if d.spec.WithRowNumber {
 		v = append(v[:len(v):len(v)], row.BigInt(1))
@@ -77,9 +77,9 @@ func (d *dedup) out(op row.Op, r row.Row) row.Row {
 	return row.Row{Op: op, V: v}
 }
 
-func (d *dedup) ProcessElement(ctx *weir.KeyedContext[string, row.Row], in row.Row) error {
+func (d *dedupFn) ProcessElement(ctx *weir.KeyedContext[string, row.Row], in row.Row) error {
 	if in.Op != row.Insert {
-		return errNotAppendOnly("deduplicate", in)
+		return errNotInsert("deduplicate", in)
 	}
 	old, ok := d.kept.Value()
 	if !ok {

@@ -16,8 +16,8 @@ import (
 // order, and its final rows.
 func rankRows(seed uint64, n, parts int, retract bool) (log, final []row.Row) {
 	rng := rand.New(rand.NewPCG(seed, 3))
-	gen := func(i int) row.Row { return ints(key(rng, parts), int64(i*7919%100_003), int64(i)) }
-	return changelog(rng, n, retract, gen)
+	gen := func(i int) row.Row { return bigintRow(randomKey(rng, parts), int64(i*7919%100_003), int64(i)) }
+	return randomChangelog(rng, n, retract, gen)
 }
 
 // bruteRank ranks the final rows of each group (by the group columns) as
@@ -30,12 +30,12 @@ func bruteRank(spec RankSpec, group []int, rows []row.Row) []string {
 	}
 	var out []row.Row
 	for _, g := range groups {
-		slices.SortStableFunc(g, func(a, b row.Row) int { return compareRows(spec.Order, a, b) })
-		for i, r := range window(g, spec.start(), spec.End) {
-			out = append(out, ranked(spec, row.Insert, r, spec.start()+int64(i)))
+		slices.SortStableFunc(g, func(a, b row.Row) int { return rankCompare(spec.Order, a, b) })
+		for i, r := range rankWindow(g, spec.start(), spec.End) {
+			out = append(out, rankedRow(spec, row.Insert, r, spec.start()+int64(i)))
 		}
 	}
-	return texts(out)
+	return rowTexts(out)
 }
 
 // Rank gives, at parallelism 1 and 2, a changelog whose final table is
@@ -45,15 +45,15 @@ func TestRankMatchesBruteForce(t *testing.T) {
 	for _, updating := range []bool{false, true} {
 		for _, rn := range []bool{false, true} {
 			for _, rng := range [][2]int64{{1, 3}, {2, 4}} {
-				spec := RankSpec{PartitionKeys: []int{0}, Order: []SortKey{{Col: 1, Desc: true, NullsLast: true}},
+				spec := RankSpec{PartitionKeys: []int{0}, Order: []RankKey{{Col: 1, Desc: true, NullsLast: true}},
 					Start: rng[0], End: rng[1], WithRowNumber: rn, Updating: updating}
 				log, final := rankRows(uint64(rng[0]), 500, 8, updating)
 				want := bruteRank(spec, spec.PartitionKeys, final)
 				for _, par := range []int{1, 2} {
-					got, _ := runRows(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
-						return Rank(source(p, "in", log, -1, 1), spec)
+					got, _ := runJoinRank(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
+						return Rank(rowSource(p, "in", log, -1, 1), spec)
 					}, weir.WithParallelism(par))
-					diffTables(t, fmt.Sprintf("updating=%v rownum=%v range=%v par=%d", updating, rn, rng, par), table(t, got), want)
+					diffFinalTables(t, fmt.Sprintf("updating=%v rownum=%v range=%v par=%d", updating, rn, rng, par), finalTable(t, got), want)
 				}
 			}
 		}
@@ -64,9 +64,9 @@ func TestRankMatchesBruteForce(t *testing.T) {
 // exactly-once under injected failures.
 func TestRankIsExactlyOnceUnderFailures(t *testing.T) {
 	log, _ := rankRows(9, 20000, 500, true)
-	spec := RankSpec{PartitionKeys: []int{0}, Order: []SortKey{{Col: 1}}, End: 3, WithRowNumber: true, Updating: true}
-	checkExactlyOnce(t, func(p *weir.Pipeline) weir.Stream[row.Row] {
-		return Rank(source(p, "in", log, -1, 1), spec)
+	spec := RankSpec{PartitionKeys: []int{0}, Order: []RankKey{{Col: 1}}, End: 3, WithRowNumber: true, Updating: true}
+	checkExactlyOnceUnderFailures(t, func(p *weir.Pipeline) weir.Stream[row.Row] {
+		return Rank(rowSource(p, "in", log, -1, 1), spec)
 	})
 }
 
@@ -75,7 +75,7 @@ func dedupRows(n, keys int) []row.Row {
 	rng := rand.New(rand.NewPCG(uint64(n), 5))
 	out := make([]row.Row, n)
 	for i := range out {
-		out[i] = ints(key(rng, keys), int64(i*7919%100_003), int64(rng.IntN(100)))
+		out[i] = bigintRow(randomKey(rng, keys), int64(i*7919%100_003), int64(rng.IntN(100)))
 	}
 	return out
 }
@@ -105,14 +105,14 @@ func TestDeduplicateMatchesBruteForce(t *testing.T) {
 			}
 			var want []row.Row
 			for _, r := range kept {
-				want = append(want, ranked(RankSpec{WithRowNumber: rn}, row.Insert, r, 1))
+				want = append(want, rankedRow(RankSpec{WithRowNumber: rn}, row.Insert, r, 1))
 			}
 			for _, par := range []int{1, 2} {
-				got, _ := runRows(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
-					return Deduplicate(source(p, "in", in, -1, 1), spec)
+				got, _ := runJoinRank(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
+					return Deduplicate(rowSource(p, "in", in, -1, 1), spec)
 				}, weir.WithParallelism(par))
 				name := fmt.Sprintf("%+v par %d", c, par)
-				diffTables(t, name, table(t, got), texts(want))
+				diffFinalTables(t, name, finalTable(t, got), rowTexts(want))
 				if c.timeCol < 0 && !c.keepLast && len(got) != len(want) {
 					t.Fatalf("%s: keep-first emitted %d rows for %d keys", name, len(got), len(want))
 				}
@@ -125,15 +125,15 @@ func TestDeduplicateMatchesBruteForce(t *testing.T) {
 // exactly-once under injected failures.
 func TestDeduplicateIsExactlyOnceUnderFailures(t *testing.T) {
 	in := dedupRows(30000, 3000)
-	checkExactlyOnce(t, func(p *weir.Pipeline) weir.Stream[row.Row] {
-		return Deduplicate(source(p, "in", in, -1, 1), DedupSpec{Keys: []int{0}, TimeCol: 1, KeepLast: true})
+	checkExactlyOnceUnderFailures(t, func(p *weir.Pipeline) weir.Stream[row.Row] {
+		return Deduplicate(rowSource(p, "in", in, -1, 1), DedupSpec{Keys: []int{0}, TimeCol: 1, KeepLast: true})
 	})
 }
 
 // windowRankRows returns rows (key, window_start, window_end, value, id).
 func windowRankRows(n, keys int) []row.Row {
 	rng := rand.New(rand.NewPCG(uint64(n), 7))
-	out := windowed(rng, n, keys)
+	out := windowedRows(rng, n, keys)
 	for i := range out {
 		out[i].V = append(out[i].V, row.BigInt(int64(i)))
 	}
@@ -141,7 +141,7 @@ func windowRankRows(n, keys int) []row.Row {
 }
 
 func windowRankSpec(rn bool) RankSpec {
-	return RankSpec{PartitionKeys: []int{0}, Order: []SortKey{{Col: 3, Desc: true}, {Col: 4}},
+	return RankSpec{PartitionKeys: []int{0}, Order: []RankKey{{Col: 3, Desc: true}, {Col: 4}},
 		Start: 1, End: 3, WithRowNumber: rn, WindowStart: 1, WindowEnd: 2}
 }
 
@@ -153,15 +153,15 @@ func TestWindowRankMatchesBruteForce(t *testing.T) {
 		spec := windowRankSpec(rn)
 		want := bruteRank(spec, []int{0, 1, 2}, in)
 		for _, par := range []int{1, 2} {
-			got, _ := runRows(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
-				return WindowRank(source(p, "in", in, 1, par), spec)
+			got, _ := runJoinRank(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
+				return WindowRank(rowSource(p, "in", in, 1, par), spec)
 			}, weir.WithParallelism(par))
 			for _, r := range got {
 				if r.Op != row.Insert {
 					t.Fatalf("a window TopN emitted %v", r.Op)
 				}
 			}
-			diffTables(t, fmt.Sprintf("rownum=%v par %d", rn, par), texts(got), want)
+			diffFinalTables(t, fmt.Sprintf("rownum=%v par %d", rn, par), rowTexts(got), want)
 		}
 	}
 }
@@ -170,8 +170,8 @@ func TestWindowRankMatchesBruteForce(t *testing.T) {
 // injected failures.
 func TestWindowRankIsExactlyOnceUnderFailures(t *testing.T) {
 	in := windowRankRows(30000, 3000)
-	checkExactlyOnce(t, func(p *weir.Pipeline) weir.Stream[row.Row] {
-		return WindowRank(source(p, "in", in, 1, 2), windowRankSpec(true))
+	checkExactlyOnceUnderFailures(t, func(p *weir.Pipeline) weir.Stream[row.Row] {
+		return WindowRank(rowSource(p, "in", in, 1, 2), windowRankSpec(true))
 	})
 }
 
@@ -179,12 +179,12 @@ func BenchmarkRank(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	in := make([]row.Row, b.N)
 	for i := range in {
-		in[i] = ints(int64(rng.IntN(1000)), int64(rng.IntN(1_000_000)))
+		in[i] = bigintRow(int64(rng.IntN(1000)), int64(rng.IntN(1_000_000)))
 	}
-	spec := RankSpec{PartitionKeys: []int{0}, Order: []SortKey{{Col: 1, Desc: true, NullsLast: true}}, End: 10, WithRowNumber: true}
+	spec := RankSpec{PartitionKeys: []int{0}, Order: []RankKey{{Col: 1, Desc: true, NullsLast: true}}, End: 10, WithRowNumber: true}
 	b.ResetTimer()
 	p := weir.NewPipeline()
-	weir.To(Rank(source(p, "in", in, -1, 1), spec), "sink", collection.NewSink[row.Row]())
+	weir.To(Rank(rowSource(p, "in", in, -1, 1), spec), "sink", collection.NewSink[row.Row]())
 	if err := p.Run(b.Context()); err != nil {
 		b.Fatal(err)
 	}

@@ -30,30 +30,30 @@ func WindowRank(in weir.Stream[row.Row], spec RankSpec) weir.Stream[row.Row] {
 	}
 	keys := append(append([]int(nil), spec.PartitionKeys...), spec.WindowStart, spec.WindowEnd)
 	return weir.Process(KeyBy(in, keys), func() weir.KeyedProcessFunction[string, row.Row, row.Row] {
-		return &windowRank{spec: spec}
+		return &windowRankFn{spec: spec}
 	}, spec.opts("window-rank")...)
 }
 
-type windowRank struct {
+type windowRankFn struct {
 	spec RankSpec
 	rows *weir.ValueState[[]row.Row, string]
 }
 
-func (f *windowRank) Open(sc *weir.StateContext[string]) error {
+func (f *windowRankFn) Open(sc *weir.StateContext[string]) error {
 	f.rows = weir.NewValueState[[]row.Row](sc, "rows")
 	return nil
 }
 
-func (f *windowRank) ProcessElement(ctx *weir.KeyedContext[string, row.Row], in row.Row) error {
+func (f *windowRankFn) ProcessElement(ctx *weir.KeyedContext[string, row.Row], in row.Row) error {
 	if in.Op != row.Insert {
-		return errNotAppendOnly("window rank", in)
+		return errNotInsert("window rank", in)
 	}
 	fire := in.V[f.spec.WindowEnd].I - 1
 	if fire <= ctx.Watermark() {
 		return nil // late
 	}
 	rows, _ := f.rows.Value()
-	i := insertAt(f.spec.Order, rows, in)
+	i := rankInsertAt(f.spec.Order, rows, in)
 	if int64(i) >= f.spec.End {
 		return nil
 	}
@@ -66,11 +66,11 @@ func (f *windowRank) ProcessElement(ctx *weir.KeyedContext[string, row.Row], in 
 	return nil
 }
 
-func (f *windowRank) OnTimer(ctx *weir.KeyedContext[string, row.Row], ts int64, _ weir.TimeDomain) error {
+func (f *windowRankFn) OnTimer(ctx *weir.KeyedContext[string, row.Row], ts int64, _ weir.TimeDomain) error {
 	rows, _ := f.rows.Value()
 	start := f.spec.start()
-	for i, r := range window(rows, start, f.spec.End) {
-		ctx.EmitAt(ts, ranked(f.spec, row.Insert, r, start+int64(i)))
+	for i, r := range rankWindow(rows, start, f.spec.End) {
+		ctx.EmitAt(ts, rankedRow(f.spec, row.Insert, r, start+int64(i)))
 	}
 	f.rows.Clear()
 	return nil

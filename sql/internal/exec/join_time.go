@@ -34,8 +34,8 @@ func IntervalJoin(l, r weir.Stream[row.Row], spec JoinSpec) weir.Stream[row.Row]
 	}
 	j := &joiner{spec: spec}
 	// Nulls never match: drop rows with NULL keys before the join.
-	l = weir.Filter(l, appendOnlyKeyed("interval join", spec.LeftKeys))
-	r = weir.Filter(r, appendOnlyKeyed("interval join", spec.RightKeys))
+	l = weir.Filter(l, insertsWithKeys("interval join", spec.LeftKeys))
+	r = weir.Filter(r, insertsWithKeys("interval join", spec.RightKeys))
 	pairs := weir.IntervalJoin(KeyBy(l, spec.LeftKeys), KeyBy(r, spec.RightKeys), spec.Lower, spec.Upper,
 		func(a, b row.Row) row.Row { return j.concat(row.Insert, a.V, b.V) }, spec.opts("interval-join")...)
 	if spec.Cond == nil {
@@ -52,15 +52,15 @@ func IntervalJoin(l, r weir.Stream[row.Row], spec JoinSpec) weir.Stream[row.Row]
 	}, weir.Name(spec.name("interval-join")+"-cond"))
 }
 
-// appendOnlyKeyed returns a filter that keeps the rows whose keys are not
+// insertsWithKeys returns a filter that keeps the rows whose keys are not
 // NULL and fails the job (by panicking, see IntervalJoin) on a row that is
 // not an insert.
-func appendOnlyKeyed(op string, keys []int) func(row.Row) bool {
+func insertsWithKeys(op string, keys []int) func(row.Row) bool {
 	return func(r row.Row) bool {
 		if r.Op != row.Insert {
-			panic(errNotAppendOnly(op, r))
+			panic(errNotInsert(op, r))
 		}
-		return !hasNull(r, keys)
+		return !nullKey(r, keys)
 	}
 }
 
@@ -120,7 +120,7 @@ func (j *windowJoin) ProcessElement2(ctx *weir.KeyedContext[string, row.Row], in
 
 func (j *windowJoin) add(ctx *weir.KeyedContext[string, row.Row], in row.Row, side *weir.ListState[row.Row, string], endCol int) error {
 	if in.Op != row.Insert {
-		return errNotAppendOnly("window join", in)
+		return errNotInsert("window join", in)
 	}
 	fire := in.V[endCol].I - 1
 	if fire <= ctx.Watermark() {
@@ -136,7 +136,7 @@ func (j *windowJoin) OnTimer(ctx *weir.KeyedContext[string, row.Row], ts int64, 
 	ls, rs := j.left.Get(), j.right.Get()
 	// The key includes the join key, so all rows of both sides have equal
 	// keys; NULL keys match nothing.
-	nullKey := (len(ls) > 0 && hasNull(ls[0], j.spec.LeftKeys)) || (len(rs) > 0 && hasNull(rs[0], j.spec.RightKeys))
+	nullKey := (len(ls) > 0 && nullKey(ls[0], j.spec.LeftKeys)) || (len(rs) > 0 && nullKey(rs[0], j.spec.RightKeys))
 	rightMatched := make([]bool, len(rs))
 	for _, lr := range ls {
 		matched := false
