@@ -86,6 +86,76 @@ func (j *lookupJoin) ProcessElement(ctx *weir.KeyedContext[string, row.Row], in 
 	return nil
 }
 
+// TemporalProctimeJoin is Flink's processing-time temporal join against
+// a changelog stream (TemporalProcessTimeJoinOperator):
+//
+//	probe JOIN versioned FOR SYSTEM_TIME AS OF probe.proc_time ON keys
+//
+// A probe row joins the versioned table's row with its keys as it is when
+// the probe row arrives. The keys must include the versioned table's
+// primary key: the operator keeps one row per key, the last one set. It
+// reads Kind (inner or left), LeftKeys, RightKeys, LeftWidth, RightWidth,
+// Cond, StateTTL and Name.
+//
+// Input: any probe rows; the versioned table's changelog (+I and +U set
+// the key's row, -U and -D clear it). Output: the probe's columns then the
+// table row's, with the probe row's op (append-only when the probe input
+// is), NULLs for a left join's probe row without a row or whose row fails
+// Cond. The result depends on how the two inputs interleave, as in Flink.
+//
+// State: the table's current row per key (forgotten StateTTL after it was
+// written, if set).
+//
+// Errors: a bad spec panics while the pipeline is built; an error of Cond
+// fails the job.
+func TemporalProctimeJoin(probe, versioned weir.Stream[row.Row], spec JoinSpec) weir.Stream[row.Row] {
+	checkTemporal(spec)
+	return weir.CoProcess(KeyBy(probe, spec.LeftKeys), KeyBy(versioned, spec.RightKeys),
+		func() weir.CoProcessFunction[string, row.Row, row.Row, row.Row] {
+			return &proctimeJoin{joiner: joiner{spec: spec}}
+		}, spec.opts("temporal-join")...)
+}
+
+type proctimeJoin struct {
+	joiner
+	current *weir.ValueState[row.Row, string]
+}
+
+func (j *proctimeJoin) Open(sc *weir.StateContext[string]) error {
+	j.current = weir.NewValueState[row.Row](sc, "current", j.spec.ttl()...)
+	return nil
+}
+
+func (j *proctimeJoin) ProcessElement1(ctx *weir.KeyedContext[string, row.Row], in row.Row) error {
+	if !nullKey(in, j.spec.LeftKeys) {
+		if v, ok := j.current.Value(); ok {
+			ok, err := j.match(in.V, v.V)
+			if err != nil {
+				return err
+			}
+			if ok {
+				ctx.Emit(j.concat(in.Op, in.V, v.V))
+				return nil
+			}
+		}
+	}
+	if j.spec.Kind == LeftJoin {
+		ctx.Emit(j.concat(in.Op, in.V, nil))
+	}
+	return nil
+}
+
+func (j *proctimeJoin) ProcessElement2(ctx *weir.KeyedContext[string, row.Row], in row.Row) error {
+	switch {
+	case nullKey(in, j.spec.RightKeys):
+	case in.Op.Retracts():
+		j.current.Clear()
+	default:
+		j.current.Update(row.Row{Op: row.Insert, V: in.V})
+	}
+	return nil
+}
+
 // TemporalRowtimeJoin is Flink's event-time temporal join
 // (TemporalRowTimeJoinOperator):
 //
