@@ -190,3 +190,46 @@ func BenchmarkRank(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// An append-only TopN emits Flink's changelog: with the row number, the
+// ranks a new row shifts as -U/+U pairs and a newly filled rank as +I;
+// without it, -D of the row pushed out and +I of the new one.
+func TestRankEmitsFlinksChangelog(t *testing.T) {
+	in := []row.Row{bigintRow(5), bigintRow(3), bigintRow(7), bigintRow(1)}
+	for _, c := range []struct {
+		rn   bool
+		want []string
+	}{
+		{true, []string{"+I 5 1", "-U 5 1", "+U 3 1", "+I 5 2", "-U 3 1", "+U 1 1", "-U 5 2", "+U 3 2"}},
+		{false, []string{"+I 5", "+I 3", "-D 5", "+I 1"}},
+	} {
+		got, _ := runJoinRank(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
+			return Rank(rowSource(p, "in", in, -1, 1), RankSpec{Order: []RankKey{{Col: 0}}, End: 2, WithRowNumber: c.rn})
+		}, weir.WithParallelism(1))
+		var seq []string
+		for _, r := range got {
+			seq = append(seq, r.Op.String()+" "+rowText(r))
+		}
+		if fmt.Sprint(seq) != fmt.Sprint(c.want) {
+			t.Fatalf("row number %v: got %q, want %q", c.rn, seq, c.want)
+		}
+	}
+}
+
+// Deduplication keeping the last row emits +I for a key's first row and
+// -U/+U for each newer one; a row older than the kept one (rowtime) is
+// dropped.
+func TestDeduplicateKeepingTheLastRowEmitsUpdates(t *testing.T) {
+	in := []row.Row{bigintRow(1, 10), bigintRow(1, 20), bigintRow(1, 15), bigintRow(2, 5)}
+	got, _ := runJoinRank(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
+		return Deduplicate(rowSource(p, "in", in, -1, 1), DedupSpec{Keys: []int{0}, TimeCol: 1, KeepLast: true})
+	}, weir.WithParallelism(1))
+	var seq []string
+	for _, r := range got {
+		seq = append(seq, r.Op.String()+" "+rowText(r))
+	}
+	want := []string{"+I 1 10", "-U 1 10", "+U 1 20", "+I 2 5"}
+	if fmt.Sprint(seq) != fmt.Sprint(want) {
+		t.Fatalf("got %q, want %q", seq, want)
+	}
+}
