@@ -14,6 +14,7 @@ import (
 	"github.com/weir-stream/weir/connectors/collection"
 	"github.com/weir-stream/weir/connectors/file"
 	"github.com/weir-stream/weir/internal/sql/row"
+	"github.com/weir-stream/weir/weirtest"
 )
 
 // bigintRow returns a row of BIGINT columns, NULL where a value is
@@ -54,7 +55,8 @@ func rowSource(p *weir.Pipeline, name string, rows []row.Row, tcol, par int) wei
 // number of failures injected.
 func runJoinRank(t *testing.T, exactlyOnce bool, build func(p *weir.Pipeline) weir.Stream[row.Row], opts ...weir.Option) ([]row.Row, int) {
 	t.Helper()
-	p := weir.NewPipeline(opts...)
+	// Under WEIR_TEST_STATE_BACKEND the runs use that state backend.
+	p := weir.NewPipeline(append(weirtest.StateBackendFromEnv(), opts...)...)
 	out := build(p)
 	var sink *collection.Sink[row.Row]
 	dir := t.TempDir()

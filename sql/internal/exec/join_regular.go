@@ -20,7 +20,9 @@ import (
 //   - an inner join emits each new match with the input row's op (+I/+U;
 //     -U/-D for a retracted input row), so an inner join of append-only
 //     inputs is append-only;
-//   - an outer join emits +I for new matches and -D for retracted ones;
+//   - an outer join emits +I for new matches and -D for the matches a row
+//     of an outer side retracts (a row of an inner side retracts its
+//     matches with its own op, -U or -D);
 //     an unmatched row of an outer side is emitted as +I padded, and that
 //     padded row is retracted (-D) when its first match arrives and
 //     emitted again (+I) when its last match is retracted.
@@ -144,8 +146,8 @@ func (j *regularJoin) process(ctx *weir.KeyedContext[string, row.Row], in row.Ro
 			}
 			return nil
 		}
-		op := in.Op
-		if inOuter || otherOuter {
+		op := in.Op // Flink keeps -U of a row of an inner side
+		if inOuter {
 			op = row.Delete
 		}
 		for _, e := range matched {
