@@ -109,9 +109,13 @@ func (s RankSpec) opts(def string) []weir.OpOption {
 // order.
 //
 // State: per partition, its top End rows, or with Updating all its rows
-// (Flink keeps them too: a retraction may promote any of them). Without a
-// time-to-live an updating input's state grows with its rows, and any
-// input's with its partitions.
+// (Flink keeps them too: a retraction may promote any of them), each
+// distinct row once with its count, and a sorted buffer of the first
+// 2*End of them; a retraction that leaves fewer than End in the buffer
+// refills it with a scan of the partition's rows. Without a time-to-live
+// an updating input's state grows with its rows, and any input's with its
+// partitions; with one, rows expire one by one and ranks are computed
+// from what is left.
 //
 // Errors: an empty range panics while the pipeline is built; a retraction
 // on an input not declared Updating fails the job.
@@ -126,7 +130,17 @@ func Rank(in weir.Stream[row.Row], spec RankSpec) weir.Stream[row.Row] {
 
 type rankFn struct {
 	spec RankSpec
-	rows *weir.ValueState[[]row.Row, string] // sorted
+	top  *weir.ValueState[rankTop, string]
+	all  *weir.MapState[string, rankCount, string] // with Updating
+}
+
+// rankTop is a partition's best rows in order: over an append-only input
+// its top End rows; over an updating one the first of all its rows, up to
+// rankBuffer(End) of them, with the count of all rows and the arrival
+// number the next distinct row gets.
+type rankTop struct {
+	Rows        []row.Row
+	Total, Next int64
 }
 
 func (f *rankFn) Open(sc *weir.StateContext[string]) error {
@@ -134,7 +148,10 @@ func (f *rankFn) Open(sc *weir.StateContext[string]) error {
 	if f.spec.StateTTL > 0 {
 		opts = append(opts, weir.StateTTL(f.spec.StateTTL))
 	}
-	f.rows = weir.NewValueState[[]row.Row](sc, "rows", opts...)
+	f.top = weir.NewValueState[rankTop](sc, "top", opts...)
+	if f.spec.Updating {
+		f.all = weir.NewMapState[string, rankCount](sc, "all", opts...)
+	}
 	return nil
 }
 
@@ -151,45 +168,32 @@ func rankInsertAt(keys []RankKey, rows []row.Row, r row.Row) int {
 }
 
 func (f *rankFn) ProcessElement(ctx *weir.KeyedContext[string, row.Row], in row.Row) error {
-	rows, _ := f.rows.Value()
+	st, _ := f.top.Value()
 	start, end := f.spec.start(), f.spec.End
-	if in.Op.Retracts() {
-		if !f.spec.Updating {
+	before := rankWindow(st.Rows, start, end)
+	if f.spec.Updating {
+		st = f.update(st, in)
+	} else {
+		if in.Op.Retracts() {
 			return errNotInsert("rank (not declared updating)", in)
 		}
-		i := slices.IndexFunc(rows, func(e row.Row) bool { return row.EqualValues(e, in) })
-		if i < 0 {
-			return nil
+		i := rankInsertAt(f.spec.Order, st.Rows, in)
+		if int64(i) >= end {
+			return nil // not in the top and never will be
 		}
-		before := rankWindow(rows, start, end)
-		rows = slices.Delete(slices.Clone(rows), i, i+1)
-		emitRankDiff(ctx, f.spec, before, rankWindow(rows, start, end))
-		f.store(rows)
+		rows := slices.Insert(slices.Clone(st.Rows), i, row.Row{Op: row.Insert, V: in.V})
+		st.Rows = rows[:min(int64(len(rows)), end)]
+	}
+	emitRankDiff(ctx, f.spec, before, rankWindow(st.Rows, start, end))
+	if len(st.Rows) == 0 && st.Total <= 0 {
+		f.top.Clear()
 		return nil
 	}
-	i := rankInsertAt(f.spec.Order, rows, in)
-	if !f.spec.Updating && int64(i) >= end {
-		return nil // not in the top and never will be
-	}
-	before := rankWindow(rows, start, end)
-	rows = slices.Insert(slices.Clone(rows), i, row.Row{Op: row.Insert, V: in.V})
-	if !f.spec.Updating && int64(len(rows)) > end {
-		rows = rows[:end]
-	}
-	emitRankDiff(ctx, f.spec, before, rankWindow(rows, start, end))
-	f.store(rows)
+	f.top.Update(st)
 	return nil
 }
 
-func (f *rankFn) store(rows []row.Row) {
-	if len(rows) == 0 {
-		f.rows.Clear()
-		return
-	}
-	f.rows.Update(rows)
-}
-
-// window returns the rows numbered start to end (1-based, inclusive).
+// rankWindow returns the rows numbered start to end (1-based, inclusive).
 func rankWindow(rows []row.Row, start, end int64) []row.Row {
 	lo, hi := min(start-1, int64(len(rows))), min(end, int64(len(rows)))
 	return rows[lo:hi]

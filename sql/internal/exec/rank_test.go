@@ -233,3 +233,20 @@ func TestDeduplicateKeepingTheLastRowEmitsUpdates(t *testing.T) {
 		t.Fatalf("got %q, want %q", seq, want)
 	}
 }
+
+// A TopN over an updating input promotes rows from beyond its buffer when
+// the top rows are retracted one after another.
+func TestRankPromotesRowsWhenTheTopIsRetracted(t *testing.T) {
+	var in []row.Row
+	for v := range int64(20) {
+		in = append(in, bigintRow(0, v))
+	}
+	for v := range int64(15) {
+		in = append(in, opRow(row.Delete, bigintRow(0, v)))
+	}
+	spec := RankSpec{PartitionKeys: []int{0}, Order: []RankKey{{Col: 1}}, End: 3, WithRowNumber: true, Updating: true}
+	got, _ := runJoinRank(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
+		return Rank(rowSource(p, "in", in, -1, 1), spec)
+	}, weir.WithParallelism(1))
+	diffFinalTables(t, "final table", finalTable(t, got), []string{"0 15 1", "0 16 2", "0 17 3"})
+}
