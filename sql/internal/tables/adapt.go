@@ -67,17 +67,17 @@ func (r *rowReader[T]) Read(ctx context.Context, buf []row.Row) (int, error) {
 func (r *rowReader[T]) Position() connector.Position { return r.r.Position() }
 func (r *rowReader[T]) Close() error                 { return r.r.Close() }
 
-// mapSink returns a sink that converts each batch of rows with conv
-// (which returns dst, grown, holding one T per row; the Ts may share
-// memory with dst's earlier contents until the next call) and writes it
-// to dst.
-func mapSink[T any](dst connector.Sink[T], conv func(dst []T, src []row.Row) []T) connector.Sink[row.Row] {
-	return &rowSink[T]{dst: dst, conv: conv}
+// mapSink returns a sink that converts each batch of rows and writes it
+// to dst. Every writer gets its own conversion from newConv; it appends
+// one T per row to dst and returns it, and the Ts may share memory that
+// the next call reuses.
+func mapSink[T any](dst connector.Sink[T], newConv func() func(dst []T, src []row.Row) []T) connector.Sink[row.Row] {
+	return &rowSink[T]{dst: dst, newConv: newConv}
 }
 
 type rowSink[T any] struct {
-	dst  connector.Sink[T]
-	conv func(dst []T, src []row.Row) []T
+	dst     connector.Sink[T]
+	newConv func() func(dst []T, src []row.Row) []T
 }
 
 func (s *rowSink[T]) Open(ctx context.Context, info connector.SubtaskInfo) (connector.Writer[row.Row], error) {
@@ -85,7 +85,7 @@ func (s *rowSink[T]) Open(ctx context.Context, info connector.SubtaskInfo) (conn
 	if err != nil {
 		return nil, err
 	}
-	rw := &rowWriter[T]{w: w, conv: s.conv}
+	rw := &rowWriter[T]{w: w, conv: s.newConv()}
 	if c, ok := w.(connector.Committer); ok {
 		return &committingRowWriter[T]{rw, c}, nil
 	}
