@@ -34,6 +34,8 @@ import (
 type jsonEncoder struct {
 	cols      []Column
 	changelog bool
+	// idx[i] is where column i's value is in a row; nil means at i.
+	idx []int
 }
 
 // appendRow appends r as one JSON object without a trailing newline.
@@ -71,7 +73,11 @@ func (e *jsonEncoder) appendRow(dst []byte, r row.Row) []byte {
 		}
 		dst = appendJSONString(dst, c.Path[len(c.Path)-1])
 		dst = append(dst, ':')
-		dst = appendJSONValue(dst, r.V[i], c.Type)
+		at := i
+		if e.idx != nil {
+			at = e.idx[i]
+		}
+		dst = appendJSONValue(dst, r.V[at], c.Type)
 		first = false
 	}
 	for range open {
@@ -161,13 +167,26 @@ func appendJSONString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// jsonDecoder reads rows of the columns cols from JSON objects.
+// jsonDecoder reads values of the columns cols from JSON objects.
 type jsonDecoder struct {
 	cols []Column
+	// out[i] is where column i's value goes in the destination; nil
+	// means column i goes to i.
+	out []int
 }
 
 // decode parses one JSON object into a row of the decoder's columns.
 func (d *jsonDecoder) decode(data []byte, r *row.Row) error {
+	v := make([]row.Value, len(d.cols))
+	if err := d.fill(data, v); err != nil {
+		return err
+	}
+	*r = row.Row{V: v}
+	return nil
+}
+
+// fill parses one JSON object and sets the decoder's columns in v.
+func (d *jsonDecoder) fill(data []byte, v []row.Value) error {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return err
@@ -176,7 +195,6 @@ func (d *jsonDecoder) decode(data []byte, r *row.Row) error {
 		return fmt.Errorf("not a JSON object: %.40s", data)
 	}
 	var nested map[string]map[string]json.RawMessage // by parent path
-	v := make([]row.Value, len(d.cols))
 	for i, c := range d.cols {
 		obj := top
 		for k := 0; k < len(c.Path)-1 && obj != nil; k++ {
@@ -195,17 +213,21 @@ func (d *jsonDecoder) decode(data []byte, r *row.Row) error {
 			}
 			obj = sub
 		}
+		at := i
+		if d.out != nil {
+			at = d.out[i]
+		}
 		raw, ok := obj[c.Path[len(c.Path)-1]]
 		if !ok || isNull(raw) {
+			v[at] = row.Null()
 			continue
 		}
 		val, err := jsonValue(raw, c.Type)
 		if err != nil {
 			return fmt.Errorf("column %s: %w", c.Name(), err)
 		}
-		v[i] = val
+		v[at] = val
 	}
-	*r = row.Row{V: v}
 	return nil
 }
 
