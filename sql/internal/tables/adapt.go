@@ -69,15 +69,16 @@ func (r *rowReader[T]) Close() error                 { return r.r.Close() }
 
 // mapSink returns a sink that converts each batch of rows and writes it
 // to dst. Every writer gets its own conversion from newConv; it appends
-// one T per row to dst and returns it, and the Ts may share memory that
-// the next call reuses.
-func mapSink[T any](dst connector.Sink[T], newConv func() func(dst []T, src []row.Row) []T) connector.Sink[row.Row] {
+// the Ts to write to dst (one per row, or fewer for rows it drops) and
+// returns it, and the Ts may share memory that the next call reuses. An
+// error fails the Write.
+func mapSink[T any](dst connector.Sink[T], newConv func() func(dst []T, src []row.Row) ([]T, error)) connector.Sink[row.Row] {
 	return &rowSink[T]{dst: dst, newConv: newConv}
 }
 
 type rowSink[T any] struct {
 	dst     connector.Sink[T]
-	newConv func() func(dst []T, src []row.Row) []T
+	newConv func() func(dst []T, src []row.Row) ([]T, error)
 }
 
 func (s *rowSink[T]) Open(ctx context.Context, info connector.SubtaskInfo) (connector.Writer[row.Row], error) {
@@ -100,12 +101,15 @@ func (s *rowSink[T]) Idempotent() bool {
 
 type rowWriter[T any] struct {
 	w    connector.Writer[T]
-	conv func(dst []T, src []row.Row) []T
+	conv func(dst []T, src []row.Row) ([]T, error)
 	buf  []T
 }
 
 func (w *rowWriter[T]) Write(ctx context.Context, batch []row.Row) error {
-	w.buf = w.conv(w.buf[:0], batch)
+	var err error
+	if w.buf, err = w.conv(w.buf[:0], batch); err != nil {
+		return err
+	}
 	return w.w.Write(ctx, w.buf)
 }
 

@@ -122,10 +122,10 @@ func filesystemSink(t Table, o options, updating bool) (connector.Sink[row.Row],
 
 // encodeBatch returns the conversions for mapSink that encode each row
 // into one buffer per writer, reused by the next batch.
-func encodeBatch(enc *jsonEncoder) func() func(dst []json.RawMessage, src []row.Row) []json.RawMessage {
-	return func() func(dst []json.RawMessage, src []row.Row) []json.RawMessage {
+func encodeBatch(enc *jsonEncoder) func() func(dst []json.RawMessage, src []row.Row) ([]json.RawMessage, error) {
+	return func() func(dst []json.RawMessage, src []row.Row) ([]json.RawMessage, error) {
 		var buf []byte
-		return func(dst []json.RawMessage, src []row.Row) []json.RawMessage {
+		return func(dst []json.RawMessage, src []row.Row) ([]json.RawMessage, error) {
 			buf = buf[:0]
 			ends := make([]int, 0, len(src))
 			for _, r := range src {
@@ -137,7 +137,7 @@ func encodeBatch(enc *jsonEncoder) func() func(dst []json.RawMessage, src []row.
 				dst = append(dst, json.RawMessage(buf[start:end:end]))
 				start = end
 			}
-			return dst
+			return dst, nil
 		}
 	}
 }

@@ -343,16 +343,27 @@ func kafkaSink(t Table, o options, updating, upsert bool) (connector.Sink[row.Ro
 	if !upsert {
 		return sink, nil
 	}
-	return mapSink(sink, func() func(dst, src []row.Row) []row.Row {
-		return func(dst, src []row.Row) []row.Row {
+	return mapSink(sink, dropUpdateBefore(nil)), nil
+}
+
+// dropUpdateBefore returns the conversions for mapSink of an upserting
+// sink: -U rows are dropped (the +U that follows replaces the key's row);
+// a -D row fails the write with refuse if it is not nil.
+func dropUpdateBefore(refuse error) func() func(dst, src []row.Row) ([]row.Row, error) {
+	return func() func(dst, src []row.Row) ([]row.Row, error) {
+		return func(dst, src []row.Row) ([]row.Row, error) {
 			for _, r := range src {
-				if r.Op != row.UpdateBefore {
+				switch {
+				case r.Op == row.UpdateBefore:
+				case r.Op == row.Delete && refuse != nil:
+					return dst, refuse
+				default:
 					dst = append(dst, r)
 				}
 			}
-			return dst
+			return dst, nil
 		}
-	}), nil
+	}
 }
 
 // keyEncoder returns the message key of a sink row.

@@ -43,7 +43,7 @@ type spec struct {
 }
 
 // registry lists the connectors, in the order the docs present them.
-var registry = []*spec{nexmarkSpec, filesystemSpec, printSpec, blackholeSpec, kafkaSpec, upsertKafkaSpec}
+var registry = []*spec{nexmarkSpec, filesystemSpec, printSpec, blackholeSpec, kafkaSpec, upsertKafkaSpec, postgresSpec, natsSpec}
 
 // options are a table's options after check: every option of the spec,
 // absent ones at their defaults ("" if none).
