@@ -34,8 +34,8 @@ var kafkaSpec = &spec{
 		Source: true,
 		Sink:   true,
 		Options: append(slices.Clone(kafkaOptions),
-			Option{Name: "format", Doc: "the value format: json (value.format is the same option)"},
-			Option{Name: "value.format", Doc: "the value format: json"},
+			Option{Name: "format", Doc: "the value format: json or avro (value.format is the same option)"},
+			Option{Name: "value.format", Doc: "the value format: json or avro"},
 			Option{Name: "key.fields", Doc: "the columns of the key, separated by semicolons; needs key.format"},
 			Option{Name: "scan.startup.mode", Default: "earliest-offset", Doc: "where a fresh source starts: earliest-offset, latest-offset, group-offsets (earliest where the group has none) or timestamp"},
 			Option{Name: "scan.startup.timestamp-millis", Doc: "the epoch milliseconds scan.startup.mode 'timestamp' starts from"},
@@ -56,7 +56,7 @@ var upsertKafkaSpec = &spec{
 			"with the key, a delete a tombstone (null value).",
 		Sink: true,
 		Options: append(slices.Clone(kafkaOptions),
-			Option{Name: "value.format", Required: true, Doc: "the value format: json"}),
+			Option{Name: "value.format", Required: true, Doc: "the value format: json or avro"}),
 	},
 	sink: func(t Table, o options, updating bool) (connector.Sink[row.Row], error) {
 		return kafkaSink(t, o, updating, true)
@@ -71,6 +71,7 @@ var kafkaMetadata = map[string]types.Kind{
 
 // kafkaLayout is how a table's columns map onto Kafka messages.
 type kafkaLayout struct {
+	avro   bool  // the avro value format, else json
 	keyRaw bool  // the raw key format
 	key    []int // the key's columns (indexes into Table.Columns)
 	value  []int // the value's columns
@@ -87,9 +88,10 @@ func kafkaLayoutOf(t Table, o options, upsert bool) (kafkaLayout, error) {
 	} else if value == "" {
 		return l, t.errf(ErrOption, "missing required option \"format\" (or \"value.format\") of connector %q", t.Options["connector"])
 	}
-	if err := checkFormat(t, o, "value.format", "json"); err != nil {
+	if err := checkFormat(t, o, "value.format", "json", "avro"); err != nil {
 		return l, err
 	}
+	l.avro = o.get("value.format") == "avro"
 	if _, err := o.bool("json.ignore-parse-errors"); err != nil {
 		return l, err
 	}
@@ -209,10 +211,16 @@ func kafkaSource(t Table, o options, cols []int) (Source, error) {
 
 // kafkaDecoder builds a row of the requested columns from a record.
 type kafkaDecoder struct {
-	width      int
-	key, value *jsonDecoder // nil if no requested column is there
-	rawKey     int          // the raw key's place in the row, or -1
-	meta       []kafkaMeta
+	width  int
+	key    *jsonDecoder // nil if no requested column is there
+	value  filler       // nil if no requested column is there
+	rawKey int          // the raw key's place in the row, or -1
+	meta   []kafkaMeta
+}
+
+// filler decodes a message value into the requested columns of a row.
+type filler interface {
+	fill(data []byte, v []row.Value) error
 }
 
 type kafkaMeta struct {
@@ -222,6 +230,14 @@ type kafkaMeta struct {
 
 func newKafkaDecoder(t Table, l kafkaLayout, cols []int) (*kafkaDecoder, error) {
 	d := &kafkaDecoder{width: len(cols), rawKey: -1}
+	var jsonValue *jsonDecoder
+	var avroOut []int // for avro: where each value column goes, or -1
+	if l.avro {
+		avroOut = make([]int, len(l.value))
+		for k := range avroOut {
+			avroOut[k] = -1
+		}
+	}
 	for out, i := range cols {
 		c := t.Columns[i]
 		switch {
@@ -243,11 +259,26 @@ func newKafkaDecoder(t Table, l kafkaLayout, cols []int) (*kafkaDecoder, error) 
 				d.key = &jsonDecoder{out: []int{}}
 			}
 			d.key.cols, d.key.out = append(d.key.cols, c), append(d.key.out, out)
-		default:
+		case l.avro:
+			avroOut[slices.Index(l.value, i)] = out
 			if d.value == nil {
-				d.value = &jsonDecoder{out: []int{}}
+				var vcols []Column
+				for _, k := range l.value {
+					vcols = append(vcols, t.Columns[k])
+				}
+				codec, err := newAvroCodec(t, vcols)
+				if err != nil {
+					return nil, err
+				}
+				codec.out = avroOut
+				d.value = codec
 			}
-			d.value.cols, d.value.out = append(d.value.cols, c), append(d.value.out, out)
+		default:
+			if jsonValue == nil {
+				jsonValue = &jsonDecoder{out: []int{}}
+				d.value = jsonValue
+			}
+			jsonValue.cols, jsonValue.out = append(jsonValue.cols, c), append(jsonValue.out, out)
 		}
 	}
 	return d, nil
@@ -310,12 +341,18 @@ func kafkaSink(t Table, o options, updating, upsert bool) (connector.Sink[row.Ro
 	for k, i := range stored {
 		at[i] = k
 	}
-	enc := &jsonEncoder{changelog: updating && !upsert}
+	var cols []Column
+	var idx []int
 	for _, i := range l.value {
-		enc.cols, enc.idx = append(enc.cols, t.Columns[i]), append(enc.idx, at[i])
+		cols, idx = append(cols, t.Columns[i]), append(idx, at[i])
 	}
+	f, err := newRowFormat(t, cols, idx, l.avro, updating && !upsert)
+	if err != nil {
+		return nil, err
+	}
+	f.upsert = upsert
 	opts := kafka.SinkOptions[row.Row]{Brokers: brokersOf(o), Topic: o.get("topic"),
-		Format: rowFormat{enc: enc, upsert: upsert}, TransactionalIDPrefix: o.get("sink.transactional-id-prefix")}
+		Format: f, TransactionalIDPrefix: o.get("sink.transactional-id-prefix")}
 	if len(opts.Brokers) == 0 || strings.Contains(opts.Topic, ";") {
 		return nil, o.bad("topic", "one topic, and brokers in properties.bootstrap.servers")
 	}
@@ -384,24 +421,45 @@ func keyEncoder(t Table, l kafkaLayout, at map[int]int) func(row.Row) []byte {
 	return func(r row.Row) []byte { return enc.appendRow(nil, r) }
 }
 
-// rowFormat is the json value format of a kafka sink
+// rowFormat is the value format of a message sink
 // (format.Format[row.Row]); it only encodes.
 type rowFormat struct {
-	enc    *jsonEncoder
+	name      string
+	appendRow func(dst []byte, r row.Row) []byte
+	// upsert writes deletes as tombstones (a nil value).
 	upsert bool
 }
 
-// Encode returns r's JSON value; for a delete of an upsert table nil, a
+// newRowFormat returns the json or avro format of the columns cols, whose
+// values are at idx in a row. With changelog, json rows carry their op;
+// avro has no place for it.
+func newRowFormat(t Table, cols []Column, idx []int, avro, changelog bool) (rowFormat, error) {
+	if !avro {
+		enc := &jsonEncoder{cols: cols, idx: idx, changelog: changelog}
+		return rowFormat{name: "json", appendRow: enc.appendRow}, nil
+	}
+	if changelog {
+		return rowFormat{}, t.errf(ErrUnsupported, "the avro format cannot carry the changelog of an updating query; use json (or upsert-kafka)")
+	}
+	c, err := newAvroCodec(t, cols)
+	if err != nil {
+		return rowFormat{}, err
+	}
+	c.idx = idx
+	return rowFormat{name: "avro", appendRow: c.appendRow}, nil
+}
+
+// Encode returns r's value; for a delete of an upsert table nil, a
 // tombstone.
 func (f rowFormat) Encode(r row.Row) ([]byte, error) {
 	if f.upsert && r.Op == row.Delete {
 		return nil, nil
 	}
-	return f.enc.appendRow(nil, r), nil
+	return f.appendRow(nil, r), nil
 }
 
 func (f rowFormat) Decode([]byte, *row.Row) error {
 	return errors.New("the table's sink format does not decode")
 }
 
-func (f rowFormat) Name() string { return "json" }
+func (f rowFormat) Name() string { return f.name }

@@ -129,23 +129,27 @@ var natsSpec = &spec{
 		Options: []Option{
 			{Name: "url", Required: true, Doc: "the server, nats://host:4222 (several separated by commas)"},
 			{Name: "subject", Required: true, Doc: "the subject; a stream must capture it"},
-			{Name: "format", Required: true, Doc: "json"},
+			{Name: "format", Required: true, Doc: "json or avro"},
 		},
 	},
 	sink: func(t Table, o options, updating bool) (connector.Sink[row.Row], error) {
-		if err := checkFormat(t, o, "format", "json"); err != nil {
+		if err := checkFormat(t, o, "format", "json", "avro"); err != nil {
 			return nil, err
 		}
-		enc := &jsonEncoder{changelog: updating}
+		var cols []Column
 		for _, i := range t.stored() {
 			c := t.Columns[i]
 			if c.Metadata != "" {
 				return nil, t.columnErr(c, "metadata %q cannot be written; declare the column VIRTUAL", c.Metadata)
 			}
-			enc.cols = append(enc.cols, c)
+			cols = append(cols, c)
+		}
+		f, err := newRowFormat(t, cols, nil, o.get("format") == "avro", updating)
+		if err != nil {
+			return nil, err
 		}
 		s, err := nats.NewSink(nats.SinkOptions[row.Row]{ConnOptions: nats.ConnOptions{URL: o.get("url")},
-			Subject: o.get("subject"), Format: rowFormat{enc: enc}})
+			Subject: o.get("subject"), Format: f})
 		if err != nil {
 			return nil, t.errf(ErrOption, "%v", err)
 		}

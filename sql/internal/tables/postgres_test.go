@@ -60,7 +60,7 @@ func TestPostgresAndNatsTablesRejectBadOptionsAndColumns(t *testing.T) {
 		{"bad batch", pgTable(map[string]string{"sink.buffer-flush.max-rows": "0"}), false, ErrOption, "sink.buffer-flush.max-rows"},
 		{"updating without key", noKey, true, ErrOption, "PRIMARY KEY"},
 		{"nested column", nested, false, ErrColumn, "column p.x"},
-		{"nats avro", natsTable("format", "avro"), false, ErrFormat, "avro"},
+		{"nats csv", natsTable("format", "csv"), false, ErrFormat, "csv"},
 		{"nats subject", natsTable("subject", ""), false, ErrOption, "subject"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
