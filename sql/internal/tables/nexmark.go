@@ -1,6 +1,7 @@
 package tables
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -54,7 +55,7 @@ func nexmarkConfig(o options) (nexmark.Config, error) {
 		return cfg, err
 	}
 	if verr := cfg.Validate(); verr != nil {
-		return cfg, o.bad("person.proportion", "proportions that sum to at most 2^31-1 ("+verr.Error()+")")
+		return cfg, fmt.Errorf("table %s: %w: %v", o.table, ErrOption, verr)
 	}
 	return cfg, nil
 }
@@ -142,7 +143,7 @@ func nexmarkSource(t Table, o options, cols []int) (Source, error) {
 	}
 	src, err := nexmark.Source(cfg)
 	if err != nil {
-		return Source{}, o.bad("events.num", "a valid generator configuration ("+err.Error()+")")
+		return Source{}, fmt.Errorf("table %s: %w: %v", t.Name, ErrOption, err)
 	}
 	width := len(cols)
 	conv := func(dst []row.Row, src []nexmark.Event) {

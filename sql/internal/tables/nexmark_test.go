@@ -154,6 +154,7 @@ func TestNexmarkSourceRejectsWhatItCannotServe(t *testing.T) {
 		{"unknown option", nexmarkTable(map[string]string{"event.num": "5"}), nil, ErrOption, `"event.num"`},
 		{"bad value", nexmarkTable(map[string]string{"events.num": "many"}), nil, ErrOption, `"events.num" = "many"`},
 		{"zero rate", nexmarkTable(map[string]string{"first-event.rate": "0"}), nil, ErrOption, `first-event.rate`},
+		{"proportions too large", nexmarkTable(map[string]string{"person.proportion": "2000000000", "auction.proportion": "2000000000"}), nil, ErrOption, "proportions"},
 		{"computed column", tb, []string{"dateTime"}, ErrColumn, "dateTime"},
 		{"unknown field", withColumn(tb, Column{Path: []string{"bid", "size"}, Type: types.BigIntType}), []string{"bid.size"}, ErrColumn, "bid.size"},
 		{"unknown field not read", withColumn(tb, Column{Path: []string{"bid", "price2"}, Type: types.IntType}), nil, nil, ""},
