@@ -323,3 +323,20 @@ func TestFilesystemRejectsBadOptionsFormatsAndColumns(t *testing.T) {
 		t.Fatalf("absent path: %v", err)
 	}
 }
+
+// The filesystem sink's writers commit with checkpoints (the file sink's
+// two-phase commit passes through the row adapter).
+func TestFilesystemSinkWritersAreCommitters(t *testing.T) {
+	sink, err := NewSink(allTypes(map[string]string{"connector": "filesystem", "path": t.TempDir(), "format": "json"}), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := sink.Open(context.Background(), connector.SubtaskInfo{Parallelism: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, ok := w.(connector.Committer); !ok {
+		t.Fatalf("%T is not a connector.Committer", w)
+	}
+}

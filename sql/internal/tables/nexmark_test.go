@@ -237,3 +237,23 @@ func BenchmarkNexmarkSource(b *testing.B) {
 		n += k
 	}
 }
+
+// The nexmark table's source keeps the abilities of package nexmark's:
+// it rewinds deterministically and moves to another parallelism.
+func TestNexmarkSourceIsDeterministicAndRescales(t *testing.T) {
+	src, err := NewSource(nexmarkTable(map[string]string{"events.num": "100", "generators": "4"}), []int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := src.Source.(connector.Deterministic); !ok || !d.Deterministic() {
+		t.Fatal("not deterministic")
+	}
+	r, ok := src.Source.(connector.Rescaler)
+	if !ok {
+		t.Fatal("not a Rescaler")
+	}
+	pos, err := r.Rescale([]connector.Position{nil, nil}, 3)
+	if err != nil || len(pos) != 3 {
+		t.Fatalf("rescale: %v, %v", pos, err)
+	}
+}
