@@ -28,6 +28,9 @@ var printSpec = &spec{
 		if err != nil {
 			return nil, err
 		}
+		if err := t.noMetadata("print", t.stored()); err != nil {
+			return nil, err
+		}
 		s := &printSink{t: t, cols: t.stored(), id: o.get("print-identifier"), stderr: toErr}
 		return s, nil
 	},

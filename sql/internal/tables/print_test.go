@@ -11,6 +11,7 @@ import (
 	"github.com/weir-stream/weir/connector"
 	"github.com/weir-stream/weir/connectors/collection"
 	"github.com/weir-stream/weir/internal/sql/row"
+	"github.com/weir-stream/weir/internal/sql/types"
 )
 
 func TestPrintWritesFlinksPrintFormat(t *testing.T) {
@@ -51,6 +52,11 @@ func TestPrintWritesFlinksPrintFormat(t *testing.T) {
 	}
 	if _, err := NewSink(allTypes(map[string]string{"connector": "print", "standard-error": "maybe"}), false); !errors.Is(err, ErrOption) {
 		t.Fatalf("bad standard-error: %v", err)
+	}
+	meta := allTypes(map[string]string{"connector": "print"})
+	meta.Columns = append(meta.Columns, Column{Path: []string{"ts"}, Type: types.TimestampType, Metadata: "timestamp"})
+	if _, err := NewSink(meta, false); !errors.Is(err, ErrColumn) {
+		t.Fatalf("a metadata column: %v", err)
 	}
 	if _, err := NewSource(allTypes(map[string]string{"connector": "print"}), nil); !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("reading print: %v", err)

@@ -11,8 +11,13 @@
 // before they build anything, so a misspelt or missing option fails at
 // planning with an error naming the option and the table.
 //
-// Errors wrap one of ErrUnknownConnector, ErrOption, ErrColumn and
-// ErrFormat, and name the table.
+// Errors wrap one of ErrUnknownConnector, ErrOption, ErrColumn,
+// ErrFormat and ErrUnsupported, and name the table.
+//
+// The files: spec.go (the registry and option checking), adapt.go
+// (connectors of other record types as connectors of rows, keeping their
+// optional abilities), json.go, avro.go and values.go (the formats), and
+// one file per connector. The user documentation is docs/sql/connectors.md.
 package tables
 
 import (
