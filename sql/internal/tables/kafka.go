@@ -25,6 +25,9 @@ var kafkaOptions = []Option{
 	{Name: "sink.delivery-guarantee", Default: "exactly-once", Doc: "exactly-once (Kafka transactions committed with checkpoints), at-least-once or none (both the idempotent producer, flushed at checkpoints)"},
 	{Name: "sink.transactional-id-prefix", Doc: "prefix of the transactional ids of an exactly-once sink (default weir-<topic>-<operator>); two sinks that run at once must not share it"},
 	{Name: "sink.partitioner", Default: "default", Doc: "default (by the key's hash; records without a key spread), round-robin"},
+	{Name: "scan.startup.mode", Default: "earliest-offset", Doc: "where a fresh source starts: earliest-offset, latest-offset, group-offsets (earliest where the group has none) or timestamp"},
+	{Name: "scan.startup.timestamp-millis", Doc: "the epoch milliseconds scan.startup.mode 'timestamp' starts from"},
+	{Name: "scan.bounded.mode", Default: "unbounded", Doc: "unbounded, or latest-offset: read what the topics hold when the source opens, then end"},
 }
 
 var kafkaSpec = &spec{
@@ -37,13 +40,12 @@ var kafkaSpec = &spec{
 			Option{Name: "format", Doc: "the value format: json or avro (value.format is the same option)"},
 			Option{Name: "value.format", Doc: "the value format: json or avro"},
 			Option{Name: "key.fields", Doc: "the columns of the key, separated by semicolons; needs key.format"},
-			Option{Name: "scan.startup.mode", Default: "earliest-offset", Doc: "where a fresh source starts: earliest-offset, latest-offset, group-offsets (earliest where the group has none) or timestamp"},
-			Option{Name: "scan.startup.timestamp-millis", Doc: "the epoch milliseconds scan.startup.mode 'timestamp' starts from"},
-			Option{Name: "scan.bounded.mode", Default: "unbounded", Doc: "unbounded, or latest-offset: read what the topics hold when the source opens, then end"},
 		),
 		Metadata: []string{"topic", "partition", "offset", "timestamp"},
 	},
-	source: kafkaSource,
+	source: func(t Table, o options, cols []int) (Source, error) {
+		return kafkaSource(t, o, cols, false)
+	},
 	sink: func(t Table, o options, updating bool) (connector.Sink[row.Row], error) {
 		return kafkaSink(t, o, updating, false)
 	},
@@ -52,11 +54,15 @@ var kafkaSpec = &spec{
 var upsertKafkaSpec = &spec{
 	Connector: Connector{
 		Name: "upsert-kafka",
-		Doc: "A Kafka topic as a table keyed by its primary key (sink only): an insert or update is a message " +
-			"with the key, a delete a tombstone (null value).",
-		Sink: true,
+		Doc: "A Kafka topic as a table keyed by its primary key: a message is the key's new row, a tombstone " +
+			"(null value) deletes the key.",
+		Source: true,
+		Sink:   true,
 		Options: append(slices.Clone(kafkaOptions),
 			Option{Name: "value.format", Required: true, Doc: "the value format: json or avro"}),
+	},
+	source: func(t Table, o options, cols []int) (Source, error) {
+		return kafkaSource(t, o, cols, true)
 	},
 	sink: func(t Table, o options, updating bool) (connector.Sink[row.Row], error) {
 		return kafkaSink(t, o, updating, true)
@@ -155,10 +161,21 @@ func brokersOf(o options) []string {
 	return out
 }
 
-func kafkaSource(t Table, o options, cols []int) (Source, error) {
-	l, err := kafkaLayoutOf(t, o, false)
+// kafkaSource reads a kafka table's messages as +I rows; an upsert-kafka
+// table's as +U rows (the key's new row) and, for tombstones, -D rows
+// that hold only the key columns (the others NULL), which cols must
+// include.
+func kafkaSource(t Table, o options, cols []int, upsert bool) (Source, error) {
+	l, err := kafkaLayoutOf(t, o, upsert)
 	if err != nil {
 		return Source{}, err
+	}
+	if upsert {
+		for _, k := range l.key {
+			if !slices.Contains(cols, k) {
+				return Source{}, t.columnErr(t.Columns[k], "reading an upsert-kafka table needs its primary key columns")
+			}
+		}
 	}
 	opts := kafka.SourceOptions[row.Row]{Brokers: brokersOf(o), Group: o.get("properties.group.id")}
 	for _, topic := range strings.Split(o.get("topic"), ";") {
@@ -201,6 +218,7 @@ func kafkaSource(t Table, o options, cols []int) (Source, error) {
 	if err != nil {
 		return Source{}, err
 	}
+	dec.upsert = upsert
 	opts.Decode = dec.decode
 	src, err := kafka.Source(opts)
 	if err != nil {
@@ -216,6 +234,8 @@ type kafkaDecoder struct {
 	value  filler       // nil if no requested column is there
 	rawKey int          // the raw key's place in the row, or -1
 	meta   []kafkaMeta
+	// upsert makes rows +U, and a tombstone a -D of its key.
+	upsert bool
 }
 
 // filler decodes a message value into the requested columns of a row.
@@ -288,7 +308,14 @@ var errNullValue = errors.New("the message has no value (a tombstone)")
 
 func (d *kafkaDecoder) decode(rec *kgo.Record, r *row.Row) error {
 	v := make([]row.Value, d.width)
-	if d.value != nil {
+	op := row.Insert
+	switch {
+	case d.upsert && rec.Value == nil:
+		op = row.Delete
+	case d.upsert:
+		op = row.UpdateAfter
+	}
+	if d.value != nil && op != row.Delete {
 		if rec.Value == nil {
 			return errNullValue
 		}
@@ -316,7 +343,7 @@ func (d *kafkaDecoder) decode(rec *kgo.Record, r *row.Row) error {
 			v[m.out] = row.Timestamp(rec.Timestamp.UnixMilli())
 		}
 	}
-	*r = row.Row{V: v}
+	*r = row.Row{Op: op, V: v}
 	return nil
 }
 

@@ -141,7 +141,7 @@ func TestKafkaTablesRejectBadOptionsFormatsAndColumns(t *testing.T) {
 		{"metadata of the wrong type", wrongMeta, []int{4}, true, ErrColumn, "column part"},
 		{"written metadata", writableMeta, nil, false, ErrColumn, "column ts"},
 		{"upsert without primary key", upsertNoKey, nil, false, ErrOption, "PRIMARY KEY"},
-		{"upsert source", upsertNoKey, nil, true, ErrUnsupported, "sink-only"},
+		{"upsert source without primary key", upsertNoKey, nil, true, ErrOption, "PRIMARY KEY"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var err error
@@ -154,6 +154,40 @@ func TestKafkaTablesRejectBadOptionsFormatsAndColumns(t *testing.T) {
 				t.Fatalf("got %v, want %v saying %s", err, c.want, c.says)
 			}
 		})
+	}
+}
+
+func TestUpsertKafkaSourceReadsUpdatesAndTombstonesAsDeletesOfTheKey(t *testing.T) {
+	tb := kafkaTable(map[string]string{"connector": "upsert-kafka", "format": "", "value.format": "json", "key.format": "raw", "value.fields-include": "EXCEPT_KEY"})
+	tb.PrimaryKey = []int{0}
+	if _, err := NewSource(tb, []int{1}); !errors.Is(err, ErrColumn) || !strings.Contains(err.Error(), "column id") {
+		t.Fatalf("reading without the key: %v", err)
+	}
+	src, err := NewSource(tb, []int{1, 0})
+	if err != nil || src.Bounded {
+		t.Fatalf("%v, bounded %v", err, src.Bounded)
+	}
+	l, err := kafkaLayoutOf(tb, mustCheck(t, tb), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := newKafkaDecoder(tb, l, []int{1, 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.upsert = true
+	var r row.Row
+	if err := d.decode(&kgo.Record{Key: []byte("k"), Value: []byte(`{"amount":1}`)}, &r); err != nil {
+		t.Fatal(err)
+	}
+	if want := (row.Row{Op: row.UpdateAfter, V: []row.Value{row.Decimal(100), row.String("k")}}); r.Op != want.Op || !row.EqualValues(r, want) {
+		t.Fatalf("a value: %v %v", r.Op, r.V)
+	}
+	if err := d.decode(&kgo.Record{Key: []byte("k")}, &r); err != nil {
+		t.Fatal(err)
+	}
+	if want := (row.Row{Op: row.Delete, V: []row.Value{row.Null(), row.String("k")}}); r.Op != want.Op || !row.EqualValues(r, want) {
+		t.Fatalf("a tombstone: %v %v", r.Op, r.V)
 	}
 }
 

@@ -89,7 +89,9 @@ var (
 )
 
 // NewSource reads the table; its rows hold only the columns cols (indexes
-// into t.Columns), in that order, all with op +I. Only those values are
+// into t.Columns), in that order, all with op +I but for an upsert-kafka
+// table, whose rows are +U (a key's new row) or -D (a deleted key: only
+// the primary key columns are set, which cols must include). Only those values are
 // built (projection push-down), with one []row.Value allocation per row.
 // A virtual computed column cannot be among cols: the planner computes it.
 func NewSource(t Table, cols []int) (Source, error) {
