@@ -60,6 +60,7 @@ var upsertKafkaSpec = &spec{
 		Sink:   true,
 		Options: append(slices.Clone(kafkaOptions),
 			Option{Name: "value.format", Required: true, Doc: "the value format: json or avro"}),
+		Metadata: []string{"topic", "partition", "offset", "timestamp"},
 	},
 	source: func(t Table, o options, cols []int) (Source, error) {
 		return kafkaSource(t, o, cols, true)
