@@ -43,6 +43,20 @@ func JSONLines[T any](opts Options, paths ...string) connector.Source[T] {
 	return &parsedSource[T]{opts: opts, paths: append([]string(nil), paths...), parse: f.Decode, skipBlank: true}
 }
 
+// ParsedLines returns a source of the non-blank lines of the given files,
+// each parsed into a T by parse, for formats that JSONLines's decoding of
+// a Go type does not fit (a schema known only at run time, say). parse
+// is called with a line (without its line ending) and a zeroed *T; it
+// must not retain the line. An error makes the line malformed, handled
+// as opts.OnMalformed says and located as JSONLines locates lines.
+func ParsedLines[T any](opts Options, parse func(line []byte, v *T) error, paths ...string) connector.Source[T] {
+	return &parsedSource[T]{opts: opts, paths: append([]string(nil), paths...), parse: func(line []byte, v *T) error {
+		var zero T
+		*v = zero
+		return parse(line, v)
+	}, skipBlank: true}
+}
+
 // TextLines returns a source of the lines of the given files, as Lines
 // does, that must be UTF-8 text: a line with bytes that are not valid
 // UTF-8 is malformed and handled as opts.OnMalformed says, located as

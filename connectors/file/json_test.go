@@ -242,3 +242,39 @@ func TestJSONLinesRejectsNullMissingFieldsAndInvalidUTF8(t *testing.T) {
 		t.Fatalf("skipped\n%s\nwant\n%s", strings.Join(skipped, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+func TestParsedLinesParsesEachLineWithTheGivenParserAndLocatesItsErrors(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, dir, "n.txt", "1\n\n22\nx\n333\n")
+	parse := func(line []byte, v *int) error {
+		if *v != 0 {
+			return errors.New("parse was handed a used value")
+		}
+		if line[0] == 'x' {
+			return errors.New("not a number")
+		}
+		*v = len(line)
+		return nil
+	}
+	connectortest.TestSource(t, connectortest.SourceCase[int]{
+		New: func(*testing.T) connector.Source[int] {
+			return ParsedLines(Options{OnMalformed: connector.Skip}, parse, path)
+		},
+		Want:        []int{1, 2, 3},
+		Parallelism: []int{1, 2},
+	})
+	r, err := ParsedLines(Options{}, parse, path).Open(t.Context(), connector.SubtaskInfo{Parallelism: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]int, 10)
+	n, err := r.Read(t.Context(), buf)
+	if n != 2 || err != nil {
+		t.Fatalf("first read: %d, %v; want the two lines before the bad one", n, err)
+	}
+	_, err = r.Read(t.Context(), buf)
+	var merr *connector.MalformedError
+	if !errors.As(err, &merr) || !strings.Contains(merr.Where, "n.txt:4") {
+		t.Fatalf("got %v, want a malformed record at n.txt:4", err)
+	}
+}

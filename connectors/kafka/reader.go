@@ -127,7 +127,8 @@ func (r *reader[T]) Read(ctx context.Context, buf []T) (int, error) {
 			return
 		}
 		var zero T
-		if derr := r.s.opts.Format.Decode(rec.Value, &buf[k]); derr != nil {
+		buf[k] = zero
+		if derr := r.s.opts.Decode(rec, &buf[k]); derr != nil {
 			buf[k] = zero
 			err = r.malformed(ctx, rec, derr)
 			if err == nil {

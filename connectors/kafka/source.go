@@ -31,12 +31,20 @@ const (
 	StartGroupOffsets
 )
 
-// SourceOptions configure Source. Brokers, Topics and Format are required.
+// SourceOptions configure Source. Brokers, Topics and Format (or Decode)
+// are required.
 type SourceOptions[T any] struct {
 	Brokers []string
 	Topics  []string
 	// Format decodes record values.
 	Format format.Format[T]
+	// Decode, if not nil, decodes each record in place of Format (which
+	// must then be nil), for records whose key or metadata (topic,
+	// partition, offset, timestamp, headers) belong in the T. It is
+	// handed a zeroed *v and must not retain rec; its error makes the
+	// record malformed, as a Format's would. Subtasks call it
+	// concurrently.
+	Decode func(rec *kgo.Record, v *T) error
 	// Start, with StartTime for StartTimestamp, chooses where a fresh
 	// source starts.
 	Start     Start
@@ -91,8 +99,10 @@ func Source[T any](opts SourceOptions[T]) (connector.Source[T], error) {
 		return nil, optionErr("source", "Brokers is empty")
 	case len(opts.Topics) == 0:
 		return nil, optionErr("source", "Topics is empty")
-	case opts.Format == nil:
+	case opts.Format == nil && opts.Decode == nil:
 		return nil, optionErr("source", "Format is nil (use format.JSON or format.Avro)")
+	case opts.Format != nil && opts.Decode != nil:
+		return nil, optionErr("source", "both Format and Decode are set")
 	case opts.Start < StartEarliest || opts.Start > StartGroupOffsets:
 		return nil, optionErr("source", "unknown Start %d", opts.Start)
 	case opts.Start == StartTimestamp && opts.StartTime.IsZero():
@@ -116,6 +126,10 @@ func Source[T any](opts SourceOptions[T]) (connector.Source[T], error) {
 	}
 	if opts.ConnectTimeout <= 0 {
 		opts.ConnectTimeout = defaultConnectTimeout
+	}
+	if opts.Decode == nil {
+		f := opts.Format
+		opts.Decode = func(rec *kgo.Record, v *T) error { return f.Decode(rec.Value, v) }
 	}
 	return &source[T]{opts: opts}, nil
 }

@@ -301,6 +301,7 @@ func TestSourceOptionsAreChecked(t *testing.T) {
 		"needs OnMalformed":         {Brokers: b, Topics: []string{"t"}, Format: js, DeadLetterTopic: "dlq"},
 		`bad topic "dlq"`:           {Brokers: b, Topics: []string{"dlq"}, Format: js, DeadLetterTopic: "dlq", OnMalformed: connector.Skip},
 		"CommitOffsets needs Group": {Brokers: b, Topics: []string{"t"}, Format: js, CommitOffsets: true},
+		"both Format and Decode":    {Brokers: b, Topics: []string{"t"}, Format: js, Decode: func(*kgo.Record, *string) error { return nil }},
 	}
 	for want, o := range cases {
 		if _, err := Source(o); !errors.Is(err, ErrOption) || !strings.Contains(err.Error(), want) {
@@ -318,5 +319,48 @@ func TestSourceWithUnreachableBrokerFailsOpenClearly(t *testing.T) {
 	_, err = src.Open(t.Context(), connector.SubtaskInfo{Operator: "src", Parallelism: 1}, nil)
 	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Errorf("got %v, want ErrUnreachable naming the broker", err)
+	}
+}
+
+// Decode sees whole records: a source can put their metadata into its
+// values, and a Decode error is a malformed record like a Format's.
+func TestDecodeReadsRecordMetadataAndItsErrorsAreMalformedRecords(t *testing.T) {
+	topic := newTopic(t, 1)
+	produce(t, topic, 1, []byte("a"), []byte("b"), []byte("bad"))
+	src, err := Source(SourceOptions[string]{Brokers: brokers(t), Topics: []string{topic}, Bounded: true,
+		Decode: func(rec *kgo.Record, v *string) error {
+			if *v != "" {
+				return errors.New("handed a used value")
+			}
+			if string(rec.Value) == "bad" {
+				return errors.New("bad value")
+			}
+			*v = fmt.Sprintf("%s@%s/%d/%d", rec.Value, rec.Topic, rec.Partition, rec.Offset)
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := src.Open(t.Context(), connector.SubtaskInfo{Operator: "src", Parallelism: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	buf := make([]string, 10)
+	var got []string
+	for {
+		n, err := r.Read(t.Context(), buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			var merr *connector.MalformedError
+			if !errors.As(err, &merr) || merr.Where != fmt.Sprintf("topic %s partition 0 offset 2", topic) {
+				t.Fatalf("got %v, want a MalformedError at offset 2", err)
+			}
+			break
+		}
+	}
+	want := []string{"a@" + topic + "/0/0", "b@" + topic + "/0/1"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
 	}
 }
