@@ -2,8 +2,8 @@ package plan
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
-	"time"
 
 	"github.com/weir-stream/weir/internal/sql/expr"
 )
@@ -53,7 +53,18 @@ func exprs(es []expr.Expr, names []string) string {
 	return strings.Join(out, ", ")
 }
 
-func ms(v int64) string { return time.Duration(v * int64(time.Millisecond)).String() }
+// ms renders milliseconds in the largest unit that divides them.
+func ms(v int64) string {
+	for _, u := range []struct {
+		n    int64
+		name string
+	}{{86_400_000, "d"}, {3_600_000, "h"}, {60_000, "min"}, {1000, "s"}} {
+		if v != 0 && v%u.n == 0 {
+			return strconv.FormatInt(v/u.n, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(v, 10) + "ms"
+}
 
 func (w Window) String() string {
 	var s string

@@ -72,6 +72,7 @@ func (n *Aggregate) Columns() []Column {
 	return out
 }
 func (n *Aggregate) Inputs() []Node { return []Node{n.In} }
+
 // Updating: a window aggregation emits once per window, and a grouping
 // without aggregates of append-only input (SELECT DISTINCT) inserts each
 // group once.

@@ -83,14 +83,14 @@ const (
 // column (an index into its input's columns), and sizes in
 // milliseconds. Keys partition session windows.
 type Window struct {
-	Kind    WindowKind
-	TimeCol int
-	Size    int64 // TUMBLE, HOP, CUMULATE
-	Slide   int64 // HOP
-	Step    int64 // CUMULATE
-	Gap     int64 // SESSION
-	Offset  int64
-	Keys    []int // SESSION's PARTITION BY
+	Kind     WindowKind
+	TimeCol  int
+	Size     int64 // TUMBLE, HOP, CUMULATE
+	Slide    int64 // HOP
+	Step     int64 // CUMULATE
+	Gap      int64 // SESSION
+	Offset   int64
+	Keys     []int // SESSION's PARTITION BY
 	ProcTime bool
 	// Cascade, when positive, marks a window aggregation over the rows of
 	// an earlier one, grouped by its window_start and window_end: the

@@ -18,7 +18,7 @@ func TestAggregationsAreExactlyOnceUnderInjectedFailures(t *testing.T) {
 		build     func(weir.Stream[nexmark.Event], string)
 		normalize func([]string) []string
 	}{
-		{"group", buildQ17, func(rows []string) []string { return finalTable(t, rows) }},
+		{"group", buildQ17, func(rows []string) []string { return finalLines(t, rows) }},
 		{"window", buildQ11, sorted},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -63,8 +63,8 @@ func runQuery(t *testing.T, name string, cfg nexmark.Config) []string {
 	return rows
 }
 
-// finalTable folds changelog lines into their final table.
-func finalTable(t *testing.T, rows []string) []string {
+// finalLines folds changelog lines into their final table.
+func finalLines(t *testing.T, rows []string) []string {
 	t.Helper()
 	out, err := queries.ApplyChangelog(rows)
 	if err != nil {
@@ -136,10 +136,10 @@ func buildQ11(in weir.Stream[nexmark.Event], dir string) {
 // table of the Go q17.
 func TestGroupAggregateAsQ17MatchesTheGoQuery(t *testing.T) {
 	cfg := nexmarkConfig(20_000)
-	want := finalTable(t, runQuery(t, "q17", cfg))
+	want := finalLines(t, runQuery(t, "q17", cfg))
 	for _, par := range []int{1, 2} {
 		got, _ := runNexmark(t, cfg, par, 0, buildQ17)
-		sameLines(t, "q17", finalTable(t, got), want)
+		sameLines(t, "q17", finalLines(t, got), want)
 	}
 }
 
@@ -147,7 +147,7 @@ func TestGroupAggregateAsQ17MatchesTheGoQuery(t *testing.T) {
 // in the final table of the Go q15.
 func TestGroupAggregateAsQ15MatchesTheGoQuery(t *testing.T) {
 	cfg := nexmarkConfig(20_000)
-	want := finalTable(t, runQuery(t, "q15", cfg))
+	want := finalLines(t, runQuery(t, "q15", cfg))
 	build := func(in weir.Stream[nexmark.Event], dir string) {
 		rows := bidRows(in, func(b nexmark.Bid) row.Row {
 			r1, r2, r3 := priceRanks(b.Price)
@@ -174,7 +174,7 @@ func TestGroupAggregateAsQ15MatchesTheGoQuery(t *testing.T) {
 		weir.To(out, "out", file.JSONSink[queries.Q15Row](dir))
 	}
 	got, _ := runNexmark(t, cfg, 2, 0, build)
-	sameLines(t, "q15", finalTable(t, got), want)
+	sameLines(t, "q15", finalLines(t, got), want)
 }
 
 // WindowAggregate over SESSION(10 s) per bidder gives the Go q11's rows.

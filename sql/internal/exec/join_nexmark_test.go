@@ -57,21 +57,21 @@ func rowsOf(in weir.Stream[nexmark.Event], kind nexmark.EventKind, keep func(row
 	})
 }
 
-// nexmarkConfig is the event stream of the Nexmark checks.
-func nexmarkConfig() nexmark.Config {
+// joinNexmarkConfig is the event stream of the Nexmark checks.
+func joinNexmarkConfig() nexmark.Config {
 	cfg := nexmark.DefaultConfig()
 	cfg.NumEvents = 50000
 	cfg.NumEventGenerators = 4
 	return cfg
 }
 
-// runNexmark runs build over the Nexmark events at parallelism par and
+// joinRunNexmark runs build over the Nexmark events at parallelism par and
 // returns the lines its file sink wrote, as a final table when the query
 // writes a changelog.
-func runNexmark(t *testing.T, par int, build func(in weir.Stream[nexmark.Event], dir string)) []string {
+func joinRunNexmark(t *testing.T, par int, build func(in weir.Stream[nexmark.Event], dir string)) []string {
 	t.Helper()
 	p := weir.NewPipeline(weir.WithParallelism(par))
-	in, err := queries.Events(p, nexmarkConfig())
+	in, err := queries.Events(p, joinNexmarkConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,12 +103,12 @@ func checkNexmark[T any](t *testing.T, name string, build func(in weir.Stream[ne
 	if !ok {
 		t.Fatalf("no query %s", name)
 	}
-	want := runNexmark(t, 2, func(in weir.Stream[nexmark.Event], dir string) { q.Build(in, queries.Output{Dir: dir}) })
+	want := joinRunNexmark(t, 2, func(in weir.Stream[nexmark.Event], dir string) { q.Build(in, queries.Output{Dir: dir}) })
 	if len(want) == 0 {
 		t.Fatalf("%s gave no rows; the check would prove nothing", name)
 	}
 	for _, par := range []int{1, 2} {
-		got := runNexmark(t, par, func(in weir.Stream[nexmark.Event], dir string) {
+		got := joinRunNexmark(t, par, func(in weir.Stream[nexmark.Event], dir string) {
 			weir.To(weir.Map(build(in), conv), "sink", file.JSONSink[T](dir))
 		})
 		diffFinalTables(t, name+" at parallelism "+strconv.Itoa(par), got, want)
