@@ -72,6 +72,11 @@ type JobConfig struct {
 	// Malformed counts records skipped under the skip policy; sources
 	// should add to it.
 	Malformed func(connector.MalformedError)
+	// Explain is set when the run only prints its plan (--explain): a
+	// job with plans of its own (weir sql) prints them to Stdout too.
+	Explain bool
+	// Log, if set, writes a line to the job's log (standard error).
+	Log func(string)
 }
 
 var (

@@ -61,7 +61,7 @@ func (pr program) Open(_ context.Context, job, name string, args []string) (clus
 	}
 	logf := func(line string) { fmt.Fprintf(pr.stderr, "weir: job %s: %s\n", name, line) }
 	p := weir.NewPipeline(append(append(base, weir.WithName(name), weir.WithLog(logf)), ftOpts...)...)
-	cfg := JobConfig{Output: f.output, Stdout: pr.stdout, OnMalformed: policy}
+	cfg := JobConfig{Output: f.output, Stdout: pr.stdout, OnMalformed: policy, Log: logf}
 	if err := build(p, cfg); err != nil {
 		return nil, err
 	}

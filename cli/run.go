@@ -200,6 +200,7 @@ func runJob(ctx context.Context, j Job, build Builder, f *runFlags, stdout, stde
 		// Spread random-moment kills over about the job's duration.
 		ftOpts = append(ftOpts, weir.WithFailureWindow(max(took, 10*time.Millisecond)))
 	}
+	cfg.Explain, cfg.Log = f.explain, logf
 	onStart := weir.WithOnStart(func(s weir.RunStart) error { return startOutput(f.output, s) })
 	p := weir.NewPipeline(append(append(base, weir.WithName(j.Name), weir.WithLog(logf), onStart), ftOpts...)...)
 	if err := build(p, cfg); err != nil {

@@ -23,6 +23,7 @@ package tables
 import (
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -124,6 +125,17 @@ func NewSink(t Table, updating bool) (connector.Sink[row.Row], error) {
 		return nil, t.errf(ErrUnsupported, "connector %q is source-only; a query cannot write the table", c.Name)
 	}
 	return c.sink(t, opts, updating)
+}
+
+// NewSinkTo is NewSink with the standard output of a 'print' table
+// replaced by stdout (unless the table prints to standard error), for a
+// caller that captures what a job prints.
+func NewSinkTo(t Table, updating bool, stdout io.Writer) (connector.Sink[row.Row], error) {
+	s, err := NewSink(t, updating)
+	if ps, ok := s.(*printSink); ok && err == nil && !ps.stderr {
+		ps.w = stdout
+	}
+	return s, err
 }
 
 // stored returns the indexes of t's stored (not Virtual) columns.

@@ -1,0 +1,44 @@
+package plan
+
+import (
+	"fmt"
+
+	"github.com/weir-stream/weir/internal/sql/expr"
+)
+
+// Remap returns e reading column m[i] where it read column i.
+func Remap(e expr.Expr, m []int) expr.Expr { return remap(e, m) }
+
+// Unbounded names the operators of a plan whose state grows with the
+// keys or rows they see and is never dropped, each with what bounds it:
+// regular joins, group aggregations, rankings and deduplications that
+// are not per window. (Flink runs them too; its users bound them with
+// table.exec.state.ttl.)
+func Unbounded(n Node) []string {
+	var out []string
+	var walk func(Node)
+	walk = func(n Node) {
+		for _, in := range n.Inputs() {
+			walk(in)
+		}
+		switch n := n.(type) {
+		case *Join:
+			if n.Strategy == RegularJoin {
+				out = append(out, fmt.Sprintf("%s keeps every row of both inputs for as long as the job runs: join on a window (a window join) or on a time range (an interval join), or SET 'table.exec.state.ttl'", describe(n)))
+			}
+		case *Aggregate:
+			if n.Window == nil {
+				out = append(out, fmt.Sprintf("%s keeps a result per group key for as long as the job runs: group by a window (TUMBLE, HOP, CUMULATE, SESSION), or SET 'table.exec.state.ttl'", describe(n)))
+			}
+		case *Rank:
+			if n.Window == nil {
+				out = append(out, fmt.Sprintf("%s keeps rows per partition key for as long as the job runs: rank per window (PARTITION BY window_start, window_end), or SET 'table.exec.state.ttl'", describe(n)))
+			}
+		}
+	}
+	walk(n)
+	return out
+}
+
+// Columns calls f with the index of every column e reads.
+func Columns(e expr.Expr, f func(int)) { columnsOf(e, f) }
