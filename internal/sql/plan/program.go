@@ -21,6 +21,8 @@ type Program struct {
 	// Explain marks a script that has EXPLAIN statements: it is
 	// explained, not run.
 	Explain bool
+
+	unoptimized bool
 }
 
 // Statement is one INSERT INTO (Sink.Table set) or query (Sink.Table
@@ -36,7 +38,19 @@ type Statement struct {
 // Bind binds a parsed script over cat, which it updates with the
 // script's DDL.
 func Bind(stmts []ast.Stmt, cat *Catalog) (*Program, error) {
-	p := &Program{Catalog: cat, Settings: map[string]string{}}
+	return bind(stmts, cat, true)
+}
+
+// BindUnoptimized binds as Bind does but leaves each statement's plan
+// as bound: rankings without folded limits, projections not merged,
+// columns not pruned. A reference evaluator runs that plan to check the
+// optimized one.
+func BindUnoptimized(stmts []ast.Stmt, cat *Catalog) (*Program, error) {
+	return bind(stmts, cat, false)
+}
+
+func bind(stmts []ast.Stmt, cat *Catalog, optimize bool) (*Program, error) {
+	p := &Program{Catalog: cat, Settings: map[string]string{}, unoptimized: !optimize}
 	for _, s := range stmts {
 		if err := p.statement(s); err != nil {
 			return nil, err
@@ -142,9 +156,12 @@ func (p *Program) insert(s *ast.Insert) error {
 
 func (p *Program) add(text string, s *Sink) error {
 	logical := Explain(s)
-	n, err := Optimize(s)
-	if err != nil {
-		return err
+	var n Node = s
+	if !p.unoptimized {
+		var err error
+		if n, err = Optimize(s); err != nil {
+			return err
+		}
 	}
 	st := &Statement{Text: text, Logical: logical, Sink: n.(*Sink)}
 	p.Statements = append(p.Statements, st)
