@@ -258,6 +258,10 @@ func (b *builder) calc(n *plan.Calc) (stream, error) {
 	}
 	evals := make([]expr.Eval, len(n.Proj))
 	for i, e := range n.Proj {
+		if _, ok := e.(*expr.ProcTime); ok {
+			evals[i] = procTime
+			continue
+		}
 		if evals[i], err = expr.Compile(e); err != nil {
 			return stream{}, err
 		}
@@ -284,6 +288,10 @@ func (b *builder) calc(n *plan.Calc) (stream, error) {
 		emit(row.Row{Op: r.Op, V: out})
 	}, weir.Name(name)), nil
 }
+
+// procTime is PROCTIME()'s value: the wall clock when the row is
+// projected.
+func procTime([]row.Value) (row.Value, error) { return row.Timestamp(time.Now().UnixMilli()), nil }
 
 // identity reports whether a projection passes every column on as it is.
 func identity(n *plan.Calc) bool {

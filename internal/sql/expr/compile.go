@@ -65,6 +65,8 @@ func compile(e Expr) (Eval, bool, error) {
 	case *UDF:
 		ev, err := compileUDF(e)
 		return ev, false, err
+	case *ProcTime:
+		return nil, false, fmt.Errorf("PROCTIME() can only be a column of its own (SELECT ..., PROCTIME() AS p), read as a time attribute")
 	case *Cast:
 		children = []Expr{e.X}
 	case *Op:

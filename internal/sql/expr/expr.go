@@ -112,3 +112,15 @@ func (e *In) Type() types.Type {
 	return types.Type{Kind: types.Boolean}
 }
 func (e *UDF) Type() types.Type { return e.Fn.Result }
+
+// ProcTime is PROCTIME(): the processing time at which a row is
+// projected, a TIMESTAMP(3) processing-time attribute. Its value comes
+// from the clock, which this package never reads: Compile refuses it,
+// and the operator that projects a ProcTime column fills it in itself.
+type ProcTime struct{}
+
+func (*ProcTime) Type() types.Type {
+	return types.Type{Kind: types.Timestamp, Precision: 3, NotNull: true, Time: types.ProcTime}
+}
+
+func (*ProcTime) String() string { return "PROCTIME()" }

@@ -237,8 +237,14 @@ func (b *binder) call(e *ast.Call) (expr.Expr, error) {
 			return nil, errorAt(e.Pos, "aggregate %s is not allowed here (only in the select list or HAVING of a query)", name)
 		}
 	}
+	if name == "PROCTIME" {
+		if len(e.Args) > 0 {
+			return nil, errorAt(e.Pos, "PROCTIME() takes no arguments")
+		}
+		return &expr.ProcTime{}, nil
+	}
 	switch name {
-	case "PROCTIME", "NOW", "CURRENT_TIMESTAMP", "LOCALTIMESTAMP", "CURRENT_DATE", "RAND", "UUID":
+	case "NOW", "CURRENT_TIMESTAMP", "LOCALTIMESTAMP", "CURRENT_DATE", "RAND", "UUID":
 		return nil, unsupportedAt(e.Pos, name+"() is not supported: its value depends on when a row is processed, so a replay would not reproduce it")
 	}
 	args, err := b.all(e.Args)
