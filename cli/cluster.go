@@ -252,8 +252,9 @@ func submitCommand(stdout, stderr io.Writer) *cobra.Command {
 	var c client
 	var wait bool
 	var from, httpAddr string
+	var sqlFiles []string
 	cmd := &cobra.Command{
-		Use:   "submit [--coordinator ADDR] JOB [job flags] [--from-savepoint PATH] [--wait] [--http ADDR]",
+		Use:   "submit [--coordinator ADDR] (JOB | --sql FILE...) [job flags] [--from-savepoint PATH] [--wait] [--http ADDR]",
 		Short: "Run a job on a cluster",
 		Long: `Submit a job to a cluster's coordinator and print its id. The job's flags are
 those of weir run JOB (see weir run JOB --help); without --state-dir the job
@@ -273,10 +274,36 @@ The dashboard of every job of a cluster is the coordinator's (weir
 coordinator --http ADDR). With --http ADDR, weir submit serves on ADDR the
 dashboard, metrics and JSON API of the job it submitted, as weir run --http
 does, read from the coordinator through its control plane (and so with its
---token and TLS), and waits for the job to end as with --wait.`,
-		Args: cobra.MinimumNArgs(1),
+--token and TLS), and waits for the job to end as with --wait.
+
+weir submit sql -f FILE [--var NAME=VALUE] [job flags] submits a SQL script
+as weir sql runs it; the script's text travels with the job (each -f FILE
+becomes --execute TEXT), so the workers need not see the file. --sql FILE
+is the same: weir submit --sql FILE -- [weir sql flags].`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			job, jobArgs := args[0], args[1:]
+			if len(args) == 0 && len(sqlFiles) == 0 {
+				return usagef("name a job, or a SQL script with --sql FILE")
+			}
+			var job string
+			var jobArgs []string
+			if len(sqlFiles) > 0 {
+				job, jobArgs = "sql", args
+				for i := len(sqlFiles) - 1; i >= 0; i-- {
+					text, err := os.ReadFile(sqlFiles[i])
+					if err != nil {
+						return usagef("--sql: %v", err)
+					}
+					jobArgs = append([]string{"--execute", string(text)}, jobArgs...)
+				}
+			} else {
+				job, jobArgs = args[0], args[1:]
+			}
+			if job == "sql" {
+				var err error
+				if jobArgs, err = inlineSQLFiles(jobArgs); err != nil {
+					return err
+				}
+			}
 			if i := slices.Index(jobArgs, "--wait"); i >= 0 {
 				wait = true
 				jobArgs = slices.Delete(jobArgs, i, i+1)
@@ -322,7 +349,37 @@ does, read from the coordinator through its control plane (and so with its
 	fs.BoolVar(&wait, "wait", false, "wait for the job to end")
 	fs.StringVar(&httpAddr, "http", "", "serve the submitted job's dashboard (/), Prometheus metrics (/metrics) and JSON API (/api/v1/jobs) on this address, read from the coordinator, until the job ends (implies --wait; the coordinator's own --http serves every job)")
 	fs.StringVar(&from, "from-savepoint", "", "start the job from the savepoint at PATH (the same as the job flag --restore PATH)")
+	fs.StringArrayVar(&sqlFiles, "sql", nil, "submit the SQL script in FILE (repeatable; read in order) as the job sql, as weir sql -f FILE runs it")
 	return cmd
+}
+
+// inlineSQLFiles replaces each -f FILE (--file FILE, --file=FILE) of a
+// sql job's arguments by --execute with the file's text.
+func inlineSQLFiles(args []string) ([]string, error) {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		var file string
+		switch {
+		case a == "-f" || a == "--file":
+			if i+1 == len(args) {
+				return nil, usagef("%s needs a file", a)
+			}
+			file = args[i+1]
+			i++
+		case strings.HasPrefix(a, "--file="), strings.HasPrefix(a, "-f="):
+			_, file, _ = strings.Cut(a, "=")
+		default:
+			out = append(out, a)
+			continue
+		}
+		text, err := os.ReadFile(file)
+		if err != nil {
+			return nil, usagef("%s: %v", a, err)
+		}
+		out = append(out, "--execute", string(text))
+	}
+	return out, nil
 }
 
 // takeFlag removes --name VALUE or --name=VALUE from args and returns

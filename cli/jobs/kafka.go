@@ -135,7 +135,7 @@ docs/connectors/kafka.md.`,
 					return fmt.Errorf("--rate must not be negative, got %v", rate)
 				}
 				if rate > 0 {
-					src = throttled[nexmark.Event]{src: src, rate: rate}
+					src = connector.Throttle(src, rate)
 				}
 				sink, err := kf.sink("nexmark-to-kafka")
 				if err != nil {

@@ -69,7 +69,7 @@ See docs/connectors/nats.md.`,
 				}
 				var in connector.Source[KeyEvent] = src
 				if c.Rate > 0 {
-					in = throttled[KeyEvent]{src: src, rate: c.Rate}
+					in = connector.Throttle(src, c.Rate)
 				}
 				weir.To(keyCounts(p, in, c.Window, c.Lateness), "nats", connector.Sink[KeyCount](sink))
 				return nil

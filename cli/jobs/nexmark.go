@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"fmt"
+	"github.com/weir-stream/weir/connector"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -52,7 +53,7 @@ as JSON lines with the SQL output column names. See docs/nexmark.md.`,
 					return err
 				}
 				if rate > 0 {
-					src = throttled[nexmark.Event]{src: src, rate: rate}
+					src = connector.Throttle(src, rate)
 				}
 				in := queries.EventsFrom(p, src)
 				out := queries.Output{Stdout: cfg.Stdout}

@@ -2,6 +2,7 @@ package tables
 
 import (
 	"fmt"
+	"github.com/weir-stream/weir/connector"
 	"math"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ var nexmarkSpec = &spec{
 			{Name: "auction.proportion", Default: "3", Doc: "relative frequency of auction events"},
 			{Name: "bid.proportion", Default: "46", Doc: "relative frequency of bid events"},
 			{Name: "generators", Default: strconv.Itoa(nexmark.DefaultConfig().NumEventGenerators), Doc: "number of generators the event space is split into, as `weir run nexmark --generators` (the events do not depend on the parallelism)"},
+			{Name: "rate", Default: "0", Doc: "generate at most this many events per second of wall-clock time in all (0: as fast as possible); weir's own option, as `weir run nexmark --rate`"},
 			{Name: "base-time", Default: strconv.FormatInt(nexmark.DefaultBaseTime, 10), Doc: "event time of the first event, epoch milliseconds"},
 		},
 	},
@@ -156,7 +158,11 @@ func nexmarkSource(t Table, o options, cols []int) (Source, error) {
 			dst[i] = row.Row{V: v}
 		}
 	}
-	return Source{Source: mapSource(src, conv), Bounded: cfg.NumEvents > 0}, nil
+	rate, err := o.int("rate", 0, 1<<40)
+	if err != nil {
+		return Source{}, err
+	}
+	return Source{Source: mapSource(connector.Throttle(src, float64(rate)), conv), Bounded: cfg.NumEvents > 0}, nil
 }
 
 func nexmarkFieldNames() string {

@@ -1,31 +1,38 @@
-package jobs
+package connector
 
 import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/weir-stream/weir/connector"
 )
 
-// throttled limits each subtask of a source to rate/parallelism records
-// per second of wall-clock time. Its positions are the source's: they
-// move to another parallelism if the source's do.
+// Throttle limits each subtask of src to rate/parallelism records per
+// second of wall-clock time (a rate of 0 or less returns src). Its
+// positions are src's: they move to another parallelism if src's do
+// (Rescaler), and it replays what src replays (Deterministic), since
+// throttling changes when records come, not which.
+func Throttle[T any](src Source[T], rate float64) Source[T] {
+	if rate <= 0 {
+		return src
+	}
+	return throttled[T]{src: src, rate: rate}
+}
+
 type throttled[T any] struct {
-	src  connector.Source[T]
+	src  Source[T]
 	rate float64
 }
 
-// Rescale moves the positions through the source (connector.Rescaler).
-func (s throttled[T]) Rescale(old []connector.Position, n int) ([]connector.Position, error) {
-	r, ok := s.src.(connector.Rescaler)
+// Rescale moves the positions through the source (Rescaler).
+func (s throttled[T]) Rescale(old []Position, n int) ([]Position, error) {
+	r, ok := s.src.(Rescaler)
 	if !ok {
-		return nil, fmt.Errorf("its connector (%T) cannot move positions to another parallelism (it is no connector.Rescaler)", s.src)
+		return nil, fmt.Errorf("its connector (%T) cannot move positions to another parallelism (it is no Rescaler)", s.src)
 	}
 	return r.Rescale(old, n)
 }
 
-func (s throttled[T]) Open(ctx context.Context, info connector.SubtaskInfo, pos connector.Position) (connector.Reader[T], error) {
+func (s throttled[T]) Open(ctx context.Context, info SubtaskInfo, pos Position) (Reader[T], error) {
 	r, err := s.src.Open(ctx, info, pos)
 	if err != nil {
 		return nil, err
@@ -34,7 +41,7 @@ func (s throttled[T]) Open(ctx context.Context, info connector.SubtaskInfo, pos 
 }
 
 type throttledReader[T any] struct {
-	connector.Reader[T]
+	Reader[T]
 	rate  float64
 	start time.Time
 	read  int64
@@ -60,9 +67,9 @@ func (r *throttledReader[T]) Read(ctx context.Context, buf []T) (int, error) {
 }
 
 // Deterministic reports whether the source replays the same records in the
-// same order from a position (connector.Deterministic): throttling changes
+// same order from a position (Deterministic): throttling changes
 // when records come, not which.
 func (s throttled[T]) Deterministic() bool {
-	d, ok := s.src.(connector.Deterministic)
+	d, ok := s.src.(Deterministic)
 	return ok && d.Deterministic()
 }
