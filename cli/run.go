@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -204,6 +205,9 @@ func runJob(ctx context.Context, j Job, build Builder, f *runFlags, stdout, stde
 	onStart := weir.WithOnStart(func(s weir.RunStart) error { return startOutput(f.output, s) })
 	p := weir.NewPipeline(append(append(base, weir.WithName(j.Name), weir.WithLog(logf), onStart), ftOpts...)...)
 	if err := build(p, cfg); err != nil {
+		if errors.Is(err, errExplained) {
+			return nil
+		}
 		return usageError{err}
 	}
 	f.recordSettings(p)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +22,10 @@ func init() {
 		return c
 	})
 }
+
+// errExplained ends a run whose script only explains itself (EXPLAIN
+// statements): not a failure.
+var errExplained = errors.New("the script was explained, not run (it holds EXPLAIN statements)")
 
 var sqlJob = Job{
 	Name:  "sql",
@@ -73,7 +78,7 @@ FILE. The dialect, connectors and functions: docs/sql.md.`,
 			if cfg.Explain || s.ExplainOnly() {
 				fmt.Fprintln(cfg.Stdout, s.Explain())
 				if s.ExplainOnly() {
-					return fmt.Errorf("the script was explained, not run (it holds EXPLAIN statements)")
+					return errExplained
 				}
 				fmt.Fprintln(cfg.Stdout, "== Physical plan ==")
 			} else if cfg.Log != nil {
