@@ -2,6 +2,7 @@ package sql
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/weir-stream/weir"
@@ -225,20 +226,32 @@ func (b *builder) scan(n *plan.Scan) (stream, error) {
 		p := pos[c]
 		evals[i] = func(vals []row.Value) (row.Value, error) { return vals[p], nil }
 	}
-	if same {
+	if !same {
+		s = weir.FlatMap(s, func(r row.Row, emit func(row.Row)) {
+			out := make([]row.Value, len(evals))
+			for i, ev := range evals {
+				v, err := ev(r.V)
+				if err != nil {
+					panic(fmt.Errorf("table %s: %w", t.Name, err))
+				}
+				out[i] = v
+			}
+			emit(row.Row{Op: r.Op, V: out})
+		}, weir.Name(b.name("computed-columns")))
+	}
+	if !t.Updating() {
 		return s, nil
 	}
-	return weir.FlatMap(s, func(r row.Row, emit func(row.Row)) {
-		out := make([]row.Value, len(evals))
-		for i, ev := range evals {
-			v, err := ev(r.V)
-			if err != nil {
-				panic(fmt.Errorf("table %s: %w", t.Name, err))
-			}
-			out[i] = v
-		}
-		emit(row.Row{Op: r.Op, V: out})
-	}, weir.Name(b.name("computed-columns"))), nil
+	// An upsert table (upsert-kafka): its +U and -D rows by primary key
+	// become a changelog that retracts what it replaces.
+	if len(t.PrimaryKey) == 0 {
+		return stream{}, fmt.Errorf("table %s: an upsert table needs a PRIMARY KEY", t.Name)
+	}
+	var keys []int
+	for _, k := range t.PrimaryKey {
+		keys = append(keys, slices.Index(n.Cols, k))
+	}
+	return exec.Normalize(s, keys, b.script.ttl, b.name("normalize-"+t.Name)), nil
 }
 
 // calc filters and projects.

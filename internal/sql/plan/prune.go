@@ -1,6 +1,10 @@
 package plan
 
-import "github.com/weir-stream/weir/internal/sql/expr"
+import (
+	"slices"
+
+	"github.com/weir-stream/weir/internal/sql/expr"
+)
 
 // prune returns n producing at least the columns need marks, and the
 // map from n's old column indexes to its new ones (-1: dropped).
@@ -14,7 +18,8 @@ func prune(n Node, need []bool) (Node, []int) {
 		m := make([]int, len(n.Cols))
 		for i, c := range n.Cols {
 			m[i] = -1
-			if need[i] {
+			// An upsert table's rows are normalized by its key.
+			if need[i] || n.Table.Updating() && slices.Contains(n.Table.PrimaryKey, c) {
 				m[i] = len(cols)
 				cols = append(cols, c)
 			}
