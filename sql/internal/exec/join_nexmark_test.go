@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"context"
 	"slices"
 	"strconv"
 	"testing"
@@ -70,22 +69,8 @@ func joinNexmarkConfig() nexmark.Config {
 // writes a changelog.
 func joinRunNexmark(t *testing.T, par int, build func(in weir.Stream[nexmark.Event], dir string)) []string {
 	t.Helper()
-	p := weir.NewPipeline(weir.WithParallelism(par))
-	in, err := queries.Events(p, joinNexmarkConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	build(in, dir)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := p.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	lines, err := file.ReadLines(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lines, _ := runNexmark(t, joinNexmarkConfig(), par, 0, build)
+	var err error
 	if queries.IsChangelog(lines) {
 		if lines, err = queries.ApplyChangelog(lines); err != nil {
 			t.Fatal(err)
