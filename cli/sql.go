@@ -41,7 +41,7 @@ default "-", to standard output in Flink's print format.
 --explain prints each statement's logical and optimized plan, the warnings
 of operators whose state grows without bound, and the physical plan, and
 exits. All the job flags of weir run apply (--guarantee, --checkpoint-interval,
---failover, --state-backend, --http, ...). On a cluster: weir submit --sql
+--failover, --state-backend, --http, ...). On a cluster: weir submit sql -f
 FILE. The dialect, connectors and functions: docs/sql.md.`,
 	Flags: func(fs *pflag.FlagSet) Builder {
 		files := fs.StringArrayP("file", "f", nil, "a file of SQL statements (repeatable; read in order)")

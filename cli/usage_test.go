@@ -39,6 +39,12 @@ func TestEveryBadCommandLineExitsTwoWithOnePrefix(t *testing.T) {
 		{[]string{"rescale", "job-1", "--operator", "count"}, "weir: rescale: give the new parallelism of \"count\" with --parallelism N"},
 		{[]string{"rescale", "--coordinator", "127.0.0.1:1", "-p", "3"}, "weir: rescale: name the cluster's job to rescale"},
 		{[]string{"rescale", "a", "b"}, "weir: rescale: accepts at most 1 arg(s), received 2"},
+		{[]string{"sql"}, "weir: give the script with -f FILE or -e SQL"},
+		{[]string{"sql", "-e", "SELECT x FROM nope"}, "weir: line 1, column 15: table or view nope not found"},
+		{[]string{"sql", "-e", "SELECT 1 FROM"}, "weir: line 1, column 14:"},
+		{[]string{"sql", "-e", "SELECT ${X}", "--var", "X"}, `weir: --var "X": want NAME=VALUE`},
+		{[]string{"sql", "-e", "CREATE TABLE t (a INT) WITH ('connector' = 'nexmark', 'bogus' = '1'); SELECT a FROM t"}, `bogus`},
+		{[]string{"submit", "--coordinator", "127.0.0.1:1"}, "weir: name a job, or a SQL script with --sql FILE"},
 	}
 	for _, c := range cases {
 		code, _, stderr := weir(t, c.args...)
@@ -87,5 +93,18 @@ func TestConfigurationErrorsAndMalformedRecordsAreNotRetried(t *testing.T) {
 		if strings.Contains(stderr, "recovery 1") || strings.Contains(stderr, "gave up") {
 			t.Errorf("weir %s restarted the job:\n%s", strings.Join(args, " "), stderr)
 		}
+	}
+}
+
+// weir sql runs a bare query and prints its rows in Flink's print
+// format; an EXPLAIN statement prints the plans and ends successfully.
+func TestWeirSQLPrintsAQueryAndExplainsAnExplain(t *testing.T) {
+	code, stdout, stderr := weir(t, "sql", "-p", "1", "-e", "SELECT a * 2 AS b, UPPER(c) FROM (VALUES (1, 'x'), (2, 'y')) AS v(a, c)")
+	if code != 0 || !strings.Contains(stdout, "+I[2, X]") || !strings.Contains(stdout, "+I[4, Y]") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	code, stdout, stderr = weir(t, "sql", "-e", "EXPLAIN SELECT a FROM (VALUES (1)) AS v(a) WHERE a > 0")
+	if code != 0 || !strings.Contains(stdout, "== Optimized plan ==") || !strings.Contains(stdout, "where=[(a > 0)]") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
