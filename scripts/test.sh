@@ -126,10 +126,11 @@ step "vet" go vet ./...
 step "tests" go test -count=1 -timeout 30m ./...
 # The oracle's failure runs again, under the pebble state backend (their
 # reference runs keep state in memory, so the outputs compare backends),
-# and the Nexmark queries against their hand-computed results.
-step "oracle harness, rescale oracle and Nexmark queries under the pebble state backend" \
+# the Nexmark queries against their hand-computed results, and the
+# Nexmark SQL against the Go queries.
+step "oracle harness, rescale oracle, Nexmark queries and Nexmark SQL under the pebble state backend" \
   env WEIR_TEST_STATE_BACKEND=pebble bash -c \
-  'go test -count=1 -timeout 30m ./weirtest/ ./nexmark/queries/ && go test -count=1 -run RescaleOracle .'
+  'go test -count=1 -timeout 30m ./weirtest/ ./nexmark/queries/ && go test -count=1 -run RescaleOracle . && go test -count=1 -run NexmarkSQL ./sql/'
 step "race detector on the packages that share memory between goroutines" \
   go test -count=1 -timeout 30m -race . ./internal/exchange/ ./internal/task/ ./internal/state/ ./internal/transport/ ./internal/cluster/ ./connectors/...
 step "race detector, -short, on the harness, engine, web and command line" \

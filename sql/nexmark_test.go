@@ -19,6 +19,7 @@ import (
 	"github.com/weir-stream/weir/nexmark"
 	"github.com/weir-stream/weir/nexmark/queries"
 	"github.com/weir-stream/weir/sql"
+	"github.com/weir-stream/weir/weirtest"
 )
 
 const nexmarkDir = "../internal/sql/parse/testdata/nexmark"
@@ -54,7 +55,7 @@ func runSQL(t *testing.T, q string, events int64, p int, seed uint64) ([]string,
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
-	opts := []weir.Option{weir.WithParallelism(p), weir.WithName(q)}
+	opts := append(weirtest.StateBackendFromEnv(), weir.WithParallelism(p), weir.WithName(q))
 	if seed != 0 {
 		opts = append(opts, weir.WithGuarantee(weir.ExactlyOnce),
 			weir.WithCheckpoints(weir.CheckpointConfig{Interval: 20 * time.Millisecond}),
