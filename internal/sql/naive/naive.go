@@ -259,7 +259,5 @@ func sqlEqual(a, b row.Value) bool {
 	return !a.IsNull() && !b.IsNull() && row.Compare(a, b) == 0
 }
 
-
 // floorMod is the non-negative remainder of a by b.
 func floorMod(a, b int64) int64 { return ((a % b) + b) % b }
-
