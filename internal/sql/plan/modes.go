@@ -135,13 +135,16 @@ func (n *Rank) Columns() []Column {
 func (n *Rank) Inputs() []Node { return []Node{n.In} }
 
 // Updating: a window TopN emits once per window, and deduplication
-// keeping the first row by event time emits each key's first row once;
-// every other TopN updates.
+// keeping the first row in processing time emits each key's first row
+// once; every other TopN updates, deduplication keeping the first row
+// by event time too (a row with an earlier rowtime arriving later
+// replaces the kept one, as in Flink).
 func (n *Rank) Updating() bool {
 	if n.Window != nil {
 		return false
 	}
-	return !(n.isDedup() && !n.Order[0].Desc && !n.In.Updating())
+	return !(n.isDedup() && !n.Order[0].Desc && !n.In.Updating() &&
+		n.In.Columns()[n.Order[0].Col].T.Time == types.ProcTime)
 }
 
 // isDedup reports whether the ranking is Flink's deduplication: the
