@@ -56,6 +56,13 @@ func TestTheOptimizedPlanPicksTheStrategyFlinkWould(t *testing.T) {
 		{"a deduplication keeping the last row", "bidder BIGINT, auction BIGINT",
 			`SELECT bidder, auction FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY bidder ORDER BY ts DESC) AS rn FROM bids) WHERE rn = 1`,
 			[]string{"Deduplicate(keep=last, partitionBy=[bidder], orderBy=[ts DESC])"}},
+		// Flink's window deduplication: append-only, one row per window.
+		{"a deduplication within windows as a window TopN", "bidder BIGINT, auction BIGINT",
+			`SELECT bidder, auction FROM (
+			   SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end, bidder ORDER BY ts DESC) AS rn
+			   FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), INTERVAL '10' SECOND)))
+			 WHERE rn = 1`,
+			[]string{"WindowRank(partitionBy=[window_start, window_end, bidder], orderBy=[ts DESC], rows=[1..1], rowNumber=[false]) [I]"}},
 		{"a TopN with its limit folded in", "auction BIGINT, price DECIMAL(10, 2)",
 			`SELECT auction, price FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC) AS rn FROM bids) WHERE rn <= 3`,
 			[]string{"Rank(partitionBy=[auction], orderBy=[price DESC], rows=[1..3], rowNumber=[false])"}},

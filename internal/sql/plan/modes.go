@@ -148,9 +148,10 @@ func (n *Rank) Updating() bool {
 }
 
 // isDedup reports whether the ranking is Flink's deduplication: the
-// first row by a time attribute per partition.
+// first row by a time attribute per partition. Within windows it is not:
+// a window TopN of one row emits each window's row once, at its end.
 func (n *Rank) isDedup() bool {
-	if n.Limit != 1 || n.Offset != 0 || len(n.Order) != 1 || n.RowNumber {
+	if n.Limit != 1 || n.Offset != 0 || len(n.Order) != 1 || n.RowNumber || n.Window != nil {
 		return false
 	}
 	return n.In.Columns()[n.Order[0].Col].T.Time != types.NoTime
