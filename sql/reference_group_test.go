@@ -49,8 +49,10 @@ func TestSelectDistinctMatchesTheReference(t *testing.T) {
 		`INSERT INTO out SELECT DISTINCT bidder, channel FROM bids`)})
 }
 
-func TestFirstAndLastValueMatchTheReference(t *testing.T) {
-	checkReference(t, refCase{inputs: inputs(200), script: script(
+// FIRST_VALUE and LAST_VALUE take the rows in arrival order, which
+// parallel readers of the input do not fix.
+func TestFirstAndLastValueMatchTheReferenceOnOneReader(t *testing.T) {
+	checkReference(t, refCase{inputs: inputs(200), ordered: true, script: script(
 		`auction BIGINT, first_channel VARCHAR, last_channel VARCHAR`,
 		`INSERT INTO out SELECT auction, FIRST_VALUE(channel), LAST_VALUE(channel) FROM bids GROUP BY auction`)})
 }

@@ -107,3 +107,43 @@ func TestAGoFunctionAsAGroupingKeyMatchesTheReference(t *testing.T) {
 		`bucket BIGINT, n BIGINT, avg_price DECIMAL(38, 6)`,
 		`INSERT INTO out SELECT ref_bucket(bidder), COUNT(*), AVG(price) FROM bids GROUP BY ref_bucket(bidder)`)})
 }
+
+// The versioned table has one version per key, older than every bid:
+// the reference joins with the table's final rows.
+func TestAnEventTimeTemporalJoinWithAStaticVersionedTableMatchesTheReference(t *testing.T) {
+	in := inputs(200)
+	in["fees"] = []string{
+		`{"channel":"apple","fee":3,"ts":1704067190000}`,
+		`{"channel":"google","fee":5,"ts":1704067191000}`,
+		`{"channel":"baidu","fee":7,"ts":1704067192000}`,
+	}
+	for _, kind := range []string{"JOIN", "LEFT JOIN"} {
+		t.Run(kind, func(t *testing.T) {
+			checkReference(t, refCase{inputs: in, failures: kind == "JOIN", script: script(
+				`auction BIGINT, channel VARCHAR, fee INT`,
+				`CREATE TABLE fees (channel VARCHAR, fee INT, ts TIMESTAMP(3), PRIMARY KEY (channel) NOT ENFORCED,
+				   WATERMARK FOR ts AS ts - INTERVAL '5' SECOND)
+				 WITH ('connector' = 'filesystem', 'path' = '${fees}', 'format' = 'json')`,
+				`INSERT INTO out SELECT B.auction, B.channel, F.fee
+				 FROM bids B `+kind+` fees FOR SYSTEM_TIME AS OF B.ts AS F ON B.channel = F.channel`)})
+		})
+	}
+}
+
+func TestAnIntervalJoinWithStrictBoundsAndAConditionMatchesTheReference(t *testing.T) {
+	checkReference(t, refCase{inputs: inputs(200), failures: true, script: script(
+		`auction BIGINT, b1 BIGINT, b2 BIGINT, t1 TIMESTAMP(3), t2 TIMESTAMP(3)`,
+		`INSERT INTO out SELECT X.auction, X.bidder, Y.bidder, X.ts, Y.ts
+		 FROM bids X JOIN bids Y ON X.auction = Y.auction AND Y.ts > X.ts AND Y.ts < X.ts + INTERVAL '8' SECOND AND X.bidder <> Y.bidder`)})
+}
+
+func TestCumulateWindowTopNWithHavingMatchesTheReference(t *testing.T) {
+	checkReference(t, refCase{inputs: inputs(300), script: script(
+		`window_start TIMESTAMP(3), window_end TIMESTAMP(3), auction BIGINT, n BIGINT, rn BIGINT`,
+		`INSERT INTO out SELECT window_start, window_end, auction, n, rn FROM (
+		   SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY n DESC, auction ASC) AS rn
+		   FROM (SELECT auction, window_start, window_end, COUNT(*) AS n
+		         FROM TABLE(CUMULATE(TABLE bids, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '20' SECOND))
+		         GROUP BY auction, window_start, window_end HAVING COUNT(*) > 1))
+		 WHERE rn BETWEEN 2 AND 3`)})
+}
