@@ -1,6 +1,9 @@
 package sql
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // Operators fed by others: aggregations of joins and deduplications,
 // windows over joins and unions, joins of aggregations.
@@ -72,4 +75,32 @@ func TestSelectDistinctOfAWindowTableFunctionMatchesTheReference(t *testing.T) {
 		`window_start TIMESTAMP(3), window_end TIMESTAMP(3), channel VARCHAR`,
 		`INSERT INTO out SELECT DISTINCT window_start, window_end, channel
 		 FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), INTERVAL '10' SECOND))`)})
+}
+
+func TestAWindowJoinOfHopAndCumulateWindowsMatchesTheReference(t *testing.T) {
+	for name, tvf := range map[string]string{
+		"hop":      "HOP(TABLE %s, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND)",
+		"cumulate": "CUMULATE(TABLE %s, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '15' SECOND)",
+	} {
+		t.Run(name, func(t *testing.T) {
+			b, a := fmt.Sprintf(tvf, "bids"), fmt.Sprintf(tvf, "auctions")
+			checkReference(t, refCase{inputs: inputs(150), script: script(
+				`auction BIGINT, seller BIGINT, window_start TIMESTAMP(3), window_end TIMESTAMP(3)`,
+				`INSERT INTO out SELECT B.auction, A.seller, B.window_start, B.window_end
+				 FROM (SELECT * FROM TABLE(`+b+`)) B JOIN (SELECT * FROM TABLE(`+a+`)) A
+				 ON B.auction = A.id AND B.window_start = A.window_start AND B.window_end = A.window_end`)})
+		})
+	}
+}
+
+func TestAWindowTopNOfAWindowJoinMatchesTheReference(t *testing.T) {
+	checkReference(t, refCase{inputs: inputs(200), script: script(
+		`window_start TIMESTAMP(3), window_end TIMESTAMP(3), auction BIGINT, price DECIMAL(10, 2)`,
+		`INSERT INTO out SELECT window_start, window_end, auction, price FROM (
+		   SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY price DESC, ts) AS rn FROM (
+		     SELECT B.auction, B.price, B.ts, B.window_start, B.window_end
+		     FROM (SELECT * FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), INTERVAL '10' SECOND))) B
+		     JOIN (SELECT * FROM TABLE(TUMBLE(TABLE auctions, DESCRIPTOR(ts), INTERVAL '10' SECOND))) A
+		     ON B.auction = A.id AND B.window_start = A.window_start AND B.window_end = A.window_end))
+		 WHERE rn <= 2`)})
 }
