@@ -147,3 +147,17 @@ func TestCumulateWindowTopNWithHavingMatchesTheReference(t *testing.T) {
 		         GROUP BY auction, window_start, window_end HAVING COUNT(*) > 1))
 		 WHERE rn BETWEEN 2 AND 3`)})
 }
+
+func TestAnIntervalJoinBoundingTheLeftSideByTheRightMatchesTheReference(t *testing.T) {
+	checkReference(t, refCase{inputs: inputs(200), script: script(
+		`auction BIGINT, bidder BIGINT, id BIGINT, seller BIGINT`,
+		`INSERT INTO out SELECT B.auction, B.bidder, A.id, A.seller
+		 FROM bids B JOIN auctions A ON B.auction = A.id AND A.ts BETWEEN B.ts - INTERVAL '10' SECOND AND B.ts`)})
+}
+
+func TestGroupingByOnlyTheWindowStartIsAGroupAggregationMatchingTheReference(t *testing.T) {
+	checkReference(t, refCase{inputs: inputs(200), script: script(
+		`window_start TIMESTAMP(3), n BIGINT, PRIMARY KEY (window_start) NOT ENFORCED`,
+		`INSERT INTO out SELECT window_start, COUNT(*)
+		 FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start`)})
+}
