@@ -87,3 +87,20 @@ func TestIntervalJoinMatchesTheReference(t *testing.T) {
 		})
 	}
 }
+
+func TestAggregatesOfEveryArgumentTypeMatchTheReference(t *testing.T) {
+	checkReference(t, refCase{inputs: inputs(100), failures: true, script: script(
+		`seller BIGINT, cat_sum INT, cat_avg INT, bid_avg DOUBLE, bid_max DOUBLE, first_item VARCHAR, last_item VARCHAR,
+		 first_ts TIMESTAMP(3), last_ts TIMESTAMP(3), items BIGINT`,
+		`INSERT INTO out SELECT seller, SUM(category), AVG(category), AVG(initialBid), MAX(initialBid), MIN(itemName), MAX(itemName),
+		   MIN(ts), MAX(ts), COUNT(DISTINCT itemName)
+		 FROM auctions GROUP BY seller`)})
+}
+
+func TestWindowAggregatesOfEveryArgumentTypeMatchTheReference(t *testing.T) {
+	checkReference(t, refCase{inputs: inputs(200), script: script(
+		`window_start TIMESTAMP(3), window_end TIMESTAMP(3), lo_channel VARCHAR, hi_ts TIMESTAMP(3), avg_bidder BIGINT,
+		 sum_double DOUBLE, avg_price DECIMAL(38, 6)`,
+		`INSERT INTO out SELECT window_start, window_end, MIN(channel), MAX(ts), AVG(bidder), SUM(CAST(price AS DOUBLE)), AVG(price)
+		 FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), INTERVAL '15' SECOND)) GROUP BY window_start, window_end`)})
+}
