@@ -88,3 +88,32 @@ func registerOnce(t *testing.T, name string, fn any) {
 		t.Fatal(err)
 	}
 }
+
+func TestARangeOfATopNOverAnUpdatingInputMatchesTheReference(t *testing.T) {
+	checkReference(t, refCase{inputs: inputs(300), failures: true, script: script(
+		`channel VARCHAR, bidder BIGINT, n BIGINT, rn BIGINT`,
+		`INSERT INTO out SELECT channel, bidder, n, rn FROM (
+		   SELECT *, ROW_NUMBER() OVER (PARTITION BY channel ORDER BY n DESC, bidder) AS rn
+		   FROM (SELECT channel, bidder, COUNT(*) AS n FROM bids GROUP BY channel, bidder))
+		 WHERE rn BETWEEN 2 AND 3`)})
+}
+
+func TestATopNOfTheLastRowPerKeyMatchesTheReference(t *testing.T) {
+	checkReference(t, refCase{inputs: inputs(300), failures: true, script: script(
+		`bidder BIGINT, price DECIMAL(10, 2), rn BIGINT`,
+		`INSERT INTO out SELECT bidder, price, rn FROM (
+		   SELECT *, ROW_NUMBER() OVER (ORDER BY price DESC, bidder) AS rn FROM (
+		     SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY bidder ORDER BY ts DESC) AS last FROM bids)
+		     WHERE last = 1 AND price IS NOT NULL))
+		 WHERE rn <= 4`)})
+}
+
+func TestATopNOfATopNMatchesTheReference(t *testing.T) {
+	checkReference(t, refCase{inputs: inputs(300), script: script(
+		`auction BIGINT, price DECIMAL(10, 2), rn BIGINT`,
+		`INSERT INTO out SELECT auction, price, rn FROM (
+		   SELECT *, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price ASC, ts) AS rn FROM (
+		     SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC, ts) AS top FROM bids)
+		     WHERE top <= 5))
+		 WHERE rn <= 2`)})
+}
