@@ -96,3 +96,18 @@ func TestWindowTopNMatchesTheReference(t *testing.T) {
 		         GROUP BY bidder, window_start, window_end))
 		 WHERE rownum <= 3`)})
 }
+
+func TestASessionTableFunctionOnItsOwnMatchesTheReference(t *testing.T) {
+	checkReference(t, refCase{inputs: inputs(200), failures: true, script: script(
+		`bidder BIGINT, ts TIMESTAMP(3), window_start TIMESTAMP(3), window_end TIMESTAMP(3)`,
+		`INSERT INTO out SELECT bidder, ts, window_start, window_end
+		 FROM TABLE(SESSION(TABLE bids PARTITION BY bidder, DESCRIPTOR(ts), INTERVAL '5' SECOND))`)})
+}
+
+func TestACumulateWindowWithAnOffsetMatchesTheReference(t *testing.T) {
+	checkReference(t, refCase{inputs: inputs(200), script: script(
+		`bidder BIGINT, window_start TIMESTAMP(3), window_end TIMESTAMP(3), n BIGINT`,
+		`INSERT INTO out SELECT bidder, window_start, window_end, COUNT(*)
+		 FROM TABLE(CUMULATE(TABLE bids, DESCRIPTOR(ts), INTERVAL '3' SECOND, INTERVAL '9' SECOND, INTERVAL '1' SECOND))
+		 GROUP BY bidder, window_start, window_end`)})
+}
