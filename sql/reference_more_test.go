@@ -108,8 +108,7 @@ func TestAGoFunctionAsAGroupingKeyMatchesTheReference(t *testing.T) {
 		`INSERT INTO out SELECT ref_bucket(bidder), COUNT(*), AVG(price) FROM bids GROUP BY ref_bucket(bidder)`)})
 }
 
-// The versioned table has one version per key, older than every bid:
-// the reference joins with the table's final rows.
+// The versioned table has one version per key, older than every bid.
 func TestAnEventTimeTemporalJoinWithAStaticVersionedTableMatchesTheReference(t *testing.T) {
 	in := inputs(200)
 	in["fees"] = []string{
@@ -160,4 +159,29 @@ func TestGroupingByOnlyTheWindowStartIsAGroupAggregationMatchingTheReference(t *
 		`window_start TIMESTAMP(3), n BIGINT, PRIMARY KEY (window_start) NOT ENFORCED`,
 		`INSERT INTO out SELECT window_start, COUNT(*)
 		 FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start`)})
+}
+
+// The fee of a channel changes over time: each bid joins the version
+// valid at its time.
+func TestAnEventTimeTemporalJoinWithVersionsMatchesTheReference(t *testing.T) {
+	in := inputs(200)
+	in["fees"] = []string{
+		`{"channel":"apple","fee":3,"ts":1704067190000}`,
+		`{"channel":"google","fee":5,"ts":1704067205000}`,
+		`{"channel":"apple","fee":4,"ts":1704067230000}`,
+		`{"channel":"baidu","fee":7,"ts":1704067250000}`,
+		`{"channel":"google","fee":6,"ts":1704067260000}`,
+		`{"channel":"baidu","fee":8,"ts":1704067280000}`,
+	}
+	for _, kind := range []string{"JOIN", "LEFT JOIN"} {
+		t.Run(kind, func(t *testing.T) {
+			checkReference(t, refCase{inputs: in, failures: true, script: script(
+				`auction BIGINT, channel VARCHAR, ts TIMESTAMP(3), fee INT`,
+				`CREATE TABLE fees (channel VARCHAR, fee INT, ts TIMESTAMP(3), PRIMARY KEY (channel) NOT ENFORCED,
+				   WATERMARK FOR ts AS ts - INTERVAL '5' SECOND)
+				 WITH ('connector' = 'filesystem', 'path' = '${fees}', 'format' = 'json')`,
+				`INSERT INTO out SELECT B.auction, B.channel, B.ts, F.fee
+				 FROM bids B `+kind+` fees FOR SYSTEM_TIME AS OF B.ts AS F ON B.channel = F.channel`)})
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package naive
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/weir-stream/weir/internal/sql/expr"
@@ -12,8 +13,9 @@ import (
 // join matches: equal keys (NULL matching nothing), for an interval
 // join R's time minus L's within the bounds, for a window join the same
 // window, and the condition. An outer join adds each side's unmatched
-// rows padded with NULLs. A temporal join is joined with r as a static
-// table, its final rows.
+// rows padded with NULLs. An event-time temporal join matches a row of
+// l only with the version of r's rows with its keys valid at its time;
+// a processing-time one, with r's final rows (r taken as static).
 func join(n *plan.Join, l, r []row.Row) ([]row.Row, error) {
 	cond := func([]row.Value) (bool, error) { return true, nil }
 	if n.Cond != nil {
@@ -23,11 +25,22 @@ func join(n *plan.Join, l, r []row.Row) ([]row.Row, error) {
 		}
 	}
 	nl, nr := len(n.L.Columns()), len(n.R.Columns())
-	matches := func(a, b row.Row) bool {
+	keysMatch := func(a, b row.Row) bool {
 		for i := range n.LeftKeys {
 			if !sqlEqual(a.V[n.LeftKeys[i]], b.V[n.RightKeys[i]]) {
 				return false
 			}
+		}
+		return true
+	}
+	valid, err := versions(n, r, keysMatch)
+	if err != nil {
+		return nil, err
+	}
+	matches := func(a row.Row, j int) bool {
+		b := r[j]
+		if !keysMatch(a, b) {
+			return false
 		}
 		switch n.Strategy {
 		case plan.IntervalJoin:
@@ -41,6 +54,8 @@ func join(n *plan.Join, l, r []row.Row) ([]row.Row, error) {
 					return false
 				}
 			}
+		case plan.TemporalJoin:
+			return valid == nil || valid(a, j)
 		}
 		return true
 	}
@@ -49,7 +64,7 @@ func join(n *plan.Join, l, r []row.Row) ([]row.Row, error) {
 	for _, a := range l {
 		matched := false
 		for j, b := range r {
-			if !matches(a, b) {
+			if !matches(a, j) {
 				continue
 			}
 			vals := append(slices.Clone(a.V), b.V...)
@@ -74,4 +89,35 @@ func join(n *plan.Join, l, r []row.Row) ([]row.Row, error) {
 		}
 	}
 	return out, nil
+}
+
+// versions returns, for an event-time temporal join, whether a row of r
+// is the version valid at a row of l's time: the last of the rows with
+// l's keys whose rowtime is at or before it (by index into r). Nil for
+// other joins.
+func versions(n *plan.Join, r []row.Row, keysMatch func(a, b row.Row) bool) (func(a row.Row, j int) bool, error) {
+	if n.Strategy != plan.TemporalJoin || n.ProcTime {
+		return nil, nil
+	}
+	s, ok := n.R.(*plan.Scan)
+	if !ok {
+		return nil, fmt.Errorf("naive: the versioned side of a temporal join is a %T, not a table", n.R)
+	}
+	rt := slices.Index(s.Cols, s.Table.RowTime)
+	if rt < 0 {
+		return nil, fmt.Errorf("naive: table %s has no rowtime", s.Table.Name)
+	}
+	return func(a row.Row, j int) bool {
+		t := a.V[n.LeftTime]
+		if t.IsNull() {
+			return false
+		}
+		best := -1
+		for i := range r {
+			if v := r[i].V[rt]; !v.IsNull() && v.I <= t.I && keysMatch(a, r[i]) && (best < 0 || v.I >= r[best].V[rt].I) {
+				best = i
+			}
+		}
+		return best == j
+	}, nil
 }

@@ -13,9 +13,10 @@
 // Assumptions: no input row is late (the tests choose watermarks that
 // let every row in); ROW_NUMBER's ORDER BY has no ties within a
 // partition, and FIRST_VALUE and LAST_VALUE see rows in input order, the
-// orders a stream makes deterministic; a temporal join (FOR SYSTEM_TIME
-// AS OF) joins with the versioned table's final rows, that is, the
-// versioned table is taken to be static.
+// orders a stream makes deterministic. An event-time temporal join (FOR
+// SYSTEM_TIME AS OF a rowtime) joins a row with the version valid at its
+// time, the versioned table's rows being inserts only; a processing-time
+// one joins with the table's final rows, as if it were static.
 package naive
 
 import (
