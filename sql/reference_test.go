@@ -35,3 +35,9 @@ func TestValuesAloneMatchTheReference(t *testing.T) {
 		`k INT, v DECIMAL(5, 2), s VARCHAR`,
 		`INSERT INTO out SELECT k * 2, v + 1, UPPER(s) FROM (VALUES (1, 1.25, 'a'), (2, 2.50, 'b'), (3, NULL, NULL)) AS T(k, v, s) WHERE k <> 2`)})
 }
+
+func TestAnInsertWithAColumnListMatchesTheReference(t *testing.T) {
+	checkReference(t, refCase{inputs: inputs(50), script: script(
+		`a BIGINT, b VARCHAR, c DOUBLE, d INT`,
+		`INSERT INTO out (d, b, a) SELECT category, itemName, id FROM auctions`)})
+}
