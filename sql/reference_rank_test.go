@@ -117,3 +117,15 @@ func TestATopNOfATopNMatchesTheReference(t *testing.T) {
 		     WHERE top <= 5))
 		 WHERE rn <= 2`)})
 }
+
+func TestTopNWithExplicitNullOrderingMatchesTheReference(t *testing.T) {
+	for _, o := range []string{"price DESC NULLS LAST", "price ASC NULLS LAST", "price DESC NULLS FIRST"} {
+		t.Run(o, func(t *testing.T) {
+			checkReference(t, refCase{inputs: inputs(200), script: script(
+				`auction BIGINT, price DECIMAL(10, 2), rn BIGINT`,
+				`INSERT INTO out SELECT auction, price, rn FROM (
+				   SELECT *, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY `+o+`, ts) AS rn FROM bids)
+				 WHERE rn <= 2`)})
+		})
+	}
+}
