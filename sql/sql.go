@@ -63,17 +63,7 @@ func Parse(text string, o Options) (*Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	cat := plan.NewCatalog()
-	cat.Aggregates = aggregates
-	registry.mu.Lock()
-	for name, f := range registry.funcs {
-		cat.AddFunction(name, f)
-	}
-	for class, f := range registry.classes {
-		cat.Classes[class] = f
-	}
-	registry.mu.Unlock()
-	prog, err := plan.Bind(stmts, cat)
+	prog, err := plan.Bind(stmts, newCatalog())
 	if err != nil {
 		return nil, err
 	}
@@ -87,6 +77,22 @@ func Parse(text string, o Options) (*Script, error) {
 		return nil, errors.New("the script has no INSERT INTO or query: nothing to run")
 	}
 	return s, nil
+}
+
+// newCatalog returns a catalog with the aggregates of the executor and
+// the functions registered from Go.
+func newCatalog() *plan.Catalog {
+	cat := plan.NewCatalog()
+	cat.Aggregates = aggregates
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	for name, f := range registry.funcs {
+		cat.AddFunction(name, f)
+	}
+	for class, f := range registry.classes {
+		cat.Classes[class] = f
+	}
+	return cat
 }
 
 // aggregates types aggregate calls for the planner from the executor's

@@ -124,12 +124,14 @@ func (b *binder) join(j *ast.Join, where ast.Expr) (Node, ast.Expr, error) {
 	sc := &scope{cols: append(append([]Column(nil), l.Columns()...), r.Columns()...)}
 	bb := b.with(sc)
 	var conds []expr.Expr
+	// A conjunct may bind to an AND itself (BETWEEN does): its parts are
+	// conditions of their own, keys or time bounds.
 	for _, c := range conjuncts(j.On) {
 		e, err := bb.scalar(c)
 		if err != nil {
 			return nil, nil, err
 		}
-		conds = append(conds, e)
+		conds = append(conds, splitAnd(e)...)
 	}
 	for _, u := range j.Using {
 		lc, err := nodeScope(l).resolve(&ast.Ref{Pos: u.Pos, Name: ast.Name{u}})
@@ -155,7 +157,7 @@ func (b *binder) join(j *ast.Join, where ast.Expr) (Node, ast.Expr, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			conds = append(conds, e)
+			conds = append(conds, splitAnd(e)...)
 		}
 	}
 	var asOfCol *expr.Col

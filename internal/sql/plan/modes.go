@@ -135,19 +135,23 @@ func (n *Rank) Columns() []Column {
 func (n *Rank) Inputs() []Node { return []Node{n.In} }
 
 // Updating: a window TopN emits once per window, and deduplication
-// keeping the first row by event time emits each key's first row once;
-// every other TopN updates.
+// keeping the first row in processing time emits each key's first row
+// once; every other TopN updates, deduplication keeping the first row
+// by event time too (a row with an earlier rowtime arriving later
+// replaces the kept one, as in Flink).
 func (n *Rank) Updating() bool {
 	if n.Window != nil {
 		return false
 	}
-	return !(n.isDedup() && !n.Order[0].Desc && !n.In.Updating())
+	return !(n.isDedup() && !n.Order[0].Desc && !n.In.Updating() &&
+		n.In.Columns()[n.Order[0].Col].T.Time == types.ProcTime)
 }
 
 // isDedup reports whether the ranking is Flink's deduplication: the
-// first row by a time attribute per partition.
+// first row by a time attribute per partition. Within windows it is not:
+// a window TopN of one row emits each window's row once, at its end.
 func (n *Rank) isDedup() bool {
-	if n.Limit != 1 || n.Offset != 0 || len(n.Order) != 1 || n.RowNumber {
+	if n.Limit != 1 || n.Offset != 0 || len(n.Order) != 1 || n.RowNumber || n.Window != nil {
 		return false
 	}
 	return n.In.Columns()[n.Order[0].Col].T.Time != types.NoTime

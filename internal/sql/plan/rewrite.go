@@ -109,13 +109,21 @@ func foldRank(in Node, cond expr.Expr) bool {
 		return false
 	}
 	v := lit.I
+	// limit lowers the limit to n; a limit below 1 is -1 (0 means none).
+	limit := func(n int64) {
+		if n < 1 {
+			n = -1
+		}
+		r.Limit = min(nonZero(r.Limit), n)
+	}
 	switch op.Op {
 	case "<=":
-		r.Limit = min(nonZero(r.Limit), v)
+		limit(v)
 	case "<":
-		r.Limit = min(nonZero(r.Limit), v-1)
+		limit(v - 1)
 	case "=":
-		r.Offset, r.Limit = v-1, v
+		r.Offset = max(r.Offset, v-1)
+		limit(v)
 	case ">":
 		r.Offset = max(r.Offset, v)
 	case ">=":
@@ -136,6 +144,8 @@ func nonZero(v int64) int64 {
 func checkRanks(n Node) error {
 	if r, ok := n.(*Rank); ok && (r.Limit == 0 || r.Limit >= 1<<62) {
 		return unsupportedAt(ast.Pos{}, "ROW_NUMBER() "+r.Name+" needs a limit: filter on it in the query around it (WHERE "+r.Name+" <= N); weir runs a ranking as a TopN")
+	} else if ok && r.Offset >= r.Limit {
+		return errorAt(ast.Pos{}, "ROW_NUMBER() %s: the conditions on it contradict each other (no row number is above %d and at most %d)", r.Name, r.Offset, r.Limit)
 	}
 	for _, in := range n.Inputs() {
 		if err := checkRanks(in); err != nil {
