@@ -17,8 +17,9 @@
 // With --sql the query is its published Flink SQL (queries.SQLScript: the
 // same events, the published 'blackhole' sink) run by weir's SQL layer.
 // Its sources are the SQL tables' own, so the measured phase starts when
-// the pipeline's metrics show every source task to have read the warm-up
-// events, polled every millisecond during the warm-up only.
+// the process's nexmark readers have read the warm-up events once per
+// source task (nexmark.Read), polled every millisecond during the warm-up
+// only.
 package main
 
 import (
@@ -165,8 +166,9 @@ func (p *phase) add(n int64) {
 	}
 }
 
-// poll marks the start when every source task of pl has read the
-// warm-up events, checking every millisecond until then or until done.
+// poll marks the start when the nexmark readers have read the warm-up
+// events once for each source task of pl, checking every millisecond
+// until then or until done.
 func (p *phase) poll(pl *weir.Pipeline, done <-chan struct{}) {
 	t := time.NewTicker(time.Millisecond)
 	defer t.Stop()
@@ -176,19 +178,17 @@ func (p *phase) poll(pl *weir.Pipeline, done <-chan struct{}) {
 			return
 		case <-t.C:
 		}
-		least, sources := int64(-1), 0
+		sources := int64(0)
 		for _, m := range pl.Metrics() {
 			if m.Source {
 				sources++
-				if least < 0 || m.RecordsIn < least {
-					least = m.RecordsIn
-				}
 			}
 		}
+		read := nexmark.Read()
 		if sources > 0 {
-			p.read.Store(least)
+			p.read.Store(read / sources)
 		}
-		if sources > 0 && least >= p.warmup {
+		if sources > 0 && read >= p.warmup*sources {
 			p.mark()
 			return
 		}
