@@ -190,3 +190,17 @@ func TestWordCountLinesWithInvalidUTF8AreMalformed(t *testing.T) {
 		t.Fatalf("stdout %q, want %q", lines, want)
 	}
 }
+
+func TestBenchNexmarkRunsTheQueryFromItsPublishedSQL(t *testing.T) {
+	code, stdout, stderr := weir(t, "bench", "nexmark", "--sql", "-q", "q5", "--events", "20000", "-p", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.HasPrefix(stdout, "q5 (SQL): 20000 events, parallelism 2,") {
+		t.Fatalf("summary %q", stdout)
+	}
+	code, _, stderr = weir(t, "bench", "nexmark", "--sql", "-q", "q99")
+	if code != cli.ExitUsage || !strings.Contains(stderr, `no published Nexmark SQL for "q99"`) {
+		t.Fatalf("q99: exit %d, stderr %q", code, stderr)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/weir-stream/weir/connector"
 	"github.com/weir-stream/weir/nexmark"
 	"github.com/weir-stream/weir/nexmark/queries"
+	"github.com/weir-stream/weir/sql"
 )
 
 func init() {
@@ -96,13 +97,23 @@ func benchCommand(stdout, stderr io.Writer) *cobra.Command {
 	var query string
 	var parallelism int
 	var ft ftFlags
+	var fromSQL bool
 	nx := &cobra.Command{
 		Use:   "nexmark",
 		Short: "Measure a Nexmark query: events/s and events per CPU-second",
-		Args:  cobra.NoArgs,
+		Long: `Measure a Nexmark query over generated events: its wall time and the
+process's CPU time, as events per second and events per CPU-second.
+
+By default the query is weir's Go-API query (package nexmark/queries) with
+its output discarded. With --sql it is the query's published Flink SQL
+(Nexmark's ddl_gen.sql, ddl_views.sql and qN.sql, embedded in weir) run by
+weir's SQL layer with its published sink, mostly 'blackhole', over the same
+events: only the generator table's options gain --generators and
+--base-time.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			q, ok := queries.Lookup(query)
-			if !ok {
+			if !ok && !fromSQL {
 				return usagef("unknown query %q; queries: %v", query, queries.Names())
 			}
 			c, err := f.Config()
@@ -117,11 +128,19 @@ func benchCommand(stdout, stderr io.Writer) *cobra.Command {
 				return err
 			}
 			p := weir.NewPipeline(append(opts, weir.WithParallelism(parallelism), weir.WithName("bench-"+query))...)
-			in, err := queries.Events(p, c)
-			if err != nil {
-				return err
+			label := query
+			if fromSQL {
+				if err := buildSQL(p, query, c); err != nil {
+					return err
+				}
+				label += " (SQL)"
+			} else {
+				in, err := queries.Events(p, c)
+				if err != nil {
+					return err
+				}
+				q.Build(in, queries.Output{Discard: true})
 			}
-			q.Build(in, queries.Output{Discard: true})
 			cpu0 := cpuTime()
 			start := time.Now()
 			if err := p.Run(cmd.Context()); err != nil {
@@ -130,17 +149,32 @@ func benchCommand(stdout, stderr io.Writer) *cobra.Command {
 			wall := time.Since(start)
 			cpu := cpuTime() - cpu0
 			fmt.Fprintf(stdout, "%s: %d events, parallelism %d, %v wall, %v CPU: %.0f events/s, %.0f events per CPU-second\n",
-				query, c.NumEvents, parallelism, wall.Round(time.Millisecond), cpu.Round(time.Millisecond),
+				label, c.NumEvents, parallelism, wall.Round(time.Millisecond), cpu.Round(time.Millisecond),
 				float64(c.NumEvents)/wall.Seconds(), float64(c.NumEvents)/cpu.Seconds())
 			return nil
 		},
 	}
 	nx.Flags().StringVarP(&query, "query", "q", "q0", "the query")
+	nx.Flags().BoolVar(&fromSQL, "sql", false, "run the query's published Flink SQL instead of the Go-API query")
 	nx.Flags().IntVarP(&parallelism, "parallelism", "p", runtime.GOMAXPROCS(0), "subtasks per operator")
 	f.Define(nx.Flags())
 	ft.define(nx.Flags())
 	cmd.AddCommand(nx)
 	return cmd
+}
+
+// buildSQL adds Nexmark query q, from its published SQL, over the events
+// of c to p.
+func buildSQL(p *weir.Pipeline, q string, c nexmark.Config) error {
+	text, vars, err := queries.SQLScript(q, c)
+	if err != nil {
+		return usageError{err}
+	}
+	s, err := sql.Parse(text, sql.Options{Vars: vars})
+	if err != nil {
+		return fmt.Errorf("%s: %w", q, err)
+	}
+	return s.Build(p)
 }
 
 // cpuTime is the process's user and system CPU time.

@@ -2,8 +2,7 @@ package sql
 
 import (
 	"fmt"
-	"slices"
-	"time"
+	"strings"
 
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/connectors/collection"
@@ -24,7 +23,8 @@ func (s *Script) Build(p *weir.Pipeline) error {
 		return fmt.Errorf("the script holds EXPLAIN statements: it is explained, not run")
 	}
 	for i, st := range s.prog.Statements {
-		b := &builder{p: p, script: s, prefix: fmt.Sprintf("sql%d", i+1)}
+		b := &builder{p: p, script: s, prefix: fmt.Sprintf("sql%d", i+1), built: map[string]stream{}}
+		b.planScans(st.Sink)
 		if err := b.sink(st.Sink); err != nil {
 			return fmt.Errorf("statement %d: %w", i+1, err)
 		}
@@ -38,6 +38,12 @@ type builder struct {
 	script *Script
 	prefix string
 	n      int
+	// reads are the statement's sources, one per table (scan.go).
+	reads map[*plan.Table]*tableRead
+	// built holds the streams of the subplans built, by their plan's
+	// text: a subplan that occurs twice (q5's window aggregation of bids)
+	// runs once and feeds both of its consumers.
+	built map[string]stream
 }
 
 // name returns the next operator name of kind.
@@ -94,11 +100,39 @@ func tableOf(t *plan.Table) tables.Table {
 	return out
 }
 
+// node returns the stream of subplan n, built once.
 func (b *builder) node(n plan.Node) (stream, error) {
+	key := plan.Explain(n)
+	if s, ok := b.built[key]; ok && deterministic(key) {
+		return s, nil
+	}
+	s, err := b.build(n)
+	if err == nil {
+		b.built[key] = s
+	}
+	return s, err
+}
+
+// deterministic reports whether a plan's text calls no function whose
+// result changes from call to call, so that two occurrences of it may
+// share one run.
+func deterministic(plan string) bool {
+	for _, f := range []string{"RAND", "UUID", "PROCTIME", "CURRENT_", "NOW(", "LOCALTIME", "UNIX_TIMESTAMP("} {
+		if strings.Contains(strings.ToUpper(plan), f) {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *builder) build(n plan.Node) (stream, error) {
 	switch n := n.(type) {
 	case *plan.Scan:
-		return b.scan(n)
+		return b.scan(n, nil)
 	case *plan.Calc:
+		if s, ok := n.In.(*plan.Scan); ok {
+			return b.scan(s, n)
+		}
 		return b.calc(n)
 	case *plan.WindowTVF:
 		in, err := b.node(n.In)
@@ -140,120 +174,6 @@ func (b *builder) node(n plan.Node) (stream, error) {
 	return stream{}, fmt.Errorf("plan node %T cannot run", n)
 }
 
-// scan reads a table: the physical and metadata columns the plan needs
-// (and those its computed columns and watermark read) from the source,
-// the event time from the watermarked column, then the computed columns.
-func (b *builder) scan(n *plan.Scan) (stream, error) {
-	t := n.Table
-	pos := map[int]int{} // table column -> position in the source's rows
-	var read []int
-	need := func(c int) {
-		if _, ok := pos[c]; !ok && t.Columns[c].Kind != plan.Computed {
-			pos[c] = len(read)
-			read = append(read, c)
-		}
-	}
-	var deps func(c int)
-	deps = func(c int) {
-		if t.Columns[c].Kind == plan.Computed {
-			plan.Columns(t.Columns[c].Expr, deps)
-			return
-		}
-		need(c)
-	}
-	for _, c := range n.Cols {
-		deps(c)
-	}
-	if t.RowTime >= 0 {
-		deps(t.RowTime)
-	}
-	src, err := tables.NewSource(tableOf(t), read)
-	if err != nil {
-		return stream{}, err
-	}
-	m := make([]int, len(t.Columns))
-	for i := range m {
-		m[i] = -1
-		if p, ok := pos[i]; ok {
-			m[i] = p
-		}
-	}
-	compute := func(c int) (expr.Eval, error) {
-		return expr.Compile(plan.Remap(t.Columns[c].Expr, m))
-	}
-	var opts []weir.SourceOption[row.Row]
-	if t.RowTime >= 0 {
-		var ts func(row.Row) int64
-		if t.Columns[t.RowTime].Kind == plan.Computed {
-			ev, err := compute(t.RowTime)
-			if err != nil {
-				return stream{}, err
-			}
-			ts = func(r row.Row) int64 {
-				v, err := ev(r.V)
-				if err != nil || v.IsNull() {
-					return weir.NoTimestamp
-				}
-				return v.I
-			}
-		} else {
-			p := pos[t.RowTime]
-			ts = func(r row.Row) int64 {
-				if r.V[p].IsNull() {
-					return weir.NoTimestamp
-				}
-				return r.V[p].I
-			}
-		}
-		opts = append(opts, weir.WithTimestamps(ts, time.Duration(t.Delay)*time.Millisecond))
-	}
-	s := weir.FromSource(b.p, b.name("source-"+t.Name), src.Source, opts...)
-	// The output columns, computed where they are computed.
-	same := len(n.Cols) == len(read)
-	evals := make([]expr.Eval, len(n.Cols))
-	for i, c := range n.Cols {
-		if t.Columns[c].Kind == plan.Computed {
-			ev, err := compute(c)
-			if err != nil {
-				return stream{}, err
-			}
-			evals[i], same = ev, false
-			continue
-		}
-		if pos[c] != i {
-			same = false
-		}
-		p := pos[c]
-		evals[i] = func(vals []row.Value) (row.Value, error) { return vals[p], nil }
-	}
-	if !same {
-		s = weir.FlatMap(s, func(r row.Row, emit func(row.Row)) {
-			out := make([]row.Value, len(evals))
-			for i, ev := range evals {
-				v, err := ev(r.V)
-				if err != nil {
-					panic(fmt.Errorf("table %s: %w", t.Name, err))
-				}
-				out[i] = v
-			}
-			emit(row.Row{Op: r.Op, V: out})
-		}, weir.Name(b.name("computed-columns")))
-	}
-	if !t.Updating() {
-		return s, nil
-	}
-	// An upsert table (upsert-kafka): its +U and -D rows by primary key
-	// become a changelog that retracts what it replaces.
-	if len(t.PrimaryKey) == 0 {
-		return stream{}, fmt.Errorf("table %s: an upsert table needs a PRIMARY KEY", t.Name)
-	}
-	var keys []int
-	for _, k := range t.PrimaryKey {
-		keys = append(keys, slices.Index(n.Cols, k))
-	}
-	return exec.Normalize(s, keys, b.script.ttl, b.name("normalize-"+t.Name)), nil
-}
-
 // calc filters and projects.
 func (b *builder) calc(n *plan.Calc) (stream, error) {
 	in, err := b.node(n.In)
@@ -263,48 +183,8 @@ func (b *builder) calc(n *plan.Calc) (stream, error) {
 	if n.Filter == nil && identity(n) {
 		return in, nil
 	}
-	var keep func([]row.Value) (bool, error)
-	if n.Filter != nil {
-		if keep, err = expr.CompilePredicate(n.Filter); err != nil {
-			return stream{}, err
-		}
-	}
-	evals := make([]expr.Eval, len(n.Proj))
-	for i, e := range n.Proj {
-		if _, ok := e.(*expr.ProcTime); ok {
-			evals[i] = procTime
-			continue
-		}
-		if evals[i], err = expr.Compile(e); err != nil {
-			return stream{}, err
-		}
-	}
-	name := b.name("calc")
-	return weir.FlatMap(in, func(r row.Row, emit func(row.Row)) {
-		if keep != nil {
-			ok, err := keep(r.V)
-			if err != nil {
-				panic(fmt.Errorf("%s: WHERE %s: %w", name, n.Filter, err))
-			}
-			if !ok {
-				return
-			}
-		}
-		out := make([]row.Value, len(evals))
-		for i, ev := range evals {
-			v, err := ev(r.V)
-			if err != nil {
-				panic(fmt.Errorf("%s: %s: %w", name, n.Proj[i], err))
-			}
-			out[i] = v
-		}
-		emit(row.Row{Op: r.Op, V: out})
-	}, weir.Name(name)), nil
+	return project(in, b.name("calc"), n.Filter, n.Proj, false)
 }
-
-// procTime is PROCTIME()'s value: the wall clock when the row is
-// projected.
-func procTime([]row.Value) (row.Value, error) { return row.Timestamp(time.Now().UnixMilli()), nil }
 
 // identity reports whether a projection passes every column on as it is.
 func identity(n *plan.Calc) bool {

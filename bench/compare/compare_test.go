@@ -64,3 +64,22 @@ func TestTableShowsRatiosAndFailures(t *testing.T) {
 		}
 	}
 }
+
+func TestSQLTableSetsSQLBesideGoAndFlink(t *testing.T) {
+	run := func(events int64, cpu time.Duration) measurement {
+		return measurement{events: events, wall: cpu, cpu: cpu}
+	}
+	rows := []row{{query: "q5", runs: map[string][]measurement{
+		"weir":  {run(4_000_000, time.Second)},
+		"sql":   {run(3_000_000, time.Second)},
+		"flink": {run(1_000_000, time.Second)},
+	}}}
+	var b strings.Builder
+	printSQLTable(&b, rows, options{runs: 1, par: 2, sql: true})
+	out := b.String()
+	for _, want := range []string{"4.00 M", "3.00 M", "1.00 M", "0.75x", "3.00x"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -4,7 +4,7 @@
 // hand-written single-threaded Go loop per query (bench/loops).
 //
 //	go run ./bench/compare [--queries q0,q5] [--runs 3] [--events 2000000]
-//	    [--warmup-events 1000000] [-p 2] [--checkpoint-interval 1s]
+//	    [--warmup-events 1000000] [-p 2] [--checkpoint-interval 1s] [--sql]
 //
 // It first builds what it needs: the weir runner (bench/compare/weirrun,
 // with go build) and the Flink runner (bench/flink, with mvn package).
@@ -20,6 +20,12 @@
 // and events per CPU-second of the engine process's own CPU time (all its
 // threads: for Flink including GC and JIT compiler threads). The loop runs
 // once per round in a child process over the same events.
+//
+// With --sql weir runs each query twice per round: the Go-API query and
+// the query's published Flink SQL (weirrun --sql), the three engines in a
+// rotating order, and a second table sets weir SQL's events per
+// CPU-second beside weir Go's and Flink's with the ratios SQL/Go and
+// SQL/Flink.
 package main
 
 import (
@@ -49,6 +55,7 @@ type options struct {
 	timeout    time.Duration
 	skipBuild  bool
 	noFlink    bool
+	sql        bool
 	java       string
 	jvmOpts    string
 }
@@ -73,6 +80,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up on a run after this long")
 	flag.BoolVar(&o.skipBuild, "skip-build", false, "use the runners built by an earlier invocation")
 	flag.BoolVar(&o.noFlink, "no-flink", false, "run only weir and the loops")
+	flag.BoolVar(&o.sql, "sql", false, "also run weir on each query's published SQL, and compare it")
 	flag.StringVar(&o.java, "java", "java", "the java command (Java 17)")
 	flag.StringVar(&o.jvmOpts, "jvm-opts", "", "extra JVM options, space-separated")
 	flag.Parse()
@@ -118,6 +126,9 @@ func run(ctx context.Context, o options) error {
 	common := []string{"--events", fmt.Sprint(o.events), "--warmup-events", fmt.Sprint(o.warmup),
 		"--checkpoint-interval", o.interval.String(), "--generators", fmt.Sprint(o.generators)}
 	engines := []engine{{name: "weir", cmd: append([]string{weirBin, "-p", fmt.Sprint(o.par)}, common...)}}
+	if o.sql {
+		engines = append(engines, engine{name: "sql", cmd: append([]string{weirBin, "--sql", "-p", fmt.Sprint(o.par)}, common...)})
+	}
 	if !o.noFlink {
 		java := append([]string{o.java}, strings.Fields(o.jvmOpts)...)
 		java = append(java, "-jar", flinkJar, "--parallelism", fmt.Sprint(o.par))
@@ -128,7 +139,9 @@ func run(ctx context.Context, o options) error {
 		r := row{query: q, runs: map[string][]measurement{}}
 		for i := range o.runs {
 			order := engines
-			if i%2 == 1 {
+			if o.sql {
+				order = rotated(engines, i)
+			} else if i%2 == 1 {
 				order = reversed(engines)
 			}
 			for _, e := range order {
@@ -160,6 +173,10 @@ func run(ctx context.Context, o options) error {
 	fmt.Println()
 	fmt.Println(m)
 	printTable(os.Stdout, rows, o)
+	if o.sql {
+		fmt.Println()
+		printSQLTable(os.Stdout, rows, o)
+	}
 	return nil
 }
 
@@ -197,6 +214,12 @@ func reversed[T any](s []T) []T {
 		out[len(s)-1-i] = v
 	}
 	return out
+}
+
+// rotated returns s rotated left by n: each engine goes first in turn.
+func rotated[T any](s []T, n int) []T {
+	n %= len(s)
+	return append(append([]T(nil), s[n:]...), s[:n]...)
 }
 
 func firstLine(s string) string {

@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 )
 
-// row is one query's runs per engine ("weir", "flink", "loop").
+// row is one query's runs per engine ("weir", "sql", "flink", "loop").
 type row struct {
 	query  string
 	runs   map[string][]measurement
@@ -50,24 +50,6 @@ func printTable(w io.Writer, rows []row, o options) {
 		wc, wcs, wcOK := median(r.runs["weir"], perCPU)
 		fc, fcs, fcOK := median(r.runs["flink"], perCPU)
 		lc, lcs, lcOK := median(r.runs["loop"], perCPU)
-		cell := func(v float64, ok bool) string {
-			if !ok {
-				return "—"
-			}
-			return millions(v)
-		}
-		ratio := func(a, b float64, ok bool) string {
-			if !ok || b == 0 {
-				return "—"
-			}
-			return fmt.Sprintf("%.2fx", a/b)
-		}
-		spread := func(s float64, ok bool) string {
-			if !ok {
-				return "—"
-			}
-			return fmt.Sprintf("±%.0f%%", math.Round(s*100))
-		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.query,
 			cell(ws, wsOK), cell(fs, fsOK), ratio(ws, fs, wsOK && fsOK),
 			cell(wc, wcOK), cell(fc, fcOK), ratio(wc, fc, wcOK && fcOK),
@@ -83,6 +65,47 @@ func printTable(w io.Writer, rows []row, o options) {
 	for _, n := range notes {
 		fmt.Fprintln(w, "failed:", n)
 	}
+}
+
+// printSQLTable writes the comparison of weir's SQL with weir's Go-API
+// queries and Flink: medians of events per CPU-second and the ratios
+// SQL/Go and SQL/Flink, then SQL's events/s and the spreads.
+func printSQLTable(w io.Writer, rows []row, o options) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "query\tGo ev/CPU-s\tSQL ev/CPU-s\tFlink ev/CPU-s\tSQL/Go\tSQL/Flink\tSQL ev/s\tspread Go, SQL, Flink (per CPU-s)\t")
+	perCPU := measurement.perCPUSecond
+	for _, r := range rows {
+		gc, gcs, gcOK := median(r.runs["weir"], perCPU)
+		sc, scs, scOK := median(r.runs["sql"], perCPU)
+		fc, fcs, fcOK := median(r.runs["flink"], perCPU)
+		ss, _, ssOK := median(r.runs["sql"], measurement.perSecond)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.query,
+			cell(gc, gcOK), cell(sc, scOK), cell(fc, fcOK), ratio(sc, gc, scOK && gcOK), ratio(sc, fc, scOK && fcOK),
+			cell(ss, ssOK), strings.Join([]string{spread(gcs, gcOK), spread(scs, scOK), spread(fcs, fcOK)}, ", "))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nmedians of %d runs; SQL = weir running the query's published Flink SQL; Go = weir's Go-API query\n", o.runs)
+}
+
+func cell(v float64, ok bool) string {
+	if !ok {
+		return "—"
+	}
+	return millions(v)
+}
+
+func ratio(a, b float64, ok bool) string {
+	if !ok || b == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2fx", a/b)
+}
+
+func spread(s float64, ok bool) string {
+	if !ok {
+		return "—"
+	}
+	return fmt.Sprintf("±%.0f%%", math.Round(s*100))
 }
 
 // millions formats v (per second) in millions with three significant digits.

@@ -4,7 +4,7 @@
 //
 //	weirrun --query q5 --events 10000000 -p 2 [--warmup-events N]
 //	        [--checkpoint-interval 1s] [--state-dir DIR] [--generators 100]
-//	        [--cpuprofile FILE]
+//	        [--cpuprofile FILE] [--sql]
 //
 // One job runs over warm-up plus measured events, output discarded. The
 // measured phase starts when the source subtasks together have read the
@@ -13,6 +13,13 @@
 // that phase are reported. With --checkpoint-interval the job runs
 // exactly-once with aligned checkpoints written to --state-dir (a temporary
 // directory by default, removed afterwards).
+//
+// With --sql the query is its published Flink SQL (queries.SQLScript: the
+// same events, the published 'blackhole' sink) run by weir's SQL layer.
+// Its sources are the SQL tables' own, so the measured phase starts when
+// the process's nexmark readers have read the warm-up events once per
+// source task (nexmark.Read), polled every millisecond during the warm-up
+// only.
 package main
 
 import (
@@ -32,6 +39,7 @@ import (
 	"github.com/weir-stream/weir/connector"
 	"github.com/weir-stream/weir/nexmark"
 	"github.com/weir-stream/weir/nexmark/queries"
+	"github.com/weir-stream/weir/sql"
 )
 
 func main() {
@@ -43,6 +51,7 @@ func main() {
 	stateDir := flag.String("state-dir", "", "checkpoint directory (default: a temporary one)")
 	generators := flag.Int("generators", 100, "Beam generators the event space is split into")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	fromSQL := flag.Bool("sql", false, "run the query's published Flink SQL instead of the Go-API query")
 	flag.Parse()
 	setMemoryBudget()
 	if *cpuProfile != "" {
@@ -56,16 +65,16 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(*query, *events, *warmup, *par, *interval, *stateDir, *generators); err != nil {
+	if err := run(*query, *events, *warmup, *par, *interval, *stateDir, *generators, *fromSQL); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "weirrun:", err)
 		os.Exit(1)
 	}
 }
 
-func run(query string, events, warmup int64, par int, interval time.Duration, stateDir string, generators int) error {
+func run(query string, events, warmup int64, par int, interval time.Duration, stateDir string, generators int, fromSQL bool) error {
 	q, ok := queries.Lookup(query)
-	if !ok {
+	if !ok && !fromSQL {
 		return fmt.Errorf("unknown query %q; queries: %v", query, queries.Names())
 	}
 	if events < 1 || warmup < 0 || par < 1 || generators < 1 {
@@ -93,15 +102,33 @@ func run(query string, events, warmup int64, par int, interval time.Duration, st
 	}
 	p := weir.NewPipeline(opts...)
 	ph := &phase{warmup: warmup}
-	in := weir.FromSource(p, "nexmark", countingSource{src, ph},
-		weir.WithTimestamps(func(e nexmark.Event) int64 { return e.DateTime() }, 0))
-	q.Build(in, queries.Output{Discard: true})
+	if fromSQL {
+		text, vars, err := queries.SQLScript(query, cfg)
+		if err != nil {
+			return err
+		}
+		s, err := sql.Parse(text, sql.Options{Vars: vars})
+		if err != nil {
+			return err
+		}
+		if err := s.Build(p); err != nil {
+			return err
+		}
+	} else {
+		in := weir.FromSource(p, "nexmark", countingSource{src, ph},
+			weir.WithTimestamps(func(e nexmark.Event) int64 { return e.DateTime() }, 0))
+		q.Build(in, queries.Output{Discard: true})
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cpu0, t0 := cpuTime(), time.Now()
 	if warmup == 0 {
 		ph.mark()
+	} else if fromSQL {
+		done := make(chan struct{})
+		defer close(done)
+		go ph.poll(p, done)
 	}
 	if err := p.Run(ctx); err != nil {
 		return err
@@ -136,6 +163,35 @@ func (p *phase) add(n int64) {
 	after := p.read.Add(n)
 	if before := after - n; before < p.warmup && after >= p.warmup {
 		p.mark()
+	}
+}
+
+// poll marks the start when the nexmark readers have read the warm-up
+// events once for each source task of pl, checking every millisecond
+// until then or until done.
+func (p *phase) poll(pl *weir.Pipeline, done <-chan struct{}) {
+	t := time.NewTicker(time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		sources := int64(0)
+		for _, m := range pl.Metrics() {
+			if m.Source {
+				sources++
+			}
+		}
+		read := nexmark.Read()
+		if sources > 0 {
+			p.read.Store(read / sources)
+		}
+		if sources > 0 && read >= p.warmup*sources {
+			p.mark()
+			return
+		}
 	}
 }
 

@@ -9,6 +9,10 @@ import (
 // Remap returns e reading column m[i] where it read column i.
 func Remap(e expr.Expr, m []int) expr.Expr { return remap(e, m) }
 
+// Replace returns e with every column replaced by what col returns for
+// it, which must have the column's type.
+func Replace(e expr.Expr, col func(*expr.Col) expr.Expr) expr.Expr { return replace(e, col) }
+
 // Unbounded names the operators of a plan whose state grows with the
 // keys or rows they see and is never dropped, each with what bounds it:
 // regular joins, group aggregations, rankings and deduplications that

@@ -15,8 +15,9 @@ import (
 // it has.
 
 // mapSource returns a source of rows read from src and converted by conv,
-// which fills dst[i] from src[i] for every i.
-func mapSource[T any](src connector.Source[T], conv func(dst []row.Row, src []T)) connector.Source[row.Row] {
+// which fills dst[:n] from the records of src it keeps, in order, and
+// returns n. A reader reads on until a batch keeps a row or src ends.
+func mapSource[T any](src connector.Source[T], conv func(dst []row.Row, src []T) int) connector.Source[row.Row] {
 	m := &rowSource[T]{src: src, conv: conv}
 	if r, ok := src.(connector.Rescaler); ok {
 		return &rescalingRowSource[T]{m, r}
@@ -26,7 +27,7 @@ func mapSource[T any](src connector.Source[T], conv func(dst []row.Row, src []T)
 
 type rowSource[T any] struct {
 	src  connector.Source[T]
-	conv func(dst []row.Row, src []T)
+	conv func(dst []row.Row, src []T) int
 }
 
 func (s *rowSource[T]) Open(ctx context.Context, info connector.SubtaskInfo, pos connector.Position) (connector.Reader[row.Row], error) {
@@ -50,7 +51,7 @@ type rescalingRowSource[T any] struct {
 
 type rowReader[T any] struct {
 	r    connector.Reader[T]
-	conv func(dst []row.Row, src []T)
+	conv func(dst []row.Row, src []T) int
 	buf  []T
 }
 
@@ -59,9 +60,13 @@ func (r *rowReader[T]) Read(ctx context.Context, buf []row.Row) (int, error) {
 		r.buf = make([]T, len(buf))
 	}
 	src := r.buf[:len(buf)]
-	n, err := r.r.Read(ctx, src)
-	r.conv(buf[:n], src[:n])
-	return n, err
+	for {
+		n, err := r.r.Read(ctx, src)
+		kept := r.conv(buf[:n], src[:n])
+		if kept > 0 || n == 0 || err != nil {
+			return kept, err
+		}
+	}
 }
 
 func (r *rowReader[T]) Position() connector.Position { return r.r.Position() }

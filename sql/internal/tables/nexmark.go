@@ -30,7 +30,8 @@ var nexmarkSpec = &spec{
 			{Name: "base-time", Default: strconv.FormatInt(nexmark.DefaultBaseTime, 10), Doc: "event time of the first event, epoch milliseconds"},
 		},
 	},
-	source: nexmarkSource,
+	source: func(t Table, o options, cols []int) (Source, error) { return nexmarkSource(t, o, cols, Where{Col: -1}) },
+	where:  nexmarkSource,
 }
 
 // nexmarkConfig maps the table's options onto a nexmark.Config.
@@ -113,8 +114,10 @@ type nexmarkSlot struct {
 // nexmarkSource reads the generator's events as rows of the requested
 // columns. Each column is matched to an event field by its path,
 // ignoring case, and must have the field's type kind; the fields of the
-// event kinds a row is not are NULL.
-func nexmarkSource(t Table, o options, cols []int) (Source, error) {
+// event kinds a row is not are NULL. A Where on the event_type column
+// skips the events of other kinds before their rows are built; on any
+// other column it is ignored.
+func nexmarkSource(t Table, o options, cols []int, w Where) (Source, error) {
 	if err := t.noMetadata("nexmark", cols); err != nil {
 		return Source{}, err
 	}
@@ -125,6 +128,7 @@ func nexmarkSource(t Table, o options, cols []int) (Source, error) {
 	// plans[k] lists the slots a row of event kind k fills; the others
 	// stay NULL (the zero Value).
 	var plans [3][]nexmarkSlot
+	keep := [3]bool{true, true, true}
 	for out, i := range cols {
 		c := t.Columns[i]
 		if c.Virtual {
@@ -137,6 +141,14 @@ func nexmarkSource(t Table, o options, cols []int) (Source, error) {
 		if c.Type.Kind != f.kind {
 			return Source{}, t.columnErr(c, "declared %s, but the nexmark connector gives %s", c.Type.Kind, f.kind)
 		}
+		if out == w.Col && f.of < 0 {
+			keep = [3]bool{}
+			for _, v := range w.In {
+				if !v.IsNull() && v.I >= 0 && v.I < 3 {
+					keep[v.I] = true
+				}
+			}
+		}
 		for k := range plans {
 			if f.of < 0 || f.of == k {
 				plans[k] = append(plans[k], nexmarkSlot{out, f.get})
@@ -148,15 +160,30 @@ func nexmarkSource(t Table, o options, cols []int) (Source, error) {
 		return Source{}, fmt.Errorf("table %s: %w: %v", t.Name, ErrOption, err)
 	}
 	width := len(cols)
-	conv := func(dst []row.Row, src []nexmark.Event) {
+	conv := func(dst []row.Row, src []nexmark.Event) int {
+		// One allocation holds the values of the batch's rows, each
+		// row's slice capped at its own values.
+		kept := 0
+		for i := range src {
+			if keep[src[i].Kind] {
+				kept++
+			}
+		}
+		all := make([]row.Value, width*kept)
+		n := 0
 		for i := range src {
 			e := &src[i]
-			v := make([]row.Value, width)
+			if !keep[e.Kind] {
+				continue
+			}
+			v := all[n*width : (n+1)*width : (n+1)*width]
 			for _, s := range plans[e.Kind] {
 				v[s.out] = s.get(e)
 			}
-			dst[i] = row.Row{V: v}
+			dst[n] = row.Row{V: v}
+			n++
 		}
+		return n
 	}
 	rate, err := o.int("rate", 0, 1<<40)
 	if err != nil {

@@ -257,3 +257,39 @@ func TestNexmarkSourceIsDeterministicAndRescales(t *testing.T) {
 		t.Fatalf("rescale: %v, %v", pos, err)
 	}
 }
+
+func TestNexmarkSourceNarrowedToEventTypesSkipsTheOtherEvents(t *testing.T) {
+	tb := nexmarkTable(map[string]string{"events.num": "2000", "generators": "3"})
+	cols := colsNamed(t, tb, "bid.price", "event_type", "person.name")
+	all, err := NewSource(tb, cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []row.Row
+	for _, r := range readAll(t, all.Source, 2) {
+		if k := r.V[1].I; k == int64(nexmark.PersonEvent) || k == int64(nexmark.BidEvent) {
+			want = append(want, r)
+		}
+	}
+	narrowed, err := NewSourceWhere(tb, cols, Where{Col: 1, In: []row.Value{row.Int(int32(nexmark.PersonEvent)), row.Int(int32(nexmark.BidEvent))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, narrowed.Source, 2)
+	if len(got) != len(want) || len(got) == 0 || len(got) == 2000 {
+		t.Fatalf("got %d rows, want the %d persons and bids of 2000 events", len(got), len(want))
+	}
+	for i := range want {
+		if !row.EqualValues(got[i], want[i]) {
+			t.Fatalf("row %d = %v, want %v", i, got[i].V, want[i].V)
+		}
+	}
+	// A Where on another column narrows nothing: the reader filters.
+	other, err := NewSourceWhere(tb, cols, Where{Col: 0, In: []row.Value{row.BigInt(1)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(readAll(t, other.Source, 1)); n != 2000 {
+		t.Fatalf("a Where on bid.price left %d of 2000 rows", n)
+	}
+}

@@ -39,7 +39,9 @@ type Option struct {
 type spec struct {
 	Connector
 	source func(t Table, o options, cols []int) (Source, error)
-	sink   func(t Table, o options, updating bool) (connector.Sink[row.Row], error)
+	// where, if set, is source narrowed by a Where.
+	where func(t Table, o options, cols []int, w Where) (Source, error)
+	sink  func(t Table, o options, updating bool) (connector.Sink[row.Row], error)
 }
 
 // registry lists the connectors, in the order the docs present them.

@@ -111,6 +111,33 @@ func NewSource(t Table, cols []int) (Source, error) {
 	return c.source(t, opts, cols)
 }
 
+// Where narrows what a source reads to the rows whose column Col (an
+// index into the source's columns) holds one of the values In.
+type Where struct {
+	Col int
+	In  []row.Value
+}
+
+// NewSourceWhere is NewSource narrowed by w where the connector can skip
+// records before it builds their rows (the nexmark connector, on
+// event_type). Others ignore w, so the reader of the rows still filters
+// them.
+func NewSourceWhere(t Table, cols []int, w Where) (Source, error) {
+	c, opts, err := lookup(t)
+	if err != nil {
+		return Source{}, err
+	}
+	if c.where == nil || w.Col < 0 || w.Col >= len(cols) {
+		return NewSource(t, cols)
+	}
+	for _, i := range cols {
+		if i < 0 || i >= len(t.Columns) {
+			return Source{}, fmt.Errorf("table %s: column index %d out of range", t.Name, i)
+		}
+	}
+	return c.where(t, opts, cols, w)
+}
+
 // NewSink writes rows of the table's stored columns (every column not
 // Virtual: the physical columns and the writable metadata columns), in
 // the table's column order. updating says rows carry changelog ops (-U,

@@ -1,0 +1,353 @@
+package sql
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/internal/sql/expr"
+	"github.com/weir-stream/weir/internal/sql/plan"
+	"github.com/weir-stream/weir/internal/sql/row"
+	"github.com/weir-stream/weir/sql/internal/exec"
+	"github.com/weir-stream/weir/sql/internal/tables"
+)
+
+// A statement reads each table through one source, whatever the number
+// of scans of it (Nexmark's views person, auction and bid all scan one
+// generator table): the source reads the columns every scan needs, and
+// each scan becomes a single operator that filters and projects the
+// source's rows, evaluating the table's computed columns and the Calc
+// over the scan (if any) at once. When every scan of a table pins a
+// column to constants (event_type = 2), the source is narrowed to those
+// values (tables.Where), so a connector that can skips the other
+// records before it builds rows.
+
+// tableRead is the one source of a table in a statement.
+type tableRead struct {
+	need  map[int]bool // the table's physical columns some scan needs
+	scans int          // the scans announced
+	pin   int          // the table column every scan pins, -1 for none
+	in    []row.Value  // the values the scans pin it to
+	read  []int        // the source's columns, once built
+	pos   []int        // table column -> index in read, -1 if not read
+	src   stream
+	built bool
+}
+
+// planScans finds the scans under root and what each needs of its table.
+func (b *builder) planScans(root plan.Node) {
+	b.reads = map[*plan.Table]*tableRead{}
+	var walk func(n plan.Node)
+	walk = func(n plan.Node) {
+		switch n := n.(type) {
+		case *plan.Scan:
+			b.addScan(n, nil)
+			return
+		case *plan.Calc:
+			if s, ok := n.In.(*plan.Scan); ok {
+				b.addScan(s, n)
+				return
+			}
+		}
+		for _, in := range n.Inputs() {
+			walk(in)
+		}
+	}
+	walk(root)
+}
+
+// addScan records what scan s, read by Calc c (nil for none), needs.
+func (b *builder) addScan(s *plan.Scan, c *plan.Calc) {
+	t := s.Table
+	r := b.reads[t]
+	if r == nil {
+		r = &tableRead{need: map[int]bool{}, pin: -2}
+		b.reads[t] = r
+	}
+	r.scans++
+	var deps func(col int)
+	deps = func(col int) {
+		if t.Columns[col].Kind == plan.Computed {
+			plan.Columns(t.Columns[col].Expr, deps)
+			return
+		}
+		r.need[col] = true
+	}
+	if c == nil {
+		for _, col := range s.Cols {
+			deps(col)
+		}
+	} else {
+		use := func(i int) { deps(s.Cols[i]) }
+		plan.Columns(c.Filter, use)
+		for _, e := range c.Proj {
+			plan.Columns(e, use)
+		}
+	}
+	if t.RowTime >= 0 {
+		deps(t.RowTime)
+	}
+	col, vals := -1, []row.Value(nil)
+	if c != nil {
+		col, vals = pinned(s, c.Filter)
+	}
+	switch {
+	case col < 0 || r.pin == -1 || (r.pin >= 0 && r.pin != col):
+		r.pin, r.in = -1, nil
+	default:
+		r.pin, r.in = col, append(r.in, vals...)
+	}
+}
+
+// pinned finds a conjunct of filter "column = constant" on a physical
+// column of s's table and returns that table column and the constant;
+// -1 if there is none.
+func pinned(s *plan.Scan, filter expr.Expr) (int, []row.Value) {
+	if filter == nil {
+		return -1, nil
+	}
+	op, ok := filter.(*expr.Op)
+	if !ok {
+		return -1, nil
+	}
+	if op.Op == "AND" {
+		if col, v := pinned(s, op.Args[0]); col >= 0 {
+			return col, v
+		}
+		return pinned(s, op.Args[1])
+	}
+	if op.Op != "=" {
+		return -1, nil
+	}
+	c, ok := op.Args[0].(*expr.Col)
+	l, lok := op.Args[1].(*expr.Lit)
+	if !ok || !lok {
+		c, ok = op.Args[1].(*expr.Col)
+		l, lok = op.Args[0].(*expr.Lit)
+	}
+	if !ok || !lok || l.V.IsNull() || s.Table.Columns[s.Cols[c.Index]].Kind == plan.Computed {
+		return -1, nil
+	}
+	return s.Cols[c.Index], []row.Value{l.V}
+}
+
+// source returns the table's source, built on the first call: its rows
+// hold r.read, their timestamps are the watermarked column's.
+func (b *builder) source(t *plan.Table, r *tableRead) (stream, error) {
+	if r.built {
+		return r.src, nil
+	}
+	r.pos = make([]int, len(t.Columns))
+	for i := range r.pos {
+		r.pos[i] = -1
+	}
+	for col := range r.need {
+		r.read = append(r.read, col)
+	}
+	slices.Sort(r.read)
+	for i, col := range r.read {
+		r.pos[col] = i
+	}
+	w := tables.Where{Col: -1}
+	if r.pin >= 0 {
+		w = tables.Where{Col: r.pos[r.pin], In: r.in}
+	}
+	src, err := tables.NewSourceWhere(tableOf(t), r.read, w)
+	if err != nil {
+		return stream{}, err
+	}
+	var opts []weir.SourceOption[row.Row]
+	if t.RowTime >= 0 {
+		ev, err := expr.Compile(r.column(t, t.RowTime))
+		if err != nil {
+			return stream{}, err
+		}
+		ts := func(x row.Row) int64 {
+			v, err := ev(x.V)
+			if err != nil || v.IsNull() {
+				return weir.NoTimestamp
+			}
+			return v.I
+		}
+		opts = append(opts, weir.WithTimestamps(ts, time.Duration(t.Delay)*time.Millisecond))
+	}
+	r.src, r.built = weir.FromSource(b.p, b.name("source-"+t.Name), src.Source, opts...), true
+	if t.Updating() {
+		// An upsert table (upsert-kafka): its +U and -D rows by primary
+		// key become a changelog that retracts what each replaces, before
+		// any filter sees them (Flink's ChangelogNormalize).
+		if len(t.PrimaryKey) == 0 {
+			return stream{}, fmt.Errorf("table %s: an upsert table needs a PRIMARY KEY", t.Name)
+		}
+		var keys []int
+		for _, k := range t.PrimaryKey {
+			if r.pos[k] < 0 {
+				return stream{}, fmt.Errorf("table %s: its primary key column %s is not read", t.Name, t.Columns[k].Name)
+			}
+			keys = append(keys, r.pos[k])
+		}
+		r.src = exec.Normalize(r.src, keys, b.script.ttl, b.name("normalize-"+t.Name))
+	}
+	return r.src, nil
+}
+
+// column returns table column col as an expression over the source's
+// rows: the column read, or the computed column's expression.
+func (r *tableRead) column(t *plan.Table, col int) expr.Expr {
+	c := t.Columns[col]
+	if c.Kind == plan.Computed {
+		return plan.Remap(c.Expr, r.pos)
+	}
+	return &expr.Col{Index: r.pos[col], Name: c.Name, T: c.T}
+}
+
+// scan reads s, filtered and projected by Calc c if it is not nil, as
+// one operator over the table's source.
+func (b *builder) scan(s *plan.Scan, c *plan.Calc) (stream, error) {
+	t := s.Table
+	r := b.reads[t]
+	if r == nil || (r.built && !covers(r, s, c)) {
+		return stream{}, fmt.Errorf("table %s: a scan the plan did not announce", t.Name)
+	}
+	src, err := b.source(t, r)
+	if err != nil {
+		return stream{}, err
+	}
+	out := func(x *expr.Col) expr.Expr { return r.column(t, s.Cols[x.Index]) }
+	var filter expr.Expr
+	var proj []expr.Expr
+	if c == nil {
+		for i := range s.Cols {
+			proj = append(proj, out(&expr.Col{Index: i}))
+		}
+	} else {
+		filter = plan.Replace(c.Filter, out)
+		for _, e := range c.Proj {
+			proj = append(proj, plan.Replace(e, out))
+		}
+	}
+	if filter == nil && passes(proj, len(r.read)) {
+		return src, nil
+	}
+	name := b.name("scan-" + t.Name)
+	if c != nil {
+		name = b.name("calc")
+	}
+	// The source's rows are this scan's alone if it is the only one (and
+	// no normalization keeps them in state).
+	return project(src, name, filter, proj, r.scans == 1 && !t.Updating())
+}
+
+// covers reports whether the built source reads every column scan s
+// read by c needs.
+func covers(r *tableRead, s *plan.Scan, c *plan.Calc) bool {
+	ok := true
+	var deps func(col int)
+	deps = func(col int) {
+		if s.Table.Columns[col].Kind == plan.Computed {
+			plan.Columns(s.Table.Columns[col].Expr, deps)
+		} else if r.pos[col] < 0 {
+			ok = false
+		}
+	}
+	use := func(i int) { deps(s.Cols[i]) }
+	if c == nil {
+		for i := range s.Cols {
+			use(i)
+		}
+		return ok
+	}
+	plan.Columns(c.Filter, use)
+	for _, e := range c.Proj {
+		plan.Columns(e, use)
+	}
+	return ok
+}
+
+// passes reports whether proj is every column of rows of width n in order.
+func passes(proj []expr.Expr, n int) bool {
+	if len(proj) != n {
+		return false
+	}
+	for i, e := range proj {
+		if c, ok := e.(*expr.Col); !ok || c.Index != i {
+			return false
+		}
+	}
+	return true
+}
+
+// project returns the rows of in for which filter (if not nil) is TRUE,
+// as the values of proj; it copies columns without calling an Eval. With
+// reuse, the rows of in are the operator's alone (no other operator reads
+// them, nothing keeps them), so it writes its output over them where
+// they are wide enough.
+func project(in stream, name string, filter expr.Expr, proj []expr.Expr, reuse bool) (stream, error) {
+	var keep func([]row.Value) (bool, error)
+	var err error
+	if filter != nil {
+		if keep, err = expr.CompilePredicate(filter); err != nil {
+			return stream{}, err
+		}
+	}
+	evals := make([]expr.Eval, len(proj))
+	copyFrom := make([]int, len(proj)) // the column proj[i] copies, -1 if computed
+	for i, e := range proj {
+		copyFrom[i] = -1
+		if c, ok := e.(*expr.Col); ok {
+			copyFrom[i] = c.Index
+			continue
+		}
+		if _, ok := e.(*expr.ProcTime); ok {
+			evals[i] = procTime
+			continue
+		}
+		if evals[i], err = expr.Compile(e); err != nil {
+			return stream{}, err
+		}
+	}
+	return weir.FlatMap(in, func(r row.Row, emit func(row.Row)) {
+		if keep != nil {
+			ok, err := keep(r.V)
+			if err != nil {
+				panic(fmt.Errorf("%s: WHERE %s: %w", name, filter, err))
+			}
+			if !ok {
+				return
+			}
+		}
+		if reuse && len(proj) <= 16 && len(proj) <= cap(r.V) {
+			// Computed on the stack from r.V, then written over it.
+			var scratch [16]row.Value
+			fill(name, proj, scratch[:len(proj)], r.V, copyFrom, evals)
+			out := r.V[:len(proj)]
+			copy(out, scratch[:len(proj)])
+			emit(row.Row{Op: r.Op, V: out})
+			return
+		}
+		out := make([]row.Value, len(proj))
+		fill(name, proj, out, r.V, copyFrom, evals)
+		emit(row.Row{Op: r.Op, V: out})
+	}, weir.Name(name)), nil
+}
+
+// fill sets out[i] to column copyFrom[i] of in, or where that is -1 to
+// evals[i] of in; an error panics, naming the operator and proj[i].
+func fill(name string, proj []expr.Expr, out, in []row.Value, copyFrom []int, evals []expr.Eval) {
+	for i, from := range copyFrom {
+		if from >= 0 {
+			out[i] = in[from]
+			continue
+		}
+		v, err := evals[i](in)
+		if err != nil {
+			panic(fmt.Errorf("%s: %s: %w", name, proj[i], err))
+		}
+		out[i] = v
+	}
+}
+
+// procTime is PROCTIME()'s value: the wall clock when the row is
+// projected.
+func procTime([]row.Value) (row.Value, error) { return row.Timestamp(time.Now().UnixMilli()), nil }
