@@ -161,22 +161,16 @@ func nexmarkSource(t Table, o options, cols []int, w Where) (Source, error) {
 	}
 	width := len(cols)
 	conv := func(dst []row.Row, src []nexmark.Event) int {
-		// One allocation holds the values of the batch's rows, each
-		// row's slice capped at its own values.
-		kept := 0
-		for i := range src {
-			if keep[src[i].Kind] {
-				kept++
-			}
-		}
-		all := make([]row.Value, width*kept)
+		// One allocation per row, not one per batch: a row that ends up in
+		// keyed state (a join's, a deduplication's) must not keep the
+		// values of its whole batch alive.
 		n := 0
 		for i := range src {
 			e := &src[i]
 			if !keep[e.Kind] {
 				continue
 			}
-			v := all[n*width : (n+1)*width : (n+1)*width]
+			v := make([]row.Value, width)
 			for _, s := range plans[e.Kind] {
 				v[s.out] = s.get(e)
 			}
