@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/weir-stream/weir"
@@ -61,8 +62,9 @@ func (b *builder) aggregate(n *plan.Aggregate) (stream, error) {
 	// window's start is the earlier window's.
 	start, size := len(n.Keys), n.Window.Cascade
 	return weir.Map(out, func(r row.Row) row.Row {
-		r.V[start] = row.Timestamp(r.V[start+1].I - size)
-		return r
+		v := slices.Clone(r.V) // rows are not changed in place (row.Row)
+		v[start] = row.Timestamp(v[start+1].I - size)
+		return row.Row{Op: r.Op, V: v}
 	}, weir.Name(b.name("window-bounds"))), nil
 }
 

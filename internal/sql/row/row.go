@@ -96,10 +96,22 @@ func (o Op) Retracts() bool { return o == UpdateBefore || o == Delete }
 
 // Row is one row of a SQL relation: its changelog operation and its
 // column values in the relation's column order.
+//
+// A Row's values are never changed in place once it is kept in state or
+// emitted by an operator that keeps it: the snapshot being written may
+// share them. Code that needs other values builds a new slice (only a
+// source's own fresh rows may be overwritten, by the one operator that
+// reads them). Rows declare this to the state backend (ImmutableInState),
+// which therefore snapshots tables of rows copy-on-write and encodes them
+// asynchronously.
 type Row struct {
 	Op Op
 	V  []Value
 }
+
+// ImmutableInState declares that rows in state are never changed in
+// place (see Row).
+func (Row) ImmutableInState() {}
 
 // New returns an Insert row of the values.
 func New(vs ...Value) Row { return Row{V: vs} }
