@@ -48,7 +48,7 @@ func nexmarkVars(events int64) map[string]string {
 
 // runSQL runs query q from its SQL text at parallelism p, with failures
 // injected if seed is not 0, and returns its rows and the failures.
-func runSQL(t *testing.T, q string, events int64, p int, seed uint64) ([]string, int) {
+func runSQL(t *testing.T, q string, events int64, p int, seed uint64, extra ...weir.Option) ([]string, int) {
 	t.Helper()
 	dir := t.TempDir()
 	s, err := sql.Parse(nexmarkScript(t, q, dir), sql.Options{Vars: nexmarkVars(events)})
@@ -62,7 +62,7 @@ func runSQL(t *testing.T, q string, events int64, p int, seed uint64) ([]string,
 			weir.WithInjectedFailures(2, seed), weir.WithFailureWindow(60*time.Millisecond),
 			weir.WithRestartStrategy("fixed-delay", 100, time.Millisecond, 0, 0))
 	}
-	pl := weir.NewPipeline(opts...)
+	pl := weir.NewPipeline(append(opts, extra...)...)
 	if err := s.Build(pl); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
@@ -75,8 +75,12 @@ func runSQL(t *testing.T, q string, events int64, p int, seed uint64) ([]string,
 	if err != nil {
 		t.Fatal(err)
 	}
+	lastReport = pl.Report()
 	return rows, pl.Report().Injected
 }
+
+// lastReport is the report of runSQL's latest run.
+var lastReport *weir.Report
 
 // runGo runs the Go-API query q on the same events.
 func runGo(t *testing.T, q string, events int64) []string {
@@ -204,9 +208,9 @@ var nexmarkCases = []struct {
 
 // runSQLWithFailures runs q exactly-once with failures injected, trying
 // seeds until a run had one (a short job can end before the first).
-func runSQLWithFailures(t *testing.T, q string, events int64) ([]string, int) {
+func runSQLWithFailures(t *testing.T, q string, events int64, extra ...weir.Option) ([]string, int) {
 	for seed := uint64(1); seed <= 8; seed++ {
-		rows, injected := runSQL(t, q, events, 2, seed)
+		rows, injected := runSQL(t, q, events, 2, seed, extra...)
 		if injected > 0 {
 			return rows, injected
 		}
@@ -363,5 +367,27 @@ func TestNexmarkQ12PlansProcessingTimeWindows(t *testing.T) {
 	}
 	if err := p.Run(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Under fine-grained failover (a failed subtask restarts alone, its
+// inputs replayed from upstream backup) SQL queries of each kind of
+// stateful operator give the Go queries' results.
+func TestNexmarkSQLUnderFineGrainedFailover(t *testing.T) {
+	const events = 20000
+	for _, c := range []struct {
+		q    string
+		ties []string
+	}{{q: "q4"}, {q: "q5"}, {q: "q11"}, {q: "q17"}, {q: "q18", ties: []string{"auction", "bidder", "dateTime"}}, {q: "q20"}} {
+		want := table(t, runGo(t, c.q, events), c.ties)
+		rows, injected := runSQLWithFailures(t, c.q, events, weir.WithFailover(weir.FineGrainedFailover))
+		sameTables(t, fmt.Sprintf("%s under fine-grained failover with %d failures", c.q, injected), table(t, rows, c.ties), want)
+		partial := false
+		for _, r := range lastReport.Recoveries {
+			partial = partial || r.Restarted < r.Subtasks
+		}
+		if !partial {
+			t.Errorf("%s: no recovery restarted fewer than all subtasks: %+v", c.q, lastReport.Recoveries)
+		}
 	}
 }
