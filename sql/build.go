@@ -2,7 +2,6 @@ package sql
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/connectors/collection"
@@ -103,7 +102,7 @@ func tableOf(t *plan.Table) tables.Table {
 // node returns the stream of subplan n, built once.
 func (b *builder) node(n plan.Node) (stream, error) {
 	key := plan.Explain(n)
-	if s, ok := b.built[key]; ok && deterministic(key) {
+	if s, ok := b.built[key]; ok && plan.Deterministic(n) {
 		return s, nil
 	}
 	s, err := b.build(n)
@@ -111,18 +110,6 @@ func (b *builder) node(n plan.Node) (stream, error) {
 		b.built[key] = s
 	}
 	return s, err
-}
-
-// deterministic reports whether a plan's text calls no function whose
-// result changes from call to call, so that two occurrences of it may
-// share one run.
-func deterministic(plan string) bool {
-	for _, f := range []string{"RAND", "UUID", "PROCTIME", "CURRENT_", "NOW(", "LOCALTIME", "UNIX_TIMESTAMP("} {
-		if strings.Contains(strings.ToUpper(plan), f) {
-			return false
-		}
-	}
-	return true
 }
 
 func (b *builder) build(n plan.Node) (stream, error) {
@@ -180,21 +167,8 @@ func (b *builder) calc(n *plan.Calc) (stream, error) {
 	if err != nil {
 		return stream{}, err
 	}
-	if n.Filter == nil && identity(n) {
+	if n.Filter == nil && expr.PassesThrough(n.Proj, len(n.In.Columns())) {
 		return in, nil
 	}
 	return project(in, b.name("calc"), n.Filter, n.Proj, false)
-}
-
-// identity reports whether a projection passes every column on as it is.
-func identity(n *plan.Calc) bool {
-	if len(n.Proj) != len(n.In.Columns()) {
-		return false
-	}
-	for i, e := range n.Proj {
-		if c, ok := e.(*expr.Col); !ok || c.Index != i {
-			return false
-		}
-	}
-	return true
 }

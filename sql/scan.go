@@ -66,27 +66,9 @@ func (b *builder) addScan(s *plan.Scan, c *plan.Calc) {
 		b.reads[t] = r
 	}
 	r.scans++
-	var deps func(col int)
-	deps = func(col int) {
-		if t.Columns[col].Kind == plan.Computed {
-			plan.Columns(t.Columns[col].Expr, deps)
-			return
-		}
-		r.need[col] = true
-	}
-	if c == nil {
-		for _, col := range s.Cols {
-			deps(col)
-		}
-	} else {
-		use := func(i int) { deps(s.Cols[i]) }
-		plan.Columns(c.Filter, use)
-		for _, e := range c.Proj {
-			plan.Columns(e, use)
-		}
-	}
+	scanNeeds(s, c, func(col int) { r.need[col] = true })
 	if t.RowTime >= 0 {
-		deps(t.RowTime)
+		physical(t, t.RowTime, func(col int) { r.need[col] = true })
 	}
 	col, vals := -1, []row.Value(nil)
 	if c != nil {
@@ -227,7 +209,7 @@ func (b *builder) scan(s *plan.Scan, c *plan.Calc) (stream, error) {
 			proj = append(proj, plan.Replace(e, out))
 		}
 	}
-	if filter == nil && passes(proj, len(r.read)) {
+	if filter == nil && expr.PassesThrough(proj, len(r.read)) {
 		return src, nil
 	}
 	name := b.name("scan-" + t.Name)
@@ -243,39 +225,35 @@ func (b *builder) scan(s *plan.Scan, c *plan.Calc) (stream, error) {
 // read by c needs.
 func covers(r *tableRead, s *plan.Scan, c *plan.Calc) bool {
 	ok := true
-	var deps func(col int)
-	deps = func(col int) {
-		if s.Table.Columns[col].Kind == plan.Computed {
-			plan.Columns(s.Table.Columns[col].Expr, deps)
-		} else if r.pos[col] < 0 {
-			ok = false
-		}
-	}
-	use := func(i int) { deps(s.Cols[i]) }
+	scanNeeds(s, c, func(col int) { ok = ok && r.pos[col] >= 0 })
+	return ok
+}
+
+// scanNeeds calls f with every physical or metadata column of s's table
+// that scan s, read by Calc c (nil for none), needs: those its output
+// (or c's filter and projection) reads, through the computed columns.
+func scanNeeds(s *plan.Scan, c *plan.Calc, f func(col int)) {
+	use := func(i int) { physical(s.Table, s.Cols[i], f) }
 	if c == nil {
 		for i := range s.Cols {
 			use(i)
 		}
-		return ok
+		return
 	}
 	plan.Columns(c.Filter, use)
 	for _, e := range c.Proj {
 		plan.Columns(e, use)
 	}
-	return ok
 }
 
-// passes reports whether proj is every column of rows of width n in order.
-func passes(proj []expr.Expr, n int) bool {
-	if len(proj) != n {
-		return false
+// physical calls f with table column col if it is read from the source,
+// or with the columns a computed one reads.
+func physical(t *plan.Table, col int, f func(int)) {
+	if t.Columns[col].Kind == plan.Computed {
+		plan.Columns(t.Columns[col].Expr, func(c int) { physical(t, c, f) })
+		return
 	}
-	for i, e := range proj {
-		if c, ok := e.(*expr.Col); !ok || c.Index != i {
-			return false
-		}
-	}
-	return true
+	f(col)
 }
 
 // project returns the rows of in for which filter (if not nil) is TRUE,

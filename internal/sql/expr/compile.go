@@ -55,7 +55,6 @@ func constEval(v row.Value) Eval { return func([]row.Value) (row.Value, error) {
 
 // compile returns e's closure and whether e is constant.
 func compile(e Expr) (Eval, bool, error) {
-	var children []Expr
 	switch e := e.(type) {
 	case *Col:
 		i := e.Index
@@ -67,22 +66,11 @@ func compile(e Expr) (Eval, bool, error) {
 		return ev, false, err
 	case *ProcTime:
 		return nil, false, fmt.Errorf("PROCTIME() can only be a column of its own (SELECT ..., PROCTIME() AS p), read as a time attribute")
-	case *Cast:
-		children = []Expr{e.X}
-	case *Op:
-		children = e.Args
-	case *Call:
-		children = e.Args
-	case *Case:
-		for _, w := range e.Whens {
-			children = append(children, w.Cond, w.Result)
-		}
-		children = append(children, e.Else)
-	case *In:
-		children = append([]Expr{e.X}, e.List...)
+	case *Cast, *Op, *Call, *Case, *In:
 	default:
 		return nil, false, fmt.Errorf("cannot compile %T", e)
 	}
+	children := Children(e)
 	evs := make([]Eval, len(children))
 	constant := true
 	for i, c := range children {

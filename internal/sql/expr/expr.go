@@ -124,3 +124,45 @@ func (*ProcTime) Type() types.Type {
 }
 
 func (*ProcTime) String() string { return "PROCTIME()" }
+
+// Children returns the operands of e, in evaluation order (a CASE's
+// conditions and results pairwise, then its ELSE); none for a column, a
+// literal or PROCTIME().
+func Children(e Expr) []Expr {
+	switch e := e.(type) {
+	case *Cast:
+		return []Expr{e.X}
+	case *Op:
+		return e.Args
+	case *Call:
+		return e.Args
+	case *UDF:
+		return e.Args
+	case *Case:
+		var out []Expr
+		for _, w := range e.Whens {
+			out = append(out, w.Cond, w.Result)
+		}
+		if e.Else != nil {
+			out = append(out, e.Else)
+		}
+		return out
+	case *In:
+		return append([]Expr{e.X}, e.List...)
+	}
+	return nil
+}
+
+// PassesThrough reports whether proj is every column of rows of width n,
+// in order: a projection that changes nothing.
+func PassesThrough(proj []Expr, n int) bool {
+	if len(proj) != n {
+		return false
+	}
+	for i, e := range proj {
+		if c, ok := e.(*Col); !ok || c.Index != i {
+			return false
+		}
+	}
+	return true
+}

@@ -337,14 +337,4 @@ func (b *binder) groupWindow(kind WindowKind, c *ast.Call, sc *scope, p *pre) (*
 
 // isIdentity reports whether c passes every column of its input on
 // unchanged, in order (it may filter).
-func isIdentity(c *Calc) bool {
-	if len(c.Proj) != len(c.In.Columns()) {
-		return false
-	}
-	for i, e := range c.Proj {
-		if col, ok := e.(*expr.Col); !ok || col.Index != i {
-			return false
-		}
-	}
-	return true
-}
+func isIdentity(c *Calc) bool { return expr.PassesThrough(c.Proj, len(c.In.Columns())) }

@@ -46,3 +46,52 @@ func Unbounded(n Node) []string {
 
 // Columns calls f with the index of every column e reads.
 func Columns(e expr.Expr, f func(int)) { columnsOf(e, f) }
+
+// Deterministic reports whether n gives the same rows whenever it runs
+// over the same input: no expression in it reads processing time
+// (PROCTIME()) or calls a function registered from Go, which may keep
+// its own state or read the clock. Two occurrences of a deterministic
+// subplan may share one run.
+func Deterministic(n Node) bool {
+	ok := true
+	var visit func(e expr.Expr)
+	visit = func(e expr.Expr) {
+		switch e.(type) {
+		case nil:
+			return
+		case *expr.ProcTime, *expr.UDF:
+			ok = false
+			return
+		}
+		for _, c := range expr.Children(e) {
+			visit(c)
+		}
+	}
+	var walk func(Node)
+	walk = func(n Node) {
+		switch n := n.(type) {
+		case *Scan:
+			for _, c := range n.Cols {
+				visit(n.Table.Columns[c].Expr)
+			}
+		case *Calc:
+			visit(n.Filter)
+			for _, e := range n.Proj {
+				visit(e)
+			}
+		case *Join:
+			visit(n.Cond)
+		case *Values:
+			for _, r := range n.Rows {
+				for _, e := range r {
+					visit(e)
+				}
+			}
+		}
+		for _, in := range n.Inputs() {
+			walk(in)
+		}
+	}
+	walk(n)
+	return ok
+}

@@ -5,32 +5,6 @@ import (
 	"github.com/weir-stream/weir/internal/sql/types"
 )
 
-// children returns the operands of a bound expression.
-func children(e expr.Expr) []expr.Expr {
-	switch e := e.(type) {
-	case *expr.Call:
-		return e.Args
-	case *expr.Op:
-		return e.Args
-	case *expr.Case:
-		var out []expr.Expr
-		for _, w := range e.Whens {
-			out = append(out, w.Cond, w.Result)
-		}
-		if e.Else != nil {
-			out = append(out, e.Else)
-		}
-		return out
-	case *expr.Cast:
-		return []expr.Expr{e.X}
-	case *expr.In:
-		return append([]expr.Expr{e.X}, e.List...)
-	case *expr.UDF:
-		return e.Args
-	}
-	return nil
-}
-
 // columnsOf calls f with the index of every column e reads.
 func columnsOf(e expr.Expr, f func(int)) {
 	if e == nil {
@@ -40,7 +14,7 @@ func columnsOf(e expr.Expr, f func(int)) {
 		f(c.Index)
 		return
 	}
-	for _, x := range children(e) {
+	for _, x := range expr.Children(e) {
 		columnsOf(x, f)
 	}
 }
