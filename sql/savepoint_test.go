@@ -24,7 +24,7 @@ func TestASQLJobRestoresFromASavepointAtAnotherParallelism(t *testing.T) {
 	}{{q: "q5"}, {q: "q18", ties: []string{"auction", "bidder", "dateTime"}}} {
 		out := t.TempDir()
 		// The generator throttled, so that the job is stopped in the middle.
-		text := strings.Replace(nexmarkScript(t, c.q, out), "'connector' = 'nexmark',", "'connector' = 'nexmark', 'rate' = '8000',", 1)
+		text := strings.Replace(nexmarkScript(t, c.q, out), "'connector' = 'nexmark',", "'connector' = 'nexmark', 'rate' = '4000',", 1)
 		run := func(p int, restore string, stop bool) *weir.Pipeline {
 			s, err := sql.Parse(text, sql.Options{Vars: nexmarkVars(events)})
 			if err != nil {
