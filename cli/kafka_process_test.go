@@ -62,9 +62,10 @@ func kafkaTopics(t *testing.T, names ...string) []string {
 }
 
 // readCommitted returns the values a read_committed consumer sees in
-// topic, up to each partition's last stable offset, sorted.
+// topic once every transaction on it is decided (see settled), sorted.
 func readCommitted(t *testing.T, topic string) []string {
 	t.Helper()
+	settled(t, topic)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(kafkaBrokers(t), ",")...),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
 	if err != nil {
@@ -180,6 +181,7 @@ func TestKafkaToKafkaNexmarkIsExactlyOnceWithInjectedFailures(t *testing.T) {
 	topics := kafkaTopics(t, "bids", "ref", "out")
 	mustRun(t, "run", "nexmark-to-kafka", "--events", "50000", "--brokers", b, "--sink-topic", topics[0],
 		"--progress", "off", "--guarantee", "exactly-once", "--checkpoint-interval", "200ms")
+	settled(t, topics[0]) // the bounded reads below all end at its end
 	q1 := []string{"run", "kafka-q1", "--brokers", b, "--source-topic", topics[0], "--bounded", "-p", "3",
 		"--progress", "off", "--guarantee", "exactly-once"}
 	mustRun(t, append(q1, "--sink-topic", topics[1])...)
@@ -218,6 +220,7 @@ func TestKafkaJobFailsOnAnUndecodableRecordOrRoutesItToADeadLetterTopic(t *testi
 	topics := kafkaTopics(t, "bids", "out", "dlq", "out2")
 	mustRun(t, "run", "nexmark-to-kafka", "--events", "2000", "--brokers", b, "--sink-topic", topics[0],
 		"--progress", "off", "--guarantee", "exactly-once")
+	settled(t, topics[0])
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b), kgo.DefaultProduceTopic(topics[0]),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
@@ -257,6 +260,7 @@ func TestKafkaJobsCarryAvroRecords(t *testing.T) {
 	topics := kafkaTopics(t, "bids", "out")
 	mustRun(t, "run", "nexmark-to-kafka", "--events", "3000", "--brokers", b, "--sink-topic", topics[0],
 		"--format", "avro", "--progress", "off", "--guarantee", "exactly-once")
+	settled(t, topics[0])
 	mustRun(t, "run", "kafka-q1", "--brokers", b, "--source-topic", topics[0], "--sink-topic", topics[1], "--bounded",
 		"--format", "avro", "--progress", "off", "--guarantee", "exactly-once")
 	in, out := readCommitted(t, topics[0]), readCommitted(t, topics[1])
