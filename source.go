@@ -16,6 +16,7 @@ type sourceConfig[T any] struct {
 	uid         string
 	parallelism int
 	ts          func(T) int64
+	own         bool // event times from the connector (WithSourceTimestamps)
 	delay       int64
 }
 
@@ -25,7 +26,25 @@ type sourceConfig[T any] struct {
 // much later than a record with a higher timestamp without being late.
 func WithTimestamps[T any](ts func(T) int64, maxOutOfOrderness time.Duration) SourceOption[T] {
 	return func(s *sourceConfig[T]) {
-		s.ts = ts
+		s.ts, s.own = ts, false
+		s.delay = maxOutOfOrderness.Milliseconds()
+	}
+}
+
+// WithSourceTimestamps gives every record read the event time its
+// connector keeps beside it, such as a Kafka record's timestamp, without
+// decoding anything from the record, and makes the source emit
+// watermarks that trail the highest event time seen by
+// maxOutOfOrderness, as WithTimestamps does. A reader that tracks event
+// time per split (a Kafka partition) holds the watermark at its slowest
+// split. The connector's readers must have timestamps
+// (connector.Timestamper); if they have not, the job fails at start. It
+// is Flink's WatermarkStrategy.forBoundedOutOfOrderness without a
+// timestamp assigner. Of WithTimestamps and WithSourceTimestamps the
+// last given wins.
+func WithSourceTimestamps[T any](maxOutOfOrderness time.Duration) SourceOption[T] {
+	return func(s *sourceConfig[T]) {
+		s.ts, s.own = nil, true
 		s.delay = maxOutOfOrderness.Milliseconds()
 	}
 }
@@ -57,6 +76,10 @@ func FromSource[T any](p *Pipeline, name string, src connector.Source[T], os ...
 	for _, o := range os {
 		o(s)
 	}
-	n := p.addNode(opConfig{name: s.name, uid: s.uid, parallelism: s.parallelism}, plan.Source, 1, source.New(src, s.ts, s.delay))
+	impl := source.New(src, s.ts, s.delay)
+	if s.own {
+		impl = source.NewTimestamped(src, s.delay)
+	}
+	n := p.addNode(opConfig{name: s.name, uid: s.uid, parallelism: s.parallelism}, plan.Source, 1, impl)
 	return newStream[T](p, n, 0)
 }

@@ -23,3 +23,21 @@ type EventTimer[T any] interface {
 	SetEventTime(ts func(T) int64)
 	EventTimeProgress() int64
 }
+
+// Timestamper is an optional ability of a Reader whose records carry
+// their own event time in the external system, such as a Kafka record's
+// timestamp, so that a job can use it without decoding it from the
+// record (weir.WithSourceTimestamps). The engine finds it by type
+// assertion.
+//
+// When the source takes its event time from the reader, the engine calls
+// UseTimestamps once, after Open and before the first Read, and never
+// SetEventTime. After each Read that returned n records, Timestamps
+// returns their n event times in epoch milliseconds, in order; the slice
+// belongs to the reader and is valid until the next Read. A reader that
+// is also an EventTimer then computes EventTimeProgress from these
+// times.
+type Timestamper interface {
+	UseTimestamps()
+	Timestamps() []int64
+}

@@ -51,6 +51,8 @@ type reader[T any] struct {
 	failed     error // sticky: a malformed record under Fail
 
 	ts       func(T) int64 // event time, with connector.EventTimer
+	ownTS    bool          // event time is the Kafka timestamp (connector.Timestamper)
+	tss      []int64       // the Kafka timestamps of the last Read's records
 	progress int64         // last EventTimeProgress, never decreasing
 
 	commits chan map[tp]int64 // to the offset committer (CommitOffsets)
@@ -74,6 +76,7 @@ func (r *reader[T]) done() bool {
 // most about 10 ms for them. A bounded reader returns io.EOF once every
 // partition reached its end offset.
 func (r *reader[T]) Read(ctx context.Context, buf []T) (int, error) {
+	r.tss = r.tss[:0]
 	if r.failed != nil {
 		return 0, r.failed
 	}
@@ -122,7 +125,7 @@ func (r *reader[T]) Read(ctx context.Context, buf []T) (int, error) {
 		if st == nil || rec.Offset < st.next || (r.s.opts.Bounded && rec.Offset >= st.end) {
 			return
 		}
-		if rec.Attrs.IsControl() {
+		if rec.Attrs.IsControl() || (rec.Value == nil && r.s.opts.SkipTombstones) {
 			st.next = rec.Offset + 1
 			return
 		}
@@ -137,7 +140,12 @@ func (r *reader[T]) Read(ctx context.Context, buf []T) (int, error) {
 			return
 		}
 		st.next = rec.Offset + 1
-		if r.ts != nil {
+		switch {
+		case r.ownTS:
+			t := rec.Timestamp.UnixMilli()
+			r.tss = append(r.tss, t)
+			st.maxTS = max(st.maxTS, t)
+		case r.ts != nil:
 			st.maxTS = max(st.maxTS, r.ts(buf[k]))
 		}
 		st.active = now
@@ -211,6 +219,15 @@ func (r *reader[T]) Position() connector.Position {
 
 // SetEventTime implements connector.EventTimer.
 func (r *reader[T]) SetEventTime(ts func(T) int64) { r.ts = ts }
+
+// UseTimestamps implements connector.Timestamper: from now on each
+// record's event time is its Kafka timestamp, and the partitions'
+// progress (EventTimeProgress) follows those timestamps.
+func (r *reader[T]) UseTimestamps() { r.ownTS = true }
+
+// Timestamps implements connector.Timestamper: the Kafka timestamps, in
+// epoch milliseconds, of the records the last Read returned.
+func (r *reader[T]) Timestamps() []int64 { return r.tss }
 
 // EventTimeProgress implements connector.EventTimer: the minimum over the
 // partitions not idle of the highest event time read from each. A

@@ -73,6 +73,13 @@ type SourceOptions[T any] struct {
 	DeadLetterTopic string
 	// Malformed, if not nil, counts the records skipped by all subtasks.
 	Malformed *atomic.Int64
+	// SkipTombstones drops every record with a null value (a tombstone,
+	// the deletion of its key in a compacted topic) before it is
+	// decoded: it is neither malformed nor counted. Without it a
+	// tombstone reaches Decode, and Format fails to decode it, so the
+	// record is malformed under OnMalformed. RecordSource delivers
+	// tombstones as records with Tombstone set unless this is set.
+	SkipTombstones bool
 	// Bounded makes each reader stop (io.EOF) at the end offsets its
 	// partitions had when it opened (the last stable offsets under
 	// read_committed): a batch read of what the topics hold.

@@ -29,11 +29,23 @@ func New[T any](src connector.Source[T], ts func(T) int64, delay int64) task.Nod
 	return &node[T]{src: src, ts: ts, delay: delay}
 }
 
+// NewTimestamped returns the node reading src, whose readers give each
+// record its event time (connector.Timestamper), with the watermark
+// trailing the highest event time seen by delay milliseconds. Open fails
+// with a configuration error if src's reader has no timestamps.
+func NewTimestamped[T any](src connector.Source[T], delay int64) task.NodeImpl {
+	return &node[T]{src: src, own: true, delay: delay}
+}
+
 type node[T any] struct {
 	src   connector.Source[T]
 	ts    func(T) int64
+	own   bool // event times from the reader (connector.Timestamper)
 	delay int64
 }
+
+// timed reports whether records get event times.
+func (s *node[T]) timed() bool { return s.ts != nil || s.own }
 
 func (s *node[T]) Build(ctx *task.Context, outs []any) (task.Built, error) {
 	r := &runner[T]{node: s, next: operator.Out[T](outs, 0), buf: make([]T, 1024), maxTS: dataflow.MinWatermark}
@@ -46,6 +58,7 @@ type runner[T any] struct {
 	next   task.Collector[T]
 	reader connector.Reader[T]
 	et     connector.EventTimer[T] // the reader's per-split event time, if it tracks it
+	tsr    connector.Timestamper   // the reader's own event times, with NewTimestamped
 	ctx    *task.Context
 	buf    []T
 	n      int // records read, not yet emitted
@@ -60,9 +73,21 @@ func (r *runner[T]) Open(ctx *task.Context, pos []byte) error {
 		return err
 	}
 	r.reader = rd
-	r.et = nil
-	if et, ok := rd.(connector.EventTimer[T]); ok && r.node.ts != nil {
-		et.SetEventTime(r.node.ts)
+	r.et, r.tsr = nil, nil
+	if r.node.own {
+		tsr, ok := rd.(connector.Timestamper)
+		if !ok {
+			rd.Close()
+			r.reader = nil
+			return connector.ConfigError(fmt.Errorf("source %q takes event times from its connector, but its reader (%T) has none (it is no connector.Timestamper); use WithTimestamps", ctx.Operator, rd))
+		}
+		tsr.UseTimestamps()
+		r.tsr = tsr
+	}
+	if et, ok := rd.(connector.EventTimer[T]); ok && r.node.timed() {
+		if !r.node.own {
+			et.SetEventTime(r.node.ts)
+		}
 		r.et = et
 	}
 	return nil
@@ -77,6 +102,9 @@ func (r *runner[T]) Read() (int, bool, error) {
 		}
 		return 0, false, fmt.Errorf("reading source %q: %w", r.ctx.Operator, err)
 	}
+	if r.tsr != nil && len(r.tsr.Timestamps()) != n {
+		return 0, false, fmt.Errorf("reading source %q: its reader returned %d records but %d timestamps", r.ctx.Operator, n, len(r.tsr.Timestamps()))
+	}
 	r.n = n
 	return n, false, nil
 }
@@ -88,7 +116,16 @@ func (r *runner[T]) Emit() {
 	r.n = 0
 	r.ctx.Metrics.RecordsIn.Add(int64(n))
 	batch := r.buf[:n]
-	if ts := r.node.ts; ts != nil {
+	if r.tsr != nil {
+		tss := r.tsr.Timestamps()
+		for i := range batch {
+			t := tss[i]
+			if t > r.maxTS {
+				r.maxTS = t
+			}
+			r.next.Collect(t, batch[i])
+		}
+	} else if ts := r.node.ts; ts != nil {
 		for i := range batch {
 			t := ts(batch[i])
 			if t > r.maxTS {
@@ -111,7 +148,7 @@ func (r *runner[T]) Watermark() int64 {
 		}
 		return dataflow.MinWatermark
 	}
-	if r.node.ts == nil || r.maxTS == dataflow.MinWatermark {
+	if !r.node.timed() || r.maxTS == dataflow.MinWatermark {
 		return dataflow.MinWatermark
 	}
 	return r.maxTS - r.node.delay - 1
