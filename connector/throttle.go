@@ -37,7 +37,51 @@ func (s throttled[T]) Open(ctx context.Context, info SubtaskInfo, pos Position) 
 	if err != nil {
 		return nil, err
 	}
-	return &throttledReader[T]{Reader: r, rate: s.rate / float64(max(info.Parallelism, 1)), start: time.Now()}, nil
+	return keepAbilities(r, &throttledReader[T]{Reader: r, rate: s.rate / float64(max(info.Parallelism, 1)), start: time.Now()}), nil
+}
+
+// keepAbilities returns t with the event-time abilities of the reader it
+// wraps (EventTimer, Timestamper), which throttling does not change: a
+// throttled reader of splits still holds its watermark at its slowest
+// split.
+func keepAbilities[T any](r Reader[T], t *throttledReader[T]) Reader[T] {
+	et, isET := r.(EventTimer[T])
+	ts, isTS := r.(Timestamper)
+	switch {
+	case isET && isTS:
+		return struct {
+			*throttledReader[T]
+			EventTimer[T]
+			throttledTimestamps[T]
+		}{t, et, throttledTimestamps[T]{t, ts}}
+	case isET:
+		return struct {
+			*throttledReader[T]
+			EventTimer[T]
+		}{t, et}
+	case isTS:
+		return struct {
+			*throttledReader[T]
+			throttledTimestamps[T]
+		}{t, throttledTimestamps[T]{t, ts}}
+	}
+	return t
+}
+
+// throttledTimestamps are the timestamps of a throttled reader: none
+// after a Read that held back without reading.
+type throttledTimestamps[T any] struct {
+	r  *throttledReader[T]
+	ts Timestamper
+}
+
+func (t throttledTimestamps[T]) UseTimestamps() { t.ts.UseTimestamps() }
+
+func (t throttledTimestamps[T]) Timestamps() []int64 {
+	if t.r.held {
+		return nil
+	}
+	return t.ts.Timestamps()
 }
 
 type throttledReader[T any] struct {
@@ -45,12 +89,14 @@ type throttledReader[T any] struct {
 	rate  float64
 	start time.Time
 	read  int64
+	held  bool // the last Read held back without reading
 }
 
 // Read reads no more records than the rate allows by now; it returns 0,
 // nil (after a short wait) when it must hold back.
 func (r *throttledReader[T]) Read(ctx context.Context, buf []T) (int, error) {
 	allowed := int64(time.Since(r.start).Seconds()*r.rate) - r.read
+	r.held = allowed <= 0
 	if allowed <= 0 {
 		t := time.NewTimer(5 * time.Millisecond)
 		defer t.Stop()

@@ -52,3 +52,49 @@ func TestThrottleHoldsASourceToItsRate(t *testing.T) {
 		}
 	})
 }
+
+// etReader is a reader of splits that tracks event time and has
+// timestamps of its own.
+type etReader struct {
+	connector.Reader[int]
+	used bool
+}
+
+func (r *etReader) SetEventTime(func(int) int64) {}
+func (r *etReader) EventTimeProgress() int64    { return 42 }
+func (r *etReader) UseTimestamps()              { r.used = true }
+func (r *etReader) Timestamps() []int64         { return []int64{7} }
+
+type etSource struct{ r *etReader }
+
+func (s etSource) Open(ctx context.Context, info connector.SubtaskInfo, pos connector.Position) (connector.Reader[int], error) {
+	return s.r, nil
+}
+
+// Throttling keeps a reader's event-time abilities: a throttled reader
+// of splits still tracks its slowest split, and a Read that holds back
+// has no timestamps.
+func TestThrottleKeepsTheReadersEventTimeAbilities(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		inner := &etReader{Reader: nil}
+		r, err := connector.Throttle[int](etSource{inner}, 1).Open(context.Background(), connector.SubtaskInfo{Operator: "t", Parallelism: 1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		et, ok := r.(connector.EventTimer[int])
+		if !ok || et.EventTimeProgress() != 42 {
+			t.Fatalf("throttled reader %T lost the EventTimer of its reader", r)
+		}
+		tsr, ok := r.(connector.Timestamper)
+		if !ok {
+			t.Fatalf("throttled reader %T lost the Timestamper of its reader", r)
+		}
+		tsr.UseTimestamps()
+		if !inner.used {
+			t.Error("UseTimestamps did not reach the reader")
+		}
+		if n, err := r.Read(context.Background(), make([]int, 4)); n != 0 || err != nil || len(tsr.Timestamps()) != 0 {
+			t.Errorf("a held-back Read: %d, %v, timestamps %v; want none", n, err, tsr.Timestamps())
+		}
+	})
+}
