@@ -61,9 +61,9 @@ type etReader struct {
 }
 
 func (r *etReader) SetEventTime(func(int) int64) {}
-func (r *etReader) EventTimeProgress() int64    { return 42 }
-func (r *etReader) UseTimestamps()              { r.used = true }
-func (r *etReader) Timestamps() []int64         { return []int64{7} }
+func (r *etReader) EventTimeProgress() int64     { return 42 }
+func (r *etReader) UseTimestamps()               { r.used = true }
+func (r *etReader) Timestamps() []int64          { return []int64{7} }
 
 type etSource struct{ r *etReader }
 
