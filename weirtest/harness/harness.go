@@ -101,7 +101,9 @@ type Harness[K comparable, Out any] struct {
 // recorder is the collector of one output port.
 type recorder[T any] struct{ recs []Record[T] }
 
-func (r *recorder[T]) Collect(ts int64, v T) { r.recs = append(r.recs, Record[T]{Value: v, Timestamp: ts}) }
+func (r *recorder[T]) Collect(ts int64, v T) {
+	r.recs = append(r.recs, Record[T]{Value: v, Timestamp: ts})
+}
 
 // Output returns what the operator emitted on its main output since it
 // was built or since the last TakeOutput, in order.

@@ -170,7 +170,7 @@ type opener[K comparable, C, In any] struct {
 	open func(*weir.StateContext[K]) error
 }
 
-func (opener[K, C, In]) ProcessElement(C, In) error      { return nil }
+func (opener[K, C, In]) ProcessElement(C, In) error            { return nil }
 func (o opener[K, C, In]) Open(sc *weir.StateContext[K]) error { return o.open(sc) }
 
 func (c *config) notWindow() error {
