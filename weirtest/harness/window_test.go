@@ -181,7 +181,9 @@ func TestCoProcessSharesStateAndFollowsTheLowerWatermark(t *testing.T) {
 // each event-time timer it registers 10ms after a record when it fires:
 // output that does not depend on how records of different subtasks
 // interleave, nor on when watermarks arrive.
-type runningCount struct{ count *weir.ValueState[int64, string] }
+type runningCount struct {
+	count *weir.ValueState[int64, string]
+}
 
 func (c *runningCount) Open(sc *weir.StateContext[string]) error {
 	c.count = weir.NewValueState[int64](sc, "count")
