@@ -184,12 +184,13 @@ func (h *Harness[K, Out]) Close() error {
 }
 
 // Snapshot is a harness's operator state and timers, as a checkpoint
-// holds them, and its processing time. Restore starts a new harness of
+// holds them, with its watermark and processing time. Restore starts a new harness of
 // the same operator from it.
 type Snapshot struct {
 	kind string
 	data []byte
 	now  int64
+	wm   int64
 }
 
 // Snapshot takes a snapshot of the operator's keyed state and timers.
@@ -216,7 +217,7 @@ func (h *Harness[K, Out]) Snapshot() (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("harness: snapshot: %w", err)
 	}
-	return &Snapshot{kind: h.kind, data: enc.Data, now: h.now}, nil
+	return &Snapshot{kind: h.kind, data: enc.Data, now: h.now, wm: h.wm}, nil
 }
 
 func (h *Harness[K, Out]) usable() error {
@@ -289,8 +290,10 @@ type capture struct {
 
 // Restore starts the harness from s, a Snapshot of a harness of the same
 // operator, as a restart starts a task from a checkpoint: with the
-// snapshot's state, timers and processing time, and the watermark at its
-// lowest until the first ProcessWatermark.
+// snapshot's state and timers, and its watermark, which the operator is
+// told once it is open (firing nothing the snapshot's operator had
+// fired); and with the snapshot's processing time, since the wall clock
+// does not go back across a restart. Its output starts empty.
 func Restore(s *Snapshot) Option { return func(c *config) { c.restore = s } }
 
 // KeyCodec sets the codec of the key type, as KeyedStream.WithKeyCodec
@@ -375,6 +378,12 @@ func build[K comparable, Out any](c *config, add func(p *weir.Pipeline) weir.Str
 	err = task.Catch(func() {
 		if err := built.Op.Open(ctx); err != nil {
 			task.Fail(err)
+		}
+		if s := c.restore; s != nil && s.wm != dataflow.MinWatermark {
+			// A restored task tells its opened operators the watermark
+			// it restored, as the incarnation before had told them.
+			h.wm = s.wm
+			built.Op.Watermark(s.wm)
 		}
 	})
 	if err != nil {

@@ -288,8 +288,8 @@ func TestASnapshotRestoresIntoANewHarness(t *testing.T) {
 	wantAfter := harness.Values(h.Output())[1:]
 
 	r := newCounter(t, harness.Restore(snap))
-	if r.ProcessingTime() != 500 {
-		t.Fatalf("restored processing time = %d, want 500", r.ProcessingTime())
+	if r.ProcessingTime() != 500 || r.Watermark() != 11 {
+		t.Fatalf("restored processing time and watermark = %d, %d; want the snapshot's, 500 and 11", r.ProcessingTime(), r.Watermark())
 	}
 	if n, _, _ := harness.Value[int64](r, "a", "count"); n != 2 {
 		t.Fatalf("restored count of a = %d, want 2", n)
