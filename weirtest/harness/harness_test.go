@@ -314,3 +314,36 @@ func TestASnapshotRestoresIntoANewHarness(t *testing.T) {
 		t.Fatal("a snapshot restored into the harness of another operator")
 	}
 }
+
+// failing fails in Open when told to, and in OnTimer always.
+type failing struct{ inOpen bool }
+
+var errOpen, errTimer = errors.New("open failed"), errors.New("timer failed")
+
+func (f *failing) Open(*weir.StateContext[string]) error {
+	if f.inOpen {
+		return errOpen
+	}
+	return nil
+}
+
+func (f *failing) ProcessElement(ctx *weir.KeyedContext[string, string], e event) error {
+	ctx.RegisterEventTimer(ctx.Timestamp())
+	return nil
+}
+
+func (f *failing) OnTimer(*weir.KeyedContext[string, string], int64, weir.TimeDomain) error { return errTimer }
+
+func TestErrorsOfOpenAndOnTimerSurface(t *testing.T) {
+	_, err := harness.NewProcess(byKey, func() weir.KeyedProcessFunction[string, event, string] { return &failing{inOpen: true} })
+	if !errors.Is(err, errOpen) {
+		t.Fatalf("NewProcess of a function whose Open fails = %v, want its error", err)
+	}
+	h, err := harness.NewProcess(byKey, func() weir.KeyedProcessFunction[string, event, string] { return &failing{} })
+	must(t, err)
+	defer h.Close()
+	must(t, h.ProcessElement(event{"a", 1}, 5))
+	if err := h.ProcessWatermark(5); !errors.Is(err, errTimer) || !strings.Contains(err.Error(), "event timer") {
+		t.Fatalf("a watermark firing a failing timer = %v, want the timer's error", err)
+	}
+}
