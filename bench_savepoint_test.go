@@ -108,7 +108,7 @@ func fillJob(p *weir.Pipeline, src *fillSource, opened func()) {
 // function fn makes on them, discarding what it emits: the state
 // benchmarks' job.
 func perKeyJob(p *weir.Pipeline, src connector.Source[int64], fn func() weir.KeyedProcessFunction[int64, int64, int64]) {
-	in := weir.FromSource(p, "keys", src, weir.SourceUID[int64]("keys"))
+	in := weir.FromSource(p, "keys", src, weir.SourceUID("keys"))
 	filled := weir.Process(weir.KeyBy(in, func(v int64) int64 { return v }), fn, weir.UID("filler"))
 	weir.To(filled, "discard", exactlyOnceDiscard[int64]{})
 }

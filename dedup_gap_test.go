@@ -119,7 +119,7 @@ func TestDeduplicateForwardsNoKeyTwiceThroughAtMostOnceRecovery(t *testing.T) {
 	p := weir.NewPipeline(weir.WithParallelism(2), weir.WithGuarantee(weir.AtMostOnce),
 		weir.WithRestartStrategy("fixed-delay", 3, time.Millisecond, 0, 0))
 	src := weir.FromSource(p, "deliveries", phasedSource{n: n},
-		weir.WithTimestamps(deliveryTime, time.Hour), weir.SourceParallelism[delivery](1))
+		weir.WithTimestamps(deliveryTime, time.Hour), weir.SourceParallelism(1))
 	weir.To(weir.DeduplicateBy(src, deliveryID, time.Hour, weir.DedupStatsTo(stats)), "sink", out)
 	run(t, p)
 

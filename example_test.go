@@ -93,7 +93,7 @@ func ExampleProcess() {
 	clicks := weir.FromSource(p, "clicks", collection.Of(
 		userClick{"ann", 1}, userClick{"bob", 2}, userClick{"ann", 3}, userClick{"ann", 4}))
 	alerts := weir.Process(weir.KeyBy(clicks, func(c userClick) string { return c.User }),
-		func() weir.KeyedProcessFunction[string, userClick, string] { return &total{} })
+		func() *total { return &total{} })
 	out := collection.NewSink[string]()
 	weir.To(alerts, "out", out)
 	if err := p.Run(context.Background()); err != nil {

@@ -21,13 +21,15 @@ type CoProcessFunction[K comparable, In1, In2, Out any] interface {
 
 // CoProcess connects two keyed streams: records of both with the same key
 // reach the same function instance, which sees the key's state. The
-// operator's watermark is the minimum of both inputs'.
-func CoProcess[K comparable, In1, In2, Out any](a KeyedStream[K, In1], b KeyedStream[K, In2], newFn func() CoProcessFunction[K, In1, In2, Out], os ...OpOption) Stream[Out] {
+// operator's watermark is the minimum of both inputs'. F is the type
+// newFn returns: the interface itself or a type implementing it, such as
+// func() *MyFunction.
+func CoProcess[K comparable, In1, In2, Out any, F CoProcessFunction[K, In1, In2, Out]](a KeyedStream[K, In1], b KeyedStream[K, In2], newFn func() F, os ...OpOption) Stream[Out] {
 	p := a.s.p
 	type ctx = *KeyedContext[K, Out]
 	node := &process.CoNode[K, In1, In2, Out, ctx]{Key1: a.key, Key2: b.key, Hooks: processHooks[K, In1, Out](),
 		New: func() (process.Function[ctx, In1], process.Second[ctx, In2]) {
-			fn := newFn()
+			var fn CoProcessFunction[K, In1, In2, Out] = newFn()
 			return coFirst[K, In1, In2, Out]{fn}, fn
 		}}
 	n := p.addNode(opts("co-process", os), plan.Operator, 1, node)

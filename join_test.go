@@ -109,7 +109,7 @@ func TestCoProcessSharesKeyedState(t *testing.T) {
 	}
 	p := weir.NewPipeline(weir.WithParallelism(4))
 	o := weir.FromSource(p, "orders", sliceSource[order]{items: orders})
-	pay := weir.FromSource(p, "payments", sliceSource[int]{items: payments}, weir.SourceParallelism[int](1))
+	pay := weir.FromSource(p, "payments", sliceSource[int]{items: payments}, weir.SourceParallelism(1))
 	res := weir.CoProcess(weir.KeyBy(o, func(o order) int { return o.ID }), weir.KeyBy(pay, func(id int) int { return id }),
 		func() weir.CoProcessFunction[int, order, int, string] { return &matcher{} })
 	out := &sink[string]{}

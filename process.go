@@ -133,13 +133,15 @@ func (c *KeyedContext[K, Out]) RegisterProcessingTimer(t int64) {
 func (c *KeyedContext[K, Out]) DeleteProcessingTimer(t int64) { c.core.Procs.Delete(t, c.core.Key) }
 
 // Process applies a keyed process function to ks. newFn is called once per
-// subtask.
-func Process[K comparable, In, Out any](ks KeyedStream[K, In], newFn func() KeyedProcessFunction[K, In, Out], os ...OpOption) Stream[Out] {
+// subtask. F is the type newFn returns: the interface itself or a type
+// implementing it, such as func() *MyFunction, whose ProcessElement
+// method gives Out, so no type argument needs to be written.
+func Process[K comparable, In, Out any, F KeyedProcessFunction[K, In, Out]](ks KeyedStream[K, In], newFn func() F, os ...OpOption) Stream[Out] {
 	node := &process.Node[K, In, Out, *KeyedContext[K, Out]]{Key: ks.key, Hooks: processHooks[K, In, Out](),
 		New: func() process.Function[*KeyedContext[K, Out], In] { return newFn() }}
 	// A function made for the purpose answers once.
 	node.Det = sync.OnceValue(func() bool {
-		d, ok := newFn().(DeterministicFunction)
+		d, ok := any(newFn()).(DeterministicFunction)
 		return ok && d.Deterministic()
 	})
 	n := ks.s.p.addNode(opts("process", os), plan.Operator, 1, node)

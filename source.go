@@ -1,6 +1,8 @@
 package weir
 
 import (
+	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/weir-stream/weir/connector"
@@ -8,27 +10,50 @@ import (
 	"github.com/weir-stream/weir/internal/plan"
 )
 
-// SourceOption configures a source.
-type SourceOption[T any] func(*sourceConfig[T])
+// SourceOption configures a source (FromSource). The options are not
+// generic, so SourceParallelism(2) or SourceName("clicks") need no type
+// argument; WithTimestamps, which reads records, is typed by its function
+// and FromSource checks that it matches the source's record type.
+type SourceOption interface {
+	applySource(*sourceConfig)
+}
 
-type sourceConfig[T any] struct {
+// sourceOptionFunc is a SourceOption that does not depend on the record
+// type.
+type sourceOptionFunc func(*sourceConfig)
+
+func (f sourceOptionFunc) applySource(s *sourceConfig) { f(s) }
+
+type sourceConfig struct {
 	name        string
 	uid         string
 	parallelism int
-	ts          func(T) int64
-	own         bool // event times from the connector (WithSourceTimestamps)
-	delay       int64
+	// ts is the func(T) int64 of WithTimestamps, typed when FromSource
+	// checks it against the source's record type.
+	ts    any
+	tsArg string // the record type ts takes, for the mismatch error
+	own   bool   // event times from the connector (WithSourceTimestamps)
+	delay int64
+}
+
+// timestamps is WithTimestamps' option.
+type timestamps[T any] struct {
+	ts    func(T) int64
+	delay time.Duration
+}
+
+func (t timestamps[T]) applySource(s *sourceConfig) {
+	s.ts, s.tsArg, s.own, s.delay = t.ts, reflect.TypeFor[T]().String(), false, t.delay.Milliseconds()
 }
 
 // WithTimestamps gives every record read the event time ts(record), in
 // epoch milliseconds, and makes the source emit watermarks that trail the
 // highest event time seen by maxOutOfOrderness: a record may arrive that
 // much later than a record with a higher timestamp without being late.
-func WithTimestamps[T any](ts func(T) int64, maxOutOfOrderness time.Duration) SourceOption[T] {
-	return func(s *sourceConfig[T]) {
-		s.ts, s.own = ts, false
-		s.delay = maxOutOfOrderness.Milliseconds()
-	}
+// T must be the source's record type: FromSource fails the pipeline's
+// build (Explain, Run) with an error naming the source otherwise.
+func WithTimestamps[T any](ts func(T) int64, maxOutOfOrderness time.Duration) SourceOption {
+	return timestamps[T]{ts: ts, delay: maxOutOfOrderness}
 }
 
 // WithSourceTimestamps gives every record read the event time its
@@ -42,27 +67,27 @@ func WithTimestamps[T any](ts func(T) int64, maxOutOfOrderness time.Duration) So
 // is Flink's WatermarkStrategy.forBoundedOutOfOrderness without a
 // timestamp assigner. Of WithTimestamps and WithSourceTimestamps the
 // last given wins.
-func WithSourceTimestamps[T any](maxOutOfOrderness time.Duration) SourceOption[T] {
-	return func(s *sourceConfig[T]) {
-		s.ts, s.own = nil, true
+func WithSourceTimestamps(maxOutOfOrderness time.Duration) SourceOption {
+	return sourceOptionFunc(func(s *sourceConfig) {
+		s.ts, s.tsArg, s.own = nil, "", true
 		s.delay = maxOutOfOrderness.Milliseconds()
-	}
+	})
 }
 
 // SourceName names the source operator.
-func SourceName[T any](name string) SourceOption[T] {
-	return func(s *sourceConfig[T]) { s.name = name }
+func SourceName(name string) SourceOption {
+	return sourceOptionFunc(func(s *sourceConfig) { s.name = name })
 }
 
 // SourceUID gives the source its identity across versions of the job,
 // the key of its positions in checkpoints and savepoints (see UID).
-func SourceUID[T any](uid string) SourceOption[T] {
-	return func(s *sourceConfig[T]) { s.uid = uid }
+func SourceUID(uid string) SourceOption {
+	return sourceOptionFunc(func(s *sourceConfig) { s.uid = uid })
 }
 
 // SourceParallelism sets the source's number of subtasks.
-func SourceParallelism[T any](n int) SourceOption[T] {
-	return func(s *sourceConfig[T]) { s.parallelism = n }
+func SourceParallelism(n int) SourceOption {
+	return sourceOptionFunc(func(s *sourceConfig) { s.parallelism = n })
 }
 
 // NoTimestamp is the event time of records from a source without
@@ -71,12 +96,20 @@ const NoTimestamp = source.NoTimestamp
 
 // FromSource adds a source reading records of type T. Each of its subtasks
 // opens the source's reader for its share of the input.
-func FromSource[T any](p *Pipeline, name string, src connector.Source[T], os ...SourceOption[T]) Stream[T] {
-	s := &sourceConfig[T]{name: name}
+func FromSource[T any](p *Pipeline, name string, src connector.Source[T], os ...SourceOption) Stream[T] {
+	s := &sourceConfig{name: name}
 	for _, o := range os {
-		o(s)
+		o.applySource(s)
 	}
-	impl := source.New(src, s.ts, s.delay)
+	var ts func(T) int64
+	if s.ts != nil {
+		var ok bool
+		if ts, ok = s.ts.(func(T) int64); !ok {
+			p.setErr(fmt.Errorf("source %q reads records of type %s, but its WithTimestamps function takes %s",
+				s.name, reflect.TypeFor[T](), s.tsArg))
+		}
+	}
+	impl := source.New(src, ts, s.delay)
 	if s.own {
 		impl = source.NewTimestamped(src, s.delay)
 	}

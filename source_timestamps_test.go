@@ -15,7 +15,7 @@ import (
 // fails the job at start, without restarts, naming the source.
 func TestWithSourceTimestampsNeedsAReaderWithTimestamps(t *testing.T) {
 	p := weir.NewPipeline(weir.WithCheckpoints(weir.CheckpointConfig{Interval: 20 * time.Millisecond}))
-	in := weir.FromSource(p, "plain", collection.Of(1, 2, 3), weir.WithSourceTimestamps[int](time.Second))
+	in := weir.FromSource(p, "plain", collection.Of(1, 2, 3), weir.WithSourceTimestamps(time.Second))
 	weir.To(in, "out", collection.NewSink[int]())
 	err := p.Run(t.Context())
 	if !errors.Is(err, connector.ErrConfig) || !strings.Contains(err.Error(), `"plain"`) || !strings.Contains(err.Error(), "Timestamper") {

@@ -40,7 +40,7 @@ func (r *runningCount) ProcessElement(ctx *weir.KeyedContext[int64, int64], v in
 func runningCountJob(records, keys int64, rate float64) weirtest.Job[int64] {
 	return func(p *weir.Pipeline, sink connector.Sink[int64]) {
 		src := generator.New(records, func(i int64) int64 { return i % keys }, generator.WithRate(rate))
-		s := weir.FromSource(p, "keys", src, weir.SourceUID[int64]("keys"))
+		s := weir.FromSource(p, "keys", src, weir.SourceUID("keys"))
 		counted := weir.Process(weir.KeyBy(s, func(v int64) int64 { return v }), func() weir.KeyedProcessFunction[int64, int64, int64] {
 			return &runningCount{}
 		}, weir.UID("count"))

@@ -45,7 +45,7 @@ func TestMapFilterFlatMap(t *testing.T) {
 func TestUnionRebalanceBroadcast(t *testing.T) {
 	p := weir.NewPipeline(weir.WithParallelism(3))
 	a := weir.FromSource(p, "a", sliceSource[int64]{items: ints(100)})
-	b := weir.FromSource(p, "b", sliceSource[int64]{items: ints(50)}, weir.SourceParallelism[int64](1))
+	b := weir.FromSource(p, "b", sliceSource[int64]{items: ints(50)}, weir.SourceParallelism(1))
 	u := weir.Union(a, b)
 	reb := weir.Map(weir.Rebalance(u), func(v int64) int64 { return v }, weir.Parallelism(2))
 	out := &sink[int64]{}

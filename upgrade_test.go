@@ -51,7 +51,7 @@ type upgradeOutputs struct {
 func upgradeA(dir string, src *cutSource) *weir.Pipeline {
 	p := weir.NewPipeline(weir.WithName("upgrade"), weir.WithParallelism(src.par), weir.WithGuarantee(weir.ExactlyOnce),
 		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 10 * time.Millisecond, StateDir: dir}))
-	in := weir.FromSource(p, "readings", src, weir.WithTimestamps(func(r reading) int64 { return r.Time }, time.Hour), weir.SourceUID[reading]("readings"))
+	in := weir.FromSource(p, "readings", src, weir.WithTimestamps(func(r reading) int64 { return r.Time }, time.Hour), weir.SourceUID("readings"))
 	keyed := weir.KeyBy(in, func(r reading) int64 { return r.Key })
 	fn := func() weir.KeyedProcessFunction[int64, reading, string] {
 		return &tallyFn[tallyV1]{step: stepV1, show: func(t tallyV1) string { return t.Last }}
@@ -73,7 +73,7 @@ func upgradeB(savepoint string, src *cutSource, allowDrop bool, out upgradeOutpu
 		opts = append(opts, weir.WithAllowNonRestoredState())
 	}
 	p := weir.NewPipeline(opts...)
-	in := weir.FromSource(p, "readings-v2", src, weir.WithTimestamps(func(r reading) int64 { return r.Time }, time.Hour), weir.SourceUID[reading]("readings"))
+	in := weir.FromSource(p, "readings-v2", src, weir.WithTimestamps(func(r reading) int64 { return r.Time }, time.Hour), weir.SourceUID("readings"))
 	keyed := weir.KeyBy(in, func(r reading) int64 { return r.Key })
 	w := weir.WindowBy(keyed, weir.Tumbling(100*time.Millisecond))
 	windows := weir.AggregateWindow(w, weir.Aggregator[reading, accV2, string](aggV2{}), weir.Name("windows-v2"), weir.UID("windows"))

@@ -1,10 +1,10 @@
 // Package cli is weir's command line. A program that registers its own jobs
 // with RegisterJob calls Main to get the weir command with those jobs:
 //
-//	func main() { cli.Main() }
+//	func main() { cli.Main(cli.WithoutBuiltins()) }
 //
 // so the same binary runs a job locally (`run`) and, later, as every
-// process of a cluster.
+// process of a cluster. docs/embedding.md shows a whole program.
 package cli
 
 import (
@@ -24,10 +24,11 @@ import (
 const ExitUsage = 2
 
 // Main runs the command line with os.Args and exits. SIGINT and SIGTERM
-// cancel a running job; a second one ends the process at once.
-func Main() {
+// cancel a running job; a second one ends the process at once. The
+// program's name is the binary's unless an option (WithName) sets it.
+func Main(opts ...Option) {
 	ctx, stop := notifyContext(context.Background())
-	code := Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := Run(ctx, os.Args[1:], os.Stdout, os.Stderr, append([]Option{WithName(mainName())}, opts...)...)
 	stop()
 	lsm.CloseProcessEnv() // the pebble backend's temporary local directory, if it made one
 	os.Exit(code)
@@ -36,15 +37,17 @@ func Main() {
 // Run runs the command line with args and returns the exit status: 0 on
 // success, 1 when a job fails, ExitUsage for a bad command line, and
 // 128 plus the signal's number (ExitInterrupted for SIGINT) when ctx was
-// cancelled before the command succeeded.
-func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := Command(stdout, stderr)
+// cancelled before the command succeeded. Errors are printed to stderr
+// after the program's name ("weir: " unless WithName sets another).
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...Option) int {
+	s := newSettings(opts)
+	root := newCommand(stdout, stderr, s)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(stderr, "weir: %v\n", err)
+	fmt.Fprintf(stderr, "%s: %v\n", s.name, err)
 	var u usageError
 	switch {
 	case errors.As(err, &u) || isFlagError(err):
@@ -70,10 +73,14 @@ func isFlagError(err error) bool {
 }
 
 // Command returns the root command, writing to stdout and stderr.
-func Command(stdout, stderr io.Writer) *cobra.Command {
+func Command(stdout, stderr io.Writer, opts ...Option) *cobra.Command {
+	return newCommand(stdout, stderr, newSettings(opts))
+}
+
+func newCommand(stdout, stderr io.Writer, s *settings) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "weir",
-		Short:         "weir runs stream processing jobs with exactly-once state",
+		Use:           s.name,
+		Short:         s.name + " runs stream processing jobs with exactly-once state",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -82,9 +89,11 @@ func Command(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return flagError{fmt.Errorf("%s%w (see %s --help)", commandContext(c), err, c.CommandPath())}
 	})
-	root.AddCommand(runCommand(stdout, stderr))
+	root.AddCommand(runCommand(stdout, stderr, s))
 	for _, c := range extraCommands {
-		root.AddCommand(c(stdout, stderr))
+		if s.builtins || !c.builtin {
+			root.AddCommand(c.build(stdout, stderr, s))
+		}
 	}
 	checkArgs(root)
 	return root
@@ -138,10 +147,25 @@ func checkArgs(c *cobra.Command) {
 
 // extraCommands are added by other files of the package (and by
 // AddCommand).
-var extraCommands []func(stdout, stderr io.Writer) *cobra.Command
+var extraCommands []command
 
 // AddCommand adds a subcommand to every root command built afterwards. It
 // is meant for init functions.
 func AddCommand(c func(stdout, stderr io.Writer) *cobra.Command) {
-	extraCommands = append(extraCommands, c)
+	extraCommands = append(extraCommands, command{build: func(stdout, stderr io.Writer, _ *settings) *cobra.Command {
+		return c(stdout, stderr)
+	}})
+}
+
+// addCommand adds a subcommand that depends on the command line's
+// settings.
+func addCommand(c func(stdout, stderr io.Writer, s *settings) *cobra.Command) {
+	extraCommands = append(extraCommands, command{build: c})
+}
+
+// addBuiltinCommand adds one of weir's benchmark tools, which
+// WithoutBuiltins leaves out.
+func addBuiltinCommand(c func(stdout, stderr io.Writer) *cobra.Command) {
+	AddCommand(c)
+	extraCommands[len(extraCommands)-1].builtin = true
 }

@@ -23,8 +23,8 @@ import (
 )
 
 func init() {
-	AddCommand(coordinatorCommand)
-	AddCommand(workerCommand)
+	addCommand(coordinatorCommand)
+	addCommand(workerCommand)
 	AddCommand(submitCommand)
 	AddCommand(jobsCommand)
 	AddCommand(cancelCommand)
@@ -55,7 +55,7 @@ func logTo(w io.Writer, who string) func(string) {
 	return func(line string) { fmt.Fprintf(l, "weir %s: %s %s\n", who, time.Now().Format("15:04:05.000"), line) }
 }
 
-func coordinatorCommand(stdout, stderr io.Writer) *cobra.Command {
+func coordinatorCommand(stdout, stderr io.Writer, s *settings) *cobra.Command {
 	var cfg cluster.CoordinatorConfig
 	var stateDir, store, httpAddr string
 	cmd := &cobra.Command{
@@ -95,7 +95,7 @@ standby serves it too, without jobs until it leads.`,
 				return usagef("--lease-period must be positive, got %v", cfg.LeasePeriod)
 			}
 			cfg.Store = stateDir + store
-			cfg.Program = program{stdout, stderr}
+			cfg.Program = program{stdout, stderr, s}
 			cfg.Log = logTo(stderr, "coordinator")
 			return runCoordinator(cmd.Context(), cfg, httpAddr, stderr)
 		},
@@ -175,7 +175,7 @@ the list is a standby to take over. Prints the new leader's address.`,
 	return cmd
 }
 
-func workerCommand(stdout, stderr io.Writer) *cobra.Command {
+func workerCommand(stdout, stderr io.Writer, s *settings) *cobra.Command {
 	var cfg cluster.WorkerConfig
 	var coordinators string
 	cmd := &cobra.Command{
@@ -195,7 +195,7 @@ them; tasks no coordinator adopted within --grace are cancelled.`,
 			if cfg.Coordinators = cluster.ParseAddrs(coordinators); len(cfg.Coordinators) == 0 {
 				return usagef("--coordinator names no address")
 			}
-			cfg.Program = program{stdout, stderr}
+			cfg.Program = program{stdout, stderr, s}
 			cfg.Log = logTo(stderr, "worker")
 			w, err := cluster.NewWorker(cfg)
 			if err != nil {

@@ -25,12 +25,23 @@ type Job struct {
 	Long string
 	// Flags declares the job's own flags on fs and returns the function
 	// that adds the job's operators to p once the flags are parsed.
-	Flags func(fs *pflag.FlagSet) Builder
+	Flags func(fs *FlagSet) Builder
 	// Verify, if set, checks the job's output rows against those of a
 	// failure-free run for `weir run --verify`; the default is
 	// VerifyLines.
 	Verify func(g weir.Guarantee, ref, got []string) error
 }
+
+// FlagSet is the set of a job's flags (github.com/spf13/pflag's), so a
+// job declares its flags without importing pflag:
+//
+//	Flags: func(fs *cli.FlagSet) cli.Builder {
+//		n := fs.Int("events", 1000, "how many events to generate")
+//		...
+type FlagSet = pflag.FlagSet
+
+// Flag is one flag of a FlagSet.
+type Flag = pflag.Flag
 
 // changeableOnRestore is the pflag annotation MayChangeOnRestore sets.
 const changeableOnRestore = "weir-changeable-on-restore"
@@ -41,7 +52,7 @@ const changeableOnRestore = "weir-changeable-on-restore"
 // all. The command line records every other flag of a job in its
 // checkpoints (weir.Pipeline.RecordSetting) and refuses a restore that changes
 // one, since the restored state was computed under the old value.
-func MayChangeOnRestore(fs *pflag.FlagSet, names ...string) {
+func MayChangeOnRestore(fs *FlagSet, names ...string) {
 	for _, n := range names {
 		if err := fs.SetAnnotation(n, changeableOnRestore, []string{"true"}); err != nil {
 			panic(fmt.Sprintf("weir: MayChangeOnRestore: %v", err))
@@ -50,7 +61,7 @@ func MayChangeOnRestore(fs *pflag.FlagSet, names ...string) {
 }
 
 // ChangeableOnRestore reports whether MayChangeOnRestore marked f.
-func ChangeableOnRestore(f *pflag.Flag) bool {
+func ChangeableOnRestore(f *Flag) bool {
 	_, ok := f.Annotations[changeableOnRestore]
 	return ok
 }

@@ -20,8 +20,8 @@ import (
 )
 
 func init() {
-	AddCommand(nexmarkCommand)
-	AddCommand(benchCommand)
+	addBuiltinCommand(nexmarkCommand)
+	addBuiltinCommand(benchCommand)
 }
 
 func nexmarkCommand(stdout, _ io.Writer) *cobra.Command {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/connector"
+	"github.com/weir-stream/weir/connectors/file"
+	"github.com/weir-stream/weir/connectors/stdout"
 )
 
 // runMarker is the file in an --output directory that names the run whose
@@ -76,4 +78,22 @@ func prepareOutput(dir, run string) error {
 		return fmt.Errorf("--output: marking the directory as this run's: %w", err)
 	}
 	return nil
+}
+
+// OutputSink returns the sink for a job's --output (JobConfig.Output):
+// JSON lines on standard output (cfg.Stdout, or os.Stdout when it is nil)
+// for "-" or "", and otherwise a directory of JSON-lines part files
+// (file.JSONSink: part-<subtask>-<checkpoint>.jsonl with checkpoints, so
+// exactly-once; docs/connectors.md). A job's builder passes cfg as it got
+// it:
+//
+//	weir.To(results, "output", cli.OutputSink[Result](cfg))
+func OutputSink[T any](cfg JobConfig) connector.Sink[T] {
+	if cfg.Output == "-" || cfg.Output == "" {
+		if cfg.Stdout != nil {
+			return stdout.To[T](cfg.Stdout)
+		}
+		return stdout.JSON[T]()
+	}
+	return file.JSONSink[T](cfg.Output)
 }

@@ -16,11 +16,12 @@ import (
 // and arguments.
 type program struct {
 	stdout, stderr io.Writer
+	s              *settings
 }
 
-func (program) Jobs() []string {
+func (pr program) Jobs() []string {
 	var names []string
-	for _, j := range Jobs() {
+	for _, j := range pr.s.jobs() {
 		names = append(names, j.Name)
 	}
 	return names
@@ -29,9 +30,9 @@ func (program) Jobs() []string {
 // Open parses a job's command-line arguments as `weir run JOB` does and
 // builds its pipeline, named name.
 func (pr program) Open(_ context.Context, job, name string, args []string) (cluster.Pipeline, error) {
-	j, ok := LookupJob(job)
+	j, ok := pr.s.lookupJob(job)
 	if !ok {
-		return nil, fmt.Errorf("unknown job %q; available jobs: %s", job, jobNames())
+		return nil, fmt.Errorf("unknown job %q; available jobs: %s", job, pr.s.jobNames())
 	}
 	fs := pflag.NewFlagSet(job, pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,7 +40,7 @@ type runFlags struct {
 	jobFlags []*pflag.Flag
 }
 
-func runCommand(stdout, stderr io.Writer) *cobra.Command {
+func runCommand(stdout, stderr io.Writer, s *settings) *cobra.Command {
 	run := &cobra.Command{
 		Use:   "run JOB [flags]",
 		Short: "Run a job on an embedded local cluster",
@@ -50,30 +49,24 @@ func runCommand(stdout, stderr io.Writer) *cobra.Command {
 130) and names the last completed checkpoint, which --restore latest
 resumes from when checkpoints go to --state-dir. SIGUSR1 takes a savepoint
 into --savepoint-dir; with --http, weir savepoint and weir stop take one
-(docs/savepoints.md). Each job has its own flags; see weir run JOB --help.`,
+(docs/savepoints.md). Every job takes the flags below, before or after
+JOB; each job has its own flags too, listed by weir run JOB --help.`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 || args[0] == "--help" || args[0] == "-h" {
 				return cmd.Help()
 			}
-			return usagef("unknown job %q; available jobs: %s", args[0], jobNames())
+			return usagef("unknown job %q; available jobs: %s", args[0], s.jobNames())
 		},
 	}
-	for _, j := range Jobs() {
+	// The shared flags are parsed by each job's command; declared here
+	// too, they are listed by weir run --help.
+	run.Flags().SortFlags = false
+	(&runFlags{}).define(run.Flags())
+	for _, j := range s.jobs() {
 		run.AddCommand(jobCommand(j, stdout, stderr))
 	}
 	return run
-}
-
-func jobNames() string {
-	var names []string
-	for _, j := range Jobs() {
-		names = append(names, j.Name)
-	}
-	if len(names) == 0 {
-		return "(none registered)"
-	}
-	return strings.Join(names, ", ")
 }
 
 func jobCommand(j Job, stdout, stderr io.Writer) *cobra.Command {
@@ -117,7 +110,7 @@ func (f *runFlags) define(fs *pflag.FlagSet) {
 	fs.IntVarP(&f.parallelism, "parallelism", "p", runtime.GOMAXPROCS(0), "default number of parallel subtasks per operator")
 	fs.IntVar(&f.maxParallelism, "max-parallelism", 128, "number of key groups: the upper bound of parallelism and the unit of keyed state")
 	fs.StringVar(&f.taskParallelism, "task-parallelism", "", `parallelism of single tasks, as ID=N pairs separated by commas (IDs as --explain numbers the tasks), over --parallelism; weir rescale --operator records its live changes so`)
-	fs.StringVarP(&f.output, "output", "o", "-", `where results go: a directory that receives one JSON-lines file per sink subtask (part-N.jsonl), or "-" for standard output`)
+	fs.StringVarP(&f.output, "output", "o", "-", `where results go: a directory of JSON-lines part files (part-<subtask>-<checkpoint>.jsonl when checkpoints are taken, part-<subtask>.jsonl without), or "-" for standard output`)
 	fs.BoolVar(&f.explain, "explain", false, "print the physical plan and exit without running")
 	fs.StringVar(&f.onMalformed, "on-malformed", "fail", `what to do with input records that cannot be parsed: "fail" stops the job naming the record; "skip" drops and counts them`)
 	fs.StringVar(&f.progress, "progress", "auto", `show progress on standard error: "auto" (when it is a terminal), "on" or "off"`)

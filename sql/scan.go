@@ -139,7 +139,7 @@ func (b *builder) source(t *plan.Table, r *tableRead) (stream, error) {
 	if err != nil {
 		return stream{}, err
 	}
-	var opts []weir.SourceOption[row.Row]
+	var opts []weir.SourceOption
 	if t.RowTime >= 0 {
 		ev, err := expr.Compile(r.column(t, t.RowTime))
 		if err != nil {

@@ -82,7 +82,7 @@ func lateJobOf(det bool) weirtest.Job[lateResult] {
 func lateJobWith(p *weir.Pipeline, sink connector.Sink[lateResult], det bool) {
 	src := oneByOne[event]{generator.New(6_000, lateEvents(6_000), generator.WithRate(20_000)), det}
 	in := weir.FromSource(p, "events", connector.Source[event](src),
-		weir.WithTimestamps(func(e event) int64 { return e.Time }, 0), weir.SourceParallelism[event](1))
+		weir.WithTimestamps(func(e event) int64 { return e.Time }, 0), weir.SourceParallelism(1))
 	late := weir.NewOutputTag[event]("late")
 	w := weir.WindowBy(weir.KeyBy(in, func(e event) int64 { return e.Key }), weir.Session(5*time.Millisecond)).
 		AllowedLateness(20 * time.Millisecond).LateTo(late)

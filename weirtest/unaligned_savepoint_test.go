@@ -24,8 +24,8 @@ const trickle = 400
 // the sink is slow: alignments wait.
 func keyedCopy(n int64, par int, sink connector.Sink[int64], opts ...weir.Option) *weir.Pipeline {
 	p := weir.NewPipeline(append([]weir.Option{weir.WithName("keyed-copy"), weir.WithParallelism(par), weir.WithGuarantee(weir.ExactlyOnce)}, opts...)...)
-	fast := weir.FromSource(p, "gen", generator.Sequence(0, n), weir.SourceUID[int64]("gen"))
-	slow := weir.FromSource(p, "trickle", generator.Sequence(n, n+trickle, generator.WithRate(trickle)), weir.SourceUID[int64]("trickle"))
+	fast := weir.FromSource(p, "gen", generator.Sequence(0, n), weir.SourceUID("gen"))
+	slow := weir.FromSource(p, "trickle", generator.Sequence(n, n+trickle, generator.WithRate(trickle)), weir.SourceUID("trickle"))
 	src := weir.Union(fast, slow)
 	out := weir.Process(weir.KeyBy(src, func(v int64) int64 { return v % 97 }), func() weir.KeyedProcessFunction[int64, int64, int64] {
 		return weir.ProcessFunc[int64, int64, int64](func(ctx *weir.KeyedContext[int64, int64], v int64) error {

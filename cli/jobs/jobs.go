@@ -7,19 +7,12 @@ package jobs
 
 import (
 	"github.com/weir-stream/weir/cli"
-	"github.com/weir-stream/weir/connector"
-	"github.com/weir-stream/weir/connectors/file"
-	"github.com/weir-stream/weir/connectors/stdout"
+	"github.com/weir-stream/weir/cli/internal/builtin"
 )
 
-// output returns the sink for --output: standard output for "-", a
-// directory of JSON-lines part files otherwise.
-func output[T any](cfg cli.JobConfig) connector.Sink[T] {
-	if cfg.Output == "-" || cfg.Output == "" {
-		if cfg.Stdout != nil {
-			return stdout.To[T](cfg.Stdout)
-		}
-		return stdout.JSON[T]()
-	}
-	return file.JSONSink[T](cfg.Output)
+// register registers j as one of weir's demo jobs, which
+// cli.WithoutBuiltins leaves out.
+func register(j cli.Job) {
+	cli.RegisterJob(j)
+	builtin.MarkJob(j.Name)
 }

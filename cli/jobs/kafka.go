@@ -106,7 +106,7 @@ func (f *KafkaFlags) sink(operator string) (connector.Sink[KafkaBid], error) {
 }
 
 func init() {
-	cli.RegisterJob(cli.Job{
+	register(cli.Job{
 		Name:  "nexmark-to-kafka",
 		Short: "Write generated Nexmark bids to a Kafka topic",
 		Long: `Generate Nexmark events (see the nexmark job) and write their bids to a
@@ -152,7 +152,7 @@ docs/connectors/kafka.md.`,
 			}
 		},
 	})
-	cli.RegisterJob(cli.Job{
+	register(cli.Job{
 		Name:  "kafka-q1",
 		Short: "Read Nexmark bids from Kafka, convert prices to euros (q1), write them to Kafka",
 		Long: `Read Nexmark bids from --source-topic (as nexmark-to-kafka writes them),

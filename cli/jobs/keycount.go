@@ -89,7 +89,7 @@ func (c KeyCountConfig) Validate() error {
 }
 
 func init() {
-	cli.RegisterJob(cli.Job{
+	register(cli.Job{
 		Name:  "keycount",
 		Short: "Count generated events per key in tumbling event-time windows",
 		Long: `Generate --events events with keys drawn from --keys keys and event times
@@ -144,7 +144,7 @@ func KeyCountPipeline(p *weir.Pipeline, c KeyCountConfig, cfg cli.JobConfig) {
 	rows := weir.Map(counts, func(w weir.Windowed[int64, int64]) KeyCount {
 		return KeyCount{Key: w.Key, WindowStart: w.Window.Start, WindowEnd: w.Window.End, Count: w.Value}
 	}, weir.Name("format"))
-	weir.To(rows, "output", slowly(output[KeyCount](cfg), c.SinkDelay))
+	weir.To(rows, "output", slowly(cli.OutputSink[KeyCount](cfg), c.SinkDelay))
 }
 
 type countEvents struct{}

@@ -19,7 +19,7 @@ type LargeStateRow struct {
 }
 
 func init() {
-	cli.RegisterJob(cli.Job{
+	register(cli.Job{
 		Name:  "largestate",
 		Short: "Keep a value per key, as much keyed state as asked for (for the pebble state backend)",
 		Long: `Each of --keys keys receives two records. The first stores a value of
@@ -61,7 +61,7 @@ func LargeStatePipeline(p *weir.Pipeline, keys int64, size int, seed uint64, rat
 	rows := weir.Process(weir.KeyBy(in, func(k int64) int64 { return k }), func() weir.KeyedProcessFunction[int64, int64, LargeStateRow] {
 		return &keeper{size: size, seed: seed}
 	}, weir.Name("keep"))
-	weir.To(rows, "output", output[LargeStateRow](cfg))
+	weir.To(rows, "output", cli.OutputSink[LargeStateRow](cfg))
 }
 
 // keeper stores each key's value on its first record and checks it on

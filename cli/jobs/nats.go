@@ -31,7 +31,7 @@ type NATSConfig struct {
 }
 
 func init() {
-	cli.RegisterJob(cli.Job{
+	register(cli.Job{
 		Name:  "keycount-nats",
 		Short: "keycount from a NATS JetStream stream to a JetStream subject",
 		Long: `Read keycount events ({"key": 7, "time": ms}, or Avro with --in-schema)

@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	cli.RegisterJob(cli.Job{
+	register(cli.Job{
 		Name:  "nexmark",
 		Short: "Run a Nexmark benchmark query over generated auction events",
 		Long: `Generate Nexmark events (people, auctions and bids, as Apache Beam's

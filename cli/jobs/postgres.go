@@ -25,7 +25,7 @@ type PostgresConfig struct {
 }
 
 func init() {
-	cli.RegisterJob(cli.Job{
+	register(cli.Job{
 		Name:  "keycount-postgres",
 		Short: "keycount with its rows written to a PostgreSQL table",
 		Long: `Count generated events per key in tumbling event-time windows, as keycount

@@ -19,7 +19,7 @@ type WordCount struct {
 }
 
 func init() {
-	cli.RegisterJob(cli.Job{
+	register(cli.Job{
 		Name:  "wordcount",
 		Short: "Count whitespace-separated words in text files",
 		Long: `Count the whitespace-separated words of the input files and write one row
@@ -47,7 +47,7 @@ func WordCountPipeline(p *weir.Pipeline, src connector.Source[string], cfg cli.J
 	lines := weir.FromSource(p, "lines", src)
 	words := weir.FlatMap(lines, splitWords, weir.Name("split"))
 	counts := weir.Process(weir.KeyBy(words, func(w string) string { return w }), newCounter, weir.Name("count"))
-	weir.To(counts, "output", output[WordCount](cfg))
+	weir.To(counts, "output", cli.OutputSink[WordCount](cfg))
 }
 
 // splitWords emits the words of line as strings.Fields would, without

@@ -48,6 +48,8 @@ import (
 // restored checkpoint ever becomes visible.
 //
 // Open creates dir if it is missing (and fails if dir exists as a file).
+// It refuses dir "-", which on a command line means standard output (see
+// cli.OutputSink), rather than create a directory named "-".
 func JSONSink[T any](dir string) connector.Sink[T] {
 	return &jsonSink[T]{dir: dir}
 }
@@ -157,6 +159,12 @@ type jsonSink[T any] struct{ dir string }
 func (s *jsonSink[T]) Open(_ context.Context, info connector.SubtaskInfo) (connector.Writer[T], error) {
 	if err := info.Validate(); err != nil {
 		return nil, err
+	}
+	switch s.dir {
+	case "-":
+		return nil, connector.ConfigError(errors.New(`file: sink directory "-": "-" means standard output on the command line, not a directory; use cli.OutputSink, which maps it to the stdout sink, or name a directory`))
+	case "":
+		return nil, connector.ConfigError(errors.New("file: sink directory is empty"))
 	}
 	if err := os.MkdirAll(s.dir, 0o777); err != nil {
 		if fi, serr := os.Stat(s.dir); serr == nil && !fi.IsDir() {

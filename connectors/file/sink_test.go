@@ -190,3 +190,16 @@ func TestJSONSinkErrors(t *testing.T) {
 		t.Errorf("a failed writer published %v", parts)
 	}
 }
+
+// "-" is standard output on a command line, never a directory: the sink
+// refuses it with a configuration error and creates nothing.
+func TestJSONSinkRefusesDash(t *testing.T) {
+	t.Chdir(t.TempDir())
+	_, err := JSONSink[event]("-").Open(context.Background(), connector.SubtaskInfo{Parallelism: 1})
+	if err == nil || !errors.Is(err, connector.ErrConfig) || !strings.Contains(err.Error(), `sink directory "-"`) || !strings.Contains(err.Error(), "standard output") {
+		t.Errorf(`Open("-"): %v, want a configuration error about standard output`, err)
+	}
+	if _, err := os.Stat("-"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf(`a directory "-" was created: %v`, err)
+	}
+}

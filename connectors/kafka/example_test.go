@@ -47,7 +47,7 @@ func ExampleSource_kafkaTimestamps() {
 		panic(err)
 	}
 	p := weir.NewPipeline()
-	orders := weir.FromSource(p, "orders", src, weir.WithSourceTimestamps[Order](5*time.Second))
+	orders := weir.FromSource(p, "orders", src, weir.WithSourceTimestamps(5*time.Second))
 	weir.To(orders, "print", stdout.JSON[Order]())
 	_ = p.Run(context.Background())
 }

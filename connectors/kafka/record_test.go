@@ -191,7 +191,7 @@ func TestJobWindowsByKafkaTimestamps(t *testing.T) {
 	produceRecords(t, topic, recs...)
 	src := stringSource(t, SourceOptions[string]{Topics: []string{topic}, Bounded: true})
 	p := weir.NewPipeline(weir.WithParallelism(1))
-	in := weir.FromSource(p, "in", src, weir.WithSourceTimestamps[string](time.Second))
+	in := weir.FromSource(p, "in", src, weir.WithSourceTimestamps(time.Second))
 	counts := weir.AggregateWindow(weir.WindowBy(weir.KeyBy(in, func(s string) string { return s }), weir.Tumbling(2*time.Second)), counter{})
 	out := collection.NewSink[weir.Windowed[string, int]]()
 	weir.To(counts, "out", out)

@@ -332,7 +332,9 @@ func (f *failing) ProcessElement(ctx *weir.KeyedContext[string, string], e event
 	return nil
 }
 
-func (f *failing) OnTimer(*weir.KeyedContext[string, string], int64, weir.TimeDomain) error { return errTimer }
+func (f *failing) OnTimer(*weir.KeyedContext[string, string], int64, weir.TimeDomain) error {
+	return errTimer
+}
 
 func TestErrorsOfOpenAndOnTimerSurface(t *testing.T) {
 	_, err := harness.NewProcess(byKey, func() weir.KeyedProcessFunction[string, event, string] { return &failing{inOpen: true} })

@@ -84,7 +84,7 @@ func changelogInput(seed uint64, n int) []row.Row {
 func runRows(t *testing.T, rows []row.Row, par, srcPar int, ooo time.Duration, build func(weir.Stream[row.Row]) weir.Stream[row.Row]) []row.Row {
 	t.Helper()
 	p := weir.NewPipeline(weir.WithParallelism(par))
-	in := weir.FromSource(p, "rows", collection.Of(rows...), weir.SourceParallelism[row.Row](srcPar),
+	in := weir.FromSource(p, "rows", collection.Of(rows...), weir.SourceParallelism(srcPar),
 		weir.WithTimestamps(func(r row.Row) int64 { return r.V[cTime].I }, ooo))
 	sink := collection.NewSink[row.Row]()
 	weir.To(build(in), "out", sink)

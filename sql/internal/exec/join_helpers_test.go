@@ -40,7 +40,7 @@ func opRow(op row.Op, r row.Row) row.Row { r.Op = op; return r }
 // changelog with retractions must be read by one subtask, so that a
 // retraction follows what it retracts.
 func rowSource(p *weir.Pipeline, name string, rows []row.Row, tcol, par int) weir.Stream[row.Row] {
-	opts := []weir.SourceOption[row.Row]{weir.SourceParallelism[row.Row](par)}
+	opts := []weir.SourceOption{weir.SourceParallelism(par)}
 	if tcol >= 0 {
 		// An hour of out-of-orderness: the generated times span less, so
 		// no row is late however the subtasks interleave.
