@@ -21,8 +21,11 @@ const runMarker = ".weir-run"
 // fresh run clears what an earlier run left and marks the directory as
 // its own; a restored run continues the output of its checkpoint's run,
 // so the directory must carry that run's mark.
+//
+// An s3:// location is the object-store sink's: its restore cleans up
+// by itself, and nothing here touches it.
 func startOutput(dir string, s weir.RunStart) error {
-	if dir == "-" || dir == "" {
+	if dir == "-" || dir == "" || strings.HasPrefix(dir, "s3://") {
 		return nil
 	}
 	if s.Restored == 0 {

@@ -6,9 +6,12 @@
 package jobs
 
 import (
+	"strings"
+
 	"github.com/weir-stream/weir/cli"
 	"github.com/weir-stream/weir/connector"
 	"github.com/weir-stream/weir/connectors/file"
+	"github.com/weir-stream/weir/connectors/objstore"
 	"github.com/weir-stream/weir/connectors/stdout"
 )
 
@@ -20,6 +23,9 @@ func output[T any](cfg cli.JobConfig) connector.Sink[T] {
 			return stdout.To[T](cfg.Stdout)
 		}
 		return stdout.JSON[T]()
+	}
+	if strings.HasPrefix(cfg.Output, "s3://") {
+		return objstore.NewSink(objstore.SinkConfig[T]{Location: cfg.Output, Format: objstore.JSONLines[T]()})
 	}
 	return file.JSONSink[T](cfg.Output)
 }

@@ -74,8 +74,10 @@ func EventTimeBuckets[T any](eventTime func(T) time.Time) func(T) string {
 // when the file is finished (by the rolling policy, or at a checkpoint)
 // what remains is uploaded as the last part, which may be smaller. So no
 // part but the last is under S3's 5 MiB minimum, whatever the checkpoint
-// interval, and a small file is one part uploaded at the checkpoint. An
-// upload is begun when a file's first part is uploaded.
+// interval, and a small file is one part uploaded at the checkpoint. A
+// file's upload is begun with its first record, so that a crash leaves
+// every file it interrupted as an upload in progress, which the next
+// restore finds and aborts.
 //
 // With checkpoints the sink commits with them (connector.Committer): at a
 // checkpoint barrier every open file is finished and its upload's last
@@ -185,7 +187,9 @@ func (w *writer[T]) Write(ctx context.Context, batch []T) error {
 		}
 		f := w.open[b]
 		if f == nil {
-			f = w.newFile(b, now)
+			if f, w.err = w.newFile(ctx, b, now); w.err != nil {
+				return w.err
+			}
 		}
 		if err := f.enc.Encode(&batch[i]); err != nil {
 			w.err = fmt.Errorf("objstore: encoding a record for %s: %w", f.key, err)
@@ -218,12 +222,18 @@ func validBucket(b string) error {
 	return nil
 }
 
-func (w *writer[T]) newFile(bucket string, now time.Time) *partFile[T] {
+// newFile opens the next part file of bucket and begins its upload.
+func (w *writer[T]) newFile(ctx context.Context, bucket string, now time.Time) (*partFile[T], error) {
 	w.seq++
 	f := &partFile[T]{key: w.st.partKey(bucket, w.subtask, w.epoch, w.id, w.seq, w.cfg.Format.Extension()), first: now, last: now}
+	out, err := w.st.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &w.st.bucket, Key: &f.key})
+	if err != nil {
+		return nil, fmt.Errorf("objstore: beginning the upload of s3://%s/%s: %w", w.st.bucket, f.key, err)
+	}
+	f.uploadID = aws.ToString(out.UploadId)
 	f.enc = w.cfg.Format.NewEncoder(&f.buf)
 	w.open[bucket] = f
-	return f
+	return f, nil
 }
 
 // rollByTime finishes the files the rolling policy's intervals say are
@@ -244,16 +254,8 @@ func (w *writer[T]) rollByTime(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// uploadPart uploads the first n bytes of f's buffer as its next part,
-// beginning its upload if it has none.
+// uploadPart uploads the first n bytes of f's buffer as its next part.
 func (w *writer[T]) uploadPart(ctx context.Context, f *partFile[T], n int) error {
-	if f.uploadID == "" {
-		out, err := w.st.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &w.st.bucket, Key: &f.key})
-		if err != nil {
-			return fmt.Errorf("objstore: beginning the upload of s3://%s/%s: %w", w.st.bucket, f.key, err)
-		}
-		f.uploadID = aws.ToString(out.UploadId)
-	}
 	num := int32(len(f.parts) + 1)
 	data := f.buf.Next(n)
 	out, err := w.st.client.UploadPart(ctx, &s3.UploadPartInput{Bucket: &w.st.bucket, Key: &f.key, UploadId: &f.uploadID,
