@@ -47,7 +47,10 @@ type SinkConfig[T any] struct {
 // RollingPolicy says when the sink finishes a part file and starts the
 // next one in its bucket. A file is also finished at every checkpoint
 // (its upload is then completed when the checkpoint completes), and when
-// a sink without checkpoints is flushed. Zero fields never roll.
+// a sink without checkpoints is flushed. Zero fields never roll. The
+// intervals are checked when records arrive, before they are written (a
+// writer that gets no records keeps its files until the next checkpoint
+// or flush), and the size after each record.
 type RollingPolicy struct {
 	// MaxFileSize finishes a file once it holds this many bytes (as
 	// encoded so far: a Parquet file's buffered row group not counted).
@@ -176,6 +179,9 @@ func (w *writer[T]) Write(ctx context.Context, batch []T) error {
 		return w.err
 	}
 	now := w.cfg.Now()
+	if w.err = w.rollByTime(ctx, now); w.err != nil {
+		return w.err
+	}
 	for i := range batch {
 		b := ""
 		if w.cfg.Bucket != nil {
@@ -207,8 +213,7 @@ func (w *writer[T]) Write(ctx context.Context, batch []T) error {
 			}
 		}
 	}
-	w.err = w.rollByTime(ctx, now)
-	return w.err
+	return nil
 }
 
 // validBucket checks a bucket name is a relative directory path.
