@@ -8,8 +8,11 @@ import (
 	"time"
 
 	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/connector"
+	"github.com/weir-stream/weir/connector/connectortest"
 	"github.com/weir-stream/weir/connectors/generator"
 	"github.com/weir-stream/weir/connectors/objstore"
+	"github.com/weir-stream/weir/weirtest"
 )
 
 type event struct {
@@ -72,5 +75,48 @@ func TestSinkIsExactlyOnceUnderInjectedFailures(t *testing.T) {
 	}
 	if injected == 0 {
 		t.Fatal("no failure was injected: the oracle proved nothing")
+	}
+}
+
+// sourceJob reads the objects under loc through the source, throttled so
+// that checkpoints and failures fall while it reads.
+func sourceJob(loc string) weirtest.Job[event] {
+	return func(p *weir.Pipeline, sink connector.Sink[event]) {
+		src := connector.Throttle(objstore.NewSource(objstore.SourceConfig[event]{Location: loc, Format: objstore.JSONLines[event]()}), 20000)
+		weir.To(weir.FromSource(p, "objects", src), "out", sink)
+	}
+}
+
+// inputObjects writes n events under a new prefix in many small part
+// files and returns the prefix's location.
+func inputObjects(t *testing.T, n int64) string {
+	t.Helper()
+	loc := s3Server(t).location()
+	sink := objstore.NewSink(objstore.SinkConfig[event]{Location: loc, Format: objstore.JSONLines[event](),
+		Rolling: objstore.RollingPolicy{MaxFileSize: 4000}})
+	if _, err := connectortest.WriteAll(context.Background(), sink, someEvents(0, n), 3); err != nil {
+		t.Fatal(err)
+	}
+	return loc
+}
+
+// The oracle for the source: read exactly-once with failures injected,
+// its positions restored from checkpoints, it yields what the
+// failure-free run does, each record once.
+func TestSourceIsExactlyOnceUnderInjectedFailures(t *testing.T) {
+	res := weirtest.Check(t, sourceJob(inputObjects(t, 3000)), weirtest.Options[event]{Guarantee: weir.ExactlyOnce, Seeds: []uint64{1, 2, 3}})
+	if res.Injected == 0 {
+		t.Fatal("no failure was injected: the oracle proved nothing")
+	}
+}
+
+// Crashed and restored at another parallelism, the source's positions
+// move by the hash of the object keys and the output is still the
+// failure-free run's, each record once.
+func TestSourceRestoresAtAnotherParallelismAfterACrash(t *testing.T) {
+	seeds := []uint64{1, 2, 3}
+	res := weirtest.CheckCrashRestores(t, sourceJob(inputObjects(t, 3000)), weirtest.Options[event]{Seeds: seeds}, []int{1, 3, 5})
+	if res.Stopped != len(seeds) {
+		t.Fatalf("%d of %d runs crashed: the oracle proved nothing", res.Stopped, len(seeds))
 	}
 }
