@@ -40,8 +40,10 @@ type SourceConfig[T any] struct {
 // is read by one reader, whole and in order, and a newly discovered object
 // goes to the same subtask whatever the others do. A reader reads its
 // objects in key order; it reads an object into memory whole before it
-// decodes it. An object that is changed or deleted after it was listed
-// is read as it is when its turn comes.
+// decodes it. An object that is changed after it was listed is read as
+// it is when its turn comes; one deleted meanwhile fails the reader with
+// an error naming it. Objects are expected to be written once and never
+// changed, as the sink's are.
 //
 // A reader's position names the objects it finished and the one it is
 // in with the number of its records already returned; reopened at it, the
