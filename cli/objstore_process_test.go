@@ -27,7 +27,6 @@ func s3Output(t *testing.T) string {
 	return "s3://" + bucket + "/cli-" + rand.Text()[:12] + "?endpoint=" + endpoint
 }
 
-
 // Kill weir with SIGKILL twice while it writes keycount's output to S3
 // as multipart uploads, restore it each time, and the committed objects
 // hold exactly the failure-free run's rows, with no upload left in
