@@ -3,7 +3,6 @@ package objstore_test
 import (
 	"context"
 	"crypto/rand"
-	"slices"
 	"testing"
 
 	"github.com/weir-stream/weir/connectors/objstore"
@@ -35,12 +34,6 @@ func readLines(t *testing.T, loc string) []string {
 		t.Fatal(err)
 	}
 	return lines
-}
-
-func sorted(s []string) []string {
-	s = slices.Clone(s)
-	slices.Sort(s)
-	return s
 }
 
 func noPendingUploads(t *testing.T, loc string) {

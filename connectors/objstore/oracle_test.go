@@ -1,6 +1,7 @@
 package objstore_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -25,9 +26,9 @@ func eventAt(i int64) event {
 	return event{ID: i, Key: fmt.Sprintf("k%d", i%7), Time: 1_700_000_000_000 + i*60_000}
 }
 
-// runToS3 runs a job of n events into loc, with failures injected if
-// seed is not zero, and returns how many were injected.
-func runToS3(t *testing.T, loc string, n int64, seed uint64, rolling objstore.RollingPolicy) int {
+// runToS3 runs a job of n events into loc in format f, with failures
+// injected if seed is not zero, and returns how many were injected.
+func runToS3(t *testing.T, loc string, f objstore.Format[event], n int64, seed uint64, rolling objstore.RollingPolicy) int {
 	t.Helper()
 	opts := []weir.Option{weir.WithParallelism(2)}
 	if seed != 0 {
@@ -40,7 +41,7 @@ func runToS3(t *testing.T, loc string, n int64, seed uint64, rolling objstore.Ro
 	src := weir.FromSource(p, "events", generator.New(n, eventAt, generator.WithRate(20000)))
 	weir.To(src, "s3", objstore.NewSink(objstore.SinkConfig[event]{
 		Location: loc,
-		Format:   objstore.JSONLines[event](),
+		Format:   f,
 		Bucket:   objstore.EventTimeBuckets(func(e event) time.Time { return time.UnixMilli(e.Time) }),
 		Rolling:  rolling,
 	}))
@@ -52,29 +53,44 @@ func runToS3(t *testing.T, loc string, n int64, seed uint64, rolling objstore.Ro
 	return p.Report().Injected
 }
 
-// The oracle: a job run exactly-once with failures injected at random
-// commits to S3 exactly what the failure-free run commits, and leaves no
-// upload in progress.
+// readBack reads every record committed under loc, ordered by id.
+func readBack(t *testing.T, loc string, f objstore.Format[event]) []event {
+	t.Helper()
+	got, err := connectortest.ReadAll(context.Background(), objstore.NewSource(objstore.SourceConfig[event]{Location: loc, Format: f}), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(got[0], func(a, b event) int { return cmp.Compare(a.ID, b.ID) })
+	return got[0]
+}
+
+// The oracle for the sink: a job run exactly-once with failures injected
+// at random commits to S3 exactly what the failure-free run commits, in
+// each format, and leaves no upload in progress.
 func TestSinkIsExactlyOnceUnderInjectedFailures(t *testing.T) {
 	srv := s3Server(t)
 	const n = 4000
-	ref := srv.location()
-	runToS3(t, ref, n, 0, objstore.RollingPolicy{})
-	want := sorted(readLines(t, ref))
-	if len(want) != n {
-		t.Fatalf("reference run wrote %d lines, want %d", len(want), n)
-	}
-	injected := 0
-	for _, seed := range []uint64{1, 2, 3} {
-		got := srv.location()
-		injected += runToS3(t, got, n, seed, objstore.RollingPolicy{MaxFileSize: 2000})
-		if lines := sorted(readLines(t, got)); !slices.Equal(lines, want) {
-			t.Fatalf("seed %d: %d lines committed, want the reference's %d, exactly", seed, len(lines), len(want))
-		}
-		noPendingUploads(t, got)
-	}
-	if injected == 0 {
-		t.Fatal("no failure was injected: the oracle proved nothing")
+	for _, f := range formats {
+		t.Run(f.name, func(t *testing.T) {
+			ref := srv.location()
+			runToS3(t, ref, f.format, n, 0, objstore.RollingPolicy{})
+			want := readBack(t, ref, f.format)
+			if len(want) != n {
+				t.Fatalf("reference run wrote %d records, want %d", len(want), n)
+			}
+			injected := 0
+			for _, seed := range []uint64{1, 2} {
+				got := srv.location()
+				injected += runToS3(t, got, f.format, n, seed, objstore.RollingPolicy{MaxFileSize: 2000})
+				if records := readBack(t, got, f.format); !slices.Equal(records, want) {
+					t.Fatalf("seed %d: %d records committed, want the reference's %d, exactly", seed, len(records), len(want))
+				}
+				noPendingUploads(t, got)
+			}
+			if injected == 0 {
+				t.Fatal("no failure was injected: the oracle proved nothing")
+			}
+		})
 	}
 }
 
