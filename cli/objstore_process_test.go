@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -27,52 +26,52 @@ func s3Output(t *testing.T) string {
 	return "s3://" + bucket + "/cli-" + rand.Text()[:12] + "?endpoint=" + endpoint
 }
 
+// killDuringUploads runs weir with args and kills it with SIGKILL at the
+// first checkpoint completion, from the nth on, after which multipart
+// uploads are in progress under out. It returns the number seen.
+func killDuringUploads(t *testing.T, out string, n int, args ...string) int {
+	t.Helper()
+	completed, seen := 0, 0
+	killed := killWhen(t, func(line string) bool {
+		if !completedRE.MatchString(line) {
+			return false
+		}
+		if completed++; completed < n {
+			return false
+		}
+		pending, err := objstore.PendingUploads(context.Background(), out)
+		if err != nil {
+			t.Error(err)
+			return true
+		}
+		seen = len(pending)
+		return seen > 0
+	}, args...)
+	if !killed {
+		t.Fatal("the job ended before it was killed with uploads in progress")
+	}
+	return seen
+}
+
 // Kill weir with SIGKILL twice while it writes keycount's output to S3
-// as multipart uploads, restore it each time, and the committed objects
-// hold exactly the failure-free run's rows, with no upload left in
-// progress.
+// and multipart uploads are in progress, restore it each time, and the
+// committed objects hold exactly the failure-free run's rows, with no
+// upload left in progress.
 func TestS3OutputIsExactlyOnceAfterSIGKILLs(t *testing.T) {
 	ctx := context.Background()
 	out := s3Output(t)
 	dir := t.TempDir()
-	// Windows of 2ms of event time close every 2ms of wall-clock time at
-	// this rate, so rows reach the sink all the time and part files are
-	// open, as uploads in progress, whenever the process is killed.
 	job := []string{"run", "keycount", "--events", "300000", "--keys", "50", "--window", "2ms", "-p", "2", "--progress", "off"}
 	ref := filepath.Join(dir, "ref")
 	if res, err := exec.Command(weirBinary(t), append(job, "--output", ref)...).CombinedOutput(); err != nil {
 		t.Fatalf("reference run: %v\n%s", err, res)
 	}
+	// A slow sink keeps part files open while rows arrive.
 	ft := []string{"--guarantee", "exactly-once", "--checkpoint-interval", "50ms", "--state-dir", filepath.Join(dir, "state"), "--output", out,
-		"--rate", "100000", "--log-checkpoints"}
-	// The first run is killed after checkpoint 3, the restored one three
-	// checkpoints after the one it restored.
-	killAfter(t, "checkpoint 3 completed", append(job, ft...)...)
-	pending, err := objstore.PendingUploads(ctx, out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	killedUploads := len(pending)
-	restored := 0
-	killWhen(t, func(line string) bool {
-		if m := completedRE.FindStringSubmatch(line); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			if restored == 0 {
-				restored = n - 1
-			}
-			return n >= restored+3
-		}
-		return false
-	}, append(append(job, ft...), "--restore", "latest")...)
-	pending, err = objstore.PendingUploads(ctx, out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	killedUploads += len(pending)
-	t.Logf("%d uploads in progress after the kills", killedUploads)
-	if killedUploads == 0 {
-		t.Fatal("no upload was in progress when the process was killed: the test proved nothing")
-	}
+		"--rate", "100000", "--sink-delay", "2ms", "--log-checkpoints"}
+	first := killDuringUploads(t, out, 3, append(job, ft...)...)
+	second := killDuringUploads(t, out, 3, append(append(job, ft...), "--restore", "latest")...)
+	t.Logf("killed with %d and %d uploads in progress", first, second)
 	res, err := exec.Command(weirBinary(t), append(append(job, ft...), "--restore", "latest")...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("restored run: %v\n%s", err, res)
@@ -87,7 +86,7 @@ func TestS3OutputIsExactlyOnceAfterSIGKILLs(t *testing.T) {
 	if err := cli.VerifyLines(weirapi.ExactlyOnce, lines(t, ref), got); err != nil {
 		t.Fatalf("output in S3 after kills and restores is not exactly-once: %v\n%s", err, res)
 	}
-	if pending, err = objstore.PendingUploads(ctx, out); err != nil || len(pending) != 0 {
+	if pending, err := objstore.PendingUploads(ctx, out); err != nil || len(pending) != 0 {
 		t.Fatalf("uploads left in progress after the job ended: %v %v", pending, err)
 	}
 }
