@@ -11,6 +11,7 @@ import (
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/connector"
 	"github.com/weir-stream/weir/connectors/file"
+	"github.com/weir-stream/weir/connectors/objstore"
 	"github.com/weir-stream/weir/connectors/stdout"
 )
 
@@ -23,8 +24,11 @@ const runMarker = ".weir-run"
 // fresh run clears what an earlier run left and marks the directory as
 // its own; a restored run continues the output of its checkpoint's run,
 // so the directory must carry that run's mark.
+//
+// An s3:// location is the object-store sink's: its restore cleans up
+// by itself, and nothing here touches it.
 func startOutput(dir string, s weir.RunStart) error {
-	if dir == "-" || dir == "" {
+	if dir == "-" || dir == "" || strings.HasPrefix(dir, "s3://") {
 		return nil
 	}
 	if s.Restored == 0 {
@@ -84,7 +88,9 @@ func prepareOutput(dir, run string) error {
 // JSON lines on standard output (cfg.Stdout, or os.Stdout when it is nil)
 // for "-" or "", and otherwise a directory of JSON-lines part files
 // (file.JSONSink: part-<subtask>-<checkpoint>.jsonl with checkpoints, so
-// exactly-once; docs/connectors.md). A job's builder passes cfg as it got
+// exactly-once; docs/connectors.md), or for an s3://bucket/prefix location
+// JSON-lines part files in an object store (objstore.NewSink, exactly-once
+// by multipart uploads completed with checkpoints). A job's builder passes cfg as it got
 // it:
 //
 //	weir.To(results, "output", cli.OutputSink[Result](cfg))
@@ -94,6 +100,9 @@ func OutputSink[T any](cfg JobConfig) connector.Sink[T] {
 			return stdout.To[T](cfg.Stdout)
 		}
 		return stdout.JSON[T]()
+	}
+	if strings.HasPrefix(cfg.Output, "s3://") {
+		return objstore.NewSink(objstore.SinkConfig[T]{Location: cfg.Output, Format: objstore.JSONLines[T]()})
 	}
 	return file.JSONSink[T](cfg.Output)
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -110,7 +111,7 @@ func (f *runFlags) define(fs *pflag.FlagSet) {
 	fs.IntVarP(&f.parallelism, "parallelism", "p", runtime.GOMAXPROCS(0), "default number of parallel subtasks per operator")
 	fs.IntVar(&f.maxParallelism, "max-parallelism", 128, "number of key groups: the upper bound of parallelism and the unit of keyed state")
 	fs.StringVar(&f.taskParallelism, "task-parallelism", "", `parallelism of single tasks, as ID=N pairs separated by commas (IDs as --explain numbers the tasks), over --parallelism; weir rescale --operator records its live changes so`)
-	fs.StringVarP(&f.output, "output", "o", "-", `where results go: a directory of JSON-lines part files (part-<subtask>-<checkpoint>.jsonl when checkpoints are taken, part-<subtask>.jsonl without), or "-" for standard output`)
+	fs.StringVarP(&f.output, "output", "o", "-", `where results go: a directory of JSON-lines part files (part-<subtask>-<checkpoint>.jsonl when checkpoints are taken, part-<subtask>.jsonl without), an s3://bucket/prefix?endpoint=URL location that receives JSON-lines part files exactly-once, or "-" for standard output`)
 	fs.BoolVar(&f.explain, "explain", false, "print the physical plan and exit without running")
 	fs.StringVar(&f.onMalformed, "on-malformed", "fail", `what to do with input records that cannot be parsed: "fail" stops the job naming the record; "skip" drops and counts them`)
 	fs.StringVar(&f.progress, "progress", "auto", `show progress on standard error: "auto" (when it is a terminal), "on" or "off"`)
@@ -169,8 +170,8 @@ func runJob(ctx context.Context, j Job, build Builder, f *runFlags, stdout, stde
 	if err != nil {
 		return err
 	}
-	if f.ft.verify && (f.output == "-" || f.output == "") {
-		return usagef("--verify compares output directories: give --output a directory")
+	if f.ft.verify && (f.output == "-" || f.output == "" || strings.HasPrefix(f.output, "s3://")) {
+		return usagef("--verify compares output directories: give --output a local directory")
 	}
 	var skipped atomic.Int64
 	var lastSkip atomic.Value
