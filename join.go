@@ -25,12 +25,14 @@ type CoProcessFunction[K comparable, In1, In2, Out any] interface {
 func CoProcess[K comparable, In1, In2, Out any](a KeyedStream[K, In1], b KeyedStream[K, In2], newFn func() CoProcessFunction[K, In1, In2, Out], os ...OpOption) Stream[Out] {
 	p := a.s.p
 	type ctx = *KeyedContext[K, Out]
-	node := &process.CoNode[K, In1, In2, Out, ctx]{Key1: a.key, Key2: b.key, Hooks: processHooks[K, In1, Out](),
+	so := newSideOutputs()
+	node := &process.CoNode[K, In1, In2, Out, ctx]{Key1: a.key, Key2: b.key, Hooks: processHooks[K, In1, Out](so),
 		New: func() (process.Function[ctx, In1], process.Second[ctx, In2]) {
 			fn := newFn()
 			return coFirst[K, In1, In2, Out]{fn}, fn
 		}}
 	n := p.addNode(opts("co-process", os), plan.Operator, 1, node)
+	p.attachSides(n, so)
 	node.Keys = connectKeyed(a, n, 0)
 	connectKeyed(b, n, 1)
 	return newStream[Out](p, n, 0)

@@ -37,6 +37,9 @@ type Pipeline struct {
 	g   plan.Graph
 	cfg config
 	err error // first construction error, reported by Run and Explain
+	// sides holds the side outputs of the operators that have them
+	// (side.go).
+	sides map[*plan.Node]*sideOutputs
 	// running holds the runtimes of the current attempt, for Metrics.
 	running atomic.Pointer[runtimes]
 	report  atomic.Pointer[engine.Report]
