@@ -33,6 +33,7 @@ func CoProcess[K comparable, In1, In2, Out any](a KeyedStream[K, In1], b KeyedSt
 		}}
 	n := p.addNode(opts("co-process", os), plan.Operator, 1, node)
 	p.attachSides(n, so)
+	p.eventTimeRole(n, maySetTime, "")
 	node.Keys = connectKeyed(a, n, 0)
 	connectKeyed(b, n, 1)
 	return newStream[Out](p, n, 0)
@@ -121,9 +122,11 @@ func IntervalJoin[K comparable, A, B, Out any](a KeyedStream[K, A], b KeyedStrea
 	if lo > hi {
 		a.s.p.setErr(fmt.Errorf("interval join: lower bound %v is above upper bound %v", lower, upper))
 	}
-	return CoProcess(a, b, func() CoProcessFunction[K, A, B, Out] {
+	out := CoProcess(a, b, func() CoProcessFunction[K, A, B, Out] {
 		return &intervalJoin[K, A, B, Out]{j: joinop.Interval[K, A, B]{Lower: lo, Upper: hi}, join: join}
 	}, append([]OpOption{Name("interval-join")}, os...)...)
+	a.s.p.eventTimeRole(out.outs[0].n, needsTime, "interval join")
+	return out
 }
 
 // intervalJoin runs join.Interval as a CoProcessFunction.

@@ -149,6 +149,7 @@ func Process[K comparable, In, Out any](ks KeyedStream[K, In], newFn func() Keye
 	})
 	n := ks.s.p.addNode(opts("process", os), plan.Operator, 1, node)
 	ks.s.p.attachSides(n, so)
+	ks.s.p.eventTimeRole(n, maySetTime, "")
 	node.Keys = connectKeyed(ks, n, 0)
 	return newStream[Out](ks.s.p, n, 0)
 }

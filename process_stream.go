@@ -51,6 +51,7 @@ func ProcessStream[In, Out any](s Stream[In], fn func(ctx *RecordContext[Out], v
 	})
 	n := s.p.addNode(opts("process-stream", os), plan.Operator, 1, node)
 	s.p.attachSides(n, so)
+	s.p.eventTimeRole(n, maySetTime, "")
 	connect(s, n, 0, plan.Forward, nil)
 	return newStream[Out](s.p, n, 0)
 }

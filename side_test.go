@@ -94,7 +94,9 @@ func TestKeyedProcessFunctionEmitsToSideOutput(t *testing.T) {
 	}
 }
 
-type runningMax struct{ max *weir.ValueState[int64, string] }
+type runningMax struct {
+	max *weir.ValueState[int64, string]
+}
 
 func (f *runningMax) Open(sc *weir.StateContext[string]) error {
 	f.max = weir.NewValueState[int64](sc, "max")

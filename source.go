@@ -58,5 +58,10 @@ func FromSource[T any](p *Pipeline, name string, src connector.Source[T], os ...
 		o(s)
 	}
 	n := p.addNode(opConfig{name: s.name, uid: s.uid, parallelism: s.parallelism}, plan.Source, 1, source.New(src, s.ts, s.delay))
+	if s.ts != nil {
+		p.eventTimeRole(n, stampsTime, "")
+	} else {
+		p.eventTimeRole(n, clearsTime, "")
+	}
 	return newStream[T](p, n, 0)
 }

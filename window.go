@@ -109,6 +109,7 @@ func windowOp[K comparable, T, Acc, Out any](w WindowedStream[K, T], create func
 		Lateness: w.lateness, Create: create, Add: add, Merge: merge, Emit: emit}
 	n := p.addNode(c, plan.Operator, 2, node)
 	so := p.sideOutputs(n) // late data, and what the function emits with Output
+	p.eventTimeRole(n, needsTime, "event-time window "+w.assigner.String())
 	node.Keys = connectKeyed(w.ks, n, 0)
 	if w.late != nil {
 		w.late.bind(p, n, 1)
