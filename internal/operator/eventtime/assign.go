@@ -49,13 +49,15 @@ type Node[T any] struct {
 }
 
 // Redistribution: each old subtask's highest time goes to one new
-// subtask; one that gets several keeps the lowest, which makes no record
-// late that was not late before.
+// subtask, which keeps it only at the parallelism it was taken at. At
+// another, a subtask may read input another one did before, behind the
+// time its state holds, so it starts from no time seen: the rescale
+// makes no record late.
 func (*Node[T]) Redistribution() task.Redistribution { return task.Reassigned }
 
 func (n *Node[T]) Build(ctx *task.Context, outs []any) (task.Built, error) {
 	op := &op[T]{node: n, next: operator.Out[T](outs, 0), gen: NewGenerator(n.Delay), now: ctx.Now,
-		interval: ctx.WatermarkInterval.Milliseconds(), emitted: dataflow.MinWatermark, name: ctx.Operator}
+		interval: ctx.WatermarkInterval.Milliseconds(), emitted: dataflow.MinWatermark, name: ctx.Operator, par: ctx.Parallelism}
 	return task.Built{Op: op, Inputs: []any{op}}, nil
 }
 
@@ -68,9 +70,9 @@ type op[T any] struct {
 	interval int64 // milliseconds between watermarks; 0: after every record
 	emitted  int64 // the watermark Watermark returned last
 	last     int64 // when the timer fired last
-	restored bool  // a Restore set gen.Max
 	ended    bool  // the input's watermark reached the end of time
 	name     string
+	par      int // the subtask's parallelism
 }
 
 func (o *op[T]) Collect(_ int64, v T) {
@@ -107,22 +109,28 @@ func (o *op[T]) FireProcessingTime(now int64) { o.last = now }
 // AssignsWatermarks marks the operator as a task.WatermarkAssigner.
 func (*op[T]) AssignsWatermarks() {}
 
-// Snapshot holds the highest event time seen, so that a restored
-// operator generates the same watermarks.
+// Snapshot holds the highest event time seen, with the parallelism, so
+// that an operator restored at the same parallelism generates the same
+// watermarks.
 func (o *op[T]) Snapshot(task.SnapshotOptions) (func() (task.Encoded, error), error) {
-	data := binary.AppendVarint(nil, o.gen.Max)
+	data := binary.AppendUvarint(nil, uint64(o.par))
+	data = binary.AppendVarint(data, o.gen.Max)
 	return func() (task.Encoded, error) { return task.Encoded{Data: data}, nil }, nil
 }
 
-// Restore sets the highest event time seen, the lowest of several.
+// Restore sets the highest event time seen, unless the snapshot was
+// taken at another parallelism (see Redistribution).
 func (o *op[T]) Restore(data []byte) error {
-	v, n := binary.Varint(data)
-	if n <= 0 || n != len(data) {
+	par, n := binary.Uvarint(data)
+	if n <= 0 {
 		return fmt.Errorf("%s: restoring the highest event time seen: %w", o.name, codec.ErrCorrupt)
 	}
-	if !o.restored || v < o.gen.Max {
+	v, m := binary.Varint(data[n:])
+	if m <= 0 || n+m != len(data) {
+		return fmt.Errorf("%s: restoring the highest event time seen: %w", o.name, codec.ErrCorrupt)
+	}
+	if int(par) == o.par {
 		o.gen.Max = v
 	}
-	o.restored = true
 	return nil
 }
