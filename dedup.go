@@ -77,6 +77,7 @@ func Deduplicate[K comparable, T any](ks KeyedStream[K, T], horizon time.Duratio
 	node := &dedup.Node[K, T]{Key: ks.key, Horizon: h, Width: max(1, (h+1)/2),
 		Config: dedup.Config{Expected: c.expected, FPRate: c.fpRate, Filter: c.filter, Stats: c.stats.stats()}}
 	n := p.addNode(c.op, plan.Operator, 2, node)
+	p.eventTimeRole(n, needsTime, "event-time deduplication")
 	node.Keys = connectKeyed(ks, n, 0)
 	if c.late != nil {
 		tag, ok := c.late.(*OutputTag[T])

@@ -27,12 +27,15 @@ type CoProcessFunction[K comparable, In1, In2, Out any] interface {
 func CoProcess[K comparable, In1, In2, Out any, F CoProcessFunction[K, In1, In2, Out]](a KeyedStream[K, In1], b KeyedStream[K, In2], newFn func() F, os ...OpOption) Stream[Out] {
 	p := a.s.p
 	type ctx = *KeyedContext[K, Out]
-	node := &process.CoNode[K, In1, In2, Out, ctx]{Key1: a.key, Key2: b.key, Hooks: processHooks[K, In1, Out](),
+	so := newSideOutputs()
+	node := &process.CoNode[K, In1, In2, Out, ctx]{Key1: a.key, Key2: b.key, Hooks: processHooks[K, In1, Out](so),
 		New: func() (process.Function[ctx, In1], process.Second[ctx, In2]) {
 			var fn CoProcessFunction[K, In1, In2, Out] = newFn()
 			return coFirst[K, In1, In2, Out]{fn}, fn
 		}}
 	n := p.addNode(opts("co-process", os), plan.Operator, 1, node)
+	p.attachSides(n, so)
+	p.eventTimeRole(n, maySetTime, "")
 	node.Keys = connectKeyed(a, n, 0)
 	connectKeyed(b, n, 1)
 	return newStream[Out](p, n, 0)
@@ -121,9 +124,11 @@ func IntervalJoin[K comparable, A, B, Out any](a KeyedStream[K, A], b KeyedStrea
 	if lo > hi {
 		a.s.p.setErr(fmt.Errorf("interval join: lower bound %v is above upper bound %v", lower, upper))
 	}
-	return CoProcess(a, b, func() CoProcessFunction[K, A, B, Out] {
+	out := CoProcess(a, b, func() CoProcessFunction[K, A, B, Out] {
 		return &intervalJoin[K, A, B, Out]{j: joinop.Interval[K, A, B]{Lower: lo, Upper: hi}, join: join}
 	}, append([]OpOption{Name("interval-join")}, os...)...)
+	a.s.p.eventTimeRole(out.outs[0].n, needsTime, "interval join")
+	return out
 }
 
 // intervalJoin runs join.Interval as a CoProcessFunction.

@@ -37,6 +37,12 @@ type Pipeline struct {
 	g   plan.Graph
 	cfg config
 	err error // first construction error, reported by Run and Explain
+	// sides holds the side outputs of the operators that have them
+	// (side.go).
+	sides map[*plan.Node]*sideOutputs
+	// timeRoles holds what operators do with event time, for the
+	// checks before a run (validate.go).
+	timeRoles map[*plan.Node]roleOf
 	// running holds the runtimes of the current attempt, for Metrics.
 	running atomic.Pointer[runtimes]
 	report  atomic.Pointer[engine.Report]
@@ -377,6 +383,9 @@ func (p *Pipeline) setErr(err error) {
 func (p *Pipeline) plan() (*plan.Plan, error) {
 	if p.err != nil {
 		return nil, p.err
+	}
+	if err := p.validate(); err != nil {
+		return nil, err
 	}
 	pl, err := plan.Build(&p.g)
 	if err != nil || len(p.cfg.tasks) == 0 {

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/weir-stream/weir/internal/dataflow"
+	"github.com/weir-stream/weir/internal/operator"
 	"github.com/weir-stream/weir/internal/operator/keyed"
 	"github.com/weir-stream/weir/internal/operator/process"
 	"github.com/weir-stream/weir/internal/plan"
@@ -93,6 +94,7 @@ type KeyedContext[K comparable, Out any] struct {
 	core    *keyed.Core[K]
 	out     task.Collector[Out]
 	ordered bool // a deterministic function under task.Context.Ordered
+	side    sideEmitter
 }
 
 // Key returns the current key.
@@ -106,6 +108,8 @@ func (c *KeyedContext[K, Out]) Watermark() int64 { return c.core.WM }
 
 // ProcessingTime returns the wall-clock time in epoch milliseconds.
 func (c *KeyedContext[K, Out]) ProcessingTime() int64 { return c.core.Now() }
+
+func (c *KeyedContext[K, Out]) sideEmitter() *sideEmitter { return &c.side }
 
 // Emit sends v downstream with the current timestamp.
 func (c *KeyedContext[K, Out]) Emit(v Out) { c.out.Collect(c.core.TS, v) }
@@ -137,7 +141,8 @@ func (c *KeyedContext[K, Out]) DeleteProcessingTimer(t int64) { c.core.Procs.Del
 // implementing it, such as func() *MyFunction, whose ProcessElement
 // method gives Out, so no type argument needs to be written.
 func Process[K comparable, In, Out any, F KeyedProcessFunction[K, In, Out]](ks KeyedStream[K, In], newFn func() F, os ...OpOption) Stream[Out] {
-	node := &process.Node[K, In, Out, *KeyedContext[K, Out]]{Key: ks.key, Hooks: processHooks[K, In, Out](),
+	so := newSideOutputs()
+	node := &process.Node[K, In, Out, *KeyedContext[K, Out]]{Key: ks.key, Hooks: processHooks[K, In, Out](so),
 		New: func() process.Function[*KeyedContext[K, Out], In] { return newFn() }}
 	// A function made for the purpose answers once.
 	node.Det = sync.OnceValue(func() bool {
@@ -145,17 +150,21 @@ func Process[K comparable, In, Out any, F KeyedProcessFunction[K, In, Out]](ks K
 		return ok && d.Deterministic()
 	})
 	n := ks.s.p.addNode(opts("process", os), plan.Operator, 1, node)
+	ks.s.p.attachSides(n, so)
+	ks.s.p.eventTimeRole(n, maySetTime, "")
 	node.Keys = connectKeyed(ks, n, 0)
 	return newStream[Out](ks.s.p, n, 0)
 }
 
 // processHooks connects the process operator to the functions of this
 // API: the context they see, their state (StateOpener) and their timers
-// (TimerHandler).
-func processHooks[K comparable, In, Out any]() process.Hooks[K, In, Out, *KeyedContext[K, Out]] {
+// (TimerHandler), and its side outputs so.
+func processHooks[K comparable, In, Out any](so *sideOutputs) process.Hooks[K, In, Out, *KeyedContext[K, Out]] {
 	return process.Hooks[K, In, Out, *KeyedContext[K, Out]]{
-		Context: func(core *keyed.Core[K], out task.Collector[Out], ordered bool) *KeyedContext[K, Out] {
-			return &KeyedContext[K, Out]{core: core, out: out, ordered: ordered}
+		Context: func(core *keyed.Core[K], outs []any, ordered bool) *KeyedContext[K, Out] {
+			c := &KeyedContext[K, Out]{core: core, out: operator.Out[Out](outs, 0), ordered: ordered}
+			c.side = sideEmitter{so: so, outs: outs, ts: func() int64 { return core.TS }, name: core.Name}
+			return c
 		},
 		Open: func(fn process.Function[*KeyedContext[K, Out], In], core *keyed.Core[K]) error {
 			o, ok := fn.(StateOpener[K])

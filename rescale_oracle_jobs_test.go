@@ -203,3 +203,31 @@ func sessionJob(in weir.Stream[oev]) weir.Stream[string] {
 	}, weir.Name("session process"))
 	return weir.Union(aggregated, processed)
 }
+
+// assignedJob assigns the records' event times again after the source
+// (AssignTimestamps), counts them per key in 20ms windows with a window
+// function that sends the windows of odd keys to a side output, and
+// splits the records by key parity with ProcessStream's side output: the
+// watermark generator's state and the side outputs cross the cut.
+func assignedJob(in weir.Stream[oev]) weir.Stream[string] {
+	stamped := weir.AssignTimestamps(in, oevTime, 5*time.Millisecond, weir.Name("assign timestamps"))
+	odd := weir.NewOutputTag[string]("odd")
+	w := weir.WindowBy(weir.KeyBy(stamped, oevKey), weir.Tumbling(20*time.Millisecond))
+	counts := weir.ProcessWindowWithContext(w, func(ctx *weir.WindowContext[int64, string], recs []oev) error {
+		s := fmt.Sprintf("%d [%d,%d): %d", ctx.Key(), ctx.Window().Start, ctx.Window().End, len(recs))
+		if ctx.Key()%2 == 1 {
+			weir.Output(ctx, odd, "odd window "+s)
+			return nil
+		}
+		ctx.Emit("window " + s)
+		return nil
+	}, weir.Name("window with side output"))
+	big := weir.NewOutputTag[string]("big")
+	split := weir.ProcessStream(stamped, func(ctx *weir.RecordContext[string], e oev) error {
+		if e.Val%3 == 0 {
+			weir.Output(ctx, big, fmt.Sprintf("third %d at %d", e.I, ctx.Timestamp()))
+		}
+		return nil
+	}, weir.Name("split"))
+	return weir.Union(counts, weir.SideOutputOf(counts, odd), weir.SideOutputOf(split, big))
+}

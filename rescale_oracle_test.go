@@ -344,6 +344,7 @@ func TestRescaleOracleOfTheRootOperators(t *testing.T) {
 		{"co-process with timers", coProcessJob, 1290, []int{1, 3, 8}, []restoreFrom{fromSavepoint, fromCheckpoint, fromSavepoint}},
 		{"session windows", sessionJob, 1234, []int{1, 3, 8}, []restoreFrom{fromCheckpoint, fromSavepoint, fromCheckpoint}},
 		{"process function with timers", timersJob, 1375, []int{1, 3, 8}, []restoreFrom{fromSavepoint, fromCheckpoint, fromSavepoint}},
+		{"assigned timestamps and side outputs", assignedJob, 1321, []int{1, 2, 8}, []restoreFrom{fromCheckpoint, fromSavepoint, fromSavepoint}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -114,5 +114,10 @@ func FromSource[T any](p *Pipeline, name string, src connector.Source[T], os ...
 		impl = source.NewTimestamped(src, s.delay)
 	}
 	n := p.addNode(opConfig{name: s.name, uid: s.uid, parallelism: s.parallelism}, plan.Source, 1, impl)
+	if s.ts != nil || s.own {
+		p.eventTimeRole(n, stampsTime, "")
+	} else {
+		p.eventTimeRole(n, clearsTime, "")
+	}
 	return newStream[T](p, n, 0)
 }

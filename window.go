@@ -1,12 +1,10 @@
 package weir
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/weir-stream/weir/internal/operator/window"
 	"github.com/weir-stream/weir/internal/plan"
-	"github.com/weir-stream/weir/internal/task"
 )
 
 // WindowedStream is a keyed stream grouped into event-time windows. Apply
@@ -61,7 +59,7 @@ func AggregateWindow[K comparable, T, Acc, Out any](w WindowedStream[K, T], agg 
 	emit := func(k K, win window.Window, acc Acc, out func(Windowed[K, Out])) {
 		out(Windowed[K, Out]{Key: k, Window: Window(win), Value: agg.Result(acc)})
 	}
-	return windowOp(w, agg.Create, agg.Add, agg.Merge, emit, opts("window-aggregate", os))
+	return windowOp(w, agg.Create, agg.Add, agg.Merge, emit, opts("window-aggregate", os), nil)
 }
 
 // ReduceWindow folds each key's records per window with reduce.
@@ -88,57 +86,36 @@ func ReduceWindow[K comparable, T any](w WindowedStream[K, T], reduce func(a, b 
 	emit := func(k K, win window.Window, a acc, out func(Windowed[K, T])) {
 		out(Windowed[K, T]{Key: k, Window: Window(win), Value: a.V})
 	}
-	return windowOp(w, func() acc { return acc{} }, add, merge, emit, opts("window-reduce", os))
+	return windowOp(w, func() acc { return acc{} }, add, merge, emit, opts("window-reduce", os), nil)
 }
 
 // ProcessWindow collects each key's records per window and calls fn with
 // all of them when the window fires. fn emits any number of results.
+// ProcessWindowWithContext gives the function side outputs too.
 func ProcessWindow[K comparable, T, Out any](w WindowedStream[K, T], fn func(key K, win Window, records []T, emit func(Out)) error, os ...OpOption) Stream[Out] {
-	add := func(l []T, v T) []T { return append(l, v) }
-	merge := func(a, b []T) []T { return append(append([]T(nil), a...), b...) }
-	emit := func(k K, win window.Window, l []T, out func(Out)) {
-		if err := fn(k, Window(win), l, out); err != nil {
-			task.Fail(fmt.Errorf("window function for key %v, window [%d, %d): %w", k, win.Start, win.End, err))
-		}
-	}
-	return windowOp(w, func() []T { return nil }, add, merge, emit, opts("window-process", os))
+	return ProcessWindowWithContext(w, func(ctx *WindowContext[K, Out], records []T) error {
+		return fn(ctx.key, ctx.win, records, ctx.emit)
+	}, os...)
 }
 
 // windowOp adds a window operator folding records into accumulators.
+// newEmit, if not nil, returns the emit of one subtask, which may emit
+// to side outputs so through outs.
 func windowOp[K comparable, T, Acc, Out any](w WindowedStream[K, T], create func() Acc, add func(Acc, T) Acc,
-	merge func(Acc, Acc) Acc, emit func(K, window.Window, Acc, func(Out)), c opConfig) Stream[Out] {
+	merge func(Acc, Acc) Acc, emit func(K, window.Window, Acc, func(Out)), c opConfig,
+	newEmit func(so *sideOutputs, outs []any) func(K, window.Window, Acc, func(Out))) Stream[Out] {
 	p := w.ks.s.p
 	node := &window.Node[K, T, Acc, Out]{Key: w.ks.key, Assign: assignFunc(w.assigner), Merging: w.assigner.Merging(),
 		Lateness: w.lateness, Create: create, Add: add, Merge: merge, Emit: emit}
 	n := p.addNode(c, plan.Operator, 2, node)
+	so := p.sideOutputs(n) // late data, and what the function emits with Output
+	p.eventTimeRole(n, needsTime, "event-time window "+w.assigner.String())
 	node.Keys = connectKeyed(w.ks, n, 0)
 	if w.late != nil {
 		w.late.bind(p, n, 1)
 	}
-	return newStream[Out](p, n, 0)
-}
-
-// OutputTag names a side output of records of type T, such as late data
-// of a window.
-type OutputTag[T any] struct {
-	name string
-	p    *Pipeline
-	node *plan.Node
-	port int
-}
-
-// NewOutputTag returns a tag for a side output.
-func NewOutputTag[T any](name string) *OutputTag[T] { return &OutputTag[T]{name: name} }
-
-func (t *OutputTag[T]) bind(p *Pipeline, n *plan.Node, port int) {
-	t.p, t.node, t.port = p, n, port
-}
-
-// SideOutput returns the stream of a side output. The operator writing to
-// the tag must have been added to the pipeline before.
-func SideOutput[T any](tag *OutputTag[T]) Stream[T] {
-	if tag.node == nil {
-		panic(fmt.Sprintf("weir: side output %q is not attached to an operator yet", tag.name))
+	if newEmit != nil {
+		node.NewEmit = func(outs []any) func(K, window.Window, Acc, func(Out)) { return newEmit(so, outs) }
 	}
-	return newStream[T](tag.p, tag.node, tag.port)
+	return newStream[Out](p, n, 0)
 }

@@ -273,6 +273,9 @@ func (s *subtask) fireProcessingTimers() {
 	for _, p := range s.procs {
 		if t, ok := p.NextProcessingTime(); ok && t <= now {
 			p.FireProcessingTime(now)
+			if _, ok := p.(WatermarkAssigner); ok {
+				s.advance(s.inWM)
+			}
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/weir-stream/weir/connector"
 )
@@ -53,6 +54,20 @@ type ProcessingTimer interface {
 	FireProcessingTime(now int64)
 }
 
+// WatermarkAssigner is implemented by an operator that generates the
+// watermark of its output from the records it sees, instead of
+// forwarding its input's: a timestamp assigner within a pipeline. It is
+// a ProcessingTimer, whose timer marks when its watermark may have
+// risen. After the timer fired the task advances the chain again from
+// its current input watermark: the operators before the assigner see
+// that watermark again (which must change nothing), the assigner's
+// Watermark returns the one it generated, and the operators after it
+// and the task's consumers get that.
+type WatermarkAssigner interface {
+	ProcessingTimer
+	AssignsWatermarks()
+}
+
 // Base implements Operator with no-ops; operators embed it.
 type Base struct{}
 
@@ -83,6 +98,9 @@ type Context struct {
 	KeyGroupStart, KeyGroupEnd int
 	// Now returns the processing time in epoch milliseconds.
 	Now func() int64
+	// WatermarkInterval is how often sources, and operators that
+	// generate watermarks (WatermarkAssigner), emit them.
+	WatermarkInterval time.Duration
 	// Metrics counts what the subtask does.
 	Metrics *Metrics
 	// Ordered asks operators whose node is Deterministic to emit in an

@@ -52,7 +52,11 @@ func newWindow[K comparable, T, Out any](key func(T) K, assigner weir.WindowAssi
 	c := newConfig(opts)
 	var cerr error
 	h, _, ins, err := build[K, Out](c, func(p *weir.Pipeline) weir.Stream[Out] {
-		ks, err := keyedBy(c, weir.KeyBy(weir.FromSource(p, "input", collection.Of[T]()), key))
+		// The harness gives each record its time itself (ProcessElement);
+		// the source only declares that its records carry event time, as
+		// a window's input must.
+		stamped := weir.WithTimestamps(func(T) int64 { return 0 }, 0)
+		ks, err := keyedBy(c, weir.KeyBy(weir.FromSource(p, "input", collection.Of[T](), stamped), key))
 		cerr = err
 		w := weir.WindowBy(ks, assigner).AllowedLateness(time.Duration(c.lateness) * time.Millisecond)
 		if c.late != nil {

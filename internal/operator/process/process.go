@@ -12,7 +12,6 @@ package process
 import (
 	"fmt"
 
-	"github.com/weir-stream/weir/internal/operator"
 	"github.com/weir-stream/weir/internal/operator/keyed"
 	"github.com/weir-stream/weir/internal/operator/ordered"
 	"github.com/weir-stream/weir/internal/task"
@@ -33,9 +32,11 @@ type Second[C, In any] interface {
 // subtask or per timer, never per record.
 type Hooks[K comparable, In, Out, C any] struct {
 	// Context returns the context fn sees, reading the current key and
-	// time from core and emitting to out; ordered says the operator runs
-	// a deterministic function under task.Context.Ordered.
-	Context func(core *keyed.Core[K], out task.Collector[Out], ordered bool) C
+	// time from core and emitting to the operator's outputs outs (as
+	// task.NodeImpl.Build receives them: port 0 the main output, the
+	// others side outputs); ordered says the operator runs a
+	// deterministic function under task.Context.Ordered.
+	Context func(core *keyed.Core[K], outs []any, ordered bool) C
 	// Open creates fn's state handles on core before the first record.
 	Open func(fn Function[C, In], core *keyed.Core[K]) error
 	// OnTimer hands fn a timer that fired at t; processing says it is a
@@ -112,7 +113,7 @@ func newOp[K comparable, In, Out, C any](ctx *task.Context, outs []any, keys key
 	hooks Hooks[K, In, Out, C], ordered bool) *op[K, In, Out, C] {
 	p := &op[K, In, Out, C]{key: key, fn: fn, hooks: hooks, ordered: ordered}
 	p.core = keyed.NewCore[K](ctx, keys)
-	p.ctx = hooks.Context(p.core, operator.Out[Out](outs, 0), ordered)
+	p.ctx = hooks.Context(p.core, outs, ordered)
 	return p
 }
 

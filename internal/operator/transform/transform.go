@@ -108,3 +108,30 @@ func (c *coFlatMapNode[In1, In2, Out]) Build(_ *task.Context, outs []any) (task.
 	b.emit = b.emitOne
 	return task.Built{Op: a, Inputs: []any{a, b}}, nil
 }
+
+// Process returns the node that calls, for every record, the function
+// newFn returns for the subtask, given the operator's outputs (as Build
+// receives them: port 0 the main output, the others side outputs).
+func Process[In any](newFn func(outs []any) func(ts int64, v In)) task.NodeImpl {
+	return &processNode[In]{newFn: newFn}
+}
+
+type processNode[In any] struct {
+	newFn func(outs []any) func(ts int64, v In)
+}
+
+func (p *processNode[In]) Build(_ *task.Context, outs []any) (task.Built, error) {
+	op := &processOp[In]{fn: p.newFn(outs)}
+	return task.Built{Op: op, Inputs: []any{op}}, nil
+}
+
+// Deterministic: as a flat map, the function emits per input record, in
+// order.
+func (*processNode[In]) Deterministic() bool { return true }
+
+type processOp[In any] struct {
+	task.Base
+	fn func(ts int64, v In)
+}
+
+func (p *processOp[In]) Collect(ts int64, v In) { p.fn(ts, v) }

@@ -120,6 +120,10 @@ type Node[K comparable, T, Acc, Out any] struct {
 	// Emit emits the results of a key's window through its last
 	// argument, which stamps them with the window's max timestamp.
 	Emit func(K, Window, Acc, func(Out))
+	// NewEmit, if not nil, returns the Emit of one subtask, given the
+	// operator's outputs (as Build receives them), for window functions
+	// that emit to side outputs too.
+	NewEmit func(outs []any) func(K, Window, Acc, func(Out))
 }
 
 // Deterministic reports that the window fires in an order its input
@@ -138,6 +142,11 @@ func (*Node[K, T, Acc, Out]) HandsOver() {}
 
 func (n *Node[K, T, Acc, Out]) Build(ctx *task.Context, outs []any) (task.Built, error) {
 	core := keyed.NewCore(ctx, n.Keys)
+	if n.NewEmit != nil {
+		own := *n
+		own.Emit = n.NewEmit(outs)
+		n = &own
+	}
 	if !n.Merging {
 		op := &bucketOperator[K, T, Acc, Out]{Node: n, core: core, next: operator.Out[Out](outs, 0), late: lateOutput[T](ctx, outs), ordered: ctx.Ordered}
 		op.out = op.collect
