@@ -1,0 +1,109 @@
+package weirtest_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/connector"
+	"github.com/weir-stream/weir/connectors/generator"
+	"github.com/weir-stream/weir/weirtest"
+)
+
+// The oracle of the operators with broadcast state, operator state and
+// asynchronous calls: each job's output is decided by event time alone,
+// so a failure-free run is the reference of runs with failures injected,
+// exactly once, and of runs stopped with a savepoint and restored at
+// another parallelism.
+
+// rule is a broadcast rule: from event time From on, an event passes when
+// its key is at least Min.
+type rule struct{ From, Min int64 }
+
+// ruled keeps the rules in broadcast state and judges each event on an
+// event-time timer at its time by the latest rule from at or before it.
+type ruled struct {
+	rules   *weir.BroadcastState[int64, int64]
+	pending *weir.MapState[int64, int64, int64] // events by time
+}
+
+func (f *ruled) Open(sc *weir.StateContext[int64]) error {
+	f.pending = weir.NewMapState[int64, int64](sc, "pending")
+	return nil
+}
+
+func (f *ruled) OpenBroadcast(bc *weir.BroadcastStateContext) error {
+	f.rules = weir.NewBroadcastState[int64, int64](bc, "rules")
+	return nil
+}
+
+func (f *ruled) ProcessBroadcastElement(_ *weir.BroadcastContext[string], r rule) error {
+	f.rules.Put(r.From, r.Min)
+	return nil
+}
+
+func (f *ruled) ProcessElement(ctx *weir.KeyedContext[int64, string], e event) error {
+	n, _ := f.pending.Get(e.Time)
+	f.pending.Put(e.Time, n+1)
+	ctx.RegisterEventTimer(e.Time)
+	return nil
+}
+
+func (f *ruled) OnTimer(ctx *weir.KeyedContext[int64, string], t int64, _ weir.TimeDomain) error {
+	n, _ := f.pending.Get(t)
+	f.pending.Delete(t)
+	from, min := int64(-1), int64(0)
+	f.rules.All(func(at, m int64) bool {
+		if at <= t && at > from {
+			from, min = at, m
+		}
+		return true
+	})
+	ctx.Emit(fmt.Sprintf("%d@%d x%d: rule@%d min %d pass %t", ctx.Key(), t, n, from, min, ctx.Key() >= min))
+	return nil
+}
+
+// broadcastJob judges n generated events by rules from a second source
+// with one subtask, a rule every 100ms of event time, broadcast to every
+// subtask of the judge.
+func broadcastJob(n int64) weirtest.Job[string] {
+	return func(p *weir.Pipeline, sink connector.Sink[string]) { broadcastJudge(p, sink, n) }
+}
+
+func broadcastJudge(p *weir.Pipeline, sink connector.Sink[string], n int64) {
+	in := events(p, "events", n, 1)
+	src := generator.New(n/100, func(i int64) rule { return rule{From: i * 100, Min: int64(generator.Mix(7, uint64(i)) % 40)} },
+		generator.WithRate(1_000))
+	rules := weir.FromSource(p, "rules", src, weir.WithTimestamps(func(r rule) int64 { return r.From }, 0),
+		weir.SourceParallelism[rule](1))
+	judged := weir.ProcessBroadcast(weir.KeyBy(in, func(e event) int64 { return e.Key }), rules,
+		func() weir.KeyedBroadcastProcessFunction[int64, event, rule, string] { return &ruled{} }, weir.UID("judge"))
+	weir.To(judged, "sink", sink)
+}
+
+// exactlyOnceVariants are the variants whose guarantee is exactly-once:
+// the jobs here keep counts in state, which at-least-once replays
+// change.
+func exactlyOnceVariants() []variant {
+	var out []variant
+	for _, v := range variants {
+		if v.g == weir.ExactlyOnce {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func TestOracleBroadcastState(t *testing.T) {
+	for _, v := range exactlyOnceVariants() {
+		t.Run(v.name, func(t *testing.T) {
+			res := weirtest.Check(t, broadcastJob(20_000), weirtest.Options[string]{Guarantee: v.g, Checkpoints: v.ck, Seeds: seeds(6)})
+			report(t, res)
+		})
+	}
+}
+
+func TestOracleSavepointsOfBroadcastState(t *testing.T) {
+	s := seeds(3)
+	checkSavepoints(t, weirtest.CheckSavepoints(t, broadcastJob(100_000), weirtest.Options[string]{Seeds: s}, restoreAt), len(s))
+}
