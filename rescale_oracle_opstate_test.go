@@ -1,9 +1,11 @@
 package weir_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/weir-stream/weir"
 )
@@ -122,6 +124,8 @@ func TestBroadcastJobMatchesTheBruteForceReference(t *testing.T) {
 func TestRescaleOracleOfBroadcastAndOperatorState(t *testing.T) {
 	cases := []oracleCase{
 		{"broadcast state", broadcastJob, 1290, []int{1, 3, 8}, []restoreFrom{fromSavepoint, fromCheckpoint, fromSavepoint}},
+		{"async ordered", asyncJob(true, 1375), 1375, []int{1, 3, 8}, []restoreFrom{fromSavepoint, fromCheckpoint, fromSavepoint}},
+		{"async unordered", asyncJob(false, 1234), 1234, []int{1, 3, 8}, []restoreFrom{fromCheckpoint, fromSavepoint, fromSavepoint}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -135,5 +139,32 @@ func TestRescaleOracleOfBroadcastAndOperatorState(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// asyncJob looks every record up through an asynchronous call, ordered
+// or not (then after a rebalance, so the call runs in a task fed by a
+// gate rather than in the source's). The calls of the 20 records before
+// cut take 100ms, so that the stop at the cut finds them in flight and
+// the restored run must call again for them.
+func asyncJob(ordered bool, cut int64) oracleJob {
+	call := func(ctx context.Context, e oev) (string, error) {
+		d := time.Duration(e.I%3) * 100 * time.Microsecond
+		if e.I >= cut-20 && e.I < cut {
+			d = 100 * time.Millisecond
+		}
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		return fmt.Sprintf("%d looked up: %d", e.I, e.Key*e.Val), nil
+	}
+	return func(in weir.Stream[oev]) weir.Stream[string] {
+		cfg := weir.AsyncConfig[oev, string]{Capacity: 8}
+		if ordered {
+			return weir.AsyncOrdered(in, call, cfg, weir.Name("lookup"), weir.UID("lookup"))
+		}
+		return weir.AsyncUnordered(weir.Rebalance(in), call, cfg, weir.Name("lookup"), weir.UID("lookup"))
 	}
 }

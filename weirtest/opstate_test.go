@@ -1,8 +1,10 @@
 package weirtest_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/connector"
@@ -106,4 +108,50 @@ func TestOracleBroadcastState(t *testing.T) {
 func TestOracleSavepointsOfBroadcastState(t *testing.T) {
 	s := seeds(3)
 	checkSavepoints(t, weirtest.CheckSavepoints(t, broadcastJob(100_000), weirtest.Options[string]{Seeds: s}, restoreAt), len(s))
+}
+
+// asyncJob looks each event up through an asynchronous call, ordered or
+// not, after a rebalance; calls take up to a millisecond, so records are
+// in flight at every checkpoint, and a window counts the results per key,
+// which a result late for its watermark would miss.
+func asyncJob(ordered bool, n int64) weirtest.Job[string] {
+	call := func(ctx context.Context, e event) (event, error) {
+		select {
+		case <-time.After(time.Duration(e.Time%10) * 100 * time.Microsecond):
+		case <-ctx.Done():
+			return event{}, ctx.Err()
+		}
+		return event{Key: e.Key % 10, Time: e.Time}, nil
+	}
+	return func(p *weir.Pipeline, sink connector.Sink[string]) {
+		in := weir.Rebalance(events(p, "events", n, 3))
+		cfg := weir.AsyncConfig[event, event]{Capacity: 16}
+		var res weir.Stream[event]
+		if ordered {
+			res = weir.AsyncOrdered(in, call, cfg, weir.UID("lookup"))
+		} else {
+			res = weir.AsyncUnordered(in, call, cfg, weir.UID("lookup"))
+		}
+		w := weir.WindowBy(weir.KeyBy(res, func(e event) int64 { return e.Key }), weir.Tumbling(50*time.Millisecond))
+		counts := weir.AggregateWindow(w, countAgg{})
+		weir.To(weir.Map(counts, func(c windowCount) string {
+			return fmt.Sprintf("%d [%d,%d): %d", c.Key, c.Window.Start, c.Window.End, c.Value)
+		}), "sink", sink)
+	}
+}
+
+func TestOracleAsyncCalls(t *testing.T) {
+	for _, ordered := range []bool{true, false} {
+		for _, v := range exactlyOnceVariants() {
+			t.Run(fmt.Sprintf("ordered %t %s", ordered, v.name), func(t *testing.T) {
+				res := weirtest.Check(t, asyncJob(ordered, 20_000), weirtest.Options[string]{Guarantee: v.g, Checkpoints: v.ck, Seeds: seeds(4)})
+				report(t, res)
+			})
+		}
+	}
+}
+
+func TestOracleSavepointsOfAsyncCalls(t *testing.T) {
+	s := seeds(3)
+	checkSavepoints(t, weirtest.CheckSavepoints(t, asyncJob(false, 100_000), weirtest.Options[string]{Seeds: s}, restoreAt), len(s))
 }

@@ -34,6 +34,10 @@ type subtask struct {
 	ops    []Operator // chain order
 	procs  []ProcessingTimer
 	flush  []Flusher
+	// completers emit work finished off the task goroutine when wake
+	// is signalled (completer.go).
+	completers []Completer
+	wake       chan struct{}
 	outs   []ChannelWriter
 	source SourceRunner
 	gate   *exchange.Gate
@@ -392,6 +396,7 @@ func (s *subtask) build() error {
 		}
 	}
 	s.ops = make([]Operator, len(v.Chain))
+	s.tctx.Wake = s.wakeup()
 	for i := len(v.Chain) - 1; i >= 0; i-- {
 		n := v.Chain[i]
 		b, err := n.Impl.(NodeImpl).Build(s.opCtx(i), outs)
@@ -404,6 +409,9 @@ func (s *subtask) build() error {
 		}
 		if f, ok := b.Op.(Flusher); ok {
 			s.flush = append(s.flush, f)
+		}
+		if c, ok := b.Op.(Completer); ok {
+			s.completers = append(s.completers, c)
 		}
 		if i == 0 {
 			s.source = b.Source
