@@ -26,24 +26,24 @@ import (
 // subtask is one parallel instance of a vertex: a chain of operators run by
 // one goroutine.
 type subtask struct {
-	rt     *Runtime
-	v      *plan.Vertex
-	index  int
-	ctx    context.Context
-	tctx   Context
-	ops    []Operator // chain order
-	procs  []ProcessingTimer
-	flush  []Flusher
+	rt    *Runtime
+	v     *plan.Vertex
+	index int
+	ctx   context.Context
+	tctx  Context
+	ops   []Operator // chain order
+	procs []ProcessingTimer
+	flush []Flusher
 	// completers emit work finished off the task goroutine when wake
 	// is signalled (completer.go).
 	completers []Completer
 	wake       chan struct{}
-	outs   []ChannelWriter
-	source SourceRunner
-	gate   *exchange.Gate
-	decode []Decoder            // per gate channel
-	inChan []dataflow.Channel   // the channel of each gate channel
-	outCh  [][]dataflow.Channel // per output writer, the channel of each of its targets
+	outs       []ChannelWriter
+	source     SourceRunner
+	gate       *exchange.Gate
+	decode     []Decoder            // per gate channel
+	inChan     []dataflow.Channel   // the channel of each gate channel
+	outCh      [][]dataflow.Channel // per output writer, the channel of each of its targets
 
 	// The input protocol of a subtask with inputs, which decides how it
 	// reads them, and the shell's side of what it decided (input.go).
