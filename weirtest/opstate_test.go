@@ -155,3 +155,53 @@ func TestOracleSavepointsOfAsyncCalls(t *testing.T) {
 	s := seeds(3)
 	checkSavepoints(t, weirtest.CheckSavepoints(t, asyncJob(false, 100_000), weirtest.Options[string]{Seeds: s}, restoreAt), len(s))
 }
+
+// batcher holds events in operator list state and lets them go 25 at a
+// time, the rest at the end of input.
+type batcher struct {
+	held *weir.OperatorListState[event]
+}
+
+func (b *batcher) Open(oc *weir.OperatorStateContext) error {
+	b.held = weir.NewOperatorListState[event](oc, "held")
+	return nil
+}
+
+func (b *batcher) ProcessElement(ctx *weir.OperatorContext[event], e event) error {
+	if b.held.Add(e); len(b.held.Get()) >= 25 {
+		b.EndInput(ctx)
+	}
+	return nil
+}
+
+func (b *batcher) SnapshotState(int64) error { return nil }
+
+func (b *batcher) EndInput(ctx *weir.OperatorContext[event]) error {
+	for _, e := range b.held.Get() {
+		ctx.EmitAt(e.Time, e)
+	}
+	b.held.Clear()
+	return nil
+}
+
+// batchJob batches events after a rebalance.
+func batchJob(n int64) weirtest.Job[event] {
+	return func(p *weir.Pipeline, sink connector.Sink[event]) {
+		in := weir.Rebalance(events(p, "events", n, 5))
+		weir.To(weir.ProcessOperator(in, func() weir.CheckpointedFunction[event, event] { return &batcher{} }, weir.UID("batch")), "sink", sink)
+	}
+}
+
+func TestOracleOperatorListState(t *testing.T) {
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			res := weirtest.Check(t, batchJob(20_000), weirtest.Options[event]{Guarantee: v.g, Checkpoints: v.ck, Seeds: seeds(4)})
+			report(t, res)
+		})
+	}
+}
+
+func TestOracleSavepointsOfOperatorListState(t *testing.T) {
+	s := seeds(3)
+	checkSavepoints(t, weirtest.CheckSavepoints(t, batchJob(100_000), weirtest.Options[event]{Seeds: s}, restoreAt), len(s))
+}
