@@ -307,6 +307,15 @@ func restoreChanges(m *store.Metadata, p *plan.Plan, drop bool) []string {
 					how = "its positions move through its connector"
 				case plan.Sink:
 					how = "the pending transactions of old subtask i go to new subtask i mod the new parallelism"
+				default:
+					if r, ok := n.Impl.(task.Redistributable); ok {
+						switch r.Redistribution() {
+						case task.Reassigned:
+							how = "the state of old subtask i goes to new subtask i mod the new parallelism"
+						case task.Union:
+							how = "every new subtask reads the state of every old one (operator list state, split evenly or whole)"
+						}
+					}
 				}
 				out = append(out, fmt.Sprintf("checkpoint %d ran operator %q (uid %q) with parallelism %d, this run has %d: %s",
 					m.ID, n.Name, p.UID(n), m.Parallelism[o.Vertex], v.Parallelism, how))

@@ -192,7 +192,9 @@ func Build(g *Graph) (*Plan, error) {
 			if e.From.ID >= n.ID {
 				return nil, fmt.Errorf("plan: edge %q -> %q goes backwards; the graph must be built in order", e.From.Name, n.Name)
 			}
-			if n.Keyed && e.Partitioning != Hash {
+			// A broadcast input reaches every subtask whole: it
+			// carries no keys (a keyed broadcast process's rules).
+			if n.Keyed && e.Partitioning != Hash && e.Partitioning != Broadcast {
 				return nil, fmt.Errorf("plan: keyed operator %q needs a keyed input (KeyBy), got %s from %q", n.Name, e.Partitioning, e.From.Name)
 			}
 			consumers[e.From.ID] = append(consumers[e.From.ID], e)

@@ -79,6 +79,7 @@ func (s *subtask) runSource() error {
 			}
 		}
 		s.fireProcessingTimers()
+		s.pollCompleted()
 		if n == 0 || now.Sub(lastFlush) >= o.BufferTimeout {
 			lastFlush = now
 			s.flushAll()
@@ -98,6 +99,8 @@ func (s *subtask) runSource() error {
 			s.tctx.Metrics.Idle.Add(int64(time.Millisecond))
 			select {
 			case <-wait.C:
+			case <-s.wake:
+				s.complete()
 			case <-s.ctx.Done():
 				wait.Stop()
 				return s.ctx.Err()
@@ -146,6 +149,8 @@ func (s *subtask) runInputs() error {
 			case <-s.gate.Ready():
 			case <-fire:
 				s.fireProcessingTimers()
+			case <-s.wake:
+				s.complete()
 			case c := <-s.inbox:
 				s.handleControl(c)
 			case <-alignTimeout:
@@ -167,6 +172,7 @@ func (s *subtask) runInputs() error {
 		}
 		s.pollControl()
 		s.checkAlignedTimeout()
+		s.pollCompleted()
 		if done, err := s.step(ch, e); done || err != nil {
 			return err
 		}

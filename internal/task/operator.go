@@ -118,6 +118,10 @@ type Context struct {
 	// restarts it with empty state (see GapMark); nil under the other
 	// guarantees.
 	Gap *GapMark
+	// Wake asks the task to call Complete of its chain's Completers
+	// soon; any goroutine may call it (see Completer). Nil in contexts
+	// not built by a subtask.
+	Wake func()
 }
 
 // failure carries an error out of a Collect call chain by panic; the task

@@ -35,6 +35,11 @@ const (
 	// nothing is lost or restored twice (a two-phase-commit sink's
 	// pending transactions).
 	Reassigned
+	// Union state belongs to no key and is pooled: every new subtask
+	// restores the state of every old subtask, one Restore call per old
+	// subtask in their order, and keeps what it needs of it (operator
+	// list state, split evenly or whole).
+	Union
 )
 
 // Redistributable is an optional ability of a NodeImpl whose operator is
@@ -298,6 +303,11 @@ func dealt(how Redistribution, maxPar, oldN, newN, j int) []int {
 		out = []int{}
 		for i := j; i < oldN; i += newN {
 			out = append(out, i)
+		}
+	case Union:
+		out = make([]int, oldN)
+		for i := range out {
+			out[i] = i
 		}
 	}
 	return out

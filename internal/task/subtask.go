@@ -26,20 +26,24 @@ import (
 // subtask is one parallel instance of a vertex: a chain of operators run by
 // one goroutine.
 type subtask struct {
-	rt     *Runtime
-	v      *plan.Vertex
-	index  int
-	ctx    context.Context
-	tctx   Context
-	ops    []Operator // chain order
-	procs  []ProcessingTimer
-	flush  []Flusher
-	outs   []ChannelWriter
-	source SourceRunner
-	gate   *exchange.Gate
-	decode []Decoder            // per gate channel
-	inChan []dataflow.Channel   // the channel of each gate channel
-	outCh  [][]dataflow.Channel // per output writer, the channel of each of its targets
+	rt    *Runtime
+	v     *plan.Vertex
+	index int
+	ctx   context.Context
+	tctx  Context
+	ops   []Operator // chain order
+	procs []ProcessingTimer
+	flush []Flusher
+	// completers emit work finished off the task goroutine when wake
+	// is signalled (completer.go).
+	completers []Completer
+	wake       chan struct{}
+	outs       []ChannelWriter
+	source     SourceRunner
+	gate       *exchange.Gate
+	decode     []Decoder            // per gate channel
+	inChan     []dataflow.Channel   // the channel of each gate channel
+	outCh      [][]dataflow.Channel // per output writer, the channel of each of its targets
 
 	// The input protocol of a subtask with inputs, which decides how it
 	// reads them, and the shell's side of what it decided (input.go).
@@ -393,6 +397,7 @@ func (s *subtask) build() error {
 		}
 	}
 	s.ops = make([]Operator, len(v.Chain))
+	s.tctx.Wake = s.wakeup()
 	for i := len(v.Chain) - 1; i >= 0; i-- {
 		n := v.Chain[i]
 		b, err := n.Impl.(NodeImpl).Build(s.opCtx(i), outs)
@@ -405,6 +410,9 @@ func (s *subtask) build() error {
 		}
 		if f, ok := b.Op.(Flusher); ok {
 			s.flush = append(s.flush, f)
+		}
+		if c, ok := b.Op.(Completer); ok {
+			s.completers = append(s.completers, c)
 		}
 		if i == 0 {
 			s.source = b.Source
