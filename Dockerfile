@@ -11,12 +11,15 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/weir ./cmd/weir
+# The time-zone database is built into the binary (timetzdata).
+RUN CGO_ENABLED=0 go build -trimpath -tags timetzdata -ldflags="-s -w" -o /out/weir ./cmd/weir
 
-# A small runtime image: the binary, CA certificates and time zones, run
-# as an unprivileged user (uid 65532).
-FROM gcr.io/distroless/static-debian12:nonroot
+# A small runtime image: the binary and the build stage's CA certificates
+# (for S3 over TLS), run as an unprivileged user (uid 65532).
+FROM scratch
+COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY --from=build /out/weir /usr/local/bin/weir
+USER 65532:65532
 # 7070: a coordinator's control plane (--listen); 7071: a worker's data
 # plane (--listen); 8081: the dashboard and metrics (--http).
 EXPOSE 7070 7071 8081
