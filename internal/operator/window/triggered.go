@@ -340,10 +340,12 @@ func (o *triggerOperator[K, T, Acc, Out]) EndInput() error {
 
 func (o *triggerOperator[K, T, Acc, Out]) CurrentWatermark() int64      { return o.core.WM }
 func (o *triggerOperator[K, T, Acc, Out]) CurrentProcessingTime() int64 { return o.core.Now() }
-func (o *triggerOperator[K, T, Acc, Out]) RegisterEventTimer(t int64)     { o.events.Register(t, o.cur) }
-func (o *triggerOperator[K, T, Acc, Out]) DeleteEventTimer(t int64)       { o.events.Delete(t, o.cur) }
-func (o *triggerOperator[K, T, Acc, Out]) RegisterProcessingTimer(t int64) { o.procs.Register(t, o.cur) }
-func (o *triggerOperator[K, T, Acc, Out]) DeleteProcessingTimer(t int64)   { o.procs.Delete(t, o.cur) }
+func (o *triggerOperator[K, T, Acc, Out]) RegisterEventTimer(t int64)   { o.events.Register(t, o.cur) }
+func (o *triggerOperator[K, T, Acc, Out]) DeleteEventTimer(t int64)     { o.events.Delete(t, o.cur) }
+func (o *triggerOperator[K, T, Acc, Out]) RegisterProcessingTimer(t int64) {
+	o.procs.Register(t, o.cur)
+}
+func (o *triggerOperator[K, T, Acc, Out]) DeleteProcessingTimer(t int64) { o.procs.Delete(t, o.cur) }
 
 func (o *triggerOperator[K, T, Acc, Out]) State(name string) ([]byte, bool) {
 	return o.tstate.Get(o.core.Shard, trigKey[K]{o.cur.Key, o.cur.Win, name})
