@@ -1,14 +1,17 @@
 package weir_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/connector"
 )
 
 // firing is one firing of a window as the tests see it: the key, the
@@ -178,4 +181,50 @@ func TestTriggerMisuseFailsTheBuild(t *testing.T) {
 			t.Errorf("%s: got %v, want an error saying %q", name, err, c.want)
 		}
 	}
+}
+
+// tickingSource yields one event per Read, a fake 30ms apart (the test
+// runs in a synctest bubble), with no event time.
+type tickingSource struct{ n int }
+
+func (s tickingSource) Open(context.Context, connector.SubtaskInfo, connector.Position) (connector.Reader[ev], error) {
+	return &tickingReader{n: s.n}, nil
+}
+
+type tickingReader struct{ i, n int }
+
+func (r *tickingReader) Read(_ context.Context, buf []ev) (int, error) {
+	if r.i == r.n {
+		return 0, errEOF
+	}
+	time.Sleep(30 * time.Millisecond)
+	buf[0] = ev{Key: "a", TS: int64(r.i)}
+	r.i++
+	return 1, nil
+}
+
+func (r *tickingReader) Position() connector.Position { return nil }
+func (r *tickingReader) Close() error                 { return nil }
+
+// Processing-time windows group records by the clock at which they
+// arrive, need no event time, and fire when the clock passes their end;
+// those still open when the bounded input ends fire then.
+func TestTumblingProcessingTimeWindows(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := weir.NewPipeline()
+		src := weir.FromSource(p, "ticks", connector.Source[ev](tickingSource{n: 20}), weir.SourceParallelism(1))
+		w := weir.WindowBy(weir.KeyBy(src, evKey), weir.TumblingProcessingTime(100*time.Millisecond))
+		got := collectFirings(t, p, w)
+		seen := 0
+		for _, f := range got {
+			_, recs, _ := strings.Cut(f, ") ")
+			seen += strings.Count(recs, ",") + 1
+			if !strings.HasPrefix(f, "a [") {
+				t.Fatalf("firing %q", f)
+			}
+		}
+		if seen != 20 || len(got) < 4 {
+			t.Fatalf("got %d firings holding %d records, want 20 records in at least 4 windows of 100ms: %q", len(got), seen, got)
+		}
+	})
 }
