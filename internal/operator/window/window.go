@@ -4,7 +4,9 @@
 // is kept per key and window and merges on overlap (session.go). A window
 // fires when the watermark passes its end, fires again for each record
 // that arrives within the allowed lateness, and drops records later than
-// that, to a side output or counted.
+// that, to a side output or counted. Windows with a trigger (and
+// evictor), on event time, processing time or the global window of
+// count windows, run in triggered.go, as Flink's WindowOperator.
 package window
 
 import (
