@@ -7,7 +7,8 @@ import (
 	"github.com/weir-stream/weir/internal/plan"
 )
 
-// WindowedStream is a keyed stream grouped into event-time windows. Apply
+// WindowedStream is a keyed stream grouped into windows (of event time,
+// processing time, or counts). Apply
 // AggregateWindow, ReduceWindow or ProcessWindow to compute a result per key
 // and window.
 type WindowedStream[K comparable, T any] struct {
@@ -15,6 +16,8 @@ type WindowedStream[K comparable, T any] struct {
 	assigner WindowAssigner
 	lateness int64
 	late     *OutputTag[T]
+	trigger  Trigger[T]
+	evictor  Evictor[T]
 }
 
 // WindowBy groups a keyed stream into windows chosen by a (Tumbling,
@@ -107,9 +110,13 @@ func windowOp[K comparable, T, Acc, Out any](w WindowedStream[K, T], create func
 	p := w.ks.s.p
 	node := &window.Node[K, T, Acc, Out]{Key: w.ks.key, Assign: assignFunc(w.assigner), Merging: w.assigner.Merging(),
 		Lateness: w.lateness, Create: create, Add: add, Merge: merge, Emit: emit}
+	role, what, err := configure(w, node)
+	if err != nil {
+		p.setErr(err)
+	}
 	n := p.addNode(c, plan.Operator, 2, node)
 	so := p.sideOutputs(n) // late data, and what the function emits with Output
-	p.eventTimeRole(n, needsTime, "event-time window "+w.assigner.String())
+	p.eventTimeRole(n, role, what)
 	node.Keys = connectKeyed(w.ks, n, 0)
 	if w.late != nil {
 		w.late.bind(p, n, 1)

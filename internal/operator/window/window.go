@@ -4,7 +4,9 @@
 // is kept per key and window and merges on overlap (session.go). A window
 // fires when the watermark passes its end, fires again for each record
 // that arrives within the allowed lateness, and drops records later than
-// that, to a side output or counted.
+// that, to a side output or counted. Windows with a trigger (and
+// evictor), on event time, processing time or the global window of
+// count windows, run in triggered.go, as Flink's WindowOperator.
 package window
 
 import (
@@ -124,13 +126,22 @@ type Node[K comparable, T, Acc, Out any] struct {
 	// operator's outputs (as Build receives them), for window functions
 	// that emit to side outputs too.
 	NewEmit func(outs []any) func(K, Window, Acc, func(Out))
+	// Trigger, if not nil, decides when windows fire and purge (see
+	// triggerOperator); Evictor, if not nil, removes records from a
+	// window when it fires. Domain is the time windows are assigned on;
+	// windows of another domain than EventTime need a Trigger. Merging
+	// windows take neither.
+	Trigger Trigger[T]
+	Evictor Evictor[T]
+	Domain  Domain
 }
 
 // Deterministic reports that the window fires in an order its input
 // decides when task.Context.Ordered is set: tumbling and sliding windows
 // by window and key hash, session windows by timer time, key hash and
 // window.
-func (n *Node[K, T, Acc, Out]) Deterministic() bool { return true }
+// Processing-time windows depend on the clock and are not deterministic.
+func (n *Node[K, T, Acc, Out]) Deterministic() bool { return n.Domain != ProcessingTime }
 
 // Redistribution says that the operator's state is keyed: it moves by key
 // group when the task restores at another parallelism.
@@ -146,6 +157,14 @@ func (n *Node[K, T, Acc, Out]) Build(ctx *task.Context, outs []any) (task.Built,
 		own := *n
 		own.Emit = n.NewEmit(outs)
 		n = &own
+	}
+	if n.Trigger != nil {
+		if n.Merging {
+			return task.Built{}, fmt.Errorf("%s: merging windows take no trigger or evictor", ctx.Operator)
+		}
+		op := &triggerOperator[K, T, Acc, Out]{Node: n, core: core, next: operator.Out[Out](outs, 0), late: lateOutput[T](ctx, outs), ordered: ctx.Ordered}
+		op.out = op.collect
+		return task.Built{Op: op, Inputs: []any{op}}, nil
 	}
 	if !n.Merging {
 		op := &bucketOperator[K, T, Acc, Out]{Node: n, core: core, next: operator.Out[Out](outs, 0), late: lateOutput[T](ctx, outs), ordered: ctx.Ordered}
