@@ -123,40 +123,38 @@ func TestAssignTimestampsWithIdlenessFiresWindowsPastASubtaskWithoutRecords(t *t
 	want := withoutWindowOf(bruteTumbling(all, size), 50_000, size)
 
 	for _, chained := range []bool{true, false} {
-		{
-			release := make(chan struct{})
-			w := weirtest.NewWatchdog(10 * time.Second)
-			p := weir.NewPipeline(weir.WithParallelism(2), weir.WithChaining(chained),
-				weir.WithWatermarkInterval(time.Millisecond), w.Option())
-			src := weir.FromSource(p, "events", twoPhaseSource{first: first, second: second, release: release})
-			stamped := weir.AssignTimestamps(src, evTime, 50*time.Millisecond, weir.WithIdleness(20*time.Millisecond))
-			out := &signalSink{}
-			weir.To(weir.AggregateWindow(weir.WindowBy(weir.KeyBy(stamped, evKey), weir.Tumbling(size*time.Millisecond)), count{}), "out", out)
-			firstDone, allDone := out.when(len(wantFirst)), out.when(len(want))
+		release := make(chan struct{})
+		w := weirtest.NewWatchdog(10 * time.Second)
+		p := weir.NewPipeline(weir.WithParallelism(2), weir.WithChaining(chained),
+			weir.WithWatermarkInterval(time.Millisecond), w.Option())
+		src := weir.FromSource(p, "events", twoPhaseSource{first: first, second: second, release: release})
+		stamped := weir.AssignTimestamps(src, evTime, 50*time.Millisecond, weir.WithIdleness(20*time.Millisecond))
+		out := &signalSink{}
+		weir.To(weir.AggregateWindow(weir.WindowBy(weir.KeyBy(stamped, evKey), weir.Tumbling(size*time.Millisecond)), count{}), "out", out)
+		firstDone, allDone := out.when(len(wantFirst)), out.when(len(want))
 
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			errc := make(chan error, 1)
-			// The run takes well under a second; the deadline stops a hung
-			// one with a dump of every goroutine.
-			go func() { errc <- w.Run(ctx, p, 45*time.Second) }()
-			for _, step := range []struct {
-				done <-chan struct{}
-				then func()
-			}{{firstDone, func() { close(release) }}, {allDone, cancel}} {
-				select {
-				case <-step.done:
-					step.then()
-				case err := <-errc:
-					t.Fatalf("chained=%v: the run ended before the windows fired: %v", chained, err)
-				}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		errc := make(chan error, 1)
+		// The run takes well under a second; the deadline stops a hung
+		// one with a dump of every goroutine.
+		go func() { errc <- w.Run(ctx, p, 45*time.Second) }()
+		for _, step := range []struct {
+			done <-chan struct{}
+			then func()
+		}{{firstDone, func() { close(release) }}, {allDone, cancel}} {
+			select {
+			case <-step.done:
+				step.then()
+			case err := <-errc:
+				t.Fatalf("chained=%v: the run ended before the windows fired: %v", chained, err)
 			}
-			if err := <-errc; err != nil && !errors.Is(err, context.Canceled) {
-				t.Fatalf("chained=%v: %v", chained, err)
-			}
-			if got := sortedResults(&out.sink); !slices.Equal(got, want) {
-				t.Fatalf("chained=%v: got %d windows, want %d:\ngot  %q\nwant %q", chained, len(got), len(want), got, want)
-			}
+		}
+		if err := <-errc; err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatalf("chained=%v: %v", chained, err)
+		}
+		if got := sortedResults(&out.sink); !slices.Equal(got, want) {
+			t.Fatalf("chained=%v: got %d windows, want %d:\ngot  %q\nwant %q", chained, len(got), len(want), got, want)
 		}
 	}
 }
