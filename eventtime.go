@@ -22,7 +22,7 @@ import (
 //
 // Each subtask generates its own watermark from the records it sees; a
 // subtask that sees none holds back the watermark of the operators after
-// it. The highest time seen is checkpointed, so a restored operator goes
+// it, unless the operator is given WithIdleness. The highest time seen is checkpointed, so a restored operator goes
 // on from where it was; restored at another parallelism, a subtask that
 // takes over several subtasks' state starts from the lowest of their
 // times.
@@ -33,10 +33,30 @@ func AssignTimestamps[T any](s Stream[T], ts func(T) int64, maxOutOfOrderness ti
 		s.p.setErr(fmt.Errorf("operator %q: max out-of-orderness %v must not be negative", c.name, maxOutOfOrderness))
 		delay = 0
 	}
-	n := s.p.addNode(c, plan.Operator, 1, &eventtime.Node[T]{TS: ts, Delay: delay})
+	idleness := c.idleness
+	c.idleness = 0
+	if idleness < 0 || (idleness > 0 && idleness < time.Millisecond) {
+		s.p.setErr(fmt.Errorf("operator %q: idleness %v must be at least a millisecond", c.name, idleness))
+		idleness = 0
+	}
+	n := s.p.addNode(c, plan.Operator, 1, &eventtime.Node[T]{TS: ts, Delay: delay, Idleness: idleness.Milliseconds()})
 	s.p.eventTimeRole(n, stampsTime, "")
 	connect(s, n, 0, plan.Forward, nil)
 	r := newStream[T](s.p, n, 0)
 	r.codec = s.codec
 	return r
 }
+
+// WithIdleness makes the subtasks of AssignTimestamps mark themselves
+// idle after they saw no record for d of processing time (they notice
+// within another d), as Flink's WatermarkStrategy.withIdleness does. An
+// idle subtask no longer holds back the watermark of the operators after
+// it: they go on with the watermarks of the subtasks that see records.
+// It becomes active again with its next record, from the watermark it
+// had; records that arrive while others moved the watermark past their
+// time are late downstream. While the subtask generates watermarks this
+// way, the idleness of its input (WithIdleTimeout of a source before it)
+// is not passed on: it goes idle itself when no record comes. d must be
+// at least a millisecond; any other operator given WithIdleness fails
+// the pipeline's build.
+func WithIdleness(d time.Duration) OpOption { return func(c *opConfig) { c.idleness = d } }

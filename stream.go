@@ -2,6 +2,7 @@ package weir
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/operator"
@@ -41,6 +42,7 @@ type opConfig struct {
 	name        string
 	uid         string
 	parallelism int
+	idleness    time.Duration // WithIdleness; only AssignTimestamps takes it
 }
 
 // Name names an operator; names appear in plans, metrics and errors.
@@ -71,6 +73,9 @@ func opts(def string, os []OpOption) opConfig {
 
 // addNode adds a node reading the given streams' outputs.
 func (p *Pipeline) addNode(c opConfig, kind plan.Kind, ports int, impl task.NodeImpl) *plan.Node {
+	if c.idleness != 0 {
+		p.setErr(fmt.Errorf("operator %q: WithIdleness applies only to AssignTimestamps", c.name))
+	}
 	return p.g.AddNode(&plan.Node{Name: c.name, UID: c.uid, Kind: kind, Parallelism: c.parallelism, Ports: ports, Impl: impl})
 }
 

@@ -162,11 +162,17 @@ the default --delivery the output topic holds each input bid's result
 exactly once across failures: the source's offsets live in the checkpoints
 and the sink commits a Kafka transaction per checkpoint. An undecodable
 input record fails the job naming topic, partition and offset, or, with
---on-malformed skip and --dead-letter-topic, goes to that topic. See
-docs/connectors/kafka.md.`,
+--on-malformed skip and --dead-letter-topic, goes to that topic. With
+--history DIR the job first reads the bids in the JSON-lines files of DIR
+and then the topic, through the hybrid source (connectors/hybrid), with
+the same guarantees across the switch. See docs/connectors/kafka.md.`,
 		Flags: func(fs *pflag.FlagSet) cli.Builder {
 			var kf KafkaFlags
+			var history string
+			var rate float64
 			kf.defineSink(fs)
+			fs.StringVar(&history, "history", "", "first read the bids in the JSON-lines files of this directory (in name order), then the topic")
+			fs.Float64Var(&rate, "rate", 0, "read at most this many bids per second in all (0: as fast as possible)")
 			fs.StringVar(&kf.SourceTopic, "source-topic", "", "topic to read bids from (required; it must exist)")
 			fs.BoolVar(&kf.Bounded, "bounded", false, "stop at the end offsets the source topic has when the job starts")
 			fs.StringVar(&kf.Start, "start", "earliest", "where a fresh job starts reading: earliest, latest, or group (with --group)")
@@ -175,12 +181,19 @@ docs/connectors/kafka.md.`,
 			fs.DurationVar(&kf.Partitions, "partition-idle-timeout", 0, "a partition without records this long stops holding back the watermark (0: never)")
 			// --start and --group choose where a fresh job starts; a
 			// restored one reads on from its checkpoint's offsets.
-			cli.MayChangeOnRestore(fs, "brokers", "connect-timeout", "transaction-timeout", "start", "group", "dead-letter-topic")
+			cli.MayChangeOnRestore(fs, "brokers", "connect-timeout", "transaction-timeout", "start", "group", "dead-letter-topic", "rate")
 			return func(p *weir.Pipeline, cfg cli.JobConfig) error {
 				src, err := kf.source(cfg)
+				if err == nil && history != "" {
+					src, err = withHistory(history, cfg, src)
+				}
+				if err == nil && rate < 0 {
+					err = fmt.Errorf("--rate must not be negative, got %v", rate)
+				}
 				if err != nil {
 					return fmt.Errorf("kafka-q1: %w", err)
 				}
+				src = connector.Throttle(src, rate)
 				sink, err := kf.sink("kafka-q1")
 				if err != nil {
 					return fmt.Errorf("kafka-q1: %w", err)

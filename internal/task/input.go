@@ -215,11 +215,15 @@ func (s *subtask) act(ch int, e exchange.Element, acts []input.Action) (done boo
 		case input.Advance:
 			s.advance(a.Watermark)
 		case input.GoIdle:
-			s.idle = true
-			s.emit(exchange.Element{Kind: exchange.Idle})
+			if s.idler == nil {
+				s.idle = true
+				s.emit(exchange.Element{Kind: exchange.Idle})
+			}
 		case input.GoActive:
-			s.idle = false
-			s.emitWatermark(s.outWM)
+			if s.idler == nil {
+				s.idle = false
+				s.emitWatermark(s.outWM)
+			}
 		case input.Align:
 			s.alignID, s.alignStart = a.Checkpoint, s.rt.opts.Now()
 		case input.Snapshot:

@@ -63,7 +63,7 @@ func (s *subtask) runSource() error {
 		now = o.Now()
 		if n > 0 {
 			lastData = now
-			if s.idle {
+			if s.idle && s.idler == nil {
 				s.idle = false
 				s.emitWatermark(s.outWM) // an active channel again
 			}
@@ -85,7 +85,7 @@ func (s *subtask) runSource() error {
 			s.flushAll()
 		}
 		if n == 0 {
-			if o.IdleTimeout > 0 && !s.idle && now.Sub(lastData) >= o.IdleTimeout {
+			if o.IdleTimeout > 0 && !s.idle && s.idler == nil && now.Sub(lastData) >= o.IdleTimeout {
 				s.idle = true
 				s.emit(exchange.Element{Kind: exchange.Idle})
 			}
@@ -271,6 +271,8 @@ func (s *subtask) nextProcessingTime() (int64, bool) {
 	return next, found
 }
 
+// fireProcessingTimers fires the chain's due processing-time timers and
+// then tells the consumers whether an IdleAssigner went idle or active.
 func (s *subtask) fireProcessingTimers() {
 	if len(s.procs) == 0 {
 		return
@@ -284,6 +286,7 @@ func (s *subtask) fireProcessingTimers() {
 			}
 		}
 	}
+	s.followIdler()
 }
 
 // forwardLatency sends a latency marker on to one output channel, chosen

@@ -68,6 +68,20 @@ type WatermarkAssigner interface {
 	AssignsWatermarks()
 }
 
+// IdleAssigner is a WatermarkAssigner that also decides whether its
+// subtask is idle, as Flink's WatermarkStrategy.withIdleness does: Idle
+// reports that it has seen no record for a while. The task asks after
+// every step and after its processing-time timers fired, and tells its
+// consumers when the answer changes: idle, so that they no longer wait
+// for its watermark, or active again (a watermark) once records come.
+// Of a chain's assigners the last decides; the idleness of the task's
+// input, or of its source, is then ignored: the assigner, which sees no
+// record while they are idle, goes idle itself.
+type IdleAssigner interface {
+	WatermarkAssigner
+	Idle() bool
+}
+
 // Base implements Operator with no-ops; operators embed it.
 type Base struct{}
 

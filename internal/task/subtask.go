@@ -58,6 +58,9 @@ type subtask struct {
 	inWM  int64 // the input watermark delivered to the chain
 	outWM int64 // last watermark emitted downstream
 	idle  bool  // downstream was told we are idle
+	// idler, when the chain has one, decides idle instead of the input
+	// or the source (IdleAssigner).
+	idler IdleAssigner
 
 	inbox          chan control
 	lastCheckpoint int64          // the latest snapshot taken (a source's; the protocol keeps its own)
@@ -407,6 +410,9 @@ func (s *subtask) build() error {
 		s.ops[i] = b.Op
 		if pt, ok := b.Op.(ProcessingTimer); ok {
 			s.procs = append(s.procs, pt)
+		}
+		if ia, ok := b.Op.(IdleAssigner); ok && s.idler == nil {
+			s.idler = ia // built from the end: the chain's last
 		}
 		if f, ok := b.Op.(Flusher); ok {
 			s.flush = append(s.flush, f)

@@ -121,3 +121,20 @@ func (s *subtask) emitWatermark(w int64) {
 	s.outWM = w
 	s.emit(exchange.Element{Kind: exchange.Watermark, Time: w})
 }
+
+// followIdler tells the consumers of a chain with an IdleAssigner when
+// its idleness changed: Idle when it went idle, and the output watermark,
+// which makes their channels active again, when records came.
+func (s *subtask) followIdler() {
+	if s.idler == nil || s.finished {
+		return
+	}
+	switch idle := s.idler.Idle(); {
+	case idle && !s.idle:
+		s.idle = true
+		s.emit(exchange.Element{Kind: exchange.Idle})
+	case !idle && s.idle:
+		s.idle = false
+		s.emitWatermark(s.outWM)
+	}
+}

@@ -257,7 +257,7 @@ func (h *Harness[K, Out]) sideRecords(tag any) (any, bool) {
 
 // SideOutput returns the records the operator emitted to the side output
 // tag, in order, with their event times; the tag must have been given to
-// the harness (LateTo), or SideOutput returns nil.
+// the harness (LateTo, CaptureSideOutput), or SideOutput returns nil.
 func SideOutput[T any](h Operator, tag *weir.OutputTag[T]) []Record[T] {
 	r, ok := h.sideRecords(tag)
 	if !ok {
@@ -280,10 +280,13 @@ type config struct {
 }
 
 // capture asks for the records of a side output: tag is the
-// *weir.OutputTag[T], stream returns its stream (after the operator is
-// added), port the collector of its port.
+// *weir.OutputTag[T], stream adds a probe named name reading it (after
+// the operator is added), port returns the collector of its port. A
+// capture without stream is of a tag a function emits to with
+// weir.Output, named name (sideOf).
 type capture struct {
 	tag    any
+	name   string
 	stream func(p *weir.Pipeline, name string) error
 	port   func() any
 }
@@ -324,7 +327,12 @@ func build[K comparable, Out any](c *config, add func(p *weir.Pipeline) weir.Str
 	main := add(p)
 	weir.Map(main, func(v Out) Out { return v }, weir.Name(mainProbe))
 	for i, cp := range c.captures {
-		if err := cp.stream(p, fmt.Sprintf("%s%d", sideProbe, i)); err != nil {
+		probe := fmt.Sprintf("%s%d", sideProbe, i)
+		if cp.stream == nil {
+			sideOf(main, cp.name, probe)
+			continue
+		}
+		if err := cp.stream(p, probe); err != nil {
 			return nil, nil, nil, err
 		}
 	}

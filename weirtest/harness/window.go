@@ -50,6 +50,11 @@ func NewProcessWindow[K comparable, T, Out any](key func(T) K, assigner weir.Win
 func newWindow[K comparable, T, Out any](key func(T) K, assigner weir.WindowAssigner, opts []Option,
 	apply func(weir.WindowedStream[K, T]) weir.Stream[Out]) (*Window[K, T, Out], error) {
 	c := newConfig(opts)
+	for _, cp := range c.captures {
+		if cp.stream == nil {
+			return nil, fmt.Errorf("harness: CaptureSideOutput(side output %q) applies to process harnesses only: window functions emit to no side output", cp.name)
+		}
+	}
 	var cerr error
 	h, _, ins, err := build[K, Out](c, func(p *weir.Pipeline) weir.Stream[Out] {
 		// The harness gives each record its time itself (ProcessElement);

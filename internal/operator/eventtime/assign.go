@@ -43,9 +43,14 @@ func (g *Generator) Watermark() int64 {
 // the watermark of its output (task.WatermarkAssigner): every watermark
 // interval while it rises (after every record when the interval is below
 // a millisecond), and the final watermark when its input ends.
+//
+// With Idleness above zero it is a task.IdleAssigner: a subtask that saw
+// no record for at least Idleness milliseconds of processing time (and
+// less than twice that) is idle until its next record.
 type Node[T any] struct {
-	TS    func(T) int64
-	Delay int64
+	TS       func(T) int64
+	Delay    int64
+	Idleness int64
 }
 
 // Redistribution: each old subtask's highest time goes to one new
@@ -58,6 +63,11 @@ func (*Node[T]) Redistribution() task.Redistribution { return task.Reassigned }
 func (n *Node[T]) Build(ctx *task.Context, outs []any) (task.Built, error) {
 	op := &op[T]{node: n, next: operator.Out[T](outs, 0), gen: NewGenerator(n.Delay), now: ctx.Now,
 		interval: ctx.WatermarkInterval.Milliseconds(), emitted: dataflow.MinWatermark, name: ctx.Operator, par: ctx.Parallelism}
+	if n.Idleness > 0 {
+		iop := &idleOp[T]{op: op}
+		iop.since = op.now()
+		return task.Built{Op: iop, Inputs: []any{iop}}, nil
+	}
 	return task.Built{Op: op, Inputs: []any{op}}, nil
 }
 
@@ -133,4 +143,50 @@ func (o *op[T]) Restore(data []byte) error {
 		o.gen.Max = v
 	}
 	return nil
+}
+
+// idleOp is op with idleness (task.IdleAssigner). A record marks it seen;
+// a timer every Idleness milliseconds while active clears the mark, and
+// finds it idle when no record came since the previous one.
+type idleOp[T any] struct {
+	*op[T]
+	seen  bool  // a record came since the idleness timer fired last
+	since int64 // when the idleness timer fired last, or the op went active
+	idle  bool
+}
+
+func (o *idleOp[T]) Collect(ts int64, v T) {
+	o.seen = true
+	if o.idle {
+		o.idle = false
+		o.since = o.now()
+	}
+	o.op.Collect(ts, v)
+}
+
+// Idle reports whether no record came for the idleness timeout.
+func (o *idleOp[T]) Idle() bool { return o.idle && !o.ended }
+
+func (o *idleOp[T]) NextProcessingTime() (int64, bool) {
+	t, ok := o.op.NextProcessingTime()
+	if o.idle || o.ended {
+		return t, ok
+	}
+	check := o.since + o.node.Idleness
+	if !ok || check < t {
+		return check, true
+	}
+	return t, true
+}
+
+func (o *idleOp[T]) FireProcessingTime(now int64) {
+	o.op.FireProcessingTime(now)
+	if o.idle || now < o.since+o.node.Idleness {
+		return
+	}
+	if o.seen {
+		o.seen, o.since = false, now
+		return
+	}
+	o.idle = true
 }
