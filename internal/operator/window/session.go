@@ -236,3 +236,6 @@ func (o *sessionOperator[K, T, Acc, Out]) clear(wk winKey[K]) {
 		o.sessions.Put(sh, wk.Key, active)
 	}
 }
+
+// stamp returns the event time of the results of the firing in progress.
+func (o *sessionOperator[K, T, Acc, Out]) stamp() int64 { return o.emitTS }

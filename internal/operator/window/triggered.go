@@ -358,3 +358,6 @@ func (o *triggerOperator[K, T, Acc, Out]) SetState(name string, v []byte) {
 func (o *triggerOperator[K, T, Acc, Out]) ClearState(name string) {
 	o.tstate.Delete(o.core.Shard, trigKey[K]{o.cur.Key, o.cur.Win, name})
 }
+
+// stamp returns the event time of the results of the firing in progress.
+func (o *triggerOperator[K, T, Acc, Out]) stamp() int64 { return o.emitTS }
