@@ -318,21 +318,7 @@ func (o *triggerOperator[K, T, Acc, Out]) FireProcessingTime(now int64) {
 // windows emit what they hold rather than lose it. Timers registered
 // while they fire do not fire.
 func (o *triggerOperator[K, T, Acc, Out]) EndInput() error {
-	type due struct {
-		t  int64
-		wk winKey[K]
-	}
-	var all []due
-	for {
-		t, wk, ok := o.procs.PopDue(math.MaxInt64)
-		if !ok {
-			break
-		}
-		all = append(all, due{t, wk})
-	}
-	for _, d := range all {
-		o.onProcessingTime(d.t, d.wk)
-	}
+	fireAll(o.procs, o.onProcessingTime)
 	return nil
 }
 

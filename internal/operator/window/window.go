@@ -1,7 +1,8 @@
 // Package window implements event-time windows over keyed streams: the
 // tumbling and sliding assigners and the operator that keeps their state
 // per window and key group (bucket.go), and session windows, whose state
-// is kept per key and window and merges on overlap (session.go). A window
+// is kept per key and window and merges on overlap (session.go; on
+// processing time, session_proc.go). A window
 // fires when the watermark passes its end, fires again for each record
 // that arrives within the allowed lateness, and drops records later than
 // that, to a side output or counted. Windows with a trigger (and
@@ -132,8 +133,9 @@ type Node[K comparable, T, Acc, Out any] struct {
 	// Trigger, if not nil, decides when windows fire and purge (see
 	// triggerOperator); Evictor, if not nil, removes records from a
 	// window when it fires. Domain is the time windows are assigned on;
-	// windows of another domain than EventTime need a Trigger. Merging
-	// windows take neither.
+	// non-merging windows of another domain than EventTime need a
+	// Trigger. Merging windows take neither: on event time and on
+	// processing time (procSessionOperator) they fire at their end.
 	Trigger Trigger[T]
 	Evictor Evictor[T]
 	Domain  Domain
@@ -181,6 +183,9 @@ func (n *Node[K, T, Acc, Out]) Build(ctx *task.Context, outs []any) (task.Built,
 		s := &sessionOperator[K, T, Acc, Out]{Node: n, core: core, next: next, late: late, ordered: ctx.Ordered}
 		s.out = s.collect
 		op = s
+		if n.Domain == ProcessingTime {
+			op = procSessionOperator[K, T, Acc, Out]{s}
+		}
 	}
 	if n.NewEmit != nil {
 		n.Emit = n.NewEmit(outs, op.stamp)
