@@ -9,7 +9,8 @@ import (
 	"github.com/weir-stream/weir"
 )
 
-// The rescale oracle of windows with triggers. Count windows and count
+// The rescale oracle of windows with triggers, and of processing-time
+// session windows. Count windows and count
 // triggers depend on the order of each key's records, so these jobs key
 // by split (the record's index mod oracleSplits): each key's records
 // then come from one split, read in index order before and after the
@@ -39,10 +40,32 @@ func customTriggerJob(in weir.Stream[oev]) weir.Stream[string] {
 	return weir.ProcessWindow(w, span, weir.Name("custom trigger"))
 }
 
+// processingTimeSessionsJob sessionizes each key's records by arrival
+// with the given gap and emits each record of a session with its key.
+// Which session holds a record depends on timing; that each record is
+// emitted once, across a stop and a restore at another parallelism,
+// does not. With a gap of an hour every session is still open at the
+// cut: the records before it reach the output only through the
+// sessions' state, restored by key group, and fire when the restored
+// run's input ends.
+func processingTimeSessionsJob(gap time.Duration) oracleJob {
+	return func(in weir.Stream[oev]) weir.Stream[string] {
+		w := weir.WindowBy(weir.KeyBy(in, oevKey), weir.SessionProcessingTime(gap))
+		return weir.ProcessWindow(w, func(key int64, _ weir.Window, recs []oev, emit func(string)) error {
+			for _, r := range recs {
+				emit(fmt.Sprintf("key %d: %d", key, r.I))
+			}
+			return nil
+		}, weir.Name("processing-time sessions"))
+	}
+}
+
 func TestRescaleOracleOfTriggeredWindows(t *testing.T) {
 	cases := []oracleCase{
 		{"count windows", countWindowsJob, 1234, []int{1, 3, 8}, []restoreFrom{fromSavepoint, fromCheckpoint, fromSavepoint}},
 		{"custom trigger", customTriggerJob, 1321, []int{1, 3, 8}, []restoreFrom{fromCheckpoint, fromSavepoint, fromSavepoint}},
+		{"processing-time sessions", processingTimeSessionsJob(5 * time.Millisecond), 1234, []int{1, 3}, []restoreFrom{fromSavepoint, fromCheckpoint}},
+		{"processing-time sessions open at the cut", processingTimeSessionsJob(time.Hour), 1500, []int{1, 3, 8}, []restoreFrom{fromSavepoint, fromSavepoint, fromCheckpoint}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

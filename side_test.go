@@ -169,3 +169,30 @@ func TestSideOutputTakenWithTwoTypesFailsTheBuild(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// A count window fires at the event time of the record that filled it;
+// what its function sends to a side output carries that time too, as
+// its main output does, not GlobalWindow's MaxTimestamp.
+func TestSideOutputsOfCountWindowsCarryTheFiringTime(t *testing.T) {
+	events := []ev{{"a", 100}, {"a", 200}, {"b", 300}, {"a", 400}, {"b", 500}}
+	p, src := orderedPipeline(events, 0)
+	side := weir.NewOutputTag[string]("side")
+	fired := weir.ProcessWindowWithContext(weir.CountWindow(weir.KeyBy(src, evKey), 2), func(ctx *weir.WindowContext[string, string], recs []ev) error {
+		ctx.Emit(ctx.Key())
+		weir.Output(ctx, side, ctx.Key())
+		return nil
+	})
+	stamped := func(what string, s weir.Stream[string]) weir.Stream[string] {
+		return weir.ProcessStream(s, func(ctx *weir.RecordContext[string], key string) error {
+			ctx.Emit(fmt.Sprintf("%s %s at %d", what, key, ctx.Timestamp()))
+			return nil
+		})
+	}
+	out := &sink[string]{}
+	weir.To(weir.Union(stamped("main", fired), stamped("side", weir.SideOutputOf(fired, side))), "out", out)
+	run(t, p)
+	want := []string{"main a at 200", "main b at 500", "side a at 200", "side b at 500"}
+	if got := out.sorted(func(a, b string) bool { return a < b }); !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}

@@ -164,6 +164,9 @@ func TestTriggerMisuseFailsTheBuild(t *testing.T) {
 		"session": {func(ks weir.KeyedStream[string, ev]) weir.WindowedStream[string, ev] {
 			return weir.WindowBy(ks, weir.Session(time.Second)).Trigger(weir.CountTrigger[ev](2))
 		}, "session windows take no custom trigger"},
+		"processing-time session": {func(ks weir.KeyedStream[string, ev]) weir.WindowedStream[string, ev] {
+			return weir.WindowBy(ks, weir.SessionProcessingTime(time.Second)).Evictor(weir.CountEvictor[ev](2))
+		}, "session windows take no custom trigger or evictor"},
 		"global": {func(ks weir.KeyedStream[string, ev]) weir.WindowedStream[string, ev] {
 			return weir.WindowBy(ks, weir.GlobalWindows())
 		}, "global windows need a trigger"},

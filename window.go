@@ -103,10 +103,11 @@ func ProcessWindow[K comparable, T, Out any](w WindowedStream[K, T], fn func(key
 
 // windowOp adds a window operator folding records into accumulators.
 // newEmit, if not nil, returns the emit of one subtask, which may emit
-// to side outputs so through outs.
+// to side outputs so through outs, stamped with what stamp returns (the
+// event time of the main output's records of the firing).
 func windowOp[K comparable, T, Acc, Out any](w WindowedStream[K, T], create func() Acc, add func(Acc, T) Acc,
 	merge func(Acc, Acc) Acc, emit func(K, window.Window, Acc, func(Out)), c opConfig,
-	newEmit func(so *sideOutputs, outs []any) func(K, window.Window, Acc, func(Out))) Stream[Out] {
+	newEmit func(so *sideOutputs, outs []any, stamp func() int64) func(K, window.Window, Acc, func(Out))) Stream[Out] {
 	p := w.ks.s.p
 	node := &window.Node[K, T, Acc, Out]{Key: w.ks.key, Assign: assignFunc(w.assigner), Merging: w.assigner.Merging(),
 		Lateness: w.lateness, Create: create, Add: add, Merge: merge, Emit: emit}
@@ -122,7 +123,9 @@ func windowOp[K comparable, T, Acc, Out any](w WindowedStream[K, T], create func
 		w.late.bind(p, n, 1)
 	}
 	if newEmit != nil {
-		node.NewEmit = func(outs []any) func(K, window.Window, Acc, func(Out)) { return newEmit(so, outs) }
+		node.NewEmit = func(outs []any, stamp func() int64) func(K, window.Window, Acc, func(Out)) {
+			return newEmit(so, outs, stamp)
+		}
 	}
 	return newStream[Out](p, n, 0)
 }

@@ -92,6 +92,8 @@ func assignFunc(a WindowAssigner) func([]window.Window, int64) []window.Window {
 		return a.a.Assign
 	case *session:
 		return a.a.Assign
+	case *procSession:
+		return a.a.Assign
 	}
 	return func(dst []window.Window, ts int64) []window.Window {
 		return appendWindows(dst, a.Assign(nil, ts))

@@ -10,7 +10,9 @@ import (
 // WindowContext is what a window function of ProcessWindowWithContext
 // sees while a window fires: the key, the window, the main output and the
 // side outputs (Output). It is valid only during that call. Records
-// emitted either way carry the window's MaxTimestamp as event time.
+// emitted either way carry the event time of the firing: the window's
+// MaxTimestamp, or for GlobalWindow (count windows) the time of the
+// record or timer that fired it.
 type WindowContext[K comparable, Out any] struct {
 	key  K
 	win  Window
@@ -36,9 +38,9 @@ func (c *WindowContext[K, Out]) sideEmitter() *sideEmitter { return &c.side }
 func ProcessWindowWithContext[K comparable, T, Out any](w WindowedStream[K, T], fn func(ctx *WindowContext[K, Out], records []T) error, os ...OpOption) Stream[Out] {
 	add := func(l []T, v T) []T { return append(l, v) }
 	merge := func(a, b []T) []T { return append(append([]T(nil), a...), b...) }
-	newEmit := func(so *sideOutputs, outs []any) func(K, window.Window, []T, func(Out)) {
+	newEmit := func(so *sideOutputs, outs []any, stamp func() int64) func(K, window.Window, []T, func(Out)) {
 		c := &WindowContext[K, Out]{}
-		c.side = sideEmitter{so: so, outs: outs, ts: func() int64 { return c.win.MaxTimestamp() }, name: so.node.Name}
+		c.side = sideEmitter{so: so, outs: outs, ts: stamp, name: so.node.Name}
 		return func(k K, win window.Window, l []T, out func(Out)) {
 			c.key, c.win, c.emit = k, Window(win), out
 			if err := fn(c, l); err != nil {

@@ -39,6 +39,26 @@ type procTime struct{ sliding }
 func (p *procTime) String() string        { return "processing-time " + p.sliding.String() }
 func (p *procTime) domain() window.Domain { return window.ProcessingTime }
 
+// SessionProcessingTime returns session windows, as Session, of the
+// operator's clock (Flink's ProcessingTimeSessionWindows.withGap): a
+// record opens the window [now, now+gap) of the time at which the window
+// operator takes it, whatever its event time; a key's windows merge when
+// they overlap or touch, so records of a key arriving no more than gap
+// apart form one session; and a session fires when the clock passes its
+// end, its results carrying the window's MaxTimestamp. The records need
+// no event time. Sessions still open when a bounded input ends fire
+// then. They take no Trigger, Evictor or AllowedLateness. Results depend
+// on timing, as for TumblingProcessingTime; see docs/windows.md.
+func SessionProcessingTime(gap time.Duration) WindowAssigner {
+	return &procSession{session{window.Session{Gap: gap.Milliseconds()}}}
+}
+
+// procSession is a session assigner on processing time.
+type procSession struct{ session }
+
+func (p *procSession) String() string        { return "processing-time " + p.session.String() }
+func (p *procSession) domain() window.Domain { return window.ProcessingTime }
+
 // GlobalWindows puts all records of a key into one window, GlobalWindow,
 // which never ends: it needs a Trigger (and its state goes only when the
 // trigger purges it). Its results carry the event time of what fired
@@ -138,6 +158,9 @@ func configure[K comparable, T, Acc, Out any](w WindowedStream[K, T], node *wind
 		}
 		return needsTime, "event-time window " + w.assigner.String(), nil
 	case window.ProcessingTime:
+		if w.assigner.Merging() {
+			return stampsTime, "", nil // the session operator fires on the clock by itself
+		}
 		if t == nil {
 			t = ProcessingTimeTrigger[T]()
 		}

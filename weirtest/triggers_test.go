@@ -116,12 +116,26 @@ func processingTimeJob(p *weir.Pipeline, sink connector.Sink[windowed]) {
 	src := generator.New(20_000, func(i int64) event { return event{Key: i % 40, Time: i} }, generator.WithRate(100_000))
 	in := weir.FromSource(p, "events", src) // no event time
 	w := weir.WindowBy(weir.KeyBy(in, func(e event) int64 { return e.Key }), weir.TumblingProcessingTime(20*time.Millisecond))
-	weir.To(weir.ProcessWindow(w, func(_ int64, win weir.Window, recs []event, emit func(windowed)) error {
-		for _, r := range recs {
-			emit(windowed{win.Start, r.Time})
-		}
-		return nil
-	}), "sink", sink)
+	weir.To(weir.ProcessWindow(w, eachRecord), "sink", sink)
+}
+
+// eachRecord emits each record of a firing window with the window.
+func eachRecord(_ int64, win weir.Window, recs []event, emit func(windowed)) error {
+	for _, r := range recs {
+		emit(windowed{win.Start, r.Time})
+	}
+	return nil
+}
+
+// processingTimeSessionJob sessionizes each key's records by the clock
+// at which they arrive, with a 3ms gap: at the generator's rate a key's
+// records arrive about 3ms apart, so sessions both merge and fire while
+// records arrive, and checkpoints take open sessions with their timers.
+func processingTimeSessionJob(p *weir.Pipeline, sink connector.Sink[windowed]) {
+	src := generator.New(20_000, func(i int64) event { return event{Key: i % 300, Time: i} }, generator.WithRate(100_000))
+	in := weir.FromSource(p, "events", src) // no event time
+	w := weir.WindowBy(weir.KeyBy(in, func(e event) int64 { return e.Key }), weir.SessionProcessingTime(3*time.Millisecond))
+	weir.To(weir.ProcessWindow(w, eachRecord), "sink", sink)
 }
 
 // compareIDs compares the records' ids, whatever their windows: once
@@ -160,6 +174,16 @@ func TestOracleProcessingTimeWindowsCountEveryRecordOnce(t *testing.T) {
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
 			res := weirtest.Check(t, processingTimeJob, weirtest.Options[windowed]{Guarantee: v.g, Checkpoints: v.ck,
+				Seeds: seeds(6), Compare: compareIDs(v.g)})
+			report(t, res)
+		})
+	}
+}
+
+func TestOracleProcessingTimeSessionsCountEveryRecordOnce(t *testing.T) {
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			res := weirtest.Check(t, processingTimeSessionJob, weirtest.Options[windowed]{Guarantee: v.g, Checkpoints: v.ck,
 				Seeds: seeds(6), Compare: compareIDs(v.g)})
 			report(t, res)
 		})

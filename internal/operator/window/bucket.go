@@ -307,3 +307,6 @@ func cleanupTime(win Window, lateness int64) int64 {
 	}
 	return t
 }
+
+// stamp returns the event time of the results of the firing in progress.
+func (o *bucketOperator[K, T, Acc, Out]) stamp() int64 { return o.emitTS }

@@ -19,7 +19,9 @@ type winKey[K comparable] struct {
 
 // sessionOperator runs merging (session) windows, whose bounds differ per
 // key: state and timers are kept per key and window, and a key's active
-// windows merge when a record bridges them.
+// windows merge when a record bridges them. On event time its timers
+// fire with the watermark; on processing time (Domain) records are
+// assigned by the clock and procSessionOperator fires the timers on it.
 type sessionOperator[K comparable, T, Acc, Out any] struct {
 	*Node[K, T, Acc, Out]
 	task.Base
@@ -76,23 +78,50 @@ func (o *sessionOperator[K, T, Acc, Out]) Open(*task.Context) error {
 		Key: c.Keys.Codec, Value: wlc, KeyGroup: c.KeyGroup}); err != nil {
 		return err
 	}
-	o.timers, err = state.RegisterTimers(c.Backend, "window-timers", wkc, wkGroup)
+	name := "window-timers"
+	if o.Domain == ProcessingTime {
+		name = "window-timers-processing"
+	}
+	o.timers, err = state.RegisterTimers(c.Backend, name, wkc, wkGroup)
 	return err
+}
+
+// now returns how far the windows' time has got: the watermark, or the
+// clock for processing-time sessions.
+func (o *sessionOperator[K, T, Acc, Out]) now() int64 {
+	if o.Domain == ProcessingTime {
+		return o.core.Now()
+	}
+	return o.core.WM
+}
+
+// cleanup returns when window win's state goes: its end plus the allowed
+// lateness on event time, its end on processing time, where no record is
+// late.
+func (o *sessionOperator[K, T, Acc, Out]) cleanup(win Window) int64 {
+	if o.Domain == ProcessingTime {
+		return win.MaxTimestamp()
+	}
+	return cleanupTime(win, o.Lateness)
 }
 
 func (o *sessionOperator[K, T, Acc, Out]) collect(v Out) { o.next.Collect(o.emitTS, v) }
 
 func (o *sessionOperator[K, T, Acc, Out]) Collect(ts int64, v T) {
-	if ts == dataflow.MinWatermark {
+	now := o.now()
+	at := ts
+	if o.Domain == ProcessingTime {
+		at = now
+	} else if ts == dataflow.MinWatermark {
 		task.Failf("%s: record without event time in an event-time window; give the source WithTimestamps", o.core.Name)
 	}
 	k := o.Key(v)
 	o.core.SetKey(k)
 	sh := o.core.Shard
-	o.wins = o.Assign(o.wins[:0], ts)
+	o.wins = o.Assign(o.wins[:0], at)
 	win, merged := o.mergeSession(k, o.wins[0])
 	wk := winKey[K]{k, win}
-	if cleanupTime(win, o.Lateness) <= o.core.WM {
+	if o.cleanup(win) <= now {
 		if merged {
 			o.clear(wk) // a session that ended before it began
 		}
@@ -105,11 +134,11 @@ func (o *sessionOperator[K, T, Acc, Out]) Collect(ts int64, v T) {
 	}
 	acc = o.Add(acc, v)
 	o.contents.Put(sh, wk, acc)
-	if win.MaxTimestamp() <= o.core.WM {
+	if win.MaxTimestamp() <= now {
 		// A late record within the allowed lateness: fire the updated
 		// window now; its state lives until the cleanup time.
 		o.fire(wk, acc)
-		o.timers.Register(cleanupTime(win, o.Lateness), wk)
+		o.timers.Register(o.cleanup(win), wk)
 	} else if !ok || merged {
 		o.timers.Register(win.MaxTimestamp(), wk)
 	}
@@ -158,7 +187,7 @@ func (o *sessionOperator[K, T, Acc, Out]) mergeSession(k K, win Window) (Window,
 				o.contents.Delete(sh, wk)
 			}
 			o.timers.Delete(a.MaxTimestamp(), wk)
-			o.timers.Delete(cleanupTime(a, o.Lateness), wk)
+			o.timers.Delete(o.cleanup(a), wk)
 		}
 		if has {
 			o.contents.Put(sh, winKey[K]{k, merged}, acc)
@@ -205,9 +234,10 @@ func (o *sessionOperator[K, T, Acc, Out]) watermarkOrdered(wm int64) {
 		func(t int64, wk winKey[K]) { o.onTimer(t, wk, wm) })
 }
 
-// onTimer handles the timer of window wk at t: at the window's end it
-// fires it, and once the allowed lateness passed it drops it.
-func (o *sessionOperator[K, T, Acc, Out]) onTimer(t int64, wk winKey[K], wm int64) {
+// onTimer handles the timer of window wk at t, with the windows' time
+// at now: at the window's end it fires it, and once the allowed lateness
+// passed it drops it.
+func (o *sessionOperator[K, T, Acc, Out]) onTimer(t int64, wk winKey[K], now int64) {
 	o.core.SetKey(wk.Key)
 	acc, live := o.contents.Get(o.core.Shard, wk)
 	if !live {
@@ -216,7 +246,7 @@ func (o *sessionOperator[K, T, Acc, Out]) onTimer(t int64, wk winKey[K], wm int6
 	if t == wk.Win.MaxTimestamp() {
 		o.fire(wk, acc)
 	}
-	if cleanup := cleanupTime(wk.Win, o.Lateness); cleanup <= wm {
+	if cleanup := o.cleanup(wk.Win); cleanup <= now {
 		o.clear(wk)
 	} else {
 		o.timers.Register(cleanup, wk)
@@ -236,3 +266,6 @@ func (o *sessionOperator[K, T, Acc, Out]) clear(wk winKey[K]) {
 		o.sessions.Put(sh, wk.Key, active)
 	}
 }
+
+// stamp returns the event time of the results of the firing in progress.
+func (o *sessionOperator[K, T, Acc, Out]) stamp() int64 { return o.emitTS }

@@ -318,21 +318,7 @@ func (o *triggerOperator[K, T, Acc, Out]) FireProcessingTime(now int64) {
 // windows emit what they hold rather than lose it. Timers registered
 // while they fire do not fire.
 func (o *triggerOperator[K, T, Acc, Out]) EndInput() error {
-	type due struct {
-		t  int64
-		wk winKey[K]
-	}
-	var all []due
-	for {
-		t, wk, ok := o.procs.PopDue(math.MaxInt64)
-		if !ok {
-			break
-		}
-		all = append(all, due{t, wk})
-	}
-	for _, d := range all {
-		o.onProcessingTime(d.t, d.wk)
-	}
+	fireAll(o.procs, o.onProcessingTime)
 	return nil
 }
 
@@ -358,3 +344,6 @@ func (o *triggerOperator[K, T, Acc, Out]) SetState(name string, v []byte) {
 func (o *triggerOperator[K, T, Acc, Out]) ClearState(name string) {
 	o.tstate.Delete(o.core.Shard, trigKey[K]{o.cur.Key, o.cur.Win, name})
 }
+
+// stamp returns the event time of the results of the firing in progress.
+func (o *triggerOperator[K, T, Acc, Out]) stamp() int64 { return o.emitTS }

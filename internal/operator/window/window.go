@@ -1,7 +1,8 @@
 // Package window implements event-time windows over keyed streams: the
 // tumbling and sliding assigners and the operator that keeps their state
 // per window and key group (bucket.go), and session windows, whose state
-// is kept per key and window and merges on overlap (session.go). A window
+// is kept per key and window and merges on overlap (session.go; on
+// processing time, session_proc.go). A window
 // fires when the watermark passes its end, fires again for each record
 // that arrives within the allowed lateness, and drops records later than
 // that, to a side output or counted. Windows with a trigger (and
@@ -124,13 +125,17 @@ type Node[K comparable, T, Acc, Out any] struct {
 	Emit func(K, Window, Acc, func(Out))
 	// NewEmit, if not nil, returns the Emit of one subtask, given the
 	// operator's outputs (as Build receives them), for window functions
-	// that emit to side outputs too.
-	NewEmit func(outs []any) func(K, Window, Acc, func(Out))
+	// that emit to side outputs too. During a firing, stamp returns the
+	// event time the firing's results carry on the main output: the
+	// window's max timestamp, or for the global window the time of what
+	// fired it; side outputs carry the same.
+	NewEmit func(outs []any, stamp func() int64) func(K, Window, Acc, func(Out))
 	// Trigger, if not nil, decides when windows fire and purge (see
 	// triggerOperator); Evictor, if not nil, removes records from a
 	// window when it fires. Domain is the time windows are assigned on;
-	// windows of another domain than EventTime need a Trigger. Merging
-	// windows take neither.
+	// non-merging windows of another domain than EventTime need a
+	// Trigger. Merging windows take neither: on event time and on
+	// processing time (procSessionOperator) they fire at their end.
 	Trigger Trigger[T]
 	Evictor Evictor[T]
 	Domain  Domain
@@ -154,25 +159,37 @@ func (*Node[K, T, Acc, Out]) HandsOver() {}
 func (n *Node[K, T, Acc, Out]) Build(ctx *task.Context, outs []any) (task.Built, error) {
 	core := keyed.NewCore(ctx, n.Keys)
 	if n.NewEmit != nil {
-		own := *n
-		own.Emit = n.NewEmit(outs)
+		own := *n // its Emit is set below, once the operator exists
 		n = &own
 	}
-	if n.Trigger != nil {
+	next, late := operator.Out[Out](outs, 0), lateOutput[T](ctx, outs)
+	var op interface {
+		task.Operator
+		stamp() int64
+	}
+	switch {
+	case n.Trigger != nil:
 		if n.Merging {
 			return task.Built{}, fmt.Errorf("%s: merging windows take no trigger or evictor", ctx.Operator)
 		}
-		op := &triggerOperator[K, T, Acc, Out]{Node: n, core: core, next: operator.Out[Out](outs, 0), late: lateOutput[T](ctx, outs), ordered: ctx.Ordered}
-		op.out = op.collect
-		return task.Built{Op: op, Inputs: []any{op}}, nil
+		t := &triggerOperator[K, T, Acc, Out]{Node: n, core: core, next: next, late: late, ordered: ctx.Ordered}
+		t.out = t.collect
+		op = t
+	case !n.Merging:
+		b := &bucketOperator[K, T, Acc, Out]{Node: n, core: core, next: next, late: late, ordered: ctx.Ordered}
+		b.out = b.collect
+		op = b
+	default:
+		s := &sessionOperator[K, T, Acc, Out]{Node: n, core: core, next: next, late: late, ordered: ctx.Ordered}
+		s.out = s.collect
+		op = s
+		if n.Domain == ProcessingTime {
+			op = procSessionOperator[K, T, Acc, Out]{s}
+		}
 	}
-	if !n.Merging {
-		op := &bucketOperator[K, T, Acc, Out]{Node: n, core: core, next: operator.Out[Out](outs, 0), late: lateOutput[T](ctx, outs), ordered: ctx.Ordered}
-		op.out = op.collect
-		return task.Built{Op: op, Inputs: []any{op}}, nil
+	if n.NewEmit != nil {
+		n.Emit = n.NewEmit(outs, op.stamp)
 	}
-	op := &sessionOperator[K, T, Acc, Out]{Node: n, core: core, next: operator.Out[Out](outs, 0), late: lateOutput[T](ctx, outs), ordered: ctx.Ordered}
-	op.out = op.collect
 	return task.Built{Op: op, Inputs: []any{op}}, nil
 }
 
