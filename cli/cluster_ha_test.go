@@ -17,13 +17,16 @@ type haCluster struct {
 }
 
 // newHACluster starts coordinator a, which leads once its first lease
-// period passed, then standby b, then workers.
-func newHACluster(t *testing.T, workers int) *haCluster {
+// period passed, then standby b, then workers. A short lease makes a
+// takeover after a kill or a freeze quick; a leader on a loaded machine
+// may then miss a renewal and lose the lead early, so a test that does
+// not wait for the lease to expire gives a longer one.
+func newHACluster(t *testing.T, workers int, lease string) *haCluster {
 	c := &testCluster{t: t, dir: t.TempDir(), workers: map[string]*proc{}, replacement: "1m"}
 	c.store = filepath.Join(c.dir, "store")
 	h := &haCluster{testCluster: c}
 	startHA := func(name string) (*proc, string) {
-		p := start(t, name, "coordinator", "--ha", "--listen", "127.0.0.1:0", "--checkpoint-store", c.store, "--lease-period", "1s",
+		p := start(t, name, "coordinator", "--ha", "--listen", "127.0.0.1:0", "--checkpoint-store", c.store, "--lease-period", lease,
 			"--replacement-timeout", c.replacement, "--heartbeat-timeout", "1s", "--heartbeat-interval", "100ms")
 		return p, p.waitFor(`listening on (\S+) `)[1]
 	}
@@ -71,7 +74,7 @@ func (h *haCluster) checkOutput(client *proc, out string, ref []string) {
 func TestClusterHALeaderKillRestartsNoTask(t *testing.T) {
 	skipShort(t)
 	ref := reference(t, keycount)
-	h := newHACluster(t, 3)
+	h := newHACluster(t, 3, "1s")
 	client, out := h.submit(keycount)
 	h.a.waitFor(`checkpoint 2 completed`)
 	h.a.kill()
@@ -89,7 +92,7 @@ func TestClusterHALeaderKillRestartsNoTask(t *testing.T) {
 func TestClusterHAFrozenLeaderNeverCommitsAfterTheTakeover(t *testing.T) {
 	skipShort(t)
 	ref := reference(t, keycount)
-	h := newHACluster(t, 3)
+	h := newHACluster(t, 3, "1s")
 	client, out := h.submit(keycount)
 	h.a.waitFor(`checkpoint 2 completed`)
 	h.a.stop()
@@ -112,7 +115,7 @@ func TestClusterHAFrozenLeaderNeverCommitsAfterTheTakeover(t *testing.T) {
 func TestClusterHAHandoverRestartsNoTask(t *testing.T) {
 	skipShort(t)
 	ref := reference(t, keycount)
-	h := newHACluster(t, 3)
+	h := newHACluster(t, 3, "5s")
 	client, out := h.submit(keycount)
 	h.a.waitFor(`checkpoint 2 completed`)
 	ho := start(t, "handover", "coordinator", "handover", "--coordinator", h.addrs)
