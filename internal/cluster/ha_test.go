@@ -27,8 +27,11 @@ func newHACluster(t *testing.T, ctx context.Context) *haCluster {
 	dir := t.TempDir()
 	h := &haCluster{dir: dir, store: filepath.Join(dir, "store"), logs: newLogLines(), workerLogs: newLogLines()}
 	h.prog = keycountProgram{store: h.store, logs: h.logs}
+	// The lease is long enough that a leader on a loaded machine (the race
+	// detector, other tests) does not miss its renewals and lose the lead
+	// before the test takes it away.
 	cfg := func(ha bool, who string) cluster.CoordinatorConfig {
-		return cluster.CoordinatorConfig{Listen: "127.0.0.1:0", Store: h.store, Program: h.prog, HA: ha, LeasePeriod: 300 * time.Millisecond,
+		return cluster.CoordinatorConfig{Listen: "127.0.0.1:0", Store: h.store, Program: h.prog, HA: ha, LeasePeriod: time.Second,
 			HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: time.Second,
 			Log: func(l string) { h.logs.add(who + ": " + l) }}
 	}
