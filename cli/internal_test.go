@@ -46,3 +46,24 @@ func TestEndOfRunReportNamesTasksThatDroppedLateRecords(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+func TestLatencyHistogramBucketsCoverEveryValueInOrder(t *testing.T) {
+	prev := -1
+	for _, v := range []int64{0, 1, 63, 64, 65, 127, 128, 1000, 1 << 20, 1<<40 + 12345, 1<<63 - 1} {
+		i := latencyIndex(v)
+		if i < prev || i >= latencyBuckets {
+			t.Fatalf("value %d in bucket %d (previous %d, %d buckets)", v, i, prev, latencyBuckets)
+		}
+		if up := latencyUpper(i); up < v || (i > 0 && latencyUpper(i-1) >= v) {
+			t.Fatalf("value %d in bucket %d of upper bound %d (the one before: %d)", v, i, up, latencyUpper(i-1))
+		}
+		prev = i
+	}
+	var h latencyHist
+	for v := int64(1); v <= 1000; v++ {
+		h.record(v * 1000)
+	}
+	if p50, p99, top := h.quantile(0.5), h.quantile(0.99), h.quantile(1); p50 < 500_000 || p50 > 516_000 || p99 < 990_000 || top != 1_000_000 {
+		t.Fatalf("p50 %v, p99 %v, max %v of 1µs..1ms", p50, p99, top)
+	}
+}

@@ -159,7 +159,7 @@ events: only the generator table's options gain --generators and
 	nx.Flags().IntVarP(&parallelism, "parallelism", "p", runtime.GOMAXPROCS(0), "subtasks per operator")
 	f.Define(nx.Flags())
 	ft.define(nx.Flags())
-	cmd.AddCommand(nx)
+	cmd.AddCommand(nx, benchLatencyCommand(stdout))
 	return cmd
 }
 

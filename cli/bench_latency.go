@@ -1,0 +1,245 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/connectors/file"
+)
+
+// latencyFlags are the flags of weir bench latency.
+type latencyFlags struct {
+	rate        float64
+	fractions   string
+	duration    time.Duration
+	warmup      time.Duration
+	parallelism int
+	keys        int64
+	interval    time.Duration
+	unaligned   bool
+	twoPhase    bool
+	jsonOut     bool
+}
+
+// latencyRun is one measured run of the latency benchmark.
+type latencyRun struct {
+	// Fraction is the share of the peak rate the run was throttled to: 0
+	// for a run at an explicit --rate, 1 for the unthrottled peak run.
+	Fraction   float64 `json:"peak_fraction"`
+	TargetRate float64 `json:"target_rate"` // events/s; 0: unthrottled
+	Rate       float64 `json:"rate"`        // measured events/s
+	Records    int64   `json:"records"`     // measured (after the warm-up)
+	P50        float64 `json:"p50_ms"`
+	P99        float64 `json:"p99_ms"`
+	P999       float64 `json:"p99_9_ms"`
+	Max        float64 `json:"max_ms"`
+}
+
+// latencyReport is what weir bench latency prints with --json.
+type latencyReport struct {
+	Parallelism    int          `json:"parallelism"`
+	Checkpoints    string       `json:"checkpoints"` // aligned or unaligned
+	IntervalMS     float64      `json:"checkpoint_interval_ms"`
+	TwoPhaseCommit bool         `json:"two_phase_commit"`
+	DurationS      float64      `json:"duration_s"`
+	WarmupS        float64      `json:"warmup_s"`
+	PeakRate       float64      `json:"peak_rate,omitempty"` // events/s, when measured
+	Runs           []latencyRun `json:"runs"`
+}
+
+func benchLatencyCommand(stdout io.Writer) *cobra.Command {
+	var f latencyFlags
+	cmd := &cobra.Command{
+		Use:   "latency",
+		Short: "Measure end-to-end latency at a rate or at fractions of the peak",
+		Long: `Measure end-to-end record latency of a keyed pipeline: a rate-controlled
+source emits records stamped with the wall-clock time each was due, a hash
+exchange (key by) routes them to a per-key count, and the sink records now
+minus the stamp in a histogram. Reports p50, p99, p99.9 and the maximum.
+
+A throttled source stamps each record with the time its schedule was due,
+so a source held back by backpressure charges the wait to the records
+that waited. Records emitted during --warmup are not measured.
+
+With --rate the run is at that many events/s. Otherwise the peak is
+measured first (the same pipeline unthrottled, for --warmup plus
+--duration, stamping records when read) and then one run is made at
+each of --peak-fraction of it.
+
+The job is exactly-once with checkpoints every --checkpoint-interval,
+aligned unless --unaligned. With --two-phase-commit the sink is a file
+sink (in a temporary directory) committing with checkpoints, and a record
+is measured when the transaction of its checkpoint committed, so its
+latency includes the wait for the checkpoint.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fractions, err := f.validate(cmd.Flags().Changed("rate"))
+			if err != nil {
+				return err
+			}
+			rep := latencyReport{Parallelism: f.parallelism, Checkpoints: "aligned", IntervalMS: ms(f.interval),
+				TwoPhaseCommit: f.twoPhase, DurationS: f.duration.Seconds(), WarmupS: f.warmup.Seconds()}
+			if f.unaligned {
+				rep.Checkpoints = "unaligned"
+			}
+			if f.rate > 0 {
+				r, err := f.run(cmd.Context(), f.rate)
+				if err != nil {
+					return err
+				}
+				rep.Runs = append(rep.Runs, r)
+			} else {
+				peak, err := f.run(cmd.Context(), 0)
+				if err != nil {
+					return err
+				}
+				peak.Fraction = 1
+				rep.PeakRate = peak.Rate
+				for _, fr := range fractions {
+					r, err := f.run(cmd.Context(), fr*peak.Rate)
+					if err != nil {
+						return err
+					}
+					r.Fraction = fr
+					rep.Runs = append(rep.Runs, r)
+				}
+				rep.Runs = append(rep.Runs, peak)
+			}
+			if f.jsonOut {
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			return rep.table(stdout)
+		},
+	}
+	fs := cmd.Flags()
+	fs.Float64Var(&f.rate, "rate", 0, "events per second over all source subtasks (instead of --peak-fraction)")
+	fs.StringVar(&f.fractions, "peak-fraction", "0.25,0.5,0.9", "comma-separated fractions of the measured peak rate to run at")
+	fs.DurationVar(&f.duration, "duration", 10*time.Second, "how long each run is measured, after its warm-up")
+	fs.DurationVar(&f.warmup, "warmup", 2*time.Second, "how long each run goes before records are measured")
+	fs.IntVarP(&f.parallelism, "parallelism", "p", 2, "subtasks per operator")
+	fs.Int64Var(&f.keys, "keys", 10_000, "distinct keys")
+	fs.DurationVar(&f.interval, "checkpoint-interval", time.Second, "time between checkpoints")
+	fs.BoolVar(&f.unaligned, "unaligned", false, "take unaligned checkpoints")
+	fs.BoolVar(&f.twoPhase, "two-phase-commit", false, "write to a file sink that commits with checkpoints and measure at commit")
+	fs.BoolVar(&f.jsonOut, "json", false, "print the report as JSON")
+	return cmd
+}
+
+// validate checks the flags and returns the peak fractions to run at
+// (none when --rate is set).
+func (f *latencyFlags) validate(rateSet bool) ([]float64, error) {
+	switch {
+	case f.duration <= 0:
+		return nil, usagef("--duration must be positive, got %v", f.duration)
+	case f.warmup < 0:
+		return nil, usagef("--warmup must not be negative, got %v", f.warmup)
+	case f.parallelism < 1:
+		return nil, usagef("--parallelism must be at least 1, got %d", f.parallelism)
+	case f.keys < 1:
+		return nil, usagef("--keys must be at least 1, got %d", f.keys)
+	case f.interval <= 0:
+		return nil, usagef("--checkpoint-interval must be positive, got %v", f.interval)
+	case rateSet && f.rate <= 0:
+		return nil, usagef("--rate must be positive, got %v", f.rate)
+	case rateSet:
+		return nil, nil
+	}
+	var fractions []float64
+	for _, s := range strings.Split(f.fractions, ",") {
+		fr, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || fr <= 0 || fr > 1 {
+			return nil, usagef("--peak-fraction: want fractions in (0, 1], got %q", s)
+		}
+		fractions = append(fractions, fr)
+	}
+	return fractions, nil
+}
+
+// run runs the pipeline once at rate events/s (0: unthrottled) and
+// returns its measurements.
+func (f *latencyFlags) run(ctx context.Context, rate float64) (latencyRun, error) {
+	start := time.Now()
+	measureFrom := start.Add(f.warmup)
+	sink := &probeSink{measureFrom: measureFrom.UnixNano()}
+	if f.twoPhase {
+		dir, err := os.MkdirTemp("", "weir-bench-latency-")
+		if err != nil {
+			return latencyRun{}, err
+		}
+		defer os.RemoveAll(dir)
+		sink.inner = file.JSONSink[probeEvent](dir)
+	}
+	p := weir.NewPipeline(weir.WithParallelism(f.parallelism), weir.WithName("bench-latency"),
+		weir.WithGuarantee(weir.ExactlyOnce),
+		weir.WithCheckpoints(weir.CheckpointConfig{Interval: f.interval, Unaligned: f.unaligned}))
+	src := weir.FromSource(p, "source", probeSource{rate: rate, keys: f.keys, deadline: measureFrom.Add(f.duration)})
+	counts := weir.Process(weir.KeyBy(src, func(e probeEvent) int64 { return e.Key }),
+		func() *probeCounter { return &probeCounter{} }, weir.Name("count"))
+	weir.To(counts, "sink", sink)
+	if err := p.Run(ctx); err != nil {
+		return latencyRun{}, err
+	}
+	end := time.Now()
+	h := sink.histogram()
+	if h.n == 0 {
+		return latencyRun{}, errNoProbes
+	}
+	return latencyRun{TargetRate: rate, Rate: float64(h.n) / end.Sub(measureFrom).Seconds(), Records: h.n,
+		P50: ms(h.quantile(0.5)), P99: ms(h.quantile(0.99)), P999: ms(h.quantile(0.999)), Max: ms(time.Duration(h.max))}, nil
+}
+
+// probeCounter counts the records of each key and emits each record with
+// its key's count so far.
+type probeCounter struct {
+	count *weir.ValueState[int64, int64]
+}
+
+func (c *probeCounter) Open(sc *weir.StateContext[int64]) error {
+	c.count = weir.NewValueState[int64](sc, "count")
+	return nil
+}
+
+func (c *probeCounter) ProcessElement(ctx *weir.KeyedContext[int64, probeEvent], e probeEvent) error {
+	n, _ := c.count.Value()
+	n++
+	c.count.Update(n)
+	e.Count = n
+	ctx.Emit(e)
+	return nil
+}
+
+func (r latencyReport) table(w io.Writer) error {
+	cp := r.Checkpoints + " checkpoints every " + time.Duration(r.IntervalMS*float64(time.Millisecond)).String()
+	if r.TwoPhaseCommit {
+		cp += ", two-phase-commit file sink"
+	}
+	fmt.Fprintf(w, "latency: parallelism %d, %s, %gs measured after %gs warm-up\n", r.Parallelism, cp, r.DurationS, r.WarmupS)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "load\ttarget ev/s\tmeasured ev/s\trecords\tp50 ms\tp99 ms\tp99.9 ms\tmax ms\t")
+	for _, run := range r.Runs {
+		load, target := "rate", fmt.Sprintf("%.0f", run.TargetRate)
+		switch {
+		case run.TargetRate == 0:
+			load, target = "peak", "-"
+		case run.Fraction > 0:
+			load = fmt.Sprintf("%g%%", run.Fraction*100)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t\n", load, target, run.Rate, run.Records, run.P50, run.P99, run.P999, run.Max)
+	}
+	return tw.Flush()
+}
+
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
