@@ -48,7 +48,7 @@ type latencyRun struct {
 // latencyReport is what weir bench latency prints with --json.
 type latencyReport struct {
 	Parallelism    int          `json:"parallelism"`
-	Checkpoints    string       `json:"checkpoints"` // aligned or unaligned
+	Checkpoints    string       `json:"checkpoints"` // aligned, unaligned or none
 	IntervalMS     float64      `json:"checkpoint_interval_ms"`
 	TwoPhaseCommit bool         `json:"two_phase_commit"`
 	DurationS      float64      `json:"duration_s"`
@@ -77,7 +77,8 @@ measured first (the same pipeline unthrottled, for --warmup plus
 each of --peak-fraction of it.
 
 The job is exactly-once with checkpoints every --checkpoint-interval,
-aligned unless --unaligned. With --two-phase-commit the sink is a file
+aligned unless --unaligned; with --checkpoint-interval 0 it takes none
+(guarantee none), to tell the checkpoints' share of the latency. With --two-phase-commit the sink is a file
 sink (in a temporary directory) committing with checkpoints, and a record
 is measured when the transaction of its checkpoint committed, so its
 latency includes the wait for the checkpoint.`,
@@ -89,7 +90,10 @@ latency includes the wait for the checkpoint.`,
 			}
 			rep := latencyReport{Parallelism: f.parallelism, Checkpoints: "aligned", IntervalMS: ms(f.interval),
 				TwoPhaseCommit: f.twoPhase, DurationS: f.duration.Seconds(), WarmupS: f.warmup.Seconds()}
-			if f.unaligned {
+			switch {
+			case f.interval == 0:
+				rep.Checkpoints = "none"
+			case f.unaligned:
 				rep.Checkpoints = "unaligned"
 			}
 			if f.rate > 0 {
@@ -130,7 +134,7 @@ latency includes the wait for the checkpoint.`,
 	fs.DurationVar(&f.warmup, "warmup", 2*time.Second, "how long each run goes before records are measured")
 	fs.IntVarP(&f.parallelism, "parallelism", "p", 2, "subtasks per operator")
 	fs.Int64Var(&f.keys, "keys", 10_000, "distinct keys")
-	fs.DurationVar(&f.interval, "checkpoint-interval", time.Second, "time between checkpoints")
+	fs.DurationVar(&f.interval, "checkpoint-interval", time.Second, "time between checkpoints (0: none, and no guarantee)")
 	fs.BoolVar(&f.unaligned, "unaligned", false, "take unaligned checkpoints")
 	fs.BoolVar(&f.twoPhase, "two-phase-commit", false, "write to a file sink that commits with checkpoints and measure at commit")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the report as JSON")
@@ -149,8 +153,10 @@ func (f *latencyFlags) validate(rateSet bool) ([]float64, error) {
 		return nil, usagef("--parallelism must be at least 1, got %d", f.parallelism)
 	case f.keys < 1:
 		return nil, usagef("--keys must be at least 1, got %d", f.keys)
-	case f.interval <= 0:
-		return nil, usagef("--checkpoint-interval must be positive, got %v", f.interval)
+	case f.interval < 0:
+		return nil, usagef("--checkpoint-interval must not be negative, got %v", f.interval)
+	case f.interval == 0 && f.twoPhase:
+		return nil, usagef("--two-phase-commit needs checkpoints (a positive --checkpoint-interval)")
 	case rateSet && f.rate <= 0:
 		return nil, usagef("--rate must be positive, got %v", f.rate)
 	case rateSet:
@@ -181,9 +187,12 @@ func (f *latencyFlags) run(ctx context.Context, rate float64) (latencyRun, error
 		defer os.RemoveAll(dir)
 		sink.inner = file.JSONSink[probeEvent](dir)
 	}
-	p := weir.NewPipeline(weir.WithParallelism(f.parallelism), weir.WithName("bench-latency"),
-		weir.WithGuarantee(weir.ExactlyOnce),
-		weir.WithCheckpoints(weir.CheckpointConfig{Interval: f.interval, Unaligned: f.unaligned}))
+	opts := []weir.Option{weir.WithParallelism(f.parallelism), weir.WithName("bench-latency"), weir.WithGuarantee(weir.None)}
+	if f.interval > 0 {
+		opts = append(opts, weir.WithGuarantee(weir.ExactlyOnce),
+			weir.WithCheckpoints(weir.CheckpointConfig{Interval: f.interval, Unaligned: f.unaligned}))
+	}
+	p := weir.NewPipeline(opts...)
 	src := weir.FromSource(p, "source", probeSource{rate: rate, keys: f.keys, deadline: measureFrom.Add(f.duration)})
 	counts := weir.Process(weir.KeyBy(src, func(e probeEvent) int64 { return e.Key }),
 		func() *probeCounter { return &probeCounter{} }, weir.Name("count"))
@@ -221,7 +230,10 @@ func (c *probeCounter) ProcessElement(ctx *weir.KeyedContext[int64, probeEvent],
 }
 
 func (r latencyReport) table(w io.Writer) error {
-	cp := r.Checkpoints + " checkpoints every " + time.Duration(r.IntervalMS*float64(time.Millisecond)).String()
+	cp := "no checkpoints"
+	if r.IntervalMS > 0 {
+		cp = r.Checkpoints + " checkpoints every " + time.Duration(r.IntervalMS*float64(time.Millisecond)).String()
+	}
 	if r.TwoPhaseCommit {
 		cp += ", two-phase-commit file sink"
 	}

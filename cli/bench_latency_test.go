@@ -76,12 +76,12 @@ func TestBenchLatencyMeasuresATwoPhaseCommitSinkAtCommit(t *testing.T) {
 }
 
 func TestBenchLatencyPrintsATable(t *testing.T) {
-	code, stdout, stderr := weir(t, "bench", "latency", "--rate", "10000", "--duration", "200ms", "--warmup", "0s")
+	code, stdout, stderr := weir(t, "bench", "latency", "--rate", "10000", "--duration", "200ms", "--warmup", "0s", "--checkpoint-interval", "0s")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	if len(lines) != 3 || !strings.Contains(lines[1], "p99.9 ms") || !strings.HasPrefix(strings.TrimSpace(lines[2]), "rate") {
+	if len(lines) != 3 || !strings.Contains(lines[0], "no checkpoints") || !strings.Contains(lines[1], "p99.9 ms") || !strings.HasPrefix(strings.TrimSpace(lines[2]), "rate") {
 		t.Errorf("table:\n%s", stdout)
 	}
 }
@@ -91,6 +91,7 @@ func TestBenchLatencyRejectsBadFlags(t *testing.T) {
 		{"--peak-fraction", "0.5,2"},
 		{"--rate", "0"},
 		{"--duration", "0s"},
+		{"--two-phase-commit", "--checkpoint-interval", "0s"},
 	} {
 		code, _, stderr := weir(t, append([]string{"bench", "latency"}, args...)...)
 		if code != 2 || !strings.Contains(stderr, args[0]) {
