@@ -57,6 +57,11 @@ type probeReader struct {
 // maxProbeWait is the longest a Read blocks, as the connector contract asks.
 const maxProbeWait = 10 * time.Millisecond
 
+// Read returns the records due by now, at most len(buf). When none is due
+// it returns 0 at once after a Read that returned records, so that the
+// engine ships them without waiting, and otherwise waits for the next
+// record's time (at most maxProbeWait) first. It returns io.EOF at the
+// deadline.
 func (r *probeReader) Read(ctx context.Context, buf []probeEvent) (int, error) {
 	now := time.Now()
 	if !now.Before(r.src.deadline) {
