@@ -201,11 +201,7 @@ func (f broadcastFirst[K, In, B, Out]) ProcessElement(ctx *KeyedContext[K, Out],
 }
 
 func (f broadcastFirst[K, In, B, Out]) OnTimer(ctx *KeyedContext[K, Out], t int64, d TimeDomain) error {
-	h, ok := f.fn.(TimerHandler[K, Out])
-	if !ok {
-		return fmt.Errorf("a timer fired but the function has no OnTimer (implement weir.TimerHandler)")
-	}
-	return h.OnTimer(ctx, t, d)
+	return fireTimer(f.fn, ctx, t, d)
 }
 
 func (f broadcastFirst[K, In, B, Out]) Open(sc *StateContext[K]) error {

@@ -53,11 +53,7 @@ func (f coFirst[K, In1, In2, Out]) ProcessElement(ctx *KeyedContext[K, Out], v I
 }
 
 func (f coFirst[K, In1, In2, Out]) OnTimer(ctx *KeyedContext[K, Out], t int64, d TimeDomain) error {
-	h, ok := f.fn.(TimerHandler[K, Out])
-	if !ok {
-		return fmt.Errorf("a timer fired but the function has no OnTimer (implement weir.TimerHandler)")
-	}
-	return h.OnTimer(ctx, t, d)
+	return fireTimer(f.fn, ctx, t, d)
 }
 
 func (f coFirst[K, In1, In2, Out]) Open(sc *StateContext[K]) error {

@@ -179,15 +179,21 @@ func processHooks[K comparable, In, Out any](so *sideOutputs) process.Hooks[K, I
 			return sc.err
 		},
 		OnTimer: func(fn process.Function[*KeyedContext[K, Out], In], ctx *KeyedContext[K, Out], t int64, processing bool) error {
-			h, ok := fn.(TimerHandler[K, Out])
-			if !ok {
-				return fmt.Errorf("a timer fired but the function has no OnTimer (implement weir.TimerHandler)")
-			}
 			d := EventTime
 			if processing {
 				d = ProcessingTime
 			}
-			return h.OnTimer(ctx, t, d)
+			return fireTimer(fn, ctx, t, d)
 		},
 	}
+}
+
+// fireTimer calls fn's OnTimer, or fails when fn has none (it registered
+// a timer without implementing TimerHandler).
+func fireTimer[K comparable, Out any](fn any, ctx *KeyedContext[K, Out], t int64, d TimeDomain) error {
+	h, ok := fn.(TimerHandler[K, Out])
+	if !ok {
+		return fmt.Errorf("a timer fired but the function has no OnTimer (implement weir.TimerHandler)")
+	}
+	return h.OnTimer(ctx, t, d)
 }
