@@ -207,10 +207,15 @@ func WithFailover(f Failover) Option { return func(p *Pipeline) { p.cfg.Failover
 
 // StateBackend says where keyed state lives (as Flink's state backends).
 type StateBackend struct {
-	// Name is "memory" (the default: Go maps, every checkpoint writes
-	// all of it) or "pebble" (LSM stores on local disk: state larger than
-	// memory, incremental checkpoints, recovery from local files).
+	// Name is "memory" (the default: Go maps) or "pebble" (LSM stores on
+	// local disk: state larger than memory, recovery from local files).
+	// Both checkpoint incrementally: a checkpoint writes what changed
+	// since the one before, into files of the checkpoint directory that
+	// later checkpoints share.
 	Name string
+	// FullSnapshots, for memory, makes every checkpoint write all the
+	// state instead, in one file per subtask.
+	FullSnapshots bool
 	// Dir, for pebble, is the local directory of the stores and of the
 	// local copies of checkpointed files; empty for a temporary one.
 	Dir string
@@ -228,7 +233,7 @@ type StateBackend struct {
 // either.
 func WithStateBackend(b StateBackend) Option {
 	return func(p *Pipeline) {
-		p.cfg.State = job.StateBackend{Backend: b.Name, Dir: b.Dir, BlockCache: b.BlockCache, MemTables: b.MemTables}
+		p.cfg.State = job.StateBackend{Backend: b.Name, Dir: b.Dir, BlockCache: b.BlockCache, MemTables: b.MemTables, FullSnapshots: b.FullSnapshots}
 	}
 }
 

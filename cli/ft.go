@@ -10,37 +10,38 @@ import (
 
 // ftFlags are the fault-tolerance flags every job has.
 type ftFlags struct {
-	guarantee       string
-	failover        string
-	retainLimit     int64
-	activeStandby   bool
-	chaining        bool
-	interval        time.Duration
-	timeout         time.Duration
-	minPause        time.Duration
-	maxConcurrent   int
-	tolerable       int
-	retained        int
-	stateDir        string
-	restore         string
-	savepointDir    string
-	allowDrop       bool
-	unaligned       bool
-	alignedTimeout  time.Duration
-	restart         string
-	restartAttempts int
-	restartDelay    time.Duration
-	restartMax      time.Duration
-	restartInterval time.Duration
-	injectFailures  int
-	failureSeed     uint64
-	verify          bool
-	logCheckpoints  bool
-	stallTimeout    time.Duration
-	stateBackend    string
-	stateLocalDir   string
-	blockCache      int64
-	memTables       int64
+	guarantee        string
+	failover         string
+	retainLimit      int64
+	activeStandby    bool
+	chaining         bool
+	interval         time.Duration
+	timeout          time.Duration
+	minPause         time.Duration
+	maxConcurrent    int
+	tolerable        int
+	retained         int
+	stateDir         string
+	restore          string
+	savepointDir     string
+	allowDrop        bool
+	unaligned        bool
+	alignedTimeout   time.Duration
+	restart          string
+	restartAttempts  int
+	restartDelay     time.Duration
+	restartMax       time.Duration
+	restartInterval  time.Duration
+	injectFailures   int
+	failureSeed      uint64
+	verify           bool
+	logCheckpoints   bool
+	stallTimeout     time.Duration
+	stateBackend     string
+	stateLocalDir    string
+	blockCache       int64
+	stateIncremental bool
+	memTables        int64
 }
 
 func (f *ftFlags) define(fs *pflag.FlagSet) {
@@ -70,7 +71,8 @@ func (f *ftFlags) define(fs *pflag.FlagSet) {
 	fs.Uint64Var(&f.failureSeed, "failure-seed", 1, "seed of the injected failures' schedule")
 	fs.BoolVar(&f.logCheckpoints, "log-checkpoints", false, "print a line for every completed checkpoint")
 	fs.DurationVar(&f.stallTimeout, "stall-timeout", weir.DefaultStallTimeout, "when the job makes no progress this long (no record moved, no checkpoint completed, no task finished or restarted), log what each task waits on and fail the attempt, which --restart-strategy recovers (0: never; with checkpoints at least twice --checkpoint-interval)")
-	fs.StringVar(&f.stateBackend, "state-backend", "memory", "where keyed state lives: memory (Go maps; every checkpoint writes all of it) or pebble (an LSM store on local disk: state larger than memory, incremental checkpoints that upload only new files, recovery from local files)")
+	fs.StringVar(&f.stateBackend, "state-backend", "memory", "where keyed state lives: memory (Go maps) or pebble (an LSM store on local disk: state larger than memory, recovery from local files); both checkpoint incrementally, writing only what changed since the checkpoint before")
+	fs.BoolVar(&f.stateIncremental, "state-incremental", true, "memory: checkpoints write the entries changed since the one before, in files the checkpoints share; false writes all the state at every checkpoint")
 	fs.StringVar(&f.stateLocalDir, "state-local-dir", "", "pebble: the local directory of the stores and of the local copies of checkpointed files (default: a temporary directory of the process)")
 	fs.Int64Var(&f.blockCache, "state-block-cache", 0, "pebble: bytes of block cache the stores of the process share (default: an eighth of the memory available, at most 1 GiB)")
 	fs.Int64Var(&f.memTables, "state-memtables", 0, "pebble: bytes of memtables the stores of the process share (default: a sixteenth of the memory available, at most 256 MiB)")
@@ -123,7 +125,7 @@ func (f *ftFlags) options() ([]weir.Option, error) {
 			StateDir: f.stateDir, Unaligned: f.unaligned, AlignedTimeout: f.alignedTimeout, Log: f.logCheckpoints}),
 		weir.WithRestartStrategy(f.restart, f.restartAttempts, f.restartDelay, f.restartMax, f.restartInterval),
 		weir.WithStallTimeout(f.stallTimeout, nil),
-		weir.WithStateBackend(weir.StateBackend{Name: backend, Dir: f.stateLocalDir, BlockCache: f.blockCache, MemTables: f.memTables}),
+		weir.WithStateBackend(weir.StateBackend{Name: backend, Dir: f.stateLocalDir, BlockCache: f.blockCache, MemTables: f.memTables, FullSnapshots: !f.stateIncremental}),
 	}
 	if f.activeStandby {
 		opts = append(opts, weir.WithActiveStandby())

@@ -60,11 +60,15 @@ type Settings struct {
 // the given bytes shared by every store of the process (defaults when
 // zero). The job whose store opens first sizes what the process shares,
 // until no run in the process uses it (a worker's lasts its life).
+//
+// The memory backend checkpoints incrementally into the job's shared files
+// (state.Incremental) unless FullSnapshots is set.
 type StateBackend struct {
-	Backend    string
-	Dir        string
-	BlockCache int64
-	MemTables  int64
+	Backend       string
+	Dir           string
+	BlockCache    int64
+	MemTables     int64
+	FullSnapshots bool
 }
 
 // ParseStateBackend checks a --state-backend value.
@@ -177,8 +181,16 @@ func Compile(ctx context.Context, c *Settings, pl *plan.Plan, fence store.Fence,
 	}
 	state := func(st *store.Checkpoints) error {
 		backend, err := ParseStateBackend(c.State.Backend)
-		if err != nil || backend != "pebble" {
+		if err != nil {
 			return err
+		}
+		if backend != "pebble" {
+			if c.Guarantee.Checkpoints() && !c.State.FullSnapshots {
+				// Memory state checkpoints incrementally into the
+				// job's shared files (state.Incremental).
+				cfg.Runtime.Files = st.Shared(c.Name)
+			}
+			return nil
 		}
 		cfg.Runtime.State = &task.LSMState{Files: st.Shared(c.Name),
 			Config: lsm.Config{Dir: c.State.Dir, BlockCache: c.State.BlockCache, MemTables: c.State.MemTables}}

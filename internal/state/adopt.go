@@ -63,7 +63,8 @@ func (b *Backend) Adopt(old ...*Backend) error {
 			}
 			for _, c := range cs {
 				if s, e := o.owns(c); s < e {
-					b.restored[name] = append(b.restored[name], chunk{data: c.data, start: s, end: e})
+					c.start, c.end = s, e
+					b.restored[name] = append(b.restored[name], c)
 				}
 			}
 		}
@@ -103,7 +104,7 @@ func (t *Table[K, V]) adopt(parts []adoptedPart) error {
 			return fmt.Errorf("state %q: the retired instance holds it with other types", t.name)
 		}
 		if !t.sharded {
-			if err := t.restore(o.encode(nil, o.shards), t.key, t.value, 0, all); err != nil {
+			if err := t.restore(o.encode(nil, o.shards), t.key, t.value, 0, all, false); err != nil {
 				return fmt.Errorf("state %q: %w", t.name, err)
 			}
 			continue

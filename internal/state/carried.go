@@ -50,6 +50,10 @@ func (b *Backend) carried() []carriedSection {
 			if start >= end {
 				continue
 			}
+			if len(c.deltas) > 0 {
+				out = append(out, carriedSection{name: carriedChainPrefix + n, body: appendCarriedChain(appendRange(nil, start, end), c)})
+				continue
+			}
 			out = append(out, carriedSection{name: carriedPrefix + n, body: append(appendRange(nil, start, end), c.data...)})
 		}
 	}

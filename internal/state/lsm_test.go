@@ -21,11 +21,16 @@ type memFiles struct {
 	puts  int
 	bytes int64
 	gets  int
+	// failPut fails every Put.
+	failPut bool
 }
 
 func (f *memFiles) Put(_ context.Context, name string, data []byte) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.failPut {
+		return errors.New("injected upload failure")
+	}
 	if f.files == nil {
 		f.files = map[string][]byte{}
 	}
@@ -94,7 +99,7 @@ func encodeAll(t testing.TB, b *Backend, o SnapshotOptions) Encoded {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := enc()
+	e, err := enc(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

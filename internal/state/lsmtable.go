@@ -43,8 +43,7 @@ func (t *Table[K, V]) inLSM(written partSchema, cs []chunk) error {
 	}
 	if len(cs) > 0 {
 		for _, c := range cs {
-			start, end := t.b.owns(c)
-			if err := t.restore(c.data, kc, vc, start, end); err != nil {
+			if err := t.restoreChunk(c, kc, vc); err != nil {
 				return err
 			}
 		}

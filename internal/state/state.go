@@ -36,6 +36,7 @@ import (
 	"sync"
 
 	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/lenprefix"
 	"github.com/weir-stream/weir/internal/state/lsm"
 )
 
@@ -52,7 +53,8 @@ type Backend struct {
 	kgStart  int
 	kgEnd    int
 	maxPar   int
-	lsm      *lsmBackend // nil for the memory backend (lsmstate.go)
+	lsm      *lsmBackend  // nil for the memory backend (lsmstate.go)
+	inc      *incremental // a memory backend's incremental snapshots (chain.go)
 }
 
 // part is one named piece of state: a table or a timer set.
@@ -102,6 +104,7 @@ func (b *Backend) add(name string, p part) {
 // carried one (see Snapshot).
 type chunk struct {
 	data       []byte
+	deltas     [][]byte // a chain's deltas, applied after data in order (chain.go)
 	start, end int
 }
 
@@ -139,9 +142,11 @@ type Encoded struct {
 	SharedBytes, Uploaded int64
 }
 
-// Snapshot freezes all state and returns a function that encodes it. The
-// function may run on any goroutine while the owner goes on changing state.
-func (b *Backend) Snapshot(o SnapshotOptions) (func() (Encoded, error), error) {
+// Snapshot freezes all state and returns a function that encodes it,
+// appending to dst: the Encoded it returns holds dst and the snapshot
+// after it in Data. The function may run on any goroutine while the owner
+// goes on changing state.
+func (b *Backend) Snapshot(o SnapshotOptions) (func(dst []byte) (Encoded, error), error) {
 	b.epoch++
 	var lf *lsmFrozen
 	if b.lsm != nil {
@@ -151,6 +156,7 @@ func (b *Backend) Snapshot(o SnapshotOptions) (func() (Encoded, error), error) {
 		}
 	}
 	encs := make([]func([]byte) ([]byte, error), len(b.order))
+	chains := make([]func([]byte) ([]byte, []string, error), len(b.order))
 	names := append([]string(nil), b.order...)
 	schemas := map[string][]byte{}
 	for i, n := range names {
@@ -164,6 +170,8 @@ func (b *Backend) Snapshot(o SnapshotOptions) (func() (Encoded, error), error) {
 			encs[i] = lt.canonical(lf.view)
 		case lt != nil:
 			// in the store's checkpoint
+		case b.inc != nil && !o.Savepoint && isChained(p):
+			chains[i] = p.(chainedPart).freezeChain(b.inc)
 		default:
 			enc := p.freeze()
 			encs[i] = func(dst []byte) ([]byte, error) { return enc(dst), nil }
@@ -187,63 +195,80 @@ func (b *Backend) Snapshot(o SnapshotOptions) (func() (Encoded, error), error) {
 	if b.lsm != nil {
 		files = b.lsm.o
 	}
-	return func() (e Encoded, err error) {
+	return func(dst []byte) (e Encoded, err error) {
 		if lf != nil && lf.view != nil {
 			defer lf.view.Close()
 		}
 		var sections []section
 		for i, n := range names {
 			if encs[i] != nil {
-				body, err := encs[i](nil)
-				if err != nil {
-					return Encoded{}, fmt.Errorf("state %q: %w", n, err)
-				}
-				sections = append(sections, section{n, body})
+				sections = append(sections, section{name: n, enc: encs[i]})
+			}
+			if enc := chains[i]; enc != nil {
+				sections = append(sections, section{name: chainPrefix + n, enc: func(dst []byte) ([]byte, error) {
+					dst, shared, err := enc(dst)
+					e.Shared = append(e.Shared, shared...)
+					return dst, err
+				}})
 			}
 			if s, ok := schemas[n]; ok {
-				sections = append(sections, section{schemaPrefix + n, s})
+				sections = append(sections, section{name: schemaPrefix + n, body: s})
 			}
 		}
 		for _, c := range carried {
-			sections = append(sections, section(c))
+			sections = append(sections, section{name: c.name, body: c.body})
 		}
 		for _, enc := range adopted {
 			for _, c := range enc() {
-				sections = append(sections, section(c))
+				sections = append(sections, section{name: c.name, body: c.body})
 			}
 		}
 		if lf != nil {
 			for _, o := range lf.orphans {
-				body, err := appendCanonical(nil, lf.view, o.id, kgStart, kgEnd)
-				if err != nil {
-					return Encoded{}, fmt.Errorf("state %q: %w", o.name, err)
-				}
-				sections = append(sections, section{o.name, body})
+				sections = append(sections, section{name: o.name, enc: func(dst []byte) ([]byte, error) {
+					return appendCanonical(dst, lf.view, o.id, kgStart, kgEnd)
+				}})
 			}
 			if lf.pending != nil {
 				m, err := lf.pending.Upload(files.Ctx, files.Files)
 				if err != nil {
 					return Encoded{}, err
 				}
-				sections = append(sections, section{lsmSection, m.Encode()})
-				e.Shared, e.SharedBytes, e.Uploaded = m.Shared(), m.Bytes(), m.Uploaded
+				sections = append(sections, section{name: lsmSection, body: m.Encode()})
+				e.Shared, e.SharedBytes, e.Uploaded = append(e.Shared, m.Shared()...), m.Bytes(), m.Uploaded
 			}
 		}
-		out := binary.AppendUvarint(nil, uint64(len(sections)))
+		// Each section is encoded straight into dst, behind a length
+		// filled in afterwards: encoding large state into a buffer of
+		// its own and appending it would copy it once more.
+		dst = binary.AppendUvarint(dst, uint64(len(sections)))
 		for _, s := range sections {
-			out = appendString(out, s.name)
-			out = binary.AppendUvarint(out, uint64(len(s.body)))
-			out = append(out, s.body...)
+			dst = appendString(dst, s.name)
+			if s.enc == nil {
+				dst = binary.AppendUvarint(dst, uint64(len(s.body)))
+				dst = append(dst, s.body...)
+				continue
+			}
+			var at int
+			dst, at = lenprefix.Reserve(dst)
+			if dst, err = s.enc(dst); err == nil {
+				err = lenprefix.Fill(dst, at)
+			}
+			if err != nil {
+				return Encoded{}, fmt.Errorf("state %q: %w", strings.TrimPrefix(s.name, carriedPrefix), err)
+			}
 		}
-		e.Data = out
+		e.Data = dst
 		return e, nil
 	}, nil
 }
 
-// section is a named section of a snapshot.
+// section is a named section of a snapshot: its body, or the function
+// that appends it.
 type section struct {
 	name string
 	body []byte
+	enc  func(dst []byte) ([]byte, error)
 }
 
 // Restore loads snapshots taken by Snapshot. Each part takes its section
@@ -293,6 +318,20 @@ func (b *Backend) Restore(snapshots ...[]byte) error {
 					return fmt.Errorf("state: %w", err)
 				}
 				b.lsm.manifests = append(b.lsm.manifests, m)
+			case strings.HasPrefix(name, chainPrefix):
+				base := strings.TrimPrefix(name, chainPrefix)
+				c, err := b.readChain(base, body)
+				if err != nil {
+					return err
+				}
+				b.restored[base] = append(b.restored[base], c)
+			case strings.HasPrefix(name, carriedChainPrefix):
+				c, err := readCarriedChain(body)
+				if err != nil {
+					return fmt.Errorf("state: carried section %q: %w", strings.TrimPrefix(name, carriedChainPrefix), err)
+				}
+				base := strings.TrimPrefix(name, carriedChainPrefix)
+				b.restored[base] = append(b.restored[base], c)
 			case strings.HasPrefix(name, carriedPrefix):
 				c, err := readCarried(body)
 				if err != nil {

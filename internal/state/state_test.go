@@ -275,7 +275,7 @@ func later(t testing.TB, b *Backend) func() []byte {
 		t.Fatal(err)
 	}
 	return func() []byte {
-		e, err := enc()
+		e, err := enc(nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,19 +18,22 @@ import (
 // current key minus the first key group owned (see Backend.Shard); tables
 // registered without a key-group function (and not Sharded) have a single shard 0.
 type Table[K comparable, V any] struct {
-	name     string
-	b        *Backend
-	shards   []map[K]V
-	frozen   []bool
-	owned    []map[K]struct{} // per shard: values copied since the last snapshot
-	key      codec.Codec[K]
-	value    codec.Codec[V]
-	keyGroup func(K) int // nil: no check of restored keys
-	sharded  bool        // one shard per key group owned (else one shard, key group 0)
-	clone    func(V) V
-	inPlace  bool            // encoded at freeze: values may change in place (TableOptions.InPlace)
-	schemas  []byte          // the encoded partSchema of key and value, recorded with snapshots
-	l        *tableLSM[K, V] // set when the table lives in an LSM store (lsmtable.go)
+	name        string
+	b           *Backend
+	shards      []map[K]V
+	frozen      []bool
+	owned       []map[K]struct{} // per shard: values copied since the last snapshot
+	key         codec.Codec[K]
+	value       codec.Codec[V]
+	keyGroup    func(K) int // nil: no check of restored keys
+	sharded     bool        // one shard per key group owned (else one shard, key group 0)
+	clone       func(V) V
+	inPlace     bool             // encoded at freeze: values may change in place (TableOptions.InPlace)
+	inPlaceSize int              // bytes of an InPlace table's last encoding
+	dirty       []map[K]struct{} // per shard: keys written since the last snapshot, when incremental (chain.go)
+	chain       []*chainLink     // the files of the last incremental snapshot, base first (chain.go)
+	schemas     []byte           // the encoded partSchema of key and value, recorded with snapshots
+	l           *tableLSM[K, V]  // set when the table lives in an LSM store (lsmtable.go)
 }
 
 // TableOptions describe a table's types and layout.
@@ -89,6 +92,9 @@ func Register[K comparable, V any](b *Backend, name string, o TableOptions[K, V]
 	for i := range t.shards {
 		t.shards[i] = map[K]V{}
 	}
+	if b.inc != nil {
+		t.dirty = make([]map[K]struct{}, n)
+	}
 	written, err := b.claimSchema(name)
 	if err != nil {
 		return nil, fmt.Errorf("restoring state %q: %w", name, err)
@@ -111,8 +117,7 @@ func Register[K comparable, V any](b *Backend, name string, o TableOptions[K, V]
 		kc, vc, err := readers(o.Key, o.Value, written)
 		for _, c := range cs {
 			if err == nil {
-				start, end := b.owns(c)
-				err = t.restore(c.data, kc, vc, start, end)
+				err = t.restoreChunk(c, kc, vc)
 			}
 		}
 		if err != nil {
@@ -148,6 +153,9 @@ func (t *Table[K, V]) Get(s int, k K) (V, bool) {
 		return v, ok
 	}
 	v, ok := t.shards[s][k]
+	if ok && t.inPlace {
+		t.mark(s, k) // the caller may change it in place
+	}
 	return v, ok
 }
 
@@ -168,6 +176,7 @@ func (t *Table[K, V]) Put(s int, k K, v V) {
 		return
 	}
 	t.writable(s)[k] = v
+	t.mark(s, k)
 }
 
 // Delete removes k from shard s.
@@ -178,6 +187,7 @@ func (t *Table[K, V]) Delete(s int, k K) {
 	}
 	if _, ok := t.shards[s][k]; ok {
 		delete(t.writable(s), k)
+		t.mark(s, k)
 		if t.owned[s] != nil {
 			delete(t.owned[s], k)
 		}
@@ -200,6 +210,7 @@ func (t *Table[K, V]) GetMutable(s int, k K) (V, bool) {
 	if !ok {
 		return v, false
 	}
+	t.mark(s, k)
 	if t.shared() {
 		if _, own := t.owned[s][k]; !own {
 			v = t.clone(v)
@@ -220,6 +231,7 @@ func (t *Table[K, V]) PutNew(s int, k K, v V) {
 		return
 	}
 	t.writable(s)[k] = v
+	t.mark(s, k)
 	if t.shared() {
 		if t.owned[s] == nil {
 			t.owned[s] = map[K]struct{}{}
@@ -271,7 +283,10 @@ func (t *Table[K, V]) view() func([]byte) []byte {
 // returned function to encode later.
 func (t *Table[K, V]) freeze() func([]byte) []byte {
 	if t.inPlace {
-		data := t.encode(nil, t.shards)
+		// Sized by the last encoding, so that it is not copied again
+		// each time the buffer grows.
+		data := t.encode(make([]byte, 0, t.inPlaceSize+t.inPlaceSize/8+64), t.shards)
+		t.inPlaceSize = len(data)
 		return func(dst []byte) []byte { return append(dst, data...) }
 	}
 	frozen := append([]map[K]V(nil), t.shards...)
@@ -308,7 +323,7 @@ func (t *Table[K, V]) schema() []byte { return t.schemas }
 // the entries after the range are not decoded at all: a subtask restored
 // at another parallelism reads the snapshots of old subtasks whose key
 // groups only partly overlap its own.
-func (t *Table[K, V]) restore(data []byte, key codec.Codec[K], value codec.Codec[V], start, end int) error {
+func (t *Table[K, V]) restore(data []byte, key codec.Codec[K], value codec.Codec[V], start, end int, delta bool) error {
 	checked := -1
 	// Decoded through an interface, a local key or value would escape:
 	// one of each, reused, saves two allocations per entry.
@@ -324,21 +339,30 @@ func (t *Table[K, V]) restore(data []byte, key codec.Codec[K], value codec.Codec
 		if t.sharded && int(kg) >= end {
 			break // the rest is another subtask's
 		}
+		deleted := false
+		if delta { // a delta's entry (chain.go)
+			if len(data) == 0 || data[0] > deltaDelete {
+				return fmt.Errorf("bad delta entry: %w", codec.ErrCorrupt)
+			}
+			deleted, data = data[0] == deltaDelete, data[1:]
+		}
 		*kp = zk
 		n, err := key.Decode(data, kp)
 		if err != nil {
 			return fmt.Errorf("key: %w", err)
 		}
 		data = data[n:]
-		*vp = zv
-		n, err = value.Decode(data, vp)
-		if err != nil {
-			return fmt.Errorf("value: %w", err)
+		if !deleted {
+			*vp = zv
+			n, err = value.Decode(data, vp)
+			if err != nil {
+				return fmt.Errorf("value: %w", err)
+			}
+			data = data[n:]
 		}
-		data = data[n:]
 		k, v := *kp, *vp
 		if !t.sharded {
-			t.shards[0][k] = v
+			t.apply(0, k, v, deleted)
 			continue
 		}
 		if int(kg) < start || int(kg) >= end {
@@ -350,9 +374,18 @@ func (t *Table[K, V]) restore(data []byte, key codec.Codec[K], value codec.Codec
 			}
 			checked = int(kg)
 		}
-		t.shards[int(kg)-t.b.kgStart][k] = v
+		t.apply(int(kg)-t.b.kgStart, k, v, deleted)
 	}
 	return nil
+}
+
+// apply sets or deletes a restored entry.
+func (t *Table[K, V]) apply(s int, k K, v V, deleted bool) {
+	if deleted {
+		delete(t.shards[s], k)
+		return
+	}
+	t.shards[s][k] = v
 }
 
 // inStore returns the table's part in an LSM store, nil when it has none.

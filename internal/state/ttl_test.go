@@ -348,7 +348,7 @@ func TestReadsAfterASnapshotLeaveItsStampsAlone(t *testing.T) {
 		m.Get(s, "a", "x")
 		m.All(s, "a", func(string, int64) bool { return true })
 
-		e, err := enc()
+		e, err := enc(nil)
 		if err != nil {
 			t.Fatal(err)
 		}

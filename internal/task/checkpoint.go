@@ -39,14 +39,16 @@ const (
 // operator goes on. Nothing the operator or its user's functions change
 // after Snapshot returns may reach that function: state they may change in
 // place without the operator seeing it is encoded by Snapshot itself
-// (state.TableOptions). An error from the function declines the
-// checkpoint.
+// (state.TableOptions). The function appends the encoded state to dst, a
+// buffer the task owns, and returns it as Encoded.Data (dst and the state
+// after it), so that large state is encoded once, straight into the
+// subtask's snapshot. An error from the function declines the checkpoint.
 // Restore is called before Open with the bytes an earlier Snapshot encoded:
 // once, or, when the task restores a checkpoint taken at another
 // parallelism, once per old subtask whose state this subtask takes over
 // (see Redistributable); each call adds to what the earlier ones restored.
 type Snapshotter interface {
-	Snapshot(SnapshotOptions) (func() (Encoded, error), error)
+	Snapshot(SnapshotOptions) (func(dst []byte) (Encoded, error), error)
 	Restore(data []byte) error
 }
 
@@ -69,6 +71,12 @@ type Encoded struct {
 	// SharedBytes is the size of the shared files, Uploaded the bytes of
 	// them this snapshot uploaded.
 	SharedBytes, Uploaded int64
+}
+
+// Taken returns the encoding function of a snapshot taken synchronously
+// as b, for Snapshotter implementations whose state is small.
+func Taken(b []byte) func(dst []byte) (Encoded, error) {
+	return func(dst []byte) (Encoded, error) { return Encoded{Data: append(dst, b...)}, nil }
 }
 
 // CheckpointListener is implemented by operators that act when a

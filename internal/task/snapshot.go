@@ -9,6 +9,7 @@ import (
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
 	"github.com/weir-stream/weir/internal/input"
+	"github.com/weir-stream/weir/internal/lenprefix"
 	"github.com/weir-stream/weir/internal/standbylog"
 )
 
@@ -23,7 +24,7 @@ import (
 type frozen struct {
 	id      int64
 	pos     []byte
-	encs    []func() (Encoded, error)
+	encs    []func(dst []byte) (Encoded, error)
 	counts  []ChannelCount
 	ctl     []int64              // control elements sent per output channel
 	wms     []byte               // watermark state
@@ -53,7 +54,7 @@ func (s *subtask) freeze(id int64, aligned time.Duration, fwd input.Forward, rec
 			f.gen = g.WatermarkState()
 		}
 	}
-	f.encs = make([]func() (Encoded, error), len(s.ops))
+	f.encs = make([]func(dst []byte) (Encoded, error), len(s.ops))
 	how := SnapshotOptions{Checkpoint: id, Savepoint: savepoint}
 	for i, op := range s.ops {
 		if l, ok := op.(CheckpointListener); ok {
@@ -162,7 +163,10 @@ func (s *subtask) reportFrozen(f *frozen, inflight [][]*exchange.Buffer) {
 	go func() {
 		defer s.async.Done()
 		t0 := s.rt.opts.Now()
-		var out []byte
+		// Sized by the last snapshot, so that large state is not
+		// copied again each time the buffer grows.
+		last := s.snapshotSize.Load()
+		out := make([]byte, 0, last+last/8+4096)
 		if f.pos != nil {
 			out = appendSection(out, sectionPosition, 0, f.pos)
 		}
@@ -193,12 +197,19 @@ func (s *subtask) reportFrozen(f *frozen, inflight [][]*exchange.Buffer) {
 			if enc == nil {
 				continue
 			}
-			e, err := enc()
+			out = append(out, sectionOperator)
+			out = binary.AppendUvarint(out, uint64(chain[i].ID))
+			var at int
+			out, at = lenprefix.Reserve(out)
+			e, err := enc(out)
+			if err == nil {
+				out = e.Data
+				err = lenprefix.Fill(out, at)
+			}
 			if err != nil {
 				s.report(SnapshotResult{Checkpoint: f.id, Err: fmt.Errorf("%q encoding checkpoint %d: %w", chain[i].Name, f.id, err)})
 				return
 			}
-			out = appendSection(out, sectionOperator, chain[i].ID, e.Data)
 			shared = append(shared, e.Shared...)
 			sharedBytes += e.SharedBytes
 			uploaded += e.Uploaded
@@ -219,6 +230,7 @@ func (s *subtask) reportFrozen(f *frozen, inflight [][]*exchange.Buffer) {
 			s.rt.Kill(dataflow.SubtaskID{Vertex: s.v.ID, Subtask: s.index}, err)
 			return
 		}
+		s.snapshotSize.Store(int64(len(out)))
 		s.report(SnapshotResult{Checkpoint: f.id, State: out, Shared: shared, SharedBytes: sharedBytes, Uploaded: uploaded, Alignment: f.aligned, Sync: f.sync,
 			Async: s.rt.opts.Now().Sub(t0), Channels: f.counts})
 	}()

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/weir-stream/weir/codec"
@@ -65,6 +66,7 @@ type subtask struct {
 	inbox          chan control
 	lastCheckpoint int64          // the latest snapshot taken (a source's; the protocol keeps its own)
 	async          sync.WaitGroup // snapshot encoders
+	snapshotSize   atomic.Int64   // bytes of the last snapshot reported, to size the next one's buffer
 	finished       bool           // input ended; waiting for release
 	released       bool
 	retiring       bool   // its snapshot was the live rescale's: it retires (reshape.go)
@@ -123,7 +125,7 @@ func (r *Runtime) makeSubtask(ctx context.Context, v *plan.Vertex, i int, m *Met
 	s.tctx = Context{Ctx: ctx, Job: r.opts.Job, Subtask: i, Parallelism: v.Parallelism, Attempt: r.opts.Attempt, Restored: r.opts.Restored,
 		TrackLatency: r.opts.LatencyInterval != 0, Ordered: r.opts.UpstreamBackup,
 		MaxParallelism: r.plan.MaxParallelism, KeyGroupStart: start, KeyGroupEnd: end,
-		Now: func() int64 { return r.opts.Now().UnixMilli() }, Metrics: m, State: r.opts.State,
+		Now: func() int64 { return r.opts.Now().UnixMilli() }, Metrics: m, State: r.opts.State, Files: r.opts.Files,
 		WatermarkInterval: r.opts.WatermarkInterval}
 	return s
 }
@@ -319,7 +321,9 @@ func (s *subtask) restoreState() error {
 		}
 		for _, st := range blobs {
 			if err := sn.Restore(st); err != nil {
-				return fmt.Errorf("restoring %q: %w", s.v.Chain[i].Name, err)
+				// A memory table's chain of shared files may fail its
+				// checks here (state.Incremental), as a store's at Open.
+				return s.corruptRestore(fmt.Errorf("restoring %q: %w", s.v.Chain[i].Name, err))
 			}
 		}
 	}

@@ -208,7 +208,7 @@ func (h *Harness[K, Out]) Snapshot() (*Snapshot, error) {
 	err := task.Catch(func() {
 		freeze, err := sn.Snapshot(task.SnapshotOptions{Checkpoint: 1})
 		if err == nil {
-			enc, err = freeze()
+			enc, err = freeze(nil)
 		}
 		if err != nil {
 			task.Fail(err)

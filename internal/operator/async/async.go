@@ -125,14 +125,14 @@ func (o *op[In, Out]) Restore(data []byte) error {
 
 // Snapshot encodes the records in flight at once: those called, those
 // finished but not emitted, and restored ones not called yet.
-func (o *op[In, Out]) Snapshot(task.SnapshotOptions) (func() (task.Encoded, error), error) {
+func (o *op[In, Out]) Snapshot(task.SnapshotOptions) (func(dst []byte) (task.Encoded, error), error) {
 	all := slices.DeleteFunc(slices.Concat(o.queue, o.restored), func(e *entry[In, Out]) bool { return e.mark })
 	b := binary.AppendUvarint(nil, uint64(len(all)))
 	for _, e := range all {
 		b = binary.AppendVarint(b, e.ts)
 		b = o.node.Codec.Append(b, e.in)
 	}
-	return func() (task.Encoded, error) { return task.Encoded{Data: b}, nil }, nil
+	return task.Taken(b), nil
 }
 
 func (o *op[In, Out]) Open(ctx *task.Context) error {

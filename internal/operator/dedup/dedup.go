@@ -140,7 +140,7 @@ type dedupLocal struct {
 	unpublished                            int
 }
 
-func (o *dedupOp[K, T]) Snapshot(so task.SnapshotOptions) (func() (task.Encoded, error), error) {
+func (o *dedupOp[K, T]) Snapshot(so task.SnapshotOptions) (func(dst []byte) (task.Encoded, error), error) {
 	o.publish()
 	return o.core.Snapshot(so)
 }

@@ -86,7 +86,7 @@ func (d testDedup) snapshot(t testing.TB) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := enc()
+	e, err := enc(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +330,7 @@ func TestDedupSnapshotIsNotChangedByLaterRecords(t *testing.T) {
 		d.op.Collect(10, dupRec{i, i})
 	}
 	stats := &Stats{}
-	e, err := enc()
+	e, err := enc(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

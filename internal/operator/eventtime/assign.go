@@ -122,10 +122,10 @@ func (*op[T]) AssignsWatermarks() {}
 // Snapshot holds the highest event time seen, with the parallelism, so
 // that an operator restored at the same parallelism generates the same
 // watermarks.
-func (o *op[T]) Snapshot(task.SnapshotOptions) (func() (task.Encoded, error), error) {
+func (o *op[T]) Snapshot(task.SnapshotOptions) (func(dst []byte) (task.Encoded, error), error) {
 	data := binary.AppendUvarint(nil, uint64(o.par))
 	data = binary.AppendVarint(data, o.gen.Max)
-	return func() (task.Encoded, error) { return task.Encoded{Data: data}, nil }, nil
+	return task.Taken(data), nil
 }
 
 // Restore sets the highest event time seen, unless the snapshot was

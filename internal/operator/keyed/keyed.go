@@ -84,7 +84,9 @@ func NewCore[K comparable](ctx *task.Context, keys Keys[K]) *Core[K] {
 // memory, or in an LSM store when the job chose the pebble backend.
 func NewBackend(ctx *task.Context) *state.Backend {
 	if ctx.State == nil {
-		return state.NewBackend(ctx.KeyGroupStart, ctx.KeyGroupEnd, ctx.MaxParallelism)
+		b := state.NewBackend(ctx.KeyGroupStart, ctx.KeyGroupEnd, ctx.MaxParallelism)
+		b.SetIncremental(state.Incremental{Files: ctx.Files, Ctx: ctx.Ctx})
+		return b
 	}
 	return state.NewLSMBackend(ctx.KeyGroupStart, ctx.KeyGroupEnd, ctx.MaxParallelism, state.LSMOptions{
 		Env: ctx.State.Env, Files: ctx.State.Files, Ctx: ctx.Ctx,
@@ -127,13 +129,13 @@ func (c *Core[K]) ShardOf(kg int) int {
 }
 
 // Snapshot freezes the keyed state; see task.Snapshotter.
-func (c *Core[K]) Snapshot(o task.SnapshotOptions) (func() (task.Encoded, error), error) {
+func (c *Core[K]) Snapshot(o task.SnapshotOptions) (func(dst []byte) (task.Encoded, error), error) {
 	enc, err := c.Backend.Snapshot(state.SnapshotOptions{Savepoint: o.Savepoint})
 	if err != nil {
 		return nil, err
 	}
-	return func() (task.Encoded, error) {
-		e, err := enc()
+	return func(dst []byte) (task.Encoded, error) {
+		e, err := enc(dst)
 		return task.Encoded{Data: e.Data, Shared: e.Shared, SharedBytes: e.SharedBytes, Uploaded: e.Uploaded}, err
 	}, nil
 }

@@ -65,12 +65,12 @@ func (o *op[In]) EndInput() error { return o.fn.EndInput() }
 
 // Snapshot asks the function to write its lists, then encodes them at
 // once.
-func (o *op[In]) Snapshot(opts task.SnapshotOptions) (func() (task.Encoded, error), error) {
+func (o *op[In]) Snapshot(opts task.SnapshotOptions) (func(dst []byte) (task.Encoded, error), error) {
 	if err := o.fn.Snapshot(opts.Checkpoint); err != nil {
 		return nil, err
 	}
 	b := o.store.encode()
-	return func() (task.Encoded, error) { return task.Encoded{Data: b}, nil }, nil
+	return task.Taken(b), nil
 }
 
 func (o *op[In]) Restore(data []byte) error { return o.store.restore(data) }

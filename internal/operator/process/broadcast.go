@@ -55,20 +55,15 @@ type broadcastOp[K comparable, In, Out, C any] struct {
 
 // Snapshot encodes the broadcast state at once (the task is paused) and
 // freezes the keyed state.
-func (b *broadcastOp[K, In, Out, C]) Snapshot(o task.SnapshotOptions) (func() (task.Encoded, error), error) {
+func (b *broadcastOp[K, In, Out, C]) Snapshot(o task.SnapshotOptions) (func(dst []byte) (task.Encoded, error), error) {
 	bc := b.store.encode()
 	enc, err := b.op.Snapshot(o)
 	if err != nil {
 		return nil, err
 	}
-	return func() (task.Encoded, error) {
-		e, err := enc()
-		if err != nil {
-			return e, err
-		}
-		data := binary.AppendUvarint(make([]byte, 0, len(bc)+len(e.Data)+binary.MaxVarintLen64), uint64(len(bc)))
-		e.Data = append(append(data, bc...), e.Data...)
-		return e, nil
+	return func(dst []byte) (task.Encoded, error) {
+		dst = binary.AppendUvarint(dst, uint64(len(bc)))
+		return enc(append(dst, bc...))
 	}, nil
 }
 

@@ -118,7 +118,7 @@ func newOp[K comparable, In, Out, C any](ctx *task.Context, outs []any, keys key
 }
 
 // Snapshot freezes the operator's keyed state and timers.
-func (p *op[K, In, Out, C]) Snapshot(o task.SnapshotOptions) (func() (task.Encoded, error), error) {
+func (p *op[K, In, Out, C]) Snapshot(o task.SnapshotOptions) (func(dst []byte) (task.Encoded, error), error) {
 	return p.core.Snapshot(o)
 }
 

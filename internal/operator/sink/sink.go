@@ -263,7 +263,7 @@ func (s *op[T]) pendingIDs() []int64 {
 }
 
 // Snapshot stores the pending transactions, the adopted ones too.
-func (s *op[T]) Snapshot(task.SnapshotOptions) (func() (task.Encoded, error), error) {
+func (s *op[T]) Snapshot(task.SnapshotOptions) (func(dst []byte) (task.Encoded, error), error) {
 	var out []byte
 	for _, x := range append([]*op[T]{s}, s.extra...) {
 		for _, id := range x.pendingIDs() {
@@ -272,7 +272,7 @@ func (s *op[T]) Snapshot(task.SnapshotOptions) (func() (task.Encoded, error), er
 			out = append(out, x.pending[id]...)
 		}
 	}
-	return func() (task.Encoded, error) { return task.Encoded{Data: out}, nil }, nil
+	return task.Taken(out), nil
 }
 
 // Restore loads the transactions of the restored checkpoint; Open commits

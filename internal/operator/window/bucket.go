@@ -48,7 +48,7 @@ type bucketOperator[K comparable, T, Acc, Out any] struct {
 	sortBuf []ordered.Due[K]
 }
 
-func (o *bucketOperator[K, T, Acc, Out]) Snapshot(so task.SnapshotOptions) (func() (task.Encoded, error), error) {
+func (o *bucketOperator[K, T, Acc, Out]) Snapshot(so task.SnapshotOptions) (func(dst []byte) (task.Encoded, error), error) {
 	return o.core.Snapshot(so)
 }
 

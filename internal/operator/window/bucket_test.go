@@ -36,7 +36,7 @@ func TestWindowRefusesBucketsOfAnOlderLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	encoded, err := enc()
+	encoded, err := enc(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

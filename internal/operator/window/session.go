@@ -38,7 +38,7 @@ type sessionOperator[K comparable, T, Acc, Out any] struct {
 	due      ordered.Timers[winKey[K]]
 }
 
-func (o *sessionOperator[K, T, Acc, Out]) Snapshot(so task.SnapshotOptions) (func() (task.Encoded, error), error) {
+func (o *sessionOperator[K, T, Acc, Out]) Snapshot(so task.SnapshotOptions) (func(dst []byte) (task.Encoded, error), error) {
 	return o.core.Snapshot(so)
 }
 

@@ -51,7 +51,7 @@ type triggerOperator[K comparable, T, Acc, Out any] struct {
 	due      ordered.Timers[winKey[K]]
 }
 
-func (o *triggerOperator[K, T, Acc, Out]) Snapshot(so task.SnapshotOptions) (func() (task.Encoded, error), error) {
+func (o *triggerOperator[K, T, Acc, Out]) Snapshot(so task.SnapshotOptions) (func(dst []byte) (task.Encoded, error), error) {
 	return o.core.Snapshot(so)
 }
 

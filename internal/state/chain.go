@@ -1,0 +1,390 @@
+package state
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/state/lsm"
+)
+
+// Incremental checkpoints of the memory backend. A table of a backend
+// given the job's shared files (SetIncremental) keeps its checkpointed
+// entries in a chain of immutable files there: a base holding every entry,
+// then deltas holding the entries written or deleted since the snapshot
+// before. A checkpoint's section of the table only names the chain, so a
+// checkpoint encodes and writes what changed since the last one, not the
+// whole state, and the checkpoint store keeps the files while a retained
+// checkpoint names them (as it does an LSM store's).
+//
+// The table records which keys were written since its last snapshot
+// (dirty). A delta snapshot copies those entries synchronously (the work is
+// proportional to the changes, and maps are not frozen, so no key group is
+// cloned on the next write); a full one freezes the maps as a snapshot in
+// memory format does. A snapshot is full when the table has no chain (its
+// first, or after a restore or an adoption), when a file of its chain
+// failed to upload, when the chain holds maxDeltas deltas, or when the
+// deltas already add up to more than the base: so a restore reads at most
+// about twice the state, and the encoding work stays proportional to the
+// changes, at most twice over.
+//
+// Each file of a chain is encoded and uploaded once, by the first encoder
+// that needs it: its own snapshot's, or a later one's whose chain holds it
+// (when the first never runs: an operator of the chain failed its
+// snapshot, or an unaligned checkpoint was abandoned before its encoding).
+// A file that failed to upload fails every snapshot whose chain holds it.
+// Savepoints are never incremental: they are written in memory format,
+// self-contained, and leave the chain as it was.
+
+// maxDeltas bounds the deltas of a chain.
+const maxDeltas = 16
+
+// chainPrefix begins the name of a section that names a table's chain.
+const chainPrefix = "\x00chain\x00"
+
+// Incremental gives a memory backend the job's shared files, for
+// incremental checkpoints of its tables.
+type Incremental struct {
+	// Files are the job's shared state files (the checkpoint store's).
+	Files lsm.Files
+	// Ctx bounds uploads and downloads.
+	Ctx context.Context
+}
+
+// incremental is a backend's Incremental with the prefix that names its
+// files.
+type incremental struct {
+	Incremental
+	prefix string
+	seq    int // files named so far; owner goroutine only
+}
+
+// SetIncremental makes the tables of memory backend b snapshot
+// incrementally into o.Files. It is called before Restore (which reads
+// the chains a snapshot names from o.Files); it does nothing for an LSM
+// backend, whose store is incremental already.
+func (b *Backend) SetIncremental(o Incremental) {
+	if b.lsm != nil || o.Files == nil {
+		return
+	}
+	if o.Ctx == nil {
+		o.Ctx = context.Background()
+	}
+	var r [12]byte
+	_, _ = rand.Read(r[:])
+	b.inc = &incremental{Incremental: o, prefix: "mem-" + hex.EncodeToString(r[:]) + "-"}
+}
+
+// name returns the name of a new file of the backend.
+func (i *incremental) name() string {
+	i.seq++
+	return i.prefix + strconv.Itoa(i.seq)
+}
+
+// sharedFiles returns the job's shared files b reads chains from: its
+// own, or an LSM backend's, which restores a memory checkpoint's chains
+// into its store.
+func (b *Backend) sharedFiles() (lsm.Files, context.Context) {
+	switch {
+	case b.inc != nil:
+		return b.inc.Files, b.inc.Ctx
+	case b.lsm != nil:
+		return b.lsm.o.Files, b.lsm.o.Ctx
+	}
+	return nil, nil
+}
+
+// chainFile is a file of a chain as a snapshot names it.
+type chainFile struct {
+	name   string
+	size   int64
+	crc32c uint32
+}
+
+// chainLink is one file of a table's chain: its contents until they are
+// uploaded, then its name, size and checksum.
+type chainLink struct {
+	once   sync.Once
+	name   string
+	delta  bool
+	encode func() []byte // the file's contents; nil once uploaded
+	file   chainFile     // after upload, when err is nil
+	err    error
+	size   atomic.Int64 // bytes, once uploaded
+	failed atomic.Bool
+}
+
+// upload encodes and uploads the link's file unless that was done; it
+// returns the outcome of the one attempt.
+func (l *chainLink) upload(inc *incremental) error {
+	l.once.Do(func() {
+		data := l.encode()
+		l.encode = nil
+		l.file = chainFile{name: l.name, size: int64(len(data)), crc32c: crc32.Checksum(data, castagnoli)}
+		if err := inc.Files.Put(inc.Ctx, l.name, data); err != nil {
+			l.err = fmt.Errorf("upload %s: %w", l.name, err)
+			l.failed.Store(true)
+			return
+		}
+		l.size.Store(l.file.size)
+	})
+	return l.err
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// needsFull reports whether a table whose chain is chain takes a full
+// snapshot next.
+func needsFull(chain []*chainLink) bool {
+	if len(chain) == 0 || len(chain) > maxDeltas {
+		return true
+	}
+	var deltas int64
+	for _, l := range chain {
+		if l.failed.Load() {
+			return true
+		}
+		if l.delta {
+			deltas += l.size.Load()
+		}
+	}
+	base := chain[0].size.Load()
+	return base > 0 && deltas > base
+}
+
+// encodeChain returns the function that uploads what chain's files need
+// and appends the section naming them, with their names for the
+// checkpoint's shared files.
+func encodeChain(inc *incremental, chain []*chainLink) func(dst []byte) ([]byte, []string, error) {
+	return func(dst []byte) ([]byte, []string, error) {
+		names := make([]string, len(chain))
+		for i, l := range chain {
+			if err := l.upload(inc); err != nil {
+				return nil, nil, err
+			}
+			names[i] = l.name
+		}
+		dst = binary.AppendUvarint(dst, uint64(len(chain)))
+		for _, l := range chain {
+			dst = appendString(dst, l.file.name)
+			dst = binary.AppendUvarint(dst, uint64(l.file.size))
+			dst = binary.LittleEndian.AppendUint32(dst, l.file.crc32c)
+		}
+		return dst, names, nil
+	}
+}
+
+// readChain downloads the files a chain section names and checks them. A
+// file missing or not as named is an error wrapping lsm.ErrCorrupt: the
+// checkpoint cannot be restored.
+func (b *Backend) readChain(name string, body []byte) (chunk, error) {
+	files, ctx := b.sharedFiles()
+	if files == nil {
+		return chunk{}, fmt.Errorf("state %q: the snapshot keeps it in the job's shared state files, which this backend was not given", name)
+	}
+	n, k := binary.Uvarint(body)
+	if k <= 0 || n == 0 {
+		return chunk{}, fmt.Errorf("state %q: bad chain: %w", name, codec.ErrCorrupt)
+	}
+	body = body[k:]
+	var c chunk
+	for i := range n {
+		fname, rest, err := readString(body)
+		if err != nil {
+			return chunk{}, fmt.Errorf("state %q: bad chain: %w", name, err)
+		}
+		size, k := binary.Uvarint(rest)
+		if k <= 0 || len(rest) < k+4 {
+			return chunk{}, fmt.Errorf("state %q: bad chain: %w", name, codec.ErrCorrupt)
+		}
+		crc := binary.LittleEndian.Uint32(rest[k:])
+		body = rest[k+4:]
+		data, err := files.Get(ctx, fname)
+		if err != nil {
+			return chunk{}, fmt.Errorf("state %q: %w: %w", name, lsm.ErrCorrupt, err)
+		}
+		if uint64(len(data)) != size || crc32.Checksum(data, castagnoli) != crc {
+			return chunk{}, fmt.Errorf("state %q: file %s is not as the checkpoint names it (%d bytes, want %d, or its checksum): %w", name, fname, len(data), size, lsm.ErrCorrupt)
+		}
+		if i == 0 {
+			c.data = data
+		} else {
+			c.deltas = append(c.deltas, data)
+		}
+	}
+	c.end = all
+	return c, nil
+}
+
+// delta entry operations.
+const (
+	deltaPut    byte = 0
+	deltaDelete byte = 1
+)
+
+// deltaEntry is an entry a delta snapshot copied.
+type deltaEntry[K comparable, V any] struct {
+	kg      int
+	k       K
+	v       V
+	deleted bool
+}
+
+// mark records that k of shard s was written, for the next delta.
+func (t *Table[K, V]) mark(s int, k K) {
+	if t.dirty == nil {
+		return
+	}
+	d := t.dirty[s]
+	if d == nil {
+		d = map[K]struct{}{}
+		t.dirty[s] = d
+	}
+	d[k] = struct{}{}
+}
+
+// freezeChain is freeze for an incremental snapshot: it adds a file to
+// the table's chain, full or delta (see needsFull), and returns the
+// function that uploads the chain's files and names them.
+func (t *Table[K, V]) freezeChain(inc *incremental) func(dst []byte) ([]byte, []string, error) {
+	l := &chainLink{name: inc.name()}
+	if needsFull(t.chain) {
+		var last int64
+		if len(t.chain) > 0 {
+			last = t.chain[0].size.Load()
+		}
+		enc := t.freeze()
+		l.encode = func() []byte { return enc(make([]byte, 0, last+last/8+64)) }
+		t.chain = []*chainLink{l}
+	} else {
+		l.delta = true
+		l.encode = t.captureDelta()
+		t.chain = append(t.chain[:len(t.chain):len(t.chain)], l)
+	}
+	for s := range t.dirty {
+		t.dirty[s] = nil
+	}
+	return encodeChain(inc, t.chain)
+}
+
+// captureDelta copies the entries written since the last snapshot and
+// returns the function that encodes them. Values are shared with the
+// table afterwards, so GetMutable copies them on first access as after any
+// snapshot; a table whose values change in place (InPlace) is encoded at
+// once.
+func (t *Table[K, V]) captureDelta() func() []byte {
+	n := 0
+	for _, d := range t.dirty {
+		n += len(d)
+	}
+	es := make([]deltaEntry[K, V], 0, n)
+	for s, d := range t.dirty {
+		for k := range d {
+			v, ok := t.shards[s][k]
+			es = append(es, deltaEntry[K, V]{kg: t.kg(s), k: k, v: v, deleted: !ok})
+		}
+		t.owned[s] = nil
+	}
+	enc := func() []byte {
+		var dst []byte
+		for _, e := range es {
+			dst = binary.AppendUvarint(dst, uint64(e.kg))
+			if e.deleted {
+				dst = append(dst, deltaDelete)
+				dst = t.key.Append(dst, e.k)
+				continue
+			}
+			dst = append(dst, deltaPut)
+			dst = t.key.Append(dst, e.k)
+			dst = t.value.Append(dst, e.v)
+		}
+		return dst
+	}
+	if t.inPlace {
+		data := enc()
+		return func() []byte { return data }
+	}
+	return enc
+}
+
+// restoreChunk restores a chunk: its entries, then its deltas in order.
+func (t *Table[K, V]) restoreChunk(c chunk, key codec.Codec[K], value codec.Codec[V]) error {
+	start, end := t.b.owns(c)
+	if err := t.restore(c.data, key, value, start, end, false); err != nil {
+		return err
+	}
+	for i, d := range c.deltas {
+		if err := t.restore(d, key, value, start, end, true); err != nil {
+			return fmt.Errorf("delta %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+// errChainWithoutDeltas is returned for a carried chain section without deltas.
+var errChainWithoutDeltas = errors.New("a carried chain holds no deltas")
+
+// A restored chain that no registration claimed is carried into the next
+// snapshot inline, as a carried section (carried.go) whose data holds the
+// base and the deltas: carriedChainPrefix + the part's name, then the
+// key-group range, the number of files and each file length-prefixed.
+const carriedChainPrefix = "\x00carried-chain\x00"
+
+// appendCarriedChain appends the data of a carried chain section.
+func appendCarriedChain(dst []byte, c chunk) []byte {
+	dst = binary.AppendUvarint(dst, uint64(1+len(c.deltas)))
+	dst = binary.AppendUvarint(dst, uint64(len(c.data)))
+	dst = append(dst, c.data...)
+	for _, d := range c.deltas {
+		dst = binary.AppendUvarint(dst, uint64(len(d)))
+		dst = append(dst, d...)
+	}
+	return dst
+}
+
+// readCarriedChain decodes a carried chain section's body.
+func readCarriedChain(body []byte) (chunk, error) {
+	c, err := readCarried(body)
+	if err != nil {
+		return chunk{}, err
+	}
+	data := c.data
+	n, k := binary.Uvarint(data)
+	if k <= 0 || n < 2 {
+		return chunk{}, fmt.Errorf("%w: %w", errChainWithoutDeltas, codec.ErrCorrupt)
+	}
+	data = data[k:]
+	parts := make([][]byte, n)
+	for i := range parts {
+		l, k := binary.Uvarint(data)
+		if k <= 0 || uint64(len(data)-k) < l {
+			return chunk{}, fmt.Errorf("truncated chain file: %w", codec.ErrCorrupt)
+		}
+		parts[i], data = data[k:k+int(l)], data[k+int(l):]
+	}
+	c.data, c.deltas = parts[0], parts[1:]
+	return c, nil
+}
+
+// chainedPart is a part that snapshots incrementally into a chain.
+type chainedPart interface {
+	// chained reports whether the part keeps a chain: a table of a
+	// backend given shared files, not in an LSM store.
+	chained() bool
+	freezeChain(inc *incremental) func(dst []byte) ([]byte, []string, error)
+}
+
+func isChained(p part) bool {
+	c, ok := p.(chainedPart)
+	return ok && c.chained()
+}
+
+func (t *Table[K, V]) chained() bool { return t.dirty != nil && t.l == nil }

@@ -1,0 +1,289 @@
+package state
+
+import (
+	"errors"
+	"maps"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/state/lsm"
+)
+
+func newMemFiles() *memFiles { return &memFiles{files: map[string][]byte{}} }
+
+func incBackend(files *memFiles, r [2]int) *Backend {
+	b := NewBackend(r[0], r[1], fixtureMaxPar)
+	b.SetIncremental(Incremental{Files: files})
+	return b
+}
+
+func registerInt(t *testing.T, b *Backend, name string) *Table[int64, int64] {
+	t.Helper()
+	ic := codec.Int64()
+	tb, err := Register(b, name, TableOptions[int64, int64]{Key: ic, Value: ic, KeyGroup: fixtureKG})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
+
+func tableContents(tb *Table[int64, int64]) map[int64]int64 {
+	got := map[int64]int64{}
+	for s := range tb.Shards() {
+		tb.All(s, func(k, v int64) bool { got[k] = v; return true })
+	}
+	return got
+}
+
+func TestIncrementalSnapshotsRestoreWhatTheTableHeldAtEachOne(t *testing.T) {
+	files := newMemFiles()
+	b := incBackend(files, [2]int{0, fixtureMaxPar})
+	tb := registerInt(t, b, "t")
+	model := map[int64]int64{}
+	rng := rand.New(rand.NewPCG(1, 2))
+	type taken struct {
+		data []byte
+		want map[int64]int64
+	}
+	var snaps []taken
+	for round := range 60 {
+		for range 1 + rng.IntN(200) {
+			k := rng.Int64N(500)
+			s := b.Shard(fixtureKG(k))
+			switch rng.IntN(4) {
+			case 0:
+				tb.Delete(s, k)
+				delete(model, k)
+			default:
+				v := int64(round*1000) + rng.Int64N(1000)
+				tb.Put(s, k, v)
+				model[k] = v
+			}
+		}
+		snaps = append(snaps, taken{snap(t, b), maps.Clone(model)})
+	}
+	for i, s := range snaps {
+		for _, r := range fixtureRanges(3) { // and at another parallelism
+			nb := incBackend(files, r)
+			if err := nb.Restore(s.data); err != nil {
+				t.Fatalf("snapshot %d: %v", i, err)
+			}
+			got := tableContents(registerInt(t, nb, "t"))
+			for k, v := range s.want {
+				if g := fixtureKG(k); g >= r[0] && g < r[1] && got[k] != v {
+					t.Errorf("snapshot %d, key groups %v: key %d = %d, want %d", i, r, k, got[k], v)
+				}
+			}
+			for k := range got {
+				if _, ok := s.want[k]; !ok {
+					t.Errorf("snapshot %d, key groups %v: key %d restored, but was deleted", i, r, k)
+				}
+			}
+		}
+	}
+}
+
+func TestADeltaSnapshotUploadsOnlyWhatChanged(t *testing.T) {
+	files := newMemFiles()
+	b := incBackend(files, [2]int{0, fixtureMaxPar})
+	tb := registerInt(t, b, "t")
+	for k := range int64(10000) {
+		tb.Put(b.Shard(fixtureKG(k)), k, k)
+	}
+	first := snap(t, b)
+	full := files.bytes
+	tb.Put(b.Shard(fixtureKG(7)), 7, -7)
+	tb.Delete(b.Shard(fixtureKG(8)), 8)
+	second := snap(t, b)
+	if files.puts != 2 {
+		t.Fatalf("%d files uploaded after two snapshots, want 2 (a base and a delta)", files.puts)
+	}
+	if delta := files.bytes - full; delta*100 > full {
+		t.Errorf("the delta of two changes is %d bytes, the base %d", delta, full)
+	}
+	if len(second) > len(first)+64 {
+		t.Errorf("the second snapshot is %d bytes, the first %d: it should only name one more file", len(second), len(first))
+	}
+}
+
+func TestASnapshotWhoseEncoderNeverRanIsUploadedByTheNext(t *testing.T) {
+	files := newMemFiles()
+	b := incBackend(files, [2]int{0, fixtureMaxPar})
+	tb := registerInt(t, b, "t")
+	tb.Put(b.Shard(fixtureKG(1)), 1, 10)
+	snap(t, b)
+	tb.Put(b.Shard(fixtureKG(2)), 2, 20)
+	if _, err := b.Snapshot(SnapshotOptions{}); err != nil { // abandoned: never encoded
+		t.Fatal(err)
+	}
+	tb.Put(b.Shard(fixtureKG(3)), 3, 30)
+	data := snap(t, b)
+	nb := incBackend(files, [2]int{0, fixtureMaxPar})
+	if err := nb.Restore(data); err != nil {
+		t.Fatal(err)
+	}
+	got := tableContents(registerInt(t, nb, "t"))
+	if want := map[int64]int64{1: 10, 2: 20, 3: 30}; !maps.Equal(got, want) {
+		t.Errorf("restored %v, want %v", got, want)
+	}
+}
+
+func TestAFailedUploadFailsTheSnapshotAndTheNextIsFull(t *testing.T) {
+	files := newMemFiles()
+	b := incBackend(files, [2]int{0, fixtureMaxPar})
+	tb := registerInt(t, b, "t")
+	tb.Put(b.Shard(fixtureKG(1)), 1, 10)
+	snap(t, b)
+	tb.Put(b.Shard(fixtureKG(2)), 2, 20)
+	files.failPut = true
+	enc, err := b.Snapshot(SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := enc(nil); err == nil {
+		t.Fatal("a snapshot whose upload failed succeeded")
+	}
+	files.failPut = false
+	before := files.puts
+	tb.Put(b.Shard(fixtureKG(3)), 3, 30)
+	data := snap(t, b)
+	if files.puts != before+1 {
+		t.Fatalf("%d files uploaded after the failure, want 1 (a new base)", files.puts-before)
+	}
+	nb := incBackend(files, [2]int{0, fixtureMaxPar})
+	if err := nb.Restore(data); err != nil {
+		t.Fatal(err)
+	}
+	got := tableContents(registerInt(t, nb, "t"))
+	if want := map[int64]int64{1: 10, 2: 20, 3: 30}; !maps.Equal(got, want) {
+		t.Errorf("restored %v, want %v", got, want)
+	}
+}
+
+func TestAMissingOrAlteredChainFileIsCorrupt(t *testing.T) {
+	files := newMemFiles()
+	b := incBackend(files, [2]int{0, fixtureMaxPar})
+	tb := registerInt(t, b, "t")
+	tb.Put(b.Shard(fixtureKG(1)), 1, 10)
+	snap(t, b)
+	tb.Put(b.Shard(fixtureKG(2)), 2, 20)
+	data := snap(t, b)
+	for name, body := range files.files {
+		for _, alter := range []func(){
+			func() { delete(files.files, name) },
+			func() { files.files[name] = append(append([]byte(nil), body...), 0) },
+		} {
+			alter()
+			err := incBackend(files, [2]int{0, fixtureMaxPar}).Restore(data)
+			if !errors.Is(err, lsm.ErrCorrupt) {
+				t.Errorf("restoring with file %s altered: %v, want an error wrapping lsm.ErrCorrupt", name, err)
+			}
+			files.files[name] = body
+		}
+	}
+	if err := NewBackend(0, fixtureMaxPar, fixtureMaxPar).Restore(data); err == nil {
+		t.Error("a backend without shared files restored a snapshot that names some")
+	}
+}
+
+func TestAnUnclaimedChainIsCarriedIntoTheNextSnapshot(t *testing.T) {
+	files := newMemFiles()
+	b := incBackend(files, [2]int{0, fixtureMaxPar})
+	tb := registerInt(t, b, "t")
+	for k := range int64(40) {
+		tb.Put(b.Shard(fixtureKG(k)), k, 100+k)
+	}
+	snap(t, b)
+	tb.Delete(b.Shard(fixtureKG(3)), 3)
+	tb.Put(b.Shard(fixtureKG(4)), 4, -4)
+	data := snap(t, b)
+	for _, r := range fixtureRanges(2) {
+		carrier := incBackend(files, r)
+		if err := carrier.Restore(data); err != nil {
+			t.Fatal(err)
+		}
+		carried := snap(t, carrier) // "t" never registered
+		nb := incBackend(files, r)
+		if err := nb.Restore(carried); err != nil {
+			t.Fatal(err)
+		}
+		got := tableContents(registerInt(t, nb, "t"))
+		want := map[int64]int64{}
+		for k := range int64(40) {
+			if g := fixtureKG(k); g >= r[0] && g < r[1] && k != 3 {
+				want[k] = 100 + k
+			}
+		}
+		if _, ok := want[4]; ok {
+			want[4] = -4
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("key groups %v: restored %v, want %v", r, got, want)
+		}
+	}
+}
+
+func TestADeltaHoldsValuesChangedInPlaceAfterAGet(t *testing.T) {
+	files := newMemFiles()
+	sc, err := codec.For[[]int64]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(b *Backend) *Table[int64, []int64] {
+		tb, err := Register(b, "lists", TableOptions[int64, []int64]{Key: codec.Int64(), Value: sc, KeyGroup: fixtureKG, InPlace: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tb
+	}
+	b := incBackend(files, [2]int{0, fixtureMaxPar})
+	tb := open(b)
+	for k := range int64(20) {
+		tb.Put(b.Shard(fixtureKG(k)), k, []int64{k, 0})
+	}
+	snap(t, b)
+	v, _ := tb.Get(b.Shard(fixtureKG(5)), 5)
+	v[1] = 55 // in place, as a user's accumulator may be changed
+	data := snap(t, b)
+	v[1] = 66 // after the snapshot: not in it
+	nb := incBackend(files, [2]int{0, fixtureMaxPar})
+	if err := nb.Restore(data); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := open(nb).Get(nb.Shard(fixtureKG(5)), 5)
+	if len(got) != 2 || got[1] != 55 {
+		t.Errorf("restored %v for key 5, want [5 55]", got)
+	}
+}
+
+func TestThePebbleBackendRestoresAMemoryChain(t *testing.T) {
+	files := newMemFiles()
+	b := incBackend(files, [2]int{0, fixtureMaxPar})
+	tb := registerInt(t, b, "t")
+	for k := range int64(30) {
+		tb.Put(b.Shard(fixtureKG(k)), k, k)
+	}
+	snap(t, b)
+	tb.Delete(b.Shard(fixtureKG(2)), 2)
+	tb.Put(b.Shard(fixtureKG(3)), 3, 33)
+	data := snap(t, b)
+	lb := newLSM(t, lsmEnv(t, 100), files, 0, fixtureMaxPar, fixtureMaxPar)
+	if err := lb.Restore(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := lb.Open(); err != nil {
+		t.Fatal(err)
+	}
+	lt := registerInt(t, lb, "t")
+	for k := range int64(30) {
+		v, ok := lt.Get(lb.Shard(fixtureKG(k)), k)
+		want, wok := k, k != 2
+		if k == 3 {
+			want = 33
+		}
+		if ok != wok || (ok && v != want) {
+			t.Errorf("key %d: got %d (%v), want %d (%v)", k, v, ok, want, wok)
+		}
+	}
+}
