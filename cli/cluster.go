@@ -177,7 +177,7 @@ the list is a standby to take over. Prints the new leader's address.`,
 
 func workerCommand(stdout, stderr io.Writer, s *settings) *cobra.Command {
 	var cfg cluster.WorkerConfig
-	var coordinators string
+	var coordinators, cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "worker --coordinator ADDR --slots N [--listen ADDR]",
 		Short: "Start a worker and join a coordinator",
@@ -197,11 +197,17 @@ them; tasks no coordinator adopted within --grace are cancelled.`,
 			}
 			cfg.Program = program{stdout, stderr, s}
 			cfg.Log = logTo(stderr, "worker")
-			w, err := cluster.NewWorker(cfg)
+			stop, err := startCPUProfile(cpuProfile)
 			if err != nil {
 				return err
 			}
+			w, err := cluster.NewWorker(cfg)
+			if err != nil {
+				stop()
+				return err
+			}
 			defer w.Close()
+			defer stop()
 			fmt.Fprintf(stderr, "weir worker: data plane on %s, joining %s\n", w.DataAddr(), strings.Join(cfg.Coordinators, ","))
 			return w.Run(cmd.Context())
 		},
@@ -214,6 +220,7 @@ them; tasks no coordinator adopted within --grace are cancelled.`,
 	fs.StringVar(&cfg.Advertise, "advertise", "", "address other workers reach the data plane at (default: the --listen address)")
 	fs.StringVar(&cfg.ID, "id", "", "the worker's name (default host-pid)")
 	fs.BoolVar(&cfg.PassiveStandby, "standby", false, "be a passive standby: take only restarted attempts, and keep the state of every job's latest checkpoint loaded so that a restart placed here reads none from the store")
+	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the worker to FILE until it stops (go tool pprof FILE)")
 	securityFlags(fs, &cfg.Security)
 	return cmd
 }

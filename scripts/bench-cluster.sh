@@ -10,7 +10,8 @@
 # (the state size; defaults 100000 and 1s), EVENTS its events (default
 # 30000000), KILL_AT the checkpoint after
 # which the worker is killed (default 4); STANDBY=1 makes the spare worker
-# a passive standby; RECOVERY_ONLY=1 skips the throughput runs.
+# a passive standby; RECOVERY_ONLY=1 skips the throughput runs,
+# THROUGHPUT_ONLY=1 the recovery runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}; query=${2:-q5}; events=${3:-20000000}
@@ -51,6 +52,7 @@ for i in $(seq "$runs"); do
 done
 
 fi
+[ -n "${THROUGHPUT_ONLY:-}" ] && exit 0
 
 echo "== recovery after a worker kill: keycount at 2M events/s, exactly-once, checkpoints every 500ms"
 for i in $(seq "$runs"); do
