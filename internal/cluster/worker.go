@@ -43,7 +43,7 @@ type WorkerConfig struct {
 	// it receives from may compress otherwise or not at all.
 	Compression transport.Compression
 	Program     Program
-	Security       Security
+	Security    Security
 	// Log receives a line for each notable event.
 	Log func(string)
 }

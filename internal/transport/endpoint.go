@@ -208,7 +208,10 @@ func (ep *Endpoint) receive(c net.Conn, fr *frameReader) {
 	}
 	ep.mu.Unlock()
 	switch {
-	case closed || open == 0: // the attempt ended, or the sender finished every channel
+	case closed:
+	case errors.Is(err, errCorrupt): // whatever else it sent cannot be trusted
+		ep.fail(fmt.Errorf("data plane: connection from %s: %w", c.RemoteAddr(), err))
+	case open == 0: // the sender finished every channel
 	case survive:
 		ep.awaitReplacement(in)
 	default:
@@ -285,7 +288,7 @@ type peer struct {
 
 	wmu sync.Mutex
 	hdr []byte
-	iov [2][]byte  // header and payload of the frame being written
+	iov [2][]byte   // header and payload of the frame being written
 	vec net.Buffers // iov, for one writev
 }
 
