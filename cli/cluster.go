@@ -20,6 +20,7 @@ import (
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/internal/cluster"
 	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/transport"
 )
 
 func init() {
@@ -177,7 +178,7 @@ the list is a standby to take over. Prints the new leader's address.`,
 
 func workerCommand(stdout, stderr io.Writer, s *settings) *cobra.Command {
 	var cfg cluster.WorkerConfig
-	var coordinators string
+	var coordinators, cpuProfile, compression string
 	cmd := &cobra.Command{
 		Use:   "worker --coordinator ADDR --slots N [--listen ADDR]",
 		Short: "Start a worker and join a coordinator",
@@ -195,15 +196,27 @@ them; tasks no coordinator adopted within --grace are cancelled.`,
 			if cfg.Coordinators = cluster.ParseAddrs(coordinators); len(cfg.Coordinators) == 0 {
 				return usagef("--coordinator names no address")
 			}
+			var err error
+			if cfg.Compression, err = transport.ParseCompression(compression); err != nil {
+				return usagef("--exchange-compression: %v", err)
+			}
 			cfg.Program = program{stdout, stderr, s}
 			cfg.Log = logTo(stderr, "worker")
-			w, err := cluster.NewWorker(cfg)
+			stop, err := startCPUProfile(cpuProfile)
 			if err != nil {
 				return err
 			}
+			w, err := cluster.NewWorker(cfg)
+			if err != nil {
+				stop()
+				return err
+			}
 			defer w.Close()
+			defer stop()
 			fmt.Fprintf(stderr, "weir worker: data plane on %s, joining %s\n", w.DataAddr(), strings.Join(cfg.Coordinators, ","))
-			return w.Run(cmd.Context())
+			err = w.Run(cmd.Context())
+			printDataStats(stderr, w.DataStats(), cfg.Compression)
+			return err
 		},
 	}
 	fs := cmd.Flags()
@@ -214,8 +227,19 @@ them; tasks no coordinator adopted within --grace are cancelled.`,
 	fs.StringVar(&cfg.Advertise, "advertise", "", "address other workers reach the data plane at (default: the --listen address)")
 	fs.StringVar(&cfg.ID, "id", "", "the worker's name (default host-pid)")
 	fs.BoolVar(&cfg.PassiveStandby, "standby", false, "be a passive standby: take only restarted attempts, and keep the state of every job's latest checkpoint loaded so that a restart placed here reads none from the store")
+	fs.StringVar(&compression, "exchange-compression", "none", "compress the record batches this worker sends to other workers: "+transport.Compressions+" (lz4: cheap, zstd: fewer bytes for more CPU); batches under 1 KiB go as they are, and receivers read any")
+	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the worker to FILE until it stops (go tool pprof FILE)")
 	securityFlags(fs, &cfg.Security)
 	return cmd
+}
+
+// printDataStats writes what a worker's data plane sent, as it stops.
+func printDataStats(w io.Writer, s transport.Stats, c transport.Compression) {
+	if s.Batches == 0 {
+		return
+	}
+	fmt.Fprintf(w, "weir worker: data plane sent %d bytes: %d batches of %d bytes of records, %d of them compressed (%s)\n",
+		s.Bytes, s.Batches, s.RecordBytes, s.Compressed, c)
 }
 
 // client holds the flags of the commands that call the coordinator.

@@ -15,15 +15,17 @@ import (
 // channel of the windowed count (they would fire every window early), and
 // someone else sends garbage: each worker refuses and logs the
 // connections, no attempt fails, and the output is the failure-free
-// output.
+// output. The workers compress what they send each their own way
+// (--exchange-compression), which changes nothing in the output.
 func TestClusterDataPlaneRefusesConnectionsWithoutTheToken(t *testing.T) {
 	skipShort(t)
 	ref := reference(t, keycount)
 	c := &testCluster{t: t, dir: t.TempDir(), workers: map[string]*proc{}, replacement: "1m", flags: []string{"--token", "s3cret"}}
 	c.store = filepath.Join(c.dir, "store")
 	c.startCoordinator("127.0.0.1:0")
+	compression := map[string]string{"w1": "lz4", "w2": "zstd", "w3": "none", "w4": "lz4"}
 	for _, id := range []string{"w1", "w2", "w3", "w4"} { // w4 is spare: the restart runs at once
-		c.startWorker(id)
+		c.startWorker(id, "--exchange-compression", compression[id])
 	}
 	client, out := c.submit(keycount, "--rate", "150000")
 	c.coord.waitFor(`checkpoint 2 completed`)

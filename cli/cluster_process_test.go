@@ -204,8 +204,9 @@ func (c *testCluster) startCoordinator(listen string) {
 	c.addr = c.coord.waitFor(`listening on (\S+) `)[1]
 }
 
-func (c *testCluster) startWorker(id string) *proc {
-	w := start(c.t, id, append([]string{"worker", "--coordinator", c.addr, "--slots", "1", "--id", id}, c.flags...)...)
+// startWorker starts worker id with the cluster's flags and extra.
+func (c *testCluster) startWorker(id string, extra ...string) *proc {
+	w := start(c.t, id, append(append([]string{"worker", "--coordinator", c.addr, "--slots", "1", "--id", id}, c.flags...), extra...)...)
 	w.waitFor("joined coordinator")
 	c.workers[id] = w
 	return w

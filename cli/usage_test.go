@@ -45,6 +45,7 @@ func TestEveryBadCommandLineExitsTwoWithOnePrefix(t *testing.T) {
 		{[]string{"sql", "-e", "SELECT ${X}", "--var", "X"}, `weir: --var "X": want NAME=VALUE`},
 		{[]string{"sql", "-e", "CREATE TABLE t (a INT) WITH ('connector' = 'nexmark', 'bogus' = '1'); SELECT a FROM t"}, `bogus`},
 		{[]string{"submit", "--coordinator", "127.0.0.1:1"}, "weir: name a job, or a SQL script with --sql FILE"},
+		{[]string{"worker", "--exchange-compression", "gzip"}, `weir: --exchange-compression: unknown exchange compression "gzip" (want none|lz4|zstd)`},
 	}
 	for _, c := range cases {
 		code, _, stderr := weir(t, c.args...)

@@ -10,24 +10,29 @@
 # (the state size; defaults 100000 and 1s), EVENTS its events (default
 # 30000000), KILL_AT the checkpoint after
 # which the worker is killed (default 4); STANDBY=1 makes the spare worker
-# a passive standby; RECOVERY_ONLY=1 skips the throughput runs.
+# a passive standby; RECOVERY_ONLY=1 skips the throughput runs,
+# THROUGHPUT_ONLY=1 the recovery runs. WEIR names a weir binary to run
+# instead of building one; WORKER_FLAGS adds flags to every worker (e.g.
+# "--exchange-compression lz4"); PROFILE=DIR writes the workers' CPU
+# profiles of the throughput runs there (w1-RUN.pprof, w2-RUN.pprof).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}; query=${2:-q5}; events=${3:-20000000}
 tmp=$(mktemp -d); trap 'pkill -P $$ 2>/dev/null || true; rm -rf "$tmp"' EXIT
-go build -o "$tmp/weir" ./cmd/weir
-weir="$tmp/weir"
+if [ -n "${WEIR:-}" ]; then weir=$WEIR; else go build -o "$tmp/weir" ./cmd/weir; weir="$tmp/weir"; fi
+read -r -a wflags <<<"${WORKER_FLAGS:-}"
 hz=$(getconf CLK_TCK)
 # cpu PID...: user+system seconds of the processes so far
 cpu() { local t=0; for p in "$@"; do t=$((t + $(awk '{print $14+$15}' "/proc/$p/stat"))); done; echo "scale=3; $t/$hz" | bc; }
 job=(nexmark --query "$query" --events "$events" -p 2 --guarantee exactly-once --checkpoint-interval 1s)
 
-start_cluster() { # sets coord, w1, w2, addr
+start_cluster() { # sets coord, w1, w2, addr; $1, $2: extra flags of w1, w2
+  local f1=() f2=(); [ -n "${1:-}" ] && f1=("$1"); [ -n "${2:-}" ] && f2=("$2")
   rm -rf "$tmp/store" "$tmp"/*.log
   "$weir" coordinator --listen 127.0.0.1:0 --state-dir "$tmp/store" --heartbeat-interval 100ms >"$tmp/coord.log" 2>&1 & coord=$!
   until addr=$(grep -o 'listening on [^,]*' "$tmp/coord.log" | cut -d' ' -f3) && [ -n "$addr" ]; do sleep 0.05; done
-  "$weir" worker --coordinator "$addr" --slots 1 --id w1 >"$tmp/w1.log" 2>&1 & w1=$!
-  "$weir" worker --coordinator "$addr" --slots 1 --id w2 >"$tmp/w2.log" 2>&1 & w2=$!
+  "$weir" worker --coordinator "$addr" --slots 1 --id w1 "${wflags[@]}" "${f1[@]}" >"$tmp/w1.log" 2>&1 & w1=$!
+  "$weir" worker --coordinator "$addr" --slots 1 --id w2 "${wflags[@]}" "${f2[@]}" >"$tmp/w2.log" 2>&1 & w2=$!
   until grep -q "w2 joined" "$tmp/coord.log" && grep -q "w1 joined" "$tmp/coord.log"; do sleep 0.05; done
 }
 stop_cluster() { kill $coord $w1 $w2 2>/dev/null || true; wait $coord $w1 $w2 2>/dev/null || true; }
@@ -40,7 +45,12 @@ for i in $(seq "$runs"); do
   /usr/bin/time -f "%e %U %S" -o "$tmp/time" "$weir" run "${job[@]}" --output "$tmp/out" --progress off 2>/dev/null
   read -r wall usr sys <"$tmp/time"
   emb=$(echo "scale=0; $events/($usr+$sys)" | bc)
-  start_cluster
+  if [ -n "${PROFILE:-}" ]; then
+    mkdir -p "$PROFILE"
+    start_cluster "--cpuprofile=$PROFILE/w1-$i.pprof" "--cpuprofile=$PROFILE/w2-$i.pprof"
+  else
+    start_cluster
+  fi
   rm -rf "$tmp/out"
   before=$(cpu $coord $w1 $w2); t0=$(date +%s.%N)
   "$weir" submit --coordinator "$addr" "${job[@]}" --output "$tmp/out" --wait >/dev/null 2>&1
@@ -48,9 +58,11 @@ for i in $(seq "$runs"); do
   stop_cluster
   cl=$(echo "scale=0; $events/($after-$before)" | bc)
   printf "run %d: embedded %s events/CPU-s (%.2fs wall), cluster %s events/CPU-s (%.2fs wall)\n" "$i" "$emb" "$wall" "$cl" "$(echo "$t1-$t0" | bc)"
+  grep -ho "data plane sent .*" "$tmp/w1.log" "$tmp/w2.log" | sed 's/^/    /' || true
 done
 
 fi
+[ -n "${THROUGHPUT_ONLY:-}" ] && exit 0
 
 echo "== recovery after a worker kill: keycount at 2M events/s, exactly-once, checkpoints every 500ms"
 for i in $(seq "$runs"); do

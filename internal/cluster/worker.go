@@ -38,8 +38,12 @@ type WorkerConfig struct {
 	// job's latest completed checkpoint loaded, so that a restart placed
 	// on it reads no state from the store.
 	PassiveStandby bool
-	Program        Program
-	Security       Security
+	// Compression compresses the record batches the worker sends to
+	// other workers (weir worker --exchange-compression); the workers
+	// it receives from may compress otherwise or not at all.
+	Compression transport.Compression
+	Program     Program
+	Security    Security
 	// Log receives a line for each notable event.
 	Log func(string)
 }
@@ -81,7 +85,8 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	node, err := transport.Listen(cfg.Listen, transport.Config{ServerTLS: server, ClientTLS: client, Secret: []byte(cfg.Security.Token), Log: cfg.Log})
+	node, err := transport.Listen(cfg.Listen, transport.Config{ServerTLS: server, ClientTLS: client, Secret: []byte(cfg.Security.Token),
+		Compression: cfg.Compression, Log: cfg.Log})
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +100,9 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 
 // DataAddr returns the address other workers send records to.
 func (w *Worker) DataAddr() string { return w.cfg.Advertise }
+
+// DataStats returns what the worker's data plane sent so far.
+func (w *Worker) DataStats() transport.Stats { return w.node.Stats() }
 
 // Close stops the data plane.
 func (w *Worker) Close() error { return w.node.Close() }

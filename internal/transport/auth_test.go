@@ -65,7 +65,7 @@ func forged(key string) []byte {
 	b := binary.BigEndian.AppendUint32(nil, uint32(1+len(key)))
 	b = append(b, frameHello)
 	b = append(b, key...)
-	return appendElementHeader(b, target{1, 0, 0}, exchange.Element{Kind: exchange.Watermark, Time: 1 << 60}, 0, 0)
+	return appendElementHeader(b, frameElement, target{1, 0, 0}, exchange.Element{Kind: exchange.Watermark, Time: 1 << 60}, 0, 0)
 }
 
 // expectClean checks that the gate's next element is a data element (the

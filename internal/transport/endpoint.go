@@ -132,35 +132,57 @@ func (ep *Endpoint) peerLocked(k peerKey) *peer {
 // Credit returns one unit of credit for gate channel ch of local subtask
 // (vertex, subtask) to its remote sender. Call it from the gate's OnTake;
 // it does nothing for channels fed from this process.
+//
+// Credit goes back in batches of half the capacity (creditBatch), one
+// frame for several elements taken, which spares a write here and a
+// wake-up of the sender's reader for each. It never holds back what the
+// sender needs: a sender without credit has capacity elements queued,
+// in flight or taken, and the receiver returns the credit once it took
+// half of them.
 func (ep *Endpoint) Credit(vertex, subtask, ch int) {
 	t := target{int32(vertex), int32(subtask), int32(ch)}
 	ep.mu.Lock()
 	in := ep.feeds[t]
 	ep.mu.Unlock()
 	if in != nil {
-		in.credit(t)
+		in.credit(t, ep.creditBatch())
 	}
 }
+
+// creditBatch is how much credit a receiver returns at once: half its
+// capacity, at least one.
+func (ep *Endpoint) creditBatch() int { return max(1, ep.capacity/2) }
 
 // incoming is a connection from a sending peer.
 type incoming struct {
 	conn  net.Conn
+	node  *Node
 	wmu   sync.Mutex
 	buf   []byte
+	owed  map[target]int  // credit taken and not yet returned; guarded by wmu
 	ended map[target]bool // channels that delivered End; guarded by the endpoint's mu
 	cut   bool            // severed (Sever); guarded by the endpoint's mu
 }
 
-func (in *incoming) credit(t target) {
+// credit notes one element taken from channel t and returns the credit
+// owed for t once it reaches batch.
+func (in *incoming) credit(t target, batch int) {
 	in.wmu.Lock()
-	in.buf = appendCredit(in.buf[:0], t, 1)
+	defer in.wmu.Unlock()
+	n := in.owed[t] + 1
+	if n < batch {
+		in.owed[t] = n
+		return
+	}
+	delete(in.owed, t)
+	in.buf = appendCredit(in.buf[:0], t, n)
+	in.node.bytes.Add(int64(len(in.buf)))
 	in.conn.Write(in.buf) // a failed write means the sender is gone; its receiver fails the attempt
-	in.wmu.Unlock()
 }
 
 // receive delivers the elements of an incoming connection until it closes.
 func (ep *Endpoint) receive(c net.Conn, fr *frameReader) {
-	in := &incoming{conn: c, ended: map[target]bool{}}
+	in := &incoming{conn: c, node: ep.node, owed: map[target]int{}, ended: map[target]bool{}}
 	ep.mu.Lock()
 	if ep.closed {
 		ep.mu.Unlock()
@@ -186,7 +208,10 @@ func (ep *Endpoint) receive(c net.Conn, fr *frameReader) {
 	}
 	ep.mu.Unlock()
 	switch {
-	case closed || open == 0: // the attempt ended, or the sender finished every channel
+	case closed:
+	case errors.Is(err, errCorrupt): // whatever else it sent cannot be trusted
+		ep.fail(fmt.Errorf("data plane: connection from %s: %w", c.RemoteAddr(), err))
+	case open == 0: // the sender finished every channel
 	case survive:
 		ep.awaitReplacement(in)
 	default:
@@ -200,10 +225,10 @@ func (ep *Endpoint) deliver(in *incoming, fr *frameReader) error {
 		if err != nil {
 			return err
 		}
-		if typ != frameElement {
+		if typ != frameElement && typ != frameCompressed {
 			return fmt.Errorf("%w: type %d from a sender", errBadFrame, typ)
 		}
-		t, e, flags, err := fr.element(n)
+		t, e, flags, err := fr.element(typ, n)
 		if err != nil {
 			return err
 		}
@@ -263,6 +288,8 @@ type peer struct {
 
 	wmu sync.Mutex
 	hdr []byte
+	iov [2][]byte   // header and payload of the frame being written
+	vec net.Buffers // iov, for one writev
 }
 
 func (p *peer) connect() error {
@@ -272,7 +299,7 @@ func (p *peer) connect() error {
 		c, err := node.dial(p.ep.ctx, p.addr)
 		var fr *frameReader
 		if err == nil {
-			fr = newFrameReader(c)
+			fr = newFrameReader(c, nil)
 			if err = greet(c, fr, node.cfg.Secret, p.key, node.cfg.DialTimeout); err != nil {
 				err = fmt.Errorf("data plane: connecting to %s: %w", p.addr, err)
 			}
@@ -410,20 +437,39 @@ func (p *peer) close(err error) {
 	}
 }
 
-// write sends one element frame. The peer owns e.Buf afterwards.
+// write sends one element frame, compressing a data element's batch
+// when the node compresses (before it takes the connection, so that
+// senders sharing it compress at the same time). The peer owns e.Buf
+// afterwards.
 func (p *peer) write(t target, e exchange.Element, flags byte) error {
 	if err := p.connect(); err != nil {
 		return err
 	}
+	node := p.ep.node
+	typ := byte(frameElement)
 	var payload []byte
+	var z *[]byte
 	if e.Buf != nil {
 		payload = e.Buf.B
+		node.batches.Add(1)
+		node.recordBytes.Add(int64(len(payload)))
+		if z = node.codecs.compress(payload); z != nil {
+			typ, payload = frameCompressed, *z
+			node.compressed.Add(1)
+		}
 	}
 	p.wmu.Lock()
-	p.hdr = appendElementHeader(p.hdr[:0], t, e, flags, len(payload))
-	bufs := net.Buffers{p.hdr, payload}
-	_, err := bufs.WriteTo(p.conn)
+	p.hdr = appendElementHeader(p.hdr[:0], typ, t, e, flags, len(payload))
+	size := len(p.hdr) + len(payload)
+	p.iov = [2][]byte{p.hdr, payload}
+	p.vec = p.iov[:]
+	_, err := p.vec.WriteTo(p.conn)
+	p.iov = [2][]byte{}
 	p.wmu.Unlock()
+	node.bytes.Add(int64(size))
+	if z != nil {
+		node.codecs.release(z)
+	}
 	if e.Buf != nil {
 		exchange.PutBuffer(e.Buf)
 	}

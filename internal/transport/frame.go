@@ -19,16 +19,23 @@ import (
 //	element   1 | vertex i32 | subtask i32 | channel i32 | kind u8 | flags u8 |
 //	              time i64 | checkpoint i64 | seq i64 | records i32 |
 //	              encoded records
+//	compressed 5 | the fields of an element | codec u8 | length u32 |
+//	              the encoded records compressed by codec (a data
+//	              element of a node with Config.Compression)
 //	credit    2 | vertex i32 | subtask i32 | channel i32 | n i32
 //
 // After the handshake, elements flow from the dialer (sender) to the
-// listener (receiver); credits flow back.
+// listener (receiver); credits flow back. A compressed batch has a frame
+// type of its own, so that a receiver that does not know it refuses the
+// connection rather than decode compressed bytes as records; length is
+// that of the batch decompressed, which the receiver checks.
 const (
-	frameHello     = 0
-	frameElement   = 1
-	frameCredit    = 2
-	frameChallenge = 3
-	frameAccept    = 4
+	frameHello      = 0
+	frameElement    = 1
+	frameCredit     = 2
+	frameChallenge  = 3
+	frameAccept     = 4
+	frameCompressed = 5
 )
 
 const (
@@ -49,11 +56,11 @@ const (
 	maxFrame      = 64 << 20 // far above any batch; guards against garbage
 )
 
-// appendElementHeader encodes the header of an element frame whose
-// records take payload bytes.
-func appendElementHeader(b []byte, t target, e exchange.Element, flags byte, payload int) []byte {
+// appendElementHeader encodes the header of an element frame of type typ
+// (frameElement or frameCompressed) whose records take payload bytes.
+func appendElementHeader(b []byte, typ byte, t target, e exchange.Element, flags byte, payload int) []byte {
 	b = binary.BigEndian.AppendUint32(b, uint32(elementHeader-4+payload))
-	b = append(b, frameElement)
+	b = append(b, typ)
 	b = appendTarget(b, t)
 	if e.Unaligned {
 		flags |= flagUnaligned
@@ -93,12 +100,14 @@ var errBadFrame = errors.New("transport: malformed frame")
 
 // frameReader reads frames from a connection.
 type frameReader struct {
-	r   *bufio.Reader
-	hdr [elementHeader]byte
+	r      *bufio.Reader
+	hdr    [elementHeader]byte
+	codecs *codecs // decompresses batches; nil on the sender's side
+	zbuf   []byte  // the compressed payload of the latest frame
 }
 
-func newFrameReader(r io.Reader) *frameReader {
-	return &frameReader{r: bufio.NewReaderSize(r, 64<<10)}
+func newFrameReader(r io.Reader, c *codecs) *frameReader {
+	return &frameReader{r: bufio.NewReaderSize(r, 64<<10), codecs: c}
 }
 
 // next reads the length and type of the next frame.
@@ -113,10 +122,11 @@ func (f *frameReader) next() (typ byte, n int, err error) {
 	return f.hdr[4], n - 1, nil
 }
 
-// element reads the body of an element frame of n bytes, and its flags.
-// Data elements get a buffer from the exchange pool, which the receiver
-// owns.
-func (f *frameReader) element(n int) (target, exchange.Element, byte, error) {
+// element reads the body of an element frame of type typ (frameElement
+// or frameCompressed) and n bytes, and its flags. Data elements get a
+// buffer from the exchange pool, which the receiver owns; a compressed
+// one that does not decode fails with errCorrupt.
+func (f *frameReader) element(typ byte, n int) (target, exchange.Element, byte, error) {
 	const body = elementHeader - 5
 	if n < body {
 		return target{}, exchange.Element{}, 0, fmt.Errorf("%w: element of %d bytes", errBadFrame, n)
@@ -132,7 +142,15 @@ func (f *frameReader) element(n int) (target, exchange.Element, byte, error) {
 	flags := h[13]
 	records := int(binary.BigEndian.Uint32(h[38:]))
 	payload := n - body
-	if e.Kind == exchange.Data {
+	switch {
+	case e.Kind == exchange.Data && typ == frameCompressed:
+		b, err := f.inflate(payload)
+		if err != nil {
+			return t, e, flags, err
+		}
+		b.N = records
+		e.Buf = b
+	case e.Kind == exchange.Data:
 		b := exchange.GetBuffer()
 		if cap(b.B) < payload {
 			b.B = make([]byte, payload)
@@ -143,10 +161,44 @@ func (f *frameReader) element(n int) (target, exchange.Element, byte, error) {
 		}
 		b.N = records
 		e.Buf = b
-	} else if payload != 0 {
+	case typ == frameCompressed:
+		return t, e, flags, fmt.Errorf("%w: compressed %s element", errBadFrame, e.Kind)
+	case payload != 0:
 		return t, e, flags, fmt.Errorf("%w: %s element with %d payload bytes", errBadFrame, e.Kind, payload)
 	}
 	return t, e, flags, nil
+}
+
+// inflate reads a compressed payload of n bytes and decodes it into a
+// buffer from the exchange pool.
+func (f *frameReader) inflate(n int) (*exchange.Buffer, error) {
+	if n < compressedHeader || f.codecs == nil {
+		return nil, fmt.Errorf("%w: compressed payload of %d bytes", errBadFrame, n)
+	}
+	if cap(f.zbuf) < n {
+		f.zbuf = make([]byte, n)
+	}
+	f.zbuf = f.zbuf[:n]
+	if _, err := io.ReadFull(f.r, f.zbuf); err != nil {
+		return nil, err
+	}
+	codec, raw := Compression(f.zbuf[0]), int(binary.BigEndian.Uint32(f.zbuf[1:]))
+	if raw < 1 || raw > maxFrame {
+		return nil, fmt.Errorf("%w: %s batch of %d bytes", errCorrupt, codec, raw)
+	}
+	b := exchange.GetBuffer()
+	if cap(b.B) < raw {
+		b.B = make([]byte, raw)
+	}
+	b.B = b.B[:raw]
+	if err := f.codecs.decompress(codec, f.zbuf[compressedHeader:], b.B); err != nil {
+		exchange.PutBuffer(b)
+		return nil, err
+	}
+	if cap(f.zbuf) > 4*exchange.BufferSize {
+		f.zbuf = nil // let an oversized buffer go
+	}
+	return b, nil
 }
 
 // credit reads the body of a credit frame of n bytes.
