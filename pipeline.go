@@ -216,6 +216,12 @@ type StateBackend struct {
 	// FullSnapshots, for memory, makes every checkpoint write all the
 	// state instead, in one file per subtask.
 	FullSnapshots bool
+	// IncrementalFrom, for memory, is the size in bytes from which the
+	// state of one operator in one subtask (a table) is checkpointed
+	// incrementally, in files of its own; smaller state is written whole
+	// with the subtask's, which costs less than a file. Zero means 1 MiB;
+	// a negative value makes all state incremental.
+	IncrementalFrom int64
 	// Dir, for pebble, is the local directory of the stores and of the
 	// local copies of checkpointed files; empty for a temporary one.
 	Dir string
@@ -233,7 +239,7 @@ type StateBackend struct {
 // either.
 func WithStateBackend(b StateBackend) Option {
 	return func(p *Pipeline) {
-		p.cfg.State = job.StateBackend{Backend: b.Name, Dir: b.Dir, BlockCache: b.BlockCache, MemTables: b.MemTables, FullSnapshots: b.FullSnapshots}
+		p.cfg.State = job.StateBackend{Backend: b.Name, Dir: b.Dir, BlockCache: b.BlockCache, MemTables: b.MemTables, FullSnapshots: b.FullSnapshots, IncrementalFrom: b.IncrementalFrom}
 	}
 }
 

@@ -51,7 +51,8 @@ type Options[T comparable] struct {
 	// the reference, which keeps state in memory: the outputs then also
 	// compare the backends. Empty takes the WEIR_TEST_STATE_BACKEND
 	// environment variable ("pebble" runs a test suite under the pebble
-	// backend), and without it the memory backend.
+	// backend), and without it the memory backend, whose failure runs
+	// then checkpoint all state incrementally.
 	StateBackend weir.StateBackend
 	// Transactional makes the failure runs' sink commit with checkpoints
 	// even for at-least-once (exactly-once always uses it; at-least-once
@@ -118,12 +119,20 @@ func (o Options[T]) withDefaults() Options[T] {
 	return o
 }
 
-// backend returns the options that give a run o's state backend.
+// backend returns the options that give a run o's state backend. The
+// memory backend's failure runs checkpoint every table incrementally
+// (IncrementalFrom -1), however small the test's state, so that the
+// chains of files and their restores meet every failure; the reference
+// writes whole snapshots, so the outputs compare the two.
 func (o Options[T]) backend() []weir.Option {
-	if o.StateBackend.Name == "" {
-		return nil
+	b := o.StateBackend
+	if b.Name == "" || b.Name == "memory" {
+		b.Name = "memory"
+		if b.IncrementalFrom == 0 && !b.FullSnapshots {
+			b.IncrementalFrom = -1
+		}
 	}
-	return []weir.Option{weir.WithStateBackend(o.StateBackend)}
+	return []weir.Option{weir.WithStateBackend(b)}
 }
 
 // reference runs job failure-free and returns its output.
@@ -297,8 +306,9 @@ func RolledBack[T comparable](ref []T, got []Written[T], rep *weir.Report) error
 }
 
 // StateBackendFromEnv returns the options that give a run the state
-// backend WEIR_TEST_STATE_BACKEND names, none when it names none: for
-// tests outside this package that run failure runs beside a reference.
+// backend WEIR_TEST_STATE_BACKEND names, or the memory backend with all
+// state checkpointed incrementally when it names none: for tests outside
+// this package that run failure runs beside a reference.
 func StateBackendFromEnv() []weir.Option {
 	return Options[int]{}.withDefaults().backend()
 }

@@ -69,6 +69,8 @@ type StateBackend struct {
 	BlockCache    int64
 	MemTables     int64
 	FullSnapshots bool
+	// IncrementalFrom is state.Incremental.From.
+	IncrementalFrom int64
 }
 
 // ParseStateBackend checks a --state-backend value.
@@ -188,7 +190,7 @@ func Compile(ctx context.Context, c *Settings, pl *plan.Plan, fence store.Fence,
 			if c.Guarantee.Checkpoints() && !c.State.FullSnapshots {
 				// Memory state checkpoints incrementally into the
 				// job's shared files (state.Incremental).
-				cfg.Runtime.Files = st.Shared(c.Name)
+				cfg.Runtime.Memory = &task.MemoryState{Files: st.Shared(c.Name), From: c.State.IncrementalFrom}
 			}
 			return nil
 		}

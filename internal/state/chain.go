@@ -47,6 +47,9 @@ import (
 // maxDeltas bounds the deltas of a chain.
 const maxDeltas = 16
 
+// minChained is the default of Incremental.From.
+const minChained = 1 << 20
+
 // chainPrefix begins the name of a section that names a table's chain.
 const chainPrefix = "\x00chain\x00"
 
@@ -55,6 +58,12 @@ const chainPrefix = "\x00chain\x00"
 type Incremental struct {
 	// Files are the job's shared state files (the checkpoint store's).
 	Files lsm.Files
+	// From is the size in bytes of a table's last encoding of all its
+	// entries from which its checkpoints are incremental: a smaller table
+	// is written whole into the subtask's state at each checkpoint, which
+	// costs less than a file of its own. Zero means 1 MiB; a negative
+	// value makes every table incremental from its first checkpoint.
+	From int64
 	// Ctx bounds uploads and downloads.
 	Ctx context.Context
 }
@@ -65,6 +74,9 @@ type incremental struct {
 	Incremental
 	prefix string
 	seq    int // files named so far; owner goroutine only
+	// minChained is the size of a table's last full encoding from which
+	// it chains (From).
+	minChained int64
 }
 
 // SetIncremental makes the tables of memory backend b snapshot
@@ -80,7 +92,14 @@ func (b *Backend) SetIncremental(o Incremental) {
 	}
 	var r [12]byte
 	_, _ = rand.Read(r[:])
-	b.inc = &incremental{Incremental: o, prefix: "mem-" + hex.EncodeToString(r[:]) + "-"}
+	from := o.From
+	switch {
+	case from == 0:
+		from = minChained
+	case from < 0:
+		from = 0
+	}
+	b.inc = &incremental{Incremental: o, prefix: "mem-" + hex.EncodeToString(r[:]) + "-", minChained: from}
 }
 
 // name returns the name of a new file of the backend.
@@ -262,7 +281,11 @@ func (t *Table[K, V]) freezeChain(inc *incremental) func(dst []byte) ([]byte, []
 			last = t.chain[0].size.Load()
 		}
 		enc := t.freeze()
-		l.encode = func() []byte { return enc(make([]byte, 0, last+last/8+64)) }
+		l.encode = func() []byte {
+			data := enc(make([]byte, 0, last+last/8+64))
+			t.fullSize.Store(int64(len(data)))
+			return data
+		}
 		t.chain = []*chainLink{l}
 	} else {
 		l.delta = true
@@ -387,4 +410,6 @@ func isChained(p part) bool {
 	return ok && c.chained()
 }
 
-func (t *Table[K, V]) chained() bool { return t.dirty != nil && t.l == nil }
+func (t *Table[K, V]) chained() bool {
+	return t.dirty != nil && t.l == nil && (len(t.chain) > 0 || t.fullSize.Load() >= t.b.inc.minChained)
+}

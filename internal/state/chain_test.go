@@ -14,7 +14,7 @@ func newMemFiles() *memFiles { return &memFiles{files: map[string][]byte{}} }
 
 func incBackend(files *memFiles, r [2]int) *Backend {
 	b := NewBackend(r[0], r[1], fixtureMaxPar)
-	b.SetIncremental(Incremental{Files: files})
+	b.SetIncremental(Incremental{Files: files, From: -1})
 	return b
 }
 
@@ -254,6 +254,35 @@ func TestADeltaHoldsValuesChangedInPlaceAfterAGet(t *testing.T) {
 	got, _ := open(nb).Get(nb.Shard(fixtureKG(5)), 5)
 	if len(got) != 2 || got[1] != 55 {
 		t.Errorf("restored %v for key 5, want [5 55]", got)
+	}
+}
+
+func TestASmallTableIsWrittenWholeUntilItGrows(t *testing.T) {
+	files := newMemFiles()
+	b := NewBackend(0, fixtureMaxPar, fixtureMaxPar)
+	b.SetIncremental(Incremental{Files: files, From: 1000})
+	tb := registerInt(t, b, "t")
+	tb.Put(b.Shard(fixtureKG(1)), 1, 1)
+	snap(t, b)
+	snap(t, b)
+	if files.puts != 0 {
+		t.Fatalf("a table of one entry uploaded %d files", files.puts)
+	}
+	for k := range int64(1000) {
+		tb.Put(b.Shard(fixtureKG(k)), k, k)
+	}
+	snap(t, b) // whole, measuring it
+	tb.Put(b.Shard(fixtureKG(1)), 1, 11)
+	data := snap(t, b)
+	if files.puts != 1 {
+		t.Fatalf("%d files uploaded once the table grew, want 1 (a base)", files.puts)
+	}
+	nb := incBackend(files, [2]int{0, fixtureMaxPar})
+	if err := nb.Restore(data); err != nil {
+		t.Fatal(err)
+	}
+	if got := tableContents(registerInt(t, nb, "t")); len(got) != 1000 || got[1] != 11 {
+		t.Errorf("restored %d entries, key 1 = %d; want 1000 and 11", len(got), got[1])
 	}
 }
 

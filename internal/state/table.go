@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"maps"
+	"sync/atomic"
 
 	"github.com/weir-stream/weir/codec"
 )
@@ -32,6 +33,7 @@ type Table[K comparable, V any] struct {
 	inPlaceSize int              // bytes of an InPlace table's last encoding
 	dirty       []map[K]struct{} // per shard: keys written since the last snapshot, when incremental (chain.go)
 	chain       []*chainLink     // the files of the last incremental snapshot, base first (chain.go)
+	fullSize    atomic.Int64     // bytes of the last encoding of all entries, when incremental (chain.go)
 	schemas     []byte           // the encoded partSchema of key and value, recorded with snapshots
 	l           *tableLSM[K, V]  // set when the table lives in an LSM store (lsmtable.go)
 }
@@ -287,6 +289,10 @@ func (t *Table[K, V]) freeze() func([]byte) []byte {
 		// each time the buffer grows.
 		data := t.encode(make([]byte, 0, t.inPlaceSize+t.inPlaceSize/8+64), t.shards)
 		t.inPlaceSize = len(data)
+		for s := range t.dirty {
+			t.dirty[s] = nil // this snapshot holds every entry
+		}
+		t.fullSize.Store(int64(len(data)))
 		return func(dst []byte) []byte { return append(dst, data...) }
 	}
 	frozen := append([]map[K]V(nil), t.shards...)
@@ -294,7 +300,17 @@ func (t *Table[K, V]) freeze() func([]byte) []byte {
 		t.frozen[i] = true
 		t.owned[i] = nil
 	}
-	return func(dst []byte) []byte { return t.encode(dst, frozen) }
+	for s := range t.dirty {
+		t.dirty[s] = nil // this snapshot holds every entry
+	}
+	return func(dst []byte) []byte {
+		n := len(dst)
+		dst = t.encode(dst, frozen)
+		if t.dirty != nil {
+			t.fullSize.Store(int64(len(dst) - n))
+		}
+		return dst
+	}
 }
 
 // encode appends the entries of shards to dst, key group by key group.

@@ -17,6 +17,16 @@ type LSMState struct {
 	Files  lsm.Files
 }
 
+// MemoryState is what the memory state backend needs from the runtime
+// for incremental checkpoints (state.Incremental): the job's shared files
+// in its checkpoint store, and the size of a table from which its
+// checkpoints are incremental.
+type MemoryState struct {
+	Files lsm.Files
+	// From is state.Incremental.From.
+	From int64
+}
+
 // Env returns the process's Env, made with s.Config if there is none
 // (lsm.ProcessEnv).
 func (s *LSMState) Env() (*lsm.Env, error) { return lsm.ProcessEnv(s.Config) }

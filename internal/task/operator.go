@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/weir-stream/weir/connector"
-	"github.com/weir-stream/weir/internal/state/lsm"
 )
 
 // Collector receives records with their event timestamps. Collect is called
@@ -129,9 +128,9 @@ type Context struct {
 	// State, when not nil, keeps keyed state in LSM stores (the pebble
 	// state backend); nil keeps it in memory.
 	State *LSMState
-	// Files are the job's shared state files, for incremental
-	// checkpoints of memory state (state.Incremental); nil without them.
-	Files lsm.Files
+	// Memory is what incremental checkpoints of memory state need
+	// (state.Incremental); nil without them.
+	Memory *MemoryState
 	// Gap is the operator's mark under at-most-once recovery, which
 	// restarts it with empty state (see GapMark); nil under the other
 	// guarantees.

@@ -6,7 +6,6 @@ import (
 
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/exchange"
-	"github.com/weir-stream/weir/internal/state/lsm"
 )
 
 // This file holds the options a Runtime runs with: its queues and clock,
@@ -22,10 +21,10 @@ type Options struct {
 	// State, when not nil, keeps the keyed state of the subtasks in LSM
 	// stores: the pebble state backend (Context.State).
 	State *LSMState
-	// Files, when not nil, are the job's shared state files, in which
-	// the memory state backend keeps its tables' incremental checkpoints
-	// (Context.Files; nil: every checkpoint holds the whole state).
-	Files lsm.Files
+	// Memory, when not nil, makes the memory state backend checkpoint
+	// its tables incrementally (Context.Memory); nil: every checkpoint
+	// holds the whole state.
+	Memory *MemoryState
 	// QueueCapacity is the number of elements (batches) each input channel
 	// holds before its sender blocks. Default 8.
 	QueueCapacity int

@@ -125,7 +125,7 @@ func (r *Runtime) makeSubtask(ctx context.Context, v *plan.Vertex, i int, m *Met
 	s.tctx = Context{Ctx: ctx, Job: r.opts.Job, Subtask: i, Parallelism: v.Parallelism, Attempt: r.opts.Attempt, Restored: r.opts.Restored,
 		TrackLatency: r.opts.LatencyInterval != 0, Ordered: r.opts.UpstreamBackup,
 		MaxParallelism: r.plan.MaxParallelism, KeyGroupStart: start, KeyGroupEnd: end,
-		Now: func() int64 { return r.opts.Now().UnixMilli() }, Metrics: m, State: r.opts.State, Files: r.opts.Files,
+		Now: func() int64 { return r.opts.Now().UnixMilli() }, Metrics: m, State: r.opts.State, Memory: r.opts.Memory,
 		WatermarkInterval: r.opts.WatermarkInterval}
 	return s
 }

@@ -85,7 +85,9 @@ func NewCore[K comparable](ctx *task.Context, keys Keys[K]) *Core[K] {
 func NewBackend(ctx *task.Context) *state.Backend {
 	if ctx.State == nil {
 		b := state.NewBackend(ctx.KeyGroupStart, ctx.KeyGroupEnd, ctx.MaxParallelism)
-		b.SetIncremental(state.Incremental{Files: ctx.Files, Ctx: ctx.Ctx})
+		if m := ctx.Memory; m != nil {
+			b.SetIncremental(state.Incremental{Files: m.Files, From: m.From, Ctx: ctx.Ctx})
+		}
 		return b
 	}
 	return state.NewLSMBackend(ctx.KeyGroupStart, ctx.KeyGroupEnd, ctx.MaxParallelism, state.LSMOptions{
