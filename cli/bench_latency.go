@@ -80,7 +80,7 @@ that waited. Records emitted during --warmup are not measured.
 With --rate the run is at that many events/s. Otherwise the peak is
 measured first (the same pipeline unthrottled, for --warmup plus
 --duration, stamping records when read) and then one run is made at
-each of --peak-fraction of it.
+each of --peak-fraction of it (none with an empty --peak-fraction).
 
 The job is exactly-once with checkpoints every --checkpoint-interval,
 aligned unless --unaligned; with --checkpoint-interval 0 it takes none
@@ -144,7 +144,7 @@ the checkpoint) is measured when it was first written.`,
 	}
 	fs := cmd.Flags()
 	fs.Float64Var(&f.rate, "rate", 0, "events per second over all source subtasks (instead of --peak-fraction)")
-	fs.StringVar(&f.fractions, "peak-fraction", "0.25,0.5,0.9", "comma-separated fractions of the measured peak rate to run at")
+	fs.StringVar(&f.fractions, "peak-fraction", "0.25,0.5,0.9", "comma-separated fractions of the measured peak rate to run at (empty: measure the peak only)")
 	fs.DurationVar(&f.duration, "duration", 10*time.Second, "how long each run is measured, after its warm-up")
 	fs.DurationVar(&f.warmup, "warmup", 2*time.Second, "how long each run goes before records are measured")
 	fs.IntVarP(&f.parallelism, "parallelism", "p", 2, "subtasks per operator")
@@ -185,6 +185,9 @@ func (f *latencyFlags) validate(rateSet bool) ([]float64, error) {
 		return nil, nil
 	}
 	var fractions []float64
+	if strings.TrimSpace(f.fractions) == "" { // the peak only
+		return nil, nil
+	}
 	for _, s := range strings.Split(f.fractions, ",") {
 		fr, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 		if err != nil || fr <= 0 || fr > 1 {

@@ -76,6 +76,13 @@ func TestBenchLatencyRunsEachPeakFractionAfterThePeak(t *testing.T) {
 	}
 }
 
+func TestBenchLatencyMeasuresThePeakOnlyWithoutFractions(t *testing.T) {
+	rep := benchLatency(t, "--peak-fraction", "")
+	if len(rep.Runs) != 1 || rep.Runs[0].Fraction != 1 || rep.Runs[0].TargetRate != 0 || rep.PeakRate != rep.Runs[0].Rate {
+		t.Errorf("want the peak run alone, got %+v", rep)
+	}
+}
+
 func TestBenchLatencyMeasuresATwoPhaseCommitSinkAtCommit(t *testing.T) {
 	rep := benchLatency(t, "--rate", "20000", "--two-phase-commit", "--checkpoint-interval", "50ms")
 	if !rep.TwoPhaseCommit || rep.Checkpoints != "aligned" || len(rep.Runs) != 1 || rep.Runs[0].TargetRate != 20000 {
