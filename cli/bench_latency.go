@@ -39,7 +39,7 @@ type latencyRun struct {
 	// for a run at an explicit --rate, 1 for the unthrottled peak run.
 	Fraction   float64 `json:"peak_fraction"`
 	TargetRate float64 `json:"target_rate"` // events/s; 0: unthrottled
-	Rate       float64 `json:"rate"`        // measured events/s
+	Rate       float64 `json:"rate"`        // measured events/s: Records over the duration
 	Records    int64   `json:"records"`     // measured (after the warm-up)
 	P50        float64 `json:"p50_ms"`
 	P99        float64 `json:"p99_ms"`
@@ -235,12 +235,11 @@ func (f *latencyFlags) run(ctx context.Context, rate float64) (latencyRun, error
 	} else if err := p.Run(ctx); err != nil {
 		return latencyRun{}, err
 	}
-	end := time.Now()
 	h := sink.histogram()
 	if h.n == 0 {
 		return latencyRun{}, errNoProbes
 	}
-	run := latencyRun{TargetRate: rate, Rate: float64(h.n) / end.Sub(measureFrom).Seconds(), Records: h.n,
+	run := latencyRun{TargetRate: rate, Rate: float64(h.n) / f.duration.Seconds(), Records: h.n,
 		P50: ms(h.quantile(0.5)), P99: ms(h.quantile(0.99)), P999: ms(h.quantile(0.999)), Max: ms(time.Duration(h.max))}
 	if failing {
 		rec, err := recoveryLatency(rep, sink.slots(), start)

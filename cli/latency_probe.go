@@ -340,4 +340,4 @@ func (w probeCommitWriter) Recover(ctx context.Context, restored int64, commit [
 	return w.committer.Recover(ctx, restored, inner)
 }
 
-var errNoProbes = errors.New("no records were measured: make --duration longer or the rate higher")
+var errNoProbes = errors.New("no records were measured: none emitted after the warm-up was due before the end (a rate too low for --duration, or a pipeline more than --duration behind its schedule)")

@@ -87,13 +87,15 @@ final class LatencyMain {
     ProbeClock.reset(warmup.toNanos(), duration.toNanos());
     ProbeSink.reset();
     env.execute("weir-flink-bench latency");
-    long end = System.nanoTime();
     LatencyHistogram h = ProbeSink.histogram();
     if (h.n == 0) {
-      System.err.println("weir-flink-bench: no records were measured: make --duration longer or the rate higher");
+      System.err.println("weir-flink-bench: no records were measured: none emitted after the warm-up was due before the end"
+          + " (a rate too low for --duration, or a pipeline more than --duration behind its schedule)");
       System.exit(1);
     }
-    double measured = h.n / ((end - ProbeClock.measureFrom()) / 1e9);
+    // As weir's: the records measured (emitted after the warm-up, before the sources' end)
+    // over the measured phase.
+    double measured = h.n / (duration.toNanos() / 1e9);
     String checkpoints = interval.isZero() ? "none" : "aligned";
     System.out.printf(Locale.ROOT,
         "{\"engine\": \"flink\", \"parallelism\": %d, \"checkpoints\": \"%s\", \"checkpoint_interval_ms\": %d,"
