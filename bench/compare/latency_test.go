@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/xml"
 	"strings"
 	"testing"
 )
@@ -60,5 +61,56 @@ func TestLatencyTableSetsTheEnginesSideBySide(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+func TestLatencyPlotDrawsBothPercentilesPerEngine(t *testing.T) {
+	res := latencyResult{Engines: []string{"weir", "flink"}, Parallelism: 2, IntervalMS: 1000,
+		Machine: "machine: 2 CPUs, load average 3.1 2.0 1.5\nworkload: ...",
+		Peaks:   map[string]float64{"weir": 8e6, "flink": 2e6}, Points: []latencyPoint{
+			{Engine: "weir", Runs: 3, latencyRun: latencyRun{Rate: 8e6, P50: 5, P99: 50}}, // the peak: not a point
+			{Engine: "weir", Runs: 3, TargetRate: 1e6, latencyRun: latencyRun{Rate: 1e6, P50: 1, P99: 2.5}},
+			{Engine: "flink", Runs: 3, TargetRate: 1e6, latencyRun: latencyRun{Rate: 1e6, P50: 10, P99: 25}},
+			{Engine: "weir", Runs: 3, TargetRate: 4e6, latencyRun: latencyRun{Rate: 4e6, P50: 1, P99: 3}},
+			{Engine: "flink", Runs: 3, TargetRate: 4e6, latencyRun: latencyRun{Rate: 1.5e6, P50: 900, P99: 1800}},
+		}}
+	var b strings.Builder
+	if err := plotLatency(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	svg := b.String()
+	var doc struct {
+		Polylines []struct {
+			Points string `xml:"points,attr"`
+		} `xml:"polyline"`
+		Circles []struct {
+			Fill string `xml:"fill,attr"`
+		} `xml:"circle"`
+	}
+	if err := xml.Unmarshal([]byte(svg), &doc); err != nil {
+		t.Fatalf("not XML: %v\n%s", err, svg)
+	}
+	if len(doc.Polylines) != 4 { // p50 and p99 of each engine
+		t.Fatalf("%d lines, want 4", len(doc.Polylines))
+	}
+	for _, l := range doc.Polylines {
+		if n := len(strings.Fields(l.Points)); n != 2 {
+			t.Errorf("a line of %d points, want the 2 rates", n)
+		}
+	}
+	hollow := 0
+	for _, c := range doc.Circles {
+		if c.Fill == "white" {
+			hollow++
+		}
+	}
+	if hollow != 3 { // flink's p50 and p99 at 4M/s, and the legend's
+		t.Errorf("%d hollow markers, want 3", hollow)
+	}
+	if !strings.Contains(svg, "load average 3.1 2.0 1.5") {
+		t.Error("the plot does not state the load")
+	}
+	if err := plotLatency(&b, latencyResult{}); err == nil {
+		t.Error("no error for nothing to plot")
 	}
 }

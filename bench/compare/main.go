@@ -48,8 +48,10 @@
 // rounds over all those rates, the engines' order alternating, and the
 // table gives the median p50 and p99 per engine and rate. Each Flink
 // variant sets Flink's network buffer timeout (execution.buffer-timeout.interval;
-// "default" keeps Flink's 100ms). --json writes the medians for the plot
-// (bench/compare/latencyplot).
+// "default" keeps Flink's 100ms). --json writes the medians, from which
+// --plot FILE draws the latency-versus-rate plot as SVG (plot.go):
+//
+//	go run ./bench/compare --plot docs/latency-vs-rate.json > docs/latency-vs-rate.svg
 package main
 
 import (
@@ -117,7 +119,15 @@ func main() {
 	fractions := flag.String("peak-fractions", "0.25,0.5,0.9", "with --latency: fractions of weir's and of Flink's peak to run at")
 	bts := flag.String("flink-buffer-timeouts", "default,1ms", "with --latency: a Flink variant per network buffer timeout (default: Flink's, 100ms)")
 	flag.StringVar(&l.jsonPath, "json", "", "with --latency: write the medians as JSON to this file")
+	plot := flag.String("plot", "", "write the SVG plot of this --latency --json file to standard output and exit")
 	flag.Parse()
+	if *plot != "" {
+		if err := writeLatencyPlot(os.Stdout, *plot); err != nil {
+			fmt.Fprintln(os.Stderr, "compare:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	o.queries = strings.Split(*qs, ",")
 	if *latency {
 		for _, f := range strings.Split(*fractions, ",") {
