@@ -1,7 +1,5 @@
 package weir.flinkbench;
 
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -77,12 +75,12 @@ final class ProbeSource implements Source<ProbeEvent, ProbeSource.Split, Collect
 
   @Override
   public SimpleVersionedSerializer<Split> getSplitSerializer() {
-    return new SplitSerializer();
+    return SplitSerializers.of(Split::write, Split::read);
   }
 
   @Override
   public SimpleVersionedSerializer<Collection<Split>> getEnumeratorCheckpointSerializer() {
-    return new CheckpointSerializer();
+    return SplitSerializers.ofAll(Split::write, Split::read);
   }
 
   /** Split {@code index}: its next record and its schedule's start (System.nanoTime; -1: not started). */
@@ -100,6 +98,16 @@ final class ProbeSource implements Source<ProbeEvent, ProbeSource.Split, Collect
     @Override
     public String splitId() {
       return Integer.toString(index);
+    }
+
+    static void write(DataOutputStream out, Split s) throws IOException {
+      out.writeInt(s.index);
+      out.writeLong(s.next);
+      out.writeLong(s.start);
+    }
+
+    static Split read(DataInputStream in) throws IOException {
+      return new Split(in.readInt(), in.readLong(), in.readLong());
     }
   }
 
@@ -249,66 +257,5 @@ final class ProbeSource implements Source<ProbeEvent, ProbeSource.Split, Collect
 
     @Override
     public void close() {}
-  }
-
-  static final class SplitSerializer implements SimpleVersionedSerializer<Split> {
-    @Override
-    public int getVersion() {
-      return 1;
-    }
-
-    @Override
-    public byte[] serialize(Split s) throws IOException {
-      ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-      DataOutputStream out = new DataOutputStream(bytes);
-      write(out, s);
-      out.flush();
-      return bytes.toByteArray();
-    }
-
-    static void write(DataOutputStream out, Split s) throws IOException {
-      out.writeInt(s.index);
-      out.writeLong(s.next);
-      out.writeLong(s.start);
-    }
-
-    static Split read(DataInputStream in) throws IOException {
-      return new Split(in.readInt(), in.readLong(), in.readLong());
-    }
-
-    @Override
-    public Split deserialize(int version, byte[] data) throws IOException {
-      return read(new DataInputStream(new ByteArrayInputStream(data)));
-    }
-  }
-
-  static final class CheckpointSerializer implements SimpleVersionedSerializer<Collection<Split>> {
-    @Override
-    public int getVersion() {
-      return 1;
-    }
-
-    @Override
-    public byte[] serialize(Collection<Split> splits) throws IOException {
-      ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-      DataOutputStream out = new DataOutputStream(bytes);
-      out.writeInt(splits.size());
-      for (Split s : splits) {
-        SplitSerializer.write(out, s);
-      }
-      out.flush();
-      return bytes.toByteArray();
-    }
-
-    @Override
-    public Collection<Split> deserialize(int version, byte[] data) throws IOException {
-      DataInputStream in = new DataInputStream(new ByteArrayInputStream(data));
-      int n = in.readInt();
-      List<Split> splits = new ArrayList<>(n);
-      for (int i = 0; i < n; i++) {
-        splits.add(SplitSerializer.read(in));
-      }
-      return splits;
-    }
   }
 }
