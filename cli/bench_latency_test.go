@@ -22,6 +22,14 @@ type benchLatencyReport struct {
 		P99        float64 `json:"p99_ms"`
 		P999       float64 `json:"p99_9_ms"`
 		Max        float64 `json:"max_ms"`
+		Recovery   *struct {
+			Injected int     `json:"injected"`
+			Restored int64   `json:"restored_checkpoint"`
+			FailedAt float64 `json:"failed_at_s"`
+			Records  int64   `json:"records"`
+			P99      float64 `json:"p99_ms"`
+			Max      float64 `json:"max_ms"`
+		} `json:"recovery"`
 	} `json:"runs"`
 }
 
@@ -68,10 +76,31 @@ func TestBenchLatencyRunsEachPeakFractionAfterThePeak(t *testing.T) {
 	}
 }
 
+func TestBenchLatencyMeasuresThePeakOnlyWithoutFractions(t *testing.T) {
+	rep := benchLatency(t, "--peak-fraction", "")
+	if len(rep.Runs) != 1 || rep.Runs[0].Fraction != 1 || rep.Runs[0].TargetRate != 0 || rep.PeakRate != rep.Runs[0].Rate {
+		t.Errorf("want the peak run alone, got %+v", rep)
+	}
+}
+
 func TestBenchLatencyMeasuresATwoPhaseCommitSinkAtCommit(t *testing.T) {
 	rep := benchLatency(t, "--rate", "20000", "--two-phase-commit", "--checkpoint-interval", "50ms")
 	if !rep.TwoPhaseCommit || rep.Checkpoints != "aligned" || len(rep.Runs) != 1 || rep.Runs[0].TargetRate != 20000 {
 		t.Errorf("report: %+v", rep)
+	}
+}
+
+func TestBenchLatencyFailsASubtaskAndMeasuresTheRecovery(t *testing.T) {
+	rep := benchLatency(t, "--rate", "20000", "--checkpoint-interval", "50ms", "--duration", "1500ms", "--fail-after", "300ms")
+	if len(rep.Runs) != 1 || rep.Runs[0].Recovery == nil {
+		t.Fatalf("report without a recovery: %+v", rep)
+	}
+	c := rep.Runs[0].Recovery
+	if c.Injected != 1 || c.Restored < 1 || c.FailedAt < 0.3 {
+		t.Errorf("injected %d failures at %vs, restored checkpoint %d; want one at 0.3s or later and a restore", c.Injected, c.FailedAt, c.Restored)
+	}
+	if c.Records <= 0 || c.P99 <= 0 || c.Max < c.P99 {
+		t.Errorf("window around the failure: %d records, p99 %v ms, max %v ms", c.Records, c.P99, c.Max)
 	}
 }
 
@@ -92,6 +121,8 @@ func TestBenchLatencyRejectsBadFlags(t *testing.T) {
 		{"--rate", "0"},
 		{"--duration", "0s"},
 		{"--two-phase-commit", "--checkpoint-interval", "0s"},
+		{"--fail-after", "50ms"}, // in the warm-up
+		{"--fail-after", "1s", "--checkpoint-interval", "0s"},
 	} {
 		code, _, stderr := weir(t, append([]string{"bench", "latency"}, args...)...)
 		if code != 2 || !strings.Contains(stderr, args[0]) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
 	"sync"
 	"time"
 
@@ -19,15 +18,22 @@ import (
 type probeEvent struct {
 	Key   int64
 	Emit  int64
+	Seq   int64 // source subtask << probeSeqBits | index of the record in it
 	Count int64 // set by the per-key count: the key's records so far
 }
+
+// probeSeqBits is the width of a record's index in probeEvent.Seq.
+const probeSeqBits = 40
 
 // probeSource emits probeEvents until a wall-clock deadline, each stamped
 // with its emit time. With a positive rate (events/s over all subtasks)
 // record i of a subtask is due at start + i/rate and is stamped with that
 // time, not with the time it was read: a source held back by backpressure
 // thus charges the wait to the records that waited (no coordinated
-// omission). With rate 0 it emits as fast as it is read, stamped when read.
+// omission). The schedule's start is part of the position, so a restored
+// reader keeps it too: the records due while the job recovered are
+// stamped with their due times and charged the recovery. With rate 0 it
+// emits as fast as it is read, stamped when read.
 type probeSource struct {
 	rate     float64
 	keys     int64
@@ -36,11 +42,13 @@ type probeSource struct {
 
 func (s probeSource) Open(_ context.Context, info connector.SubtaskInfo, pos connector.Position) (connector.Reader[probeEvent], error) {
 	r := &probeReader{src: s, rate: s.rate / float64(max(info.Parallelism, 1)), subtask: uint64(info.Subtask), start: time.Now()}
-	if len(pos) == 8 {
+	switch len(pos) {
+	case 0:
+	case 16: // records keep their schedule across a restore
 		r.next = int64(binary.BigEndian.Uint64(pos))
-		if r.rate > 0 { // records keep their schedule across a restore
-			r.start = r.start.Add(-time.Duration(float64(r.next) / r.rate * float64(time.Second)))
-		}
+		r.start = time.Unix(0, int64(binary.BigEndian.Uint64(pos[8:])))
+	default:
+		return nil, fmt.Errorf("latency probe: a position of %d bytes, want 16", len(pos))
 	}
 	return r, nil
 }
@@ -94,77 +102,18 @@ func (r *probeReader) Read(ctx context.Context, buf []probeEvent) (int, error) {
 		if r.rate > 0 {
 			stamp = start + int64(float64(i)/r.rate*float64(time.Second))
 		}
-		buf[k] = probeEvent{Key: int64(generator.Mix(r.subtask, uint64(i)) % uint64(r.src.keys)), Emit: stamp}
+		buf[k] = probeEvent{Key: int64(generator.Mix(r.subtask, uint64(i)) % uint64(r.src.keys)), Emit: stamp,
+			Seq: int64(r.subtask)<<probeSeqBits | i}
 	}
 	r.next += int64(n)
 	return n, nil
 }
 
 func (r *probeReader) Position() connector.Position {
-	return binary.BigEndian.AppendUint64(nil, uint64(r.next))
+	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, uint64(r.next)), uint64(r.start.UnixNano()))
 }
 
 func (r *probeReader) Close() error { return nil }
-
-// latencyHist is a log-linear histogram of non-negative nanosecond values
-// in the manner of HdrHistogram: values below 64 exactly, larger ones in
-// 32 sub-buckets per power of two (a relative error under 3.2%). It does
-// not allocate when it records; one writer, read after the writer is done.
-type latencyHist struct {
-	counts [latencyBuckets]int64
-	n      int64
-	max    int64
-}
-
-const latencyBuckets = 64 + 32*58 // every int64 value
-
-func latencyIndex(v int64) int {
-	if v < 64 {
-		return int(max(v, 0))
-	}
-	shift := bits.Len64(uint64(v)) - 6
-	return shift*32 + int(v>>shift)
-}
-
-// latencyUpper is the largest value of bucket i.
-func latencyUpper(i int) int64 {
-	if i < 64 {
-		return int64(i)
-	}
-	shift := i/32 - 1
-	return (int64(i%32+32)+1)<<shift - 1
-}
-
-func (h *latencyHist) record(v int64) {
-	h.counts[latencyIndex(v)]++
-	h.n++
-	h.max = max(h.max, v)
-}
-
-func (h *latencyHist) merge(o *latencyHist) {
-	for i, c := range o.counts {
-		h.counts[i] += c
-	}
-	h.n += o.n
-	h.max = max(h.max, o.max)
-}
-
-// quantile returns the value at quantile q (0 < q <= 1): the upper bound
-// of the bucket that holds it, but no more than the largest value.
-func (h *latencyHist) quantile(q float64) time.Duration {
-	if h.n == 0 {
-		return 0
-	}
-	rank := max(int64(q*float64(h.n)+0.5), 1)
-	var seen int64
-	for i, c := range h.counts {
-		seen += c
-		if seen >= rank {
-			return time.Duration(min(latencyUpper(i), h.max))
-		}
-	}
-	return time.Duration(h.max)
-}
 
 // probeSink records, per subtask, now minus the emit time of every record
 // emitted at or after measureFrom (the end of the warm-up), taking the
@@ -172,13 +121,49 @@ func (h *latencyHist) quantile(q float64) time.Duration {
 // checkpoints, connector.Committer) it writes through inner and measures a
 // record when the transaction of the checkpoint that holds it committed,
 // so that the latency includes the commit; without, records go nowhere
-// (an idempotent sink) and are measured when written. The histograms are
-// read by histogram after the job has ended.
+// (an idempotent sink) and are measured when first written: a record a
+// restored job writes again (replayed from its checkpoint) is not
+// measured again. With slotWidth set it also keeps the latencies by emit
+// time, in slots of that width from measureFrom. A subtask's measurements
+// carry over to its writer of the next attempt (the engine opens it after
+// the failed attempt's writers are gone); histogram and slots read them
+// after the job has ended.
 type probeSink struct {
 	inner       connector.Sink[probeEvent]
 	measureFrom int64 // Unix nanoseconds
+	slotWidth   time.Duration
 	mu          sync.Mutex
-	hists       []*latencyHist
+	subtasks    map[int]*probeMeasure
+}
+
+// probeMeasure is what one sink subtask measured.
+type probeMeasure struct {
+	h     *latencyHist
+	slots *latencySlots // nil without slotWidth
+	// seen is, per source subtask, the index of the last record written
+	// (records of one source subtask come in order).
+	seen []int64
+}
+
+func (m *probeMeasure) record(emit, v int64) {
+	m.h.record(v)
+	if m.slots != nil {
+		m.slots.record(emit, v)
+	}
+}
+
+// first reports whether the record with sequence number seq (probeEvent.Seq)
+// is written for the first time.
+func (m *probeMeasure) first(seq int64) bool {
+	src, i := int(seq>>probeSeqBits), seq&(1<<probeSeqBits-1)
+	for len(m.seen) <= src {
+		m.seen = append(m.seen, -1)
+	}
+	if i <= m.seen[src] {
+		return false
+	}
+	m.seen[src] = i
+	return true
 }
 
 // Idempotent reports that records written nowhere may be written again
@@ -187,26 +172,34 @@ type probeSink struct {
 func (s *probeSink) Idempotent() bool { return s.inner == nil }
 
 func (s *probeSink) Open(ctx context.Context, info connector.SubtaskInfo) (connector.Writer[probeEvent], error) {
-	w := &probeWriter{h: &latencyHist{}, from: s.measureFrom}
-	if s.inner != nil {
-		inner, err := s.inner.Open(ctx, info)
-		if err != nil {
-			return nil, err
-		}
-		c, ok := inner.(connector.Committer)
-		if !ok {
-			inner.Close()
-			return nil, fmt.Errorf("latency probe: the inner sink's writer (%T) does not commit with checkpoints", inner)
-		}
-		w.inner, w.committer = inner, c
-	}
 	s.mu.Lock()
-	s.hists = append(s.hists, w.h)
-	s.mu.Unlock()
-	if w.committer != nil {
-		return &probeCommitWriter{w}, nil
+	m := s.subtasks[info.Subtask]
+	if m == nil {
+		m = &probeMeasure{h: &latencyHist{}}
+		if s.slotWidth > 0 {
+			m.slots = &latencySlots{origin: s.measureFrom, width: int64(s.slotWidth)}
+		}
+		if s.subtasks == nil {
+			s.subtasks = map[int]*probeMeasure{}
+		}
+		s.subtasks[info.Subtask] = m
 	}
-	return w, nil
+	s.mu.Unlock()
+	w := &probeWriter{m: m, from: s.measureFrom}
+	if s.inner == nil {
+		return w, nil
+	}
+	inner, err := s.inner.Open(ctx, info)
+	if err != nil {
+		return nil, err
+	}
+	c, ok := inner.(connector.Committer)
+	if !ok {
+		inner.Close()
+		return nil, fmt.Errorf("latency probe: the inner sink's writer (%T) does not commit with checkpoints", inner)
+	}
+	w.inner, w.committer = inner, c
+	return &probeCommitWriter{w}, nil
 }
 
 // histogram merges the subtasks' histograms; call it after the job ended.
@@ -214,14 +207,28 @@ func (s *probeSink) histogram() *latencyHist {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	all := &latencyHist{}
-	for _, h := range s.hists {
-		all.merge(h)
+	for _, m := range s.subtasks {
+		all.merge(m.h)
+	}
+	return all
+}
+
+// slots merges the subtasks' slots (empty without slotWidth); call it
+// after the job ended.
+func (s *probeSink) slots() *latencySlots {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	all := &latencySlots{origin: s.measureFrom, width: int64(max(s.slotWidth, 1))}
+	for _, m := range s.subtasks {
+		if m.slots != nil {
+			all.merge(m.slots)
+		}
 	}
 	return all
 }
 
 type probeWriter struct {
-	h    *latencyHist
+	m    *probeMeasure
 	from int64
 
 	inner     connector.Writer[probeEvent] // nil: records go nowhere
@@ -242,8 +249,8 @@ func (w *probeWriter) Write(ctx context.Context, batch []probeEvent) error {
 	if w.inner == nil {
 		now := time.Now().UnixNano()
 		for i := range batch {
-			if e := batch[i].Emit; e >= w.from {
-				w.h.record(now - e)
+			if e := &batch[i]; w.m.first(e.Seq) && e.Emit >= w.from {
+				w.m.record(e.Emit, now-e.Emit)
 			}
 		}
 		return nil
@@ -311,7 +318,7 @@ func (w probeCommitWriter) Commit(ctx context.Context, txn []byte) error {
 			continue
 		}
 		for _, e := range h.emits {
-			w.h.record(now - e)
+			w.m.record(e, now-e)
 		}
 		w.free = append(w.free, h.emits[:0])
 	}
@@ -333,4 +340,4 @@ func (w probeCommitWriter) Recover(ctx context.Context, restored int64, commit [
 	return w.committer.Recover(ctx, restored, inner)
 }
 
-var errNoProbes = errors.New("no records were measured: make --duration longer or the rate higher")
+var errNoProbes = errors.New("no records were measured: none emitted after the warm-up was due before the end (a rate too low for --duration, or a pipeline more than --duration behind its schedule)")

@@ -1,10 +1,49 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
 )
+
+// allocateEnv makes the test binary, run as a child by a test, touch
+// 64 MiB and exit instead of running the tests.
+const allocateEnv = "COMPARE_TEST_ALLOCATE"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(allocateEnv) != "" {
+		b := make([]byte, 64<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		fmt.Println(len(b))
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestRunChildReportsThePeakRSSOfTheChild(t *testing.T) {
+	t.Setenv(allocateEnv, "1")
+	out, usage, err := runChild(context.Background(), time.Minute, os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(string(out)) != fmt.Sprint(64<<20) {
+		t.Fatalf("the child did not allocate: %q", out)
+	}
+	// At least what the child touched; ru_maxrss is in kilobytes, so a
+	// figure taken for bytes would be 1024 times too small, and one
+	// scaled twice 1024 times too large.
+	if usage.peakRSS < 64<<20 || usage.peakRSS > 1<<30 {
+		t.Fatalf("peak RSS %d bytes, want 64 MiB and some", usage.peakRSS)
+	}
+	if usage.cpu <= 0 {
+		t.Fatalf("CPU time %v", usage.cpu)
+	}
+}
 
 func TestParseSummaryReadsBothRunnersLines(t *testing.T) {
 	out := "some log line\n" +
@@ -47,18 +86,18 @@ func TestMedianAndSpread(t *testing.T) {
 }
 
 func TestTableShowsRatiosAndFailures(t *testing.T) {
-	run := func(events int64, cpu time.Duration) measurement {
-		return measurement{events: events, wall: cpu, cpu: cpu}
+	run := func(events int64, cpu time.Duration, rss int64) measurement {
+		return measurement{events: events, wall: cpu, cpu: cpu, peakRSS: rss}
 	}
 	rows := []row{{query: "q1", runs: map[string][]measurement{
-		"weir":  {run(3_000_000, time.Second)},
-		"flink": {run(1_000_000, time.Second)},
-		"loop":  {run(6_000_000, time.Second)},
+		"weir":  {run(3_000_000, time.Second, 40<<20)},
+		"flink": {run(1_000_000, time.Second, 700<<20)},
+		"loop":  {run(6_000_000, time.Second, 10<<20)},
 	}, failed: []string{"flink run 2: timed out"}}}
 	var b strings.Builder
 	printTable(&b, rows, options{runs: 1, par: 2})
 	out := b.String()
-	for _, want := range []string{"3.00x", "0.50x", "3.00 M", "1.00 M", "6.00 M", "failed: q1: flink run 2: timed out"} {
+	for _, want := range []string{"3.00x", "0.50x", "3.00 M", "1.00 M", "6.00 M", "40 MB", "700 MB", "failed: q1: flink run 2: timed out"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}

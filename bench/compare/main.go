@@ -26,6 +26,32 @@
 // rotating order, and a second table sets weir SQL's events per
 // CPU-second beside weir Go's and Flink's with the ratios SQL/Go and
 // SQL/Flink.
+//
+// The table gives each engine's median peak resident set size too: the
+// kernel's ru_maxrss of the exited runner process (for Flink the JVM,
+// with its MiniCluster).
+//
+// With --latency it compares end-to-end latency instead (latency.go):
+//
+//	go run ./bench/compare --latency [--runs 3] [--latency-duration 10s]
+//	    [--latency-warmup 2s] [--peak-fractions 0.25,0.5,0.9]
+//	    [--flink-buffer-timeouts default,1ms] [--json FILE]
+//
+// weir bench latency (the weir command) and the Flink runner's latency
+// mode run the same pipeline (a rate-scheduled source stamping each record
+// with its due time, a key by over --keys keys, a per-key count in keyed
+// state, a sink recording the latency in the same histogram) at
+// parallelism -p with exactly-once aligned checkpoints every
+// --checkpoint-interval. First each engine's peak (unthrottled) is
+// measured --runs times; then every engine runs at --peak-fractions of
+// weir's median peak and of Flink's (the first Flink variant's), --runs
+// rounds over all those rates, the engines' order alternating, and the
+// table gives the median p50 and p99 per engine and rate. Each Flink
+// variant sets Flink's network buffer timeout (execution.buffer-timeout.interval;
+// "default" keeps Flink's 100ms). --json writes the medians, from which
+// --plot FILE draws the latency-versus-rate plot as SVG (plot.go):
+//
+//	go run ./bench/compare --plot docs/latency-vs-rate.json > docs/latency-vs-rate.svg
 package main
 
 import (
@@ -36,6 +62,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -58,6 +85,7 @@ type options struct {
 	sql        bool
 	java       string
 	jvmOpts    string
+	latency    *latencyOptions // nil: the Nexmark comparison
 }
 
 func main() {
@@ -83,8 +111,36 @@ func main() {
 	flag.BoolVar(&o.sql, "sql", false, "also run weir on each query's published SQL, and compare it")
 	flag.StringVar(&o.java, "java", "java", "the java command (Java 17)")
 	flag.StringVar(&o.jvmOpts, "jvm-opts", "", "extra JVM options, space-separated")
+	latency := flag.Bool("latency", false, "compare end-to-end latency instead of Nexmark throughput")
+	var l latencyOptions
+	flag.DurationVar(&l.duration, "latency-duration", 10*time.Second, "with --latency: how long each run is measured, after its warm-up")
+	flag.DurationVar(&l.warmup, "latency-warmup", 2*time.Second, "with --latency: how long each run goes before records are measured")
+	flag.Int64Var(&l.keys, "keys", 10_000, "with --latency: distinct keys")
+	fractions := flag.String("peak-fractions", "0.25,0.5,0.9", "with --latency: fractions of weir's and of Flink's peak to run at")
+	bts := flag.String("flink-buffer-timeouts", "default,1ms", "with --latency: a Flink variant per network buffer timeout (default: Flink's, 100ms)")
+	flag.StringVar(&l.jsonPath, "json", "", "with --latency: write the medians as JSON to this file")
+	plot := flag.String("plot", "", "write the SVG plot of this --latency --json file to standard output and exit")
 	flag.Parse()
+	if *plot != "" {
+		if err := writeLatencyPlot(os.Stdout, *plot); err != nil {
+			fmt.Fprintln(os.Stderr, "compare:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	o.queries = strings.Split(*qs, ",")
+	if *latency {
+		for _, f := range strings.Split(*fractions, ",") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil || v <= 0 || v > 1 {
+				fmt.Fprintf(os.Stderr, "compare: --peak-fractions: want fractions in (0, 1], got %q\n", f)
+				os.Exit(2)
+			}
+			l.fractions = append(l.fractions, v)
+		}
+		l.bufferTimeouts = strings.Split(*bts, ",")
+		o.latency = &l
+	}
 	if o.runs < 1 || o.events < 1 || o.warmup < 0 || o.par < 1 || o.interval <= 0 {
 		fmt.Fprintln(os.Stderr, "compare: --runs, --events, -p and --checkpoint-interval must be positive")
 		os.Exit(2)
@@ -105,9 +161,13 @@ func run(ctx context.Context, o options) error {
 	binDir := filepath.Join(root, "bench", "compare", ".bin")
 	weirBin := filepath.Join(binDir, "weirrun")
 	flinkJar := filepath.Join(root, "bench", "flink", "target", "weir-flink-bench.jar")
+	weirCmd := filepath.Join(binDir, "weir")
 	if !o.skipBuild {
 		logf("building the weir runner")
 		if err := command(ctx, root, "go", "build", "-o", weirBin, "./bench/compare/weirrun"); err != nil {
+			return err
+		}
+		if err := command(ctx, root, "go", "build", "-o", weirCmd, "./cmd/weir"); err != nil {
 			return err
 		}
 		if !o.noFlink {
@@ -123,6 +183,9 @@ func run(ctx context.Context, o options) error {
 	}
 	m := describeMachine(ctx, o)
 	logf("%s", m)
+	if o.latency != nil {
+		return runLatency(ctx, o, latencyEngines(o, weirCmd, flinkJar), m)
+	}
 	common := []string{"--events", fmt.Sprint(o.events), "--warmup-events", fmt.Sprint(o.warmup),
 		"--checkpoint-interval", o.interval.String(), "--generators", fmt.Sprint(o.generators)}
 	engines := []engine{{name: "weir", cmd: append([]string{weirBin, "-p", fmt.Sprint(o.par)}, common...)}}

@@ -26,15 +26,17 @@ type measurement struct {
 	// processCPU is the child's whole CPU time (start-up and warm-up
 	// included), from the kernel's accounting of the exited child.
 	processCPU time.Duration
+	// peakRSS is the child's peak resident set size, bytes.
+	peakRSS int64
 }
 
 func (m measurement) perSecond() float64    { return float64(m.events) / m.wall.Seconds() }
 func (m measurement) perCPUSecond() float64 { return float64(m.events) / m.cpu.Seconds() }
 
 func (m measurement) String() string {
-	return fmt.Sprintf("%d events in %v wall, %v CPU: %s events/s, %s per CPU-second (process CPU %v in all)",
+	return fmt.Sprintf("%d events in %v wall, %v CPU: %s events/s, %s per CPU-second (process CPU %v in all, peak RSS %s)",
 		m.events, m.wall.Round(time.Millisecond), m.cpu.Round(time.Millisecond),
-		millions(m.perSecond()), millions(m.perCPUSecond()), m.processCPU.Round(time.Millisecond))
+		millions(m.perSecond()), millions(m.perCPUSecond()), m.processCPU.Round(time.Millisecond), megabytes(m.peakRSS))
 }
 
 // engine is a runner command; the query flag is appended per run.
@@ -55,7 +57,7 @@ func (e engine) run(ctx context.Context, q string, timeout time.Duration) (measu
 		return measurement{}, err
 	}
 	m, err := parseSummary(out)
-	m.processCPU = usage
+	m.processCPU, m.peakRSS = usage.cpu, usage.peakRSS
 	return m, err
 }
 
@@ -76,9 +78,29 @@ func parseSummary(out []byte) (measurement, error) {
 	return measurement{}, fmt.Errorf("no summary line in the output:\n%s", out)
 }
 
+// childUsage is what the kernel accounted to an exited child process.
+type childUsage struct {
+	cpu     time.Duration // user and system CPU time
+	peakRSS int64         // peak resident set size, bytes (ru_maxrss)
+}
+
+// usageOf reads the usage of the exited process ps: from its rusage, in
+// which Linux gives ru_maxrss in kilobytes (the child's VmHWM; for a
+// child that started others and waited for them, the largest of theirs).
+func usageOf(ps *os.ProcessState) childUsage {
+	if ps == nil {
+		return childUsage{}
+	}
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return childUsage{}
+	}
+	return childUsage{cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), peakRSS: ru.Maxrss * 1024}
+}
+
 // runChild runs a command to completion and returns its standard output
-// and the CPU time the kernel accounted to it.
-func runChild(ctx context.Context, timeout time.Duration, name string, args ...string) ([]byte, time.Duration, error) {
+// and what the kernel accounted to it.
+func runChild(ctx context.Context, timeout time.Duration, name string, args ...string) ([]byte, childUsage, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
@@ -86,12 +108,7 @@ func runChild(ctx context.Context, timeout time.Duration, name string, args ...s
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 10 * time.Second
 	err := cmd.Run()
-	var usage time.Duration
-	if cmd.ProcessState != nil {
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			usage = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		}
-	}
+	usage := usageOf(cmd.ProcessState)
 	if ctx.Err() == context.DeadlineExceeded {
 		return nil, usage, fmt.Errorf("timed out after %v", timeout)
 	}
@@ -116,7 +133,7 @@ func runLoop(ctx context.Context, self, q string, n int64, generators int, timeo
 		return measurement{}, err
 	}
 	m, err := parseSummary(out)
-	m.processCPU = usage
+	m.processCPU, m.peakRSS = usage.cpu, usage.peakRSS
 	return m, err
 }
 
@@ -179,8 +196,12 @@ func describeMachine(ctx context.Context, o options) string {
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		load = strings.Join(strings.Fields(string(b))[:3], " ")
 	}
-	return fmt.Sprintf("machine: %d CPUs (%s), %s, %s, load average %s\n"+
-		"workload: %d events measured after %d warm-up events per run, %d generators, parallelism %d, exactly-once checkpoints every %v, %d runs per engine",
-		runtime.NumCPU(), cpu, runtime.Version(), javaVersion, load,
+	workload := fmt.Sprintf("%d events measured after %d warm-up events per run, %d generators, parallelism %d, exactly-once checkpoints every %v, %d runs per engine",
 		o.events, o.warmup, o.generators, o.par, o.interval, o.runs)
+	if l := o.latency; l != nil {
+		workload = fmt.Sprintf("latency of a keyed count over %d keys, %v measured after %v warm-up per run, parallelism %d, exactly-once aligned checkpoints every %v, %d runs per engine and rate",
+			l.keys, l.duration, l.warmup, o.par, o.interval, o.runs)
+	}
+	return fmt.Sprintf("machine: %d CPUs (%s), %s, %s, load average %s\nworkload: %s",
+		runtime.NumCPU(), cpu, runtime.Version(), javaVersion, load, workload)
 }

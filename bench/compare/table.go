@@ -40,7 +40,7 @@ func median(ms []measurement, f func(measurement) float64) (med, spread float64,
 // CPU-second and weir's share of it, and each median's spread.
 func printTable(w io.Writer, rows []row, o options) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "query\tweir ev/s\tFlink ev/s\tweir/Flink\tweir ev/CPU-s\tFlink ev/CPU-s\tweir/Flink\tloop ev/CPU-s\tweir/loop\tspread weir, Flink, loop (per CPU-s)\t")
+	fmt.Fprintln(tw, "query\tweir ev/s\tFlink ev/s\tweir/Flink\tweir ev/CPU-s\tFlink ev/CPU-s\tweir/Flink\tloop ev/CPU-s\tweir/loop\tweir RSS\tFlink RSS\tspread weir, Flink, loop (per CPU-s)\t")
 	perSec := measurement.perSecond
 	perCPU := measurement.perCPUSecond
 	var notes []string
@@ -50,10 +50,13 @@ func printTable(w io.Writer, rows []row, o options) {
 		wc, wcs, wcOK := median(r.runs["weir"], perCPU)
 		fc, fcs, fcOK := median(r.runs["flink"], perCPU)
 		lc, lcs, lcOK := median(r.runs["loop"], perCPU)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.query,
+		wr, _, wrOK := median(r.runs["weir"], rss)
+		fr, _, frOK := median(r.runs["flink"], rss)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.query,
 			cell(ws, wsOK), cell(fs, fsOK), ratio(ws, fs, wsOK && fsOK),
 			cell(wc, wcOK), cell(fc, fcOK), ratio(wc, fc, wcOK && fcOK),
 			cell(lc, lcOK), ratio(wc, lc, wcOK && lcOK),
+			rssCell(wr, wrOK), rssCell(fr, frOK),
 			strings.Join([]string{spread(wcs, wcOK), spread(fcs, fcOK), spread(lcs, lcOK)}, ", "))
 		for _, f := range r.failed {
 			notes = append(notes, r.query+": "+f)
@@ -62,6 +65,7 @@ func printTable(w io.Writer, rows []row, o options) {
 	tw.Flush()
 	fmt.Fprintf(w, "\nmedians of %d runs; ev = events; M = million; spread = half the range of the runs over the median\n", o.runs)
 	fmt.Fprintln(w, "weir/loop compares weir's events per CPU-second at parallelism", o.par, "with a single-threaded loop's (bench/loops)")
+	fmt.Fprintln(w, "RSS = the median peak resident set size of the engine's process (the kernel's ru_maxrss of the exited child), MB = 2^20 bytes")
 	for _, n := range notes {
 		fmt.Fprintln(w, "failed:", n)
 	}
@@ -85,6 +89,22 @@ func printSQLTable(w io.Writer, rows []row, o options) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nmedians of %d runs; SQL = weir running the query's published Flink SQL; Go = weir's Go-API query\n", o.runs)
+}
+
+// rss is a run's peak resident set size, for median.
+func rss(m measurement) float64 { return float64(m.peakRSS) }
+
+// rssCell formats a peak RSS in bytes as megabytes.
+func rssCell(v float64, ok bool) string {
+	if !ok || v <= 0 {
+		return "—"
+	}
+	return megabytes(int64(v))
+}
+
+// megabytes formats n bytes in MB (2^20 bytes).
+func megabytes(n int64) string {
+	return fmt.Sprintf("%.0f MB", float64(n)/(1<<20))
 }
 
 func cell(v float64, ok bool) string {

@@ -87,9 +87,15 @@ func (a *attemptState) tick() {
 }
 
 // killRandom fails a random subtask, if the injector still has a failure
-// to inject.
+// to inject; a kill that waits for a completed checkpoint (NewInjectorAt)
+// tries again a tick later while there is none.
 func (a *attemptState) killRandom() {
-	if in := a.e.cfg.Failures; in.fireRandom() {
+	in := a.e.cfg.Failures
+	if in.waitsForCheckpoint() && a.e.checkpoints() && a.e.latest == nil {
+		a.kills.retry(a.e.cfg.Tick)
+		return
+	}
+	if in.fireRandom() {
 		victim := a.tasks[in.pick(len(a.tasks))]
 		a.rt.Kill(victim, &task.InjectedError{Point: "at-a-random-moment", Subtask: victim})
 	}

@@ -11,13 +11,15 @@ import (
 
 // Injector plans the failures of a run: Count kills, each at a random
 // moment or at a named point, chosen by a seeded generator so that a seed
-// names a failure schedule. One failure is armed per attempt.
+// names a failure schedule; or, from NewInjectorAt, one kill at a fixed
+// moment. One failure is armed per attempt.
 type Injector struct {
 	mu        sync.Mutex
 	rng       *rand.Rand
 	remaining int
 	injected  int
 	armed     *arming
+	at        time.Duration // > 0: the one kill's moment (NewInjectorAt)
 	// MaxDelay bounds the wait before a random-moment kill.
 	MaxDelay time.Duration
 	// NamedWait is how long an armed named point may take to occur before
@@ -36,6 +38,17 @@ type arming struct {
 // NewInjector returns an injector of n failures with the given seed.
 func NewInjector(n int, seed uint64) *Injector {
 	return &Injector{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), remaining: n, MaxDelay: 500 * time.Millisecond}
+}
+
+// NewInjectorAt returns an injector of one failure: a kill of a random
+// subtask (chosen with seed) at d after the start of the attempt, or, in a
+// job that takes checkpoints, as soon after that as one has completed, so
+// that the recovery restores a checkpoint. weir bench latency --fail-after
+// uses it to measure the latency of records around a recovery.
+func NewInjectorAt(d time.Duration, seed uint64) *Injector {
+	in := NewInjector(1, seed)
+	in.at, in.MaxDelay = max(d, time.Nanosecond), max(d, time.Nanosecond)
+	return in
 }
 
 // Injected returns how many failures were injected so far.
@@ -59,6 +72,10 @@ func (in *Injector) arm(restored, checkpoints bool) (time.Duration, bool) {
 	if in.remaining == 0 {
 		return 0, false
 	}
+	if in.at > 0 {
+		in.armed = &arming{delay: in.at}
+		return in.at, true
+	}
 	points := []task.Point{task.PointAlignment, task.PointSnapshotBeforeAck, task.PointCompleteBeforeCommit}
 	if restored {
 		points = task.Points
@@ -74,6 +91,10 @@ func (in *Injector) arm(restored, checkpoints bool) (time.Duration, bool) {
 	}
 	return in.MaxDelay, true
 }
+
+// waitsForCheckpoint says a kill that is due waits for a completed
+// checkpoint (NewInjectorAt).
+func (in *Injector) waitsForCheckpoint() bool { return in.at > 0 }
 
 // pick returns a random index below n, for the subtask to kill.
 func (in *Injector) pick(n int) int {
@@ -133,6 +154,13 @@ func (k *killClock) arm(restored, checkpoints bool) {
 		k.timer = time.NewTimer(d)
 		k.C = k.timer.C
 	}
+}
+
+// retry makes C fire again after d, for a due kill that waits.
+func (k *killClock) retry(d time.Duration) {
+	k.stop()
+	k.timer = time.NewTimer(d)
+	k.C = k.timer.C
 }
 
 // fired notes that C fired: nothing is pending until the next arm.

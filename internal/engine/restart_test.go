@@ -97,6 +97,28 @@ func TestInjectorIsDeterministicPerSeed(t *testing.T) {
 	}
 }
 
+func TestInjectorAtArmsOneKillAtItsMoment(t *testing.T) {
+	in := NewInjectorAt(5*time.Second, 1)
+	for attempt := range 2 { // an attempt that ends before the kill arms it again
+		d, ok := in.arm(attempt > 0, true)
+		if !ok || d != 5*time.Second || in.armed.point != 0 {
+			t.Fatalf("attempt %d armed %v %v %+v, want a random-moment kill at 5s", attempt, d, ok, in.armed)
+		}
+	}
+	if !in.waitsForCheckpoint() {
+		t.Fatal("the kill does not wait for a completed checkpoint")
+	}
+	if !in.fireRandom() || in.Injected() != 1 {
+		t.Fatalf("the armed kill did not fire: injected %d", in.Injected())
+	}
+	if _, ok := in.arm(true, true); ok {
+		t.Fatal("a second kill was armed")
+	}
+	if NewInjector(1, 1).waitsForCheckpoint() {
+		t.Fatal("a random schedule waits for checkpoints")
+	}
+}
+
 func TestReportKeepsBoundedHistoryAndTotals(t *testing.T) {
 	var r Report
 	for i := range CheckpointHistory + 5 {

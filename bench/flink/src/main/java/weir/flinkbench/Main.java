@@ -22,6 +22,7 @@ import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
  * <pre>
  * java -jar target/weir-flink-bench.jar --query q5 --events 10000000 --parallelism 2
  *     [--warmup-events N] [--checkpoint-interval 1s] [--checkpoint-dir DIR] [--generators 100]
+ * java -jar target/weir-flink-bench.jar latency ...   (see {@link LatencyMain})
  * </pre>
  *
  * <p>One job runs over warm-up plus measured events. The measured phase starts when the source
@@ -43,6 +44,10 @@ public final class Main {
   }
 
   public static void main(String[] args) throws Exception {
+    if (args.length > 0 && args[0].equals("latency")) {
+      LatencyMain.main(java.util.Arrays.copyOfRange(args, 1, args.length));
+      return;
+    }
     String query = "q0";
     long events = 10_000_000L;
     int parallelism = Runtime.getRuntime().availableProcessors();

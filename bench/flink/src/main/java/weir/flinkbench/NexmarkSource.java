@@ -1,7 +1,5 @@
 package weir.flinkbench;
 
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -79,12 +77,12 @@ final class NexmarkSource implements Source<RowData, NexmarkSource.Split, Collec
 
   @Override
   public SimpleVersionedSerializer<Split> getSplitSerializer() {
-    return new SplitSerializer();
+    return SplitSerializers.of(Split::write, Split::read);
   }
 
   @Override
   public SimpleVersionedSerializer<Collection<Split>> getEnumeratorCheckpointSerializer() {
-    return new CheckpointSerializer();
+    return SplitSerializers.ofAll(Split::write, Split::read);
   }
 
   /** Split s of n: its generators and the next index of each. */
@@ -108,6 +106,31 @@ final class NexmarkSource implements Source<RowData, NexmarkSource.Split, Collec
     @Override
     public String splitId() {
       return Integer.toString(index);
+    }
+
+    static void write(DataOutputStream out, Split s) throws IOException {
+      out.writeLong(s.numEvents);
+      out.writeInt(s.numGenerators);
+      out.writeInt(s.index);
+      out.writeInt(s.count);
+      out.writeInt(s.turn);
+      out.writeInt(s.next.length);
+      for (long v : s.next) {
+        out.writeLong(v);
+      }
+    }
+
+    static Split read(DataInputStream in) throws IOException {
+      long numEvents = in.readLong();
+      int numGenerators = in.readInt();
+      int index = in.readInt();
+      int count = in.readInt();
+      int turn = in.readInt();
+      long[] next = new long[in.readInt()];
+      for (int i = 0; i < next.length; i++) {
+        next[i] = in.readLong();
+      }
+      return new Split(numEvents, numGenerators, index, count, next, turn);
     }
 
     @Override
@@ -181,82 +204,6 @@ final class NexmarkSource implements Source<RowData, NexmarkSource.Split, Collec
           return NexmarkEvents.eventAt(gens[k], next[k]++);
         }
       }
-    }
-  }
-
-  static final class SplitSerializer implements SimpleVersionedSerializer<Split> {
-    @Override
-    public int getVersion() {
-      return 1;
-    }
-
-    @Override
-    public byte[] serialize(Split s) throws IOException {
-      ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-      DataOutputStream out = new DataOutputStream(bytes);
-      write(out, s);
-      out.flush();
-      return bytes.toByteArray();
-    }
-
-    static void write(DataOutputStream out, Split s) throws IOException {
-      out.writeLong(s.numEvents);
-      out.writeInt(s.numGenerators);
-      out.writeInt(s.index);
-      out.writeInt(s.count);
-      out.writeInt(s.turn);
-      out.writeInt(s.next.length);
-      for (long v : s.next) {
-        out.writeLong(v);
-      }
-    }
-
-    static Split read(DataInputStream in) throws IOException {
-      long numEvents = in.readLong();
-      int numGenerators = in.readInt();
-      int index = in.readInt();
-      int count = in.readInt();
-      int turn = in.readInt();
-      long[] next = new long[in.readInt()];
-      for (int i = 0; i < next.length; i++) {
-        next[i] = in.readLong();
-      }
-      return new Split(numEvents, numGenerators, index, count, next, turn);
-    }
-
-    @Override
-    public Split deserialize(int version, byte[] data) throws IOException {
-      return read(new DataInputStream(new ByteArrayInputStream(data)));
-    }
-  }
-
-  static final class CheckpointSerializer implements SimpleVersionedSerializer<Collection<Split>> {
-    @Override
-    public int getVersion() {
-      return 1;
-    }
-
-    @Override
-    public byte[] serialize(Collection<Split> splits) throws IOException {
-      ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-      DataOutputStream out = new DataOutputStream(bytes);
-      out.writeInt(splits.size());
-      for (Split s : splits) {
-        SplitSerializer.write(out, s);
-      }
-      out.flush();
-      return bytes.toByteArray();
-    }
-
-    @Override
-    public Collection<Split> deserialize(int version, byte[] data) throws IOException {
-      DataInputStream in = new DataInputStream(new ByteArrayInputStream(data));
-      int n = in.readInt();
-      List<Split> splits = new ArrayList<>(n);
-      for (int i = 0; i < n; i++) {
-        splits.add(SplitSerializer.read(in));
-      }
-      return splits;
     }
   }
 }
