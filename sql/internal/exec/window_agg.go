@@ -63,7 +63,25 @@ func WindowAggregate(in weir.Stream[row.Row], s WindowSpec) (weir.Stream[row.Row
 	if s.ProcTime {
 		return procTimeWindowAggregate(in, s, a, fns, name), nil
 	}
-	agg := weir.AggregatorFuncs(
+	keyed := weir.WindowBy(KeyBy(in, s.Keys), a)
+	var won weir.Stream[weir.Windowed[string, []row.Value]]
+	if at, ok := compactSlots(fns); ok {
+		won = weir.AggregateWindow(keyed, compactAggregator(fns, at), weir.Name(name))
+	} else {
+		won = weir.AggregateWindow(keyed, windowAggregator(fns), weir.Name(name))
+	}
+	nkeys := len(s.Keys)
+	return weir.Map(won, func(w weir.Windowed[string, []row.Value]) row.Row {
+		vs := make([]row.Value, 0, nkeys+2+len(w.Value))
+		vs = decodeKey(vs, w.Key)
+		vs = append(vs, row.Timestamp(w.Window.Start), row.Timestamp(w.Window.End))
+		return row.Row{V: append(vs, w.Value...)}
+	}, weir.Name(name+"-rows")), nil
+}
+
+// windowAggregator aggregates rows into one accumulator per aggregate.
+func windowAggregator(fns []aggFunc) weir.Aggregator[row.Row, windowAcc, []row.Value] {
+	return weir.AggregatorFuncs(
 		func() windowAcc { return windowAcc{Accs: make([]accumulator, len(fns))} },
 		func(w windowAcc, r row.Row) windowAcc {
 			for i := range fns {
@@ -85,14 +103,32 @@ func WindowAggregate(in weir.Stream[row.Row], s WindowSpec) (weir.Stream[row.Row
 			}
 			return vs
 		})
-	won := weir.AggregateWindow(weir.WindowBy(KeyBy(in, s.Keys), a), agg, weir.Name(name))
-	nkeys := len(s.Keys)
-	return weir.Map(won, func(w weir.Windowed[string, []row.Value]) row.Row {
-		vs := make([]row.Value, 0, nkeys+2+len(w.Value))
-		vs = decodeKey(vs, w.Key)
-		vs = append(vs, row.Timestamp(w.Window.Start), row.Timestamp(w.Window.End))
-		return row.Row{V: append(vs, w.Value...)}
-	}, weir.Name(name+"-rows")), nil
+}
+
+// compactAggregator aggregates rows into the slots of a compactAcc;
+// at[i] is the first slot of fns[i] (compactSlots).
+func compactAggregator(fns []aggFunc, at []int) weir.Aggregator[row.Row, compactAcc, []row.Value] {
+	return weir.AggregatorFuncs(
+		func() compactAcc { return compactAcc{} },
+		func(a compactAcc, r row.Row) compactAcc {
+			for i := range fns {
+				fns[i].addCompact(&a, at[i], r)
+			}
+			return a
+		},
+		func(x, y compactAcc) compactAcc {
+			for i := range fns {
+				fns[i].mergeCompact(&x, y, at[i])
+			}
+			return x
+		},
+		func(a compactAcc) []row.Value {
+			vs := make([]row.Value, len(fns))
+			for i := range fns {
+				vs[i] = fns[i].resultCompact(&a, at[i])
+			}
+			return vs
+		})
 }
 
 // decodeKey appends the values of a key KeyBy made to dst.
