@@ -8,15 +8,20 @@ import (
 	"github.com/weir-stream/weir/internal/sql/types"
 )
 
-// compactAcc is the accumulators of a window's aggregates for one key
-// when they are few and simple (compactSlots): COUNT, and SUM, AVG, MIN
-// and MAX over integer kinds, held in the map of weir's window operator
-// itself rather than behind a slice, so a row's update touches no other
-// memory and a new key's window allocates nothing. COUNT takes one slot
-// (the count), the others two (the count of values, then the sum or
-// the extreme's integer).
+// Aggregates that are simple (compactSlots: COUNT, and SUM, AVG, MIN
+// and MAX over integer kinds, over an append-only input) keep their
+// accumulators as int64 slots rather than as accumulators: COUNT takes
+// one slot (the count), the others two (the count of values, then the
+// sum or the extreme's integer). A window aggregation holds them in a
+// compactAcc, a group aggregation in one slice per group.
+
+// compactAcc is the slots of a window's aggregates for one key, held in
+// the map of weir's window operator itself rather than behind a slice,
+// so a row's update touches no other memory and a new key's window
+// allocates nothing.
 type compactAcc [compactSize]int64
 
+// compactSize is the slots a compactAcc holds.
 const compactSize = 4
 
 // compactKinds are the argument kinds whose values a slot holds whole
@@ -24,34 +29,34 @@ const compactSize = 4
 var compactKinds = map[types.Kind]bool{types.Int: true, types.BigInt: true, types.Decimal: true,
 	types.Timestamp: true, types.Interval: true}
 
-// compactSlots returns the first slot of each aggregate in a
-// compactAcc, or false if they do not fit one: a DISTINCT, a
-// user-defined aggregate, FIRST_VALUE or LAST_VALUE, an argument that
-// is not of an integer kind, or more than compactSize slots.
-func compactSlots(fns []aggFunc) ([]int, bool) {
+// compactSlots returns the first slot of each aggregate and the number
+// of slots, or false if the aggregates are not all simple: a DISTINCT,
+// a user-defined aggregate, FIRST_VALUE or LAST_VALUE, an argument that
+// is not of an integer kind, or an input that retracts.
+func compactSlots(fns []aggFunc) ([]int, int, bool) {
 	at := make([]int, len(fns))
 	n := 0
 	for i, f := range fns {
 		at[i] = n
 		switch {
 		case f.spec.Distinct || f.retract:
-			return nil, false
+			return nil, 0, false
 		case f.kind == fnCount:
 			n++
 		case f.kind == fnSum || f.kind == fnAvg || f.kind == fnMin || f.kind == fnMax:
 			if !compactKinds[f.spec.In.Kind] {
-				return nil, false
+				return nil, 0, false
 			}
 			n += 2
 		default:
-			return nil, false
+			return nil, 0, false
 		}
 	}
-	return at, n <= compactSize
+	return at, n, true
 }
 
 // addCompact folds row r into the aggregate's slots of a, from at.
-func (f *aggFunc) addCompact(a *compactAcc, at int, r row.Row) {
+func (f *aggFunc) addCompact(a []int64, at int, r row.Row) {
 	if c := f.spec.Filter; c >= 0 && (r.V[c].IsNull() || !r.V[c].Bool()) {
 		return
 	}
@@ -77,7 +82,7 @@ func (f *aggFunc) addCompact(a *compactAcc, at int, r row.Row) {
 }
 
 // mergeCompact merges the slots of b from at into a (session windows).
-func (f *aggFunc) mergeCompact(a *compactAcc, b compactAcc, at int) {
+func (f *aggFunc) mergeCompact(a, b []int64, at int) {
 	n, m := a[at], b[at]
 	a[at] = n + m
 	switch f.kind {
@@ -91,7 +96,7 @@ func (f *aggFunc) mergeCompact(a *compactAcc, b compactAcc, at int) {
 }
 
 // resultCompact returns the aggregate's value from its slots.
-func (f *aggFunc) resultCompact(a *compactAcc, at int) row.Value {
+func (f *aggFunc) resultCompact(a []int64, at int) row.Value {
 	acc := accumulator{N: a[at]}
 	switch f.kind {
 	case fnSum, fnAvg:

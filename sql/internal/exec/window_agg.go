@@ -65,7 +65,7 @@ func WindowAggregate(in weir.Stream[row.Row], s WindowSpec) (weir.Stream[row.Row
 	}
 	keyed := weir.WindowBy(KeyBy(in, s.Keys), a)
 	var won weir.Stream[weir.Windowed[string, []row.Value]]
-	if at, ok := compactSlots(fns); ok {
+	if at, n, ok := compactSlots(fns); ok && n <= compactSize {
 		won = weir.AggregateWindow(keyed, compactAggregator(fns, at), weir.Name(name))
 	} else {
 		won = weir.AggregateWindow(keyed, windowAggregator(fns), weir.Name(name))
@@ -112,20 +112,20 @@ func compactAggregator(fns []aggFunc, at []int) weir.Aggregator[row.Row, compact
 		func() compactAcc { return compactAcc{} },
 		func(a compactAcc, r row.Row) compactAcc {
 			for i := range fns {
-				fns[i].addCompact(&a, at[i], r)
+				fns[i].addCompact(a[:], at[i], r)
 			}
 			return a
 		},
 		func(x, y compactAcc) compactAcc {
 			for i := range fns {
-				fns[i].mergeCompact(&x, y, at[i])
+				fns[i].mergeCompact(x[:], y[:], at[i])
 			}
 			return x
 		},
 		func(a compactAcc) []row.Value {
 			vs := make([]row.Value, len(fns))
 			for i := range fns {
-				vs[i] = fns[i].resultCompact(&a, at[i])
+				vs[i] = fns[i].resultCompact(a[:], at[i])
 			}
 			return vs
 		})
