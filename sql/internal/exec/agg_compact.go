@@ -107,6 +107,23 @@ func (f *aggFunc) resultCompact(a []int64, at int) row.Value {
 	return f.result(&acc)
 }
 
+// slotsOf returns the slots (n of them, fns[i]'s from at[i]) that hold
+// what accumulators accs hold: a group restored from a snapshot of a
+// version that kept accumulators for simple aggregates too.
+func slotsOf(fns []aggFunc, at []int, n int, accs []accumulator) []int64 {
+	s := make([]int64, n)
+	for i, f := range fns {
+		s[at[i]] = accs[i].N
+		switch f.kind {
+		case fnSum, fnAvg:
+			s[at[i]+1] = accs[i].Sum
+		case fnMin, fnMax:
+			s[at[i]+1] = accs[i].V.I
+		}
+	}
+	return s
+}
+
 // AppendBinary appends the slots as varints; it implements the
 // engine's codec.Marshaler, so state snapshots hold a few bytes per
 // window and key.

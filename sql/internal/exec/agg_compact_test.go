@@ -8,7 +8,8 @@ import (
 
 // Simple aggregates give the same results from their int64 slots as
 // from accumulators, whether a group's rows are folded in one run or in
-// two that are merged (session windows), and over no rows at all.
+// two that are merged (session windows), over no rows at all, and from
+// slots converted from accumulators (a group of an older snapshot).
 func TestCompactAggregatesMatchAccumulators(t *testing.T) {
 	var specs []AggSpec
 	for _, fn := range []string{"COUNT", "SUM", "AVG", "MIN", "MAX"} {
@@ -44,7 +45,12 @@ func TestCompactAggregatesMatchAccumulators(t *testing.T) {
 					fns[j].addCompact(slots, at[j], r)
 				}
 			}
+			restored := slotsOf(fns, at, n, accs)
 			for j := range fns {
+				if got, want := fns[j].resultCompact(restored, at[j]), fns[j].result(&accs[j]); got != want {
+					t.Errorf("%d rows: %s(%d) FILTER %d = %v from slots converted from accumulators, %v from them",
+						len(rows), specs[j].Fn, specs[j].Arg, specs[j].Filter, got.Text(), want.Text())
+				}
 				fns[j].mergeCompact(left, right, at[j])
 				if got, want := fns[j].resultCompact(left, at[j]), fns[j].result(&accs[j]); got != want {
 					t.Errorf("%d rows split at %d: %s(%d) FILTER %d = %v from slots, %v from accumulators",

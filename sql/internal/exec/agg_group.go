@@ -120,6 +120,11 @@ func (g *groupAgg) ProcessElement(ctx *weir.KeyedContext[string, row.Row], r row
 			return fmt.Errorf("exec: group aggregate %v: a %s row reached an append-only aggregation", ctx.Key(), r.Op)
 		}
 	}
+	if seen && g.at != nil && st.Slots == nil {
+		// Restored from a snapshot that kept accumulators (groupState
+		// gained Slots later).
+		st.Slots, st.Accs = slotsOf(g.fns, g.at, g.slots, st.Accs), nil
+	}
 	var prev row.Row
 	if seen {
 		prev = g.result(r, &st)
