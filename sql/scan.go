@@ -29,8 +29,14 @@ type tableRead struct {
 	scans int          // the scans announced
 	pin   int          // the table column every scan pins, -1 for none
 	in    []row.Value  // the values the scans pin it to
-	read  []int        // the source's columns, once built
-	pos   []int        // table column -> index in read, -1 if not read
+	// fixed is the pinned column's one value when the connector narrows
+	// the source to it (tables.Narrows): every row has it, so the scans
+	// read it as a literal, and the table's computed columns are
+	// simplified with it (nexmark's dateTime, a CASE on event_type,
+	// becomes bid.dateTime). Nil otherwise.
+	fixed *expr.Lit
+	read  []int // the source's columns, once built
+	pos   []int // table column -> index in read, -1 if not read
 	src   stream
 	built bool
 }
@@ -38,14 +44,21 @@ type tableRead struct {
 // planScans finds the scans under root and what each needs of its table.
 func (b *builder) planScans(root plan.Node) {
 	b.reads = map[*plan.Table]*tableRead{}
+	type use struct {
+		s *plan.Scan
+		c *plan.Calc
+	}
+	var uses []use
 	var walk func(n plan.Node)
 	walk = func(n plan.Node) {
 		switch n := n.(type) {
 		case *plan.Scan:
+			uses = append(uses, use{n, nil})
 			b.addScan(n, nil)
 			return
 		case *plan.Calc:
 			if s, ok := n.In.(*plan.Scan); ok {
+				uses = append(uses, use{s, n})
 				b.addScan(s, n)
 				return
 			}
@@ -55,9 +68,26 @@ func (b *builder) planScans(root plan.Node) {
 		}
 	}
 	walk(root)
+	for t, r := range b.reads {
+		r.fix(t)
+	}
+	// What each scan needs is known once the pins are: a fixed column
+	// is read as a literal.
+	for _, u := range uses {
+		t := u.s.Table
+		r := b.reads[t]
+		r.scanNeeds(u.s, u.c, func(col int) { r.need[col] = true })
+		if t.RowTime >= 0 {
+			r.physical(t, t.RowTime, func(col int) { r.need[col] = true })
+		}
+		if r.pin >= 0 {
+			r.need[r.pin] = true // the connector narrows on it
+		}
+	}
 }
 
-// addScan records what scan s, read by Calc c (nil for none), needs.
+// addScan records the column scan s, read by Calc c (nil for none),
+// pins.
 func (b *builder) addScan(s *plan.Scan, c *plan.Calc) {
 	t := s.Table
 	r := b.reads[t]
@@ -66,10 +96,6 @@ func (b *builder) addScan(s *plan.Scan, c *plan.Calc) {
 		b.reads[t] = r
 	}
 	r.scans++
-	scanNeeds(s, c, func(col int) { r.need[col] = true })
-	if t.RowTime >= 0 {
-		physical(t, t.RowTime, func(col int) { r.need[col] = true })
-	}
 	col, vals := -1, []row.Value(nil)
 	if c != nil {
 		col, vals = pinned(s, c.Filter)
@@ -80,6 +106,39 @@ func (b *builder) addScan(s *plan.Scan, c *plan.Calc) {
 	default:
 		r.pin, r.in = col, append(r.in, vals...)
 	}
+}
+
+// fix sets r.fixed when every scan pins the same column to one value
+// and the connector narrows the source to it.
+func (r *tableRead) fix(t *plan.Table) {
+	if r.pin < 0 || !tables.Narrows(tableOf(t), r.pin) {
+		return
+	}
+	v, typ := r.in[0], t.Columns[r.pin].T
+	for _, w := range r.in[1:] {
+		if w != v {
+			return
+		}
+	}
+	if v.K != typ.Kind {
+		return
+	}
+	r.fixed = &expr.Lit{V: v, T: typ.Plain()}
+}
+
+// computed returns computed column col's expression over the table's
+// columns, simplified with the fixed column if there is one.
+func (r *tableRead) computed(t *plan.Table, col int) expr.Expr {
+	e := t.Columns[col].Expr
+	if r.fixed == nil {
+		return e
+	}
+	return expr.Simplify(plan.Replace(e, func(c *expr.Col) expr.Expr {
+		if c.Index == r.pin {
+			return r.fixed
+		}
+		return c
+	}))
 }
 
 // pinned finds a conjunct of filter "column = constant" on a physical
@@ -178,8 +237,11 @@ func (b *builder) source(t *plan.Table, r *tableRead) (stream, error) {
 // rows: the column read, or the computed column's expression.
 func (r *tableRead) column(t *plan.Table, col int) expr.Expr {
 	c := t.Columns[col]
-	if c.Kind == plan.Computed {
-		return plan.Remap(c.Expr, r.pos)
+	switch {
+	case r.fixed != nil && col == r.pin:
+		return r.fixed
+	case c.Kind == plan.Computed:
+		return plan.Remap(r.computed(t, col), r.pos)
 	}
 	return &expr.Col{Index: r.pos[col], Name: c.Name, T: c.T}
 }
@@ -204,7 +266,12 @@ func (b *builder) scan(s *plan.Scan, c *plan.Calc) (stream, error) {
 			proj = append(proj, out(&expr.Col{Index: i}))
 		}
 	} else {
-		filter = plan.Replace(c.Filter, out)
+		if c.Filter != nil {
+			filter = expr.Simplify(plan.Replace(c.Filter, out))
+			if l, ok := filter.(*expr.Lit); ok && !l.V.IsNull() && l.V.Bool() {
+				filter = nil // the source narrowed the rows to it
+			}
+		}
 		for _, e := range c.Proj {
 			proj = append(proj, plan.Replace(e, out))
 		}
@@ -225,15 +292,15 @@ func (b *builder) scan(s *plan.Scan, c *plan.Calc) (stream, error) {
 // read by c needs.
 func covers(r *tableRead, s *plan.Scan, c *plan.Calc) bool {
 	ok := true
-	scanNeeds(s, c, func(col int) { ok = ok && r.pos[col] >= 0 })
+	r.scanNeeds(s, c, func(col int) { ok = ok && r.pos[col] >= 0 })
 	return ok
 }
 
 // scanNeeds calls f with every physical or metadata column of s's table
 // that scan s, read by Calc c (nil for none), needs: those its output
 // (or c's filter and projection) reads, through the computed columns.
-func scanNeeds(s *plan.Scan, c *plan.Calc, f func(col int)) {
-	use := func(i int) { physical(s.Table, s.Cols[i], f) }
+func (r *tableRead) scanNeeds(s *plan.Scan, c *plan.Calc, f func(col int)) {
+	use := func(i int) { r.physical(s.Table, s.Cols[i], f) }
 	if c == nil {
 		for i := range s.Cols {
 			use(i)
@@ -247,13 +314,15 @@ func scanNeeds(s *plan.Scan, c *plan.Calc, f func(col int)) {
 }
 
 // physical calls f with table column col if it is read from the source,
-// or with the columns a computed one reads.
-func physical(t *plan.Table, col int, f func(int)) {
-	if t.Columns[col].Kind == plan.Computed {
-		plan.Columns(t.Columns[col].Expr, func(c int) { physical(t, c, f) })
-		return
+// or with the columns a computed one reads; not for the fixed column.
+func (r *tableRead) physical(t *plan.Table, col int, f func(int)) {
+	switch {
+	case r.fixed != nil && col == r.pin:
+	case t.Columns[col].Kind == plan.Computed:
+		plan.Columns(r.computed(t, col), func(c int) { r.physical(t, c, f) })
+	default:
+		f(col)
 	}
-	f(col)
 }
 
 // project returns the rows of in for which filter (if not nil) is TRUE,

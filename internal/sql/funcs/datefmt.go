@@ -113,87 +113,99 @@ func (f *DateFormat) lit(s string) {
 // String returns the pattern.
 func (f *DateFormat) String() string { return f.pattern }
 
-// Format formats t, read in UTC.
+// Format formats t, read in UTC. It allocates only the result.
 func (f *DateFormat) Format(t time.Time) string {
 	t = t.UTC()
-	var b strings.Builder
+	year, month, day := t.Date()
+	hour, minute, sec := t.Clock()
+	var buf [64]byte
+	b := buf[:0]
 	for _, fl := range f.fields {
 		switch fl.letter {
 		case 0:
-			b.WriteString(fl.text)
+			b = append(b, fl.text...)
 		case 'G':
-			if t.Year() > 0 {
-				b.WriteString("AD")
+			if year > 0 {
+				b = append(b, "AD"...)
 			} else {
-				b.WriteString("BC")
+				b = append(b, "BC"...)
 			}
 		case 'y':
 			if fl.n == 2 {
-				pad(&b, t.Year()%100, 2)
+				b = pad(b, year%100, 2)
 			} else {
-				pad(&b, t.Year(), fl.n)
+				b = pad(b, year, fl.n)
 			}
 		case 'M':
 			switch {
 			case fl.n >= 4:
-				b.WriteString(t.Month().String())
+				b = append(b, month.String()...)
 			case fl.n == 3:
-				b.WriteString(t.Month().String()[:3])
+				b = append(b, month.String()[:3]...)
 			default:
-				pad(&b, int(t.Month()), fl.n)
+				b = pad(b, int(month), fl.n)
 			}
 		case 'd':
-			pad(&b, t.Day(), fl.n)
+			b = pad(b, day, fl.n)
 		case 'D':
-			pad(&b, t.YearDay(), fl.n)
+			b = pad(b, t.YearDay(), fl.n)
 		case 'E':
 			if fl.n >= 4 {
-				b.WriteString(t.Weekday().String())
+				b = append(b, t.Weekday().String()...)
 			} else {
-				b.WriteString(t.Weekday().String()[:3])
+				b = append(b, t.Weekday().String()[:3]...)
 			}
 		case 'a':
-			if t.Hour() < 12 {
-				b.WriteString("AM")
+			if hour < 12 {
+				b = append(b, "AM"...)
 			} else {
-				b.WriteString("PM")
+				b = append(b, "PM"...)
 			}
 		case 'H':
-			pad(&b, t.Hour(), fl.n)
+			b = pad(b, hour, fl.n)
 		case 'k':
-			pad(&b, (t.Hour()+23)%24+1, fl.n)
+			b = pad(b, (hour+23)%24+1, fl.n)
 		case 'K':
-			pad(&b, t.Hour()%12, fl.n)
+			b = pad(b, hour%12, fl.n)
 		case 'h':
-			pad(&b, (t.Hour()+11)%12+1, fl.n)
+			b = pad(b, (hour+11)%12+1, fl.n)
 		case 'm':
-			pad(&b, t.Minute(), fl.n)
+			b = pad(b, minute, fl.n)
 		case 's':
-			pad(&b, t.Second(), fl.n)
+			b = pad(b, sec, fl.n)
 		case 'S':
 			frac := fmt.Sprintf("%09d", t.Nanosecond())
-			b.WriteString(frac[:fl.n])
+			b = append(b, frac[:fl.n]...)
 		case 'z':
-			b.WriteString("UTC")
+			b = append(b, "UTC"...)
 		case 'Z':
-			b.WriteString("+0000")
+			b = append(b, "+0000"...)
 		case 'X':
-			b.WriteString("Z")
+			b = append(b, 'Z')
 		}
 	}
-	return b.String()
+	return string(b)
 }
 
-func pad(b *strings.Builder, v, width int) {
-	s := strconv.Itoa(v)
+// pad appends v in decimal, zero-padded to width digits.
+func pad(b []byte, v, width int) []byte {
 	if v < 0 {
-		b.WriteByte('-')
-		s = s[1:]
+		b = append(b, '-')
+		v = -v
 	}
-	for i := len(s); i < width; i++ {
-		b.WriteByte('0')
+	for n := digits(v); n < width; n++ {
+		b = append(b, '0')
 	}
-	b.WriteString(s)
+	return strconv.AppendInt(b, int64(v), 10)
+}
+
+// digits returns the number of decimal digits of v >= 0.
+func digits(v int) int {
+	n := 1
+	for ; v >= 10; v /= 10 {
+		n++
+	}
+	return n
 }
 
 // ErrDateParse reports text that does not match a date pattern.

@@ -34,10 +34,12 @@ func CheckGroupAggs(aggs []AggSpec, appendOnly bool) error {
 
 // groupState is the state of one group: the rows it holds (+1 for each
 // +I/+U, -1 for each -U/-D, whatever the filters) and each aggregate's
-// accumulator.
+// accumulator, or, when the aggregates are simple (compactSlots), their
+// slots.
 type groupState struct {
-	Rows int64
-	Accs []accumulator
+	Rows  int64
+	Accs  []accumulator
+	Slots []int64
 }
 
 // GroupAggregate is the unbounded GROUP BY aggregation, with Flink's
@@ -75,15 +77,23 @@ func GroupAggregate(in weir.Stream[row.Row], keys []int, aggs []AggSpec, o Group
 		name = "group-aggregate"
 	}
 	keys = append([]int(nil), keys...)
+	at, slots, compact := compactSlots(fns)
+	if !compact {
+		at = nil
+	}
 	return weir.Process(KeyBy(in, keys), func() weir.KeyedProcessFunction[string, row.Row, row.Row] {
-		return &groupAgg{keys: keys, fns: fns, ttl: o.StateTTL, appendOnly: o.AppendOnly}
+		return &groupAgg{keys: keys, fns: fns, at: at, slots: slots, ttl: o.StateTTL, appendOnly: o.AppendOnly}
 	}, weir.Name(name))
 }
 
 type groupAgg struct {
 	keys []int
 	fns  []aggFunc
-	ttl  time.Duration
+	// at is each aggregate's first slot when they are simple, nil
+	// otherwise; slots the number of slots.
+	at    []int
+	slots int
+	ttl   time.Duration
 	// appendOnly refuses retractions (MIN and MAX keep no value counts).
 	appendOnly bool
 	state      *weir.ValueState[groupState, string]
@@ -110,14 +120,28 @@ func (g *groupAgg) ProcessElement(ctx *weir.KeyedContext[string, row.Row], r row
 			return fmt.Errorf("exec: group aggregate %v: a %s row reached an append-only aggregation", ctx.Key(), r.Op)
 		}
 	}
+	if seen && g.at != nil && st.Slots == nil {
+		// Restored from a snapshot that kept accumulators (groupState
+		// gained Slots later).
+		st.Slots, st.Accs = slotsOf(g.fns, g.at, g.slots, st.Accs), nil
+	}
 	var prev row.Row
 	if seen {
 		prev = g.result(r, &st)
+	} else if g.at != nil {
+		st.Slots = make([]int64, g.slots)
 	} else {
 		st.Accs = make([]accumulator, len(g.fns))
 	}
-	for i := range g.fns {
-		g.fns[i].add(&st.Accs[i], r, sign)
+	if g.at != nil {
+		// Simple aggregates have an append-only input: sign is 1.
+		for i := range g.fns {
+			g.fns[i].addCompact(st.Slots, g.at[i], r)
+		}
+	} else {
+		for i := range g.fns {
+			g.fns[i].add(&st.Accs[i], r, sign)
+		}
 	}
 	st.Rows += sign
 	if st.Rows <= 0 {
@@ -147,7 +171,11 @@ func (g *groupAgg) result(r row.Row, st *groupState) row.Row {
 		vs = append(vs, r.V[k])
 	}
 	for i := range g.fns {
-		vs = append(vs, g.fns[i].result(&st.Accs[i]))
+		if g.at != nil {
+			vs = append(vs, g.fns[i].resultCompact(st.Slots, g.at[i]))
+		} else {
+			vs = append(vs, g.fns[i].result(&st.Accs[i]))
+		}
 	}
 	return row.Row{V: vs}
 }

@@ -63,7 +63,28 @@ func WindowAggregate(in weir.Stream[row.Row], s WindowSpec) (weir.Stream[row.Row
 	if s.ProcTime {
 		return procTimeWindowAggregate(in, s, a, fns, name), nil
 	}
-	agg := weir.AggregatorFuncs(
+	keyed := weir.WindowBy(KeyBy(in, s.Keys), a)
+	// The aggregators' results leave room for the key columns and the
+	// window's bounds in front, which the rows' Map fills in place: one
+	// allocation per result row.
+	head := len(s.Keys) + 2
+	var won weir.Stream[weir.Windowed[string, []row.Value]]
+	if at, n, ok := compactSlots(fns); ok && n <= compactSize {
+		won = weir.AggregateWindow(keyed, compactAggregator(fns, at, head), weir.Name(name))
+	} else {
+		won = weir.AggregateWindow(keyed, windowAggregator(fns, head), weir.Name(name))
+	}
+	return weir.Map(won, func(w weir.Windowed[string, []row.Value]) row.Row {
+		n := len(decodeKey(w.Value[:0], w.Key)) // the key columns, in place
+		w.Value[n], w.Value[n+1] = row.Timestamp(w.Window.Start), row.Timestamp(w.Window.End)
+		return row.Row{V: w.Value}
+	}, weir.Name(name+"-rows")), nil
+}
+
+// windowAggregator aggregates rows into one accumulator per aggregate;
+// its results are the aggregates' values after head empty ones.
+func windowAggregator(fns []aggFunc, head int) weir.Aggregator[row.Row, windowAcc, []row.Value] {
+	return weir.AggregatorFuncs(
 		func() windowAcc { return windowAcc{Accs: make([]accumulator, len(fns))} },
 		func(w windowAcc, r row.Row) windowAcc {
 			for i := range fns {
@@ -79,20 +100,39 @@ func WindowAggregate(in weir.Stream[row.Row], s WindowSpec) (weir.Stream[row.Row
 			return m
 		},
 		func(w windowAcc) []row.Value {
-			vs := make([]row.Value, len(fns))
+			vs := make([]row.Value, head+len(fns))
 			for i := range fns {
-				vs[i] = fns[i].result(&w.Accs[i])
+				vs[head+i] = fns[i].result(&w.Accs[i])
 			}
 			return vs
 		})
-	won := weir.AggregateWindow(weir.WindowBy(KeyBy(in, s.Keys), a), agg, weir.Name(name))
-	nkeys := len(s.Keys)
-	return weir.Map(won, func(w weir.Windowed[string, []row.Value]) row.Row {
-		vs := make([]row.Value, 0, nkeys+2+len(w.Value))
-		vs = decodeKey(vs, w.Key)
-		vs = append(vs, row.Timestamp(w.Window.Start), row.Timestamp(w.Window.End))
-		return row.Row{V: append(vs, w.Value...)}
-	}, weir.Name(name+"-rows")), nil
+}
+
+// compactAggregator aggregates rows into the slots of a compactAcc;
+// at[i] is the first slot of fns[i] (compactSlots). Its results are as
+// windowAggregator's.
+func compactAggregator(fns []aggFunc, at []int, head int) weir.Aggregator[row.Row, compactAcc, []row.Value] {
+	return weir.AggregatorFuncs(
+		func() compactAcc { return compactAcc{} },
+		func(a compactAcc, r row.Row) compactAcc {
+			for i := range fns {
+				fns[i].addCompact(a[:], at[i], r)
+			}
+			return a
+		},
+		func(x, y compactAcc) compactAcc {
+			for i := range fns {
+				fns[i].mergeCompact(x[:], y[:], at[i])
+			}
+			return x
+		},
+		func(a compactAcc) []row.Value {
+			vs := make([]row.Value, head+len(fns))
+			for i := range fns {
+				vs[head+i] = fns[i].resultCompact(a[:], at[i])
+			}
+			return vs
+		})
 }
 
 // decodeKey appends the values of a key KeyBy made to dst.

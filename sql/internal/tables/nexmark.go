@@ -32,6 +32,11 @@ var nexmarkSpec = &spec{
 	},
 	source: func(t Table, o options, cols []int) (Source, error) { return nexmarkSource(t, o, cols, Where{Col: -1}) },
 	where:  nexmarkSource,
+	// nexmarkSource skips the events of other kinds on event_type.
+	narrows: func(t Table, col int) bool {
+		c := t.Columns[col]
+		return !c.Virtual && c.Metadata == "" && strings.EqualFold(c.Name(), "event_type")
+	},
 }
 
 // nexmarkConfig maps the table's options onto a nexmark.Config.

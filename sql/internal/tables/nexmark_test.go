@@ -292,4 +292,11 @@ func TestNexmarkSourceNarrowedToEventTypesSkipsTheOtherEvents(t *testing.T) {
 	if n := len(readAll(t, other.Source, 1)); n != 2000 {
 		t.Fatalf("a Where on bid.price left %d of 2000 rows", n)
 	}
+	// Narrows says which: the planner then reads event_type as a constant.
+	if !Narrows(tb, cols[1]) || Narrows(tb, cols[0]) {
+		t.Errorf("Narrows: event_type %v, bid.price %v; want true, false", Narrows(tb, cols[1]), Narrows(tb, cols[0]))
+	}
+	if printed := (Table{Name: "p", Options: map[string]string{"connector": "print"}, Columns: tb.Columns}); Narrows(printed, cols[1]) {
+		t.Error("Narrows is true for a connector that does not narrow")
+	}
 }

@@ -41,7 +41,10 @@ type spec struct {
 	source func(t Table, o options, cols []int) (Source, error)
 	// where, if set, is source narrowed by a Where.
 	where func(t Table, o options, cols []int, w Where) (Source, error)
-	sink  func(t Table, o options, updating bool) (connector.Sink[row.Row], error)
+	// narrows, if set, reports whether where keeps only the rows that
+	// match a Where on table column col (see Narrows).
+	narrows func(t Table, col int) bool
+	sink    func(t Table, o options, updating bool) (connector.Sink[row.Row], error)
 }
 
 // registry lists the connectors, in the order the docs present them.

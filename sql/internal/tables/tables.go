@@ -138,6 +138,15 @@ func NewSourceWhere(t Table, cols []int, w Where) (Source, error) {
 	return c.where(t, opts, cols, w)
 }
 
+// Narrows reports whether NewSourceWhere, given a Where on table column
+// col, returns only rows whose col holds one of the Where's values, so a
+// reader need not test them again (the nexmark connector on event_type).
+// It is false for a table it cannot look up.
+func Narrows(t Table, col int) bool {
+	c, _, err := lookup(t)
+	return err == nil && c.where != nil && c.narrows != nil && col >= 0 && col < len(t.Columns) && c.narrows(t, col)
+}
+
 // NewSink writes rows of the table's stored columns (every column not
 // Virtual: the physical columns and the writable metadata columns), in
 // the table's column order. updating says rows carry changelog ops (-U,
