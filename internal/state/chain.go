@@ -257,9 +257,11 @@ type deltaEntry[K comparable, V any] struct {
 	deleted bool
 }
 
-// mark records that k of shard s was written, for the next delta.
+// mark records that k of shard s was written, for the next delta. Only a
+// table whose last snapshot chained can take a delta next: the others
+// track nothing.
 func (t *Table[K, V]) mark(s int, k K) {
-	if t.dirty == nil {
+	if len(t.chain) == 0 {
 		return
 	}
 	d := t.dirty[s]
