@@ -59,7 +59,8 @@ func simulate(tb testing.TB, cfg simConfig) simResult {
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.timeout)
 	defer cancel()
 	dir := tb.TempDir()
-	coord, err := startSimCoordinator(dir, filepath.Join(dir, "store"), cfg.profile)
+	storeDir := filepath.Join(dir, "store")
+	coord, err := startSimCoordinator(dir, storeDir, cfg.profile)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func simulate(tb testing.TB, cfg simConfig) simResult {
 	slots := (parallelism + cfg.workers - 1) / cfg.workers
 	shares := min(cfg.workers, parallelism) // placement takes a slot of each worker in turn
 	start := func(i int) *simworker.Worker {
-		w := simworker.Start(ctx, simworker.Config{ID: fmt.Sprintf("w%04d", i), Coordinator: coord.addr, Slots: slots}, log)
+		w := simworker.Start(ctx, simworker.Config{ID: fmt.Sprintf("w%04d", i), Coordinator: coord.addr, Slots: slots, Store: storeDir}, log)
 		workers = append(workers, w)
 		return w
 	}
@@ -90,9 +91,21 @@ func simulate(tb testing.TB, cfg simConfig) simResult {
 	}
 	await := func(what string, ok func([]simworker.Event) bool) []simworker.Event {
 		tb.Helper()
-		evs, err := log.Await(ctx, ok)
-		if err != nil {
+		var lost *simworker.Event
+		evs, err := log.Await(ctx, func(evs []simworker.Event) bool {
+			for _, e := range evs {
+				if e.Kind == simworker.Ended {
+					lost = &e
+					return true
+				}
+			}
+			return ok(evs)
+		})
+		switch {
+		case err != nil:
 			failf("waiting for %s: %v", what, err)
+		case lost != nil:
+			failf("waiting for %s: the session of worker %s ended: %v", what, lost.Worker, lost.Err)
 		}
 		return evs
 	}
@@ -226,6 +239,8 @@ func BenchmarkCoordinatorScale(b *testing.B) {
 					cfg.profile = filepath.Join(dir, fmt.Sprintf("coordinator-%d-%d-%d.pprof", c.subtasks, c.workers, i))
 				}
 				r := simulate(b, cfg)
+				b.Logf("coordinator %.3f cores; deployed in %v; checkpoints completed %v after their last acknowledgements; cancelled %v and deployed again %v after the kill",
+					r.cores, r.deploy, r.delays, r.decision, r.restart)
 				cores = append(cores, r.cores)
 				delays = append(delays, median(r.delays))
 				worst = append(worst, slices.Max(r.delays))

@@ -24,6 +24,9 @@ const (
 	Cancelled
 	// Killed: the worker's session was killed (Kill).
 	Killed
+	// Ended: the worker's session ended otherwise (Err says why): the
+	// coordinator refused it or dropped it.
+	Ended
 )
 
 // Event is something that happened to a worker, and when.
@@ -32,6 +35,7 @@ type Event struct {
 	Worker     string
 	Key        string
 	Checkpoint int64
+	Err        error
 	At         time.Time
 }
 

@@ -7,12 +7,13 @@
 // interval the coordinator's welcome names, with the counters of every
 // subtask it runs, takes the shares of attempts the coordinator deploys,
 // acknowledges each checkpoint the coordinator triggers once for every
-// subtask of the share (with a small state handle, as a task that stored
-// its snapshot would), and reports the end of a share the coordinator
-// cancels. It runs no operators and writes no state: the coordinator does
-// all its own work (bookkeeping, metadata written to its store,
-// notifications) and the workers cost next to nothing, so that the
-// coordinator's cost can be measured apart from theirs.
+// subtask of the share, as a task that stored its snapshot would (it
+// writes a small state blob to the checkpoint store and sends its
+// handle), and reports the end of a share the coordinator cancels. It
+// runs no operators: the coordinator does all its own work (bookkeeping,
+// metadata written to its store and verified, old checkpoints deleted,
+// notifications) and the workers cost little, so that the coordinator's
+// cost can be measured apart from theirs.
 //
 // Every worker notes when things happened (a Log): when it had sent its
 // last acknowledgement of a checkpoint, when the checkpoint's completion
@@ -24,13 +25,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"hash/crc32"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/weir-stream/weir/internal/blob"
 	"github.com/weir-stream/weir/internal/cluster"
 	"github.com/weir-stream/weir/internal/cluster/pb"
+	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/store"
 	"github.com/weir-stream/weir/internal/task"
 )
@@ -41,9 +44,12 @@ type Config struct {
 	ID, Coordinator string
 	// Slots is how many subtasks of each task the worker takes.
 	Slots int
-	// StateSize is the size each acknowledgement's state handle claims
-	// (default 64 bytes).
-	StateSize int64
+	// Store is the directory of the job's checkpoint store (the
+	// coordinator's): each acknowledgement's state is a blob of StateSize
+	// bytes there (default 64), which the coordinator verifies when it
+	// loads the checkpoint and deletes when it retains newer ones.
+	Store     string
+	StateSize int
 }
 
 // Worker is a simulated worker. Start it with Start; it runs until Kill
@@ -51,6 +57,8 @@ type Config struct {
 type Worker struct {
 	cfg    Config
 	log    *Log
+	store  *store.Checkpoints
+	state  []byte
 	cancel context.CancelFunc
 	done   chan struct{}
 	err    error // Run's, set before done closes
@@ -84,10 +92,14 @@ func Start(ctx context.Context, cfg Config, log *Log) *Worker {
 		cfg.StateSize = 64
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	w := &Worker{cfg: cfg, log: log, cancel: cancel, done: make(chan struct{}), shares: map[string]*share{}}
+	w := &Worker{cfg: cfg, log: log, cancel: cancel, done: make(chan struct{}), shares: map[string]*share{},
+		store: store.New(unsyncedDir{blob.Dir(cfg.Store)}), state: make([]byte, cfg.StateSize)}
 	go func() {
 		defer close(w.done)
 		w.err = w.run(ctx)
+		if w.err != nil {
+			w.log.note(Event{Kind: Ended, Worker: w.cfg.ID, Err: w.err})
+		}
 	}()
 	return w
 }
@@ -221,7 +233,7 @@ func (w *Worker) handle(ctx context.Context, m *pb.CoordinatorMessage, out chan<
 		switch c.Kind {
 		case pb.Command_TRIGGER:
 			for i, s := range sh.subtasks {
-				o := outgoing{m: &pb.WorkerMessage{Msg: &pb.WorkerMessage_Snapshot{Snapshot: w.snapshot(sh, c.Checkpoint, s)}}}
+				o := outgoing{m: &pb.WorkerMessage{Msg: &pb.WorkerMessage_Snapshot{Snapshot: w.snapshot(ctx, sh, c.Checkpoint, s)}}}
 				if i == len(sh.subtasks)-1 {
 					o.last = c.Checkpoint
 				}
@@ -240,13 +252,36 @@ func (w *Worker) handle(ctx context.Context, m *pb.CoordinatorMessage, out chan<
 	}
 }
 
-// snapshot is the acknowledgement of subtask s's snapshot of checkpoint
-// id: a handle of the size a small state would have, under a key of the
-// store's layout's length (no blob is written).
-func (w *Worker) snapshot(sh *share, id int64, s *pb.SubtaskRef) *pb.SnapshotDone {
-	key := fmt.Sprintf("jobs/%s/chk-%012d/state/%d-%d", sh.job, id, s.Vertex, s.Subtask)
-	h, _ := json.Marshal(store.Handle{Key: key, Size: w.cfg.StateSize, CRC32C: crc32.ChecksumIEEE([]byte(key))})
-	return &pb.SnapshotDone{Key: sh.key, Checkpoint: id, Subtask: s, Handle: h, AlignmentNs: 1000, SyncNs: 1000}
+// snapshot stores subtask s's state for checkpoint id and returns its
+// acknowledgement, or the error that declines the checkpoint.
+func (w *Worker) snapshot(ctx context.Context, sh *share, id int64, s *pb.SubtaskRef) *pb.SnapshotDone {
+	out := &pb.SnapshotDone{Key: sh.key, Checkpoint: id, Subtask: s, AlignmentNs: 1000, SyncNs: 1000}
+	h, err := w.store.WriteState(ctx, sh.job, uint64(id), dataflow.SubtaskID{Vertex: int(s.Vertex), Subtask: int(s.Subtask)}, w.state)
+	if err != nil {
+		out.Error = err.Error()
+		return out
+	}
+	out.Handle, _ = json.Marshal(h)
+	return out
+}
+
+// unsyncedDir is the store's directory as the simulated workers write
+// it: a blob is written to a temporary file and renamed into place, but
+// not synced to disk, for the cost of the workers' disk is not what a
+// simulation measures (and 10,000 fsyncs a second would slow the
+// coordinator's own writes on the same disk).
+type unsyncedDir struct{ *blob.DirStore }
+
+func (d unsyncedDir) Put(_ context.Context, key string, data []byte) error {
+	p := filepath.Join(d.Root(), filepath.FromSlash(key))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	tmp := filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".sim")
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
 }
 
 // heartbeat reports the counters of every subtask of every share, as a
