@@ -165,7 +165,7 @@ func (w *Worker) run(ctx context.Context) error {
 				recvErr <- err
 				return
 			}
-			w.handle(ctx, m, out)
+			w.handle(ctx, m, out, &wg)
 		}
 	}()
 	interval := time.Duration(welcome.HeartbeatIntervalNs)
@@ -204,8 +204,12 @@ func quiet(ctx context.Context, err error) error {
 }
 
 // handle acts on a message from the coordinator, queueing the answers on
-// out; it blocks while out is full, as a worker's agent does.
-func (w *Worker) handle(ctx context.Context, m *pb.CoordinatorMessage, out chan<- outgoing) {
+// out; it blocks while out is full, as a worker's agent does. The
+// snapshots of a checkpoint are written and acknowledged on a goroutine
+// of their own (added to wg), as a task writes its state asynchronously:
+// the commands that follow a trigger (a cancellation) do not wait for
+// the writes.
+func (w *Worker) handle(ctx context.Context, m *pb.CoordinatorMessage, out chan<- outgoing, wg *sync.WaitGroup) {
 	send := func(o outgoing) {
 		select {
 		case out <- o:
@@ -232,13 +236,17 @@ func (w *Worker) handle(ctx context.Context, m *pb.CoordinatorMessage, out chan<
 		}
 		switch c.Kind {
 		case pb.Command_TRIGGER:
-			for i, s := range sh.subtasks {
-				o := outgoing{m: &pb.WorkerMessage{Msg: &pb.WorkerMessage_Snapshot{Snapshot: w.snapshot(ctx, sh, c.Checkpoint, s)}}}
-				if i == len(sh.subtasks)-1 {
-					o.last = c.Checkpoint
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i, s := range sh.subtasks {
+					o := outgoing{m: &pb.WorkerMessage{Msg: &pb.WorkerMessage_Snapshot{Snapshot: w.snapshot(ctx, sh, c.Checkpoint, s)}}}
+					if i == len(sh.subtasks)-1 {
+						o.last = c.Checkpoint
+					}
+					send(o)
 				}
-				send(o)
-			}
+			}()
 		case pb.Command_COMPLETE:
 			w.log.note(Event{Kind: Completed, Worker: w.cfg.ID, Key: c.Key, Checkpoint: c.Checkpoint})
 		case pb.Command_ABORT:
