@@ -106,6 +106,33 @@ func Stat(ctx context.Context, s Store, key string) (Attrs, error) {
 	return Attrs{Size: int64(len(data))}, nil
 }
 
+// KeysDeleter is an optional ability of a Store: deleting many keys in
+// one call, with the effect of Delete on each (a missing key is no
+// error) at less cost: a directory store syncs each directory once
+// rather than once per key. Use the DeleteKeys function, which falls
+// back to Delete for stores without it.
+type KeysDeleter interface {
+	// DeleteKeys deletes keys. The error joins those of the keys it could
+	// not delete; it deleted the others.
+	DeleteKeys(ctx context.Context, keys []string) error
+}
+
+// DeleteKeys deletes keys from s, using s's DeleteKeys method if it has
+// one and Delete on each key otherwise. The error joins those of the
+// keys it could not delete; the others are deleted.
+func DeleteKeys(ctx context.Context, s Store, keys []string) error {
+	if d, ok := s.(KeysDeleter); ok {
+		return d.DeleteKeys(ctx, keys)
+	}
+	var errs []error
+	for _, k := range keys {
+		if err := s.Delete(ctx, k); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // MaxKeyLen is the longest key in bytes, the limit of S3 and GCS.
 const MaxKeyLen = 1024
 

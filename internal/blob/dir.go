@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -255,29 +256,56 @@ func (d *DirStore) List(ctx context.Context, prefix string) ([]string, error) {
 	return keys, nil
 }
 
-// Delete implements Store. It also removes the directories the deletion
-// leaves empty, up to the root.
+// Delete implements Store.
 func (d *DirStore) Delete(ctx context.Context, key string) error {
-	p, err := d.path(ctx, "delete", key)
-	if err != nil {
-		return err
+	return d.DeleteKeys(ctx, []string{key})
+}
+
+// DeleteKeys implements KeysDeleter: it removes the keys' files, then
+// syncs each of their directories once and removes those left empty.
+func (d *DirStore) DeleteKeys(ctx context.Context, keys []string) error {
+	var errs []error
+	dirs := map[string]bool{}
+	for _, key := range keys {
+		p, err := d.path(ctx, "delete", key)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed, err := unlink(p)
+		if err != nil {
+			errs = append(errs, opError("delete", key, err))
+		}
+		if removed {
+			dirs[filepath.Dir(p)] = true
+		}
 	}
-	fi, err := os.Lstat(p)
-	if isNotFound(err) || (err == nil && fi.IsDir()) {
-		return nil
+	for _, dir := range slices.Sorted(maps.Keys(dirs)) {
+		if err := syncDir(dir); err != nil && !isNotFound(err) {
+			errs = append(errs, opError("delete", strings.TrimPrefix(dir, d.root+string(filepath.Separator)), err))
+		}
+		d.prune(dir)
 	}
-	if err != nil {
-		return opError("delete", key, err)
+	if len(errs) == 1 {
+		return errs[0]
 	}
-	if err := os.Remove(p); err != nil && !isNotFound(err) {
-		return opError("delete", key, err)
+	return errors.Join(errs...)
+}
+
+// unlink removes the file p and reports whether it did; a path that does
+// not exist or is a directory is left alone, as no blob is there.
+func unlink(p string) (bool, error) {
+	err := syscall.Unlink(p)
+	if err == nil {
+		return true, nil
 	}
-	parent := filepath.Dir(p)
-	if err := syncDir(parent); err != nil && !isNotFound(err) {
-		return opError("delete", key, err)
+	if isNotFound(err) {
+		return false, nil
 	}
-	d.prune(parent)
-	return nil
+	if fi, serr := os.Lstat(p); isNotFound(serr) || (serr == nil && fi.IsDir()) {
+		return false, nil
+	}
+	return false, &os.PathError{Op: "unlink", Path: p, Err: err}
 }
 
 // prune removes dir and its parents up to the root while they are empty,

@@ -121,6 +121,10 @@ type workerConn struct {
 	lastBeat     atomic.Int64  // unix nanos
 	mu           sync.Mutex
 	metrics      map[string]*pb.AttemptMetrics
+	// records sums, per share key, the records the share's subtasks took
+	// in and sent out as of metrics: computed once per heartbeat, for the
+	// engine asks for it on every tick (remoteExecutor.Activity).
+	records map[string]int64
 }
 
 // post queues a message for the worker without blocking; a worker too
@@ -268,7 +272,7 @@ func (c *Coordinator) Connect(stream pb.Coordinator_ConnectServer) error {
 		return status.Error(codes.InvalidArgument, "a worker's session must start with a hello naming the worker, its data address and at least one slot")
 	}
 	w := &workerConn{c: c, id: hello.WorkerId, dataAddr: hello.DataAddr, slots: int(hello.Slots), passive: hello.PassiveStandby,
-		out: make(chan *pb.CoordinatorMessage, 4096), lost: make(chan struct{}), metrics: map[string]*pb.AttemptMetrics{}}
+		out: make(chan *pb.CoordinatorMessage, 4096), lost: make(chan struct{}), metrics: map[string]*pb.AttemptMetrics{}, records: map[string]int64{}}
 	takeover, err := c.admit(stream.Context(), hello.WorkerId, hello.Instance)
 	if err != nil {
 		if status.Code(err) == codes.FailedPrecondition {
@@ -405,6 +409,11 @@ func (c *Coordinator) onWorkerMessage(w *workerConn, m *pb.WorkerMessage) {
 		w.mu.Lock()
 		for _, a := range x.Heartbeat.Attempts {
 			w.metrics[a.Key] = a
+			var n int64
+			for _, c := range a.Subtasks {
+				n += c.RecordsIn + c.RecordsOut
+			}
+			w.records[a.Key] = n
 		}
 		w.mu.Unlock()
 		return

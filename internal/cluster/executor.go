@@ -282,6 +282,7 @@ func (x *remoteExecutor) release() {
 		sh.w.used -= used[sh]
 		sh.w.mu.Lock()
 		delete(sh.w.metrics, sh.key)
+		delete(sh.w.records, sh.key)
 		sh.w.mu.Unlock()
 	}
 	c.notifyLocked()

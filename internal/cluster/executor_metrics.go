@@ -46,11 +46,18 @@ func (x *remoteExecutor) subtaskCounts() []*pb.SubtaskCounts {
 	x.mu.Lock()
 	where := maps.Clone(x.where)
 	x.mu.Unlock()
-	var out []*pb.SubtaskCounts
+	// Each share's heartbeat is indexed once, not scanned per subtask.
+	reported := map[*share]map[dataflow.SubtaskID]*pb.SubtaskCounts{}
+	out := make([]*pb.SubtaskCounts, 0, len(where))
 	for id, sh := range where {
-		sh.w.mu.Lock()
-		out = append(out, reportedCounts(sh.w, sh.key, id))
-		sh.w.mu.Unlock()
+		byID, ok := reported[sh]
+		if !ok {
+			sh.w.mu.Lock()
+			byID = indexCounts(sh.w.metrics[sh.key])
+			sh.w.mu.Unlock()
+			reported[sh] = byID
+		}
+		out = append(out, reportedCounts(sh.w, id, byID[id]))
 	}
 	return out
 }
@@ -89,11 +96,17 @@ func (x *remoteExecutor) Positions() map[dataflow.SubtaskID][]byte { return nil 
 
 // Activity sums the records the attempt's subtasks took in and sent out,
 // as of the workers' latest heartbeats, for the engine's stall
-// detection. Workers do not report idle sources.
+// detection. The engine asks on every tick, so it adds the sums each
+// heartbeat brought (workerConn.records): its cost grows with the
+// shares, not with the subtasks. A share whose subtasks moved elsewhere
+// adds its last counters, which no longer change: the sum changes only
+// when records move. Workers do not report idle sources.
 func (x *remoteExecutor) Activity() engine.Activity {
 	var a engine.Activity
-	for _, c := range x.subtaskCounts() {
-		a.Records += c.RecordsIn + c.RecordsOut
+	for _, sh := range x.sharesNow() {
+		sh.w.mu.Lock()
+		a.Records += sh.w.records[sh.key]
+		sh.w.mu.Unlock()
 	}
 	return a
 }

@@ -18,7 +18,12 @@ import (
 	"github.com/weir-stream/weir/internal/cluster/pb"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if store := os.Getenv(simStoreEnv); store != "" {
+		os.Exit(simCoordinatorMain(store)) // a simulation's coordinator process (coordsim_proc_test.go)
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // logLines collects the lines a coordinator and its jobs log, so that a
 // test waits for an event instead of polling.

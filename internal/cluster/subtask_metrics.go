@@ -31,19 +31,27 @@ func histogram(h *task.Histogram) *pb.LatencyHistogram {
 	return &pb.LatencyHistogram{Counts: counts, SumNs: int64(sum)}
 }
 
-// reportedCounts returns the counters of subtask id that worker w last
-// reported for the share keyed key, as JobInfo carries them: with the
-// worker's id, and Reported unless the worker has not reported the
-// subtask yet. The caller holds w.mu.
-func reportedCounts(w *workerConn, key string, id dataflow.SubtaskID) *pb.SubtaskCounts {
-	if m := w.metrics[key]; m != nil {
-		for _, r := range m.Subtasks {
-			if sid(r.Subtask) == id {
-				c := proto.Clone(r).(*pb.SubtaskCounts)
-				c.WorkerId, c.Reported = w.id, true
-				return c
-			}
-		}
+// indexCounts indexes the subtasks' counters of a heartbeat's attempt
+// metrics m (nil: none yet) by subtask.
+func indexCounts(m *pb.AttemptMetrics) map[dataflow.SubtaskID]*pb.SubtaskCounts {
+	if m == nil {
+		return nil
+	}
+	out := make(map[dataflow.SubtaskID]*pb.SubtaskCounts, len(m.Subtasks))
+	for _, r := range m.Subtasks {
+		out[sid(r.Subtask)] = r
+	}
+	return out
+}
+
+// reportedCounts returns the counters r of subtask id that worker w last
+// reported (nil: not yet), as JobInfo carries them: with the worker's id,
+// and Reported unless the worker has not reported the subtask yet.
+func reportedCounts(w *workerConn, id dataflow.SubtaskID, r *pb.SubtaskCounts) *pb.SubtaskCounts {
+	if r != nil {
+		c := proto.Clone(r).(*pb.SubtaskCounts)
+		c.WorkerId, c.Reported = w.id, true
+		return c
 	}
 	return &pb.SubtaskCounts{Subtask: ref(id), WorkerId: w.id, Watermark: dataflow.MinWatermark}
 }

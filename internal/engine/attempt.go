@@ -298,9 +298,7 @@ func (a *attemptState) act(acts []checkpoint.Action) {
 				e.cfg.Log(fmt.Sprintf("checkpoint %d completed in %v, %d bytes", id, c.Duration.Round(time.Microsecond), c.Size))
 			}
 			if e.cfg.Retained > 0 {
-				if _, err := e.cfg.Store.Retain(context.Background(), e.cfg.Job, e.cfg.Retained); err != nil {
-					e.cfg.Log(fmt.Sprintf("retaining checkpoints: %v", err))
-				}
+				e.retainLater() // off the loop (retain.go)
 			}
 			if a.allDone && id > a.final && a.rescale == nil {
 				// Not while a rescale is under way: its checkpoint, and

@@ -335,6 +335,7 @@ type engine struct {
 	positions map[dataflow.SubtaskID][]byte // at-most-once: where sources stood
 	gaps      map[task.GapKey]int64         // at-most-once: the operators' gap marks
 	stats     map[int64]*CheckpointStats
+	retention retainer // deletes the checkpoints beyond the retained ones (retain.go)
 }
 
 // prepareStore clears what a run before this one left in the store:
@@ -426,6 +427,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	err := e.run(ctx)
+	e.awaitRetention()
 	e.failSavepoints(err)
 	if cfg.Failures != nil {
 		e.report.Injected = cfg.Failures.Injected()

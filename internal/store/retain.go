@@ -2,10 +2,11 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/weir-stream/weir/internal/blob"
 )
 
 // listing is what one List of a job's checkpoint keys shows about one
@@ -157,19 +158,13 @@ func (c *Checkpoints) delete(ctx context.Context, job string, id uint64, keys []
 		return fmt.Errorf("delete checkpoint %d of job %q: %w", id, job, err)
 	}
 	meta := metadataKey(job, id)
-	var errs []error
+	// The commit point goes first: a deletion cut short leaves no
+	// checkpoint that names missing state.
 	if err := c.blobs.Delete(ctx, meta); err != nil {
 		return fmt.Errorf("delete checkpoint %d of job %q: %w", id, job, err)
 	}
-	for _, k := range keys {
-		if k == meta {
-			continue
-		}
-		if err := c.blobs.Delete(ctx, k); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
+	rest := slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return k == meta })
+	if err := blob.DeleteKeys(ctx, c.blobs, rest); err != nil {
 		return fmt.Errorf("delete checkpoint %d of job %q: %w", id, job, err)
 	}
 	return nil

@@ -33,6 +33,7 @@ func Run(t *testing.T, newStore func(t *testing.T) blob.Store) {
 		{"put if absent refuses an existing key", testPutIfAbsentRefuses},
 		{"list is sorted and filtered by prefix", testList},
 		{"delete removes and tolerates missing keys", testDelete},
+		{"deleting keys at once is deleting each", testDeleteKeys},
 		{"stat reports the size", testStat},
 		{"invalid keys are rejected", testInvalidKeys},
 		{"the store does not alias callers' slices", testNoAliasing},
@@ -188,6 +189,23 @@ func testDelete(t *testing.T, s blob.Store) {
 	wantList(t, s, "")
 	put(t, s, "x/3", "3") // the emptied "directory" can be used again
 	wantData(t, s, "x/3", "3")
+}
+
+func testDeleteKeys(t *testing.T, s blob.Store) {
+	put(t, s, "a/1", "1")
+	put(t, s, "a/2", "2")
+	put(t, s, "b/c/3", "3")
+	put(t, s, "b/4", "4")
+	if err := blob.DeleteKeys(t.Context(), s, []string{"a/1", "a/2", "b/c/3", "never", "b/4/deeper", "b"}); err != nil {
+		t.Fatal(err)
+	}
+	wantList(t, s, "", "b/4")
+	if err := blob.DeleteKeys(t.Context(), s, nil); err != nil {
+		t.Fatalf("DeleteKeys of no keys = %v, want nil", err)
+	}
+	put(t, s, "a/5", "5") // the emptied "directories" can be used again
+	put(t, s, "b/c/6", "6")
+	wantList(t, s, "", "a/5", "b/4", "b/c/6")
 }
 
 func testStat(t *testing.T, s blob.Store) {
