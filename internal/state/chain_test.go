@@ -28,6 +28,17 @@ func registerInt(t *testing.T, b *Backend, name string) *Table[int64, int64] {
 	return tb
 }
 
+// restoredContents restores data in a backend of every key group and
+// returns the entries of its table "t".
+func restoredContents(t *testing.T, files *memFiles, data []byte) map[int64]int64 {
+	t.Helper()
+	nb := incBackend(files, [2]int{0, fixtureMaxPar})
+	if err := nb.Restore(data); err != nil {
+		t.Fatal(err)
+	}
+	return tableContents(registerInt(t, nb, "t"))
+}
+
 func tableContents(tb *Table[int64, int64]) map[int64]int64 {
 	got := map[int64]int64{}
 	for s := range tb.Shards() {
@@ -119,12 +130,7 @@ func TestASnapshotWhoseEncoderNeverRanIsUploadedByTheNext(t *testing.T) {
 	}
 	tb.Put(b.Shard(fixtureKG(3)), 3, 30)
 	data := snap(t, b)
-	nb := incBackend(files, [2]int{0, fixtureMaxPar})
-	if err := nb.Restore(data); err != nil {
-		t.Fatal(err)
-	}
-	got := tableContents(registerInt(t, nb, "t"))
-	if want := map[int64]int64{1: 10, 2: 20, 3: 30}; !maps.Equal(got, want) {
+	if got, want := restoredContents(t, files, data), map[int64]int64{1: 10, 2: 20, 3: 30}; !maps.Equal(got, want) {
 		t.Errorf("restored %v, want %v", got, want)
 	}
 }
@@ -151,12 +157,7 @@ func TestAFailedUploadFailsTheSnapshotAndTheNextIsFull(t *testing.T) {
 	if files.puts != before+1 {
 		t.Fatalf("%d files uploaded after the failure, want 1 (a new base)", files.puts-before)
 	}
-	nb := incBackend(files, [2]int{0, fixtureMaxPar})
-	if err := nb.Restore(data); err != nil {
-		t.Fatal(err)
-	}
-	got := tableContents(registerInt(t, nb, "t"))
-	if want := map[int64]int64{1: 10, 2: 20, 3: 30}; !maps.Equal(got, want) {
+	if got, want := restoredContents(t, files, data), map[int64]int64{1: 10, 2: 20, 3: 30}; !maps.Equal(got, want) {
 		t.Errorf("restored %v, want %v", got, want)
 	}
 }
@@ -277,11 +278,7 @@ func TestASmallTableIsWrittenWholeUntilItGrows(t *testing.T) {
 	if files.puts != 1 {
 		t.Fatalf("%d files uploaded once the table grew, want 1 (a base)", files.puts)
 	}
-	nb := incBackend(files, [2]int{0, fixtureMaxPar})
-	if err := nb.Restore(data); err != nil {
-		t.Fatal(err)
-	}
-	if got := tableContents(registerInt(t, nb, "t")); len(got) != 1000 || got[1] != 11 {
+	if got := restoredContents(t, files, data); len(got) != 1000 || got[1] != 11 {
 		t.Errorf("restored %d entries, key 1 = %d; want 1000 and 11", len(got), got[1])
 	}
 }
