@@ -142,8 +142,9 @@ type chainLink struct {
 }
 
 // upload encodes and uploads the link's file unless that was done; it
-// returns the outcome of the one attempt.
-func (l *chainLink) upload(inc *incremental) error {
+// returns the outcome of the one attempt, and the bytes this call
+// uploaded.
+func (l *chainLink) upload(inc *incremental) (uploaded int64, err error) {
 	l.once.Do(func() {
 		data := l.encode()
 		l.encode = nil
@@ -154,8 +155,16 @@ func (l *chainLink) upload(inc *incremental) error {
 			return
 		}
 		l.size.Store(l.file.size)
+		uploaded = l.file.size
 	})
-	return l.err
+	return uploaded, l.err
+}
+
+// chainShared is what a chain section names of the job's shared files:
+// their names and bytes, and the bytes its encoding uploaded.
+type chainShared struct {
+	names           []string
+	bytes, uploaded int64
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -182,14 +191,17 @@ func needsFull(chain []*chainLink) bool {
 // encodeChain returns the function that uploads what chain's files need
 // and appends the section naming them, with their names for the
 // checkpoint's shared files.
-func encodeChain(inc *incremental, chain []*chainLink) func(dst []byte) ([]byte, []string, error) {
-	return func(dst []byte) ([]byte, []string, error) {
-		names := make([]string, len(chain))
+func encodeChain(inc *incremental, chain []*chainLink) func(dst []byte) ([]byte, chainShared, error) {
+	return func(dst []byte) ([]byte, chainShared, error) {
+		sh := chainShared{names: make([]string, len(chain))}
 		for i, l := range chain {
-			if err := l.upload(inc); err != nil {
-				return nil, nil, err
+			n, err := l.upload(inc)
+			if err != nil {
+				return nil, chainShared{}, err
 			}
-			names[i] = l.name
+			sh.names[i] = l.name
+			sh.bytes += l.file.size
+			sh.uploaded += n
 		}
 		dst = binary.AppendUvarint(dst, uint64(len(chain)))
 		for _, l := range chain {
@@ -197,7 +209,7 @@ func encodeChain(inc *incremental, chain []*chainLink) func(dst []byte) ([]byte,
 			dst = binary.AppendUvarint(dst, uint64(l.file.size))
 			dst = binary.LittleEndian.AppendUint32(dst, l.file.crc32c)
 		}
-		return dst, names, nil
+		return dst, sh, nil
 	}
 }
 
@@ -275,7 +287,7 @@ func (t *Table[K, V]) mark(s int, k K) {
 // freezeChain is freeze for an incremental snapshot: it adds a file to
 // the table's chain, full or delta (see needsFull), and returns the
 // function that uploads the chain's files and names them.
-func (t *Table[K, V]) freezeChain(inc *incremental) func(dst []byte) ([]byte, []string, error) {
+func (t *Table[K, V]) freezeChain(inc *incremental) func(dst []byte) ([]byte, chainShared, error) {
 	l := &chainLink{name: inc.name()}
 	if needsFull(t.chain) {
 		var last int64
@@ -404,7 +416,7 @@ type chainedPart interface {
 	// chained reports whether the part keeps a chain: a table of a
 	// backend given shared files, not in an LSM store.
 	chained() bool
-	freezeChain(inc *incremental) func(dst []byte) ([]byte, []string, error)
+	freezeChain(inc *incremental) func(dst []byte) ([]byte, chainShared, error)
 }
 
 func isChained(p part) bool {

@@ -106,7 +106,18 @@ func TestADeltaSnapshotUploadsOnlyWhatChanged(t *testing.T) {
 	full := files.bytes
 	tb.Put(b.Shard(fixtureKG(7)), 7, -7)
 	tb.Delete(b.Shard(fixtureKG(8)), 8)
-	second := snap(t, b)
+	enc, err := b.Snapshot(SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := enc(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := e.Data
+	if len(e.Shared) != 2 || e.SharedBytes != files.bytes || e.Uploaded != files.bytes-full {
+		t.Errorf("the second snapshot names %d files of %d bytes and uploaded %d; want 2 of %d and %d", len(e.Shared), e.SharedBytes, e.Uploaded, files.bytes, files.bytes-full)
+	}
 	if files.puts != 2 {
 		t.Fatalf("%d files uploaded after two snapshots, want 2 (a base and a delta)", files.puts)
 	}

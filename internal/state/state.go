@@ -156,7 +156,7 @@ func (b *Backend) Snapshot(o SnapshotOptions) (func(dst []byte) (Encoded, error)
 		}
 	}
 	encs := make([]func([]byte) ([]byte, error), len(b.order))
-	chains := make([]func([]byte) ([]byte, []string, error), len(b.order))
+	chains := make([]func([]byte) ([]byte, chainShared, error), len(b.order))
 	names := append([]string(nil), b.order...)
 	schemas := map[string][]byte{}
 	for i, n := range names {
@@ -206,8 +206,10 @@ func (b *Backend) Snapshot(o SnapshotOptions) (func(dst []byte) (Encoded, error)
 			}
 			if enc := chains[i]; enc != nil {
 				sections = append(sections, section{name: chainPrefix + n, enc: func(dst []byte) ([]byte, error) {
-					dst, shared, err := enc(dst)
-					e.Shared = append(e.Shared, shared...)
+					dst, sh, err := enc(dst)
+					e.Shared = append(e.Shared, sh.names...)
+					e.SharedBytes += sh.bytes
+					e.Uploaded += sh.uploaded
 					return dst, err
 				}})
 			}
@@ -235,7 +237,9 @@ func (b *Backend) Snapshot(o SnapshotOptions) (func(dst []byte) (Encoded, error)
 					return Encoded{}, err
 				}
 				sections = append(sections, section{name: lsmSection, body: m.Encode()})
-				e.Shared, e.SharedBytes, e.Uploaded = append(e.Shared, m.Shared()...), m.Bytes(), m.Uploaded
+				e.Shared = append(e.Shared, m.Shared()...)
+				e.SharedBytes += m.Bytes()
+				e.Uploaded += m.Uploaded
 			}
 		}
 		// Each section is encoded straight into dst, behind a length
