@@ -28,6 +28,32 @@ func registerInt(t *testing.T, b *Backend, name string) *Table[int64, int64] {
 	return tb
 }
 
+// filledInc returns an incremental backend whose table "t" holds k=k for
+// k < n.
+func filledInc(t *testing.T, n int64) (*memFiles, *Backend, *Table[int64, int64]) {
+	t.Helper()
+	files := newMemFiles()
+	b := incBackend(files, [2]int{0, fixtureMaxPar})
+	tb := registerInt(t, b, "t")
+	for k := range n {
+		tb.Put(b.Shard(fixtureKG(k)), k, k)
+	}
+	return files, b, tb
+}
+
+// afterASnapshot returns a backend whose table "t" held 1=10 at its first
+// snapshot and has 2=20 written since.
+func afterASnapshot(t *testing.T) (*memFiles, *Backend, *Table[int64, int64]) {
+	t.Helper()
+	files := newMemFiles()
+	b := incBackend(files, [2]int{0, fixtureMaxPar})
+	tb := registerInt(t, b, "t")
+	tb.Put(b.Shard(fixtureKG(1)), 1, 10)
+	snap(t, b)
+	tb.Put(b.Shard(fixtureKG(2)), 2, 20)
+	return files, b, tb
+}
+
 // restoredContents restores data in a backend of every key group and
 // returns the entries of its table "t".
 func restoredContents(t *testing.T, files *memFiles, data []byte) map[int64]int64 {
@@ -96,12 +122,7 @@ func TestIncrementalSnapshotsRestoreWhatTheTableHeldAtEachOne(t *testing.T) {
 }
 
 func TestADeltaSnapshotUploadsOnlyWhatChanged(t *testing.T) {
-	files := newMemFiles()
-	b := incBackend(files, [2]int{0, fixtureMaxPar})
-	tb := registerInt(t, b, "t")
-	for k := range int64(10000) {
-		tb.Put(b.Shard(fixtureKG(k)), k, k)
-	}
+	files, b, tb := filledInc(t, 10000)
 	first := snap(t, b)
 	full := files.bytes
 	tb.Put(b.Shard(fixtureKG(7)), 7, -7)
@@ -130,12 +151,7 @@ func TestADeltaSnapshotUploadsOnlyWhatChanged(t *testing.T) {
 }
 
 func TestASnapshotWhoseEncoderNeverRanIsUploadedByTheNext(t *testing.T) {
-	files := newMemFiles()
-	b := incBackend(files, [2]int{0, fixtureMaxPar})
-	tb := registerInt(t, b, "t")
-	tb.Put(b.Shard(fixtureKG(1)), 1, 10)
-	snap(t, b)
-	tb.Put(b.Shard(fixtureKG(2)), 2, 20)
+	files, b, tb := afterASnapshot(t)
 	if _, err := b.Snapshot(SnapshotOptions{}); err != nil { // abandoned: never encoded
 		t.Fatal(err)
 	}
@@ -147,12 +163,7 @@ func TestASnapshotWhoseEncoderNeverRanIsUploadedByTheNext(t *testing.T) {
 }
 
 func TestAFailedUploadFailsTheSnapshotAndTheNextIsFull(t *testing.T) {
-	files := newMemFiles()
-	b := incBackend(files, [2]int{0, fixtureMaxPar})
-	tb := registerInt(t, b, "t")
-	tb.Put(b.Shard(fixtureKG(1)), 1, 10)
-	snap(t, b)
-	tb.Put(b.Shard(fixtureKG(2)), 2, 20)
+	files, b, tb := afterASnapshot(t)
 	files.failPut = true
 	enc, err := b.Snapshot(SnapshotOptions{})
 	if err != nil {
@@ -174,12 +185,7 @@ func TestAFailedUploadFailsTheSnapshotAndTheNextIsFull(t *testing.T) {
 }
 
 func TestAMissingOrAlteredChainFileIsCorrupt(t *testing.T) {
-	files := newMemFiles()
-	b := incBackend(files, [2]int{0, fixtureMaxPar})
-	tb := registerInt(t, b, "t")
-	tb.Put(b.Shard(fixtureKG(1)), 1, 10)
-	snap(t, b)
-	tb.Put(b.Shard(fixtureKG(2)), 2, 20)
+	files, b, _ := afterASnapshot(t)
 	data := snap(t, b)
 	for name, body := range files.files {
 		for _, alter := range []func(){
@@ -295,12 +301,7 @@ func TestASmallTableIsWrittenWholeUntilItGrows(t *testing.T) {
 }
 
 func TestThePebbleBackendRestoresAMemoryChain(t *testing.T) {
-	files := newMemFiles()
-	b := incBackend(files, [2]int{0, fixtureMaxPar})
-	tb := registerInt(t, b, "t")
-	for k := range int64(30) {
-		tb.Put(b.Shard(fixtureKG(k)), k, k)
-	}
+	files, b, tb := filledInc(t, 30)
 	snap(t, b)
 	tb.Delete(b.Shard(fixtureKG(2)), 2)
 	tb.Put(b.Shard(fixtureKG(3)), 3, 33)
