@@ -329,19 +329,16 @@ func (b *Backend) Restore(snapshots ...[]byte) error {
 					return err
 				}
 				b.restored[base] = append(b.restored[base], c)
-			case strings.HasPrefix(name, carriedChainPrefix):
-				c, err := readCarriedChain(body)
-				if err != nil {
-					return fmt.Errorf("state: carried section %q: %w", strings.TrimPrefix(name, carriedChainPrefix), err)
+			case strings.HasPrefix(name, carriedPrefix), strings.HasPrefix(name, carriedChainPrefix):
+				prefix, read := carriedPrefix, readCarried
+				if strings.HasPrefix(name, carriedChainPrefix) {
+					prefix, read = carriedChainPrefix, readCarriedChain
 				}
-				base := strings.TrimPrefix(name, carriedChainPrefix)
-				b.restored[base] = append(b.restored[base], c)
-			case strings.HasPrefix(name, carriedPrefix):
-				c, err := readCarried(body)
+				base := strings.TrimPrefix(name, prefix)
+				c, err := read(body)
 				if err != nil {
-					return fmt.Errorf("state: carried section %q: %w", strings.TrimPrefix(name, carriedPrefix), err)
+					return fmt.Errorf("state: carried section %q: %w", base, err)
 				}
-				base := strings.TrimPrefix(name, carriedPrefix)
 				b.restored[base] = append(b.restored[base], c)
 			default:
 				b.restored[name] = append(prev, chunk{data: body, start: 0, end: all})
