@@ -290,16 +290,9 @@ func (t *Table[K, V]) mark(s int, k K) {
 func (t *Table[K, V]) freezeChain(inc *incremental) func(dst []byte) ([]byte, chainShared, error) {
 	l := &chainLink{name: inc.name()}
 	if needsFull(t.chain) {
-		var last int64
-		if len(t.chain) > 0 {
-			last = t.chain[0].size.Load()
-		}
+		last := t.fullSize.Load()
 		enc := t.freeze()
-		l.encode = func() []byte {
-			data := enc(make([]byte, 0, last+last/8+64))
-			t.fullSize.Store(int64(len(data)))
-			return data
-		}
+		l.encode = func() []byte { return enc(make([]byte, 0, last+last/8+64)) }
 		t.chain = []*chainLink{l}
 	} else {
 		l.delta = true

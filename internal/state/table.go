@@ -19,23 +19,22 @@ import (
 // current key minus the first key group owned (see Backend.Shard); tables
 // registered without a key-group function (and not Sharded) have a single shard 0.
 type Table[K comparable, V any] struct {
-	name        string
-	b           *Backend
-	shards      []map[K]V
-	frozen      []bool
-	owned       []map[K]struct{} // per shard: values copied since the last snapshot
-	key         codec.Codec[K]
-	value       codec.Codec[V]
-	keyGroup    func(K) int // nil: no check of restored keys
-	sharded     bool        // one shard per key group owned (else one shard, key group 0)
-	clone       func(V) V
-	inPlace     bool             // encoded at freeze: values may change in place (TableOptions.InPlace)
-	inPlaceSize int              // bytes of an InPlace table's last encoding
-	dirty       []map[K]struct{} // per shard: keys written since the last snapshot, when incremental (chain.go)
-	chain       []*chainLink     // the files of the last incremental snapshot, base first (chain.go)
-	fullSize    atomic.Int64     // bytes of the last encoding of all entries, when incremental (chain.go)
-	schemas     []byte           // the encoded partSchema of key and value, recorded with snapshots
-	l           *tableLSM[K, V]  // set when the table lives in an LSM store (lsmtable.go)
+	name     string
+	b        *Backend
+	shards   []map[K]V
+	frozen   []bool
+	owned    []map[K]struct{} // per shard: values copied since the last snapshot
+	key      codec.Codec[K]
+	value    codec.Codec[V]
+	keyGroup func(K) int // nil: no check of restored keys
+	sharded  bool        // one shard per key group owned (else one shard, key group 0)
+	clone    func(V) V
+	inPlace  bool             // encoded at freeze: values may change in place (TableOptions.InPlace)
+	dirty    []map[K]struct{} // per shard: keys written since the last snapshot, when incremental (chain.go)
+	chain    []*chainLink     // the files of the last incremental snapshot, base first (chain.go)
+	fullSize atomic.Int64     // bytes of the last encoding of all entries: sizes the next, decides chaining (chain.go)
+	schemas  []byte           // the encoded partSchema of key and value, recorded with snapshots
+	l        *tableLSM[K, V]  // set when the table lives in an LSM store (lsmtable.go)
 }
 
 // TableOptions describe a table's types and layout.
@@ -287,8 +286,8 @@ func (t *Table[K, V]) freeze() func([]byte) []byte {
 	if t.inPlace {
 		// Sized by the last encoding, so that it is not copied again
 		// each time the buffer grows.
-		data := t.encode(make([]byte, 0, t.inPlaceSize+t.inPlaceSize/8+64), t.shards)
-		t.inPlaceSize = len(data)
+		last := t.fullSize.Load()
+		data := t.encode(make([]byte, 0, last+last/8+64), t.shards)
 		for s := range t.dirty {
 			t.dirty[s] = nil // this snapshot holds every entry
 		}
@@ -306,9 +305,7 @@ func (t *Table[K, V]) freeze() func([]byte) []byte {
 	return func(dst []byte) []byte {
 		n := len(dst)
 		dst = t.encode(dst, frozen)
-		if t.dirty != nil {
-			t.fullSize.Store(int64(len(dst) - n))
-		}
+		t.fullSize.Store(int64(len(dst) - n))
 		return dst
 	}
 }
