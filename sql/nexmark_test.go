@@ -380,14 +380,22 @@ func TestNexmarkSQLUnderFineGrainedFailover(t *testing.T) {
 		ties []string
 	}{{q: "q4"}, {q: "q5"}, {q: "q11"}, {q: "q17"}, {q: "q18", ties: []string{"auction", "bidder", "dateTime"}}, {q: "q20"}} {
 		want := table(t, runGo(t, c.q, events), c.ties)
-		rows, injected := runSQLWithFailures(t, c.q, events, weir.WithFailover(weir.FineGrainedFailover))
-		sameTables(t, fmt.Sprintf("%s under fine-grained failover with %d failures", c.q, injected), table(t, rows, c.ties), want)
+		// A failure after the final checkpoint released finished subtasks
+		// restarts the job as a whole, so seeds are tried until a run
+		// restarted part of it; every run's results are checked.
 		partial := false
-		for _, r := range lastReport.Recoveries {
-			partial = partial || r.Restarted < r.Subtasks
+		for seed := uint64(1); seed <= 8 && !partial; seed++ {
+			rows, injected := runSQL(t, c.q, events, 2, seed, weir.WithFailover(weir.FineGrainedFailover))
+			if injected == 0 {
+				continue
+			}
+			sameTables(t, fmt.Sprintf("%s under fine-grained failover with %d failures (seed %d)", c.q, injected, seed), table(t, rows, c.ties), want)
+			for _, r := range lastReport.Recoveries {
+				partial = partial || r.Restarted < r.Subtasks
+			}
 		}
 		if !partial {
-			t.Errorf("%s: no recovery restarted fewer than all subtasks: %+v", c.q, lastReport.Recoveries)
+			t.Errorf("%s: no run of 8 seeds restarted fewer than all subtasks; last recoveries: %+v", c.q, lastReport.Recoveries)
 		}
 	}
 }
