@@ -152,24 +152,24 @@ func restoreLatest(b *testing.B, stateDir string, sb weir.Option, keys int64) ti
 
 // churnJob keeps a 100-byte value per key read from src, as fillJob.
 func churnJob(p *weir.Pipeline, src *churnSource) {
-	perKeyJob(p, src, func() weir.KeyedProcessFunction[int64, int64, int64] { return &randomFiller{src: src} })
+	perKeyJob(p, src, func() weir.KeyedProcessFunction[int64, int64, int64] { return &randomFiller{opened: src.opened} })
 }
 
 // randomFiller keeps a 90-byte value per key (about 100 bytes with the
 // key, as filler) that differs with every update and does not compress:
 // an LSM store compresses its blocks, and filler's zeros would shrink to
-// almost nothing on disk.
+// almost nothing on disk. opened, if set, is called when it opens.
 type randomFiller struct {
-	v   *weir.ValueState[string, int64]
-	src *churnSource
-	n   uint64
-	buf [96]byte
+	v      *weir.ValueState[string, int64]
+	opened func()
+	n      uint64
+	buf    [96]byte
 }
 
 func (f *randomFiller) Open(sc *weir.StateContext[int64]) error {
 	f.v = weir.NewValueState[string](sc, "v")
-	if f.src.opened != nil {
-		f.src.opened()
+	if f.opened != nil {
+		f.opened()
 	}
 	return nil
 }
