@@ -25,6 +25,7 @@ func BenchmarkCheckpointOverhead(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			var completed int
+			var written int64
 			var total time.Duration
 			for range b.N {
 				opts := []weir.Option{weir.WithParallelism(2)}
@@ -46,11 +47,13 @@ func BenchmarkCheckpointOverhead(b *testing.B) {
 				for _, c := range p.Report().Checkpoints {
 					if c.Status == "completed" {
 						completed++
+						written += c.Size
 					}
 				}
 			}
 			b.ReportMetric(float64(events)*float64(b.N)/total.Seconds(), "events/s")
 			b.ReportMetric(float64(completed)/float64(b.N), "checkpoints/run")
+			b.ReportMetric(float64(written)/float64(b.N)/(1<<20), "written-MiB/run")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
