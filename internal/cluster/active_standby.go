@@ -120,10 +120,6 @@ func (x *remoteExecutor) replaceStandbys(m *store.Metadata) {
 	if !x.spec.Options.ActiveStandby || x.standbyAt == nil || m == nil {
 		return
 	}
-	restore, err := encodeRestore(m)
-	if err != nil {
-		return
-	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.failed || x.closed {
@@ -154,12 +150,16 @@ func (x *remoteExecutor) replaceStandbys(m *store.Metadata) {
 		x.c.executors[sh.key] = x
 	}
 	x.c.mu.Unlock()
-	placement := append(x.placementLocked(), x.standbyPlacementLocked()...)
+	placement := x.placementLocked()
 	for _, sh := range fresh {
-		d := x.deployMessage(sh, placement, restore)
-		d.Replacement = true
-		if !sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Deploy{Deploy: d}}) {
-			sh.ended, sh.lost = true, true // its worker is gone, and was reported so before
+		d, err := x.deployMessage(sh, placement, m)
+		if err != nil {
+			x.c.cfg.Log(fmt.Sprintf("job %s: not replacing the active standbys on worker %s: %v", x.job.id, sh.w.id, err))
+		} else {
+			d.Replacement = true
+		}
+		if err != nil || !sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Deploy{Deploy: d}}) {
+			sh.ended, sh.lost = true, true // its worker is gone (and was reported so before), or the standbys cannot start
 			close(sh.done)
 		}
 	}
@@ -174,15 +174,6 @@ func (x *remoteExecutor) replaceStandbys(m *store.Metadata) {
 		p.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: &pb.Command{
 			Key: p.key, Kind: pb.Command_SHIP, Moves: pls, Checkpoint: int64(m.ID)}}})
 	}
-}
-
-// standbyPlacementLocked says where the standbys run.
-func (x *remoteExecutor) standbyPlacementLocked() []*pb.Placement {
-	var out []*pb.Placement
-	for id, sh := range x.standbyAt {
-		out = append(out, standbyPlacement(id, sh))
-	}
-	return out
 }
 
 // standbyPlacement says that subtask id's standby runs in share sh.

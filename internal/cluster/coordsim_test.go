@@ -35,8 +35,10 @@ type simConfig struct {
 // simResult is what a simulation measured.
 type simResult struct {
 	// deploy is the time from the job's submission until its shares were
-	// deployed on every worker.
-	deploy time.Duration
+	// deployed on every worker; deployBytes the size of the largest
+	// Deploy message among them.
+	deploy      time.Duration
+	deployBytes int
 	// cores is the coordinator process's CPU time over the wall-clock time
 	// of the measured checkpoints.
 	cores float64
@@ -45,8 +47,10 @@ type simResult struct {
 	delays []time.Duration
 	// decision is the time from the kill to the last surviving worker
 	// told to cancel its share; restart to the last worker of the next
-	// attempt deployed.
+	// attempt deployed, whose largest Deploy message (with the
+	// checkpoint to restore) had redeployBytes bytes.
 	decision, restart time.Duration
+	redeployBytes     int
 	// recovered is the first checkpoint the next attempt completed on
 	// all its workers (0: none measured).
 	recovered int64
@@ -121,6 +125,7 @@ func simulate(tb testing.TB, cfg simConfig) simResult {
 	var res simResult
 	deployed, _ := simworker.Last(evs, simworker.Deployed, submitted, "")
 	res.deploy = deployed.Sub(submitted)
+	res.deployBytes = simworker.LargestDeploy(evs, submitted)
 
 	// Checkpoints count from the first the job triggered (a resumed job's
 	// ids would not start at 1).
@@ -175,6 +180,7 @@ func simulate(tb testing.TB, cfg simConfig) simResult {
 	cancelledAt, _ := simworker.Last(evs, simworker.Cancelled, killed, victim.ID())
 	redeployedAt, _ := simworker.Last(evs, simworker.Deployed, killed, victim.ID())
 	res.decision, res.restart = cancelledAt.Sub(killed), redeployedAt.Sub(killed)
+	res.redeployBytes = simworker.LargestDeploy(evs, killed)
 	// The next attempt checkpoints: its first checkpoint completes on every
 	// worker it runs on.
 	var again int64
@@ -196,8 +202,8 @@ func simulate(tb testing.TB, cfg simConfig) simResult {
 func TestCoordinatorSimulation(t *testing.T) {
 	res := simulate(t, simConfig{subtasks: 20, workers: 3, interval: 100 * time.Millisecond, warmup: 1, checkpoints: 2,
 		kill: true, timeout: time.Minute})
-	t.Logf("deployed in %v; checkpoints completed %v after their last acknowledgements; cancelled %v and deployed again %v after the kill",
-		res.deploy, res.delays, res.decision, res.restart)
+	t.Logf("deployed in %v (%d bytes); checkpoints completed %v after their last acknowledgements; cancelled %v and deployed again %v (%d bytes) after the kill",
+		res.deploy, res.deployBytes, res.delays, res.decision, res.restart, res.redeployBytes)
 	if len(res.delays) != 2 {
 		t.Fatalf("%d checkpoints measured, want 2", len(res.delays))
 	}
@@ -223,7 +229,9 @@ func TestCoordinatorSimulation(t *testing.T) {
 // completion reaching every worker (complete-ms, complete-max-ms), the
 // time from a worker's kill to the survivors told to cancel
 // (decision-ms) and to the job deployed again (restart-ms), and the time
-// to deploy the job (deploy-ms). WEIR_COORDSIM_CPUPROFILE_DIR, if set,
+// to deploy the job (deploy-ms), and the size of the largest Deploy
+// message of the first deployment and of the one after the kill
+// (deploy-bytes, redeploy-bytes). WEIR_COORDSIM_CPUPROFILE_DIR, if set,
 // receives the coordinator's CPU profile of each configuration.
 //
 //	go test ./internal/cluster -run XXX -bench CoordinatorScale -benchtime 1x
@@ -232,6 +240,7 @@ func BenchmarkCoordinatorScale(b *testing.B) {
 		b.Run(fmt.Sprintf("subtasks=%d/workers=%d", c.subtasks, c.workers), func(b *testing.B) {
 			var cores []float64
 			var delays, worst, decisions, restarts, deploys []time.Duration
+			var deployBytes, redeployBytes []int
 			for i := range b.N {
 				cfg := simConfig{subtasks: c.subtasks, workers: c.workers, interval: time.Second, warmup: 3, checkpoints: 10,
 					kill: true, timeout: 10 * time.Minute}
@@ -239,14 +248,16 @@ func BenchmarkCoordinatorScale(b *testing.B) {
 					cfg.profile = filepath.Join(dir, fmt.Sprintf("coordinator-%d-%d-%d.pprof", c.subtasks, c.workers, i))
 				}
 				r := simulate(b, cfg)
-				b.Logf("coordinator %.3f cores; deployed in %v; checkpoints completed %v after their last acknowledgements; cancelled %v and deployed again %v after the kill",
-					r.cores, r.deploy, r.delays, r.decision, r.restart)
+				b.Logf("coordinator %.3f cores; deployed in %v (%d bytes); checkpoints completed %v after their last acknowledgements; cancelled %v and deployed again %v (%d bytes) after the kill",
+					r.cores, r.deploy, r.deployBytes, r.delays, r.decision, r.restart, r.redeployBytes)
 				cores = append(cores, r.cores)
 				delays = append(delays, median(r.delays))
 				worst = append(worst, slices.Max(r.delays))
 				decisions = append(decisions, r.decision)
 				restarts = append(restarts, r.restart)
 				deploys = append(deploys, r.deploy)
+				deployBytes = append(deployBytes, r.deployBytes)
+				redeployBytes = append(redeployBytes, r.redeployBytes)
 			}
 			slices.Sort(cores)
 			b.ReportMetric(cores[len(cores)/2], "coordinator-cores")
@@ -255,6 +266,10 @@ func BenchmarkCoordinatorScale(b *testing.B) {
 			b.ReportMetric(ms(median(decisions)), "decision-ms")
 			b.ReportMetric(ms(median(restarts)), "restart-ms")
 			b.ReportMetric(ms(median(deploys)), "deploy-ms")
+			slices.Sort(deployBytes)
+			slices.Sort(redeployBytes)
+			b.ReportMetric(float64(deployBytes[len(deployBytes)/2]), "deploy-bytes")
+			b.ReportMetric(float64(redeployBytes[len(redeployBytes)/2]), "redeploy-bytes")
 			b.ReportMetric(0, "ns/op")
 		})
 	}

@@ -165,52 +165,67 @@ func (c *Coordinator) takeSlots(ctx context.Context, j *job, need int, restart b
 	}
 }
 
-// placeLocked takes need slots, one at a time from each worker in turn,
-// so that an attempt spreads over the workers. Slot i holds subtask i of
-// every operator (slot sharing).
+// placeLocked takes need free slots, as many of each worker as taking
+// one at a time from each worker in turn would, so that an attempt
+// spreads over the workers. Slot i holds subtask i of every operator
+// (slot sharing), and a worker's slots are consecutive: consecutive
+// subtasks of a task run on one worker, so that a deployment names where
+// they run in one run per worker (placement.go). The caller checked that
+// need slots are free.
 func placeLocked(ws []*workerConn, need int) []*workerConn {
-	var out []*workerConn
-	for len(out) < need {
-		for _, w := range ws {
-			if w.used < w.slots && len(out) < need {
-				w.used++
-				out = append(out, w)
+	n := make([]int, len(ws))
+	for taken := 0; taken < need; {
+		for i, w := range ws {
+			if w.used+n[i] < w.slots && taken < need {
+				n[i]++
+				taken++
 			}
 		}
 	}
-	return out
+	return takeLocked(ws, n)
 }
 
 // spreadLocked takes need slots where there are fewer free: first the
 // free ones, then more on the workers in turn beyond their slots, so that
 // the subtasks of a lost worker are spread over the survivors, which
-// restore their shares in parallel.
+// restore their shares in parallel. As placeLocked, it returns each
+// worker's slots together.
 func spreadLocked(ws []*workerConn, need int) []*workerConn {
+	n := make([]int, len(ws))
+	taken := 0
+	for i, w := range ws {
+		n[i] = max(0, min(w.slots-w.used, need-taken))
+		taken += n[i]
+	}
+	for i := 0; taken < need; i++ {
+		n[i%len(ws)]++
+		taken++
+	}
+	return takeLocked(ws, n)
+}
+
+// takeLocked takes n[i] slots of worker ws[i], the slots of each worker
+// one after the other.
+func takeLocked(ws []*workerConn, n []int) []*workerConn {
 	var out []*workerConn
-	for _, w := range ws {
-		for w.used < w.slots && len(out) < need {
-			w.used++
+	for i, w := range ws {
+		w.used += n[i]
+		for range n[i] {
 			out = append(out, w)
 		}
-	}
-	for i := 0; len(out) < need; i++ {
-		w := ws[i%len(ws)]
-		w.used++
-		out = append(out, w)
 	}
 	return out
 }
 
 func (x *remoteExecutor) deploy() error {
-	restore, err := encodeRestore(x.spec.Restore)
-	if err != nil {
-		return err
-	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	placement := append(x.placementLocked(), x.standbyPlacementLocked()...)
+	placement := x.placementLocked()
 	for _, sh := range x.shares {
-		d := x.deployMessage(sh, placement, restore)
+		d, err := x.deployMessage(sh, placement, x.spec.Restore)
+		if err != nil {
+			return err
+		}
 		if !sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Deploy{Deploy: d}}) {
 			return fmt.Errorf("deploying on worker %s: the worker is gone", sh.w.id)
 		}
@@ -218,28 +233,19 @@ func (x *remoteExecutor) deploy() error {
 	return nil
 }
 
-func encodeRestore(m *store.Metadata) ([]byte, error) {
-	if m == nil {
-		return nil, nil
-	}
-	return json.Marshal(m)
+// placementLocked says where every subtask of the attempt and every
+// active standby runs (placement.go).
+func (x *remoteExecutor) placementLocked() []*pb.PlacementRun {
+	return append(placementRuns(x.where, false), placementRuns(x.standbyAt, true)...)
 }
 
-// placementLocked says where every subtask of the attempt runs.
-func (x *remoteExecutor) placementLocked() []*pb.Placement {
-	var out []*pb.Placement
-	for id, sh := range x.where {
-		out = append(out, &pb.Placement{Subtask: ref(id), DataAddr: sh.w.dataAddr, DataKey: sh.key})
-	}
-	return out
-}
-
-// deployMessage is the Deploy of share sh.
-func (x *remoteExecutor) deployMessage(sh *share, placement []*pb.Placement, restore []byte) *pb.Deploy {
+// deployMessage is the Deploy of share sh, which restores its subtasks
+// from checkpoint m (nil: none).
+func (x *remoteExecutor) deployMessage(sh *share, placement []*pb.PlacementRun, m *store.Metadata) (*pb.Deploy, error) {
 	o := x.spec.Options
 	d := &pb.Deploy{Key: sh.key, Job: x.job.job, Name: x.job.id, Args: x.job.args, Placement: placement,
 		Fingerprint: x.cfg.Fingerprint, CheckpointMode: int32(o.Checkpoint),
-		AlignedTimeoutNs: int64(o.AlignedTimeout), Attempt: int32(o.Attempt), Restore: restore,
+		AlignedTimeoutNs: int64(o.AlignedTimeout), Attempt: int32(o.Attempt),
 		UpstreamBackup: o.UpstreamBackup, RetainLimit: o.RetainLimit,
 		ActiveStandby: o.ActiveStandby && len(x.standbyAt) > 0, StandbyShare: sh.standbys, InjectFailures: o.Inject != nil,
 		Parallelism: taskParallelism(x.plan)}
@@ -248,12 +254,19 @@ func (x *remoteExecutor) deployMessage(sh *share, placement []*pb.Placement, res
 	if d.StandbyShare {
 		where = x.standbyAt
 	}
+	var ids []dataflow.SubtaskID
 	for id, s := range where {
 		if s == sh {
+			ids = append(ids, id)
 			d.Subtasks = append(d.Subtasks, ref(id))
 		}
 	}
-	return d
+	restore, err := shareRestore(m, x.plan, x.cfg.AllowNonRestoredState, ids)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the checkpoint to restore: %w", err)
+	}
+	d.Restore = restore
+	return d, nil
 }
 
 // release gives the attempt's slots back and stops routing its messages.

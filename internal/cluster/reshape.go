@@ -162,10 +162,16 @@ func (x *remoteExecutor) prepareReshape(at int64, p *plan.Plan, cone map[int]boo
 	for _, v := range coneIDs {
 		cones = append(cones, int32(v))
 	}
-	placement := append(x.placementLocked(), moves...)
+	// Where the subtasks run once the successors run, without standbys.
+	where := maps.Clone(x.where)
+	maps.Copy(where, rs.where)
+	placement := placementRuns(where, false)
 	handover := task.CanHandOver(x.spec.Options, p, cone)
 	for _, sh := range rs.shares {
-		d := x.deployMessage(sh, placement, nil)
+		d, err := x.deployMessage(sh, placement, nil)
+		if err != nil {
+			return nil, err
+		}
 		d.Key, d.Subtasks = sh.key, nil
 		for id, s := range rs.where {
 			if s == sh {
@@ -216,15 +222,25 @@ func (x *remoteExecutor) allOldOnLocked(rs *pendingReshape, sh *share, p *plan.P
 
 // StartReshape starts the prepared successor shares from checkpoint m.
 func (x *remoteExecutor) StartReshape(m *store.Metadata) (<-chan struct{}, error) {
-	restore, err := encodeRestore(m)
-	if err != nil {
-		return nil, err
-	}
 	x.mu.Lock()
 	rs := x.reshape
 	if rs == nil || x.failed || x.closed {
 		x.mu.Unlock()
 		return nil, errors.New("no rescale is prepared")
+	}
+	// Each successor share gets the state its subtasks take.
+	ids := map[*share][]dataflow.SubtaskID{}
+	for id, sh := range rs.where {
+		ids[sh] = append(ids[sh], id)
+	}
+	restores := map[*share][]byte{}
+	for _, sh := range rs.shares {
+		restore, err := shareRestore(m, rs.plan, x.cfg.AllowNonRestoredState, ids[sh])
+		if err != nil {
+			x.mu.Unlock()
+			return nil, fmt.Errorf("encoding the checkpoint to restore: %w", err)
+		}
+		restores[sh] = restore
 	}
 	x.reshape = nil
 	maps.Copy(x.where, rs.where)
@@ -240,7 +256,7 @@ func (x *remoteExecutor) StartReshape(m *store.Metadata) (<-chan struct{}, error
 		token, ch := x.tokenLocked()
 		waits = append(waits, ch)
 		sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: &pb.Command{
-			Key: sh.key, Kind: pb.Command_RESHAPE_START, Restore: restore, Token: token}}})
+			Key: sh.key, Kind: pb.Command_RESHAPE_START, Restore: restores[sh], Token: token}}})
 	}
 	x.mu.Unlock()
 	done := make(chan struct{})

@@ -183,10 +183,6 @@ func (x *remoteExecutor) noteFinished(w *workerConn, key string, id dataflow.Sub
 // Restart restarts failed or stopped subtasks from checkpoint m: those of
 // live workers where they ran, those of lost workers in new shares.
 func (x *remoteExecutor) Restart(ctx context.Context, ids []dataflow.SubtaskID, m *store.Metadata, attempt int) (<-chan struct{}, error) {
-	restore, err := encodeRestore(m)
-	if err != nil {
-		return nil, err
-	}
 	x.mu.Lock()
 	for _, id := range ids {
 		delete(x.finished, id)
@@ -199,7 +195,7 @@ func (x *remoteExecutor) Restart(ctx context.Context, ids []dataflow.SubtaskID, 
 		defer close(ready)
 		ctx, stop := x.untilHalted(ctx)
 		defer stop()
-		if err := x.restartTasks(ctx, ids, restore, attempt); err != nil && ctx.Err() == nil {
+		if err := x.restartTasks(ctx, ids, m, attempt); err != nil && ctx.Err() == nil {
 			x.post(endEvent{nil, err})
 		}
 	}()
@@ -244,13 +240,13 @@ func (a awaited) wait(ctx context.Context) *pb.Moved {
 	return nil
 }
 
-func (x *remoteExecutor) restartTasks(ctx context.Context, ids []dataflow.SubtaskID, restore []byte, attempt int) error {
+func (x *remoteExecutor) restartTasks(ctx context.Context, ids []dataflow.SubtaskID, m *store.Metadata, attempt int) error {
 	x.mu.Lock()
 	if x.failed {
 		x.mu.Unlock()
 		return nil // the attempt ends: nothing restarts any more
 	}
-	inPlace := map[*share][]*pb.SubtaskRef{}
+	inPlace := map[*share][]dataflow.SubtaskID{}
 	var moving []dataflow.SubtaskID
 	for _, id := range ids {
 		switch sh := x.where[id]; {
@@ -258,11 +254,20 @@ func (x *remoteExecutor) restartTasks(ctx context.Context, ids []dataflow.Subtas
 		case sh.lost:
 			moving = append(moving, id)
 		default:
-			inPlace[sh] = append(inPlace[sh], ref(id))
+			inPlace[sh] = append(inPlace[sh], id)
 		}
 	}
 	var waits []awaited
-	for sh, refs := range inPlace {
+	for sh, here := range inPlace {
+		restore, err := shareRestore(m, x.plan, x.cfg.AllowNonRestoredState, here)
+		if err != nil {
+			x.mu.Unlock()
+			return fmt.Errorf("encoding the checkpoint to restore: %w", err)
+		}
+		refs := make([]*pb.SubtaskRef, len(here))
+		for i, id := range here {
+			refs[i] = ref(id)
+		}
 		tok, ch := x.tokenLocked()
 		sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: &pb.Command{Key: sh.key,
 			Kind: pb.Command_RESTART, Subtasks: refs, Restore: restore, Attempt: int32(attempt), Token: tok}}})
@@ -270,7 +275,7 @@ func (x *remoteExecutor) restartTasks(ctx context.Context, ids []dataflow.Subtas
 	}
 	x.mu.Unlock()
 	if len(moving) > 0 {
-		more, err := x.move(ctx, moving, ids, restore, attempt)
+		more, err := x.move(ctx, moving, ids, m, attempt)
 		if err != nil {
 			return err
 		}
@@ -285,7 +290,7 @@ func (x *remoteExecutor) restartTasks(ctx context.Context, ids []dataflow.Subtas
 // move restarts the subtasks of lost workers (ids, of all restarting)
 // in new shares, or promotes their active standbys, and returns the
 // answers to wait for: each new share's rejoin, each promotion.
-func (x *remoteExecutor) move(ctx context.Context, ids, all []dataflow.SubtaskID, restore []byte, attempt int) ([]awaited, error) {
+func (x *remoteExecutor) move(ctx context.Context, ids, all []dataflow.SubtaskID, m *store.Metadata, attempt int) ([]awaited, error) {
 	x.mu.Lock()
 	promote, ids := x.promotableLocked(ids, all)
 	x.mu.Unlock()
@@ -375,13 +380,17 @@ func (x *remoteExecutor) move(ctx context.Context, ids, all []dataflow.SubtaskID
 		x.abandon(fresh)
 		return nil, errors.New("the attempt ended")
 	}
-	placement := append(x.placementLocked(), x.standbyPlacementLocked()...)
+	placement := x.placementLocked()
 	var waits []awaited
 	for sh, pids := range promote {
 		waits = append(waits, x.promoteLocked(sh, pids, counts, attempt))
 	}
 	for _, sh := range fresh {
-		d := x.deployMessage(sh, placement, restore)
+		d, err := x.deployMessage(sh, placement, m)
+		if err != nil {
+			x.abandon(fresh)
+			return nil, err
+		}
 		tok, ch := x.tokenLocked()
 		d.Attempt, d.Rejoin, d.Incarnation, d.Delivered, d.Token = int32(attempt), true, int64(attempt)<<20, counts, tok
 		var names []string

@@ -135,6 +135,15 @@ func (a *workerAttempt) metrics() *pb.AttemptMetrics {
 	return out
 }
 
+// placeAll records where every subtask and standby runs, as the
+// deployment's placement says.
+func (a *workerAttempt) placeAll(runs []*pb.PlacementRun) {
+	a.addr, a.keys, a.standbyAt = map[dataflow.SubtaskID]string{}, map[dataflow.SubtaskID]string{}, map[dataflow.SubtaskID]*pb.Placement{}
+	for _, pl := range expandPlacement(runs) {
+		a.place(pl)
+	}
+}
+
 // place records where a subtask runs.
 func (a *workerAttempt) place(pl *pb.Placement) {
 	a.placeMu.Lock()
@@ -188,10 +197,7 @@ func (a *workerAttempt) run() error {
 	for _, r := range d.Subtasks {
 		local[sid(r)] = true
 	}
-	a.addr, a.keys, a.standbyAt = map[dataflow.SubtaskID]string{}, map[dataflow.SubtaskID]string{}, map[dataflow.SubtaskID]*pb.Placement{}
-	for _, pl := range d.Placement {
-		a.place(pl)
-	}
+	a.placeAll(d.Placement)
 	opts := cfg.Runtime
 	opts.Checkpoint = task.CheckpointMode(d.CheckpointMode)
 	opts.AlignedTimeout = time.Duration(d.AlignedTimeoutNs)

@@ -218,7 +218,7 @@ func (x Command_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Command_Kind.Descriptor instead.
 func (Command_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{30, 0}
+	return file_weir_proto_rawDescGZIP(), []int{31, 0}
 }
 
 type LeaderRequest struct {
@@ -2465,6 +2465,7 @@ func (x *Welcome) GetEpoch() uint64 {
 	return 0
 }
 
+// Placement says where one subtask runs (the subtasks a command moves).
 type Placement struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Subtask  *SubtaskRef            `protobuf:"bytes,1,opt,name=subtask,proto3" json:"subtask,omitempty"`
@@ -2537,6 +2538,97 @@ func (x *Placement) GetStandby() bool {
 	return false
 }
 
+// PlacementRun says where count consecutive subtasks of one task run,
+// subtask first of vertex and those after it: on the data plane endpoint
+// data_key (empty: the attempt's key) of the worker at data_addr, or with
+// standby their active standbys. The coordinator places consecutive
+// subtasks of a task on one worker, so that a deployment names where the
+// attempt's subtasks run in about one run per share and task, not one
+// entry per subtask.
+type PlacementRun struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Vertex        int32                  `protobuf:"varint,1,opt,name=vertex,proto3" json:"vertex,omitempty"`
+	First         int32                  `protobuf:"varint,2,opt,name=first,proto3" json:"first,omitempty"`
+	Count         int32                  `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	DataAddr      string                 `protobuf:"bytes,4,opt,name=data_addr,json=dataAddr,proto3" json:"data_addr,omitempty"`
+	DataKey       string                 `protobuf:"bytes,5,opt,name=data_key,json=dataKey,proto3" json:"data_key,omitempty"`
+	Standby       bool                   `protobuf:"varint,6,opt,name=standby,proto3" json:"standby,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlacementRun) Reset() {
+	*x = PlacementRun{}
+	mi := &file_weir_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlacementRun) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlacementRun) ProtoMessage() {}
+
+func (x *PlacementRun) ProtoReflect() protoreflect.Message {
+	mi := &file_weir_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlacementRun.ProtoReflect.Descriptor instead.
+func (*PlacementRun) Descriptor() ([]byte, []int) {
+	return file_weir_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *PlacementRun) GetVertex() int32 {
+	if x != nil {
+		return x.Vertex
+	}
+	return 0
+}
+
+func (x *PlacementRun) GetFirst() int32 {
+	if x != nil {
+		return x.First
+	}
+	return 0
+}
+
+func (x *PlacementRun) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *PlacementRun) GetDataAddr() string {
+	if x != nil {
+		return x.DataAddr
+	}
+	return ""
+}
+
+func (x *PlacementRun) GetDataKey() string {
+	if x != nil {
+		return x.DataKey
+	}
+	return ""
+}
+
+func (x *PlacementRun) GetStandby() bool {
+	if x != nil {
+		return x.Standby
+	}
+	return false
+}
+
 // Deploy starts the worker's share of one attempt of a job.
 type Deploy struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2546,14 +2638,16 @@ type Deploy struct {
 	Name string   `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
 	Args []string `protobuf:"bytes,4,rep,name=args,proto3" json:"args,omitempty"`
 	// subtasks are the ones this worker runs.
-	Subtasks []*SubtaskRef `protobuf:"bytes,5,rep,name=subtasks,proto3" json:"subtasks,omitempty"`
-	// placement says where every subtask of the attempt runs.
-	Placement        []*Placement `protobuf:"bytes,6,rep,name=placement,proto3" json:"placement,omitempty"`
-	Fingerprint      string       `protobuf:"bytes,7,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
-	CheckpointMode   int32        `protobuf:"varint,8,opt,name=checkpoint_mode,json=checkpointMode,proto3" json:"checkpoint_mode,omitempty"`
-	AlignedTimeoutNs int64        `protobuf:"varint,9,opt,name=aligned_timeout_ns,json=alignedTimeoutNs,proto3" json:"aligned_timeout_ns,omitempty"`
-	Attempt          int32        `protobuf:"varint,10,opt,name=attempt,proto3" json:"attempt,omitempty"`
-	// restore is the checkpoint to restore (JSON of its metadata), if any.
+	Subtasks         []*SubtaskRef   `protobuf:"bytes,5,rep,name=subtasks,proto3" json:"subtasks,omitempty"`
+	Placement        []*PlacementRun `protobuf:"bytes,26,rep,name=placement,proto3" json:"placement,omitempty"`
+	Fingerprint      string          `protobuf:"bytes,7,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	CheckpointMode   int32           `protobuf:"varint,8,opt,name=checkpoint_mode,json=checkpointMode,proto3" json:"checkpoint_mode,omitempty"`
+	AlignedTimeoutNs int64           `protobuf:"varint,9,opt,name=aligned_timeout_ns,json=alignedTimeoutNs,proto3" json:"aligned_timeout_ns,omitempty"`
+	Attempt          int32           `protobuf:"varint,10,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// restore is the checkpoint to restore (JSON of its metadata), if
+	// any, with the state of only the tasks the share's subtasks restore
+	// from (every task of the checkpoint whose key groups they take after a
+	// rescale): its other fields are the checkpoint's.
 	Restore []byte `protobuf:"bytes,11,opt,name=restore,proto3" json:"restore,omitempty"`
 	// upstream_backup restarts failed subtasks alone (fine-grained
 	// failover), with retain_limit bytes of retained output per subtask.
@@ -2600,7 +2694,7 @@ type Deploy struct {
 
 func (x *Deploy) Reset() {
 	*x = Deploy{}
-	mi := &file_weir_proto_msgTypes[29]
+	mi := &file_weir_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2612,7 +2706,7 @@ func (x *Deploy) String() string {
 func (*Deploy) ProtoMessage() {}
 
 func (x *Deploy) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[29]
+	mi := &file_weir_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2625,7 +2719,7 @@ func (x *Deploy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Deploy.ProtoReflect.Descriptor instead.
 func (*Deploy) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{29}
+	return file_weir_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Deploy) GetKey() string {
@@ -2663,7 +2757,7 @@ func (x *Deploy) GetSubtasks() []*SubtaskRef {
 	return nil
 }
 
-func (x *Deploy) GetPlacement() []*Placement {
+func (x *Deploy) GetPlacement() []*PlacementRun {
 	if x != nil {
 		return x.Placement
 	}
@@ -2836,7 +2930,7 @@ type Command struct {
 
 func (x *Command) Reset() {
 	*x = Command{}
-	mi := &file_weir_proto_msgTypes[30]
+	mi := &file_weir_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2848,7 +2942,7 @@ func (x *Command) String() string {
 func (*Command) ProtoMessage() {}
 
 func (x *Command) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[30]
+	mi := &file_weir_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2861,7 +2955,7 @@ func (x *Command) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Command.ProtoReflect.Descriptor instead.
 func (*Command) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{30}
+	return file_weir_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Command) GetKey() string {
@@ -3000,7 +3094,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_weir_proto_msgTypes[31]
+	mi := &file_weir_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3012,7 +3106,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[31]
+	mi := &file_weir_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3025,7 +3119,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{31}
+	return file_weir_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SubmitRequest) GetJob() string {
@@ -3062,7 +3156,7 @@ type SavepointRequest struct {
 
 func (x *SavepointRequest) Reset() {
 	*x = SavepointRequest{}
-	mi := &file_weir_proto_msgTypes[32]
+	mi := &file_weir_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3074,7 +3168,7 @@ func (x *SavepointRequest) String() string {
 func (*SavepointRequest) ProtoMessage() {}
 
 func (x *SavepointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[32]
+	mi := &file_weir_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3087,7 +3181,7 @@ func (x *SavepointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SavepointRequest.ProtoReflect.Descriptor instead.
 func (*SavepointRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{32}
+	return file_weir_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SavepointRequest) GetId() string {
@@ -3131,7 +3225,7 @@ type SavepointInfo struct {
 
 func (x *SavepointInfo) Reset() {
 	*x = SavepointInfo{}
-	mi := &file_weir_proto_msgTypes[33]
+	mi := &file_weir_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3143,7 +3237,7 @@ func (x *SavepointInfo) String() string {
 func (*SavepointInfo) ProtoMessage() {}
 
 func (x *SavepointInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[33]
+	mi := &file_weir_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3156,7 +3250,7 @@ func (x *SavepointInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SavepointInfo.ProtoReflect.Descriptor instead.
 func (*SavepointInfo) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{33}
+	return file_weir_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SavepointInfo) GetPath() string {
@@ -3203,7 +3297,7 @@ type RescaleRequest struct {
 
 func (x *RescaleRequest) Reset() {
 	*x = RescaleRequest{}
-	mi := &file_weir_proto_msgTypes[34]
+	mi := &file_weir_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3215,7 +3309,7 @@ func (x *RescaleRequest) String() string {
 func (*RescaleRequest) ProtoMessage() {}
 
 func (x *RescaleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[34]
+	mi := &file_weir_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3228,7 +3322,7 @@ func (x *RescaleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RescaleRequest.ProtoReflect.Descriptor instead.
 func (*RescaleRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{34}
+	return file_weir_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *RescaleRequest) GetId() string {
@@ -3272,7 +3366,7 @@ type RescaleInfo struct {
 
 func (x *RescaleInfo) Reset() {
 	*x = RescaleInfo{}
-	mi := &file_weir_proto_msgTypes[35]
+	mi := &file_weir_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3284,7 +3378,7 @@ func (x *RescaleInfo) String() string {
 func (*RescaleInfo) ProtoMessage() {}
 
 func (x *RescaleInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[35]
+	mi := &file_weir_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3297,7 +3391,7 @@ func (x *RescaleInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RescaleInfo.ProtoReflect.Descriptor instead.
 func (*RescaleInfo) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{35}
+	return file_weir_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RescaleInfo) GetFrom() int32 {
@@ -3357,7 +3451,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_weir_proto_msgTypes[36]
+	mi := &file_weir_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3369,7 +3463,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[36]
+	mi := &file_weir_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3382,7 +3476,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{36}
+	return file_weir_proto_rawDescGZIP(), []int{37}
 }
 
 type ListJobsResponse struct {
@@ -3394,7 +3488,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_weir_proto_msgTypes[37]
+	mi := &file_weir_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3406,7 +3500,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[37]
+	mi := &file_weir_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3419,7 +3513,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{37}
+	return file_weir_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobInfo {
@@ -3438,7 +3532,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_weir_proto_msgTypes[38]
+	mi := &file_weir_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3450,7 +3544,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[38]
+	mi := &file_weir_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3463,7 +3557,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{38}
+	return file_weir_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetJobRequest) GetId() string {
@@ -3512,7 +3606,7 @@ type JobInfo struct {
 
 func (x *JobInfo) Reset() {
 	*x = JobInfo{}
-	mi := &file_weir_proto_msgTypes[39]
+	mi := &file_weir_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3524,7 +3618,7 @@ func (x *JobInfo) String() string {
 func (*JobInfo) ProtoMessage() {}
 
 func (x *JobInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[39]
+	mi := &file_weir_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3537,7 +3631,7 @@ func (x *JobInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobInfo.ProtoReflect.Descriptor instead.
 func (*JobInfo) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{39}
+	return file_weir_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *JobInfo) GetId() string {
@@ -3675,7 +3769,7 @@ type PlanTask struct {
 
 func (x *PlanTask) Reset() {
 	*x = PlanTask{}
-	mi := &file_weir_proto_msgTypes[40]
+	mi := &file_weir_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3687,7 +3781,7 @@ func (x *PlanTask) String() string {
 func (*PlanTask) ProtoMessage() {}
 
 func (x *PlanTask) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[40]
+	mi := &file_weir_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3700,7 +3794,7 @@ func (x *PlanTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanTask.ProtoReflect.Descriptor instead.
 func (*PlanTask) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{40}
+	return file_weir_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *PlanTask) GetVertex() int32 {
@@ -3748,7 +3842,7 @@ type WorkerTasks struct {
 
 func (x *WorkerTasks) Reset() {
 	*x = WorkerTasks{}
-	mi := &file_weir_proto_msgTypes[41]
+	mi := &file_weir_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3760,7 +3854,7 @@ func (x *WorkerTasks) String() string {
 func (*WorkerTasks) ProtoMessage() {}
 
 func (x *WorkerTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_weir_proto_msgTypes[41]
+	mi := &file_weir_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3773,7 +3867,7 @@ func (x *WorkerTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerTasks.ProtoReflect.Descriptor instead.
 func (*WorkerTasks) Descriptor() ([]byte, []int) {
-	return file_weir_proto_rawDescGZIP(), []int{41}
+	return file_weir_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *WorkerTasks) GetWorkerId() string {
@@ -3966,14 +4060,21 @@ const file_weir_proto_rawDesc = "" +
 	"\asubtask\x18\x01 \x01(\v2\x1b.weir.cluster.v1.SubtaskRefR\asubtask\x12\x1b\n" +
 	"\tdata_addr\x18\x02 \x01(\tR\bdataAddr\x12\x19\n" +
 	"\bdata_key\x18\x03 \x01(\tR\adataKey\x12\x18\n" +
-	"\astandby\x18\x04 \x01(\bR\astandby\"\xb0\b\n" +
+	"\astandby\x18\x04 \x01(\bR\astandby\"\xa4\x01\n" +
+	"\fPlacementRun\x12\x16\n" +
+	"\x06vertex\x18\x01 \x01(\x05R\x06vertex\x12\x14\n" +
+	"\x05first\x18\x02 \x01(\x05R\x05first\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\x05R\x05count\x12\x1b\n" +
+	"\tdata_addr\x18\x04 \x01(\tR\bdataAddr\x12\x19\n" +
+	"\bdata_key\x18\x05 \x01(\tR\adataKey\x12\x18\n" +
+	"\astandby\x18\x06 \x01(\bR\astandby\"\xb9\b\n" +
 	"\x06Deploy\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x10\n" +
 	"\x03job\x18\x02 \x01(\tR\x03job\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12\x12\n" +
 	"\x04args\x18\x04 \x03(\tR\x04args\x127\n" +
-	"\bsubtasks\x18\x05 \x03(\v2\x1b.weir.cluster.v1.SubtaskRefR\bsubtasks\x128\n" +
-	"\tplacement\x18\x06 \x03(\v2\x1a.weir.cluster.v1.PlacementR\tplacement\x12 \n" +
+	"\bsubtasks\x18\x05 \x03(\v2\x1b.weir.cluster.v1.SubtaskRefR\bsubtasks\x12;\n" +
+	"\tplacement\x18\x1a \x03(\v2\x1d.weir.cluster.v1.PlacementRunR\tplacement\x12 \n" +
 	"\vfingerprint\x18\a \x01(\tR\vfingerprint\x12'\n" +
 	"\x0fcheckpoint_mode\x18\b \x01(\x05R\x0echeckpointMode\x12,\n" +
 	"\x12aligned_timeout_ns\x18\t \x01(\x03R\x10alignedTimeoutNs\x12\x18\n" +
@@ -4000,7 +4101,7 @@ const file_weir_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a>\n" +
 	"\x10ReshapeFromEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x05R\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xfd\a\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01J\x04\b\x06\x10\a\"\xfd\a\n" +
 	"\aCommand\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.weir.cluster.v1.Command.KindR\x04kind\x12\x1e\n" +
@@ -4143,7 +4244,7 @@ func file_weir_proto_rawDescGZIP() []byte {
 }
 
 var file_weir_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
+var file_weir_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_weir_proto_goTypes = []any{
 	(FailureClass)(0),          // 0: weir.cluster.v1.FailureClass
 	(Command_Kind)(0),          // 1: weir.cluster.v1.Command.Kind
@@ -4176,22 +4277,23 @@ var file_weir_proto_goTypes = []any{
 	(*Prefetch)(nil),           // 28: weir.cluster.v1.Prefetch
 	(*Welcome)(nil),            // 29: weir.cluster.v1.Welcome
 	(*Placement)(nil),          // 30: weir.cluster.v1.Placement
-	(*Deploy)(nil),             // 31: weir.cluster.v1.Deploy
-	(*Command)(nil),            // 32: weir.cluster.v1.Command
-	(*SubmitRequest)(nil),      // 33: weir.cluster.v1.SubmitRequest
-	(*SavepointRequest)(nil),   // 34: weir.cluster.v1.SavepointRequest
-	(*SavepointInfo)(nil),      // 35: weir.cluster.v1.SavepointInfo
-	(*RescaleRequest)(nil),     // 36: weir.cluster.v1.RescaleRequest
-	(*RescaleInfo)(nil),        // 37: weir.cluster.v1.RescaleInfo
-	(*ListJobsRequest)(nil),    // 38: weir.cluster.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),   // 39: weir.cluster.v1.ListJobsResponse
-	(*GetJobRequest)(nil),      // 40: weir.cluster.v1.GetJobRequest
-	(*JobInfo)(nil),            // 41: weir.cluster.v1.JobInfo
-	(*PlanTask)(nil),           // 42: weir.cluster.v1.PlanTask
-	(*WorkerTasks)(nil),        // 43: weir.cluster.v1.WorkerTasks
-	nil,                        // 44: weir.cluster.v1.Deploy.ParallelismEntry
-	nil,                        // 45: weir.cluster.v1.Deploy.ReshapeFromEntry
-	nil,                        // 46: weir.cluster.v1.Command.ParallelismEntry
+	(*PlacementRun)(nil),       // 31: weir.cluster.v1.PlacementRun
+	(*Deploy)(nil),             // 32: weir.cluster.v1.Deploy
+	(*Command)(nil),            // 33: weir.cluster.v1.Command
+	(*SubmitRequest)(nil),      // 34: weir.cluster.v1.SubmitRequest
+	(*SavepointRequest)(nil),   // 35: weir.cluster.v1.SavepointRequest
+	(*SavepointInfo)(nil),      // 36: weir.cluster.v1.SavepointInfo
+	(*RescaleRequest)(nil),     // 37: weir.cluster.v1.RescaleRequest
+	(*RescaleInfo)(nil),        // 38: weir.cluster.v1.RescaleInfo
+	(*ListJobsRequest)(nil),    // 39: weir.cluster.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),   // 40: weir.cluster.v1.ListJobsResponse
+	(*GetJobRequest)(nil),      // 41: weir.cluster.v1.GetJobRequest
+	(*JobInfo)(nil),            // 42: weir.cluster.v1.JobInfo
+	(*PlanTask)(nil),           // 43: weir.cluster.v1.PlanTask
+	(*WorkerTasks)(nil),        // 44: weir.cluster.v1.WorkerTasks
+	nil,                        // 45: weir.cluster.v1.Deploy.ParallelismEntry
+	nil,                        // 46: weir.cluster.v1.Deploy.ReshapeFromEntry
+	nil,                        // 47: weir.cluster.v1.Command.ParallelismEntry
 }
 var file_weir_proto_depIdxs = []int32{
 	15, // 0: weir.cluster.v1.WorkerMessage.hello:type_name -> weir.cluster.v1.Hello
@@ -4228,46 +4330,46 @@ var file_weir_proto_depIdxs = []int32{
 	21, // 31: weir.cluster.v1.SubtaskFinished.subtask:type_name -> weir.cluster.v1.SubtaskRef
 	0,  // 32: weir.cluster.v1.AttemptEnded.class:type_name -> weir.cluster.v1.FailureClass
 	29, // 33: weir.cluster.v1.CoordinatorMessage.welcome:type_name -> weir.cluster.v1.Welcome
-	31, // 34: weir.cluster.v1.CoordinatorMessage.deploy:type_name -> weir.cluster.v1.Deploy
-	32, // 35: weir.cluster.v1.CoordinatorMessage.command:type_name -> weir.cluster.v1.Command
+	32, // 34: weir.cluster.v1.CoordinatorMessage.deploy:type_name -> weir.cluster.v1.Deploy
+	33, // 35: weir.cluster.v1.CoordinatorMessage.command:type_name -> weir.cluster.v1.Command
 	28, // 36: weir.cluster.v1.CoordinatorMessage.prefetch:type_name -> weir.cluster.v1.Prefetch
 	27, // 37: weir.cluster.v1.CoordinatorMessage.beat:type_name -> weir.cluster.v1.Beat
 	21, // 38: weir.cluster.v1.Placement.subtask:type_name -> weir.cluster.v1.SubtaskRef
 	21, // 39: weir.cluster.v1.Deploy.subtasks:type_name -> weir.cluster.v1.SubtaskRef
-	30, // 40: weir.cluster.v1.Deploy.placement:type_name -> weir.cluster.v1.Placement
+	31, // 40: weir.cluster.v1.Deploy.placement:type_name -> weir.cluster.v1.PlacementRun
 	22, // 41: weir.cluster.v1.Deploy.delivered:type_name -> weir.cluster.v1.ChannelCount
-	44, // 42: weir.cluster.v1.Deploy.parallelism:type_name -> weir.cluster.v1.Deploy.ParallelismEntry
-	45, // 43: weir.cluster.v1.Deploy.reshape_from:type_name -> weir.cluster.v1.Deploy.ReshapeFromEntry
+	45, // 42: weir.cluster.v1.Deploy.parallelism:type_name -> weir.cluster.v1.Deploy.ParallelismEntry
+	46, // 43: weir.cluster.v1.Deploy.reshape_from:type_name -> weir.cluster.v1.Deploy.ReshapeFromEntry
 	1,  // 44: weir.cluster.v1.Command.kind:type_name -> weir.cluster.v1.Command.Kind
 	21, // 45: weir.cluster.v1.Command.subtask:type_name -> weir.cluster.v1.SubtaskRef
 	21, // 46: weir.cluster.v1.Command.subtasks:type_name -> weir.cluster.v1.SubtaskRef
 	13, // 47: weir.cluster.v1.Command.replay:type_name -> weir.cluster.v1.ReplayRequest
 	30, // 48: weir.cluster.v1.Command.moves:type_name -> weir.cluster.v1.Placement
 	22, // 49: weir.cluster.v1.Command.delivered:type_name -> weir.cluster.v1.ChannelCount
-	46, // 50: weir.cluster.v1.Command.parallelism:type_name -> weir.cluster.v1.Command.ParallelismEntry
-	41, // 51: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
-	43, // 52: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
+	47, // 50: weir.cluster.v1.Command.parallelism:type_name -> weir.cluster.v1.Command.ParallelismEntry
+	42, // 51: weir.cluster.v1.ListJobsResponse.jobs:type_name -> weir.cluster.v1.JobInfo
+	44, // 52: weir.cluster.v1.JobInfo.workers:type_name -> weir.cluster.v1.WorkerTasks
 	19, // 53: weir.cluster.v1.JobInfo.subtasks:type_name -> weir.cluster.v1.SubtaskCounts
-	42, // 54: weir.cluster.v1.JobInfo.tasks:type_name -> weir.cluster.v1.PlanTask
+	43, // 54: weir.cluster.v1.JobInfo.tasks:type_name -> weir.cluster.v1.PlanTask
 	21, // 55: weir.cluster.v1.WorkerTasks.subtasks:type_name -> weir.cluster.v1.SubtaskRef
 	5,  // 56: weir.cluster.v1.Coordinator.Connect:input_type -> weir.cluster.v1.WorkerMessage
-	33, // 57: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
-	38, // 58: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
-	40, // 59: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
-	40, // 60: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
-	34, // 61: weir.cluster.v1.Coordinator.Savepoint:input_type -> weir.cluster.v1.SavepointRequest
+	34, // 57: weir.cluster.v1.Coordinator.Submit:input_type -> weir.cluster.v1.SubmitRequest
+	39, // 58: weir.cluster.v1.Coordinator.ListJobs:input_type -> weir.cluster.v1.ListJobsRequest
+	41, // 59: weir.cluster.v1.Coordinator.GetJob:input_type -> weir.cluster.v1.GetJobRequest
+	41, // 60: weir.cluster.v1.Coordinator.CancelJob:input_type -> weir.cluster.v1.GetJobRequest
+	35, // 61: weir.cluster.v1.Coordinator.Savepoint:input_type -> weir.cluster.v1.SavepointRequest
 	2,  // 62: weir.cluster.v1.Coordinator.Leader:input_type -> weir.cluster.v1.LeaderRequest
 	4,  // 63: weir.cluster.v1.Coordinator.Handover:input_type -> weir.cluster.v1.HandoverRequest
-	36, // 64: weir.cluster.v1.Coordinator.Rescale:input_type -> weir.cluster.v1.RescaleRequest
+	37, // 64: weir.cluster.v1.Coordinator.Rescale:input_type -> weir.cluster.v1.RescaleRequest
 	26, // 65: weir.cluster.v1.Coordinator.Connect:output_type -> weir.cluster.v1.CoordinatorMessage
-	41, // 66: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
-	39, // 67: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
-	41, // 68: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
-	41, // 69: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
-	35, // 70: weir.cluster.v1.Coordinator.Savepoint:output_type -> weir.cluster.v1.SavepointInfo
+	42, // 66: weir.cluster.v1.Coordinator.Submit:output_type -> weir.cluster.v1.JobInfo
+	40, // 67: weir.cluster.v1.Coordinator.ListJobs:output_type -> weir.cluster.v1.ListJobsResponse
+	42, // 68: weir.cluster.v1.Coordinator.GetJob:output_type -> weir.cluster.v1.JobInfo
+	42, // 69: weir.cluster.v1.Coordinator.CancelJob:output_type -> weir.cluster.v1.JobInfo
+	36, // 70: weir.cluster.v1.Coordinator.Savepoint:output_type -> weir.cluster.v1.SavepointInfo
 	3,  // 71: weir.cluster.v1.Coordinator.Leader:output_type -> weir.cluster.v1.LeaderInfo
 	3,  // 72: weir.cluster.v1.Coordinator.Handover:output_type -> weir.cluster.v1.LeaderInfo
-	37, // 73: weir.cluster.v1.Coordinator.Rescale:output_type -> weir.cluster.v1.RescaleInfo
+	38, // 73: weir.cluster.v1.Coordinator.Rescale:output_type -> weir.cluster.v1.RescaleInfo
 	65, // [65:74] is the sub-list for method output_type
 	56, // [56:65] is the sub-list for method input_type
 	56, // [56:56] is the sub-list for extension type_name
@@ -4308,7 +4410,7 @@ func file_weir_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weir_proto_rawDesc), len(file_weir_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   45,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -12,7 +12,8 @@ type Kind int
 const (
 	// Joined: the coordinator welcomed the worker.
 	Joined Kind = iota
-	// Deployed: a share (Key) was deployed on the worker.
+	// Deployed: a share (Key) was deployed on the worker, by a Deploy
+	// message of Bytes bytes.
 	Deployed
 	// Acked: the worker sent its last acknowledgement of Checkpoint.
 	Acked
@@ -35,6 +36,7 @@ type Event struct {
 	Worker     string
 	Key        string
 	Checkpoint int64
+	Bytes      int
 	Err        error
 	At         time.Time
 }
@@ -91,6 +93,18 @@ func Count(evs []Event, kind Kind, id int64) int {
 	for _, e := range evs {
 		if e.Kind == kind && (id == 0 || e.Checkpoint == id) {
 			n++
+		}
+	}
+	return n
+}
+
+// LargestDeploy returns the size in bytes of the largest Deploy message
+// in evs after from.
+func LargestDeploy(evs []Event, from time.Time) int {
+	n := 0
+	for _, e := range evs {
+		if e.Kind == Deployed && e.At.After(from) {
+			n = max(n, e.Bytes)
 		}
 	}
 	return n

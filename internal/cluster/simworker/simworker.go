@@ -30,6 +30,8 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/weir-stream/weir/internal/blob"
 	"github.com/weir-stream/weir/internal/cluster"
 	"github.com/weir-stream/weir/internal/cluster/pb"
@@ -222,7 +224,7 @@ func (w *Worker) handle(ctx context.Context, m *pb.CoordinatorMessage, out chan<
 		w.mu.Lock()
 		w.shares[d.Key] = &share{key: d.Key, job: d.Name, subtasks: d.Subtasks}
 		w.mu.Unlock()
-		w.log.note(Event{Kind: Deployed, Worker: w.cfg.ID, Key: d.Key})
+		w.log.note(Event{Kind: Deployed, Worker: w.cfg.ID, Key: d.Key, Bytes: proto.Size(d)})
 	case *pb.CoordinatorMessage_Command:
 		c := x.Command
 		w.mu.Lock()
