@@ -34,24 +34,11 @@ func (c mapCodec[K, V]) Append(dst []byte, m map[K]V) []byte {
 }
 
 func (c mapCodec[K, V]) Decode(src []byte, m *map[K]V) (int, error) {
-	var out map[K]V
-	off, err := decodeEntries(src, c.key, c.value, func(n int) { out = make(map[K]V, n) }, func(k K, v V) { out[k] = v })
-	if err != nil {
-		return 0, err
-	}
-	*m = out
-	return off, nil
-}
-
-// decodeEntries decodes a count followed by as many keys and values, as
-// mapCodec writes them: it calls sized with the count, then put with each
-// entry, and returns the bytes read.
-func decodeEntries[K comparable, V any](src []byte, key codec.Codec[K], value codec.Codec[V], sized func(int), put func(K, V)) (int, error) {
 	n, off := binary.Uvarint(src)
 	if off <= 0 || n > uint64(len(src)) {
 		return 0, fmt.Errorf("state: map length: %w", codec.ErrCorrupt)
 	}
-	sized(int(n))
+	out := make(map[K]V, n)
 	// Decoded through an interface, a local key or value would escape:
 	// one of each, reused, saves two allocations per entry.
 	kp, vp := new(K), new(V)
@@ -59,19 +46,20 @@ func decodeEntries[K comparable, V any](src []byte, key codec.Codec[K], value co
 	var zv V
 	for range n {
 		*kp = zk
-		w, err := key.Decode(src[off:], kp)
+		w, err := c.key.Decode(src[off:], kp)
 		if err != nil {
 			return 0, err
 		}
 		off += w
 		*vp = zv
-		w, err = value.Decode(src[off:], vp)
+		w, err = c.value.Decode(src[off:], vp)
 		if err != nil {
 			return 0, err
 		}
 		off += w
-		put(*kp, *vp)
+		out[*kp] = *vp
 	}
+	*m = out
 	return off, nil
 }
 

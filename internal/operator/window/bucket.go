@@ -2,6 +2,7 @@ package window
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 
 	"github.com/weir-stream/weir/codec"
@@ -16,9 +17,7 @@ import (
 // a window end at the same time, so state is kept per window: a bucket
 // mapping each key to its accumulator, with one timer per window rather
 // than per key and window. Firing a window walks its buckets and drops them
-// whole, so a bucket never loses a key: it is a state.Dense, whose walks (a
-// snapshot's encoding, the firing) and copies on write after a snapshot
-// cost a fraction of a Go map's.
+// whole, which also keeps the maps free of deleted entries.
 //
 // A window has one bucket per key group (a shard of the table): a
 // snapshot's copy-on-write then copies one key group's keys at a time, and
@@ -30,7 +29,7 @@ type bucketOperator[K comparable, T, Acc, Out any] struct {
 	core    *keyed.Core[K]
 	next    task.Collector[Out]
 	late    task.Collector[T]
-	buckets *state.Table[Window, *state.Dense[K, Acc]]
+	buckets *state.Table[Window, map[K]Acc]
 	timers  *state.Timers[Window]
 	wins    []Window
 	emitTS  int64
@@ -41,7 +40,7 @@ type bucketOperator[K comparable, T, Acc, Out any] struct {
 	cache      [8]cachedWindow[K, Acc]
 	last       int // the cache entry used last
 	cacheEpoch uint64
-	firing     []*state.Dense[K, Acc] // a firing window's buckets, by shard
+	firing     []map[K]Acc // a firing window's buckets, by shard
 	// ordered fires windows and keys in a fixed order (package ordered).
 	ordered bool
 	due     ordered.Timers[Window]
@@ -75,11 +74,11 @@ func (o *bucketOperator[K, T, Acc, Out]) Open(*task.Context) error {
 	if err != nil || o.core.Keys.Codec == nil {
 		return fmt.Errorf("window state of %v keys and %v accumulators cannot be checkpointed: %v", reflect.TypeFor[K](), reflect.TypeFor[Acc](), err)
 	}
-	bc := state.DenseCodec(o.core.Keys.Codec, ac)
+	bc := state.MapCodec(o.core.Keys.Codec, ac)
 	// The buckets are the operator's own, copied on write; the
 	// accumulators in them are the user's functions' to change.
-	if o.buckets, err = state.Register(o.core.Backend, "window-buckets", state.TableOptions[Window, *state.Dense[K, Acc]]{
-		Key: wc, Value: bc, Clone: (*state.Dense[K, Acc]).Clone, Sharded: true, InPlace: state.Mutable[Acc]()}); err != nil {
+	if o.buckets, err = state.Register(o.core.Backend, "window-buckets", state.TableOptions[Window, map[K]Acc]{
+		Key: wc, Value: bc, Clone: maps.Clone[map[K]Acc], Sharded: true, InPlace: state.Mutable[Acc]()}); err != nil {
 		return err
 	}
 	if err := o.checkRestoredBuckets(); err != nil {
@@ -95,12 +94,15 @@ func (o *bucketOperator[K, T, Acc, Out]) Open(*task.Context) error {
 func (o *bucketOperator[K, T, Acc, Out]) checkRestoredBuckets() error {
 	var err error
 	for s := range o.buckets.Shards() {
-		o.buckets.All(s, func(win Window, b *state.Dense[K, Acc]) bool {
-			for i := range min(b.Len(), 8) {
-				k := b.Key(i)
+		o.buckets.All(s, func(win Window, b map[K]Acc) bool {
+			n := 0
+			for k := range b {
 				if got := o.core.Backend.Shard(o.core.KeyGroup(k)); got != s {
 					err = fmt.Errorf("%s: restoring window %v: a key stored in key group shard %d hashes to shard %d; the checkpoint was written by an older weir that kept one bucket per window, or with another key hash or max parallelism", o.core.Name, win, s, got)
 					return false
+				}
+				if n++; n == 8 {
+					break
 				}
 			}
 			return true
@@ -118,7 +120,7 @@ func (o *bucketOperator[K, T, Acc, Out]) collect(v Out) { o.next.Collect(o.emitT
 // yet.
 type cachedWindow[K comparable, Acc any] struct {
 	win    Window
-	shards []*state.Dense[K, Acc]
+	shards []map[K]Acc
 	valid  bool
 }
 
@@ -143,7 +145,7 @@ func (o *bucketOperator[K, T, Acc, Out]) cached(win Window) *cachedWindow[K, Acc
 	o.last = (o.last + 1) % len(o.cache)
 	c := &o.cache[o.last]
 	if c.shards == nil {
-		c.shards = make([]*state.Dense[K, Acc], o.buckets.Shards())
+		c.shards = make([]map[K]Acc, o.buckets.Shards())
 	} else {
 		clear(c.shards)
 	}
@@ -162,14 +164,14 @@ func (o *bucketOperator[K, T, Acc, Out]) uncache(win Window) {
 
 // bucket returns the window's bucket of shard s, ready to be changed in
 // place.
-func (o *bucketOperator[K, T, Acc, Out]) bucket(win Window, s int) *state.Dense[K, Acc] {
+func (o *bucketOperator[K, T, Acc, Out]) bucket(win Window, s int) map[K]Acc {
 	c := o.cached(win)
 	if b := c.shards[s]; b != nil {
 		return b
 	}
 	b, ok := o.buckets.GetMutable(s, win)
 	if !ok {
-		b = state.NewDense[K, Acc](0)
+		b = map[K]Acc{}
 		o.buckets.PutNew(s, win, b)
 		if win.MaxTimestamp() > o.core.WM {
 			o.timers.Register(win.MaxTimestamp(), win)
@@ -194,14 +196,12 @@ func (o *bucketOperator[K, T, Acc, Out]) Collect(ts int64, v T) {
 		}
 		dropped = false
 		b := o.bucket(win, s)
-		var acc Acc
-		if i, ok := b.Slot(k); ok {
-			acc = o.Add(b.Value(i), v)
-			b.Set(i, acc)
-		} else {
-			acc = o.Add(o.Create(), v)
-			b.Add(k, acc)
+		acc, ok := b[k]
+		if !ok {
+			acc = o.Create()
 		}
+		acc = o.Add(acc, v)
+		b[k] = acc
 		if win.MaxTimestamp() <= o.core.WM {
 			// A late record within the allowed lateness: fire the key's
 			// updated window now; the bucket lives until its cleanup time.
@@ -228,10 +228,10 @@ func (o *bucketOperator[K, T, Acc, Out]) Watermark(wm int64) int64 {
 		if !ok {
 			break
 		}
-		o.fire(t, win, wm, func(bs []*state.Dense[K, Acc]) {
+		o.fire(t, win, wm, func(bs []map[K]Acc) {
 			for _, b := range bs {
-				for i := range b.Len() {
-					o.Emit(b.Key(i), win, b.Value(i), o.out)
+				for k, acc := range b {
+					o.Emit(k, win, acc, o.out)
 				}
 			}
 		})
@@ -247,20 +247,18 @@ func (o *bucketOperator[K, T, Acc, Out]) watermarkOrdered(wm int64) {
 
 // emitSorted returns what fires a window's keys, of all its buckets, in
 // hash order.
-func (o *bucketOperator[K, T, Acc, Out]) emitSorted(win Window) func([]*state.Dense[K, Acc]) {
-	return func(bs []*state.Dense[K, Acc]) {
+func (o *bucketOperator[K, T, Acc, Out]) emitSorted(win Window) func([]map[K]Acc) {
+	return func(bs []map[K]Acc) {
 		ks := o.keysBuf[:0]
 		for _, b := range bs {
-			for i := range b.Len() {
-				k := b.Key(i)
+			for k := range b {
 				ks = append(ks, ordered.Due[K]{Hash: o.core.Keys.Hash(k), K: k})
 			}
 		}
 		ordered.SortByHash(ks, &o.sortBuf, ordered.ByEncoding(o.core.Keys.Codec))
 		for _, k := range ks {
 			s := o.core.Backend.Shard(task.KeyGroup(k.Hash, o.core.MaxParallelism))
-			acc, _ := bs[s].Get(k.K)
-			o.Emit(k.K, win, acc, o.out)
+			o.Emit(k.K, win, bs[s][k.K], o.out)
 		}
 		clear(ks)
 		o.keysBuf = ks[:0]
@@ -270,9 +268,9 @@ func (o *bucketOperator[K, T, Acc, Out]) emitSorted(win Window) func([]*state.De
 // fire handles window win's timer at t: at the window's end it emits the
 // window's buckets (by shard, nil where a shard has none) with each, and
 // once the allowed lateness passed it drops them.
-func (o *bucketOperator[K, T, Acc, Out]) fire(t int64, win Window, wm int64, each func([]*state.Dense[K, Acc])) {
+func (o *bucketOperator[K, T, Acc, Out]) fire(t int64, win Window, wm int64, each func([]map[K]Acc)) {
 	if o.firing == nil {
-		o.firing = make([]*state.Dense[K, Acc], o.buckets.Shards())
+		o.firing = make([]map[K]Acc, o.buckets.Shards())
 	}
 	live := false
 	for s := range o.firing {
