@@ -49,6 +49,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"run", "wordcount"}, "--input is required"},
 		{[]string{"run", "keycount", "--active-standby"}, "--active-standby needs --failover fine-grained"},
 		{[]string{"bench", "nexmark", "--verify"}, "--verify belongs to weir run"},
+		{[]string{"worker", "--coordinator", "127.0.0.1:1", "--cpus", "-1"}, "--cpus must be at least 1"},
 	}
 	for _, c := range cases {
 		code, _, stderr := weir(t, c.args...)

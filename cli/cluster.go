@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -179,19 +180,32 @@ the list is a standby to take over. Prints the new leader's address.`,
 func workerCommand(stdout, stderr io.Writer, s *settings) *cobra.Command {
 	var cfg cluster.WorkerConfig
 	var coordinators, cpuProfile, compression string
+	var cpus int
 	cmd := &cobra.Command{
-		Use:   "worker --coordinator ADDR --slots N [--listen ADDR]",
+		Use:   "worker --coordinator ADDR --slots N [--listen ADDR] [--cpus N]",
 		Short: "Start a worker and join a coordinator",
 		Long: `Start a worker: it joins the coordinator, runs the subtasks the coordinator
 places on its slots and exchanges records with other workers over its data
 plane (--listen). One slot runs subtask i of every operator of a job, so a job
 of parallelism p takes p slots. A worker that loses the coordinator keeps its
 tasks running and looks for the leader among --coordinator, which adopts
-them; tasks no coordinator adopted within --grace are cancelled.`,
+them; tasks no coordinator adopted within --grace are cancelled.
+
+--cpus N caps the cores the worker's goroutines run on at once (Go's
+GOMAXPROCS). By default a worker uses every core of its machine, or its
+container's CPU limit; when several workers share a machine without such
+limits, give each its share (e.g. two workers on 8 cores: --cpus 4), or
+their threads contend for the same cores and every one of them runs slower.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.Slots < 1 {
 				return usagef("--slots must be at least 1, got %d", cfg.Slots)
+			}
+			if cpus < 0 {
+				return usagef("--cpus must be at least 1 (or 0 for every core), got %d", cpus)
+			}
+			if cpus > 0 {
+				runtime.GOMAXPROCS(cpus)
 			}
 			if cfg.Coordinators = cluster.ParseAddrs(coordinators); len(cfg.Coordinators) == 0 {
 				return usagef("--coordinator names no address")
@@ -213,7 +227,7 @@ them; tasks no coordinator adopted within --grace are cancelled.`,
 			}
 			defer w.Close()
 			defer stop()
-			fmt.Fprintf(stderr, "weir worker: data plane on %s, joining %s\n", w.DataAddr(), strings.Join(cfg.Coordinators, ","))
+			fmt.Fprintf(stderr, "weir worker: data plane on %s, %d slots on %d cores, joining %s\n", w.DataAddr(), cfg.Slots, runtime.GOMAXPROCS(0), strings.Join(cfg.Coordinators, ","))
 			err = w.Run(cmd.Context())
 			printDataStats(stderr, w.DataStats(), cfg.Compression)
 			return err
@@ -223,6 +237,7 @@ them; tasks no coordinator adopted within --grace are cancelled.`,
 	coordinatorFlag(fs, &coordinators)
 	fs.DurationVar(&cfg.Grace, "grace", 30*time.Second, "how long the worker's tasks run on without a coordinator, for a new leader to adopt them (negative: cancel them at once)")
 	fs.IntVar(&cfg.Slots, "slots", 1, "subtasks of each operator this worker runs at once")
+	fs.IntVar(&cpus, "cpus", 0, "cores the worker runs on at once (GOMAXPROCS; 0: every core of the machine or the container's CPU limit)")
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:0", "address of the data plane (port 0 picks a free one)")
 	fs.StringVar(&cfg.Advertise, "advertise", "", "address other workers reach the data plane at (default: the --listen address)")
 	fs.StringVar(&cfg.ID, "id", "", "the worker's name (default host-pid)")

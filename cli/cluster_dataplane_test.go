@@ -25,7 +25,7 @@ func TestClusterDataPlaneRefusesConnectionsWithoutTheToken(t *testing.T) {
 	c.startCoordinator("127.0.0.1:0")
 	compression := map[string]string{"w1": "lz4", "w2": "zstd", "w3": "none", "w4": "lz4"}
 	for _, id := range []string{"w1", "w2", "w3", "w4"} { // w4 is spare: the restart runs at once
-		c.startWorker(id, "--exchange-compression", compression[id])
+		c.startWorker(id, "--exchange-compression", compression[id], "--cpus", "1")
 	}
 	client, out := c.submit(keycount, "--rate", "150000")
 	c.coord.waitFor(`checkpoint 2 completed`)
@@ -34,7 +34,7 @@ func TestClusterDataPlaneRefusesConnectionsWithoutTheToken(t *testing.T) {
 	for _, id := range []string{"w2", "w3", "w4"} {
 		w := c.workers[id]
 		key := w.waitFor(`attempt (keycount-1/\S+) running: restored`)[1]
-		addr := w.waitFor(`data plane on (\S+),`)[1]
+		addr := w.waitFor(`data plane on (\S+), 1 slots on 1 cores,`)[1]
 		from := w.mark()
 		forge(t, addr, forgedWatermarks(key))
 		w.waitFrom(from, `data plane: refused a connection from`)

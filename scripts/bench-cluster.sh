@@ -13,7 +13,9 @@
 # a passive standby; RECOVERY_ONLY=1 skips the throughput runs,
 # THROUGHPUT_ONLY=1 the recovery runs. WEIR names a weir binary to run
 # instead of building one; WORKER_FLAGS adds flags to every worker (e.g.
-# "--exchange-compression lz4"); PROFILE=DIR writes the workers' CPU
+# "--exchange-compression lz4"); CPUS sets each worker's --cpus (default:
+# half the machine's cores, as the two workers share it; 0: every core);
+# PROFILE=DIR writes the workers' CPU
 # profiles of the throughput runs there (w1-RUN.pprof, w2-RUN.pprof).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +23,8 @@ runs=${1:-5}; query=${2:-q5}; events=${3:-20000000}
 tmp=$(mktemp -d); trap 'pkill -P $$ 2>/dev/null || true; rm -rf "$tmp"' EXIT
 if [ -n "${WEIR:-}" ]; then weir=$WEIR; else go build -o "$tmp/weir" ./cmd/weir; weir="$tmp/weir"; fi
 read -r -a wflags <<<"${WORKER_FLAGS:-}"
+cpus=${CPUS:-$(( $(nproc) / 2 > 0 ? $(nproc) / 2 : 1 ))}
+wflags+=(--cpus "$cpus")
 hz=$(getconf CLK_TCK)
 # cpu PID...: user+system seconds of the processes so far
 cpu() { local t=0; for p in "$@"; do t=$((t + $(awk '{print $14+$15}' "/proc/$p/stat"))); done; echo "scale=3; $t/$hz" | bc; }
