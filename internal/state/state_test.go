@@ -1,6 +1,7 @@
 package state
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/weir-stream/weir/codec"
@@ -287,4 +288,46 @@ func later(t testing.TB, b *Backend) func() []byte {
 func snap(t testing.TB, b *Backend) []byte {
 	t.Helper()
 	return later(t, b)()
+}
+
+// Random registrations, deletions and firings against a plain map: every
+// live timer fires once, in time order, and deleted ones never.
+func TestTimersMatchAReferenceUnderRandomOperations(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ts := NewTimers[int]()
+	live := map[[2]int64]bool{}
+	now := int64(0)
+	for step := range 20000 {
+		tm, key := now+rng.Int64N(50), rng.IntN(20)
+		switch rng.IntN(4) {
+		case 0, 1:
+			ts.Register(tm, key)
+			live[[2]int64{tm, int64(key)}] = true
+		case 2:
+			ts.Delete(tm, key)
+			delete(live, [2]int64{tm, int64(key)})
+		case 3:
+			now += rng.Int64N(10)
+			last := int64(-1)
+			for {
+				at, k, ok := ts.PopDue(now)
+				if !ok {
+					break
+				}
+				if at < last || at > now || !live[[2]int64{at, int64(k)}] {
+					t.Fatalf("step %d: fired (%d, %d) after %d at %d; live: %v", step, at, k, last, now, live[[2]int64{at, int64(k)}])
+				}
+				last = at
+				delete(live, [2]int64{at, int64(k)})
+			}
+			for tk := range live {
+				if tk[0] <= now {
+					t.Fatalf("step %d: timer %v due at %d did not fire", step, tk, now)
+				}
+			}
+		}
+		if ts.Len() != len(live) {
+			t.Fatalf("step %d: Len %d, want %d", step, ts.Len(), len(live))
+		}
+	}
 }

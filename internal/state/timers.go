@@ -1,7 +1,6 @@
 package state
 
 import (
-	"container/heap"
 	"encoding/binary"
 	"fmt"
 
@@ -21,17 +20,53 @@ type timer[K comparable] struct {
 	key K
 }
 
+// timerHeap is a binary min-heap of timers by time. It is written out
+// rather than built on container/heap, whose interface boxes every pushed
+// timer (an allocation per registration).
 type timerHeap[K comparable] []timer[K]
 
-func (h timerHeap[K]) Len() int           { return len(h) }
-func (h timerHeap[K]) Less(i, j int) bool { return h[i].t < h[j].t }
-func (h timerHeap[K]) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *timerHeap[K]) Push(x any)        { *h = append(*h, x.(timer[K])) }
-func (h *timerHeap[K]) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+func (h *timerHeap[K]) push(tm timer[K]) {
+	*h = append(*h, tm)
+	s := *h
+	i := len(s) - 1
+	for i > 0 {
+		parent := (i - 1) / 2
+		if s[parent].t <= tm.t {
+			break
+		}
+		s[i] = s[parent]
+		i = parent
+	}
+	s[i] = tm
+}
+
+// pop removes the earliest timer; the heap must not be empty.
+func (h *timerHeap[K]) pop() {
+	s := *h
+	n := len(s) - 1
+	last := s[n]
+	s[n] = timer[K]{} // drop the key's references
+	s = s[:n]
+	*h = s
+	if n == 0 {
+		return
+	}
+	i := 0
+	for {
+		child := 2*i + 1
+		if child >= n {
+			break
+		}
+		if r := child + 1; r < n && s[r].t < s[child].t {
+			child = r
+		}
+		if last.t <= s[child].t {
+			break
+		}
+		s[i] = s[child]
+		i = child
+	}
+	s[i] = last
 }
 
 // NewTimers returns an empty timer set that is not part of any snapshot.
@@ -120,11 +155,12 @@ func (t *timerPart[K]) freeze() func([]byte) []byte {
 // Register adds a timer for key at t; registering it twice has no effect.
 func (s *Timers[K]) Register(t int64, key K) {
 	tm := timer[K]{t, key}
-	if _, ok := s.set[tm]; ok {
+	n := len(s.set)
+	s.set[tm] = struct{}{} // one map operation: the size says whether it was new
+	if len(s.set) == n {
 		return
 	}
-	s.set[tm] = struct{}{}
-	heap.Push(&s.h, tm)
+	s.h.push(tm)
 }
 
 // Delete removes the timer for key at t, if any.
@@ -140,7 +176,7 @@ func (s *Timers[K]) Next() (int64, bool) {
 		if _, ok := s.set[top]; ok {
 			return top.t, true
 		}
-		heap.Pop(&s.h)
+		s.h.pop()
 	}
 	return 0, false
 }
@@ -152,9 +188,10 @@ func (s *Timers[K]) PopDue(now int64) (t int64, key K, ok bool) {
 		if top.t > now {
 			break
 		}
-		heap.Pop(&s.h)
-		if _, live := s.set[top]; live {
-			delete(s.set, top)
+		s.h.pop()
+		n := len(s.set)
+		delete(s.set, top) // one map operation: the size says whether it was live
+		if len(s.set) < n {
 			return top.t, top.key, true
 		}
 	}
