@@ -162,7 +162,7 @@ func (l *Leadership) Check(ctx context.Context) error {
 // and DeleteUncommitted (before each checkpoint they delete). A failed
 // check stops the write with an error wrapping f's.
 func (c *Checkpoints) Fenced(f Fence) *Checkpoints {
-	return &Checkpoints{blobs: c.blobs, fence: f, bases: c.bases}
+	return &Checkpoints{blobs: c.blobs, fence: f, bases: c.bases, verified: c.verified}
 }
 
 // checkFence runs the fence's check, if there is a fence.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/weir-stream/weir/internal/blob"
 )
@@ -14,6 +15,42 @@ import (
 type listing struct {
 	committed bool     // its metadata exists
 	keys      []string // all its keys, metadata included, sorted
+}
+
+// verified remembers the checkpoints a Retain of this process found
+// usable, so that the next Retain does not read and check them again:
+// a checkpoint's metadata and state never change once committed, and
+// each completion would otherwise verify every retained checkpoint anew
+// (with 10,000 subtasks, decoding three metadata files and checking
+// 30,000 state blobs per second). Marking a checkpoint unusable or
+// deleting it forgets it. A new process verifies from scratch.
+type verified struct {
+	mu  sync.Mutex
+	ids map[string]map[uint64]bool // by job
+}
+
+func (v *verified) has(job string, id uint64) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.ids[job][id]
+}
+
+func (v *verified) add(job string, id uint64) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.ids == nil {
+		v.ids = map[string]map[uint64]bool{}
+	}
+	if v.ids[job] == nil {
+		v.ids[job] = map[uint64]bool{}
+	}
+	v.ids[job][id] = true
+}
+
+func (v *verified) forget(job string, id uint64) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.ids[job], id)
 }
 
 // scan lists the checkpoint keys of job, grouped by checkpoint id. Keys
@@ -92,7 +129,12 @@ func (c *Checkpoints) Retain(ctx context.Context, job string, n int) ([]uint64, 
 	ids := committed(byID)
 	usable, cut := 0, -1
 	for i := len(ids) - 1; i >= 0 && cut < 0; i-- {
-		_, err := c.Load(ctx, job, ids[i])
+		var err error
+		if !c.verified.has(job, ids[i]) {
+			if _, err = c.Load(ctx, job, ids[i]); err == nil {
+				c.verified.add(job, ids[i])
+			}
+		}
 		switch {
 		case err == nil:
 			usable++
@@ -157,6 +199,7 @@ func (c *Checkpoints) delete(ctx context.Context, job string, id uint64, keys []
 	if err := c.checkFence(ctx); err != nil {
 		return fmt.Errorf("delete checkpoint %d of job %q: %w", id, job, err)
 	}
+	c.verified.forget(job, id)
 	meta := metadataKey(job, id)
 	// The commit point goes first: a deletion cut short leaves no
 	// checkpoint that names missing state.

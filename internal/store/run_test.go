@@ -56,12 +56,17 @@ func TestACheckpointRecordsItsRun(t *testing.T) {
 }
 
 // A checkpoint a restore found corrupt is passed over from then on, and
-// retention keeps an older usable one in its place.
+// retention keeps an older usable one in its place, though an earlier
+// retention had found it usable.
 func TestACheckpointMarkedUnusableIsPassedOverAndRetentionKeepsTheFallback(t *testing.T) {
 	backends(t, func(t *testing.T, blobs blob.Store) {
 		c := store.New(blobs)
 		for id := uint64(1); id <= 3; id++ {
 			checkpoint(t, c, "wc", id)
+		}
+		// Retention verifies all three first (and remembers them).
+		if deleted, err := c.Retain(t.Context(), "wc", 3); err != nil || len(deleted) != 0 {
+			t.Fatalf("Retain(3) = %v, %v; want nothing deleted", deleted, err)
 		}
 		why := errors.New("state blob 1-0: checksum mismatch")
 		if err := c.MarkUnusable(t.Context(), "wc", 3, why); err != nil {

@@ -46,14 +46,15 @@ var (
 // one blob store. Its methods are safe for concurrent use; the protocol
 // rules on who may call what, and when, are in each method's comment.
 type Checkpoints struct {
-	blobs blob.Store
-	fence Fence  // nil: unfenced (see Fenced)
-	bases *bases // stores of handles with a Base (savepoints)
+	blobs    blob.Store
+	fence    Fence     // nil: unfenced (see Fenced)
+	bases    *bases    // stores of handles with a Base (savepoints)
+	verified *verified // checkpoints Retain has verified (retain.go)
 }
 
 // New returns checkpoint storage over blobs.
 func New(blobs blob.Store) *Checkpoints {
-	return &Checkpoints{blobs: blobs, bases: &bases{}}
+	return &Checkpoints{blobs: blobs, bases: &bases{}, verified: &verified{}}
 }
 
 // WriteState stores one task's state for checkpoint id of job and returns
@@ -259,6 +260,7 @@ func (c *Checkpoints) MarkUnusable(ctx context.Context, job string, id uint64, w
 	if err := checkJob(job); err != nil {
 		return err
 	}
+	c.verified.forget(job, id)
 	if err := c.blobs.Put(ctx, unusableKey(job, id), []byte(why.Error())); err != nil {
 		return fmt.Errorf("mark checkpoint %d of job %q unusable: %w", id, job, err)
 	}
