@@ -290,9 +290,8 @@ func (t *Table[K, V]) mark(s int, k K) {
 func (t *Table[K, V]) freezeChain(inc *incremental) func(dst []byte) ([]byte, chainShared, error) {
 	l := &chainLink{name: inc.name()}
 	if needsFull(t.chain) {
-		last := t.fullSize.Load()
-		enc := t.freeze()
-		l.encode = func() []byte { return enc(make([]byte, 0, last+last/8+64)) }
+		enc := t.freeze() // reserves its buffer (sizeFor)
+		l.encode = func() []byte { return enc(nil) }
 		t.chain = []*chainLink{l}
 	} else {
 		l.delta = true
@@ -324,7 +323,7 @@ func (t *Table[K, V]) captureDelta() func() []byte {
 		t.owned[s] = nil
 	}
 	enc := func() []byte {
-		var dst []byte
+		dst := make([]byte, 0, t.sizeFor(len(es)))
 		for _, e := range es {
 			dst = binary.AppendUvarint(dst, uint64(e.kg))
 			if e.deleted {
@@ -336,6 +335,7 @@ func (t *Table[K, V]) captureDelta() func() []byte {
 			dst = t.key.Append(dst, e.k)
 			dst = t.value.Append(dst, e.v)
 		}
+		t.noteSize(len(es), len(dst))
 		return dst
 	}
 	if t.inPlace {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"maps"
+	"slices"
 	"sync/atomic"
 
 	"github.com/weir-stream/weir/codec"
@@ -32,7 +33,8 @@ type Table[K comparable, V any] struct {
 	inPlace  bool             // encoded at freeze: values may change in place (TableOptions.InPlace)
 	dirty    []map[K]struct{} // per shard: keys written since the last snapshot, when incremental (chain.go)
 	chain    []*chainLink     // the files of the last incremental snapshot, base first (chain.go)
-	fullSize atomic.Int64     // bytes of the last encoding of all entries: sizes the next, decides chaining (chain.go)
+	fullSize atomic.Int64     // bytes of the last encoding of all entries: decides chaining (chain.go)
+	perEntry atomic.Int64     // bytes per entry of the last encoding, times 256: sizes the next (sizeFor)
 	schemas  []byte           // the encoded partSchema of key and value, recorded with snapshots
 	l        *tableLSM[K, V]  // set when the table lives in an LSM store (lsmtable.go)
 }
@@ -283,15 +285,17 @@ func (t *Table[K, V]) view() func([]byte) []byte {
 // freeze encodes an InPlace table at once; any other it freezes, for the
 // returned function to encode later.
 func (t *Table[K, V]) freeze() func([]byte) []byte {
+	n := 0
+	for _, m := range t.shards {
+		n += len(m)
+	}
 	if t.inPlace {
-		// Sized by the last encoding, so that it is not copied again
-		// each time the buffer grows.
-		last := t.fullSize.Load()
-		data := t.encode(make([]byte, 0, last+last/8+64), t.shards)
+		data := t.encode(make([]byte, 0, t.sizeFor(n)), t.shards)
 		for s := range t.dirty {
 			t.dirty[s] = nil // this snapshot holds every entry
 		}
 		t.fullSize.Store(int64(len(data)))
+		t.noteSize(n, len(data))
 		return func(dst []byte) []byte { return append(dst, data...) }
 	}
 	frozen := append([]map[K]V(nil), t.shards...)
@@ -303,10 +307,31 @@ func (t *Table[K, V]) freeze() func([]byte) []byte {
 		t.dirty[s] = nil // this snapshot holds every entry
 	}
 	return func(dst []byte) []byte {
-		n := len(dst)
+		dst = slices.Grow(dst, t.sizeFor(n))
+		start := len(dst)
 		dst = t.encode(dst, frozen)
-		t.fullSize.Store(int64(len(dst) - n))
+		t.fullSize.Store(int64(len(dst) - start))
+		t.noteSize(n, len(dst)-start)
 		return dst
+	}
+}
+
+// sizeFor returns the bytes to reserve for encoding n entries: as many as
+// the last encoding took per entry, and an eighth more, so that a large
+// snapshot is not copied again each time its buffer grows. It is 0 before
+// the first encoding.
+func (t *Table[K, V]) sizeFor(n int) int {
+	b := int64(n) * t.perEntry.Load() / 256
+	if b == 0 {
+		return 0
+	}
+	return int(b + b/8 + 64)
+}
+
+// noteSize records that n entries took bytes to encode, for sizeFor.
+func (t *Table[K, V]) noteSize(n, bytes int) {
+	if n > 0 {
+		t.perEntry.Store(int64(bytes) * 256 / int64(n))
 	}
 }
 
