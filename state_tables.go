@@ -1,7 +1,6 @@
 package weir
 
 import (
-	"maps"
 
 	"github.com/weir-stream/weir/internal/operator/keyed"
 	"github.com/weir-stream/weir/internal/state"
@@ -72,11 +71,11 @@ func newListTable[V any, K comparable](sc *StateContext[K], name string, opts []
 func newMapTable[UK comparable, UV any, K comparable](sc *StateContext[K], name string, opts []StateOption) mapTable[K, UK, UV] {
 	inPlace := state.Mutable[UK]() || state.Mutable[UV]()
 	if ttl, ok := ttlOf(sc, name, opts); ok {
-		t, err := keyed.RegisterTTL[map[UK]state.Stamped[UV]](sc.core, name, maps.Clone, inPlace)
+		t, err := keyed.RegisterTTLMap[UK, UV](sc.core, name, inPlace)
 		sc.setErr(err)
 		return state.NewTTLMaps(t, ttl)
 	}
-	t, err := keyed.Register[map[UK]UV](sc.core, name, maps.Clone, inPlace)
+	t, err := keyed.RegisterMap[UK, UV](sc.core, name, inPlace)
 	sc.setErr(err)
 	return plainMaps[K, UK, UV]{t}
 }

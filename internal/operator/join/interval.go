@@ -8,7 +8,6 @@ package join
 
 import (
 	"fmt"
-	"maps"
 
 	"github.com/weir-stream/weir/internal/dataflow"
 	"github.com/weir-stream/weir/internal/operator/keyed"
@@ -32,10 +31,10 @@ func (j *Interval[K, A, B]) Open(core *keyed.Core[K]) error {
 	j.core = core
 	// The buffers are the join's own; the records in them reach the
 	// user's join function.
-	if j.left, err = keyed.Register[map[int64][]A](core, "interval-join-left", maps.Clone, state.Mutable[A]()); err != nil {
+	if j.left, err = keyed.RegisterMap[int64, []A](core, "interval-join-left", state.Mutable[A]()); err != nil {
 		return err
 	}
-	j.right, err = keyed.Register[map[int64][]B](core, "interval-join-right", maps.Clone, state.Mutable[B]())
+	j.right, err = keyed.RegisterMap[int64, []B](core, "interval-join-right", state.Mutable[B]())
 	return err
 }
 

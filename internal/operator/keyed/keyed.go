@@ -6,6 +6,7 @@ package keyed
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 
 	"github.com/weir-stream/weir/codec"
@@ -205,11 +206,58 @@ func (c *Core[K]) TTL(millis int64, onRead bool) state.TTL {
 	return state.TTL{Millis: millis, OnRead: onRead, Now: func() int64 { return c.Now() }}
 }
 
+// RegisterMap registers the keyed table name of maps from UK to UV (a
+// MapState's), as Register does, copied on first access after a snapshot
+// by maps.Clone. The maps are stored by state.MapCodec: in iteration
+// order rather than codec.For's sorted order (a snapshot needs no
+// canonical form, and sorting every changed key's map at each checkpoint
+// was most of a join's checkpoint cost), under the same schema, so
+// either reads the other's snapshots.
+func RegisterMap[UK comparable, UV any, K comparable](c *Core[K], name string, inPlace bool) (*state.Table[K, map[UK]UV], error) {
+	if err := c.Backend.CheckTTL(name, false); err != nil {
+		return nil, err
+	}
+	vc, err := mapCodec[UK, UV](name)
+	if err != nil {
+		return nil, err
+	}
+	return registerWith(c, name, vc, maps.Clone, inPlace)
+}
+
+// RegisterTTLMap is RegisterMap for map state with a time-to-live, whose
+// entries carry their stamps (see RegisterTTL).
+func RegisterTTLMap[UK comparable, UV any, K comparable](c *Core[K], name string, inPlace bool) (*state.Table[K, map[UK]state.Stamped[UV]], error) {
+	if err := c.Backend.CheckTTL(name, true); err != nil {
+		return nil, err
+	}
+	vc, err := mapCodec[UK, state.Stamped[UV]](name)
+	if err != nil {
+		return nil, err
+	}
+	return registerWith(c, state.TTLName(name), vc, maps.Clone, inPlace)
+}
+
+func mapCodec[UK comparable, UV any](name string) (codec.Codec[map[UK]UV], error) {
+	kc, err := codec.For[UK]()
+	if err != nil {
+		return nil, fmt.Errorf("state %q: map keys of type %v cannot be checkpointed: %w", name, reflect.TypeFor[UK](), err)
+	}
+	vc, err := codec.For[UV]()
+	if err != nil {
+		return nil, fmt.Errorf("state %q: map values of type %v cannot be checkpointed: %w", name, reflect.TypeFor[UV](), err)
+	}
+	return state.MapCodec(kc, vc), nil
+}
+
 func register[V any, K comparable](c *Core[K], name string, clone func(V) V, inPlace bool) (*state.Table[K, V], error) {
 	vc, err := codec.For[V]()
 	if err != nil {
 		return nil, fmt.Errorf("state %q: values of type %v cannot be checkpointed: %w", name, reflect.TypeFor[V](), err)
 	}
+	return registerWith(c, name, vc, clone, inPlace)
+}
+
+func registerWith[V any, K comparable](c *Core[K], name string, vc codec.Codec[V], clone func(V) V, inPlace bool) (*state.Table[K, V], error) {
 	if c.Keys.Codec == nil {
 		return nil, fmt.Errorf("state %q: keys of type %v cannot be checkpointed: no codec (set one with KeyedStream.WithKeyCodec)", name, reflect.TypeFor[K]())
 	}
