@@ -1,6 +1,9 @@
 package weir
 
-import "github.com/weir-stream/weir/internal/operator/keyed"
+import (
+	"github.com/weir-stream/weir/internal/operator/keyed"
+	"github.com/weir-stream/weir/internal/state"
+)
 
 // The state handles below hold one value (or list, or map) per key of a
 // keyed operator. They are created in StateOpener.Open and used from the
@@ -20,6 +23,22 @@ import "github.com/weir-stream/weir/internal/operator/keyed"
 // of them is frozen copy-on-write and encoded in the background. The
 // lists of ListState and the maps of MapState are the handles' own:
 // change them through the handles, not in place.
+
+// Immutable is implemented by a state type that holds a slice, map or
+// pointer but whose values are never changed in place once stored: the
+// user's code builds a new value and stores it with Update instead of
+// changing the one Value returned. Such state is snapshotted as state of
+// numbers and strings is, copy-on-write and encoded off the task's
+// goroutine (incrementally where the backend does), instead of encoded
+// whole while the task waits. Declare it with a method on a named type:
+//
+//	type topBids []Bid
+//
+//	func (topBids) ImmutableInState() {}
+//
+// Changing a stored value in place after declaring this can corrupt a
+// checkpoint: the snapshot may share the value.
+type Immutable = state.Immutable
 
 // ValueState holds one value per key.
 type ValueState[V any, K comparable] struct {

@@ -58,13 +58,19 @@ func (e *q19Entry) row(op string, auction int64, rank int) Q19Row {
 		Extra: e.Strings[e.URLEnd:], RankNumber: int64(rank)}
 }
 
+// q19Top is an auction's best bids, best first, at most q19TopN. A
+// stored list is never changed: each change stores a new one, so the
+// state can be snapshotted copy-on-write (weir.Immutable).
+type q19Top []q19Entry
+
+func (q19Top) ImmutableInState() {}
+
 type q19Fn struct {
-	// top holds the auction's best bids, best first, at most q19TopN.
-	top *weir.ValueState[[]q19Entry, int64]
+	top *weir.ValueState[q19Top, int64]
 }
 
 func (f *q19Fn) Open(sc *weir.StateContext[int64]) error {
-	f.top = weir.NewValueState[[]q19Entry](sc, "top")
+	f.top = weir.NewValueState[q19Top](sc, "top")
 	return nil
 }
 
@@ -79,7 +85,7 @@ func (f *q19Fn) ProcessElement(ctx *weir.KeyedContext[int64, Q19Row], b nexmark.
 		return nil
 	}
 	// A new slice: the stored one may be shared with a checkpoint.
-	top := make([]q19Entry, 0, min(len(old)+1, q19TopN))
+	top := make(q19Top, 0, min(len(old)+1, q19TopN))
 	top = append(top, old[:pos]...)
 	top = append(top, q19EntryOf(b))
 	top = append(top, old[pos:min(len(old), q19TopN-1)]...)
