@@ -127,16 +127,18 @@ step "tests" go test -count=1 -timeout 30m ./...
 # The oracle's failure runs again, under the pebble state backend (their
 # reference runs keep state in memory, so the outputs compare backends),
 # the Nexmark queries against their hand-computed results, and the
-# Nexmark SQL against the Go queries. -short: three seeds per oracle
-# check rather than eight (the memory backend's run above has those), to
-# keep the suite within its time.
+# Nexmark SQL against the Go queries. -short: three failure schedules
+# per oracle check rather than the memory backend's dozen above, to keep
+# the suite within its time; this step and the race detector's -short
+# one start past the schedules the run above takes (1 to at most 20), so
+# that every step tries schedules of its own.
 step "oracle harness, rescale oracle, Nexmark queries and Nexmark SQL under the pebble state backend" \
-  env WEIR_TEST_STATE_BACKEND=pebble bash -c \
+  env WEIR_TEST_STATE_BACKEND=pebble WEIR_FIRST_SCHEDULE=21 bash -c \
   'go test -count=1 -short -timeout 30m ./weirtest/ ./nexmark/queries/ && go test -count=1 -run RescaleOracle . && go test -count=1 -run NexmarkSQL ./sql/'
 step "race detector on the packages that share memory between goroutines" \
   go test -count=1 -timeout 30m -race . ./internal/exchange/ ./internal/task/ ./internal/state/ ./internal/transport/ ./internal/cluster/ ./connectors/...
 step "race detector, -short, on the harness, engine, web and command line" \
-  go test -count=1 -timeout 30m -race -short ./weirtest/ ./internal/engine/ ./cli/internal/web/ ./cli/
+  env WEIR_FIRST_SCHEDULE=24 go test -count=1 -timeout 30m -race -short ./weirtest/ ./internal/engine/ ./cli/internal/web/ ./cli/
 
 echo "== summary"
 printf '%s\n' "${summary[@]}"
