@@ -29,7 +29,7 @@ func weirWithEnv(t *testing.T, env []string, args ...string) (int, string) {
 // weir status JOB included; a worker with a token the coordinator refuses
 // exits with the reason instead of trying again forever.
 func TestClientCommandsUseWEIR_COORDINATORAndAWrongTokenStopsAWorker(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	dir := t.TempDir()
 	coord := start(t, "coordinator", "coordinator", "--listen", "127.0.0.1:0", "--state-dir", filepath.Join(dir, "store"), "--token", "s3cret")
 	addr := coord.waitFor(`listening on (\S+) `)[1]

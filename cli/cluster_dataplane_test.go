@@ -18,7 +18,7 @@ import (
 // output. The workers compress what they send each their own way
 // (--exchange-compression), which changes nothing in the output.
 func TestClusterDataPlaneRefusesConnectionsWithoutTheToken(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	ref := reference(t, keycount)
 	c := &testCluster{t: t, dir: t.TempDir(), workers: map[string]*proc{}, replacement: "1m", flags: []string{"--token", "s3cret"}}
 	c.store = filepath.Join(c.dir, "store")

@@ -15,7 +15,7 @@ import (
 // nothing. Under fine-grained failover the failure of a single subtask
 // carries its class the same way.
 func TestClusterFailsAtOnceOnAConfigurationError(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	dir := t.TempDir()
 	outFile := filepath.Join(dir, "out-file")
 	if err := os.WriteFile(outFile, nil, 0o644); err != nil {
@@ -57,7 +57,7 @@ func TestClusterFailsAtOnceOnAConfigurationError(t *testing.T) {
 // unusable and restores the checkpoint before, as `weir run` does, and
 // the output is the failure-free output.
 func TestClusterFallsBackFromACorruptStateBlob(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	ref := reference(t, keycount)
 	c := newCluster(t, 3)
 	client, out := c.submit(keycount)

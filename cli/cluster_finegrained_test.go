@@ -16,7 +16,7 @@ import (
 // a spare worker, with upstream backup, while the other workers' subtasks
 // run on; the output equals the failure-free output.
 func TestClusterFineGrainedRestartsOnlyTheKilledWorkersSubtasks(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	ref := reference(t, keycount)
 	c := newCluster(t, 4) // three slots and a spare
 	client, out := c.submit(keycount, "--failover", "fine-grained")
@@ -45,7 +45,7 @@ func TestClusterFineGrainedRestartsOnlyTheKilledWorkersSubtasks(t *testing.T) {
 // A worker running restarted subtasks is killed while they recover: they
 // restart again elsewhere, and the output is still exact.
 func TestClusterFineGrainedSurvivesAKillDuringRecovery(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	ref := reference(t, keycount)
 	c := newCluster(t, 5) // three slots and two spares
 	client, out := c.submit(keycount, "--failover", "fine-grained")
@@ -60,7 +60,7 @@ func TestClusterFineGrainedSurvivesAKillDuringRecovery(t *testing.T) {
 // Failures injected into single subtasks restart them in place, on their
 // live workers, while everything else runs on.
 func TestClusterFineGrainedWithInjectedFailures(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	ref := reference(t, keycount)
 	c := newCluster(t, 3)
 	client, out := c.submit(keycount, "--failover", "fine-grained", "--inject-failures", "3", "--failure-seed", "5")
@@ -78,7 +78,7 @@ func TestClusterFineGrainedWithInjectedFailures(t *testing.T) {
 // only its source and sink subtasks restart from the checkpoint. The
 // output is exact.
 func TestClusterActiveStandbyTakesAKilledWorkersPlace(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	ref := reference(t, keycount)
 	c := newCluster(t, 4) // three slots and a spare, where the standbys run
 	client, out := c.submit(keycount, "--failover", "fine-grained", "--active-standby", "--chaining=false")
@@ -95,7 +95,7 @@ func TestClusterActiveStandbyTakesAKilledWorkersPlace(t *testing.T) {
 // and when a primary's worker is killed afterwards, its new standby takes
 // its place. The output is exact.
 func TestClusterReplacesTheStandbysOfAKilledWorker(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	job := append(slices.Clone(keycount), "--events", "3000000") // ten seconds: two kills and a replacement in between
 	ref := reference(t, job)
 	c := newCluster(t, 4) // three slots and a spare, where the standbys run first

@@ -16,7 +16,7 @@ import (
 // its output is what a failure-free run writes, as the nexmark job's own
 // check compares them.
 func TestClusterLiveRescaleNexmarkQ4WithAWorkerKilledDuringIt(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	c, client, out, id, refDir := startNexmarkQ4(t, 10000)
 	got := weirOut(t, "rescale", id, "--operator", "q4-winning-bids", "-p", "4", "--coordinator", c.addr)
 	m := regexp.MustCompile(`^rescaled "q4-winning-bids" of \S+ from parallelism 2 to 4 live at checkpoint (\d+)`).FindStringSubmatch(got)

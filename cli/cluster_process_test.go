@@ -253,11 +253,26 @@ func skipShort(t *testing.T) {
 	}
 }
 
+// clusterTest is skipShort for a test that then runs in parallel with the
+// package's other cluster tests (go test's -parallel of them at a time,
+// GOMAXPROCS by default), after its sequential tests: a cluster test mostly
+// waits for its processes, whose jobs --rate throttles (about a third of a
+// core per test on a 2-core machine), so two of them side by side take
+// little longer than one. Tests that set environment variables
+// (t.Setenv, which the children inherit) call skipShort instead, and so
+// do those whose outcome hinges on a window of time the processes must
+// keep (a lease, the adoption of a running attempt, a frozen process
+// against the heartbeat timeout): they run one at a time, first.
+func clusterTest(t *testing.T) {
+	skipShort(t)
+	t.Parallel()
+}
+
 // A worker killed mid-run is lost; the job waits for a slot, a replacement
 // joins, and the job restarts on it from the latest checkpoint. The output
 // equals the failure-free output.
 func TestClusterSurvivesAWorkerKill(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	ref := reference(t, keycount)
 	c := newCluster(t, 3)
 	client, out := c.submit(keycount)
@@ -278,7 +293,7 @@ func TestClusterSurvivesAWorkerKill(t *testing.T) {
 // frozen (SIGSTOP) before the next checkpoint is triggered, so that
 // checkpoint cannot complete before the kill.
 func TestClusterSurvivesAKillDuringACheckpoint(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	ref := reference(t, keycount)
 	for try := 1; ; try++ {
 		if killDuringACheckpoint(t, ref) {
@@ -324,7 +339,7 @@ func killDuringACheckpoint(t *testing.T, ref []string) bool {
 // Two workers die one after the other, the second while the job recovers
 // from the first.
 func TestClusterSurvivesTwoWorkerKills(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	ref := reference(t, keycount)
 	c := newCluster(t, 3)
 	client, out := c.submit(keycount)
@@ -346,7 +361,7 @@ func TestClusterSurvivesTwoWorkerKills(t *testing.T) {
 // they kept running, which it adopts, and the client waiting for the job
 // sees it finish.
 func TestClusterSurvivesACoordinatorRestart(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	ref := reference(t, keycount)
 	c := newCluster(t, 3)
 	client, out := c.submit(keycount)
@@ -362,7 +377,7 @@ func TestClusterSurvivesACoordinatorRestart(t *testing.T) {
 // plane's credit: the records read stay within the in-flight buffers of
 // what the sinks wrote, and the workers' memory stays bounded.
 func TestClusterBackpressureCrossesProcesses(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	c := newCluster(t, 2)
 	out := filepath.Join(c.dir, "out")
 	// One event per 1ms window: the sink receives as many rows as the
@@ -444,7 +459,7 @@ func rssMiB(t *testing.T, pid int) int64 {
 // machine: SIGSTOP) is lost after the heartbeat timeout, and the job
 // recovers without it.
 func TestClusterLosesASilentWorkerByHeartbeatTimeout(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	ref := reference(t, keycount)
 	c := newCluster(t, 4)
 	client, out := c.submit(keycount)
@@ -482,7 +497,7 @@ func TestClusterWithAnS3CheckpointStore(t *testing.T) {
 // restoring its share of the lost worker's subtasks, and finishes with the
 // failure-free output.
 func TestClusterSpreadsOverSurvivorsWithoutAReplacement(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	ref := reference(t, keycount)
 	c := &testCluster{t: t, dir: t.TempDir(), workers: map[string]*proc{}, replacement: "300ms"}
 	c.store = filepath.Join(c.dir, "store")
@@ -502,7 +517,7 @@ func TestClusterSpreadsOverSurvivorsWithoutAReplacement(t *testing.T) {
 // lost the restarted attempt is placed on it and restores from its memory,
 // and the output equals the failure-free output.
 func TestClusterPassiveStandby(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	ref := reference(t, keycount)
 	c := newCluster(t, 3)
 	sb := start(t, "standby", "worker", "--coordinator", c.addr, "--slots", "1", "--id", "standby", "--standby")
@@ -520,7 +535,7 @@ func TestClusterPassiveStandby(t *testing.T) {
 // Killing a standby costs the running job nothing: it ran no task, so no
 // attempt fails, and the output is the failure-free output.
 func TestClusterStandbyKillLeavesTheJobRunning(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	ref := reference(t, keycount)
 	c := newCluster(t, 3)
 	sb := start(t, "standby", "worker", "--coordinator", c.addr, "--slots", "1", "--id", "standby", "--standby")

@@ -61,7 +61,7 @@ func statusParallelism(t *testing.T, addr, id string) int {
 // output is the failure-free run's, exactly once, and the job's report
 // lists both rescales.
 func TestClusterRescaleRunningJobTwiceIsExactlyOnce(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	job := append(slices.Clone(keycount[:len(keycount)-2]), "-p", "2")
 	ref := reference(t, job)
 	c := newCluster(t, 4)
@@ -98,7 +98,7 @@ func TestClusterRescaleRunningJobTwiceIsExactlyOnce(t *testing.T) {
 // output is the failure-free run's, exactly once, and the job's report
 // lists the live rescale and the one recovery.
 func TestClusterLiveRescaleThenAWorkerKillIsExactlyOnce(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	job := append(slices.Clone(keycount[:len(keycount)-2]), "-p", "2")
 	ref := reference(t, job)
 	c := newCluster(t, 4)
@@ -137,7 +137,7 @@ func TestClusterLiveRescaleThenAWorkerKillIsExactlyOnce(t *testing.T) {
 // 4: its output is what a failure-free run writes, as the nexmark job's
 // own check compares them.
 func TestClusterRescaleNexmarkQ4(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	c, client, out, id, refDir := startNexmarkQ4(t, 20000)
 	from := c.coord.mark()
 	ck := c.rescaleJob(id, 4)
@@ -187,7 +187,7 @@ func weirFails(t *testing.T, want string, args ...string) {
 // and the free ones, and a job that does not run; the refused rescales
 // leave the job running at its parallelism.
 func TestClusterRescaleRefusals(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	c := newCluster(t, 2)
 	job := append(slices.Clone(keycount[:len(keycount)-2]), "-p", "2", "--events", "100000000")
 	c.submit(job)
@@ -218,7 +218,7 @@ func TestClusterRescaleRefusals(t *testing.T) {
 // restarted attempt serves the stop, and the rescale completes. The
 // output is still the failure-free run's, exactly once.
 func TestClusterRescaleSurvivesAWorkerKill(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	job := append(slices.Clone(keycount[:len(keycount)-2]), "-p", "2")
 	ref := reference(t, job)
 	c := newCluster(t, 4)
@@ -250,7 +250,7 @@ func TestClusterRescaleSurvivesAWorkerKill(t *testing.T) {
 // latest checkpoint when a worker is killed, without waiting for a
 // replacement. The output is the failure-free run's, exactly once.
 func TestClusterAutoParallelismFollowsTheWorkers(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	job := append(slices.Clone(keycount[:len(keycount)-2]), "-p", "2")
 	ref := reference(t, job)
 	c := &testCluster{t: t, dir: t.TempDir(), workers: map[string]*proc{}, replacement: "1m"}

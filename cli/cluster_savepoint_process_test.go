@@ -36,7 +36,7 @@ func weirOut(t *testing.T, args ...string) string {
 // not from the savepoint again (whose restore would repeat the output
 // committed since).
 func TestClusterSavepointStopAndResubmitFromSavepoint(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	job := append(slices.Clone(keycount[:len(keycount)-2]), "-p", "2")
 	ref := reference(t, job)
 	c := &testCluster{t: t, dir: t.TempDir(), workers: map[string]*proc{}, replacement: "1m"}
@@ -114,7 +114,7 @@ func atoi(t *testing.T, s string) int {
 // weir stop JOB --savepoint --drain has the coordinator drain the job's
 // savepoint checkpoint on its workers, and the job stops after it.
 func TestClusterStopWithDrain(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	job := append(slices.Clone(keycount[:len(keycount)-2]), "-p", "2")
 	c := &testCluster{t: t, dir: t.TempDir(), workers: map[string]*proc{}, replacement: "1m"}
 	c.store = filepath.Join(c.dir, "store")

@@ -127,7 +127,7 @@ func metricValue(body, metric string, labels ...string) (float64, bool) {
 // coordinator's. weir submit --http serves the same job from the
 // coordinator's control plane.
 func TestCoordinatorServesTheClustersJobs(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	w := newWebCluster(t)
 
 	var jobs []struct {

@@ -49,7 +49,7 @@ func sqlVars(out, rate string) []string {
 // restarts from its latest checkpoint on a replacement and writes what
 // the same script writes in one process without failures.
 func TestClusterRunsASQLScriptThroughAWorkerKill(t *testing.T) {
-	skipShort(t)
+	clusterTest(t)
 	script := sqlScript(t)
 	refDir := filepath.Join(t.TempDir(), "ref")
 	args := append([]string{"sql", "-f", script, "-p", "3", "--progress", "off"}, sqlVars(refDir, "0")...)
