@@ -128,10 +128,11 @@ step "tests" go test -count=1 -timeout 30m ./...
 # reference runs keep state in memory, so the outputs compare backends),
 # the Nexmark queries against their hand-computed results, and the
 # Nexmark SQL against the Go queries. -short: three failure schedules
-# per oracle check rather than the memory backend's dozen above, to keep
-# the suite within its time; this step and the race detector's -short
-# one start past the schedules the run above takes (1 to at most 20), so
-# that every step tries schedules of its own.
+# per oracle check (one for the fine-grained hang check) rather than the
+# memory backend's dozen above, to keep the suite within its time; this
+# step and the race detector's -short one start past the schedules the
+# run above takes (1 to at most 20), so that every step tries schedules
+# of its own.
 step "oracle harness, rescale oracle, Nexmark queries and Nexmark SQL under the pebble state backend" \
   env WEIR_TEST_STATE_BACKEND=pebble WEIR_FIRST_SCHEDULE=21 bash -c \
   'go test -count=1 -short -timeout 30m ./weirtest/ ./nexmark/queries/ && go test -count=1 -run RescaleOracle . && go test -count=1 -run NexmarkSQL ./sql/'
