@@ -18,9 +18,11 @@ type haCluster struct {
 
 // newHACluster starts coordinator a, which leads once its first lease
 // period passed, then standby b, then workers. A short lease makes a
-// takeover after a kill or a freeze quick; a leader on a loaded machine
-// may then miss a renewal and lose the lead early, so a test that does
-// not wait for the lease to expire gives a longer one.
+// takeover after a kill or a freeze quick, but a leader on a loaded
+// machine may then miss a renewal and lose the lead before the test
+// means it to (with 1s, at a load average of about 9, it lost the lead
+// before its second checkpoint); the tests that wait for the lease to
+// expire give 3s, the others longer.
 func newHACluster(t *testing.T, workers int, lease string) *haCluster {
 	c := &testCluster{t: t, dir: t.TempDir(), workers: map[string]*proc{}, replacement: "1m"}
 	c.store = filepath.Join(c.dir, "store")
@@ -74,7 +76,7 @@ func (h *haCluster) checkOutput(client *proc, out string, ref []string) {
 func TestClusterHALeaderKillRestartsNoTask(t *testing.T) {
 	skipShort(t)
 	ref := reference(t, keycount)
-	h := newHACluster(t, 3, "1s")
+	h := newHACluster(t, 3, "3s")
 	client, out := h.submit(keycount)
 	h.a.waitFor(`checkpoint 2 completed`)
 	h.a.kill()
@@ -92,7 +94,7 @@ func TestClusterHALeaderKillRestartsNoTask(t *testing.T) {
 func TestClusterHAFrozenLeaderNeverCommitsAfterTheTakeover(t *testing.T) {
 	skipShort(t)
 	ref := reference(t, keycount)
-	h := newHACluster(t, 3, "1s")
+	h := newHACluster(t, 3, "3s")
 	client, out := h.submit(keycount)
 	h.a.waitFor(`checkpoint 2 completed`)
 	h.a.stop()
