@@ -22,14 +22,16 @@ type haCluster struct {
 // machine may then miss a renewal and lose the lead before the test
 // means it to (with 1s, at a load average of about 9, it lost the lead
 // before its second checkpoint); the tests that wait for the lease to
-// expire give 3s, the others longer.
+// expire give 3s, the others longer. A new leader waits up to 15s for the
+// workers to report their attempts: a worker that last tried the frozen
+// leader waits out its welcome timeout (5s) first.
 func newHACluster(t *testing.T, workers int, lease string) *haCluster {
 	c := &testCluster{t: t, dir: t.TempDir(), workers: map[string]*proc{}, replacement: "1m"}
 	c.store = filepath.Join(c.dir, "store")
 	h := &haCluster{testCluster: c}
 	startHA := func(name string) (*proc, string) {
 		p := start(t, name, "coordinator", "--ha", "--listen", "127.0.0.1:0", "--checkpoint-store", c.store, "--lease-period", lease,
-			"--replacement-timeout", c.replacement, "--heartbeat-timeout", "1s", "--heartbeat-interval", "100ms")
+			"--replacement-timeout", c.replacement, "--heartbeat-timeout", "1s", "--heartbeat-interval", "100ms", "--adopt-timeout", "15s")
 		return p, p.waitFor(`listening on (\S+) `)[1]
 	}
 	var addrA, addrB string

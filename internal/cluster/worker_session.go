@@ -122,6 +122,10 @@ func LeaderHint(err error) string {
 	return hint
 }
 
+// welcomeTimeout bounds the wait for a coordinator's welcome after the
+// hello; the worker then tries the next address.
+const welcomeTimeout = 5 * time.Second
+
 // session is one connection to the coordinator at addr.
 func (w *Worker) session(ctx context.Context, g *agent, addr string) error {
 	conn, err := w.cfg.Security.Dial(addr)
@@ -131,8 +135,17 @@ func (w *Worker) session(ctx context.Context, g *agent, addr string) error {
 	defer conn.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// A coordinator that takes the connection but never answers (frozen
+	// by SIGSTOP, say: the kernel accepts for it) would hold the worker
+	// in the handshake while a standby takes over, and the new leader
+	// would give up adopting the worker's attempts.
+	timer := time.AfterFunc(welcomeTimeout, cancel)
+	defer timer.Stop()
 	stream, err := pb.NewCoordinatorClient(conn).Connect(ctx)
 	if err != nil {
+		if !timer.Stop() {
+			return fmt.Errorf("coordinator %s did not welcome the worker within %v", addr, welcomeTimeout)
+		}
 		return err
 	}
 	var jobs []string
@@ -149,6 +162,9 @@ func (w *Worker) session(ctx context.Context, g *agent, addr string) error {
 		return err
 	}
 	first, err := stream.Recv()
+	if !timer.Stop() {
+		return fmt.Errorf("coordinator %s did not welcome the worker within %v", addr, welcomeTimeout)
+	}
 	if err != nil {
 		return err
 	}
