@@ -1,7 +1,6 @@
 package weir
 
 import (
-
 	"github.com/weir-stream/weir/internal/operator/keyed"
 	"github.com/weir-stream/weir/internal/state"
 )
