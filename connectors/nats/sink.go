@@ -81,7 +81,7 @@ func (s *Sink[T]) Open(ctx context.Context, info connector.SubtaskInfo) (connect
 	if job == "" {
 		job = s.opts.Subject + "/" + info.Operator
 	}
-	return &writer[T]{s: s, conn: conn, js: js, job: job, subtask: info.Subtask}, nil
+	return &writer[T]{s: s, conn: conn, js: js, job: job, subtask: info.Subtask, n: info.Parallelism}, nil
 }
 
 type writer[T any] struct {
@@ -91,6 +91,7 @@ type writer[T any] struct {
 	kv      jetstream.KeyValue // commit markers, in transactional mode
 	job     string
 	subtask int
+	n       int    // the sink's parallelism
 	txn     bool   // transactional mode, after Recover
 	run     string // random id of this writer, part of message ids
 	held    []byte // transactional: the encoded messages since the last PreCommit
@@ -197,7 +198,11 @@ func (w *writer[T]) PreCommit(_ context.Context, checkpoint int64) ([]byte, erro
 }
 
 // markerKey is this subtask's key in the marker bucket.
-func (w *writer[T]) markerKey() string {
+func (w *writer[T]) markerKey() string { return w.markerPrefix() + strconv.Itoa(w.subtask) }
+
+// markerPrefix is the job's part of its subtasks' marker keys, with the
+// dot before the subtask.
+func (w *writer[T]) markerPrefix() string {
 	var b strings.Builder
 	for _, c := range w.job {
 		if c == '-' || c == '_' || c == '=' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
@@ -206,7 +211,32 @@ func (w *writer[T]) markerKey() string {
 			b.WriteByte('_')
 		}
 	}
-	return b.String() + "." + strconv.Itoa(w.subtask)
+	return b.String() + "."
+}
+
+// dropStaleMarkers deletes the markers of the job's subtasks at or beyond
+// the sink's parallelism. An earlier run of a job of the same name at a
+// higher parallelism leaves them; a run that starts afresh resets only
+// its own subtasks' markers, so a later rescale up of the new run would
+// take an old marker, recording a checkpoint id the new run has not
+// reached, for its own and skip commits: output lost.
+func (w *writer[T]) dropStaleMarkers(ctx context.Context) error {
+	keys, err := w.kv.ListKeysFiltered(ctx, w.markerPrefix()+"*")
+	if err != nil {
+		return fmt.Errorf("nats: listing the commit markers of %s: %w", w.job, err)
+	}
+	var stale []string
+	for k := range keys.Keys() {
+		if i, err := strconv.Atoi(strings.TrimPrefix(k, w.markerPrefix())); err == nil && i >= w.n {
+			stale = append(stale, k)
+		}
+	}
+	for _, k := range stale {
+		if err := w.kv.Delete(ctx, k); err != nil {
+			return fmt.Errorf("nats: deleting the stale commit marker %s: %w", k, err)
+		}
+	}
+	return nil
 }
 
 // committed returns the highest checkpoint this subtask committed.
@@ -328,7 +358,8 @@ func parseTxn(txn []byte) (string, int64, []heldMsg, error) {
 // the marker bucket, and commits the restored checkpoint's transactions.
 // Nothing of a later checkpoint was published, so nothing is aborted. On a
 // fresh start (restored 0) the subtask's marker is reset, as checkpoint
-// ids start over.
+// ids start over, and subtask 0 deletes the markers of subtasks beyond the
+// parallelism (dropStaleMarkers).
 func (w *writer[T]) Recover(ctx context.Context, restored int64, commit [][]byte) error {
 	w.txn = true
 	w.run = rand.Text()[:12]
@@ -340,6 +371,11 @@ func (w *writer[T]) Recover(ctx context.Context, restored int64, commit [][]byte
 	if restored == 0 {
 		if _, err := kv.Put(ctx, w.markerKey(), []byte("0")); err != nil {
 			return fmt.Errorf("nats: resetting commit marker %s: %w", w.markerKey(), err)
+		}
+		if w.subtask == 0 {
+			if err := w.dropStaleMarkers(ctx); err != nil {
+				return err
+			}
 		}
 	}
 	for _, t := range commit {

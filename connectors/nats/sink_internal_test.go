@@ -96,3 +96,61 @@ func TestInterruptedCommitIsDeduplicated(t *testing.T) {
 		t.Fatalf("stream holds %v, want [10 11 12 13 14] once each", got)
 	}
 }
+
+// A job that starts afresh at parallelism 2 deletes the commit markers an
+// earlier run of the same job left at a higher parallelism (subtask 3's,
+// at checkpoint 40), so that a later rescale up does not take them for
+// its own and skip its commits up to checkpoint 40; markers of other jobs
+// stay.
+func TestAFreshStartDropsMarkersOfSubtasksBeyondItsParallelism(t *testing.T) {
+	url := testenv.Require(t, "WEIR_NATS_URL")
+	ctx := t.Context()
+	conn, err := nc.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	js, err := jetstream.New(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("STALE%d", time.Now().UnixNano()%1e9)
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{name}, Storage: jetstream.MemoryStorage}); err != nil {
+		t.Fatal(err)
+	}
+	defer js.DeleteStream(context.Background(), name)
+	bucket := name + "_markers"
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: bucket, History: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer js.DeleteKeyValue(context.Background(), bucket)
+	for _, k := range []string{name + ".3", name + ".1", name + "x.3"} {
+		if _, err := kv.Put(ctx, k, []byte("40")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := NewSink(SinkOptions[int]{ConnOptions: ConnOptions{URL: url}, Subject: name, Format: format.JSON[int](), JobID: name, MarkerBucket: bucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		w, err := s.Open(ctx, connector.SubtaskInfo{Operator: "out", Subtask: i, Parallelism: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.(connector.Committer).Recover(ctx, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+	}
+	if _, err := kv.Get(ctx, name+".3"); err == nil {
+		t.Fatal("subtask 3's marker of the earlier run is still there")
+	}
+	for k, want := range map[string]string{name + ".0": "0", name + ".1": "0", name + "x.3": "40"} {
+		e, err := kv.Get(ctx, k)
+		if err != nil || string(e.Value()) != want {
+			t.Fatalf("marker %s: %v, want %s", k, err, want)
+		}
+	}
+}
