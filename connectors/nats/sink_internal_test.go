@@ -15,22 +15,30 @@ import (
 	"github.com/weir-stream/weir/internal/testenv"
 )
 
+// jetStream connects to the test server and returns its URL and a
+// JetStream context, closed when the test ends.
+func jetStream(t *testing.T) (string, jetstream.JetStream) {
+	t.Helper()
+	url := testenv.Require(t, "WEIR_NATS_URL")
+	conn, err := nc.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	js, err := jetstream.New(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return url, js
+}
+
 // A commit interrupted half-way (the process died after publishing the
 // first messages of a checkpoint and before recording its marker) is
 // published again by the next attempt's Recover; the stream drops the
 // messages it already has by their ids, so each appears once.
 func TestInterruptedCommitIsDeduplicated(t *testing.T) {
-	url := testenv.Require(t, "WEIR_NATS_URL")
+	url, js := jetStream(t)
 	ctx := t.Context()
-	conn, err := nc.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	js, err := jetstream.New(conn)
-	if err != nil {
-		t.Fatal(err)
-	}
 	name := fmt.Sprintf("HALF%d", time.Now().UnixNano()%1e9)
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{name}, Storage: jetstream.MemoryStorage}); err != nil {
 		t.Fatal(err)
@@ -103,17 +111,8 @@ func TestInterruptedCommitIsDeduplicated(t *testing.T) {
 // its own and skip its commits up to checkpoint 40; markers of other jobs
 // stay.
 func TestAFreshStartDropsMarkersOfSubtasksBeyondItsParallelism(t *testing.T) {
-	url := testenv.Require(t, "WEIR_NATS_URL")
+	url, js := jetStream(t)
 	ctx := t.Context()
-	conn, err := nc.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	js, err := jetstream.New(conn)
-	if err != nil {
-		t.Fatal(err)
-	}
 	name := fmt.Sprintf("STALE%d", time.Now().UnixNano()%1e9)
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{name}, Storage: jetstream.MemoryStorage}); err != nil {
 		t.Fatal(err)
