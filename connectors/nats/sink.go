@@ -221,13 +221,14 @@ func (w *writer[T]) markerPrefix() string {
 // take an old marker, recording a checkpoint id the new run has not
 // reached, for its own and skip commits: output lost.
 func (w *writer[T]) dropStaleMarkers(ctx context.Context) error {
-	keys, err := w.kv.ListKeysFiltered(ctx, w.markerPrefix()+"*")
+	prefix := w.markerPrefix()
+	keys, err := w.kv.ListKeysFiltered(ctx, prefix+"*")
 	if err != nil {
 		return fmt.Errorf("nats: listing the commit markers of %s: %w", w.job, err)
 	}
 	var stale []string
 	for k := range keys.Keys() {
-		if i, err := strconv.Atoi(strings.TrimPrefix(k, w.markerPrefix())); err == nil && i >= w.n {
+		if i, err := strconv.Atoi(strings.TrimPrefix(k, prefix)); err == nil && i >= w.n {
 			stale = append(stale, k)
 		}
 	}

@@ -26,31 +26,33 @@ type listing struct {
 // deleting it forgets it. A new process verifies from scratch.
 type verified struct {
 	mu  sync.Mutex
-	ids map[string]map[uint64]bool // by job
+	ids map[verifiedID]bool
+}
+
+type verifiedID struct {
+	job string
+	id  uint64
 }
 
 func (v *verified) has(job string, id uint64) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	return v.ids[job][id]
+	return v.ids[verifiedID{job, id}]
 }
 
 func (v *verified) add(job string, id uint64) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.ids == nil {
-		v.ids = map[string]map[uint64]bool{}
+		v.ids = map[verifiedID]bool{}
 	}
-	if v.ids[job] == nil {
-		v.ids[job] = map[uint64]bool{}
-	}
-	v.ids[job][id] = true
+	v.ids[verifiedID{job, id}] = true
 }
 
 func (v *verified) forget(job string, id uint64) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	delete(v.ids[job], id)
+	delete(v.ids, verifiedID{job, id})
 }
 
 // scan lists the checkpoint keys of job, grouped by checkpoint id. Keys
