@@ -29,7 +29,10 @@ type output struct {
 func (s Stream[T]) Pipeline() *Pipeline { return s.p }
 
 // WithCodec sets the codec that encodes the stream's records when they
-// cross a task boundary. Without it the engine uses codec.For[T].
+// cross a task boundary. Without it the engine uses codec.For[T], and
+// records of a type built only of numbers, booleans and strings
+// (codec.Transparent) pass to a task in the same process as values,
+// not encoded; with a codec of your own they are always encoded.
 func (s Stream[T]) WithCodec(c codec.Codec[T]) Stream[T] {
 	s.codec = c
 	return s

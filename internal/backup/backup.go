@@ -89,7 +89,7 @@ func (b *Store) Keep(w, ch int, e exchange.Element) {
 	switch e.Kind {
 	case exchange.Data:
 		e.Buf.Retain()
-		b.bytes += int64(cap(e.Buf.B))
+		b.bytes += int64(e.Buf.Size())
 	case exchange.Watermark, exchange.Idle, exchange.End:
 		b.bytes += controlBytes
 	default:
@@ -191,7 +191,7 @@ func (l *chanLog) release(n int) int64 {
 	var freed int64
 	for _, e := range l.entries[:n] {
 		if e.Kind == exchange.Data {
-			freed += int64(cap(e.Buf.B))
+			freed += int64(e.Buf.Size())
 			e.Buf.Release()
 		} else {
 			freed += controlBytes

@@ -16,7 +16,7 @@ import (
 type Kind uint8
 
 const (
-	// Data carries a batch of encoded records.
+	// Data carries a batch of records (see Buffer).
 	Data Kind = iota
 	// Watermark says that no record with an event time <= Time follows on
 	// this channel (except late records, which operators may drop).
@@ -97,12 +97,78 @@ type Element struct {
 // while someone still reads it. A buffer made otherwise (a copy kept in
 // a log, records decoded from a checkpoint) is never pooled: PutBuffer
 // leaves it to the garbage collector.
+//
+// A buffer between two subtasks of one process may hold its records as
+// values instead (Vals), when their codec says a value passes as it is
+// (codec.Transparent): the receiver then takes them without decoding.
+// Whoever needs the bytes — a remote receiver, a copy kept in a
+// checkpoint or a log — asks Bytes or Copy, which encode the values.
 type Buffer struct {
 	B []byte
 	N int
+	// Vals, when not nil, holds the N records as values and B is unused
+	// until Bytes encodes them into it. A sender fills Vals only before
+	// it ships the buffer; afterwards the values do not change.
+	Vals Values
 	// refs counts the holders of a pooled buffer.
 	refs   atomic.Int32
 	pooled bool // from the pool; set when it is made
+	// encoded reports that B holds the encoding of Vals (see Bytes); mu
+	// orders the holders that ask for it at once.
+	encoded bool
+	mu      sync.Mutex
+}
+
+// Values is a batch of records kept as values of the sender's type: the
+// sending task's writer makes it and the receiving task's decoder knows
+// its type. Neither the engine nor a codec of another type reads it.
+type Values interface {
+	// AppendEncoded appends the records as B holds them: each a varint
+	// timestamp delta from the one before (the first from 0) and the
+	// codec's encoding.
+	AppendEncoded(dst []byte) []byte
+	// Size returns about how many bytes of memory the values hold, for
+	// metrics and the bounds on retained output.
+	Size() int
+	// Recycle takes the values back once the buffer's last holder
+	// returned it; nobody reads them afterwards.
+	Recycle()
+}
+
+// Bytes returns the records encoded: B, encoded from Vals once when the
+// buffer holds values. The caller must hold b and must not change the
+// bytes.
+func (b *Buffer) Bytes() []byte {
+	if b.Vals == nil {
+		return b.B
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.encoded {
+		b.B = b.Vals.AppendEncoded(b.B[:0])
+		b.encoded = true
+	}
+	return b.B
+}
+
+// Copy returns a buffer of its own, never pooled, with b's records
+// encoded: what a checkpoint or a log keeps of a buffer its holders
+// recycle. Unlike Bytes it caches nothing in b, so a writer may copy the
+// buffer it still fills.
+func (b *Buffer) Copy() *Buffer {
+	if b.Vals == nil {
+		return &Buffer{B: append([]byte(nil), b.B...), N: b.N}
+	}
+	return &Buffer{B: b.Vals.AppendEncoded(nil), N: b.N}
+}
+
+// Size returns about how many bytes of memory the records hold: the
+// capacity of B, or the values' size.
+func (b *Buffer) Size() int {
+	if b.Vals != nil {
+		return b.Vals.Size()
+	}
+	return cap(b.B)
 }
 
 // Retain adds a holder to b, which will return it with PutBuffer or
@@ -145,6 +211,10 @@ func PutBuffer(b *Buffer) {
 		return
 	case n < 0:
 		panic("exchange: a buffer was returned to the pool more often than it was held")
+	}
+	if v := b.Vals; v != nil {
+		b.Vals, b.encoded = nil, false
+		v.Recycle()
 	}
 	if cap(b.B) > 4*BufferSize {
 		return // let oversized buffers go

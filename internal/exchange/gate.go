@@ -335,7 +335,7 @@ func (g *Gate) AheadOfMarker(ch int, id int64) (bufs []*Buffer, next int64) {
 			break
 		}
 		if e.Kind == Data {
-			bufs = append(bufs, &Buffer{B: append([]byte(nil), e.Buf.B...), N: e.Buf.N})
+			bufs = append(bufs, e.Buf.Copy())
 			next = max(next, e.Seq+int64(e.Buf.N))
 		}
 	}

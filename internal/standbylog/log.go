@@ -114,7 +114,7 @@ func (l *Log) addLocked(en Entry, copyBuf bool) {
 	if en.Kind == Element && en.E.Kind == exchange.Data {
 		b := en.E.Buf
 		if copyBuf {
-			b = &exchange.Buffer{B: append([]byte(nil), b.B...), N: b.N}
+			b = b.Copy()
 		}
 		en.E.Buf = b
 		l.bytes += int64(len(b.B))

@@ -154,7 +154,7 @@ func appendEntry(b []byte, en Entry) []byte {
 	b = binary.AppendVarint(b, e.Seq)
 	if e.Kind == exchange.Data && e.Buf != nil && en.Kind == Element {
 		b = binary.AppendUvarint(b, uint64(e.Buf.N))
-		b = append(b, e.Buf.B...)
+		b = append(b, e.Buf.Bytes()...)
 	} else {
 		b = binary.AppendUvarint(b, 0)
 	}

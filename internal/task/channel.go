@@ -105,6 +105,7 @@ type Writer[T any] struct {
 	cursors []*cursor     // shared with an active standby's writer, or nil
 	muted   bool          // see mute
 	from    []int64       // see mute
+	values  valueBatches[T]
 }
 
 // NewWriter returns a writer sending on chans (one per target subtask, or
@@ -116,8 +117,9 @@ func NewWriter[T any](ctx *Context, c codec.Codec[T], part plan.Partitioning, ha
 	if part == plan.Rebalance {
 		w.rr = ctx.Subtask % len(chans) // spread the first records of parallel senders
 	}
+	w.values.init(c, chans)
 	for i := range w.bufs {
-		w.bufs[i] = exchange.GetBuffer()
+		w.bufs[i] = w.values.newBuffer(i)
 	}
 	return w
 }
@@ -145,6 +147,14 @@ func (w *Writer[T]) Collect(ts int64, v T) {
 
 func (w *Writer[T]) append(i int, ts int64, v T) {
 	b := w.bufs[i]
+	if vb := w.values.open[i]; vb != nil {
+		vb.vals = append(vb.vals, v)
+		vb.ts = append(vb.ts, ts)
+		if b.N++; b.N >= w.values.batchLen {
+			w.ship(i)
+		}
+		return
+	}
 	b.B = binary.AppendVarint(b.B, ts-w.prevTS[i])
 	w.prevTS[i] = ts
 	b.B = w.codec.Append(b.B, v)
@@ -162,7 +172,7 @@ func (w *Writer[T]) ship(i int) {
 	// The buffer leaves the writer before the send, which may fail the
 	// task while it waits for room: its records count as sent (sendData)
 	// and must not count again as buffered (Sent).
-	w.bufs[i] = exchange.GetBuffer()
+	w.bufs[i] = w.values.newBuffer(i)
 	w.prevTS[i] = 0
 	w.sendData(i, b)
 }
@@ -263,7 +273,7 @@ func (w *Writer[T]) tryDeliver(i int, e exchange.Element) error {
 	}
 	if e.Kind == exchange.Data {
 		w.metrics.RecordsOut.Add(int64(e.Buf.N))
-		w.metrics.BytesOut.Add(int64(len(e.Buf.B)))
+		w.metrics.BytesOut.Add(int64(sentBytes(e.Buf)))
 	}
 	blocked, err := w.chans[i].SendTimed(w.ctx, e)
 	if blocked > 0 {
@@ -291,7 +301,7 @@ func (w *Writer[T]) Pending() []*exchange.Buffer {
 	out := make([]*exchange.Buffer, len(w.bufs))
 	for i, b := range w.bufs {
 		if b.N > 0 {
-			out[i] = &exchange.Buffer{B: append([]byte(nil), b.B...), N: b.N}
+			out[i] = b.Copy()
 		}
 	}
 	return out
@@ -300,7 +310,7 @@ func (w *Writer[T]) Pending() []*exchange.Buffer {
 // Resend ships a restored buffer on channel j, before anything else.
 func (w *Writer[T]) Resend(j int, b *exchange.Buffer) {
 	nb := exchange.GetBuffer()
-	nb.B = append(nb.B, b.B...)
+	nb.B = append(nb.B, b.Bytes()...)
 	nb.N = b.N
 	w.sendData(j, nb)
 }
@@ -393,8 +403,9 @@ func (w *Writer[T]) reroute(chans []exchange.Channel, endOld bool) {
 	}
 	n := len(chans)
 	w.chans, w.bufs, w.prevTS, w.sent, w.ctl = chans, make([]*exchange.Buffer, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	w.values.route(chans)
 	for i := range w.bufs {
-		w.bufs[i] = exchange.GetBuffer()
+		w.bufs[i] = w.values.newBuffer(i)
 	}
 	w.rr %= n
 }
@@ -479,7 +490,13 @@ func NewDecoder[T any](c codec.Codec[T], target Collector[T], where string) Deco
 }
 
 func (d *decoder[T]) Decode(b *exchange.Buffer, from, to int) error {
-	src := b.B
+	if vb, ok := b.Vals.(*valueBatch[T]); ok {
+		for i := from; i < min(to, len(vb.vals)); i++ {
+			d.target.Collect(vb.ts[i], vb.vals[i])
+		}
+		return nil
+	}
+	src := b.Bytes()
 	var ts int64
 	for i := 0; i < to; i++ {
 		delta, n := binary.Varint(src)

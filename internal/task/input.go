@@ -287,7 +287,7 @@ func (s *subtask) deliver(ch int, e exchange.Element, a *input.Action) error {
 		}
 	}
 	if f := s.taking; a.InFlight && f != nil && f.id == a.Checkpoint {
-		s.keepInflight(ch, &exchange.Buffer{B: append([]byte(nil), e.Buf.B...), N: e.Buf.N})
+		s.keepInflight(ch, e.Buf.Copy())
 	}
 	s.decoding = decoding{ch: ch, from: a.From, to: a.To, on: true}
 	err := s.decode[ch].Decode(e.Buf, a.Skip, a.Limit)

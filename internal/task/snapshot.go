@@ -352,8 +352,9 @@ func encodeBuffers(bufs []*exchange.Buffer) []byte {
 	var out []byte
 	for _, b := range bufs {
 		out = binary.AppendUvarint(out, uint64(b.N))
-		out = binary.AppendUvarint(out, uint64(len(b.B)))
-		out = append(out, b.B...)
+		bs := b.Bytes()
+		out = binary.AppendUvarint(out, uint64(len(bs)))
+		out = append(out, bs...)
 	}
 	return out
 }

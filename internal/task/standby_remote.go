@@ -75,7 +75,7 @@ func (r *Runtime) pump(ctx context.Context, id dataflow.SubtaskID) {
 		if e.Kind != exchange.Data {
 			continue
 		}
-		more, err := l.Receive(e.Buf.B)
+		more, err := l.Receive(e.Buf.Bytes())
 		exchange.PutBuffer(e.Buf)
 		if err != nil {
 			r.opts.logf("the input log of subtask %s's primary: %v; its active standby stops", id, err)

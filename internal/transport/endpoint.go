@@ -450,7 +450,7 @@ func (p *peer) write(t target, e exchange.Element, flags byte) error {
 	var payload []byte
 	var z *[]byte
 	if e.Buf != nil {
-		payload = e.Buf.B
+		payload = e.Buf.Bytes()
 		node.batches.Add(1)
 		node.recordBytes.Add(int64(len(payload)))
 		if z = node.codecs.compress(payload); z != nil {

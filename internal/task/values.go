@@ -1,0 +1,115 @@
+package task
+
+import (
+	"encoding/binary"
+	"sync"
+	"unsafe"
+
+	"github.com/weir-stream/weir/codec"
+	"github.com/weir-stream/weir/internal/exchange"
+)
+
+// This file is the exchange of records as values between two subtasks of
+// one process. When the edge's codec is transparent (codec.Transparent:
+// a copy of a value is what decoding its encoding would give), a Writer
+// fills the batches of its local channels with the values themselves and
+// the receiving decoder hands them to its chain: no encoding, no
+// decoding, no string copied. Whatever needs the batch's bytes — a
+// receiver in another process (a channel moved there after a failure),
+// a checkpoint's in-flight records, an active standby's log — encodes
+// it through exchange.Buffer.Bytes or Copy.
+
+// valueBatchBytes is about the memory a batch of values fills before the
+// writer ships it, as exchange.BufferSize is for encoded batches; a
+// batch holds between minValueBatch and maxValueBatch records.
+const (
+	valueBatchBytes = exchange.BufferSize
+	minValueBatch   = 256
+	maxValueBatch   = 4096
+)
+
+// valueBatch is a batch of records kept as values (exchange.Values).
+type valueBatch[T any] struct {
+	vals  []T
+	ts    []int64
+	codec codec.Codec[T]
+	pool  *sync.Pool
+}
+
+// AppendEncoded appends the records as an encoded batch holds them.
+func (b *valueBatch[T]) AppendEncoded(dst []byte) []byte {
+	var prev int64
+	for i, v := range b.vals {
+		dst = binary.AppendVarint(dst, b.ts[i]-prev)
+		prev = b.ts[i]
+		dst = b.codec.Append(dst, v)
+	}
+	return dst
+}
+
+// Size is the memory of the values themselves, not counting the bytes of
+// the strings they hold.
+func (b *valueBatch[T]) Size() int {
+	var v T
+	return len(b.vals) * int(unsafe.Sizeof(v)+8)
+}
+
+// Recycle clears the values, so that the batch holds no strings alive,
+// and returns the batch to its writer's pool.
+func (b *valueBatch[T]) Recycle() {
+	clear(b.vals)
+	b.vals, b.ts = b.vals[:0], b.ts[:0]
+	b.pool.Put(b)
+}
+
+// valueBatches is a Writer's part in the exchange by value: which of its
+// channels take batches of values, the batch each one fills, and the
+// pool of batches its receivers return.
+type valueBatches[T any] struct {
+	codec       codec.Codec[T]
+	transparent bool
+	batchLen    int
+	pool        sync.Pool
+	byValue     []bool           // per channel: local, and T transparent
+	open        []*valueBatch[T] // per channel: the batch being filled, or nil
+}
+
+func (v *valueBatches[T]) init(c codec.Codec[T], chans []exchange.Channel) {
+	v.codec, v.transparent = c, codec.Transparent(c)
+	var zero T
+	v.batchLen = min(max(valueBatchBytes/int(unsafe.Sizeof(zero)+8), minValueBatch), maxValueBatch)
+	v.pool.New = func() any {
+		return &valueBatch[T]{vals: make([]T, 0, v.batchLen), ts: make([]int64, 0, v.batchLen), codec: c, pool: &v.pool}
+	}
+	v.route(chans)
+}
+
+// route decides, for the writer's channels from now on, which take
+// values: those whose receiver is in this process.
+func (v *valueBatches[T]) route(chans []exchange.Channel) {
+	v.byValue, v.open = make([]bool, len(chans)), make([]*valueBatch[T], len(chans))
+	for i, c := range chans {
+		v.byValue[i] = v.transparent && c.Remote == nil
+	}
+}
+
+// newBuffer returns an empty buffer for channel i: one that holds values
+// when the channel takes them.
+func (v *valueBatches[T]) newBuffer(i int) *exchange.Buffer {
+	b := exchange.GetBuffer()
+	v.open[i] = nil
+	if v.byValue[i] {
+		vb := v.pool.Get().(*valueBatch[T])
+		b.Vals, v.open[i] = vb, vb
+	}
+	return b
+}
+
+// sentBytes is what a batch counts in the bytes a subtask sent: its
+// encoding, or for values their size in memory.
+func sentBytes(b *exchange.Buffer) int {
+	if b.Vals != nil {
+		return b.Vals.Size()
+	}
+	return len(b.B)
+}
