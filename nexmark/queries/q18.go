@@ -42,25 +42,20 @@ func q18RowOf(op string, b nexmark.Bid) Q18Row {
 }
 
 // q18Last is the state of a (bidder, auction) pair: its last bid without
-// the key's columns, the three strings kept as one (channel, url, extra
-// concatenated). One string instead of three is one pointer for the
-// garbage collector to follow and one copy when a checkpoint encodes it.
+// the key's columns. Its strings are the bid's own, shared, not copied:
+// bids reach the operator as values from a subtask of the same process.
 type q18Last struct {
-	Price, DateTime int64
-	ChannelEnd      int32 // Strings[:ChannelEnd] is the channel
-	URLEnd          int32 // Strings[ChannelEnd:URLEnd] is the url
-	Strings         string
+	Price, DateTime     int64
+	Channel, URL, Extra string
 }
 
 func q18LastOf(b nexmark.Bid) q18Last {
-	return q18Last{Price: b.Price, DateTime: b.DateTime, ChannelEnd: int32(len(b.Channel)),
-		URLEnd: int32(len(b.Channel) + len(b.URL)), Strings: b.Channel + b.URL + b.Extra}
+	return q18Last{Price: b.Price, DateTime: b.DateTime, Channel: b.Channel, URL: b.URL, Extra: b.Extra}
 }
 
 func (l q18Last) row(op string, k Q18Key) Q18Row {
 	return Q18Row{Op: op, Auction: k.Auction, Bidder: k.Bidder, Price: l.Price,
-		Channel: l.Strings[:l.ChannelEnd], URL: l.Strings[l.ChannelEnd:l.URLEnd], DateTime: l.DateTime,
-		Extra: l.Strings[l.URLEnd:]}
+		Channel: l.Channel, URL: l.URL, DateTime: l.DateTime, Extra: l.Extra}
 }
 
 type q18Fn struct {
