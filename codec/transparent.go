@@ -16,6 +16,8 @@ import "reflect"
 // tagged `codec:"-"` (decoding zeroes them), nor for any codec a user
 // supplies, whose encoding may differ from the value on purpose.
 //
+// A type may also declare it by implementing Shareable.
+//
 // The engine passes records of such a type between subtasks of one
 // process without encoding them.
 func Transparent[T any](c Codec[T]) bool {
@@ -23,7 +25,7 @@ func Transparent[T any](c Codec[T]) bool {
 	case int64Codec, int32Codec, intCodec, uint64Codec, uint32Codec,
 		float64Codec, float32Codec, boolCodec, stringCodec, durationCodec:
 		return true
-	case *structCodec[T], *valueCodec[T]:
+	case *structCodec[T], *valueCodec[T], *escapingCodec[T]:
 		return transparentType(reflect.TypeFor[T]())
 	}
 	return false
@@ -32,6 +34,9 @@ func Transparent[T any](c Codec[T]) bool {
 // transparentType reports whether t is built only of kinds whose copy is
 // the value its encoding decodes to (see Transparent).
 func transparentType(t reflect.Type) bool {
+	if t.Implements(shareableType) {
+		return true
+	}
 	if isCustom(t) {
 		return false
 	}
@@ -56,3 +61,21 @@ func transparentType(t reflect.Type) bool {
 	}
 	return false
 }
+
+// Shareable is implemented by a type whose values may pass between the
+// goroutines of one process as they are, though it holds slices or
+// pointers or encodes itself. By implementing it the type promises what
+// Transparent checks for other types:
+//
+//   - decoding a value's encoding (by the codec For returns) gives a
+//     value equal to it;
+//   - no code changes a value in place once it was handed to the engine
+//     (emitted by an operator or stored in state): code that needs other
+//     contents builds a new value.
+//
+// A value changed in place after it was emitted would be seen changed by
+// its receiver, and by a receiver that the engine replays it to after a
+// failure.
+type Shareable interface{ ShareableValue() }
+
+var shareableType = reflect.TypeFor[Shareable]()

@@ -80,3 +80,21 @@ type userInt64 struct{}
 
 func (userInt64) Append(dst []byte, v int64) []byte        { return Int64().Append(dst, v) }
 func (userInt64) Decode(src []byte, v *int64) (int, error) { return Int64().Decode(src, v) }
+
+type sharedRecord struct{ V []int64 }
+
+func (r sharedRecord) AppendBinary(dst []byte) ([]byte, error) {
+	return MustFor[[]int64]().Append(dst, r.V), nil
+}
+func (r *sharedRecord) DecodeBinary(src []byte) (int, error) {
+	return MustFor[[]int64]().Decode(src, &r.V)
+}
+func (sharedRecord) ShareableValue() {}
+
+// A type that declares itself Shareable passes as a value though it holds
+// a slice and encodes itself.
+func TestATypeThatDeclaresItselfShareableIsTransparent(t *testing.T) {
+	if !transparentFor[sharedRecord](t) {
+		t.Fatal("Transparent = false for a Shareable type, want true")
+	}
+}

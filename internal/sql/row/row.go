@@ -103,7 +103,8 @@ func (o Op) Retracts() bool { return o == UpdateBefore || o == Delete }
 // source's own fresh rows may be overwritten, by the one operator that
 // reads them). Rows declare this to the state backend (ImmutableInState),
 // which therefore snapshots tables of rows copy-on-write and encodes them
-// asynchronously.
+// asynchronously, and to the exchange (ShareableValue), which passes them
+// to a subtask of the same process as they are.
 type Row struct {
 	Op Op
 	V  []Value
@@ -112,6 +113,11 @@ type Row struct {
 // ImmutableInState declares that rows in state are never changed in
 // place (see Row).
 func (Row) ImmutableInState() {}
+
+// ShareableValue declares that emitted rows are never changed in place
+// (see Row, codec.Shareable): rows pass between subtasks of one process
+// without being encoded.
+func (Row) ShareableValue() {}
 
 // New returns an Insert row of the values.
 func New(vs ...Value) Row { return Row{V: vs} }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/connector"
 	"github.com/weir-stream/weir/connectors/collection"
 	"github.com/weir-stream/weir/connectors/file"
 	"github.com/weir-stream/weir/internal/sql/row"
@@ -35,7 +36,10 @@ const nullInt = -1 << 62
 
 func opRow(op row.Op, r row.Row) row.Row { r.Op = op; return r }
 
-// source reads rows from a bounded collection with timestamps from column
+// sourceRate is the rows per second a rowSource reads at most.
+const sourceRate = 300_000
+
+// rowSource reads rows from a bounded collection with timestamps from column
 // tcol (or none if tcol < 0). par is the source's parallelism: a
 // changelog with retractions must be read by one subtask, so that a
 // retraction follows what it retracts.
@@ -46,7 +50,10 @@ func rowSource(p *weir.Pipeline, name string, rows []row.Row, tcol, par int) wei
 		// no row is late however the subtasks interleave.
 		opts = append(opts, weir.WithTimestamps(func(r row.Row) int64 { return r.V[tcol].I }, time.Hour))
 	}
-	return weir.FromSource(p, name, collection.Of(rows...), opts...)
+	// Held to a rate so that a run lasts longer than the failure window
+	// of injectedFailureOptions however fast the machine: a run that ended
+	// first would see no failure.
+	return weir.FromSource(p, name, connector.Throttle(collection.Of(rows...), sourceRate), opts...)
 }
 
 // runJoinRank runs the pipeline build makes and returns what reached its
