@@ -28,6 +28,7 @@ type appendWriter[T any] struct {
 	ctl     *pgx.Conn // control: COMMIT/ROLLBACK PREPARED, markers (transactional mode)
 	jobID   string
 	subtask int
+	par     int // the run's parallelism
 	buf     []T
 	txn     bool // transactional mode, after Recover
 	inTx    bool // a transaction is open on conn
@@ -39,7 +40,7 @@ func (s *Sink[T]) openAppend(_ context.Context, conn *pgx.Conn, info connector.S
 	if job == "" {
 		job = s.opts.Table + "/" + info.Operator
 	}
-	return &appendWriter[T]{s: s, conn: conn, jobID: job, subtask: info.Subtask,
+	return &appendWriter[T]{s: s, conn: conn, jobID: job, subtask: info.Subtask, par: info.Parallelism,
 		buf: make([]T, 0, min(s.opts.BatchRows, 4096))}, nil
 }
 
@@ -186,7 +187,8 @@ func (w *appendWriter[T]) Commit(ctx context.Context, txn []byte) error {
 // and subtask (left by a failed attempt), and forgets the markers of
 // checkpoints after the restored one, whose ids a new run may reuse.
 // Rows that such checkpoints committed stay in the table: PostgreSQL
-// cannot withdraw them.
+// cannot withdraw them. On a fresh start subtask 0 also resolves what
+// subtasks beyond this run's parallelism left (see dropBeyond).
 func (w *appendWriter[T]) Recover(ctx context.Context, restored int64, commit [][]byte) error {
 	w.txn = true
 	ctl, err := w.s.connect(ctx)
@@ -236,6 +238,50 @@ func (w *appendWriter[T]) Recover(ctx context.Context, restored int64, commit []
 		w.jobID, w.subtask, restored, int64(markerRetention))
 	if err != nil {
 		return w.s.errorf(err, "subtask %d: clearing commit markers", w.subtask)
+	}
+	if restored == 0 && w.subtask == 0 {
+		return w.dropBeyond(ctx)
+	}
+	return nil
+}
+
+// dropBeyond rolls back the prepared transactions and deletes the commit
+// markers of the job's subtasks at or beyond this run's parallelism: an
+// earlier run at a higher parallelism left them, and no subtask of this
+// one resolves them. A prepared transaction left so would hold its locks
+// forever; a marker left so would, after a later rescale up, pass a lost
+// transaction of a new subtask with its number and checkpoint for one
+// committed. Only a fresh start may do this: a restore hands the
+// transactions of its checkpoint to the subtasks that commit them.
+func (w *appendWriter[T]) dropBeyond(ctx context.Context) error {
+	if w.par <= 0 {
+		return nil
+	}
+	job := "weir/" + w.jobID + "/"
+	rows, err := w.ctl.Query(ctx, "SELECT gid FROM pg_prepared_xacts WHERE database = current_database() AND starts_with(gid, $1)", job)
+	if err != nil {
+		return w.s.errorf(err, "listing the prepared transactions of subtasks beyond %d", w.par)
+	}
+	gids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return w.s.errorf(err, "listing the prepared transactions of subtasks beyond %d", w.par)
+	}
+	for _, gid := range gids {
+		sub, ck, ok := strings.Cut(strings.TrimPrefix(gid, job), "/")
+		n, err := strconv.Atoi(sub)
+		if _, cerr := strconv.ParseInt(ck, 10, 64); !ok || err != nil || cerr != nil || n < w.par {
+			continue // this run's, or another job's whose id starts like ours
+		}
+		if _, err := w.ctl.Exec(ctx, "ROLLBACK PREPARED "+quote(gid)); err != nil {
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && pgErr.Code == "42704" {
+				continue // resolved meanwhile
+			}
+			return w.s.errorf(err, "aborting transaction %s of a subtask beyond %d", gid, w.par)
+		}
+	}
+	if _, err := w.ctl.Exec(ctx, "DELETE FROM "+w.s.markers.Sanitize()+" WHERE job_id = $1 AND subtask >= $2", w.jobID, w.par); err != nil {
+		return w.s.errorf(err, "deleting the commit markers of subtasks beyond %d", w.par)
 	}
 	return nil
 }

@@ -151,3 +151,63 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// A fresh start at a lower parallelism resolves what an earlier run's
+// subtasks beyond it left: their prepared transactions are rolled back
+// (they would hold their locks forever) and their commit markers deleted
+// (after a rescale up, a marker with the number and checkpoint of a new
+// subtask's lost transaction would pass it for committed).
+func TestAFreshStartResolvesSubtasksBeyondItsParallelism(t *testing.T) {
+	url, conn := db(t)
+	ctx := t.Context()
+	table := newTable(t, conn, "id bigint, name text, amount double precision")
+	s, err := postgres.New(postgres.Options[event]{URL: url, Table: table, JobID: table})
+	must(t, err)
+	open := func(sub, par int) (connector.Writer[event], connector.Committer) {
+		w, err := s.Open(ctx, connector.SubtaskInfo{Operator: "out", Subtask: sub, Parallelism: par})
+		must(t, err)
+		return w, w.(connector.Committer)
+	}
+	prepared := func() int {
+		var n int
+		must(t, conn.QueryRow(ctx, "SELECT count(*) FROM pg_prepared_xacts WHERE starts_with(gid, $1)", "weir/"+table+"/").Scan(&n))
+		return n
+	}
+	markersBeyond := func(par int) int {
+		var n int
+		must(t, conn.QueryRow(ctx, "SELECT count(*) FROM weir_sink_commits WHERE job_id = $1 AND subtask >= $2", table, par).Scan(&n))
+		return n
+	}
+	// The earlier run, at parallelism 3: checkpoint 1 committed, 2 only
+	// prepared when it stopped.
+	for sub := range 3 {
+		w, c := open(sub, 3)
+		must(t, c.Recover(ctx, 0, nil))
+		must(t, w.Write(ctx, events(2)))
+		txn, err := c.PreCommit(ctx, 1)
+		must(t, err)
+		must(t, c.Commit(ctx, txn))
+		must(t, w.Write(ctx, events(1)))
+		_, err = c.PreCommit(ctx, 2)
+		must(t, err)
+		must(t, w.Close())
+	}
+	if got := prepared(); got != 3 {
+		t.Fatalf("%d transactions prepared before the fresh start, want 3", got)
+	}
+	if got := markersBeyond(1); got != 2 {
+		t.Fatalf("%d markers of subtasks 1 and 2 before the fresh start, want 2", got)
+	}
+	w, c := open(0, 1)
+	must(t, c.Recover(ctx, 0, nil))
+	must(t, w.Close())
+	if got := prepared(); got != 0 {
+		t.Errorf("%d transactions of the earlier run still prepared after a fresh start, want 0", got)
+	}
+	if got := markersBeyond(1); got != 0 {
+		t.Errorf("%d markers of subtasks beyond the parallelism after a fresh start, want 0", got)
+	}
+	if got := len(readEvents(t, conn, table)); got != 6 {
+		t.Errorf("%d rows, want the 6 that checkpoint 1 committed", got)
+	}
+}
