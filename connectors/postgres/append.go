@@ -213,11 +213,7 @@ func (w *appendWriter[T]) Recover(ctx context.Context, restored int64, commit []
 		}
 		keep[string(t)] = true
 	}
-	rows, err := ctl.Query(ctx, "SELECT gid FROM pg_prepared_xacts WHERE database = current_database() AND starts_with(gid, $1)", w.prefix())
-	if err != nil {
-		return w.s.errorf(err, "subtask %d: listing prepared transactions", w.subtask)
-	}
-	gids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	gids, err := w.prepared(ctx, w.prefix())
 	if err != nil {
 		return w.s.errorf(err, "subtask %d: listing prepared transactions", w.subtask)
 	}
@@ -225,11 +221,7 @@ func (w *appendWriter[T]) Recover(ctx context.Context, restored int64, commit []
 		if _, perr := w.parseGID(gid); perr != nil || keep[gid] {
 			continue // another subtask's whose number starts like ours
 		}
-		if _, err := ctl.Exec(ctx, "ROLLBACK PREPARED "+quote(gid)); err != nil {
-			var pgErr *pgconn.PgError
-			if errors.As(err, &pgErr) && pgErr.Code == "42704" {
-				continue // resolved meanwhile
-			}
+		if err := w.rollback(ctx, gid); err != nil {
 			return w.s.errorf(err, "subtask %d: aborting transaction %s", w.subtask, gid)
 		}
 	}
@@ -258,11 +250,7 @@ func (w *appendWriter[T]) dropBeyond(ctx context.Context) error {
 		return nil
 	}
 	job := "weir/" + w.jobID + "/"
-	rows, err := w.ctl.Query(ctx, "SELECT gid FROM pg_prepared_xacts WHERE database = current_database() AND starts_with(gid, $1)", job)
-	if err != nil {
-		return w.s.errorf(err, "listing the prepared transactions of subtasks beyond %d", w.par)
-	}
-	gids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	gids, err := w.prepared(ctx, job)
 	if err != nil {
 		return w.s.errorf(err, "listing the prepared transactions of subtasks beyond %d", w.par)
 	}
@@ -272,11 +260,7 @@ func (w *appendWriter[T]) dropBeyond(ctx context.Context) error {
 		if _, cerr := strconv.ParseInt(ck, 10, 64); !ok || err != nil || cerr != nil || n < w.par {
 			continue // this run's, or another job's whose id starts like ours
 		}
-		if _, err := w.ctl.Exec(ctx, "ROLLBACK PREPARED "+quote(gid)); err != nil {
-			var pgErr *pgconn.PgError
-			if errors.As(err, &pgErr) && pgErr.Code == "42704" {
-				continue // resolved meanwhile
-			}
+		if err := w.rollback(ctx, gid); err != nil {
 			return w.s.errorf(err, "aborting transaction %s of a subtask beyond %d", gid, w.par)
 		}
 	}
@@ -284,6 +268,27 @@ func (w *appendWriter[T]) dropBeyond(ctx context.Context) error {
 		return w.s.errorf(err, "deleting the commit markers of subtasks beyond %d", w.par)
 	}
 	return nil
+}
+
+// prepared returns the ids of the transactions prepared in the database
+// whose id starts with prefix.
+func (w *appendWriter[T]) prepared(ctx context.Context, prefix string) ([]string, error) {
+	rows, err := w.ctl.Query(ctx, "SELECT gid FROM pg_prepared_xacts WHERE database = current_database() AND starts_with(gid, $1)", prefix)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// rollback rolls back prepared transaction gid; one resolved meanwhile
+// (no longer prepared) is no error.
+func (w *appendWriter[T]) rollback(ctx context.Context, gid string) error {
+	_, err := w.ctl.Exec(ctx, "ROLLBACK PREPARED "+quote(gid))
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42704" {
+		return nil
+	}
+	return err
 }
 
 // createMarkers creates the marker table if it is missing, under an
