@@ -2,6 +2,7 @@ package task
 
 import (
 	"encoding/binary"
+	"reflect"
 	"sync"
 	"unsafe"
 
@@ -30,10 +31,11 @@ const (
 
 // valueBatch is a batch of records kept as values (exchange.Values).
 type valueBatch[T any] struct {
-	vals  []T
-	ts    []int64
-	codec codec.Codec[T]
-	pool  *sync.Pool
+	vals    []T
+	ts      []int64
+	codec   codec.Codec[T]
+	pool    *sync.Pool
+	strings []uintptr // offsets of the strings in a T, for Size
 }
 
 // AppendEncoded appends the records as an encoded batch holds them.
@@ -47,11 +49,38 @@ func (b *valueBatch[T]) AppendEncoded(dst []byte) []byte {
 	return dst
 }
 
-// Size is the memory of the values themselves, not counting the bytes of
-// the strings they hold.
+// Size is the memory of the values and of the strings they hold (not of
+// what a Shareable type's slices hold), so that upstream backup bounds
+// what it retains by about what it holds alive.
 func (b *valueBatch[T]) Size() int {
 	var v T
-	return len(b.vals) * int(unsafe.Sizeof(v)+8)
+	n := len(b.vals) * int(unsafe.Sizeof(v)+8)
+	for i := range b.vals {
+		p := unsafe.Pointer(&b.vals[i])
+		for _, off := range b.strings {
+			n += len(*(*string)(unsafe.Add(p, off)))
+		}
+	}
+	return n
+}
+
+// stringOffsets returns the offsets of the strings within a value of type
+// t: t itself, or the fields and elements of structs and arrays.
+func stringOffsets(t reflect.Type, base uintptr, out []uintptr) []uintptr {
+	switch t.Kind() {
+	case reflect.String:
+		out = append(out, base)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			f := t.Field(i)
+			out = stringOffsets(f.Type, base+f.Offset, out)
+		}
+	case reflect.Array:
+		for i := range t.Len() {
+			out = stringOffsets(t.Elem(), base+uintptr(i)*t.Elem().Size(), out)
+		}
+	}
+	return out
 }
 
 // Recycle clears the values, so that the batch holds no strings alive,
@@ -78,8 +107,9 @@ func (v *valueBatches[T]) init(c codec.Codec[T], chans []exchange.Channel) {
 	v.codec, v.transparent = c, codec.Transparent(c)
 	var zero T
 	v.batchLen = min(max(valueBatchBytes/int(unsafe.Sizeof(zero)+8), minValueBatch), maxValueBatch)
+	strs := stringOffsets(reflect.TypeFor[T](), 0, nil)
 	v.pool.New = func() any {
-		return &valueBatch[T]{vals: make([]T, 0, v.batchLen), ts: make([]int64, 0, v.batchLen), codec: c, pool: &v.pool}
+		return &valueBatch[T]{vals: make([]T, 0, v.batchLen), ts: make([]int64, 0, v.batchLen), codec: c, pool: &v.pool, strings: strs}
 	}
 	v.route(chans)
 }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/exchange"
@@ -52,7 +54,7 @@ func TestRecordsPassAsValuesWithinAProcessAndEncodeToTheSameRecords(t *testing.T
 	w := NewWriter(ctx, c, plan.Broadcast, nil, []exchange.Channel{{Gate: gate, Index: 0}, {Remote: remote}})
 	var want []timed[valueRecord]
 	for i := range int64(3000) {
-		v := valueRecord{Key: i, Name: string(rune('a' + i%26))}
+		v := valueRecord{Key: i, Name: strings.Repeat("x", int(i%7))}
 		w.Collect(i*3-100, v)
 		want = append(want, timed[valueRecord]{i*3 - 100, v})
 	}
@@ -70,6 +72,14 @@ func TestRecordsPassAsValuesWithinAProcessAndEncodeToTheSameRecords(t *testing.T
 			t.Fatal("a batch to a subtask of the same process holds encoded records, want values")
 		}
 		batches++
+		vb := e.Buf.Vals.(*valueBatch[valueRecord])
+		size := e.Buf.N * int(unsafe.Sizeof(valueRecord{})+8)
+		for _, v := range vb.vals {
+			size += len(v.Name)
+		}
+		if got := e.Buf.Size(); got != size {
+			t.Fatalf("a batch of %d values counts %d bytes, want %d: the values and their strings", e.Buf.N, got, size)
+		}
 		cp := e.Buf.Copy()
 		if !bytes.Equal(cp.B, e.Buf.Bytes()) {
 			t.Fatal("Copy and Bytes of a batch of values encode differently")
