@@ -76,6 +76,12 @@ func transparentType(t reflect.Type) bool {
 // A value changed in place after it was emitted would be seen changed by
 // its receiver, and by a receiver that the engine replays it to after a
 // failure.
+//
+// The engine counts values it keeps (output retained for upstream backup)
+// by their size and the bytes of their strings; a Shareable type that
+// holds slices should also have a method SizeInMemory() int returning the
+// bytes a value holds beyond its own size, so that those bounds count
+// what it holds.
 type Shareable interface{ ShareableValue() }
 
 var shareableType = reflect.TypeFor[Shareable]()

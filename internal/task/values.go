@@ -49,12 +49,19 @@ func (b *valueBatch[T]) AppendEncoded(dst []byte) []byte {
 	return dst
 }
 
-// Size is the memory of the values and of the strings they hold (not of
-// what a Shareable type's slices hold), so that upstream backup bounds
-// what it retains by about what it holds alive.
+// Size is the memory of the values and of the strings they hold, so that
+// upstream backup bounds what it retains by about what it holds alive. A
+// type with a method SizeInMemory (a codec.Shareable type that holds
+// slices) says its own.
 func (b *valueBatch[T]) Size() int {
 	var v T
 	n := len(b.vals) * int(unsafe.Sizeof(v)+8)
+	if _, ok := any(v).(sizer); ok {
+		for i := range b.vals {
+			n += any(b.vals[i]).(sizer).SizeInMemory()
+		}
+		return n
+	}
 	for i := range b.vals {
 		p := unsafe.Pointer(&b.vals[i])
 		for _, off := range b.strings {
@@ -63,6 +70,10 @@ func (b *valueBatch[T]) Size() int {
 	}
 	return n
 }
+
+// sizer is a value that says how many bytes it holds beyond its own
+// size: what its slices and strings hold.
+type sizer interface{ SizeInMemory() int }
 
 // stringOffsets returns the offsets of the strings within a value of type
 // t: t itself, or the fields and elements of structs and arrays.

@@ -133,3 +133,35 @@ func TestRecordsHoldingASliceCrossALocalChannelEncoded(t *testing.T) {
 		t.Fatalf("got %v, want the record as it was sent", got.got)
 	}
 }
+
+type sizedRecord struct {
+	V []int64
+}
+
+func (r sizedRecord) AppendBinary(dst []byte) ([]byte, error) {
+	return codec.MustFor[[]int64]().Append(dst, r.V), nil
+}
+func (r *sizedRecord) DecodeBinary(src []byte) (int, error) {
+	return codec.MustFor[[]int64]().Decode(src, &r.V)
+}
+func (sizedRecord) ShareableValue()     {}
+func (r sizedRecord) SizeInMemory() int { return 8 * cap(r.V) }
+
+// A Shareable type that says what it holds (SizeInMemory) is counted by
+// it, so that retained output is bounded by what it holds alive.
+func TestABatchOfValuesCountsWhatAShareableTypeSaysItHolds(t *testing.T) {
+	gate := exchange.NewGate(1, 4)
+	w := NewWriter(&Context{Ctx: context.Background(), MaxParallelism: 128, Metrics: &Metrics{}}, codec.MustFor[sizedRecord](), plan.Forward, nil,
+		[]exchange.Channel{{Gate: gate, Index: 0}})
+	w.Collect(0, sizedRecord{V: make([]int64, 100)})
+	w.Collect(0, sizedRecord{V: make([]int64, 10)})
+	w.Flush()
+	_, e, ok := gate.Poll()
+	if !ok || e.Buf.Vals == nil {
+		t.Fatalf("got element %v, want a batch of values", e)
+	}
+	want := 2*int(unsafe.Sizeof(sizedRecord{})+8) + 8*110
+	if got := e.Buf.Size(); got != want {
+		t.Fatalf("the batch counts %d bytes, want %d: the values and what they hold", got, want)
+	}
+}

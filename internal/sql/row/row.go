@@ -12,6 +12,7 @@ package row
 import (
 	"math"
 	"strconv"
+	"unsafe"
 
 	"github.com/weir-stream/weir/internal/sql/types"
 )
@@ -118,6 +119,17 @@ func (Row) ImmutableInState() {}
 // (see Row, codec.Shareable): rows pass between subtasks of one process
 // without being encoded.
 func (Row) ShareableValue() {}
+
+// SizeInMemory returns the bytes r's values hold: its slice of Values and
+// their strings. The exchange counts it toward the bounds on retained
+// output.
+func (r Row) SizeInMemory() int {
+	n := cap(r.V) * int(unsafe.Sizeof(Value{}))
+	for i := range r.V {
+		n += len(r.V[i].S)
+	}
+	return n
+}
 
 // New returns an Insert row of the values.
 func New(vs ...Value) Row { return Row{V: vs} }
