@@ -32,6 +32,18 @@ func jetStream(t *testing.T) (string, jetstream.JetStream) {
 	return url, js
 }
 
+// memoryStream creates a stream in memory whose name and subject start
+// with prefix, deleted when the test ends, and returns its name.
+func memoryStream(t *testing.T, js jetstream.JetStream, prefix string) string {
+	t.Helper()
+	name := fmt.Sprintf("%s%d", prefix, time.Now().UnixNano()%1e9)
+	if _, err := js.CreateStream(t.Context(), jetstream.StreamConfig{Name: name, Subjects: []string{name}, Storage: jetstream.MemoryStorage}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { js.DeleteStream(context.Background(), name) })
+	return name
+}
+
 // A commit interrupted half-way (the process died after publishing the
 // first messages of a checkpoint and before recording its marker) is
 // published again by the next attempt's Recover; the stream drops the
@@ -39,11 +51,7 @@ func jetStream(t *testing.T) (string, jetstream.JetStream) {
 func TestInterruptedCommitIsDeduplicated(t *testing.T) {
 	url, js := jetStream(t)
 	ctx := t.Context()
-	name := fmt.Sprintf("HALF%d", time.Now().UnixNano()%1e9)
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{name}, Storage: jetstream.MemoryStorage}); err != nil {
-		t.Fatal(err)
-	}
-	defer js.DeleteStream(context.Background(), name)
+	name := memoryStream(t, js, "HALF")
 	s, err := NewSink(SinkOptions[int]{ConnOptions: ConnOptions{URL: url}, Subject: name, Format: format.JSON[int](), JobID: name})
 	if err != nil {
 		t.Fatal(err)
@@ -113,11 +121,7 @@ func TestInterruptedCommitIsDeduplicated(t *testing.T) {
 func TestAFreshStartDropsMarkersOfSubtasksBeyondItsParallelism(t *testing.T) {
 	url, js := jetStream(t)
 	ctx := t.Context()
-	name := fmt.Sprintf("STALE%d", time.Now().UnixNano()%1e9)
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{name}, Storage: jetstream.MemoryStorage}); err != nil {
-		t.Fatal(err)
-	}
-	defer js.DeleteStream(context.Background(), name)
+	name := memoryStream(t, js, "STALE")
 	bucket := name + "_markers"
 	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: bucket, History: 1})
 	if err != nil {
