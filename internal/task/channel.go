@@ -172,6 +172,7 @@ func (w *Writer[T]) ship(i int) {
 	// The buffer leaves the writer before the send, which may fail the
 	// task while it waits for room: its records count as sent (sendData)
 	// and must not count again as buffered (Sent).
+	w.values.seal(i)
 	w.bufs[i] = w.values.newBuffer(i)
 	w.prevTS[i] = 0
 	w.sendData(i, b)

@@ -35,7 +35,8 @@ type valueBatch[T any] struct {
 	ts      []int64
 	codec   codec.Codec[T]
 	pool    *sync.Pool
-	strings []uintptr // offsets of the strings in a T, for Size
+	strings []uintptr // offsets of the strings in a T, for measure
+	size    int       // see measure
 }
 
 // AppendEncoded appends the records as an encoded batch holds them.
@@ -49,11 +50,15 @@ func (b *valueBatch[T]) AppendEncoded(dst []byte) []byte {
 	return dst
 }
 
-// Size is the memory of the values and of the strings they hold, so that
-// upstream backup bounds what it retains by about what it holds alive. A
-// type with a method SizeInMemory (a codec.Shareable type that holds
-// slices) says its own.
-func (b *valueBatch[T]) Size() int {
+// Size returns the size measure found when the batch was shipped.
+func (b *valueBatch[T]) Size() int { return b.size }
+
+// measure returns the memory of the values and of the strings they hold,
+// so that upstream backup bounds what it retains by about what it holds
+// alive. A type with a method SizeInMemory (a codec.Shareable type that
+// holds slices) says its own. The writer measures a batch once, when it
+// ships it; the values do not change afterwards.
+func (b *valueBatch[T]) measure() int {
 	var v T
 	n := len(b.vals) * int(unsafe.Sizeof(v)+8)
 	if _, ok := any(v).(sizer); ok {
@@ -98,7 +103,7 @@ func stringOffsets(t reflect.Type, base uintptr, out []uintptr) []uintptr {
 // and returns the batch to its writer's pool.
 func (b *valueBatch[T]) Recycle() {
 	clear(b.vals)
-	b.vals, b.ts = b.vals[:0], b.ts[:0]
+	b.vals, b.ts, b.size = b.vals[:0], b.ts[:0], 0
 	b.pool.Put(b)
 }
 
@@ -106,7 +111,6 @@ func (b *valueBatch[T]) Recycle() {
 // channels take batches of values, the batch each one fills, and the
 // pool of batches its receivers return.
 type valueBatches[T any] struct {
-	codec       codec.Codec[T]
 	transparent bool
 	batchLen    int
 	pool        sync.Pool
@@ -115,7 +119,7 @@ type valueBatches[T any] struct {
 }
 
 func (v *valueBatches[T]) init(c codec.Codec[T], chans []exchange.Channel) {
-	v.codec, v.transparent = c, codec.Transparent(c)
+	v.transparent = codec.Transparent(c)
 	var zero T
 	v.batchLen = min(max(valueBatchBytes/int(unsafe.Sizeof(zero)+8), minValueBatch), maxValueBatch)
 	strs := stringOffsets(reflect.TypeFor[T](), 0, nil)
@@ -131,6 +135,14 @@ func (v *valueBatches[T]) route(chans []exchange.Channel) {
 	v.byValue, v.open = make([]bool, len(chans)), make([]*valueBatch[T], len(chans))
 	for i, c := range chans {
 		v.byValue[i] = v.transparent && c.Remote == nil
+	}
+}
+
+// seal measures channel i's batch of values, if it fills one, before the
+// writer ships it.
+func (v *valueBatches[T]) seal(i int) {
+	if vb := v.open[i]; vb != nil {
+		vb.size = vb.measure()
 	}
 }
 
