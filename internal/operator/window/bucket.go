@@ -41,6 +41,7 @@ type bucketOperator[K comparable, T, Acc, Out any] struct {
 	last       int // the cache entry used last
 	cacheEpoch uint64
 	firing     []map[K]Acc // a firing window's buckets, by shard
+	sizes      []int32     // per shard, the keys of the bucket fired last: a new bucket's room
 	// ordered fires windows and keys in a fixed order (package ordered).
 	ordered bool
 	due     ordered.Timers[Window]
@@ -171,7 +172,11 @@ func (o *bucketOperator[K, T, Acc, Out]) bucket(win Window, s int) map[K]Acc {
 	}
 	b, ok := o.buckets.GetMutable(s, win)
 	if !ok {
-		b = map[K]Acc{}
+		hint := 0
+		if o.sizes != nil {
+			hint = int(o.sizes[s])
+		}
+		b = make(map[K]Acc, hint)
 		o.buckets.PutNew(s, win, b)
 		if win.MaxTimestamp() > o.core.WM {
 			o.timers.Register(win.MaxTimestamp(), win)
@@ -271,12 +276,16 @@ func (o *bucketOperator[K, T, Acc, Out]) emitSorted(win Window) func([]map[K]Acc
 func (o *bucketOperator[K, T, Acc, Out]) fire(t int64, win Window, wm int64, each func([]map[K]Acc)) {
 	if o.firing == nil {
 		o.firing = make([]map[K]Acc, o.buckets.Shards())
+		o.sizes = make([]int32, o.buckets.Shards())
 	}
 	live := false
 	for s := range o.firing {
 		b, ok := o.buckets.Get(s, win)
 		o.firing[s] = b
-		live = live || ok
+		if ok {
+			live = true
+			o.sizes[s] = int32(len(b))
+		}
 	}
 	defer clear(o.firing)
 	if !live {
