@@ -58,8 +58,9 @@ const chainPrefix = "\x00chain\x00"
 type Incremental struct {
 	// Files are the job's shared state files (the checkpoint store's).
 	Files lsm.Files
-	// From is the size in bytes of a table's last encoding of all its
-	// entries from which its checkpoints are incremental: a smaller table
+	// From is the size in bytes of an encoding of all a table's entries
+	// (its last, or an estimate: see chained) from which its checkpoints
+	// are incremental: a smaller table
 	// is written whole into the subtask's state at each checkpoint, which
 	// costs less than a file of its own. Zero means 1 MiB; a negative
 	// value makes every table incremental from its first checkpoint.
@@ -417,6 +418,47 @@ func isChained(p part) bool {
 	return ok && c.chained()
 }
 
+// chained reports whether the table's next snapshot chains: it has a
+// chain, or an encoding of all its entries would take at least the
+// backend's minChained bytes, by its last full encoding or by its
+// entries times their size in the last encoding (or, before any, in a
+// sample of them), so that a table that grew large is encoded whole once,
+// as its chain's base, and not once more before it.
 func (t *Table[K, V]) chained() bool {
-	return t.dirty != nil && t.l == nil && (len(t.chain) > 0 || t.fullSize.Load() >= t.b.inc.minChained)
+	if t.dirty == nil || t.l != nil {
+		return false
+	}
+	from := t.b.inc.minChained
+	if len(t.chain) > 0 || t.fullSize.Load() >= from {
+		return true
+	}
+	per := t.perEntry.Load()
+	if per == 0 {
+		per = t.sampleSize()
+	}
+	return int64(t.Len())*per/256 >= from
+}
+
+// sampleEntries is how many entries sampleSize encodes.
+const sampleEntries = 64
+
+// sampleSize returns the bytes per entry, times 256, of an encoding of
+// the table's first few entries; 0 for an empty table.
+func (t *Table[K, V]) sampleSize() int64 {
+	var buf []byte
+	n := 0
+	for _, m := range t.shards {
+		for k, v := range m {
+			buf = binary.AppendUvarint(buf, 0)
+			buf = t.key.Append(buf, k)
+			buf = t.value.Append(buf, v)
+			if n++; n == sampleEntries {
+				return int64(len(buf)) * 256 / int64(n)
+			}
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return int64(len(buf)) * 256 / int64(n)
 }

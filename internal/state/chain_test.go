@@ -289,11 +289,35 @@ func TestASmallTableIsWrittenWholeUntilItGrows(t *testing.T) {
 	for k := range int64(1000) {
 		tb.Put(b.Shard(fixtureKG(k)), k, k)
 	}
-	snap(t, b) // whole, measuring it
+	snap(t, b)
+	if files.puts != 1 {
+		t.Fatalf("%d files uploaded once the table grew, want 1 (a base, not the table whole once more before it)", files.puts)
+	}
 	tb.Put(b.Shard(fixtureKG(1)), 1, 11)
 	data := snap(t, b)
-	if files.puts != 1 {
-		t.Fatalf("%d files uploaded once the table grew, want 1 (a base)", files.puts)
+	if files.puts != 2 {
+		t.Fatalf("%d files uploaded after a change, want 2 (a base and a delta)", files.puts)
+	}
+	if got := restoredContents(t, files, data); len(got) != 1000 || got[1] != 11 {
+		t.Errorf("restored %d entries, key 1 = %d; want 1000 and 11", len(got), got[1])
+	}
+}
+
+// A large table's first snapshot is its chain's base already: its size is
+// estimated from a sample of its entries.
+func TestALargeTablesFirstSnapshotIsItsChainsBase(t *testing.T) {
+	files := newMemFiles()
+	b := NewBackend(0, fixtureMaxPar, fixtureMaxPar)
+	b.SetIncremental(Incremental{Files: files, From: 1000})
+	tb := registerInt(t, b, "t")
+	for k := range int64(1000) {
+		tb.Put(b.Shard(fixtureKG(k)), k, k)
+	}
+	snap(t, b)
+	tb.Put(b.Shard(fixtureKG(1)), 1, 11)
+	data := snap(t, b)
+	if files.puts != 2 {
+		t.Fatalf("%d files uploaded by two snapshots of a large table, want 2 (a base and a delta)", files.puts)
 	}
 	if got := restoredContents(t, files, data); len(got) != 1000 || got[1] != 11 {
 		t.Errorf("restored %d entries, key 1 = %d; want 1000 and 11", len(got), got[1])
