@@ -435,6 +435,7 @@ func (t *Table[K, V]) chained() bool {
 	per := t.perEntry.Load()
 	if per == 0 {
 		per = t.sampleSize()
+		t.perEntry.Store(per) // sizes the buffer of the first encoding too (sizeFor)
 	}
 	return int64(t.Len())*per/256 >= from
 }
