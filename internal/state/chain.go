@@ -448,11 +448,9 @@ const sampleEntries = 64
 func (t *Table[K, V]) sampleSize() int64 {
 	var buf []byte
 	n := 0
-	for _, m := range t.shards {
+	for s, m := range t.shards {
 		for k, v := range m {
-			buf = binary.AppendUvarint(buf, 0)
-			buf = t.key.Append(buf, k)
-			buf = t.value.Append(buf, v)
+			buf = t.appendEntry(buf, t.kg(s), k, v)
 			if n++; n == sampleEntries {
 				return int64(len(buf)) * 256 / int64(n)
 			}

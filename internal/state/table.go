@@ -343,12 +343,18 @@ func (t *Table[K, V]) encode(dst []byte, shards []map[K]V) []byte {
 			kg = t.b.kgStart + s
 		}
 		for k, v := range m {
-			dst = binary.AppendUvarint(dst, uint64(kg))
-			dst = t.key.Append(dst, k)
-			dst = t.value.Append(dst, v)
+			dst = t.appendEntry(dst, kg, k, v)
 		}
 	}
 	return dst
+}
+
+// appendEntry appends the entry k=v of key group kg as a snapshot holds
+// it.
+func (t *Table[K, V]) appendEntry(dst []byte, kg int, k K, v V) []byte {
+	dst = binary.AppendUvarint(dst, uint64(kg))
+	dst = t.key.Append(dst, k)
+	return t.value.Append(dst, v)
 }
 
 func (t *Table[K, V]) schema() []byte { return t.schemas }
