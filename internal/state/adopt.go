@@ -128,14 +128,14 @@ func adoptTimers[K comparable](b *Backend, t *timerPart[K], name string, keyGrou
 		if !ok {
 			return fmt.Errorf("timers %q: the retired instance holds them with other types", name)
 		}
-		for tm := range o.set {
+		o.each(func(at int64, k K) {
 			if keyGroup != nil {
-				if kg := keyGroup(tm.key); kg < b.kgStart || kg >= b.kgEnd {
-					continue
+				if kg := keyGroup(k); kg < b.kgStart || kg >= b.kgEnd {
+					return
 				}
 			}
-			t.Register(tm.t, tm.key)
-		}
+			t.Register(at, k)
+		})
 	}
 	return nil
 }

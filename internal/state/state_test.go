@@ -291,22 +291,56 @@ func snap(t testing.TB, b *Backend) []byte {
 }
 
 // Random registrations, deletions and firings against a plain map: every
-// live timer fires once, in time order, and deleted ones never.
+// live timer fires once, in time order, and deleted ones never. With few
+// keys over many times the timers of a time are few; with many keys over
+// few times, they are many (and indexed).
 func TestTimersMatchAReferenceUnderRandomOperations(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
+	for _, c := range []struct {
+		name         string
+		span, keys   int64
+		reg, del     int // weights of a registration and a deletion against one advance of the time
+		seed1, seed2 uint64
+	}{{"few keys per time", 50, 20, 2, 1, 1, 2}, {"many keys per time", 3, 200, 40, 20, 3, 4}} {
+		t.Run(c.name, func(t *testing.T) {
+			checkTimersAgainstAReference(t, c.span, c.keys, c.reg, c.del, rand.New(rand.NewPCG(c.seed1, c.seed2)))
+		})
+	}
+}
+
+// checkTimersAgainstAReference registers timers at up to span after the
+// current time for up to keys keys, deletes them (half of the time one
+// registered before) and fires them at random, reg registrations and del
+// deletions to one advance of the time, and checks them against a plain
+// map.
+func checkTimersAgainstAReference(t *testing.T, span, keys int64, reg, del int, rng *rand.Rand) {
+	var registered [][2]int64
 	ts := NewTimers[int]()
 	live := map[[2]int64]bool{}
 	now := int64(0)
+	indexed := false
+	defer func() {
+		if keys >= 2*indexFrom && !indexed && !t.Failed() {
+			t.Error("no time held enough timers to be indexed: the test did not reach that path")
+		}
+	}()
 	for step := range 20000 {
-		tm, key := now+rng.Int64N(50), rng.IntN(20)
-		switch rng.IntN(4) {
-		case 0, 1:
+		for _, b := range ts.buckets {
+			indexed = indexed || b.at != nil
+		}
+		tm, key := now+rng.Int64N(span), int(rng.Int64N(keys))
+		switch op := rng.IntN(reg + del + 1); {
+		case op < reg:
 			ts.Register(tm, key)
 			live[[2]int64{tm, int64(key)}] = true
-		case 2:
+			registered = append(registered, [2]int64{tm, int64(key)})
+		case op < reg+del:
+			if len(registered) > 0 && rng.IntN(2) == 0 {
+				r := registered[rng.IntN(len(registered))]
+				tm, key = r[0], int(r[1])
+			}
 			ts.Delete(tm, key)
 			delete(live, [2]int64{tm, int64(key)})
-		case 3:
+		default:
 			now += rng.Int64N(10)
 			last := int64(-1)
 			for {
