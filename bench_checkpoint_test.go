@@ -38,7 +38,7 @@ func BenchmarkCheckpointOverhead(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			var completed int
 			var written int64
-			var total time.Duration
+			var total, aligned, sync time.Duration
 			for range b.N {
 				opts := []weir.Option{weir.WithParallelism(2), weir.WithWatermarkInterval(wm)}
 				if iv > 0 {
@@ -60,12 +60,18 @@ func BenchmarkCheckpointOverhead(b *testing.B) {
 					if c.Status == "completed" {
 						completed++
 						written += c.Size
+						aligned += c.Alignment
+						sync += c.Sync
 					}
 				}
 			}
 			b.ReportMetric(float64(events)*float64(b.N)/total.Seconds(), "events/s")
 			b.ReportMetric(float64(completed)/float64(b.N), "checkpoints/run")
 			b.ReportMetric(float64(written)/float64(b.N)/(1<<20), "written-MiB/run")
+			if completed > 0 {
+				b.ReportMetric(aligned.Seconds()*1e3/float64(completed), "align-ms/checkpoint")
+				b.ReportMetric(sync.Seconds()*1e3/float64(completed), "sync-ms/checkpoint")
+			}
 			b.ReportMetric(0, "ns/op")
 		})
 	}

@@ -134,9 +134,17 @@ func (s *subtask) freeze(id int64, aligned time.Duration, fwd input.Forward, rec
 // (it makes an idle source's channels active again, as its consumers
 // take any watermark).
 func (s *subtask) takeSnapshot(id int64, how TriggerOptions) {
-	if how.Drain && !s.finished && s.inWM < dataflow.MaxWatermark {
+	switch {
+	case how.Drain && !s.finished && s.inWM < dataflow.MaxWatermark:
 		s.idle = false
 		s.advance(dataflow.MaxWatermark)
+	case s.source != nil && !s.finished && !s.idle:
+		// The watermark the records sent so far allow goes out ahead of
+		// the barrier, not at the next tick: windows it closes fire
+		// before the snapshot instead of being stored in it.
+		if wm := s.source.Watermark(); wm > s.inWM {
+			s.advance(wm)
+		}
 	}
 	fwd := input.InOrder
 	switch {
