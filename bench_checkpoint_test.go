@@ -16,10 +16,11 @@ import (
 // one-second window count over 100k keys, exactly-once, parallelism 2) with
 // checkpoints off and every 10s, 1s and 100ms, over the same 60M events.
 // Compare events/s across the sub-benchmarks. WEIR_WATERMARK_INTERVAL
-// (a duration) sets the sources' watermark interval, 200ms by default:
-// with event time running about a hundred times faster than the clock,
-// it decides how many windows stay open, and so how much state each
-// checkpoint writes.
+// (a duration) sets the sources' watermark interval, 200ms by default;
+// a source also sends its watermark ahead of each barrier, so the windows
+// a checkpoint writes are those its slowest source subtask left open.
+// align-ms and sync-ms are the longest barrier alignment and synchronous
+// pause of any task, per checkpoint.
 func BenchmarkCheckpointOverhead(b *testing.B) {
 	const events = 60_000_000
 	wm := 200 * time.Millisecond
