@@ -116,6 +116,10 @@ func (t *Table[K, V]) adopt(parts []adoptedPart) error {
 			t.frozen[s] = true
 			t.owned[s] = nil
 		}
+		// The values stay shared with the retired instance, which others
+		// may still encode: they are copied before their first change
+		// after every snapshot, never released.
+		t.held, t.adopted = true, true
 	}
 	return nil
 }

@@ -321,9 +321,13 @@ func (t *Table[K, V]) captureDelta() func() []byte {
 			v, ok := t.shards[s][k]
 			es = append(es, deltaEntry[K, V]{kg: t.kg(s), k: k, v: v, deleted: !ok})
 		}
-		t.owned[s] = nil
+	}
+	done := func() {}
+	if !t.inPlace {
+		done = t.hold()
 	}
 	enc := func() []byte {
+		defer done()
 		dst := make([]byte, 0, t.sizeFor(len(es)))
 		for _, e := range es {
 			dst = binary.AppendUvarint(dst, uint64(e.kg))

@@ -55,7 +55,14 @@ type Backend struct {
 	maxPar   int
 	lsm      *lsmBackend  // nil for the memory backend (lsmstate.go)
 	inc      *incremental // a memory backend's incremental snapshots (chain.go)
+	// syncBudget is the bytes of small tables the snapshot being taken
+	// may still encode in its synchronous part (Table.freeze).
+	syncBudget int64
 }
+
+// syncEncodeBudget is the bytes of small tables a snapshot encodes in its
+// synchronous part rather than freezing them: about a millisecond's work.
+const syncEncodeBudget = 512 << 10
 
 // part is one named piece of state: a table or a timer set.
 type part interface {
@@ -148,6 +155,7 @@ type Encoded struct {
 // goes on changing state.
 func (b *Backend) Snapshot(o SnapshotOptions) (func(dst []byte) (Encoded, error), error) {
 	b.epoch++
+	b.syncBudget = syncEncodeBudget
 	var lf *lsmFrozen
 	if b.lsm != nil {
 		var err error

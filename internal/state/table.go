@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/weir-stream/weir/codec"
@@ -31,6 +32,9 @@ type Table[K comparable, V any] struct {
 	sharded  bool        // one shard per key group owned (else one shard, key group 0)
 	clone    func(V) V
 	inPlace  bool             // encoded at freeze: values may change in place (TableOptions.InPlace)
+	held     bool             // a snapshot may hold values of the table: copy before a change (shared)
+	adopted  bool             // took values of a retired instance (adopt.go): always held
+	pending  atomic.Int32     // frozen encodings not run yet (freeze, captureDelta)
 	dirty    []map[K]struct{} // per shard: keys written since the last snapshot, when incremental (chain.go)
 	chain    []*chainLink     // the files of the last incremental snapshot, base first (chain.go)
 	fullSize atomic.Int64     // bytes of the last encoding of all entries: decides chaining (chain.go)
@@ -244,9 +248,9 @@ func (t *Table[K, V]) PutNew(s int, k K, v V) {
 }
 
 // shared reports whether values may be shared with a snapshot: only
-// after the first snapshot is copying ever needed, and never for a table
-// encoded at the snapshot.
-func (t *Table[K, V]) shared() bool { return t.b.epoch > 0 && !t.inPlace }
+// while one that froze them may still encode them (held), and never for
+// a table encoded at the snapshot.
+func (t *Table[K, V]) shared() bool { return t.held && !t.inPlace }
 
 // Len returns the number of keys.
 func (t *Table[K, V]) Len() int {
@@ -282,37 +286,74 @@ func (t *Table[K, V]) view() func([]byte) []byte {
 	return func(dst []byte) []byte { return t.encode(dst, shards) }
 }
 
-// freeze encodes an InPlace table at once; any other it freezes, for the
-// returned function to encode later.
+// freeze encodes an InPlace table at once, and a small one while the
+// snapshot's budget lasts (Backend.syncBudget); any other it freezes, for
+// the returned function to encode later, on another goroutine.
+//
+// A small table is encoded at once because copying its values on their
+// next change would cost more: a window's buckets, for one, are written
+// again right after the barrier, and each would be copied whole. Once no
+// frozen encoding of the table is pending, no snapshot shares its values,
+// and GetMutable stops copying them (release).
 func (t *Table[K, V]) freeze() func([]byte) []byte {
 	n := 0
 	for _, m := range t.shards {
 		n += len(m)
 	}
-	if t.inPlace {
-		data := t.encode(make([]byte, 0, t.sizeFor(n)), t.shards)
-		for s := range t.dirty {
-			t.dirty[s] = nil // this snapshot holds every entry
-		}
-		t.fullSize.Store(int64(len(data)))
-		t.noteSize(n, len(data))
-		return func(dst []byte) []byte { return append(dst, data...) }
-	}
-	frozen := append([]map[K]V(nil), t.shards...)
-	for i := range t.frozen {
-		t.frozen[i] = true
-		t.owned[i] = nil
-	}
 	for s := range t.dirty {
 		t.dirty[s] = nil // this snapshot holds every entry
 	}
+	if size := int64(t.sizeFor(n)); t.inPlace || (size > 0 && size <= t.b.syncBudget) {
+		t.b.syncBudget -= size
+		data := t.encode(make([]byte, 0, size), t.shards)
+		t.fullSize.Store(int64(len(data)))
+		t.noteSize(n, len(data))
+		if t.pending.Load() == 0 {
+			t.release()
+		}
+		return func(dst []byte) []byte { return append(dst, data...) }
+	}
+	frozen := append([]map[K]V(nil), t.shards...)
+	done := t.hold()
+	for i := range t.frozen {
+		t.frozen[i] = true
+	}
 	return func(dst []byte) []byte {
+		defer done()
 		dst = slices.Grow(dst, t.sizeFor(n))
 		start := len(dst)
 		dst = t.encode(dst, frozen)
 		t.fullSize.Store(int64(len(dst) - start))
 		t.noteSize(n, len(dst)-start)
 		return dst
+	}
+}
+
+// hold records that a snapshot to be encoded later shares the table's
+// values: each is copied before its first change (GetMutable). It returns
+// what the encoding calls when done; once none is pending, the next
+// snapshot encoded at once releases the values.
+func (t *Table[K, V]) hold() (done func()) {
+	t.held = true
+	for i := range t.owned {
+		t.owned[i] = nil
+	}
+	t.pending.Add(1)
+	var once sync.Once
+	return func() { once.Do(func() { t.pending.Add(-1) }) }
+}
+
+// release records that no snapshot shares the table's values or shard
+// maps any more, unless it adopted a retired instance's values, which
+// others may still encode.
+func (t *Table[K, V]) release() {
+	if t.adopted {
+		return
+	}
+	t.held = false
+	for i := range t.frozen {
+		t.frozen[i] = false
+		t.owned[i] = nil
 	}
 }
 
