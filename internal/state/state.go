@@ -61,8 +61,10 @@ type Backend struct {
 }
 
 // syncEncodeBudget is the bytes of small tables a snapshot encodes in its
-// synchronous part rather than freezing them: about a millisecond's work.
-const syncEncodeBudget = 512 << 10
+// synchronous part rather than freezing them: a few milliseconds' work at
+// most, and the size below which a table is written whole anyway
+// (minChained).
+const syncEncodeBudget = 1 << 20
 
 // part is one named piece of state: a table or a timer set.
 type part interface {
