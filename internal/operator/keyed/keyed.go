@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"sync"
 
 	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/internal/dataflow"
@@ -46,9 +47,24 @@ func Hasher[K comparable](c codec.Codec[K]) func(K) uint64 {
 		if c == nil {
 			task.Failf("no codec to hash key of type %v", reflect.TypeFor[K]())
 		}
-		return task.HashBytes(c.Append(nil, k))
+		bp := hashBufs.Get().(*[]byte)
+		b := c.Append((*bp)[:0], k)
+		h := task.HashBytes(b)
+		if cap(b) <= maxHashBuf {
+			*bp = b
+			hashBufs.Put(bp)
+		}
+		return h
 	}
 }
+
+// hashBufs holds the buffers keys are encoded into to be hashed, so that
+// hashing a key allocates nothing.
+var hashBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64); return &b }}
+
+// maxHashBuf is the largest buffer hashBufs keeps: a buffer a very large
+// key grew is left to the collector.
+const maxHashBuf = 4 << 10
 
 // Core is what every keyed operator of a subtask shares: the current key,
 // the state backend and the timers. An operator sets the current key
