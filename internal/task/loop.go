@@ -74,9 +74,7 @@ func (s *subtask) runSource() error {
 		}
 		if now.Sub(lastWM) >= o.WatermarkInterval {
 			lastWM = now
-			if wm := src.Watermark(); wm > s.inWM {
-				s.advance(wm)
-			}
+			s.advanceSource()
 		}
 		s.fireProcessingTimers()
 		s.pollCompleted()

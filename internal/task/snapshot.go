@@ -142,9 +142,7 @@ func (s *subtask) takeSnapshot(id int64, how TriggerOptions) {
 		// The watermark the records sent so far allow goes out ahead of
 		// the barrier, not at the next tick: windows it closes fire
 		// before the snapshot instead of being stored in it.
-		if wm := s.source.Watermark(); wm > s.inWM {
-			s.advance(wm)
-		}
+		s.advanceSource()
 	}
 	fwd := input.InOrder
 	switch {

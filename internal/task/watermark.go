@@ -117,6 +117,14 @@ func (s *subtask) advance(wm int64) {
 	}
 }
 
+// advanceSource advances a source chain to the watermark the records its
+// source read so far allow, if that is later.
+func (s *subtask) advanceSource() {
+	if wm := s.source.Watermark(); wm > s.inWM {
+		s.advance(wm)
+	}
+}
+
 func (s *subtask) emitWatermark(w int64) {
 	s.outWM = w
 	s.emit(exchange.Element{Kind: exchange.Watermark, Time: w})
