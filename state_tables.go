@@ -74,9 +74,9 @@ func newMapTable[UK comparable, UV any, K comparable](sc *StateContext[K], name 
 		sc.setErr(err)
 		return state.NewTTLMaps(t, ttl)
 	}
-	t, err := keyed.RegisterMap[UK, UV](sc.core, name, inPlace)
-	sc.setErr(err)
-	return plainMaps[K, UK, UV]{t}
+	t, err := keyed.RegisterMapState[UK, UV](sc.core, name, inPlace)
+	sc.setErr(err) // which fails the operator's open: t is not used
+	return t
 }
 
 // plainLists is a listTable without a time-to-live. A list is replaced by a
@@ -95,40 +95,3 @@ func (l plainLists[K, V]) Add(s int, k K, v V) {
 
 func (l plainLists[K, V]) Update(s int, k K, vs []V) { l.t.Put(s, k, append([]V(nil), vs...)) }
 func (l plainLists[K, V]) Delete(s int, k K)         { l.t.Delete(s, k) }
-
-// plainMaps is a mapTable without a time-to-live. Its maps change in
-// place, through GetMutable.
-type plainMaps[K, UK comparable, UV any] struct{ t *state.Table[K, map[UK]UV] }
-
-func (p plainMaps[K, UK, UV]) Get(s int, k K, uk UK) (UV, bool) {
-	m, _ := p.t.Get(s, k)
-	v, ok := m[uk]
-	return v, ok
-}
-
-func (p plainMaps[K, UK, UV]) Put(s int, k K, uk UK, uv UV) {
-	m, ok := p.t.GetMutable(s, k)
-	if !ok {
-		m = map[UK]UV{}
-		p.t.PutNew(s, k, m)
-	}
-	m[uk] = uv
-}
-
-func (p plainMaps[K, UK, UV]) Remove(s int, k K, uk UK) { state.DeleteMapEntry(p.t, s, k, uk) }
-
-func (p plainMaps[K, UK, UV]) All(s int, k K, f func(UK, UV) bool) {
-	m, _ := p.t.Get(s, k)
-	for uk, uv := range m {
-		if !f(uk, uv) {
-			return
-		}
-	}
-}
-
-func (p plainMaps[K, UK, UV]) Len(s int, k K) int {
-	m, _ := p.t.Get(s, k)
-	return len(m)
-}
-
-func (p plainMaps[K, UK, UV]) Delete(s int, k K) { p.t.Delete(s, k) }

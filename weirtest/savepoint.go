@@ -21,7 +21,7 @@ import (
 // restores happened (Result.Stopped).
 func CheckSavepoints[T comparable](t testing.TB, job Job[T], o Options[T], restoreAt []int) Result {
 	t.Helper()
-	return checkRestores(t, job, o, restoreAt, false)
+	return checkRestores(t, job, o, restoreAt, stopped)
 }
 
 // CheckCrashRestores is CheckSavepoints with a crash in place of the
@@ -32,10 +32,27 @@ func CheckSavepoints[T comparable](t testing.TB, job Job[T], o Options[T], resto
 // parallelism of restoreAt, with failures injected again.
 func CheckCrashRestores[T comparable](t testing.TB, job Job[T], o Options[T], restoreAt []int) Result {
 	t.Helper()
-	return checkRestores(t, job, o, restoreAt, true)
+	return checkRestores(t, job, o, restoreAt, crashed)
 }
 
-func checkRestores[T comparable](t testing.TB, job Job[T], o Options[T], restoreAt []int, crash bool) Result {
+// CheckSavepointThenCrash is CheckCrashRestores with a savepoint taken
+// before the crash while the job goes on (at its first commit), and the
+// crash after a checkpoint that followed the savepoint completed: the
+// restore reads that checkpoint, which must hold what the job did before
+// the savepoint as well as after it.
+func CheckSavepointThenCrash[T comparable](t testing.TB, job Job[T], o Options[T], restoreAt []int) Result {
+	t.Helper()
+	return checkRestores(t, job, o, restoreAt, savepointThenCrash)
+}
+
+// How checkRestores ends the first run of a seed.
+const (
+	stopped = iota
+	crashed
+	savepointThenCrash
+)
+
+func checkRestores[T comparable](t testing.TB, job Job[T], o Options[T], restoreAt []int, how int) Result {
 	t.Helper()
 	o = o.withDefaults()
 	want := reference(t, job, o)
@@ -54,14 +71,19 @@ func checkRestores[T comparable](t testing.TB, job Job[T], o Options[T], restore
 		var sp string
 		var rep *weir.Report
 		var err error
-		if crash {
-			sp = "latest"
-			rep, err = crashAfter(job, got, first, int(seed*7919%uint64(max(len(want)/2, 1))))
-		} else {
+		switch how {
+		case stopped:
 			sp, rep, err = stopWithSavepoint(job, got, first, filepath.Join(dir, "savepoints"))
+		default:
+			sp = "latest"
+			spDir := ""
+			if how == savepointThenCrash {
+				spDir = filepath.Join(dir, "savepoints")
+			}
+			rep, err = crashAfter(job, got, first, int(seed*7919%uint64(max(len(want)/2, 1))), spDir)
 		}
 		if err != nil {
-			t.Fatalf("seed %d, the run stopped (crash %v): %v\n%s", seed, crash, err, log.tail())
+			t.Fatalf("seed %d, the run stopped (how %d): %v\n%s", seed, how, err, log.tail())
 		}
 		res.add(rep)
 		res.Stopped++
@@ -125,8 +147,12 @@ func stopWithSavepoint[T comparable](job Job[T], sink *Sink[T], o Options[T], di
 }
 
 // crashAfter runs job into sink as o says until more than n of its
-// records are visible, then cancels it, as a crash would end it.
-func crashAfter[T comparable](job Job[T], sink *Sink[T], o Options[T], n int) (*weir.Report, error) {
+// records are visible, then cancels it, as a crash would end it. With
+// spDir set it first takes a savepoint into spDir at the first commit
+// (the job going on), and crashes only once records written after the
+// savepoint's barrier are visible too: a checkpoint after the savepoint
+// completed.
+func crashAfter[T comparable](job Job[T], sink *Sink[T], o Options[T], n int, spDir string) (*weir.Report, error) {
 	w := NewWatchdog(o.StallBound)
 	p := weir.NewPipeline(append(append([]weir.Option{weir.WithParallelism(o.Parallelism)}, o.Options...), w.Option())...)
 	job(p, sink)
@@ -134,6 +160,34 @@ func crashAfter[T comparable](job Job[T], sink *Sink[T], o Options[T], n int) (*
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx, p, o.Timeout) }()
+	ended := func(err error) (*weir.Report, error) {
+		return p.Report(), fmt.Errorf("the job ended before more than %d records were committed (%v): give it more input", n, err)
+	}
+	if spDir != "" {
+		select {
+		case <-sink.Grew(0):
+		case err := <-done:
+			return ended(err)
+		}
+		var sp weir.Savepoint
+		for {
+			var err error
+			if sp, err = p.Savepoint(ctx, spDir); err == nil {
+				break
+			}
+			if errors.Is(err, weir.ErrNotRunning) {
+				return ended(err)
+			}
+			// Aborted by an injected failure: ask again.
+		}
+		for !writtenAfter(sink, sp.Checkpoint) {
+			select {
+			case <-sink.Grew(len(sink.Visible())):
+			case err := <-done:
+				return ended(err)
+			}
+		}
+	}
 	select {
 	case <-sink.Grew(n):
 		cancel()
@@ -143,6 +197,17 @@ func crashAfter[T comparable](job Job[T], sink *Sink[T], o Options[T], n int) (*
 		}
 		return p.Report(), nil
 	case err := <-done:
-		return p.Report(), fmt.Errorf("the job ended before more than %d records were committed (%v): give it more input", n, err)
+		return ended(err)
 	}
+}
+
+// writtenAfter reports whether a record written after checkpoint id's
+// barrier is visible in sink.
+func writtenAfter[T comparable](sink *Sink[T], id int64) bool {
+	for _, w := range sink.Visible() {
+		if w.Barrier > id {
+			return true
+		}
+	}
+	return false
 }

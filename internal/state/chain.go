@@ -260,14 +260,19 @@ func (b *Backend) readChain(name string, body []byte) (chunk, error) {
 const (
 	deltaPut    byte = 0
 	deltaDelete byte = 1
+	deltaPatch  byte = 2 // entries of a key's map, set and removed (MapTable)
 )
 
-// deltaEntry is an entry a delta snapshot copied.
+// deltaEntry is an entry a delta snapshot copied: a key's value, its
+// deletion, or, for a MapTable, the entries of its map set (v) and
+// removed (removed).
 type deltaEntry[K comparable, V any] struct {
 	kg      int
 	k       K
 	v       V
+	removed V
 	deleted bool
+	patch   bool
 }
 
 // mark records that k of shard s was written, for the next delta. Only a
@@ -283,6 +288,20 @@ func (t *Table[K, V]) mark(s int, k K) {
 		t.dirty[s] = d
 	}
 	d[k] = struct{}{}
+	if t.entries != nil {
+		t.entries.whole(s, k)
+	}
+}
+
+// forget forgets which keys and entries were written: a snapshot holds
+// them.
+func (t *Table[K, V]) forget() {
+	for s := range t.dirty {
+		t.dirty[s] = nil
+	}
+	if t.entries != nil {
+		t.entries.reset()
+	}
 }
 
 // freezeChain is freeze for an incremental snapshot: it adds a file to
@@ -299,48 +318,66 @@ func (t *Table[K, V]) freezeChain(inc *incremental) func(dst []byte) ([]byte, ch
 		l.encode = t.captureDelta()
 		t.chain = append(t.chain[:len(t.chain):len(t.chain)], l)
 	}
-	for s := range t.dirty {
-		t.dirty[s] = nil
-	}
+	t.forget()
 	return encodeChain(inc, t.chain)
 }
 
 // captureDelta copies the entries written since the last snapshot and
-// returns the function that encodes them. Values are shared with the
-// table afterwards, so GetMutable copies them on first access as after any
-// snapshot; a table whose values change in place (InPlace) is encoded at
-// once.
+// returns the function that encodes them. Whole values are shared with
+// the table afterwards, so GetMutable copies them on first access as
+// after any snapshot; a MapTable's entries written one by one are copied
+// out of their maps, which are not shared. A table whose values change in
+// place (InPlace) is encoded at once.
 func (t *Table[K, V]) captureDelta() func() []byte {
 	n := 0
 	for _, d := range t.dirty {
 		n += len(d)
 	}
 	es := make([]deltaEntry[K, V], 0, n)
+	shares := false
+	// Shard by shard: a restore reads a delta's key groups in ascending
+	// order, as a base's (restore).
 	for s, d := range t.dirty {
 		for k := range d {
 			v, ok := t.shards[s][k]
 			es = append(es, deltaEntry[K, V]{kg: t.kg(s), k: k, v: v, deleted: !ok})
+			shares = shares || ok
+		}
+		if t.entries != nil {
+			t.entries.patches(s, func(k K, puts, removed V) {
+				es = append(es, deltaEntry[K, V]{kg: t.kg(s), k: k, v: puts, removed: removed, patch: true})
+			})
 		}
 	}
 	done := func() {}
-	if !t.inPlace {
+	switch {
+	case shares && !t.inPlace:
 		done = t.hold()
+	case t.pending.Load() == 0:
+		t.release() // no encoding, this one included, shares a value
 	}
 	enc := func() []byte {
 		defer done()
-		dst := make([]byte, 0, t.sizeFor(len(es)))
+		dst := make([]byte, 0, sizeFor(&t.perDelta, len(es)))
 		for _, e := range es {
 			dst = binary.AppendUvarint(dst, uint64(e.kg))
-			if e.deleted {
+			switch {
+			case e.deleted:
 				dst = append(dst, deltaDelete)
 				dst = t.key.Append(dst, e.k)
 				continue
+			case e.patch:
+				dst = append(dst, deltaPatch)
+			default:
+				dst = append(dst, deltaPut)
 			}
-			dst = append(dst, deltaPut)
 			dst = t.key.Append(dst, e.k)
 			dst = t.value.Append(dst, e.v)
+			if e.patch {
+				dst = t.value.Append(dst, e.removed)
+			}
 		}
-		t.noteSize(len(es), len(dst))
+		notePer(&t.perDelta, len(es), len(dst))
 		return dst
 	}
 	if t.inPlace {

@@ -349,3 +349,35 @@ func TestThePebbleBackendRestoresAMemoryChain(t *testing.T) {
 		}
 	}
 }
+
+// A savepoint leaves the chain as it was, and so what the table recorded
+// as written since the last checkpoint: the checkpoint after it holds the
+// values written before the savepoint, in a plain table and in a
+// MapTable's entries.
+func TestTheCheckpointAfterASavepointHoldsWhatWasWrittenBeforeIt(t *testing.T) {
+	files, b, tb := filledInc(t, 10)
+	m := registerMaps(t, b)
+	s := b.Shard(fixtureKG(1))
+	m.Put(s, 1, 1, "one")
+	snap(t, b)
+	tb.Put(s, 1, 100)
+	m.Put(s, 1, 2, "two")
+	enc, err := b.Snapshot(SnapshotOptions{Savepoint: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := enc(nil); err != nil {
+		t.Fatal(err)
+	}
+	data := snap(t, b)
+	if got := restoredContents(t, files, data); got[1] != 100 {
+		t.Errorf("key 1 = %d after a savepoint between two checkpoints, want 100", got[1])
+	}
+	nb := incBackend(files, [2]int{0, fixtureMaxPar})
+	if err := nb.Restore(data); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := registerMaps(t, nb).Table().Get(s, 1); len(got) != 2 || got[2] != "two" {
+		t.Errorf("map 1 = %v after a savepoint between two checkpoints, want 1:one 2:two", got)
+	}
+}

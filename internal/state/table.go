@@ -39,6 +39,8 @@ type Table[K comparable, V any] struct {
 	chain    []*chainLink     // the files of the last incremental snapshot, base first (chain.go)
 	fullSize atomic.Int64     // bytes of the last encoding of all entries: decides chaining (chain.go)
 	perEntry atomic.Int64     // bytes per entry of the last encoding, times 256: sizes the next (sizeFor)
+	perDelta atomic.Int64     // the same for the last delta (chain.go)
+	entries  entryLog[K, V]   // set for a table of maps written entry by entry (maptable.go)
 	schemas  []byte           // the encoded partSchema of key and value, recorded with snapshots
 	l        *tableLSM[K, V]  // set when the table lives in an LSM store (lsmtable.go)
 }
@@ -70,6 +72,8 @@ type TableOptions[K comparable, V any] struct {
 	// are frozen copy-on-write and encoded later, on another goroutine.
 	// GetMutable then never copies: the snapshot shares no value.
 	InPlace bool
+
+	entries entryLog[K, V] // RegisterMap's
 }
 
 // Register returns the table named name, creating it on first use and
@@ -95,7 +99,7 @@ func Register[K comparable, V any](b *Backend, name string, o TableOptions[K, V]
 	}
 	t := &Table[K, V]{name: name, b: b, shards: make([]map[K]V, n), frozen: make([]bool, n),
 		owned: make([]map[K]struct{}, n), key: o.Key, value: o.Value, keyGroup: o.KeyGroup, sharded: sharded, clone: o.Clone,
-		inPlace: o.InPlace, schemas: partSchema{schemaOf(o.Key), schemaOf(o.Value)}.encode()}
+		inPlace: o.InPlace, entries: o.entries, schemas: partSchema{schemaOf(o.Key), schemaOf(o.Value)}.encode()}
 	for i := range t.shards {
 		t.shards[i] = map[K]V{}
 	}
@@ -205,7 +209,11 @@ func (t *Table[K, V]) Delete(s int, k K) {
 // change it in place (a map or a slice's elements): after a snapshot, the
 // first GetMutable of each key stores and returns a copy (Clone), unless
 // the table is encoded at the snapshot (InPlace).
-func (t *Table[K, V]) GetMutable(s int, k K) (V, bool) {
+func (t *Table[K, V]) GetMutable(s int, k K) (V, bool) { return t.getMutable(s, k, true) }
+
+// getMutable is GetMutable; unless whole, it does not mark k written, for
+// a MapTable that logs the entries it writes (maptable.go).
+func (t *Table[K, V]) getMutable(s int, k K, whole bool) (V, bool) {
 	if t.l != nil {
 		v, ok := t.l.get(s, k)
 		if ok {
@@ -217,7 +225,9 @@ func (t *Table[K, V]) GetMutable(s int, k K) (V, bool) {
 	if !ok {
 		return v, false
 	}
-	t.mark(s, k)
+	if whole {
+		t.mark(s, k)
+	}
 	if t.shared() {
 		if _, own := t.owned[s][k]; !own {
 			v = t.clone(v)
@@ -300,9 +310,6 @@ func (t *Table[K, V]) freeze() func([]byte) []byte {
 	for _, m := range t.shards {
 		n += len(m)
 	}
-	for s := range t.dirty {
-		t.dirty[s] = nil // this snapshot holds every entry
-	}
 	if size := int64(t.sizeFor(n)); t.inPlace || (size > 0 && size <= t.b.syncBudget) {
 		t.b.syncBudget -= size
 		data := t.encode(make([]byte, 0, size), t.shards)
@@ -361,8 +368,12 @@ func (t *Table[K, V]) release() {
 // the last encoding took per entry, and an eighth more, so that a large
 // snapshot is not copied again each time its buffer grows. It is 0 before
 // the first encoding.
-func (t *Table[K, V]) sizeFor(n int) int {
-	b := int64(n) * t.perEntry.Load() / 256
+func (t *Table[K, V]) sizeFor(n int) int { return sizeFor(&t.perEntry, n) }
+
+// sizeFor returns the bytes to reserve for n entries of per bytes each,
+// times 256 (notePer).
+func sizeFor(per *atomic.Int64, n int) int {
+	b := int64(n) * per.Load() / 256
 	if b == 0 {
 		return 0
 	}
@@ -370,9 +381,13 @@ func (t *Table[K, V]) sizeFor(n int) int {
 }
 
 // noteSize records that n entries took bytes to encode, for sizeFor.
-func (t *Table[K, V]) noteSize(n, bytes int) {
+func (t *Table[K, V]) noteSize(n, bytes int) { notePer(&t.perEntry, n, bytes) }
+
+// notePer stores in per the bytes per entry, times 256, of n entries
+// that took bytes to encode.
+func notePer(per *atomic.Int64, n, bytes int) {
 	if n > 0 {
-		t.perEntry.Store(int64(bytes) * 256 / int64(n))
+		per.Store(int64(bytes) * 256 / int64(n))
 	}
 }
 
@@ -424,12 +439,15 @@ func (t *Table[K, V]) restore(data []byte, key codec.Codec[K], value codec.Codec
 		if t.sharded && int(kg) >= end {
 			break // the rest is another subtask's
 		}
-		deleted := false
+		deleted, patch := false, false
 		if delta { // a delta's entry (chain.go)
-			if len(data) == 0 || data[0] > deltaDelete {
+			if len(data) == 0 || data[0] > deltaPatch {
 				return fmt.Errorf("bad delta entry: %w", codec.ErrCorrupt)
 			}
-			deleted, data = data[0] == deltaDelete, data[1:]
+			if data[0] == deltaPatch && t.entries == nil {
+				return fmt.Errorf("a delta of map entries for a table of whole values: %w", codec.ErrCorrupt)
+			}
+			deleted, patch, data = data[0] == deltaDelete, data[0] == deltaPatch, data[1:]
 		}
 		*kp = zk
 		n, err := key.Decode(data, kp)
@@ -445,9 +463,16 @@ func (t *Table[K, V]) restore(data []byte, key codec.Codec[K], value codec.Codec
 			}
 			data = data[n:]
 		}
+		var removed V
+		if patch {
+			if n, err = value.Decode(data, &removed); err != nil {
+				return fmt.Errorf("removed entries: %w", err)
+			}
+			data = data[n:]
+		}
 		k, v := *kp, *vp
 		if !t.sharded {
-			t.apply(0, k, v, deleted)
+			t.apply(0, k, v, deleted, patch, removed)
 			continue
 		}
 		if int(kg) < start || int(kg) >= end {
@@ -459,13 +484,24 @@ func (t *Table[K, V]) restore(data []byte, key codec.Codec[K], value codec.Codec
 			}
 			checked = int(kg)
 		}
-		t.apply(int(kg)-t.b.kgStart, k, v, deleted)
+		t.apply(int(kg)-t.b.kgStart, k, v, deleted, patch, removed)
 	}
 	return nil
 }
 
-// apply sets or deletes a restored entry.
-func (t *Table[K, V]) apply(s int, k K, v V, deleted bool) {
+// apply sets or deletes a restored entry, or applies a delta's patch of
+// a map's entries (v its entries set, removed those removed).
+func (t *Table[K, V]) apply(s int, k K, v V, deleted, patch bool, removed V) {
+	if patch {
+		old, had := t.shards[s][k]
+		m, ok := t.entries.merge(old, had, v, removed)
+		if !ok {
+			delete(t.shards[s], k)
+			return
+		}
+		t.shards[s][k] = m
+		return
+	}
 	if deleted {
 		delete(t.shards[s], k)
 		return

@@ -240,6 +240,25 @@ func RegisterMap[UK comparable, UV any, K comparable](c *Core[K], name string, i
 	return registerWith(c, name, vc, maps.Clone, inPlace)
 }
 
+// RegisterMapState is RegisterMap for a MapState's maps, which are
+// written entry by entry: a delta of their incremental snapshots holds
+// the entries written, not each changed key's whole map
+// (state.MapTable).
+func RegisterMapState[UK comparable, UV any, K comparable](c *Core[K], name string, inPlace bool) (*state.MapTable[K, UK, UV], error) {
+	if err := c.Backend.CheckTTL(name, false); err != nil {
+		return nil, err
+	}
+	vc, err := mapCodec[UK, UV](name)
+	if err != nil {
+		return nil, err
+	}
+	if c.Keys.Codec == nil {
+		return nil, errNoKeyCodec[K](name)
+	}
+	return state.RegisterMap(c.Backend, name, state.TableOptions[K, map[UK]UV]{
+		Key: c.Keys.Codec, Value: vc, KeyGroup: c.KeyGroup, Clone: maps.Clone[map[UK]UV], InPlace: inPlace})
+}
+
 // RegisterTTLMap is RegisterMap for map state with a time-to-live, whose
 // entries carry their stamps (see RegisterTTL).
 func RegisterTTLMap[UK comparable, UV any, K comparable](c *Core[K], name string, inPlace bool) (*state.Table[K, map[UK]state.Stamped[UV]], error) {
@@ -275,8 +294,14 @@ func register[V any, K comparable](c *Core[K], name string, clone func(V) V, inP
 
 func registerWith[V any, K comparable](c *Core[K], name string, vc codec.Codec[V], clone func(V) V, inPlace bool) (*state.Table[K, V], error) {
 	if c.Keys.Codec == nil {
-		return nil, fmt.Errorf("state %q: keys of type %v cannot be checkpointed: no codec (set one with KeyedStream.WithKeyCodec)", name, reflect.TypeFor[K]())
+		return nil, errNoKeyCodec[K](name)
 	}
 	return state.Register(c.Backend, name, state.TableOptions[K, V]{
 		Key: c.Keys.Codec, Value: vc, KeyGroup: c.KeyGroup, Clone: clone, InPlace: inPlace})
+}
+
+// errNoKeyCodec is the error for state name of an operator whose keys of
+// type K have no codec.
+func errNoKeyCodec[K any](name string) error {
+	return fmt.Errorf("state %q: keys of type %v cannot be checkpointed: no codec (set one with KeyedStream.WithKeyCodec)", name, reflect.TypeFor[K]())
 }
