@@ -75,6 +75,8 @@ type JoinSpec struct {
 	// Name names the operator in plans, metrics and errors, and is its
 	// state's uid (weir.UID); empty takes a name from the kind.
 	Name string
+
+	rowHash func([]byte) uint64 // RegularJoin's hash of a row's encoding; nil: task.HashBytes (a test makes rows collide)
 }
 
 // opts returns the operator options for the spec's name, or def's.

@@ -3,6 +3,7 @@ package exec
 import (
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/internal/sql/row"
+	"github.com/weir-stream/weir/internal/task"
 )
 
 // RegularJoin is Flink's streaming regular join (StreamingJoinOperator):
@@ -29,7 +30,7 @@ import (
 //
 // State: both sides' rows, keyed by the join key, each distinct row with
 // its count and, on an outer side, its number of matches (Flink's
-// JoinRecordStateView). Without a time-to-live the state grows with the
+// JoinRecordStateView), under the hash of its values (joinRows). Without a time-to-live the state grows with the
 // number of distinct rows of each side for as long as the job runs.
 // Rows with a NULL key are not stored: they match nothing, and on an outer
 // side they pass through padded.
@@ -55,14 +56,59 @@ type joinEntry struct {
 	Assoc int64
 }
 
+// joinRows are a side's distinct rows of one join key whose values hash
+// alike (rowHash): almost always one. A side's state maps each row hash
+// to them, so that a row is held once, not also as its map key. They are
+// never changed in place once in state: a change stores a new slice, so
+// checkpoints share them copy-on-write.
+type joinRows []joinEntry
+
+// ImmutableInState declares joinRows never changed in place (weir.Immutable).
+func (joinRows) ImmutableInState() {}
+
+// find returns the index of the row with values v in rs, or -1.
+func (rs joinRows) find(v []row.Value) int {
+	for i, e := range rs {
+		if row.EqualValues(e.Row, row.Row{V: v}) {
+			return i
+		}
+	}
+	return -1
+}
+
+// with returns a copy of rs with entry i set to e (appended when i is
+// len(rs)), or without it when e.Count is 0.
+func (rs joinRows) with(i int, e joinEntry) joinRows {
+	if e.Count <= 0 {
+		out := make(joinRows, 0, len(rs)-1)
+		return append(append(out, rs[:i]...), rs[i+1:]...)
+	}
+	out := make(joinRows, len(rs), len(rs)+1)
+	copy(out, rs)
+	if i == len(rs) {
+		return append(out, e)
+	}
+	out[i] = e
+	return out
+}
+
+// joinMatch is a matching row of the other side: its hash, its index in
+// its joinRows, and the entry.
+type joinMatch struct {
+	h uint64
+	i int
+	e joinEntry
+}
+
 type regularJoin struct {
 	joiner
-	left, right *weir.MapState[string, joinEntry, string]
+	left, right *weir.MapState[uint64, joinRows, string]
+	buf         []byte // rowHash's
 }
 
 func (j *regularJoin) Open(sc *weir.StateContext[string]) error {
-	j.left = weir.NewMapState[string, joinEntry](sc, "left", j.spec.ttl()...)
-	j.right = weir.NewMapState[string, joinEntry](sc, "right", j.spec.ttl()...)
+	j.left = weir.NewMapState[uint64, joinRows](sc, "left", j.spec.ttl()...)
+	j.right = weir.NewMapState[uint64, joinRows](sc, "right", j.spec.ttl()...)
 	return nil
 }
 
@@ -72,6 +118,19 @@ func (j *regularJoin) ProcessElement1(ctx *weir.KeyedContext[string, row.Row], i
 
 func (j *regularJoin) ProcessElement2(ctx *weir.KeyedContext[string, row.Row], in row.Row) error {
 	return j.process(ctx, in, false)
+}
+
+// rowHash hashes a row's values, the same in every process (it is stored
+// in state).
+func (j *regularJoin) rowHash(vals []row.Value) uint64 {
+	j.buf = j.buf[:0]
+	for _, v := range vals {
+		j.buf = row.AppendValue(j.buf, v)
+	}
+	if j.spec.rowHash != nil {
+		return j.spec.rowHash(j.buf)
+	}
+	return task.HashBytes(j.buf)
 }
 
 // output emits the join of in (of the input side) and other, in the
@@ -85,27 +144,41 @@ func (j *regularJoin) output(ctx *weir.KeyedContext[string, row.Row], op row.Op,
 }
 
 // matches returns the other side's entries that join with in.
-func (j *regularJoin) matches(in []row.Value, other *weir.MapState[string, joinEntry, string], inIsLeft bool) ([]string, []joinEntry, error) {
-	var ids []string
-	var es []joinEntry
+func (j *regularJoin) matches(in []row.Value, other *weir.MapState[uint64, joinRows, string], inIsLeft bool) ([]joinMatch, error) {
+	var ms []joinMatch
 	var err error
-	other.All(func(id string, e joinEntry) bool {
-		var ok bool
-		if inIsLeft {
-			ok, err = j.match(in, e.Row.V)
-		} else {
-			ok, err = j.match(e.Row.V, in)
-		}
-		if err != nil {
-			return false
-		}
-		if ok {
-			ids = append(ids, id)
-			es = append(es, e)
+	other.All(func(h uint64, rs joinRows) bool {
+		for i, e := range rs {
+			var ok bool
+			if inIsLeft {
+				ok, err = j.match(in, e.Row.V)
+			} else {
+				ok, err = j.match(e.Row.V, in)
+			}
+			if err != nil {
+				return false
+			}
+			if ok {
+				ms = append(ms, joinMatch{h, i, e})
+			}
 		}
 		return true
 	})
-	return ids, es, err
+	return ms, err
+}
+
+// setAssoc stores the matches' new Assoc counts in the other side's
+// state: one new joinRows per row hash.
+func setAssoc(other *weir.MapState[uint64, joinRows, string], ms []joinMatch) {
+	for k := 0; k < len(ms); {
+		h := ms[k].h
+		rs, _ := other.Get(h)
+		rs = append(joinRows(nil), rs...)
+		for ; k < len(ms) && ms[k].h == h; k++ {
+			rs[ms[k].i].Assoc = ms[k].e.Assoc
+		}
+		other.Put(h, rs)
+	}
 }
 
 // process is Flink's StreamingJoinOperator.processElement.
@@ -129,17 +202,17 @@ func (j *regularJoin) process(ctx *weir.KeyedContext[string, row.Row], in row.Ro
 		}
 		return nil
 	}
-	ids, matched, err := j.matches(in.V, other, inIsLeft)
+	matched, err := j.matches(in.V, other, inIsLeft)
 	if err != nil {
 		return err
 	}
 	n := int64(0)
-	for _, e := range matched {
-		n += e.Count
+	for _, m := range matched {
+		n += m.e.Count
 	}
-	id := joinRowID(in.V)
+	h := j.rowHash(in.V)
 	if !accumulate {
-		j.retract(self, id)
+		j.retract(self, h, in.V)
 		if n == 0 {
 			if inOuter {
 				j.output(ctx, row.Delete, in.V, nil, inIsLeft)
@@ -150,34 +223,36 @@ func (j *regularJoin) process(ctx *weir.KeyedContext[string, row.Row], in row.Ro
 		if inOuter {
 			op = row.Delete
 		}
-		for _, e := range matched {
-			for range e.Count {
-				j.output(ctx, op, in.V, e.Row.V, inIsLeft)
+		for _, m := range matched {
+			for range m.e.Count {
+				j.output(ctx, op, in.V, m.e.Row.V, inIsLeft)
 			}
 		}
 		if otherOuter {
-			for i, e := range matched {
+			for i := range matched {
+				e := &matched[i].e
 				if e.Assoc == 1 {
 					for range e.Count {
 						j.output(ctx, row.Insert, e.Row.V, nil, !inIsLeft)
 					}
 				}
 				e.Assoc--
-				other.Put(ids[i], e)
 			}
+			setAssoc(other, matched)
 		}
 		return nil
 	}
 	if otherOuter {
-		for i, e := range matched {
+		for i := range matched {
+			e := &matched[i].e
 			if e.Assoc == 0 {
 				for range e.Count {
 					j.output(ctx, row.Delete, e.Row.V, nil, !inIsLeft)
 				}
 			}
 			e.Assoc++
-			other.Put(ids[i], e)
 		}
+		setAssoc(other, matched)
 	}
 	if inOuter && n == 0 {
 		j.output(ctx, row.Insert, in.V, nil, inIsLeft)
@@ -186,31 +261,39 @@ func (j *regularJoin) process(ctx *weir.KeyedContext[string, row.Row], in row.Ro
 	if inOuter || otherOuter {
 		op = row.Insert
 	}
-	for _, e := range matched {
-		for range e.Count {
-			j.output(ctx, op, in.V, e.Row.V, inIsLeft)
+	for _, m := range matched {
+		for range m.e.Count {
+			j.output(ctx, op, in.V, m.e.Row.V, inIsLeft)
 		}
 	}
-	e, _ := self.Get(id)
-	if e.Count == 0 {
+	rs, _ := self.Get(h)
+	i := rs.find(in.V)
+	var e joinEntry
+	if i < 0 {
+		i = len(rs)
 		e.Row = row.Row{Op: row.Insert, V: in.V}
+	} else {
+		e = rs[i]
 	}
 	e.Count++
 	e.Assoc = n
-	self.Put(id, e)
+	self.Put(h, rs.with(i, e))
 	return nil
 }
 
-// retract removes one copy of the row id from a side's state.
-func (j *regularJoin) retract(side *weir.MapState[string, joinEntry, string], id string) {
-	e, ok := side.Get(id)
-	if !ok {
+// retract removes one copy of the row v (hashing to h) from a side's
+// state.
+func (j *regularJoin) retract(side *weir.MapState[uint64, joinRows, string], h uint64, v []row.Value) {
+	rs, _ := side.Get(h)
+	i := rs.find(v)
+	if i < 0 {
 		return
 	}
-	if e.Count <= 1 {
-		side.Delete(id)
-		return
-	}
+	e := rs[i]
 	e.Count--
-	side.Put(id, e)
+	if rs = rs.with(i, e); len(rs) == 0 {
+		side.Delete(h)
+		return
+	}
+	side.Put(h, rs)
 }

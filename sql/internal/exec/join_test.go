@@ -8,6 +8,7 @@ import (
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/connectors/collection"
 	"github.com/weir-stream/weir/internal/sql/row"
+	"github.com/weir-stream/weir/internal/task"
 )
 
 // oddSum is a residual condition: the second columns of both sides (1
@@ -58,11 +59,19 @@ func joinInputs(seed uint64, n, keys int, retract bool) (llog, lfinal, rlog, rfi
 // A regular join of every kind gives, at parallelism 1 and 2, the final
 // table SQL defines over the final tables of its inputs, for append-only
 // inputs and for inputs with retractions, with NULL keys and duplicates.
-func TestRegularJoinMatchesBruteForce(t *testing.T) {
+func TestRegularJoinMatchesBruteForce(t *testing.T) { regularJoinMatchesBruteForce(t, nil) }
+
+// The same when distinct rows share their hash: each side keeps the rows
+// of one hash side by side.
+func TestRegularJoinMatchesBruteForceWhenRowHashesCollide(t *testing.T) {
+	regularJoinMatchesBruteForce(t, func(b []byte) uint64 { return task.HashBytes(b) % 3 })
+}
+
+func regularJoinMatchesBruteForce(t *testing.T, rowHash func([]byte) uint64) {
 	for _, kind := range []JoinKind{InnerJoin, LeftJoin, RightJoin, FullJoin} {
 		for _, retract := range []bool{false, true} {
 			for _, cond := range []bool{false, true} {
-				spec := JoinSpec{Kind: kind, LeftKeys: []int{0}, RightKeys: []int{0}, LeftWidth: 2, RightWidth: 2}
+				spec := JoinSpec{Kind: kind, LeftKeys: []int{0}, RightKeys: []int{0}, LeftWidth: 2, RightWidth: 2, rowHash: rowHash}
 				if cond {
 					spec.Cond = oddSum
 				}
