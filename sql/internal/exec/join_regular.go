@@ -1,6 +1,9 @@
 package exec
 
 import (
+	"encoding/binary"
+	"fmt"
+
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/internal/sql/row"
 	"github.com/weir-stream/weir/internal/task"
@@ -65,6 +68,44 @@ type joinRows []joinEntry
 
 // ImmutableInState declares joinRows never changed in place (weir.Immutable).
 func (joinRows) ImmutableInState() {}
+
+// AppendBinary appends rs's encoding (the engine's codec.Marshaler: one
+// call per key's rows, not one per field): the number of rows, then per
+// row its encoding (row.Row.AppendBinary), count and matches.
+func (rs joinRows) AppendBinary(dst []byte) ([]byte, error) {
+	dst = binary.AppendUvarint(dst, uint64(len(rs)))
+	for _, e := range rs {
+		dst, _ = e.Row.AppendBinary(dst)
+		dst = binary.AppendVarint(dst, e.Count)
+		dst = binary.AppendVarint(dst, e.Assoc)
+	}
+	return dst, nil
+}
+
+// DecodeBinary decodes what AppendBinary appended (codec.Unmarshaler).
+func (rs *joinRows) DecodeBinary(src []byte) (int, error) {
+	n, off := binary.Uvarint(src)
+	if off <= 0 || n > uint64(len(src)) {
+		return 0, fmt.Errorf("join rows: bad count: %w", row.ErrCorrupt)
+	}
+	out := make(joinRows, n)
+	for i := range out {
+		w, err := out[i].Row.DecodeBinary(src[off:])
+		if err != nil {
+			return 0, err
+		}
+		off += w
+		for _, c := range []*int64{&out[i].Count, &out[i].Assoc} {
+			v, w := binary.Varint(src[off:])
+			if w <= 0 {
+				return 0, fmt.Errorf("join rows: bad count: %w", row.ErrCorrupt)
+			}
+			*c, off = v, off+w
+		}
+	}
+	*rs = out
+	return off, nil
+}
 
 // find returns the index of the row with values v in rs, or -1.
 func (rs joinRows) find(v []row.Value) int {

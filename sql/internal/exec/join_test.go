@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -148,4 +149,34 @@ func TestLeftJoinReplacesThePaddedRowWhenTheMatchComesAndGoes(t *testing.T) {
 		}
 	}
 	t.Fatalf("got %q, want one of %q", seq, wants)
+}
+
+// A side's rows of one hash encode and decode to themselves; a truncated
+// encoding is an error wrapping row.ErrCorrupt, never rows.
+func TestJoinRowsDecodeWhatTheyEncode(t *testing.T) {
+	rs := joinRows{
+		{Row: row.Row{V: []row.Value{row.String("a"), row.BigInt(1)}}, Count: 2, Assoc: -1},
+		{Row: row.Row{V: []row.Value{row.String(""), row.BigInt(-7)}}, Count: 1},
+	}
+	data, _ := rs.AppendBinary([]byte("prefix"))
+	data = data[len("prefix"):]
+	var got joinRows
+	n, err := got.DecodeBinary(data)
+	if err != nil || n != len(data) {
+		t.Fatalf("decoded %d of %d bytes: %v", n, len(data), err)
+	}
+	if len(got) != len(rs) {
+		t.Fatalf("decoded %d rows, want %d", len(got), len(rs))
+	}
+	for i := range rs {
+		if !row.EqualValues(got[i].Row, rs[i].Row) || got[i].Count != rs[i].Count || got[i].Assoc != rs[i].Assoc {
+			t.Errorf("row %d: got %+v, want %+v", i, got[i], rs[i])
+		}
+	}
+	for cut := range len(data) {
+		var r joinRows
+		if _, err := r.DecodeBinary(data[:cut]); !errors.Is(err, row.ErrCorrupt) {
+			t.Fatalf("%d of %d bytes decoded with %v, want an error wrapping row.ErrCorrupt", cut, len(data), err)
+		}
+	}
 }
