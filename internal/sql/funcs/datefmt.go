@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 )
 
@@ -35,22 +34,7 @@ var ErrDatePattern = errors.New("invalid date format pattern")
 type DateFormat struct {
 	pattern string
 	fields  []dateField
-	// daily is set when the pattern names no unit shorter than a day:
-	// Format then returns the string of the day it formatted last
-	// (last) for any time of that day.
-	daily bool
-	last  atomic.Pointer[formattedDay]
 }
-
-// formattedDay is a day (days since the Unix epoch, in UTC) formatted.
-type formattedDay struct {
-	day int64
-	s   string
-}
-
-// dayLetters are the letters of units of a day or longer, and the zone
-// letters, which always format UTC.
-const dayLetters = "GyMdDEzZX"
 
 // dateField is one element of a pattern: a letter repeated n times, or
 // literal text when letter is 0.
@@ -115,12 +99,6 @@ func CompileDateFormat(pattern string) (*DateFormat, error) {
 			i++
 		}
 	}
-	f.daily = true
-	for _, fl := range f.fields {
-		if fl.letter != 0 && strings.IndexByte(dayLetters, fl.letter) < 0 {
-			f.daily = false
-		}
-	}
 	return f, nil
 }
 
@@ -135,27 +113,8 @@ func (f *DateFormat) lit(s string) {
 // String returns the pattern.
 func (f *DateFormat) String() string { return f.pattern }
 
-// Format formats t, read in UTC. It allocates only the result, and,
-// for a pattern of whole days ('yyyy-MM-dd'), nothing when t is in the
-// day it formatted last: a day's records in a stream come together.
+// Format formats t, read in UTC. It allocates only the result.
 func (f *DateFormat) Format(t time.Time) string {
-	if !f.daily {
-		return f.format(t)
-	}
-	day := t.Unix() / 86400
-	if t.Unix()%86400 < 0 {
-		day-- // floor, for times before 1970
-	}
-	if l := f.last.Load(); l != nil && l.day == day {
-		return l.s
-	}
-	s := f.format(t)
-	f.last.Store(&formattedDay{day, s})
-	return s
-}
-
-// format is Format without the day's string kept.
-func (f *DateFormat) format(t time.Time) string {
 	t = t.UTC()
 	year, month, day := t.Date()
 	hour, minute, sec := t.Clock()
