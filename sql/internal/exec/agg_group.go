@@ -35,15 +35,11 @@ func CheckGroupAggs(aggs []AggSpec, appendOnly bool) error {
 // groupState is the state of one group: the rows it holds (+1 for each
 // +I/+U, -1 for each -U/-D, whatever the filters) and each aggregate's
 // accumulator, or, when the aggregates are simple (compactSlots), their
-// slots. Last is the group's result row last emitted, kept so that the
-// next update's -U row need not be computed again; it is not
-// checkpointed (a restored group computes it once from its
-// accumulators), and, emitted, it is never changed.
+// slots.
 type groupState struct {
 	Rows  int64
 	Accs  []accumulator
 	Slots []int64
-	Last  row.Row `codec:"-"`
 }
 
 // GroupAggregate is the unbounded GROUP BY aggregation, with Flink's
@@ -131,10 +127,7 @@ func (g *groupAgg) ProcessElement(ctx *weir.KeyedContext[string, row.Row], r row
 	}
 	var prev row.Row
 	if seen {
-		prev = st.Last
-		if prev.V == nil {
-			prev = g.result(r, &st)
-		}
+		prev = g.result(r, &st)
 	} else if g.at != nil {
 		st.Slots = make([]int64, g.slots)
 	} else {
@@ -157,9 +150,8 @@ func (g *groupAgg) ProcessElement(ctx *weir.KeyedContext[string, row.Row], r row
 		g.state.Clear()
 		return nil
 	}
-	next := g.result(r, &st)
-	st.Last = next
 	g.state.Update(st)
+	next := g.result(r, &st)
 	switch {
 	case !seen:
 		ctx.Emit(next)
