@@ -315,7 +315,9 @@ var ErrOtherRun = job.ErrOtherRun
 
 // WithOnStart calls f once per Run, after
 // the checkpoint to restore is chosen and checked and before any task
-// starts; an error from f ends Run with it. weir run prepares its output
+// starts; an error from f ends Run with it. The pipeline's Status is
+// "running" from just before f is called, so a savepoint or rescale
+// asked from then on waits for the tasks. weir run prepares its output
 // directory with it: a fresh run marks the directory as its own, and a
 // restore checks that the directory holds the output of the checkpoint's
 // run (returning an error wrapping ErrOtherRun if not).
@@ -479,24 +481,31 @@ func (p *Pipeline) run(ctx context.Context, deploy engine.Deployer, fence store.
 	if cfg.Failures != nil && deploy != nil {
 		cfg.Failures.NamedWait = max(5*cfg.Failures.MaxDelay, 2*time.Second)
 	}
-	if p.cfg.onStart != nil {
-		start := RunStart{Run: cfg.Run}
-		if cfg.Restore != nil {
-			start.Restored = cfg.Restore.ID
-		}
-		if err := p.cfg.onStart(start); err != nil {
-			return fmt.Errorf("job %q: %w", p.cfg.Name, err)
-		}
-	}
 	live := &engine.Live{}
 	cfg.Live = live
 	p.live.Store(live)
+	// Running from before onStart: a savepoint or rescale asked as soon
+	// as it was called waits for the tasks instead of failing with
+	// ErrNotRunning.
 	st := JobStatus{State: "running", Started: time.Now(), Guarantee: p.cfg.Guarantee.String(), Failover: p.cfg.Failover.String(), Standby: p.cfg.standby()}
 	p.status.Store(&st)
 	cfg.Savepoints = p.saves
 	cfg.Rescales = p.rescales
 	end := make(chan struct{})
 	p.runEnd.Store(&end)
+	if p.cfg.onStart != nil {
+		start := RunStart{Run: cfg.Run}
+		if cfg.Restore != nil {
+			start.Restored = cfg.Restore.ID
+		}
+		if err := p.cfg.onStart(start); err != nil {
+			close(end)
+			failed := st
+			failed.Ended, failed.State, failed.Error = time.Now(), "failed", err.Error()
+			p.status.Store(&failed)
+			return fmt.Errorf("job %q: %w", p.cfg.Name, err)
+		}
+	}
 	rep, err := engine.Run(ctx, cfg)
 	close(end)
 	p.report.Store(rep)
