@@ -64,15 +64,13 @@ func (m *MapTable[K, UK, UV]) Get(s int, k K, uk UK) (UV, bool) {
 
 // Put sets the entry uk of k's map in shard s.
 func (m *MapTable[K, UK, UV]) Put(s int, k K, uk UK, uv UV) {
-	mp, ok := m.t.getMutable(s, k, m.t.l != nil)
+	mp, ok := m.t.getMutable(s, k, false)
 	if !ok {
 		m.t.PutNew(s, k, map[UK]UV{uk: uv})
 		return
 	}
 	mp[uk] = uv
-	if m.t.l == nil {
-		m.wrote(s, k, uk, len(mp))
-	}
+	m.wrote(s, k, uk, len(mp))
 }
 
 // Remove removes the entry uk of k's map in shard s, and k once its map
@@ -89,11 +87,9 @@ func (m *MapTable[K, UK, UV]) Remove(s int, k K, uk UK) {
 		m.t.Delete(s, k)
 		return
 	}
-	mp, _ = m.t.getMutable(s, k, m.t.l != nil)
+	mp, _ = m.t.getMutable(s, k, false)
 	delete(mp, uk)
-	if m.t.l == nil {
-		m.wrote(s, k, uk, len(mp))
-	}
+	m.wrote(s, k, uk, len(mp))
 }
 
 // All calls f for the entries of k's map in shard s until f returns
@@ -117,16 +113,13 @@ func (m *MapTable[K, UK, UV]) Len(s int, k K) int {
 func (m *MapTable[K, UK, UV]) Delete(s int, k K) { m.t.Delete(s, k) }
 
 // wrote records that the entry uk of k's map (of n entries now) in shard
-// s was written, for the next delta.
+// s was written, for the next delta. A table in an LSM store, whose
+// snapshots never chain, logs nothing: its store tracks what it wrote.
 func (m *MapTable[K, UK, UV]) wrote(s int, k K, uk UK, n int) {
 	if len(m.t.chain) == 0 {
 		return
 	}
-	lg := m.log[s]
-	if lg == nil {
-		lg = map[K]*written[UK]{}
-		m.log[s] = lg
-	}
+	lg := m.logOf(s)
 	w, ok := lg[k]
 	switch {
 	case ok && w == nil:
@@ -148,12 +141,15 @@ func (m *MapTable[K, UK, UV]) whole(s int, k K) {
 	if m.log == nil {
 		return // still registering: nothing is logged yet
 	}
-	lg := m.log[s]
-	if lg == nil {
-		lg = map[K]*written[UK]{}
-		m.log[s] = lg
+	m.logOf(s)[k] = nil
+}
+
+// logOf returns shard s's log, creating it.
+func (m *MapTable[K, UK, UV]) logOf(s int) map[K]*written[UK] {
+	if m.log[s] == nil {
+		m.log[s] = map[K]*written[UK]{}
 	}
-	lg[k] = nil
+	return m.log[s]
 }
 
 // patches calls f for each key of shard s whose entries were written one
