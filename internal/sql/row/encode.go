@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"github.com/weir-stream/weir/internal/sql/types"
 )
@@ -43,18 +44,10 @@ func AppendValue(dst []byte, v Value) []byte {
 // DecodeBinary decodes a row AppendBinary wrote, replacing r. Strings
 // are copied out of src.
 func (r *Row) DecodeBinary(src []byte) (int, error) {
-	if len(src) < 2 {
-		return 0, fmt.Errorf("row: %w: short input", ErrCorrupt)
+	op, n, off, err := decodeHeader(src)
+	if err != nil {
+		return 0, err
 	}
-	op := Op(src[0])
-	if op > Delete {
-		return 0, fmt.Errorf("row: %w: op %d", ErrCorrupt, op)
-	}
-	n, k := binary.Uvarint(src[1:])
-	if k <= 0 || n > uint64(len(src)) {
-		return 0, fmt.Errorf("row: %w: value count", ErrCorrupt)
-	}
-	off := 1 + k
 	vs := make([]Value, n)
 	for i := range vs {
 		m, err := DecodeValue(src[off:], &vs[i])
@@ -67,9 +60,68 @@ func (r *Row) DecodeBinary(src []byte) (int, error) {
 	return off, nil
 }
 
+// decodeHeader decodes the op and value count of a row's encoding, and
+// returns the offset of its first value.
+func decodeHeader(src []byte) (op Op, n uint64, off int, err error) {
+	if len(src) < 2 {
+		return 0, 0, 0, fmt.Errorf("row: %w: short input", ErrCorrupt)
+	}
+	op = Op(src[0])
+	if op > Delete {
+		return 0, 0, 0, fmt.Errorf("row: %w: op %d", ErrCorrupt, op)
+	}
+	n, k := binary.Uvarint(src[1:])
+	if k <= 0 || n > uint64(len(src)) {
+		return 0, 0, 0, fmt.Errorf("row: %w: value count", ErrCorrupt)
+	}
+	return op, n, 1 + k, nil
+}
+
+// SkipBinary checks the row encoding (AppendBinary's) at the start of src
+// and returns its length, decoding no value.
+func SkipBinary(src []byte) (int, error) {
+	_, n, off, err := decodeHeader(src)
+	if err != nil {
+		return 0, err
+	}
+	var v Value
+	for range n {
+		m, err := decodeValue(src[off:], &v, false)
+		if err != nil {
+			return 0, err
+		}
+		off += m
+	}
+	return off, nil
+}
+
+// AppendShared appends to dst the values of the row encoding enc (one
+// that SkipBinary accepted), its strings sharing enc's bytes instead of
+// copying them: enc must never change afterwards. It is for rows kept
+// encoded in state and decoded each time they are read.
+func AppendShared(dst []Value, enc []byte) ([]Value, error) {
+	_, n, off, err := decodeHeader(enc)
+	if err != nil {
+		return dst, err
+	}
+	for range n {
+		dst = append(dst, Value{})
+		m, err := decodeValue(enc[off:], &dst[len(dst)-1], false)
+		if err != nil {
+			return dst, err
+		}
+		off += m
+	}
+	return dst, nil
+}
+
 // DecodeValue decodes one value AppendValue wrote into *v and returns
 // the bytes it took.
-func DecodeValue(src []byte, v *Value) (int, error) {
+func DecodeValue(src []byte, v *Value) (int, error) { return decodeValue(src, v, true) }
+
+// decodeValue is DecodeValue; a string is copied out of src if clone,
+// else it shares src's bytes.
+func decodeValue(src []byte, v *Value, clone bool) (int, error) {
 	if len(src) == 0 {
 		return 0, fmt.Errorf("row: %w: short value", ErrCorrupt)
 	}
@@ -83,7 +135,15 @@ func DecodeValue(src []byte, v *Value) (int, error) {
 		if k <= 0 || n > uint64(len(src)-1-k) {
 			return 0, fmt.Errorf("row: %w: string length", ErrCorrupt)
 		}
-		*v = Value{K: kind, S: strings.Clone(string(src[1+k : 1+k+int(n)]))}
+		b := src[1+k : 1+k+int(n)]
+		s := ""
+		switch {
+		case clone:
+			s = strings.Clone(string(b))
+		case n > 0:
+			s = unsafe.String(&b[0], len(b))
+		}
+		*v = Value{K: kind, S: s}
 		return 1 + k + int(n), nil
 	case kind <= types.Interval:
 		i, k := binary.Varint(src[1:])

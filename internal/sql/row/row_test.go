@@ -1,6 +1,7 @@
 package row
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 )
@@ -19,6 +20,35 @@ func TestARowDecodesToWhatWasEncoded(t *testing.T) {
 	for cut := range len(b) - 1 {
 		if _, err := new(Row).DecodeBinary(b[1 : 1+cut]); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("cut at %d: err %v, want ErrCorrupt", cut, err)
+		}
+	}
+}
+
+// SkipBinary measures what DecodeBinary would decode, and AppendShared
+// decodes the same values, sharing the encoding's string bytes.
+func TestARowDecodesSharingItsEncoding(t *testing.T) {
+	in := Row{Op: Insert, V: []Value{Null(), String("héllo"), String(""), BigInt(-3), Timestamp(17)}}
+	b, _ := in.AppendBinary(nil)
+	b = append(b, 0xff) // what follows the row is not read
+	n, err := SkipBinary(b)
+	if err != nil || n != len(b)-1 {
+		t.Fatalf("skip: n=%d err=%v, want n=%d", n, err, len(b)-1)
+	}
+	prefix := []Value{Bool(true)}
+	got, err := AppendShared(prefix, b[:n])
+	if err != nil || len(got) != 1+len(in.V) || !Equal(got[0], prefix[0]) || !EqualValues(Row{V: got[1:]}, in) {
+		t.Fatalf("AppendShared: got %+v, %v; want %+v after %+v", got, err, in.V, prefix)
+	}
+	b[bytes.Index(b, []byte("héllo"))] = 'H'
+	if got[2].S != "Héllo" {
+		t.Fatalf("the string %q does not share the encoding's bytes", got[2].S)
+	}
+	for cut := range n {
+		if _, err := SkipBinary(b[:cut]); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("skip cut at %d: err %v, want ErrCorrupt", cut, err)
+		}
+		if _, err := AppendShared(nil, b[:cut]); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("AppendShared cut at %d: err %v, want ErrCorrupt", cut, err)
 		}
 	}
 }

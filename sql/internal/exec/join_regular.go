@@ -1,8 +1,10 @@
 package exec
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/internal/sql/row"
@@ -33,8 +35,12 @@ import (
 //
 // State: both sides' rows, keyed by the join key, each distinct row with
 // its count and, on an outer side, its number of matches (Flink's
-// JoinRecordStateView), under the hash of its values (joinRows). Without a time-to-live the state grows with the
-// number of distinct rows of each side for as long as the job runs.
+// JoinRecordStateView), under the hash of its values (joinRows). Rows
+// are held encoded and decoded each time they are matched: a checkpoint
+// copies their bytes, and the garbage collector has no pointers to
+// follow in them. Emitted rows share the strings of those bytes. Without
+// a time-to-live the state grows with the number of distinct rows of
+// each side for as long as the job runs.
 // Rows with a NULL key are not stored: they match nothing, and on an outer
 // side they pass through padded.
 //
@@ -50,11 +56,13 @@ func RegularJoin(l, r weir.Stream[row.Row], spec JoinSpec) weir.Stream[row.Row] 
 		}, spec.opts("join-"+spec.Kind.String())...)
 }
 
-// joinEntry is a distinct row in a side's state: its values (op +I), how
-// many times it is held, and on an outer side how many rows of the other
-// side it matches.
+// joinEntry is a distinct row in a side's state: its encoding (that of
+// row.Row.AppendBinary, op +I), how many times it is held, and on an
+// outer side how many rows of the other side it matches. The encoding is
+// never changed once made: decoded rows share its strings
+// (row.AppendShared).
 type joinEntry struct {
-	Row   row.Row
+	Row   []byte
 	Count int64
 	Assoc int64
 }
@@ -75,7 +83,7 @@ func (joinRows) ImmutableInState() {}
 func (rs joinRows) AppendBinary(dst []byte) ([]byte, error) {
 	dst = binary.AppendUvarint(dst, uint64(len(rs)))
 	for _, e := range rs {
-		dst, _ = e.Row.AppendBinary(dst)
+		dst = append(dst, e.Row...)
 		dst = binary.AppendVarint(dst, e.Count)
 		dst = binary.AppendVarint(dst, e.Assoc)
 	}
@@ -83,17 +91,20 @@ func (rs joinRows) AppendBinary(dst []byte) ([]byte, error) {
 }
 
 // DecodeBinary decodes what AppendBinary appended (codec.Unmarshaler).
+// The rows' encodings are checked, and copied out of src in one buffer.
 func (rs *joinRows) DecodeBinary(src []byte) (int, error) {
 	n, off := binary.Uvarint(src)
 	if off <= 0 || n > uint64(len(src)) {
 		return 0, fmt.Errorf("join rows: bad count: %w", row.ErrCorrupt)
 	}
 	out := make(joinRows, n)
+	ends := make([][2]int, n)
 	for i := range out {
-		w, err := out[i].Row.DecodeBinary(src[off:])
+		w, err := row.SkipBinary(src[off:])
 		if err != nil {
 			return 0, err
 		}
+		ends[i] = [2]int{off, off + w}
 		off += w
 		for _, c := range []*int64{&out[i].Count, &out[i].Assoc} {
 			v, w := binary.Varint(src[off:])
@@ -103,14 +114,19 @@ func (rs *joinRows) DecodeBinary(src []byte) (int, error) {
 			*c, off = v, off+w
 		}
 	}
+	own := bytes.Clone(src[:off])
+	for i, e := range ends {
+		out[i].Row = own[e[0]:e[1]:e[1]]
+	}
 	*rs = out
 	return off, nil
 }
 
-// find returns the index of the row with values v in rs, or -1.
-func (rs joinRows) find(v []row.Value) int {
+// find returns the index of the row encoded as enc in rs, or -1. Equal
+// values encode alike (row.AppendValue).
+func (rs joinRows) find(enc []byte) int {
 	for i, e := range rs {
-		if row.EqualValues(e.Row, row.Row{V: v}) {
+		if bytes.Equal(e.Row, enc) {
 			return i
 		}
 	}
@@ -134,17 +150,19 @@ func (rs joinRows) with(i int, e joinEntry) joinRows {
 }
 
 // joinMatch is a matching row of the other side: its hash, its index in
-// its joinRows, and the entry.
+// its joinRows, the entry, and its values.
 type joinMatch struct {
 	h uint64
 	i int
 	e joinEntry
+	v []row.Value
 }
 
 type regularJoin struct {
 	joiner
 	left, right *weir.MapState[uint64, joinRows, string]
-	buf         []byte // rowHash's
+	enc         []byte      // rowHash's encoding of the input row
+	vals        []row.Value // the values of matches' rows, reused by each
 }
 
 func (j *regularJoin) Open(sc *weir.StateContext[string]) error {
@@ -162,16 +180,19 @@ func (j *regularJoin) ProcessElement2(ctx *weir.KeyedContext[string, row.Row], i
 }
 
 // rowHash hashes a row's values, the same in every process (it is stored
-// in state).
+// in state), and leaves the row's encoding as a joinEntry holds it in
+// j.enc.
 func (j *regularJoin) rowHash(vals []row.Value) uint64 {
-	j.buf = j.buf[:0]
+	j.enc = append(j.enc[:0], byte(row.Insert))
+	j.enc = binary.AppendUvarint(j.enc, uint64(len(vals)))
+	start := len(j.enc)
 	for _, v := range vals {
-		j.buf = row.AppendValue(j.buf, v)
+		j.enc = row.AppendValue(j.enc, v)
 	}
 	if j.spec.rowHash != nil {
-		return j.spec.rowHash(j.buf)
+		return j.spec.rowHash(j.enc[start:])
 	}
-	return task.HashBytes(j.buf)
+	return task.HashBytes(j.enc[start:])
 }
 
 // output emits the join of in (of the input side) and other, in the
@@ -184,23 +205,33 @@ func (j *regularJoin) output(ctx *weir.KeyedContext[string, row.Row], op row.Op,
 	}
 }
 
-// matches returns the other side's entries that join with in.
+// matches returns the other side's entries that join with in. Their
+// values are valid until the next call.
 func (j *regularJoin) matches(in []row.Value, other *weir.MapState[uint64, joinRows, string], inIsLeft bool) ([]joinMatch, error) {
 	var ms []joinMatch
 	var err error
+	j.vals = j.vals[:0]
 	other.All(func(h uint64, rs joinRows) bool {
 		for i, e := range rs {
+			start := len(j.vals)
+			if j.vals, err = row.AppendShared(j.vals, e.Row); err != nil {
+				err = fmt.Errorf("exec: join state: %w", err)
+				return false
+			}
+			v := j.vals[start:len(j.vals):len(j.vals)]
 			var ok bool
 			if inIsLeft {
-				ok, err = j.match(in, e.Row.V)
+				ok, err = j.match(in, v)
 			} else {
-				ok, err = j.match(e.Row.V, in)
+				ok, err = j.match(v, in)
 			}
 			if err != nil {
 				return false
 			}
 			if ok {
-				ms = append(ms, joinMatch{h, i, e})
+				ms = append(ms, joinMatch{h, i, e, v})
+			} else {
+				j.vals = j.vals[:start]
 			}
 		}
 		return true
@@ -253,7 +284,7 @@ func (j *regularJoin) process(ctx *weir.KeyedContext[string, row.Row], in row.Ro
 	}
 	h := j.rowHash(in.V)
 	if !accumulate {
-		j.retract(self, h, in.V)
+		j.retract(self, h, j.enc)
 		if n == 0 {
 			if inOuter {
 				j.output(ctx, row.Delete, in.V, nil, inIsLeft)
@@ -266,7 +297,7 @@ func (j *regularJoin) process(ctx *weir.KeyedContext[string, row.Row], in row.Ro
 		}
 		for _, m := range matched {
 			for range m.e.Count {
-				j.output(ctx, op, in.V, m.e.Row.V, inIsLeft)
+				j.output(ctx, op, in.V, m.v, inIsLeft)
 			}
 		}
 		if otherOuter {
@@ -274,7 +305,7 @@ func (j *regularJoin) process(ctx *weir.KeyedContext[string, row.Row], in row.Ro
 				e := &matched[i].e
 				if e.Assoc == 1 {
 					for range e.Count {
-						j.output(ctx, row.Insert, e.Row.V, nil, !inIsLeft)
+						j.output(ctx, row.Insert, matched[i].v, nil, !inIsLeft)
 					}
 				}
 				e.Assoc--
@@ -288,7 +319,7 @@ func (j *regularJoin) process(ctx *weir.KeyedContext[string, row.Row], in row.Ro
 			e := &matched[i].e
 			if e.Assoc == 0 {
 				for range e.Count {
-					j.output(ctx, row.Delete, e.Row.V, nil, !inIsLeft)
+					j.output(ctx, row.Delete, matched[i].v, nil, !inIsLeft)
 				}
 			}
 			e.Assoc++
@@ -304,15 +335,15 @@ func (j *regularJoin) process(ctx *weir.KeyedContext[string, row.Row], in row.Ro
 	}
 	for _, m := range matched {
 		for range m.e.Count {
-			j.output(ctx, op, in.V, m.e.Row.V, inIsLeft)
+			j.output(ctx, op, in.V, m.v, inIsLeft)
 		}
 	}
 	rs, _ := self.Get(h)
-	i := rs.find(in.V)
+	i := rs.find(j.enc)
 	var e joinEntry
 	if i < 0 {
 		i = len(rs)
-		e.Row = row.Row{Op: row.Insert, V: in.V}
+		e.Row = slices.Clone(j.enc)
 	} else {
 		e = rs[i]
 	}
@@ -322,11 +353,11 @@ func (j *regularJoin) process(ctx *weir.KeyedContext[string, row.Row], in row.Ro
 	return nil
 }
 
-// retract removes one copy of the row v (hashing to h) from a side's
-// state.
-func (j *regularJoin) retract(side *weir.MapState[uint64, joinRows, string], h uint64, v []row.Value) {
+// retract removes one copy of the row encoded as enc (hashing to h) from
+// a side's state.
+func (j *regularJoin) retract(side *weir.MapState[uint64, joinRows, string], h uint64, enc []byte) {
 	rs, _ := side.Get(h)
-	i := rs.find(v)
+	i := rs.find(enc)
 	if i < 0 {
 		return
 	}

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -154,9 +155,13 @@ func TestLeftJoinReplacesThePaddedRowWhenTheMatchComesAndGoes(t *testing.T) {
 // A side's rows of one hash encode and decode to themselves; a truncated
 // encoding is an error wrapping row.ErrCorrupt, never rows.
 func TestJoinRowsDecodeWhatTheyEncode(t *testing.T) {
+	enc := func(vs ...row.Value) []byte {
+		b, _ := row.Row{V: vs}.AppendBinary(nil)
+		return b
+	}
 	rs := joinRows{
-		{Row: row.Row{V: []row.Value{row.String("a"), row.BigInt(1)}}, Count: 2, Assoc: -1},
-		{Row: row.Row{V: []row.Value{row.String(""), row.BigInt(-7)}}, Count: 1},
+		{Row: enc(row.String("a"), row.BigInt(1)), Count: 2, Assoc: -1},
+		{Row: enc(row.String(""), row.BigInt(-7)), Count: 1},
 	}
 	data, _ := rs.AppendBinary([]byte("prefix"))
 	data = data[len("prefix"):]
@@ -169,10 +174,17 @@ func TestJoinRowsDecodeWhatTheyEncode(t *testing.T) {
 		t.Fatalf("decoded %d rows, want %d", len(got), len(rs))
 	}
 	for i := range rs {
-		if !row.EqualValues(got[i].Row, rs[i].Row) || got[i].Count != rs[i].Count || got[i].Assoc != rs[i].Assoc {
+		if !bytes.Equal(got[i].Row, rs[i].Row) || got[i].Count != rs[i].Count || got[i].Assoc != rs[i].Assoc {
 			t.Errorf("row %d: got %+v, want %+v", i, got[i], rs[i])
 		}
 	}
+	clear(data) // the decoded rows hold their own copy
+	for i := range rs {
+		if !bytes.Equal(got[i].Row, rs[i].Row) {
+			t.Fatalf("row %d changed with the bytes it was decoded from", i)
+		}
+	}
+	data, _ = rs.AppendBinary(nil)
 	for cut := range len(data) {
 		var r joinRows
 		if _, err := r.DecodeBinary(data[:cut]); !errors.Is(err, row.ErrCorrupt) {
