@@ -31,10 +31,12 @@ import (
 // cloned on the next write); a full one freezes the maps as a snapshot in
 // memory format does. A snapshot is full when the table has no chain (its
 // first, or after a restore or an adoption), when a file of its chain
-// failed to upload, when the chain holds maxDeltas deltas, or when the
-// deltas already add up to more than the base: so a restore reads at most
-// about twice the state, and the encoding work stays proportional to the
-// changes, at most twice over.
+// failed to upload, when the chain holds maxDeltas deltas, or when its
+// files add up to more than twice what the table's entries would encode
+// to now: so a restore reads at most about twice the state. Deltas of new
+// keys (a table that grows) hold nothing a restore reads in vain and do
+// not make the next snapshot full; deltas that overwrite or delete keys
+// do, once they add up to about the state.
 //
 // Each file of a chain is encoded and uploaded once, by the first encoder
 // that needs it: its own snapshot's, or a later one's whose chain holds it
@@ -134,7 +136,6 @@ type chainFile struct {
 type chainLink struct {
 	once   sync.Once
 	name   string
-	delta  bool
 	encode func() []byte // the file's contents; nil once uploaded
 	file   chainFile     // after upload, when err is nil
 	err    error
@@ -170,23 +171,21 @@ type chainShared struct {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// needsFull reports whether a table whose chain is chain takes a full
-// snapshot next.
-func needsFull(chain []*chainLink) bool {
+// needsFull reports whether a table whose chain is chain, and whose
+// entries would encode to about live bytes now, takes a full snapshot
+// next. A file not uploaded yet counts as empty.
+func needsFull(chain []*chainLink, live int64) bool {
 	if len(chain) == 0 || len(chain) > maxDeltas {
 		return true
 	}
-	var deltas int64
+	var files int64
 	for _, l := range chain {
 		if l.failed.Load() {
 			return true
 		}
-		if l.delta {
-			deltas += l.size.Load()
-		}
+		files += l.size.Load()
 	}
-	base := chain[0].size.Load()
-	return base > 0 && deltas > base
+	return files > 2*live
 }
 
 // encodeChain returns the function that uploads what chain's files need
@@ -309,12 +308,11 @@ func (t *Table[K, V]) forget() {
 // function that uploads the chain's files and names them.
 func (t *Table[K, V]) freezeChain(inc *incremental) func(dst []byte) ([]byte, chainShared, error) {
 	l := &chainLink{name: inc.name()}
-	if needsFull(t.chain) {
+	if needsFull(t.chain, int64(t.Len())*t.perEntry.Load()/256) {
 		enc := t.freeze() // reserves its buffer (sizeFor)
 		l.encode = func() []byte { return enc(nil) }
 		t.chain = []*chainLink{l}
 	} else {
-		l.delta = true
 		l.encode = t.captureDelta()
 		t.chain = append(t.chain[:len(t.chain):len(t.chain)], l)
 	}

@@ -381,3 +381,77 @@ func TestTheCheckpointAfterASavepointHoldsWhatWasWrittenBeforeIt(t *testing.T) {
 		t.Errorf("map 1 = %v after a savepoint between two checkpoints, want 1:one 2:two", got)
 	}
 }
+
+// sharedFiles takes a snapshot of b and returns how many files of the
+// job's shared files it names, and how many of them it uploaded.
+func sharedFiles(t *testing.T, b *Backend, files *memFiles) (named, uploaded int) {
+	t.Helper()
+	before := files.puts
+	enc, err := b.Snapshot(SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := enc(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(e.Shared), files.puts - before
+}
+
+// A table that only gains keys chains a delta per snapshot, up to the
+// most deltas a chain holds, though the deltas outgrow the base: they
+// hold nothing a restore would read in vain. Its last snapshot restores.
+func TestAGrowingTableChainsDeltasWithoutRewritingItsBase(t *testing.T) {
+	files, b, tb := filledInc(t, 1000)
+	if named, _ := sharedFiles(t, b, files); named != 1 {
+		t.Fatalf("the first snapshot names %d files, want 1 (the base)", named)
+	}
+	next := int64(1000)
+	for i := range maxDeltas {
+		for range 2000 {
+			tb.Put(b.Shard(fixtureKG(next)), next, next)
+			next++
+		}
+		named, uploaded := sharedFiles(t, b, files)
+		if named != i+2 || uploaded != 1 {
+			t.Fatalf("snapshot %d names %d files and uploaded %d; want %d and 1 (a delta more)", i+2, named, uploaded, i+2)
+		}
+	}
+	for range 10 {
+		tb.Put(b.Shard(fixtureKG(next)), next, next)
+		next++
+	}
+	if named, _ := sharedFiles(t, b, files); named != 1 {
+		t.Fatalf("the snapshot after %d deltas names %d files, want 1 (a new base)", maxDeltas, named)
+	}
+	nb := incBackend(files, [2]int{0, fixtureMaxPar})
+	if err := nb.Restore(snap(t, b)); err != nil {
+		t.Fatal(err)
+	}
+	got := tableContents(registerInt(t, nb, "t"))
+	if int64(len(got)) != next {
+		t.Fatalf("restored %d keys, want %d", len(got), next)
+	}
+	for k, v := range got {
+		if v != k {
+			t.Fatalf("restored %d=%d", k, v)
+		}
+	}
+}
+
+// A table whose keys are written again and again gets a new base once its
+// files add up to more than twice its entries: a restore reads at most
+// about twice the state.
+func TestOverwritingDeltasGetANewBaseOnceTheyOutgrowTheState(t *testing.T) {
+	files, b, tb := filledInc(t, 1000)
+	sharedFiles(t, b, files)
+	for round := int64(1); round <= 3; round++ {
+		for k := range int64(1000) {
+			tb.Put(b.Shard(fixtureKG(k)), k, k+round<<20)
+		}
+		if named, _ := sharedFiles(t, b, files); named == 1 {
+			return
+		}
+	}
+	t.Fatal("three deltas overwriting every key were chained to the base, none written as a new base")
+}
