@@ -208,21 +208,58 @@ func rankedRow(spec RankSpec, op row.Op, r row.Row, n int64) row.Row {
 	return row.Row{Op: op, V: v}
 }
 
+// sameRank reports whether rows a and b at one rank have equal values:
+// at once when they are the same row (ranks above an insertion keep
+// theirs).
+func sameRank(a, b row.Row) bool {
+	if len(a.V) == len(b.V) && (len(a.V) == 0 || &a.V[0] == &b.V[0]) {
+		return true
+	}
+	return row.EqualValues(a, b)
+}
+
+// numberedRows makes the rows with row numbers one emitRankDiff emits
+// out of one allocation: a change of rank shifts the rows below it, so an
+// insertion emits up to twice as many rows as the top holds.
+type numberedRows []row.Value
+
+// row returns r with op and row number n (see rankedRow).
+func (s *numberedRows) row(op row.Op, r row.Row, n int64) row.Row {
+	i := len(*s)
+	*s = append(append(*s, r.V...), row.BigInt(n))
+	return row.Row{Op: op, V: (*s)[i:len(*s):len(*s)]}
+}
+
 // emitRankDiff emits the changelog that takes the top rows before to
 // after (see Rank).
 func emitRankDiff(ctx *weir.KeyedContext[string, row.Row], spec RankSpec, before, after []row.Row) {
 	start := spec.start()
 	if spec.WithRowNumber {
+		values := 0
+		for i := range max(len(before), len(after)) {
+			switch {
+			case i >= len(before):
+				values += len(after[i].V) + 1
+			case i >= len(after):
+				values += len(before[i].V) + 1
+			case !sameRank(before[i], after[i]):
+				values += len(before[i].V) + len(after[i].V) + 2
+			}
+		}
+		if values == 0 {
+			return
+		}
+		rows := make(numberedRows, 0, values)
 		for i := range max(len(before), len(after)) {
 			n := start + int64(i)
 			switch {
 			case i >= len(before):
-				ctx.Emit(rankedRow(spec, row.Insert, after[i], n))
+				ctx.Emit(rows.row(row.Insert, after[i], n))
 			case i >= len(after):
-				ctx.Emit(rankedRow(spec, row.Delete, before[i], n))
-			case !row.EqualValues(before[i], after[i]):
-				ctx.Emit(rankedRow(spec, row.UpdateBefore, before[i], n))
-				ctx.Emit(rankedRow(spec, row.UpdateAfter, after[i], n))
+				ctx.Emit(rows.row(row.Delete, before[i], n))
+			case !sameRank(before[i], after[i]):
+				ctx.Emit(rows.row(row.UpdateBefore, before[i], n))
+				ctx.Emit(rows.row(row.UpdateAfter, after[i], n))
 			}
 		}
 		return
