@@ -61,9 +61,11 @@ func (b *valueBatch[T]) Size() int { return b.size }
 func (b *valueBatch[T]) measure() int {
 	var v T
 	n := len(b.vals) * int(unsafe.Sizeof(v)+8)
-	if _, ok := any(v).(sizer); ok {
+	if _, ok := any(&v).(sizer); ok {
+		// Through a pointer: a value converted to an interface would be
+		// copied to the heap, an allocation per value.
 		for i := range b.vals {
-			n += any(b.vals[i]).(sizer).SizeInMemory()
+			n += any(&b.vals[i]).(sizer).SizeInMemory()
 		}
 		return n
 	}
