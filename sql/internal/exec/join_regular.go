@@ -163,6 +163,7 @@ type regularJoin struct {
 	left, right *weir.MapState[uint64, joinRows, string]
 	enc         []byte      // rowHash's encoding of the input row
 	vals        []row.Value // the values of matches' rows, reused by each
+	ms          []joinMatch // matches' result, reused by each
 }
 
 func (j *regularJoin) Open(sc *weir.StateContext[string]) error {
@@ -205,10 +206,11 @@ func (j *regularJoin) output(ctx *weir.KeyedContext[string, row.Row], op row.Op,
 	}
 }
 
-// matches returns the other side's entries that join with in. Their
-// values are valid until the next call.
+// matches returns the other side's entries that join with in. They and
+// their values are valid until the next call.
 func (j *regularJoin) matches(in []row.Value, other *weir.MapState[uint64, joinRows, string], inIsLeft bool) ([]joinMatch, error) {
-	var ms []joinMatch
+	clear(j.ms) // drop the last call's references
+	ms := j.ms[:0]
 	var err error
 	j.vals = j.vals[:0]
 	other.All(func(h uint64, rs joinRows) bool {
@@ -236,6 +238,7 @@ func (j *regularJoin) matches(in []row.Value, other *weir.MapState[uint64, joinR
 		}
 		return true
 	})
+	j.ms = ms
 	return ms, err
 }
 
