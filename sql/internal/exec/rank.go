@@ -181,8 +181,11 @@ func (f *rankFn) ProcessElement(ctx *weir.KeyedContext[string, row.Row], in row.
 		if int64(i) >= end {
 			return nil // not in the top and never will be
 		}
-		rows := slices.Insert(slices.Clone(st.Rows), i, row.Row{Op: row.Insert, V: in.V})
-		st.Rows = rows[:min(int64(len(rows)), end)]
+		// A new slice (the state's is shared with snapshots), made once.
+		n := min(int64(len(st.Rows))+1, end)
+		rows := make([]row.Row, 0, n)
+		rows = append(append(rows, st.Rows[:i]...), row.Row{Op: row.Insert, V: in.V})
+		st.Rows = append(rows, st.Rows[i:n-1]...)
 	}
 	emitRankDiff(ctx, f.spec, before, rankWindow(st.Rows, start, end))
 	if len(st.Rows) == 0 && st.Total <= 0 {
