@@ -127,14 +127,7 @@ func TestADeltaSnapshotUploadsOnlyWhatChanged(t *testing.T) {
 	full := files.bytes
 	tb.Put(b.Shard(fixtureKG(7)), 7, -7)
 	tb.Delete(b.Shard(fixtureKG(8)), 8)
-	enc, err := b.Snapshot(SnapshotOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := enc(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := encodeAll(t, b, SnapshotOptions{})
 	second := e.Data
 	if len(e.Shared) != 2 || e.SharedBytes != files.bytes || e.Uploaded != files.bytes-full {
 		t.Errorf("the second snapshot names %d files of %d bytes and uploaded %d; want 2 of %d and %d", len(e.Shared), e.SharedBytes, e.Uploaded, files.bytes, files.bytes-full)
@@ -387,14 +380,7 @@ func TestTheCheckpointAfterASavepointHoldsWhatWasWrittenBeforeIt(t *testing.T) {
 func sharedFiles(t *testing.T, b *Backend, files *memFiles) (named, uploaded int) {
 	t.Helper()
 	before := files.puts
-	enc, err := b.Snapshot(SnapshotOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := enc(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := encodeAll(t, b, SnapshotOptions{})
 	return len(e.Shared), files.puts - before
 }
 
