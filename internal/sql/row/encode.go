@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strings"
 	"unsafe"
 
@@ -25,6 +26,10 @@ func (r Row) AppendBinary(dst []byte) ([]byte, error) {
 	}
 	return dst, nil
 }
+
+// ValuesOffset returns where the values begin in AppendBinary's encoding
+// of a row of n values: after the op and the value count.
+func ValuesOffset(n int) int { return 1 + (bits.Len64(uint64(n)|1)+6)/7 }
 
 // AppendValue appends the encoding of one value; equal values encode
 // equally, so the bytes serve as a key.

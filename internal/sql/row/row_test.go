@@ -66,3 +66,14 @@ func TestKeysOfEqualColumnsAreEqual(t *testing.T) {
 		t.Fatal("Compare orders wrongly")
 	}
 }
+
+// ValuesOffset finds the first value after value counts of every width.
+func TestValuesOffsetSkipsTheHeader(t *testing.T) {
+	for _, n := range []int{0, 1, 127, 128, 16383, 16384} {
+		r := Row{V: make([]Value, n)}
+		b, _ := r.AppendBinary(nil)
+		if got, want := ValuesOffset(n), len(b)-n; got != want { // a NULL encodes as one byte
+			t.Errorf("ValuesOffset(%d) = %d, want %d", n, got, want)
+		}
+	}
+}

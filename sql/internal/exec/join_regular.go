@@ -184,16 +184,12 @@ func (j *regularJoin) ProcessElement2(ctx *weir.KeyedContext[string, row.Row], i
 // in state), and leaves the row's encoding as a joinEntry holds it in
 // j.enc.
 func (j *regularJoin) rowHash(vals []row.Value) uint64 {
-	j.enc = append(j.enc[:0], byte(row.Insert))
-	j.enc = binary.AppendUvarint(j.enc, uint64(len(vals)))
-	start := len(j.enc)
-	for _, v := range vals {
-		j.enc = row.AppendValue(j.enc, v)
-	}
+	j.enc, _ = row.Row{Op: row.Insert, V: vals}.AppendBinary(j.enc[:0])
+	body := j.enc[row.ValuesOffset(len(vals)):]
 	if j.spec.rowHash != nil {
-		return j.spec.rowHash(j.enc[start:])
+		return j.spec.rowHash(body)
 	}
-	return task.HashBytes(j.enc[start:])
+	return task.HashBytes(body)
 }
 
 // output emits the join of in (of the input side) and other, in the
