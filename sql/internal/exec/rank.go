@@ -238,22 +238,23 @@ func (s *numberedRows) row(op row.Op, r row.Row, n int64) row.Row {
 func emitRankDiff(ctx *weir.KeyedContext[string, row.Row], spec RankSpec, before, after []row.Row) {
 	start := spec.start()
 	if spec.WithRowNumber {
+		// The ranks above the first change keep their rows; below it,
+		// rows almost always differ, so room for all of them is reserved.
+		first := 0
+		for first < min(len(before), len(after)) && sameRank(before[first], after[first]) {
+			first++
+		}
 		values := 0
-		for i := range max(len(before), len(after)) {
-			switch {
-			case i >= len(before):
-				values += len(after[i].V) + 1
-			case i >= len(after):
-				values += len(before[i].V) + 1
-			case !sameRank(before[i], after[i]):
-				values += len(before[i].V) + len(after[i].V) + 2
+		for _, rs := range [][]row.Row{before[first:], after[first:]} {
+			for _, r := range rs {
+				values += len(r.V) + 1
 			}
 		}
 		if values == 0 {
 			return
 		}
 		rows := make(numberedRows, 0, values)
-		for i := range max(len(before), len(after)) {
+		for i := first; i < max(len(before), len(after)); i++ {
 			n := start + int64(i)
 			switch {
 			case i >= len(before):
