@@ -49,7 +49,9 @@ func historyAndTopic(t *testing.T) (path, topic string, brokers []string) {
 	if err := os.WriteFile(path, []byte(b.String()), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	topic = fmt.Sprintf("weir-hybrid-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"))
+	// A topic's deletion ends after the test, so each run (-count) names
+	// its own.
+	topic = fmt.Sprintf("weir-hybrid-%d-%d-%s", os.Getpid(), time.Now().UnixNano(), strings.ReplaceAll(t.Name(), "/", "-"))
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
@@ -59,7 +61,10 @@ func historyAndTopic(t *testing.T) (path, topic string, brokers []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	adm := kadm.NewClient(cl)
-	if _, err := adm.CreateTopic(ctx, 3, 1, nil, topic); err != nil {
+	// The records carry event times of 1970 as their timestamps: without
+	// retention.ms = -1 a broker's retention check deletes them.
+	keep := "-1"
+	if _, err := adm.CreateTopic(ctx, 3, 1, map[string]*string{"retention.ms": &keep}, topic); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { adm.DeleteTopics(context.Background(), topic) })

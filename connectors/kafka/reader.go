@@ -23,6 +23,10 @@ const minTime = math.MinInt64
 // that the engine can inject barriers and watermarks (connector.Reader).
 const pollWait = 10 * time.Millisecond
 
+// deletedCheck is how long a bounded reader reads nothing before it asks
+// whether the records it waits for were deleted (skipDeleted).
+const deletedCheck = time.Second
+
 // tp names a topic partition.
 type tp struct {
 	topic     string
@@ -54,6 +58,8 @@ type reader[T any] struct {
 	ownTS    bool          // event time is the Kafka timestamp (connector.Timestamper)
 	tss      []int64       // the Kafka timestamps of the last Read's records
 	progress int64         // last EventTimeProgress, never decreasing
+
+	quiet time.Time // bounded: when a Read last returned records or skipDeleted last ran
 
 	commits chan map[tp]int64 // to the offset committer (CommitOffsets)
 	wg      sync.WaitGroup    // the committer
@@ -152,6 +158,12 @@ func (r *reader[T]) Read(ctx context.Context, buf []T) (int, error) {
 		k++
 	})
 	if r.s.opts.Bounded {
+		if k > 0 {
+			r.quiet = now
+		} else if now.Sub(r.quiet) >= deletedCheck {
+			r.quiet = now
+			r.skipDeleted(ctx)
+		}
 		r.step()
 	}
 	if err != nil {
@@ -161,6 +173,27 @@ func (r *reader[T]) Read(ctx context.Context, buf []T) (int, error) {
 		return 0, err
 	}
 	return k, nil
+}
+
+// skipDeleted moves each partition of a bounded reader whose next offset
+// is below the partition's log start, its records deleted by the broker's
+// retention (or DeleteRecords) before they were read, on to that start,
+// as the client's own consumption already has (it resumes a partition
+// whose offset fell below the log start there). Without it a partition
+// whose records up to its end offset were all deleted would be waited on
+// forever. A failed listing is left to the next check.
+func (r *reader[T]) skipDeleted(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	starts, err := r.adm.ListStartOffsets(ctx, r.s.opts.Topics...)
+	if err != nil || starts.Error() != nil {
+		return
+	}
+	for p, st := range r.parts {
+		if o, ok := starts.Lookup(p.topic, p.partition); ok && o.Offset > st.next && st.next < st.end {
+			st.next = min(o.Offset, st.end)
+		}
+	}
 }
 
 // malformed applies the policy to a record whose value did not decode. It

@@ -362,6 +362,7 @@ func (r *reader[T]) bound(ctx context.Context) error {
 			st.end = o.Offset
 		}
 	}
+	r.quiet = time.Now()
 	r.step()
 	return nil
 }

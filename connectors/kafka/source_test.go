@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/weir-stream/weir/connector"
 	"github.com/weir-stream/weir/connector/connectortest"
@@ -362,5 +363,62 @@ func TestDecodeReadsRecordMetadataAndItsErrorsAreMalformedRecords(t *testing.T) 
 	want := []string{"a@" + topic + "/0/0", "b@" + topic + "/0/1"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// Records the broker deleted before a bounded reader read them (retention,
+// here DeleteRecords) are skipped, as the client skips them in any
+// consumption: a reader restored at an offset below the log start reads
+// what is left, and one whose records up to the end were all deleted
+// ends instead of waiting for them forever.
+func TestABoundedReaderSkipsRecordsDeletedBeforeItReadThem(t *testing.T) {
+	topic := newTopic(t, 1)
+	vals, _ := jsonValues(6, func(i int) string { return fmt.Sprintf("v%d", i) })
+	produce(t, topic, 1, vals...)
+	adm := admin(t, brokers(t))
+	deleteBefore := func(off int64) {
+		t.Helper()
+		o := kadm.Offsets{}
+		o.AddOffset(topic, 0, off, -1)
+		resp, err := adm.DeleteRecords(t.Context(), o)
+		if err == nil {
+			err = resp.Error()
+		}
+		if err != nil {
+			t.Fatalf("deleting the records of %s before offset %d: %v", topic, off, err)
+		}
+	}
+	src := stringSource(t, SourceOptions[string]{Topics: []string{topic}, Bounded: true})
+	restored := encodePosition(map[tp]int64{{topic, 0}: 1})
+	read := func() []string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		r, err := src.Open(ctx, connector.SubtaskInfo{Operator: "src", Parallelism: 1}, restored)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		var got []string
+		buf := make([]string, 10)
+		for {
+			n, err := r.Read(ctx, buf)
+			got = append(got, buf[:n]...)
+			if errors.Is(err, io.EOF) {
+				return got
+			}
+			if err != nil {
+				t.Fatalf("reading %s from offset 1 (read %q so far): %v", topic, got, err)
+			}
+		}
+	}
+
+	deleteBefore(4)
+	if got := read(); !slices.Equal(got, []string{"v4", "v5"}) {
+		t.Errorf("with offsets 0-3 deleted, a reader restored at offset 1 read %q, want [v4 v5]", got)
+	}
+	deleteBefore(6)
+	if got := read(); len(got) != 0 {
+		t.Errorf("with every record deleted, a reader restored at offset 1 read %q, want none", got)
 	}
 }

@@ -11,6 +11,10 @@
 # Java 17 runs it with a small heap. Each start formats fresh storage under
 # $WEIR_SERVICES_DIR/kafka/data and listens on 127.0.0.1 at a free port.
 # Running it again while the broker runs reuses that broker.
+#
+# Retention is off (log.retention.ms=-1): tests stamp records with event
+# times from long ago (1970 and 2024), and the broker's retention check,
+# every five minutes, would delete such records in the middle of a test.
 
 weir_kafka_main() {
   local here dir
@@ -58,6 +62,7 @@ transaction.state.log.min.isr=1
 transaction.state.log.num.partitions=4
 group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=false
+log.retention.ms=-1
 PROPS
   local java=(java -Xms128m -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1
     "-Dlog4j2.configurationFile=$here/kafka/log4j2.properties" -cp "$dir/libs/*")
