@@ -120,6 +120,12 @@ func TestClusterReplacesTheStandbysOfAKilledWorker(t *testing.T) {
 // heartbeats when it runs again: it declares none of them lost, and the
 // job finishes with the failure-free output. (It used to declare healthy
 // workers lost, restart their subtasks elsewhere, and the job could hang.)
+//
+// A worker lost for a silence as long as the freeze was lost to it; one
+// lost for a silence shorter than the freeze went quiet after the
+// coordinator ran again (on a machine loaded by other tests, a worker can
+// miss its heartbeats for a second), which the job's failover handles and
+// the test only logs.
 func TestClusterFineGrainedSurvivesAFrozenCoordinator(t *testing.T) {
 	skipShort(t)
 	ref := reference(t, keycount)
@@ -130,12 +136,20 @@ func TestClusterFineGrainedSurvivesAFrozenCoordinator(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The freeze itself is the failure injected: three heartbeat timeouts.
-	time.Sleep(3 * time.Second)
+	const freeze = 3 * time.Second
+	time.Sleep(freeze)
 	if err := c.coord.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
 	c.check(client, out, ref)
-	if strings.Contains(c.coord.output(), " lost: no heartbeat") {
-		t.Fatalf("the frozen coordinator declared a healthy worker lost:\n%s", c.coord.output())
+	for _, m := range regexp.MustCompile(`worker \S+ lost: no heartbeat for (\S+) `).FindAllStringSubmatch(c.coord.output(), -1) {
+		silent, err := time.ParseDuration(m[1])
+		if err != nil {
+			t.Fatalf("reading the silence in %q: %v", m[0], err)
+		}
+		if silent >= freeze {
+			t.Fatalf("the frozen coordinator declared a healthy worker lost (%s):\n%s", m[0], c.coord.output())
+		}
+		t.Logf("after the freeze, %s: a worker went quiet while the coordinator ran", m[0])
 	}
 }
