@@ -127,9 +127,9 @@ step "tests" go test -count=1 -timeout 30m ./...
 # The oracle's failure runs again, under the pebble state backend (their
 # reference runs keep state in memory, so the outputs compare backends),
 # the Nexmark queries against their hand-computed results, and the
-# Nexmark SQL against the Go queries. -short: three failure schedules
+# Nexmark SQL against the Go queries. -short: two failure schedules
 # per oracle check (one for the fine-grained hang check) rather than the
-# memory backend's dozen above, to keep the suite within its time; this
+# memory backend's ten above, to keep the suite within its time; this
 # step and the race detector's -short one start past the schedules the
 # run above takes (1 to at most 20), so that every step tries schedules
 # of its own.

@@ -21,9 +21,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // seeds returns n failure schedules; -short runs fewer, the environment
 // variable WEIR_SCHEDULES sets the number for a soak, and WEIR_SEEDS
 // (a comma-separated list) names the schedules to run, to repeat one.
-func seeds(n int) []uint64 { return seedsShort(n, 3) }
+func seeds(n int) []uint64 { return seedsShort(n, 2) }
 
-// seedsShort is seeds, with short schedules rather than three under
+// seedsShort is seeds, with short schedules rather than two under
 // -short.
 func seedsShort(n, short int) []uint64 {
 	if list := os.Getenv("WEIR_SEEDS"); list != "" {
@@ -55,11 +55,12 @@ func seedsShort(n, short int) []uint64 {
 }
 
 // schedulesPerJob is the number of failure schedules per job and guarantee:
-// three jobs make 36 per guarantee. CI's steps under the pebble state
-// backend and under the race detector run -short, three schedules each,
+// three jobs make 30 per guarantee. CI's steps under the pebble state
+// backend and under the race detector run -short, two schedules each,
 // and start past the ones this run takes (WEIR_FIRST_SCHEDULE, see
-// scripts/test.sh): 18 distinct schedules per job and guarantee in all.
-const schedulesPerJob = 12
+// scripts/test.sh): 14 distinct schedules per job and guarantee in all.
+// Longer runs are scripts/soak.sh's.
+const schedulesPerJob = 10
 
 var guarantees = []weir.Guarantee{weir.ExactlyOnce, weir.AtLeastOnce, weir.AtMostOnce}
 
