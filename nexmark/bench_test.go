@@ -79,3 +79,14 @@ func BenchmarkAppendJSON(b *testing.B) {
 	}
 	reportEventsPerSec(b, start)
 }
+
+// BenchmarkAppendExactString measures the random strings that make up
+// most of an event's bytes (a bid's extra field), 100 characters each.
+func BenchmarkAppendExactString(b *testing.B) {
+	r := NewJavaRandom(1)
+	buf := make([]byte, 0, 128)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = appendExactString(buf[:0], &r, 100)
+	}
+}

@@ -96,12 +96,31 @@ func appendExactString(buf []byte, r *JavaRandom, length int32) []byte {
 	start := len(buf)
 	buf = slices.Grow(buf, int(length))[:start+int(length)]
 	out := buf[start:]
-	for i := 0; i < len(out); {
+	// Whole groups of six characters, then the rest. Character k is
+	// (rnd / 26^k) % 26, and a % 26 is a - (a/26)*26 with truncated
+	// division, as in Go and Java.
+	for len(out) >= 6 {
+		// The quotients by 26^k, each divided from rnd itself, so that the
+		// six divisions do not wait on one another ((a/b)/c == a/(b*c)
+		// for truncated division).
 		rnd := r.NextInt()
-		for k := 0; k < 6 && i < len(out); k++ {
-			out[i] = byte('a' + rnd%26)
-			rnd /= 26
-			i++
+		t1, t2, t3 := rnd/26, rnd/(26*26), rnd/(26*26*26)
+		t4, t5, t6 := rnd/(26*26*26*26), rnd/(26*26*26*26*26), rnd/(26*26*26*26*26*26)
+		o := out[:6:6]
+		o[0] = byte('a' + (rnd - t1*26))
+		o[1] = byte('a' + (t1 - t2*26))
+		o[2] = byte('a' + (t2 - t3*26))
+		o[3] = byte('a' + (t3 - t4*26))
+		o[4] = byte('a' + (t4 - t5*26))
+		o[5] = byte('a' + (t5 - t6*26))
+		out = out[6:]
+	}
+	if len(out) > 0 {
+		rnd := r.NextInt()
+		for k := range out {
+			q := rnd / 26
+			out[k] = byte('a' + (rnd - q*26))
+			rnd = q
 		}
 	}
 	return buf
