@@ -112,6 +112,14 @@ func (s *MapState[UK, UV, K]) Get(uk UK) (UV, bool) { return s.t.Get(s.core.Shar
 // Put sets the entry uk of the current key's map.
 func (s *MapState[UK, UV, K]) Put(uk UK, uv UV) { s.t.Put(s.core.Shard, s.core.Key, uk, uv) }
 
+// Compute sets the entry uk of the current key's map to what f returns,
+// given the entry's value now (ok: it has one). It finds the key's map
+// once, where Get and then Put find it twice. f must not use the state;
+// a func value kept in a field, not made at each call, allocates nothing.
+func (s *MapState[UK, UV, K]) Compute(uk UK, f func(old UV, ok bool) UV) {
+	s.t.Compute(s.core.Shard, s.core.Key, uk, f)
+}
+
 // Delete removes the entry uk of the current key's map.
 func (s *MapState[UK, UV, K]) Delete(uk UK) { s.t.Remove(s.core.Shard, s.core.Key, uk) }
 

@@ -32,6 +32,8 @@ type listTable[K comparable, V any] interface {
 type mapTable[K, UK comparable, UV any] interface {
 	Get(s int, k K, uk UK) (UV, bool)
 	Put(s int, k K, uk UK, uv UV)
+	// Compute sets the entry uk to f's result, given its value now.
+	Compute(s int, k K, uk UK, f func(old UV, ok bool) UV)
 	// Remove removes the entry uk, and k once its map is empty.
 	Remove(s int, k K, uk UK)
 	// All calls f for k's entries until f returns false; f must not

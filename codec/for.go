@@ -181,8 +181,8 @@ func (c *valueCodec[T]) Decode(src []byte, v *T) (int, error) {
 }
 
 // escapingCodec is the codec for types that contain, inline, a type that
-// encodes itself. The user's AppendBinary receives a pointer into v and may
-// keep it, so v must not be hidden from escape analysis and moves to the
+// encodes itself with a pointer receiver. The user's AppendBinary receives
+// a pointer into v and may keep it, so v must not be hidden from escape analysis and moves to the
 // heap on each Append.
 type escapingCodec[T any] struct {
 	pl   *plan

@@ -309,6 +309,9 @@ func TestAllocs(t *testing.T) {
 		{"decode struct", func() { _, _ = c.Decode(buf, &out) }, 1}, // the Key string
 		{"encode int64", func() { buf = codec.Int64().Append(buf[:0], 5) }, 0},
 		{"encode named", func() { buf = codec.MustFor[Celsius]().Append(buf[:0], 5) }, 0},
+		// AppendBinary with a value receiver gets a copy, so the value
+		// need not move to the heap to be encoded.
+		{"encode self-encoding", func() { buf = codec.MustFor[Point]().Append(buf[:0], Point{1, 2}) }, 0},
 	}
 	for _, tt := range tests {
 		if got := testing.AllocsPerRun(100, tt.f); got != tt.want {

@@ -21,9 +21,11 @@ type plan struct {
 	// type counts as at least 1 byte (see Marshaler).
 	min int
 
-	// inlineCustom reports that a Marshaler or Unmarshaler is reached
-	// through struct fields or array elements alone, that is, it would see
-	// a pointer into the memory of the value itself.
+	// inlineCustom reports that a Marshaler with a pointer receiver is
+	// reached through struct fields or array elements alone, that is, it
+	// would see a pointer into the memory of the value itself, which it
+	// may keep. One with a value receiver gets a copy and keeps nothing
+	// of the value.
 	inlineCustom bool
 
 	elem    *plan   // slice, array and pointer element; map value
@@ -164,7 +166,7 @@ func (b *builder) fill(p *plan, path string, inField bool) error {
 			return b.unsupported(t, path, inField,
 				"*"+t.String()+" implements codec.Unmarshaler but "+t.String()+" does not implement codec.Marshaler")
 		}
-		p.op, p.min, p.inlineCustom = opCustom, 1, true
+		p.op, p.min, p.inlineCustom = opCustom, 1, !t.Implements(marshalerType)
 		return nil
 	}
 	switch t.Kind() {

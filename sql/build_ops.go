@@ -71,16 +71,22 @@ func (b *builder) aggregate(n *plan.Aggregate) (stream, error) {
 var joinKinds = map[plan.JoinKind]exec.JoinKind{plan.Inner: exec.InnerJoin, plan.Left: exec.LeftJoin, plan.Right: exec.RightJoin, plan.Full: exec.FullJoin}
 
 func (b *builder) join(n *plan.Join) (stream, error) {
-	l, err := b.node(n.L)
-	if err != nil {
-		return stream{}, err
-	}
 	spec := exec.JoinSpec{Kind: joinKinds[n.Kind], LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
 		LeftWidth: len(n.L.Columns()), RightWidth: len(n.R.Columns()), StateTTL: b.script.ttl}
+	var err error
 	if n.Cond != nil {
 		if spec.Cond, err = expr.CompilePredicate(n.Cond); err != nil {
 			return stream{}, err
 		}
+	}
+	if n.Strategy == plan.RegularJoin {
+		if s, ok, err := b.joinOfScans(n, spec); ok {
+			return s, err
+		}
+	}
+	l, err := b.node(n.L)
+	if err != nil {
+		return stream{}, err
 	}
 	if n.Strategy == plan.TemporalJoin && n.ProcTime {
 		if s, ok := n.R.(*plan.Scan); ok && n.R.Columns() != nil {

@@ -249,43 +249,65 @@ func (r *tableRead) column(t *plan.Table, col int) expr.Expr {
 // scan reads s, filtered and projected by Calc c if it is not nil, as
 // one operator over the table's source.
 func (b *builder) scan(s *plan.Scan, c *plan.Calc) (stream, error) {
-	t := s.Table
-	r := b.reads[t]
-	if r == nil || (r.built && !covers(r, s, c)) {
-		return stream{}, fmt.Errorf("table %s: a scan the plan did not announce", t.Name)
-	}
-	src, err := b.source(t, r)
+	src, r, err := b.scanSource(s, c)
 	if err != nil {
 		return stream{}, err
 	}
-	out := func(x *expr.Col) expr.Expr { return r.column(t, s.Cols[x.Index]) }
-	var filter expr.Expr
-	var proj []expr.Expr
+	filter, proj := r.scanExprs(s, c)
+	name := b.scanName(s, c, r, filter, proj)
+	if name == "" {
+		return src, nil
+	}
+	// The source's rows are this scan's alone if it is the only one (and
+	// no normalization keeps them in state).
+	return project(src, name, filter, proj, r.scans == 1 && !s.Table.Updating())
+}
+
+// scanSource returns the source of scan s (read by Calc c, nil for
+// none), built on first use, and its table's read.
+func (b *builder) scanSource(s *plan.Scan, c *plan.Calc) (stream, *tableRead, error) {
+	t := s.Table
+	r := b.reads[t]
+	if r == nil || (r.built && !covers(r, s, c)) {
+		return stream{}, nil, fmt.Errorf("table %s: a scan the plan did not announce", t.Name)
+	}
+	src, err := b.source(t, r)
+	return src, r, err
+}
+
+// scanExprs returns the filter (nil for none) and the projection over
+// the source's rows that make the rows of scan s read by Calc c.
+func (r *tableRead) scanExprs(s *plan.Scan, c *plan.Calc) (filter expr.Expr, proj []expr.Expr) {
+	out := func(x *expr.Col) expr.Expr { return r.column(s.Table, s.Cols[x.Index]) }
 	if c == nil {
 		for i := range s.Cols {
 			proj = append(proj, out(&expr.Col{Index: i}))
 		}
-	} else {
-		if c.Filter != nil {
-			filter = expr.Simplify(plan.Replace(c.Filter, out))
-			if l, ok := filter.(*expr.Lit); ok && !l.V.IsNull() && l.V.Bool() {
-				filter = nil // the source narrowed the rows to it
-			}
-		}
-		for _, e := range c.Proj {
-			proj = append(proj, plan.Replace(e, out))
+		return nil, proj
+	}
+	if c.Filter != nil {
+		filter = expr.Simplify(plan.Replace(c.Filter, out))
+		if l, ok := filter.(*expr.Lit); ok && !l.V.IsNull() && l.V.Bool() {
+			filter = nil // the source narrowed the rows to it
 		}
 	}
+	for _, e := range c.Proj {
+		proj = append(proj, plan.Replace(e, out))
+	}
+	return filter, proj
+}
+
+// scanName names the operator of scan s read by Calc c; "" when the scan
+// needs none: its rows are the source's as they are.
+func (b *builder) scanName(s *plan.Scan, c *plan.Calc, r *tableRead, filter expr.Expr, proj []expr.Expr) string {
 	if filter == nil && expr.PassesThrough(proj, len(r.read)) {
-		return src, nil
+		return ""
 	}
-	name := b.name("scan-" + t.Name)
+	name := b.name("scan-" + s.Table.Name)
 	if c != nil {
 		name = b.name("calc")
 	}
-	// The source's rows are this scan's alone if it is the only one (and
-	// no normalization keeps them in state).
-	return project(src, name, filter, proj, r.scans == 1 && !t.Updating())
+	return name
 }
 
 // covers reports whether the built source reads every column scan s
@@ -331,65 +353,88 @@ func (r *tableRead) physical(t *plan.Table, col int, f func(int)) {
 // them, nothing keeps them), so it writes its output over them where
 // they are wide enough.
 func project(in stream, name string, filter expr.Expr, proj []expr.Expr, reuse bool) (stream, error) {
-	var keep func([]row.Value) (bool, error)
-	var err error
-	if filter != nil {
-		if keep, err = expr.CompilePredicate(filter); err != nil {
-			return stream{}, err
-		}
-	}
-	evals := make([]expr.Eval, len(proj))
-	copyFrom := make([]int, len(proj)) // the column proj[i] copies, -1 if computed
-	for i, e := range proj {
-		copyFrom[i] = -1
-		if c, ok := e.(*expr.Col); ok {
-			copyFrom[i] = c.Index
-			continue
-		}
-		if _, ok := e.(*expr.ProcTime); ok {
-			evals[i] = procTime
-			continue
-		}
-		if evals[i], err = expr.Compile(e); err != nil {
-			return stream{}, err
-		}
+	p, err := newProjector(name, filter, proj)
+	if err != nil {
+		return stream{}, err
 	}
 	return weir.FlatMap(in, func(r row.Row, emit func(row.Row)) {
-		if keep != nil {
-			ok, err := keep(r.V)
-			if err != nil {
-				panic(fmt.Errorf("%s: WHERE %s: %w", name, filter, err))
-			}
-			if !ok {
-				return
-			}
+		if !p.keeps(r.V) {
+			return
 		}
 		if reuse && len(proj) <= 16 && len(proj) <= cap(r.V) {
 			// Computed on the stack from r.V, then written over it.
 			var scratch [16]row.Value
-			fill(name, proj, scratch[:len(proj)], r.V, copyFrom, evals)
+			p.fill(scratch[:len(proj)], r.V)
 			out := r.V[:len(proj)]
 			copy(out, scratch[:len(proj)])
 			emit(row.Row{Op: r.Op, V: out})
 			return
 		}
 		out := make([]row.Value, len(proj))
-		fill(name, proj, out, r.V, copyFrom, evals)
+		p.fill(out, r.V)
 		emit(row.Row{Op: r.Op, V: out})
 	}, weir.Name(name)), nil
 }
 
+// projector is a compiled filter and projection of an operator's rows.
+type projector struct {
+	name     string // the operator's, for errors
+	filter   expr.Expr
+	keep     func([]row.Value) (bool, error) // nil: every row
+	proj     []expr.Expr
+	copyFrom []int // the column proj[i] copies, -1 if computed
+	evals    []expr.Eval
+}
+
+func newProjector(name string, filter expr.Expr, proj []expr.Expr) (*projector, error) {
+	p := &projector{name: name, filter: filter, proj: proj, evals: make([]expr.Eval, len(proj)), copyFrom: make([]int, len(proj))}
+	var err error
+	if filter != nil {
+		if p.keep, err = expr.CompilePredicate(filter); err != nil {
+			return nil, err
+		}
+	}
+	for i, e := range proj {
+		p.copyFrom[i] = -1
+		if c, ok := e.(*expr.Col); ok {
+			p.copyFrom[i] = c.Index
+			continue
+		}
+		if _, ok := e.(*expr.ProcTime); ok {
+			p.evals[i] = procTime
+			continue
+		}
+		if p.evals[i], err = expr.Compile(e); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// keeps reports whether the filter is TRUE for in; an error panics,
+// naming the operator and the filter.
+func (p *projector) keeps(in []row.Value) bool {
+	if p.keep == nil {
+		return true
+	}
+	ok, err := p.keep(in)
+	if err != nil {
+		panic(fmt.Errorf("%s: WHERE %s: %w", p.name, p.filter, err))
+	}
+	return ok
+}
+
 // fill sets out[i] to column copyFrom[i] of in, or where that is -1 to
 // evals[i] of in; an error panics, naming the operator and proj[i].
-func fill(name string, proj []expr.Expr, out, in []row.Value, copyFrom []int, evals []expr.Eval) {
-	for i, from := range copyFrom {
+func (p *projector) fill(out, in []row.Value) {
+	for i, from := range p.copyFrom {
 		if from >= 0 {
 			out[i] = in[from]
 			continue
 		}
-		v, err := evals[i](in)
+		v, err := p.evals[i](in)
 		if err != nil {
-			panic(fmt.Errorf("%s: %s: %w", name, proj[i], err))
+			panic(fmt.Errorf("%s: %s: %w", p.name, p.proj[i], err))
 		}
 		out[i] = v
 	}

@@ -73,6 +73,21 @@ func (m *MapTable[K, UK, UV]) Put(s int, k K, uk UK, uv UV) {
 	m.wrote(s, k, uk, len(mp))
 }
 
+// Compute sets the entry uk of k's map in shard s to f's result, given
+// the entry's value now (ok: it has one). It finds k's map once, where a
+// Get and then a Put find it twice. f must not use the table.
+func (m *MapTable[K, UK, UV]) Compute(s int, k K, uk UK, f func(old UV, ok bool) UV) {
+	mp, ok := m.t.getMutable(s, k, false)
+	if !ok {
+		var zero UV
+		m.t.PutNew(s, k, map[UK]UV{uk: f(zero, false)})
+		return
+	}
+	old, had := mp[uk]
+	mp[uk] = f(old, had)
+	m.wrote(s, k, uk, len(mp))
+}
+
 // Remove removes the entry uk of k's map in shard s, and k once its map
 // is empty.
 func (m *MapTable[K, UK, UV]) Remove(s int, k K, uk UK) {

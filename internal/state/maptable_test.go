@@ -33,9 +33,10 @@ func mapContents(m *MapTable[int64, int64, string]) map[int64]map[int64]string {
 	return got
 }
 
-// Random entry writes, removals, whole-map writes and deletions, with a
-// snapshot after each round: every snapshot, restored at the parallelism
-// it was taken at and at another, holds the maps as they were at it. The
+// Random entry writes (Put and Compute), removals, whole-map writes and
+// deletions, with a snapshot after each round: every snapshot, restored
+// at the parallelism it was taken at and at another, holds the maps as
+// they were at it. The
 // rounds run through bases and deltas (maxDeltas) of every kind: entries
 // written one by one, keys written whole, keys whose few entries were
 // written more often than they are many.
@@ -77,6 +78,19 @@ func TestAMapTablesSnapshotsRestoreTheMapsItHeldAtEachOne(t *testing.T) {
 					model[k] = map[int64]string{}
 				}
 				model[k][0] = v
+			case op < 12: // an entry changed from its value now
+				uk, v := rng.Int64N(30), string(rune('a'+rng.IntN(26)))
+				m.Compute(s, k, uk, func(old string, ok bool) string {
+					if ok {
+						return old[len(old)-min(len(old), 3):] + v
+					}
+					return v
+				})
+				if model[k] == nil {
+					model[k] = map[int64]string{}
+				}
+				old := model[k][uk]
+				model[k][uk] = old[len(old)-min(len(old), 3):] + v
 			default:
 				uk, v := rng.Int64N(30), string(rune('a'+rng.IntN(26)))
 				m.Put(s, k, uk, v)

@@ -152,6 +152,24 @@ func (t *TTLMaps[K, UK, UV]) Put(s int, k K, uk UK, uv UV) {
 	m[uk] = Stamped[UV]{uv, now}
 }
 
+// Compute sets the entry uk of k's map in shard s to f's result, given
+// the entry's value now (ok: it has one that has not expired); the entry
+// then lives for the TTL. f must not use the table.
+func (t *TTLMaps[K, UK, UV]) Compute(s int, k K, uk UK, f func(old UV, ok bool) UV) {
+	now := t.access()
+	m, ok := t.t.GetMutable(s, k)
+	if !ok {
+		var zero UV
+		t.t.PutNew(s, k, map[UK]Stamped[UV]{uk: {f(zero, false), now}})
+		return
+	}
+	e, had := m[uk]
+	if had && t.ttl.expired(e.Stamp, now) {
+		had, e.Value = false, *new(UV)
+	}
+	m[uk] = Stamped[UV]{f(e.Value, had), now}
+}
+
 // Remove removes the entry uk of k's map in shard s.
 func (t *TTLMaps[K, UK, UV]) Remove(s int, k K, uk UK) {
 	t.access()

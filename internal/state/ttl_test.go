@@ -306,6 +306,33 @@ func TestMapEntriesExpireOneByOne(t *testing.T) {
 	})
 }
 
+func TestAComputeSeesNoExpiredEntryAndRestartsTheTimeToLive(t *testing.T) {
+	eachBackend(t, func(t *testing.T, k backendKind) {
+		c := &clock{}
+		tb := ttlTableOf[map[string]Stamped[int64]](t, k.make(t), "m")
+		m := NewTTLMaps(tb, TTL{Millis: 1000, Now: c.Now})
+		s := shardOf("a")
+		add := func(old int64, ok bool) int64 {
+			if ok {
+				return old + 10
+			}
+			return 1
+		}
+		m.Compute(s, "a", "x", add) // new: 1, lives from 0
+		c.now = 600
+		m.Compute(s, "a", "x", add) // 11, lives from 600
+		c.now = 1500
+		if got, ok := m.Get(s, "a", "x"); !ok || got != 11 {
+			t.Fatalf("at 1500 x is %d %v, want 11: a Compute at 600 restarts its time to live", got, ok)
+		}
+		c.now = 3000
+		m.Compute(s, "a", "x", add) // expired: new again
+		if got, _ := m.Get(s, "a", "x"); got != 1 {
+			t.Fatalf("a Compute on an expired entry made %d, want 1 (as if none)", got)
+		}
+	})
+}
+
 func TestMapReadsRestartTheTimeToLiveOnReadAndWrite(t *testing.T) {
 	eachBackend(t, func(t *testing.T, k backendKind) {
 		c := &clock{}

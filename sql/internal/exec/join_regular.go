@@ -164,11 +164,36 @@ type regularJoin struct {
 	enc         []byte      // rowHash's encoding of the input row
 	vals        []row.Value // the values of matches' rows, reused by each
 	ms          []joinMatch // matches' result, reused by each
+	// add adds a copy of the row encoded in enc, matched by assoc rows of
+	// the other side, to a row hash's entries (MapState.Compute); made
+	// once, so that a call allocates no closure.
+	add   func(rs joinRows, _ bool) joinRows
+	assoc int64
+	// collect's arguments and result, and the func value of j.collect,
+	// made once (matches)
+	in       []row.Value
+	inIsLeft bool
+	err      error
+	collect  func(uint64, joinRows) bool
 }
 
 func (j *regularJoin) Open(sc *weir.StateContext[string]) error {
 	j.left = weir.NewMapState[uint64, joinRows](sc, "left", j.spec.ttl()...)
 	j.right = weir.NewMapState[uint64, joinRows](sc, "right", j.spec.ttl()...)
+	j.collect = j.visit
+	j.add = func(rs joinRows, _ bool) joinRows {
+		i := rs.find(j.enc)
+		var e joinEntry
+		if i < 0 {
+			i = len(rs)
+			e.Row = slices.Clone(j.enc)
+		} else {
+			e = rs[i]
+		}
+		e.Count++
+		e.Assoc = j.assoc
+		return rs.with(i, e)
+	}
 	return nil
 }
 
@@ -206,36 +231,42 @@ func (j *regularJoin) output(ctx *weir.KeyedContext[string, row.Row], op row.Op,
 // their values are valid until the next call.
 func (j *regularJoin) matches(in []row.Value, other *weir.MapState[uint64, joinRows, string], inIsLeft bool) ([]joinMatch, error) {
 	clear(j.ms) // drop the last call's references
-	ms := j.ms[:0]
-	var err error
-	j.vals = j.vals[:0]
-	other.All(func(h uint64, rs joinRows) bool {
-		for i, e := range rs {
-			start := len(j.vals)
-			if j.vals, err = row.AppendShared(j.vals, e.Row); err != nil {
-				err = fmt.Errorf("exec: join state: %w", err)
-				return false
-			}
-			v := j.vals[start:len(j.vals):len(j.vals)]
-			var ok bool
-			if inIsLeft {
-				ok, err = j.match(in, v)
-			} else {
-				ok, err = j.match(v, in)
-			}
-			if err != nil {
-				return false
-			}
-			if ok {
-				ms = append(ms, joinMatch{h, i, e, v})
-			} else {
-				j.vals = j.vals[:start]
-			}
+	j.ms, j.vals, j.err = j.ms[:0], j.vals[:0], nil
+	j.in, j.inIsLeft = in, inIsLeft
+	other.All(j.collect)
+	j.in = nil
+	return j.ms, j.err
+}
+
+// visit is matches' visit of the other side's entries of one row hash:
+// it appends those that join with j.in to j.ms, and stops at an error
+// (j.err).
+func (j *regularJoin) visit(h uint64, rs joinRows) bool {
+	for i, e := range rs {
+		start := len(j.vals)
+		var err error
+		if j.vals, err = row.AppendShared(j.vals, e.Row); err != nil {
+			j.err = fmt.Errorf("exec: join state: %w", err)
+			return false
 		}
-		return true
-	})
-	j.ms = ms
-	return ms, err
+		v := j.vals[start:len(j.vals):len(j.vals)]
+		var ok bool
+		if j.inIsLeft {
+			ok, err = j.match(j.in, v)
+		} else {
+			ok, err = j.match(v, j.in)
+		}
+		if err != nil {
+			j.err = err
+			return false
+		}
+		if ok {
+			j.ms = append(j.ms, joinMatch{h, i, e, v})
+		} else {
+			j.vals = j.vals[:start]
+		}
+	}
+	return true
 }
 
 // setAssoc stores the matches' new Assoc counts in the other side's
@@ -337,18 +368,8 @@ func (j *regularJoin) process(ctx *weir.KeyedContext[string, row.Row], in row.Ro
 			j.output(ctx, op, in.V, m.v, inIsLeft)
 		}
 	}
-	rs, _ := self.Get(h)
-	i := rs.find(j.enc)
-	var e joinEntry
-	if i < 0 {
-		i = len(rs)
-		e.Row = slices.Clone(j.enc)
-	} else {
-		e = rs[i]
-	}
-	e.Count++
-	e.Assoc = n
-	self.Put(h, rs.with(i, e))
+	j.assoc = n
+	self.Compute(h, j.add)
 	return nil
 }
 

@@ -1,0 +1,68 @@
+package sql
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/weir-stream/weir"
+)
+
+// A regular join of two scans of one table reads the table's source
+// through one operator that tags each row with its side (joinOfScans).
+
+func TestAJoinOfTwoScansOfOneTableMatchesTheReference(t *testing.T) {
+	const cols = `a BIGINT, ac INT, b BIGINT, bc INT`
+	for name, c := range map[string]refCase{
+		"disjoint sides": {failures: true, script: script(cols,
+			`INSERT INTO out SELECT A.id, A.category, B.id, B.category FROM auctions A JOIN auctions B ON A.seller = B.seller WHERE A.category = 1 AND B.category = 2`)},
+		// A row of category 2 belongs to both sides: it is sent twice,
+		// and joins with itself.
+		"a row on both sides": {script: script(cols,
+			`INSERT INTO out SELECT A.id, A.category, B.id, B.category FROM auctions A JOIN auctions B ON A.seller = B.seller WHERE A.category <= 2 AND B.category >= 2`)},
+		"an outer join": {script: script(cols,
+			`INSERT INTO out SELECT A.id, A.category, B.id, B.category FROM auctions A LEFT JOIN auctions B ON A.seller = B.seller AND B.category = 2 AND B.id > A.id WHERE A.category <= 1`)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c.inputs = inputs(50)
+			checkReference(t, c)
+		})
+	}
+}
+
+func TestAJoinOfTwoScansOfOneTableReadsItsSourceThroughOneOperator(t *testing.T) {
+	dir := t.TempDir()
+	vars := map[string]string{"out": filepath.Join(dir, "out")}
+	for _, name := range []string{"bids", "auctions", "persons"} {
+		vars[name] = filepath.Join(dir, name+".json")
+		if err := os.WriteFile(vars[name], nil, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	physical := func(query string) string {
+		t.Helper()
+		s, err := Parse(script(`a BIGINT, b BIGINT`, query), Options{Vars: vars})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := weir.NewPipeline(weir.WithParallelism(2))
+		if err := s.Build(p); err != nil {
+			t.Fatal(err)
+		}
+		plan, err := p.Explain()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return plan
+	}
+	one := physical(`INSERT INTO out SELECT A.id, B.id FROM auctions A JOIN auctions B ON A.seller = B.seller WHERE A.category = 1 AND B.category = 2`)
+	if strings.Contains(one, "FORWARD") || strings.Count(one, "<- task") != 1 || !strings.Contains(one, "via HASH\n") {
+		t.Errorf("a self-join's sides are not read through one operator and one exchange:\n%s", one)
+	}
+	// Two tables: a source and an operator each, an exchange into each input.
+	two := physical(`INSERT INTO out SELECT A.id, B.auction FROM auctions A JOIN bids B ON A.id = B.auction WHERE A.category = 1`)
+	if !strings.Contains(two, "into input 0") || !strings.Contains(two, "into input 1") {
+		t.Errorf("a join of two tables does not take one input from each:\n%s", two)
+	}
+}
