@@ -73,6 +73,9 @@ var joinKinds = map[plan.JoinKind]exec.JoinKind{plan.Inner: exec.InnerJoin, plan
 func (b *builder) join(n *plan.Join) (stream, error) {
 	spec := exec.JoinSpec{Kind: joinKinds[n.Kind], LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
 		LeftWidth: len(n.L.Columns()), RightWidth: len(n.R.Columns()), StateTTL: b.script.ttl}
+	if len(n.LeftKeys) == 1 {
+		spec.IntKey = integer(n.L.Columns()[n.LeftKeys[0]].T) && integer(n.R.Columns()[n.RightKeys[0]].T)
+	}
 	var err error
 	if n.Cond != nil {
 		if spec.Cond, err = expr.CompilePredicate(n.Cond); err != nil {
@@ -131,6 +134,9 @@ func (b *builder) join(n *plan.Join) (stream, error) {
 	spec.Name = b.name("join")
 	return exec.RegularJoin(l, r, spec), nil
 }
+
+// integer reports whether t is an integer type: its values are int64s.
+func integer(t types.Type) bool { return t.Kind == types.Int || t.Kind == types.BigInt }
 
 // boundedTable returns a function that reads a bounded table's scanned
 // columns in full, for a lookup join; nil if the table is unbounded.

@@ -31,6 +31,22 @@ func TestAJoinOfTwoScansOfOneTableMatchesTheReference(t *testing.T) {
 	}
 }
 
+// A join on one integer key is keyed by its value, on anything else by
+// the keys' encoding.
+func TestJoinsKeyedByAStringOrTwoColumnsMatchTheReference(t *testing.T) {
+	for name, c := range map[string]refCase{
+		"a string key": {failures: true, script: script(`a BIGINT, b BIGINT, channel VARCHAR`,
+			`INSERT INTO out SELECT A.auction, B.auction, A.channel FROM bids A JOIN bids B ON A.channel = B.channel WHERE A.auction = 1 AND B.auction = 2`)},
+		"two keys": {script: script(`id BIGINT, bidder BIGINT, price DECIMAL(10, 2)`,
+			`INSERT INTO out SELECT A.id, B.bidder, B.price FROM auctions A JOIN bids B ON A.id = B.auction AND A.seller = B.bidder`)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c.inputs = inputs(200)
+			checkReference(t, c)
+		})
+	}
+}
+
 func TestAJoinOfTwoScansOfOneTableReadsItsSourceThroughOneOperator(t *testing.T) {
 	dir := t.TempDir()
 	vars := map[string]string{"out": filepath.Join(dir, "out")}

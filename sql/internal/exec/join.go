@@ -48,6 +48,10 @@ type JoinSpec struct {
 	// both columns of a pair to one type, since keys compare by their
 	// encoding. A row with a NULL in any key column matches nothing.
 	LeftKeys, RightKeys []int
+	// IntKey says that the join has one key pair, of an integer type
+	// (TINYINT to BIGINT) on both sides: RegularJoin is then keyed by its
+	// value, cheaper to hash and to look up than an encoding.
+	IntKey bool
 	// LeftWidth and RightWidth are the number of columns of each side,
 	// for the NULLs that pad an unmatched row of an outer join.
 	LeftWidth, RightWidth int

@@ -50,10 +50,33 @@ func RegularJoin(l, r weir.Stream[row.Row], spec JoinSpec) weir.Stream[row.Row] 
 	if err := spec.check(); err != nil {
 		panic(err)
 	}
-	return weir.CoProcess(KeyBy(l, spec.LeftKeys), KeyBy(r, spec.RightKeys),
-		func() weir.CoProcessFunction[string, row.Row, row.Row, row.Row] {
-			return &regularJoin{joiner: joiner{spec: spec}}
+	if spec.IntKey {
+		return regularJoinBy(l, r, spec, intKey(spec.LeftKeys[0]), intKey(spec.RightKeys[0]))
+	}
+	return regularJoinBy(l, r, spec, stringKey(spec.LeftKeys), stringKey(spec.RightKeys))
+}
+
+// regularJoinBy is RegularJoin keyed by lk and rk.
+func regularJoinBy[K comparable](l, r weir.Stream[row.Row], spec JoinSpec, lk, rk func(row.Row) K) weir.Stream[row.Row] {
+	return weir.CoProcess(weir.KeyBy(l, lk), weir.KeyBy(r, rk),
+		func() weir.CoProcessFunction[K, row.Row, row.Row, row.Row] {
+			return &regularJoin[K]{joiner: joiner{spec: spec}}
 		}, spec.opts("join-"+spec.Kind.String())...)
+}
+
+// stringKey returns the key of a row by columns cols: their encoding.
+func stringKey(cols []int) func(row.Row) string {
+	cols = slices.Clone(cols)
+	return func(r row.Row) string {
+		var buf [64]byte
+		return string(row.Key(buf[:0], r, cols))
+	}
+}
+
+// intKey returns the key of a row by integer column col: its value (0 for
+// a NULL, which matches nothing and is never stored).
+func intKey(col int) func(row.Row) int64 {
+	return func(r row.Row) int64 { return r.V[col].I }
 }
 
 // joinEntry is a distinct row in a side's state: its encoding (that of
@@ -158,9 +181,9 @@ type joinMatch struct {
 	v []row.Value
 }
 
-type regularJoin struct {
+type regularJoin[K comparable] struct {
 	joiner
-	left, right *weir.MapState[uint64, joinRows, string]
+	left, right *weir.MapState[uint64, joinRows, K]
 	enc         []byte      // rowHash's encoding of the input row
 	vals        []row.Value // the values of matches' rows, reused by each
 	ms          []joinMatch // matches' result, reused by each
@@ -177,7 +200,7 @@ type regularJoin struct {
 	collect  func(uint64, joinRows) bool
 }
 
-func (j *regularJoin) Open(sc *weir.StateContext[string]) error {
+func (j *regularJoin[K]) Open(sc *weir.StateContext[K]) error {
 	j.left = weir.NewMapState[uint64, joinRows](sc, "left", j.spec.ttl()...)
 	j.right = weir.NewMapState[uint64, joinRows](sc, "right", j.spec.ttl()...)
 	j.collect = j.visit
@@ -197,18 +220,18 @@ func (j *regularJoin) Open(sc *weir.StateContext[string]) error {
 	return nil
 }
 
-func (j *regularJoin) ProcessElement1(ctx *weir.KeyedContext[string, row.Row], in row.Row) error {
+func (j *regularJoin[K]) ProcessElement1(ctx *weir.KeyedContext[K, row.Row], in row.Row) error {
 	return j.process(ctx, in, true)
 }
 
-func (j *regularJoin) ProcessElement2(ctx *weir.KeyedContext[string, row.Row], in row.Row) error {
+func (j *regularJoin[K]) ProcessElement2(ctx *weir.KeyedContext[K, row.Row], in row.Row) error {
 	return j.process(ctx, in, false)
 }
 
 // rowHash hashes a row's values, the same in every process (it is stored
 // in state), and leaves the row's encoding as a joinEntry holds it in
 // j.enc.
-func (j *regularJoin) rowHash(vals []row.Value) uint64 {
+func (j *regularJoin[K]) rowHash(vals []row.Value) uint64 {
 	j.enc, _ = row.Row{Op: row.Insert, V: vals}.AppendBinary(j.enc[:0])
 	body := j.enc[row.ValuesOffset(len(vals)):]
 	if j.spec.rowHash != nil {
@@ -219,7 +242,7 @@ func (j *regularJoin) rowHash(vals []row.Value) uint64 {
 
 // output emits the join of in (of the input side) and other, in the
 // left-then-right column order.
-func (j *regularJoin) output(ctx *weir.KeyedContext[string, row.Row], op row.Op, in, other []row.Value, inIsLeft bool) {
+func (j *regularJoin[K]) output(ctx *weir.KeyedContext[K, row.Row], op row.Op, in, other []row.Value, inIsLeft bool) {
 	if inIsLeft {
 		ctx.Emit(j.concat(op, in, other))
 	} else {
@@ -229,7 +252,7 @@ func (j *regularJoin) output(ctx *weir.KeyedContext[string, row.Row], op row.Op,
 
 // matches returns the other side's entries that join with in. They and
 // their values are valid until the next call.
-func (j *regularJoin) matches(in []row.Value, other *weir.MapState[uint64, joinRows, string], inIsLeft bool) ([]joinMatch, error) {
+func (j *regularJoin[K]) matches(in []row.Value, other *weir.MapState[uint64, joinRows, K], inIsLeft bool) ([]joinMatch, error) {
 	clear(j.ms) // drop the last call's references
 	j.ms, j.vals, j.err = j.ms[:0], j.vals[:0], nil
 	j.in, j.inIsLeft = in, inIsLeft
@@ -241,7 +264,7 @@ func (j *regularJoin) matches(in []row.Value, other *weir.MapState[uint64, joinR
 // visit is matches' visit of the other side's entries of one row hash:
 // it appends those that join with j.in to j.ms, and stops at an error
 // (j.err).
-func (j *regularJoin) visit(h uint64, rs joinRows) bool {
+func (j *regularJoin[K]) visit(h uint64, rs joinRows) bool {
 	for i, e := range rs {
 		start := len(j.vals)
 		var err error
@@ -271,7 +294,7 @@ func (j *regularJoin) visit(h uint64, rs joinRows) bool {
 
 // setAssoc stores the matches' new Assoc counts in the other side's
 // state: one new joinRows per row hash.
-func setAssoc(other *weir.MapState[uint64, joinRows, string], ms []joinMatch) {
+func setAssoc[K comparable](other *weir.MapState[uint64, joinRows, K], ms []joinMatch) {
 	for k := 0; k < len(ms); {
 		h := ms[k].h
 		rs, _ := other.Get(h)
@@ -284,7 +307,7 @@ func setAssoc(other *weir.MapState[uint64, joinRows, string], ms []joinMatch) {
 }
 
 // process is Flink's StreamingJoinOperator.processElement.
-func (j *regularJoin) process(ctx *weir.KeyedContext[string, row.Row], in row.Row, inIsLeft bool) error {
+func (j *regularJoin[K]) process(ctx *weir.KeyedContext[K, row.Row], in row.Row, inIsLeft bool) error {
 	self, other := j.left, j.right
 	inOuter, otherOuter := j.spec.Kind.leftOuter(), j.spec.Kind.rightOuter()
 	keys := j.spec.LeftKeys
@@ -375,7 +398,7 @@ func (j *regularJoin) process(ctx *weir.KeyedContext[string, row.Row], in row.Ro
 
 // retract removes one copy of the row encoded as enc (hashing to h) from
 // a side's state.
-func (j *regularJoin) retract(side *weir.MapState[uint64, joinRows, string], h uint64, enc []byte) {
+func (j *regularJoin[K]) retract(side *weir.MapState[uint64, joinRows, K], h uint64, enc []byte) {
 	rs, _ := side.Get(h)
 	i := rs.find(enc)
 	if i < 0 {

@@ -17,16 +17,23 @@ func RegularJoinOfOne(in weir.Stream[row.Row], spec JoinSpec) weir.Stream[row.Ro
 		panic(err)
 	}
 	lk, rk := shift(spec.LeftKeys), shift(spec.RightKeys)
-	keyed := weir.KeyBy(in, func(r row.Row) string {
-		cols := rk
+	if spec.IntKey {
+		return regularJoinOfOneBy(in, spec, intKey(lk[0]), intKey(rk[0]))
+	}
+	return regularJoinOfOneBy(in, spec, stringKey(lk), stringKey(rk))
+}
+
+// regularJoinOfOneBy is RegularJoinOfOne keyed by lk (of a left row, its
+// tag included) and rk.
+func regularJoinOfOneBy[K comparable](in weir.Stream[row.Row], spec JoinSpec, lk, rk func(row.Row) K) weir.Stream[row.Row] {
+	keyed := weir.KeyBy(in, func(r row.Row) K {
 		if r.V[0].Bool() {
-			cols = lk
+			return lk(r)
 		}
-		var buf [64]byte
-		return string(row.Key(buf[:0], r, cols))
+		return rk(r)
 	})
-	return weir.Process(keyed, func() weir.KeyedProcessFunction[string, row.Row, row.Row] {
-		return &taggedJoin{regularJoin{joiner: joiner{spec: spec}}}
+	return weir.Process(keyed, func() weir.KeyedProcessFunction[K, row.Row, row.Row] {
+		return &taggedJoin[K]{regularJoin[K]{joiner: joiner{spec: spec}}}
 	}, spec.opts("join-"+spec.Kind.String())...)
 }
 
@@ -40,8 +47,8 @@ func shift(cols []int) []int {
 }
 
 // taggedJoin is a regular join of tagged rows (RegularJoinOfOne).
-type taggedJoin struct{ regularJoin }
+type taggedJoin[K comparable] struct{ regularJoin[K] }
 
-func (j *taggedJoin) ProcessElement(ctx *weir.KeyedContext[string, row.Row], in row.Row) error {
+func (j *taggedJoin[K]) ProcessElement(ctx *weir.KeyedContext[K, row.Row], in row.Row) error {
 	return j.process(ctx, row.Row{Op: in.Op, V: in.V[1:]}, in.V[0].Bool())
 }
