@@ -392,15 +392,31 @@ func notePer(per *atomic.Int64, n, bytes int) {
 }
 
 // encode appends the entries of shards to dst, key group by key group.
+// When the entries take more than dst's room, the buffer grows to hold
+// the shards left at the bytes per entry so far, and at least doubles:
+// append's own growth of a large slice (a quarter at a time) would copy
+// a large snapshot several times.
 func (t *Table[K, V]) encode(dst []byte, shards []map[K]V) []byte {
+	start, done, left := len(dst), 0, 0
+	for _, m := range shards {
+		left += len(m)
+	}
 	for s, m := range shards {
 		kg := 0
 		if t.sharded {
 			kg = t.b.kgStart + s
 		}
+		if done > 0 {
+			need := (len(dst) - start) / done * len(m)
+			if cap(dst)-len(dst) < need {
+				dst = slices.Grow(dst, max((len(dst)-start)/done*left, len(dst)))
+			}
+		}
 		for k, v := range m {
 			dst = t.appendEntry(dst, kg, k, v)
 		}
+		done += len(m)
+		left -= len(m)
 	}
 	return dst
 }

@@ -4,7 +4,7 @@
 //
 //	weirrun --query q5 --events 10000000 -p 2 [--warmup-events N]
 //	        [--checkpoint-interval 1s] [--state-dir DIR] [--generators 100]
-//	        [--cpuprofile FILE] [--sql]
+//	        [--cpuprofile FILE] [--memprofile FILE] [--sql]
 //
 // One job runs over warm-up plus measured events, output discarded. The
 // measured phase starts when the source subtasks together have read the
@@ -51,6 +51,7 @@ func main() {
 	stateDir := flag.String("state-dir", "", "checkpoint directory (default: a temporary one)")
 	generators := flag.Int("generators", 100, "Beam generators the event space is split into")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	memProfile := flag.String("memprofile", "", "write a heap profile (allocations of the whole run) to this file at the end")
 	fromSQL := flag.Bool("sql", false, "run the query's published Flink SQL instead of the Go-API query")
 	flag.Parse()
 	setMemoryBudget()
@@ -69,6 +70,19 @@ func main() {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "weirrun:", err)
 		os.Exit(1)
+	}
+	if *memProfile != "" {
+		f, err := os.Create(*memProfile)
+		if err == nil {
+			err = pprof.Lookup("allocs").WriteTo(f, 0)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "weirrun:", err)
+			os.Exit(1)
+		}
 	}
 }
 
