@@ -1,13 +1,6 @@
 package sql
 
-import (
-	"os"
-	"path/filepath"
-	"strings"
-	"testing"
-
-	"github.com/weir-stream/weir"
-)
+import "testing"
 
 // A regular join of two scans of one table reads the table's source
 // through one operator that tags each row with its side (joinOfScans).
@@ -44,41 +37,5 @@ func TestJoinsKeyedByAStringOrTwoColumnsMatchTheReference(t *testing.T) {
 			c.inputs = inputs(200)
 			checkReference(t, c)
 		})
-	}
-}
-
-func TestAJoinOfTwoScansOfOneTableReadsItsSourceThroughOneOperator(t *testing.T) {
-	dir := t.TempDir()
-	vars := map[string]string{"out": filepath.Join(dir, "out")}
-	for _, name := range []string{"bids", "auctions", "persons"} {
-		vars[name] = filepath.Join(dir, name+".json")
-		if err := os.WriteFile(vars[name], nil, 0o666); err != nil {
-			t.Fatal(err)
-		}
-	}
-	physical := func(query string) string {
-		t.Helper()
-		s, err := Parse(script(`a BIGINT, b BIGINT`, query), Options{Vars: vars})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := weir.NewPipeline(weir.WithParallelism(2))
-		if err := s.Build(p); err != nil {
-			t.Fatal(err)
-		}
-		plan, err := p.Explain()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return plan
-	}
-	one := physical(`INSERT INTO out SELECT A.id, B.id FROM auctions A JOIN auctions B ON A.seller = B.seller WHERE A.category = 1 AND B.category = 2`)
-	if strings.Contains(one, "FORWARD") || strings.Count(one, "<- task") != 1 || !strings.Contains(one, "via HASH\n") {
-		t.Errorf("a self-join's sides are not read through one operator and one exchange:\n%s", one)
-	}
-	// Two tables: a source and an operator each, an exchange into each input.
-	two := physical(`INSERT INTO out SELECT A.id, B.auction FROM auctions A JOIN bids B ON A.id = B.auction WHERE A.category = 1`)
-	if !strings.Contains(two, "into input 0") || !strings.Contains(two, "into input 1") {
-		t.Errorf("a join of two tables does not take one input from each:\n%s", two)
 	}
 }

@@ -36,6 +36,17 @@ func TestTheViewsOfOneTableReadOneSource(t *testing.T) {
 	}
 }
 
+func TestAJoinOfTwoViewsOfOneTableReadsItsSourceThroughOneOperator(t *testing.T) {
+	// q4 and q20 join the views auction and bid: one operator over the
+	// source tags the rows of both, one exchange takes them to the join.
+	for _, q := range []string{"q4", "q20"} {
+		plan := physicalPlan(t, q)
+		if strings.Contains(plan, "FORWARD") || strings.Contains(plan, "into input 1") {
+			t.Errorf("%s: the join's sides are not read through one operator and one exchange:\n%s", q, plan)
+		}
+	}
+}
+
 func TestASubplanThatOccursTwiceRunsOnce(t *testing.T) {
 	// q5 counts bids per auction and HOP window in both of its join's
 	// inputs: one window aggregation counts, a second finds the maximum.

@@ -273,11 +273,17 @@ func TestListElementsExpireOneByOne(t *testing.T) {
 	})
 }
 
+// ttlMaps returns map state "m" of backend kind k with a time-to-live of
+// a second on clock c, and the table under it.
+func ttlMaps(t *testing.T, k backendKind, c *clock) (*TTLMaps[string, string, int64], *Table[string, map[string]Stamped[int64]]) {
+	tb := ttlTableOf[map[string]Stamped[int64]](t, k.make(t), "m")
+	return NewTTLMaps(tb, TTL{Millis: 1000, Now: c.Now}), tb
+}
+
 func TestMapEntriesExpireOneByOne(t *testing.T) {
 	eachBackend(t, func(t *testing.T, k backendKind) {
 		c := &clock{}
-		tb := ttlTableOf[map[string]Stamped[int64]](t, k.make(t), "m")
-		m := NewTTLMaps(tb, TTL{Millis: 1000, Now: c.Now})
+		m, tb := ttlMaps(t, k, c)
 		s := shardOf("a")
 		m.Put(s, "a", "x", 1)
 		c.now = 600
@@ -309,8 +315,7 @@ func TestMapEntriesExpireOneByOne(t *testing.T) {
 func TestAComputeSeesNoExpiredEntryAndRestartsTheTimeToLive(t *testing.T) {
 	eachBackend(t, func(t *testing.T, k backendKind) {
 		c := &clock{}
-		tb := ttlTableOf[map[string]Stamped[int64]](t, k.make(t), "m")
-		m := NewTTLMaps(tb, TTL{Millis: 1000, Now: c.Now})
+		m, _ := ttlMaps(t, k, c)
 		s := shardOf("a")
 		add := func(old int64, ok bool) int64 {
 			if ok {
