@@ -78,21 +78,8 @@ func tagSides(in stream, name string, sides [2]*projector) stream {
 			if !keep[i] {
 				continue
 			}
-			w := len(p.proj) + 1
-			if !(keep[0] && keep[1]) && w <= 16 && w <= cap(r.V) {
-				// Computed on the stack from r.V, then written over it.
-				var scratch [16]row.Value
-				p.fill(scratch[1:w], r.V)
-				scratch[0] = row.Bool(i == 0)
-				out := r.V[:w]
-				copy(out, scratch[:w])
-				emit(row.Row{Op: r.Op, V: out})
-				continue
-			}
-			out := make([]row.Value, w)
-			out[0] = row.Bool(i == 0)
-			p.fill(out[1:], r.V)
-			emit(row.Row{Op: r.Op, V: out})
+			tag := [1]row.Value{row.Bool(i == 0)}
+			emit(row.Row{Op: r.Op, V: p.row(r.V, tag[:], !(keep[0] && keep[1]))})
 		}
 	}, weir.Name(name))
 }

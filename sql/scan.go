@@ -361,18 +361,7 @@ func project(in stream, name string, filter expr.Expr, proj []expr.Expr, reuse b
 		if !p.keeps(r.V) {
 			return
 		}
-		if reuse && len(proj) <= 16 && len(proj) <= cap(r.V) {
-			// Computed on the stack from r.V, then written over it.
-			var scratch [16]row.Value
-			p.fill(scratch[:len(proj)], r.V)
-			out := r.V[:len(proj)]
-			copy(out, scratch[:len(proj)])
-			emit(row.Row{Op: r.Op, V: out})
-			return
-		}
-		out := make([]row.Value, len(proj))
-		p.fill(out, r.V)
-		emit(row.Row{Op: r.Op, V: out})
+		emit(row.Row{Op: r.Op, V: p.row(r.V, nil, reuse)})
 	}, weir.Name(name)), nil
 }
 
@@ -409,6 +398,26 @@ func newProjector(name string, filter expr.Expr, proj []expr.Expr) (*projector, 
 		}
 	}
 	return p, nil
+}
+
+// row returns the projection of in, after the columns of lead (a side's
+// tag, or none). With reuse, in is the caller's to overwrite: the row is
+// computed on the stack from in, then written over it, where in is wide
+// enough.
+func (p *projector) row(in, lead []row.Value, reuse bool) []row.Value {
+	w := len(lead) + len(p.proj)
+	if reuse && w <= 16 && w <= cap(in) {
+		var scratch [16]row.Value
+		copy(scratch[:], lead)
+		p.fill(scratch[len(lead):w], in)
+		out := in[:w]
+		copy(out, scratch[:w])
+		return out
+	}
+	out := make([]row.Value, w)
+	copy(out, lead)
+	p.fill(out[len(lead):], in)
+	return out
 }
 
 // keeps reports whether the filter is TRUE for in; an error panics,

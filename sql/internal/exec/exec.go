@@ -17,9 +17,5 @@ import (
 // KeyBy keys s by the values of cols. With no cols every row has the
 // empty key (a global aggregate: one key group does all the work).
 func KeyBy(s weir.Stream[row.Row], cols []int) weir.KeyedStream[string, row.Row] {
-	cols = append([]int(nil), cols...)
-	return weir.KeyBy(s, func(r row.Row) string {
-		var buf [64]byte
-		return string(row.Key(buf[:0], r, cols))
-	})
+	return weir.KeyBy(s, stringKey(cols))
 }

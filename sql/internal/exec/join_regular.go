@@ -192,8 +192,8 @@ type regularJoin[K comparable] struct {
 	// once, so that a call allocates no closure.
 	add   func(rs joinRows, _ bool) joinRows
 	assoc int64
-	// collect's arguments and result, and the func value of j.collect,
-	// made once (matches)
+	// visit's arguments and result, and the func value of j.visit, made
+	// once (matches)
 	in       []row.Value
 	inIsLeft bool
 	err      error
