@@ -133,9 +133,9 @@ func newFor[T any](t reflect.Type) (Codec[T], error) {
 	case pl.inlineCustom:
 		return &escapingCodec[T]{pl: pl, root: root}, nil
 	case pl.op == opStruct:
-		return &structCodec[T]{pl: pl, root: root}, nil
+		return &structCodec[T]{pl: pl, root: root, bounded: bounded(pl)}, nil
 	default:
-		return &valueCodec[T]{pl: pl, root: root}, nil
+		return &valueCodec[T]{pl: pl, root: root, bounded: bounded(pl)}, nil
 	}
 }
 
@@ -146,8 +146,9 @@ func newFor[T any](t reflect.Type) (Codec[T], error) {
 // pointer: they read through it and return, and the reflection used for
 // maps first copies the map pointer out of the value.
 type structCodec[T any] struct {
-	pl   *plan
-	root string // prefix of field paths in decoding errors
+	pl      *plan
+	root    string // prefix of field paths in decoding errors
+	bounded bool   // see Bounded
 }
 
 func (c *structCodec[T]) Append(dst []byte, v T) []byte {
@@ -164,8 +165,9 @@ func (c *structCodec[T]) Decode(src []byte, v *T) (int, error) {
 
 // valueCodec is structCodec for types other than structs.
 type valueCodec[T any] struct {
-	pl   *plan
-	root string // prefix of field paths in decoding errors
+	pl      *plan
+	root    string // prefix of field paths in decoding errors
+	bounded bool   // see Bounded
 }
 
 func (c *valueCodec[T]) Append(dst []byte, v T) []byte {

@@ -295,8 +295,16 @@ func (t *Table[K, V]) mark(s int, k K) {
 // forget forgets which keys and entries were written: a snapshot holds
 // them.
 func (t *Table[K, V]) forget() {
-	for s := range t.dirty {
-		t.dirty[s] = nil
+	for s, d := range t.dirty {
+		// A map is kept, emptied, for the next snapshot's keys, so that it
+		// does not grow again from nothing; unless a burst of writes made
+		// it much larger than the writes since need.
+		t.room[s] = max(t.room[s], len(d))
+		if len(d)*8 < t.room[s] {
+			t.dirty[s], t.room[s] = nil, 0
+			continue
+		}
+		clear(d)
 	}
 	if t.entries != nil {
 		t.entries.reset()
@@ -356,7 +364,11 @@ func (t *Table[K, V]) captureDelta() func() []byte {
 	}
 	enc := func() []byte {
 		defer done()
-		dst := make([]byte, 0, sizeFor(&t.perDelta, len(es)))
+		per := &t.perDelta
+		if per.Load() == 0 {
+			per = &t.perEntry // the first delta: sized as the base's entries
+		}
+		dst := make([]byte, 0, sizeFor(per, len(es)))
 		for _, e := range es {
 			dst = binary.AppendUvarint(dst, uint64(e.kg))
 			switch {

@@ -441,3 +441,35 @@ func TestOverwritingDeltasGetANewBaseOnceTheyOutgrowTheState(t *testing.T) {
 	}
 	t.Fatal("three deltas overwriting every key were chained to the base, none written as a new base")
 }
+
+// A delta restores each key at its last value, and holds a key written
+// thousands of times since the snapshot before once.
+func TestAKeyWrittenAgainAndAgainIsRestoredAtItsLastValueAndWrittenOnce(t *testing.T) {
+	files, b, tb := filledInc(t, 1000)
+	sharedFiles(t, b, files)
+	base := files.bytes
+	for _, writes := range []int{10, 5000} {
+		for i := range writes {
+			tb.Put(b.Shard(fixtureKG(7)), 7, int64(i))
+			tb.Put(b.Shard(fixtureKG(8)), 8, int64(i))
+			if i == writes-2 {
+				tb.Delete(b.Shard(fixtureKG(8)), 8)
+			}
+		}
+		tb.Put(b.Shard(fixtureKG(2000)), 2000, 1)
+		before := files.bytes
+		data := snap(t, b)
+		if got, want := restoredContents(t, files, data), tableContents(tb); !maps.Equal(got, want) {
+			t.Fatalf("after %d writes of two keys, restored %d entries differing from the table's %d", writes, len(got), len(want))
+		}
+		if got, want := restoredContents(t, files, data)[8], int64(writes-1); got != want {
+			t.Fatalf("after %d writes, key 8 restored as %d, want %d (written after its deletion)", writes, got, want)
+		}
+		if writes > 10 {
+			if delta := files.bytes - before; delta*100 > base {
+				t.Errorf("the delta of three keys, two written %d times, is %d bytes; the base is %d", writes, delta, base)
+			}
+		}
+		tb.Delete(b.Shard(fixtureKG(2000)), 2000)
+	}
+}

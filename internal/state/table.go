@@ -36,6 +36,7 @@ type Table[K comparable, V any] struct {
 	adopted  bool             // took values of a retired instance (adopt.go): always held
 	pending  atomic.Int32     // frozen encodings not run yet (freeze, captureDelta)
 	dirty    []map[K]struct{} // per shard: keys written since the last snapshot, when incremental (chain.go)
+	room     []int            // per shard: the most keys its dirty map held (forget)
 	chain    []*chainLink     // the files of the last incremental snapshot, base first (chain.go)
 	fullSize atomic.Int64     // bytes of the last encoding of all entries: decides chaining (chain.go)
 	perEntry atomic.Int64     // bytes per entry of the last encoding, times 256: sizes the next (sizeFor)
@@ -104,7 +105,7 @@ func Register[K comparable, V any](b *Backend, name string, o TableOptions[K, V]
 		t.shards[i] = map[K]V{}
 	}
 	if b.inc != nil {
-		t.dirty = make([]map[K]struct{}, n)
+		t.dirty, t.room = make([]map[K]struct{}, n), make([]int, n)
 	}
 	written, err := b.claimSchema(name)
 	if err != nil {

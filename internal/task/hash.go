@@ -33,9 +33,11 @@ func HashBytes(b []byte) uint64 {
 		b = b[8:]
 	}
 	if len(b) > 0 {
-		var t [8]byte
-		copy(t[:], b)
-		h = mix(h^binary.LittleEndian.Uint64(t[:]), m3)
+		var v uint64 // the tail, little-endian, zero-padded
+		for i := len(b) - 1; i >= 0; i-- {
+			v = v<<8 | uint64(b[i])
+		}
+		h = mix(h^v, m3)
 	}
 	return mix(h, m2)
 }

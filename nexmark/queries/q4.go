@@ -172,20 +172,25 @@ func (w *q4Winning) OnTimer(ctx *weir.KeyedContext[int64, q4Max], t int64, _ wei
 		return nil // a timer made stale by an earlier bid's or by the auction
 	}
 	pending := w.pending.Get()
-	keep := make([]q4Bid, 0, len(pending))
-	next := int64(0)
+	kept, next := 0, int64(0)
 	for _, b := range pending {
 		if b.DateTime > t {
-			if len(keep) == 0 || b.DateTime < next {
+			if kept == 0 || b.DateTime < next {
 				next = b.DateTime
 			}
-			keep = append(keep, b)
+			kept++
 		}
 	}
-	if len(keep) == 0 {
+	if kept == 0 {
 		w.pending.Clear()
 		w.due.Clear()
 		return nil
+	}
+	keep := make([]q4Bid, 0, kept) // pending may be shared with a snapshot
+	for _, b := range pending {
+		if b.DateTime > t {
+			keep = append(keep, b)
+		}
 	}
 	w.pending.Update(keep)
 	w.due.Update(next)

@@ -26,7 +26,9 @@ type Keys[K comparable] struct {
 
 // Hasher returns the stable key hash for K: direct for strings and
 // integers, over the key's encoding in c otherwise (a nil c then fails
-// the task when a key is hashed).
+// the task when a key is hashed). The hash of a key is always that of its
+// encoding, however it is computed, so that key groups stay where
+// checkpoints and savepoints put them.
 func Hasher[K comparable](c codec.Codec[K]) func(K) uint64 {
 	var zero K
 	switch any(zero).(type) {
@@ -42,6 +44,14 @@ func Hasher[K comparable](c codec.Codec[K]) func(K) uint64 {
 		return func(k K) uint64 { return task.HashUint64(any(k).(uint64)) }
 	case uint32:
 		return func(k K) uint64 { return task.HashUint64(uint64(any(k).(uint32))) }
+	}
+	if codec.Bounded(c) {
+		// A small key of integer columns: encoded on the stack, without
+		// a buffer from the pool.
+		return func(k K) uint64 {
+			var buf [codec.BoundedLen]byte
+			return task.HashBytes(codec.AppendBounded(c, &buf, k))
+		}
 	}
 	return func(k K) uint64 {
 		if c == nil {

@@ -54,3 +54,28 @@ func BenchmarkHashStructKey(b *testing.B) {
 		h(pairKey{int64(i), int64(i) * 31, "k"})
 	}
 }
+
+// intsKey is a composite key of integer columns, which is encoded on the
+// stack to be hashed (codec.Bounded).
+type intsKey struct {
+	Bidder, Auction int64
+	Part            int32
+	Flag            bool
+}
+
+func TestAKeyOfIntegerColumnsHashesAsItsEncodingWithoutAllocating(t *testing.T) {
+	c := codec.MustFor[intsKey]()
+	if !codec.Bounded(c) {
+		t.Fatal("a struct of integers is not Bounded")
+	}
+	h := Hasher(c)
+	for _, k := range []intsKey{{}, {1, 2, 3, true}, {-1, 1 << 62, -1 << 31, false}, {1<<63 - 1, -1 << 63, 7, true}} {
+		if got, want := h(k), task.HashBytes(c.Append(nil, k)); got != want {
+			t.Errorf("hash of %+v = %x, want %x", k, got, want)
+		}
+	}
+	k := intsKey{1, 2, 3, true}
+	if n := testing.AllocsPerRun(1000, func() { h(k) }); n != 0 {
+		t.Fatalf("%v allocations per hash, want 0", n)
+	}
+}
