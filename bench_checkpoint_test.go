@@ -31,10 +31,16 @@ func BenchmarkCheckpointOverhead(b *testing.B) {
 		}
 		wm = d
 	}
-	for _, iv := range []time.Duration{0, 10 * time.Second, time.Second, 100 * time.Millisecond} {
-		name := "off"
+	for _, c := range []struct {
+		iv        time.Duration
+		unaligned bool
+	}{{0, false}, {10 * time.Second, false}, {time.Second, false}, {100 * time.Millisecond, false}, {100 * time.Millisecond, true}} {
+		iv, name := c.iv, "off"
 		if iv > 0 {
 			name = iv.String()
+		}
+		if c.unaligned {
+			name += "-unaligned"
 		}
 		b.Run(name, func(b *testing.B) {
 			var completed int
@@ -44,7 +50,7 @@ func BenchmarkCheckpointOverhead(b *testing.B) {
 				opts := []weir.Option{weir.WithParallelism(2), weir.WithWatermarkInterval(wm)}
 				if iv > 0 {
 					opts = append(opts, weir.WithGuarantee(weir.ExactlyOnce),
-						weir.WithCheckpoints(weir.CheckpointConfig{Interval: iv, StateDir: b.TempDir()}))
+						weir.WithCheckpoints(weir.CheckpointConfig{Interval: iv, StateDir: b.TempDir(), Unaligned: c.unaligned}))
 				}
 				p := weir.NewPipeline(opts...)
 				src := weir.FromSource(p, "gen", generator.New(events, func(i int64) keyEvent {

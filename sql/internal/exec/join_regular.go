@@ -209,7 +209,8 @@ func (j *regularJoin[K]) Open(sc *weir.StateContext[K]) error {
 		var e joinEntry
 		if i < 0 {
 			i = len(rs)
-			e.Row = slices.Clone(j.enc)
+			e.Row = make([]byte, len(j.enc)) // not cleared: copy fills it (makeslicecopy)
+			copy(e.Row, j.enc)
 		} else {
 			e = rs[i]
 		}
