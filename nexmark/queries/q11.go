@@ -96,12 +96,21 @@ func (f *q11Sessions) Open(sc *weir.StateContext[int64]) error {
 func (f *q11Sessions) ProcessElement(ctx *weir.KeyedContext[int64, Q11Row], b q11Bid) error {
 	t := b.DateTime
 	cur, ok := f.current.Value()
-	others, _ := f.others.Value()
 	switch {
 	case !ok:
 		f.current.Update(q11Session{t, t, 1})
 		ctx.RegisterEventTimer(t + q11Gap + 1)
 		return nil
+	case t >= cur.Start && t <= cur.Last+q11Gap:
+		// The bid extends the latest session. It touches no other: those
+		// end more than a gap before the latest starts, so others is not
+		// read (most bids come in order).
+		cur.Last, cur.Count = max(cur.Last, t), cur.Count+1
+		f.current.Update(cur)
+		return nil
+	}
+	others, _ := f.others.Value()
+	switch {
 	case len(others) == 0 && cur.touches(t):
 		cur.Start, cur.Last, cur.Count = min(cur.Start, t), max(cur.Last, t), cur.Count+1
 		f.current.Update(cur)
