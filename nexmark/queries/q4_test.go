@@ -1,9 +1,12 @@
 package queries
 
 import (
+	"context"
 	"slices"
 	"testing"
 
+	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/connectors/generator"
 	"github.com/weir-stream/weir/nexmark"
 )
 
@@ -70,4 +73,41 @@ func TestQ4(t *testing.T) {
 	}
 	t.Logf("%d auctions with a winning bid: %v", len(winning), want)
 	q4CheckFinal(t, "q4", cfg, rowsJSON(t, want))
+}
+
+// Bids that come before their auction wait for it; a bid whose auction
+// never comes is dropped once the watermark passes it. At parallelism 1
+// the events below arrive in this order, and the watermark passes them
+// only at the end of the input.
+func TestQ4BidsThatComeBeforeTheirAuctionWaitForIt(t *testing.T) {
+	bid := func(auction, price, at int64) nexmark.Event {
+		return nexmark.Event{Kind: nexmark.BidEvent, Bid: nexmark.Bid{Auction: auction, Bidder: 1, Price: price, DateTime: at}}
+	}
+	auction := func(id, category, at, expires int64) nexmark.Event {
+		return nexmark.Event{Kind: nexmark.AuctionEvent, Auction: nexmark.Auction{ID: id, Category: category, DateTime: at, Expires: expires}}
+	}
+	events := []nexmark.Event{
+		bid(7, 50, 200),          // waits, its timer at 200
+		bid(7, 70, 300),          // waits
+		bid(7, 40, 150),          // waits, and moves the timer to 150
+		bid(8, 99, 160),          // auction 8 never comes: dropped at 160
+		auction(7, 3, 100, 1000), // takes the three: highest 70
+		bid(7, 60, 400),          // after the auction: lower, no change
+		auction(9, 4, 500, 600),
+		bid(9, 10, 700), // after auction 9 expired: no match
+	}
+	q, _ := Lookup("q4")
+	dir := t.TempDir()
+	p := weir.NewPipeline(weir.WithParallelism(1), weir.WithName("q4-waiting"))
+	in := weir.FromSource(p, "events", generator.New(int64(len(events)), func(i int64) nexmark.Event { return events[i] }),
+		weir.WithTimestamps(func(e nexmark.Event) int64 { return e.DateTime() }, 0))
+	q.Build(in, Output{Dir: dir})
+	if err := p.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := applyChangelog(t, readRows(t, dir))
+	want := applyChangelog(t, rowsJSON(t, []Q4Row{{Op: Insert, ID: 3, Final: 70}}))
+	if !slices.Equal(got, want) {
+		t.Fatalf("final table %v, want %v", got, want)
+	}
 }
