@@ -15,6 +15,9 @@ type Report struct {
 	Checkpoints []CheckpointStats
 	// Completed and Aborted count every finished checkpoint of the run.
 	Completed, Aborted int
+	// ConsistencyChecked counts the checkpoints found to be consistent
+	// cuts before they were stored (CheckpointConfig.CheckConsistency).
+	ConsistencyChecked int `json:",omitempty"`
 	// LastCompletedCheckpoint is the newest completed checkpoint, or nil.
 	LastCompletedCheckpoint *CheckpointStats
 	// Recoveries lists the run's failures and the recoveries from them.
@@ -135,7 +138,7 @@ func reportOf(r *engine.Report) *Report {
 	if r == nil {
 		return nil
 	}
-	out := &Report{Completed: r.Completed, Aborted: r.Aborted, Injected: r.Injected, Restored: r.Restored,
+	out := &Report{Completed: r.Completed, Aborted: r.Aborted, ConsistencyChecked: r.ConsistencyChecked, Injected: r.Injected, Restored: r.Restored,
 		Savepoints: r.Savepoints, Stopped: r.Stopped}
 	if r.Checkpoints != nil {
 		out.Checkpoints = make([]CheckpointStats, len(r.Checkpoints))

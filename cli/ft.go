@@ -76,7 +76,7 @@ func (f *ftFlags) define(fs *pflag.FlagSet) {
 	fs.StringVar(&f.stateLocalDir, "state-local-dir", "", "pebble: the local directory of the stores and of the local copies of checkpointed files (default: a temporary directory of the process)")
 	fs.Int64Var(&f.blockCache, "state-block-cache", 0, "pebble: bytes of block cache the stores of the process share (default: an eighth of the memory available, at most 1 GiB)")
 	fs.Int64Var(&f.memTables, "state-memtables", 0, "pebble: bytes of memtables the stores of the process share (default: a sixteenth of the memory available, at most 256 MiB)")
-	fs.BoolVar(&f.verify, "verify", false, "also run the job without failures and check the output against the guarantee; exit 1 on a violation")
+	fs.BoolVar(&f.verify, "verify", false, "also run the job without failures and check the output against the guarantee; exit 1 on a violation (with exactly-once, every checkpoint is also checked to be a consistent cut, and the job fails on one that is not)")
 }
 
 // options returns the pipeline options the flags ask for.
@@ -122,7 +122,8 @@ func (f *ftFlags) options() ([]weir.Option, error) {
 		weir.WithFailover(fo), weir.WithRetainLimit(f.retainLimit),
 		weir.WithCheckpoints(weir.CheckpointConfig{Interval: f.interval, Timeout: f.timeout, MinPause: f.minPause,
 			MaxConcurrent: f.maxConcurrent, TolerableFailures: f.tolerable, Retained: f.retained,
-			StateDir: f.stateDir, Unaligned: f.unaligned, AlignedTimeout: f.alignedTimeout, Log: f.logCheckpoints}),
+			StateDir: f.stateDir, Unaligned: f.unaligned, AlignedTimeout: f.alignedTimeout, Log: f.logCheckpoints,
+			CheckConsistency: f.verify && g == weir.ExactlyOnce}),
 		weir.WithRestartStrategy(f.restart, f.restartAttempts, f.restartDelay, f.restartMax, f.restartInterval),
 		weir.WithStallTimeout(f.stallTimeout, nil),
 		weir.WithStateBackend(weir.StateBackend{Name: backend, Dir: f.stateLocalDir, BlockCache: f.blockCache, MemTables: f.memTables, FullSnapshots: !f.stateIncremental}),

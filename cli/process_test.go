@@ -228,10 +228,15 @@ func verifiedRuns(t *testing.T, verified string, must []string, want int, happen
 
 // weir run --verify with failures injected, for each guarantee: every run
 // passes the check, and at least three runs per guarantee had a failure
-// and recovered from it.
+// and recovered from it. Under exactly-once, --verify also checks every
+// checkpoint to be a consistent cut, and says how many it checked.
 func TestVerifyEachGuaranteeWithInjectedFailures(t *testing.T) {
 	for _, g := range []string{"exactly-once", "at-least-once", "at-most-once"} {
-		verifiedRuns(t, g, nil, 3, func(f runFacts) bool { return f.injected > 0 && f.recoveries > 0 },
+		var must []string
+		if g == "exactly-once" {
+			must = []string{"checked as consistent cuts"}
+		}
+		verifiedRuns(t, g, must, 3, func(f runFacts) bool { return f.injected > 0 && f.recoveries > 0 },
 			"run", "keycount", "--events", "500000", "--rate", "1000000", "--keys", "100", "-p", "2",
 			"--guarantee", g, "--checkpoint-interval", "20ms", "--inject-failures", "2")
 	}

@@ -25,6 +25,9 @@ func printReport(w io.Writer, r *weir.Report) {
 			}
 		}
 		fmt.Fprintf(w, "weir: checkpoints: %d completed, %d aborted", r.Completed, r.Aborted)
+		if r.ConsistencyChecked > 0 {
+			fmt.Fprintf(w, ", %d checked as consistent cuts", r.ConsistencyChecked)
+		}
 		if done > 0 {
 			fmt.Fprintf(w, "; duration mean %v, max %v; last size %s", (total / time.Duration(done)).Round(time.Microsecond), longest.Round(time.Microsecond), sizes(*r.LastCompletedCheckpoint))
 		}

@@ -386,6 +386,7 @@ func (a *attemptState) consistent(id int64) error {
 				id, ch.Edge, ch.From, ch.To, v[0], v[1])
 		}
 	}
+	a.e.report.ConsistencyChecked++
 	return nil
 }
 

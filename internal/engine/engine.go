@@ -210,6 +210,9 @@ type Report struct {
 	Checkpoints []CheckpointStats
 	// Completed and Aborted count every finished checkpoint of the run.
 	Completed, Aborted int
+	// ConsistencyChecked counts the checkpoints found to be consistent
+	// cuts before they were stored (Config.CheckConsistency).
+	ConsistencyChecked int `json:",omitempty"`
 	// LastCompletedCheckpoint is the newest completed checkpoint, or nil.
 	LastCompletedCheckpoint *CheckpointStats
 	Recoveries              []Recovery
