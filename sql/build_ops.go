@@ -72,7 +72,8 @@ var joinKinds = map[plan.JoinKind]exec.JoinKind{plan.Inner: exec.InnerJoin, plan
 
 func (b *builder) join(n *plan.Join) (stream, error) {
 	spec := exec.JoinSpec{Kind: joinKinds[n.Kind], LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
-		LeftWidth: len(n.L.Columns()), RightWidth: len(n.R.Columns()), StateTTL: b.script.ttl}
+		LeftWidth: len(n.L.Columns()), RightWidth: len(n.R.Columns()), StateTTL: b.script.ttl,
+		LeftAppendOnly: !n.L.Updating(), RightAppendOnly: !n.R.Updating()}
 	if len(n.LeftKeys) == 1 {
 		spec.IntKey = integer(n.L.Columns()[n.LeftKeys[0]].T) && integer(n.R.Columns()[n.RightKeys[0]].T)
 	}

@@ -105,19 +105,27 @@ func SkipBinary(src []byte) (int, error) {
 // copying them: enc must never change afterwards. It is for rows kept
 // encoded in state and decoded each time they are read.
 func AppendShared(dst []Value, enc []byte) ([]Value, error) {
+	dst, _, err := AppendSharedPrefix(dst, enc)
+	return dst, err
+}
+
+// AppendSharedPrefix is AppendShared of the row encoding at the start of
+// enc, which may go on with other bytes; it also returns the encoding's
+// length. It is for rows kept one after another.
+func AppendSharedPrefix(dst []Value, enc []byte) ([]Value, int, error) {
 	_, n, off, err := decodeHeader(enc)
 	if err != nil {
-		return dst, err
+		return dst, 0, err
 	}
 	for range n {
 		dst = append(dst, Value{})
 		m, err := decodeValue(enc[off:], &dst[len(dst)-1], false)
 		if err != nil {
-			return dst, err
+			return dst, 0, err
 		}
 		off += m
 	}
-	return dst, nil
+	return dst, off, nil
 }
 
 // DecodeValue decodes one value AppendValue wrote into *v and returns

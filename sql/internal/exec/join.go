@@ -55,6 +55,13 @@ type JoinSpec struct {
 	// LeftWidth and RightWidth are the number of columns of each side,
 	// for the NULLs that pad an unmatched row of an outer join.
 	LeftWidth, RightWidth int
+	// LeftAppendOnly and RightAppendOnly say that a side's input only
+	// inserts (+I rows), as the planner knows from its changelog mode.
+	// RegularJoin then keeps the rows of such a side, unless it is an
+	// outer side or its state has a time-to-live, one after another per
+	// join key, with no hash of each row and no lookup of an equal one;
+	// a row that retracts on it fails the job.
+	LeftAppendOnly, RightAppendOnly bool
 	// Cond is the residual join condition (the ON clause but the equi
 	// keys), evaluated on the concatenated row, left columns then right
 	// columns; a pair joins when it returns true (false and NULL do not

@@ -35,7 +35,10 @@ import (
 //
 // State: both sides' rows, keyed by the join key, each distinct row with
 // its count and, on an outer side, its number of matches (Flink's
-// JoinRecordStateView), under the hash of its values (joinRows). Rows
+// JoinRecordStateView), under the hash of its values (joinRows); a side
+// that only inserts (spec.LeftAppendOnly, RightAppendOnly) keeps its rows
+// one after another instead (joinList), unless it is an outer side or
+// the state has a time-to-live. Rows
 // are held encoded and decoded each time they are matched: a checkpoint
 // copies their bytes, and the garbage collector has no pointers to
 // follow in them. Emitted rows share the strings of those bytes. Without
@@ -183,7 +186,7 @@ type joinMatch struct {
 
 type regularJoin[K comparable] struct {
 	joiner
-	left, right *weir.MapState[uint64, joinRows, K]
+	left, right joinSide[K]
 	enc         []byte      // rowHash's encoding of the input row
 	vals        []row.Value // the values of matches' rows, reused by each
 	ms          []joinMatch // matches' result, reused by each
@@ -201,8 +204,8 @@ type regularJoin[K comparable] struct {
 }
 
 func (j *regularJoin[K]) Open(sc *weir.StateContext[K]) error {
-	j.left = weir.NewMapState[uint64, joinRows](sc, "left", j.spec.ttl()...)
-	j.right = weir.NewMapState[uint64, joinRows](sc, "right", j.spec.ttl()...)
+	j.left = newJoinSide(sc, "left", j.spec.LeftAppendOnly && !j.spec.Kind.leftOuter(), j.spec)
+	j.right = newJoinSide(sc, "right", j.spec.RightAppendOnly && !j.spec.Kind.rightOuter(), j.spec)
 	j.collect = j.visit
 	j.add = func(rs joinRows, _ bool) joinRows {
 		i := rs.find(j.enc)
@@ -253,11 +256,16 @@ func (j *regularJoin[K]) output(ctx *weir.KeyedContext[K, row.Row], op row.Op, i
 
 // matches returns the other side's entries that join with in. They and
 // their values are valid until the next call.
-func (j *regularJoin[K]) matches(in []row.Value, other *weir.MapState[uint64, joinRows, K], inIsLeft bool) ([]joinMatch, error) {
+func (j *regularJoin[K]) matches(in []row.Value, other joinSide[K], inIsLeft bool) ([]joinMatch, error) {
 	clear(j.ms) // drop the last call's references
 	j.ms, j.vals, j.err = j.ms[:0], j.vals[:0], nil
 	j.in, j.inIsLeft = in, inIsLeft
-	other.All(j.collect)
+	if other.list != nil {
+		l, _ := other.list.Value()
+		j.visitList(l)
+	} else {
+		other.rows.All(j.collect)
+	}
 	j.in = nil
 	return j.ms, j.err
 }
@@ -273,22 +281,33 @@ func (j *regularJoin[K]) visit(h uint64, rs joinRows) bool {
 			j.err = fmt.Errorf("exec: join state: %w", err)
 			return false
 		}
-		v := j.vals[start:len(j.vals):len(j.vals)]
-		var ok bool
-		if j.inIsLeft {
-			ok, err = j.match(j.in, v)
-		} else {
-			ok, err = j.match(v, j.in)
-		}
-		if err != nil {
-			j.err = err
+		if !j.consider(h, i, e, start) {
 			return false
 		}
-		if ok {
-			j.ms = append(j.ms, joinMatch{h, i, e, v})
-		} else {
-			j.vals = j.vals[:start]
-		}
+	}
+	return true
+}
+
+// consider appends entry e (entry i of the row hash h), whose values are
+// j.vals[start:], to j.ms if it joins with j.in, and drops its values
+// otherwise. It reports false at an error of the condition (j.err).
+func (j *regularJoin[K]) consider(h uint64, i int, e joinEntry, start int) bool {
+	v := j.vals[start:len(j.vals):len(j.vals)]
+	var ok bool
+	var err error
+	if j.inIsLeft {
+		ok, err = j.match(j.in, v)
+	} else {
+		ok, err = j.match(v, j.in)
+	}
+	if err != nil {
+		j.err = err
+		return false
+	}
+	if ok {
+		j.ms = append(j.ms, joinMatch{h, i, e, v})
+	} else {
+		j.vals = j.vals[:start]
 	}
 	return true
 }
@@ -318,6 +337,9 @@ func (j *regularJoin[K]) process(ctx *weir.KeyedContext[K, row.Row], in row.Row,
 		keys = j.spec.RightKeys
 	}
 	accumulate := !in.Op.Retracts()
+	if !accumulate && self.list != nil {
+		return j.appendOnlyViolation(in, inIsLeft)
+	}
 	if nullKey(in, keys) {
 		if inOuter {
 			op := row.Insert
@@ -336,9 +358,9 @@ func (j *regularJoin[K]) process(ctx *weir.KeyedContext[K, row.Row], in row.Row,
 	for _, m := range matched {
 		n += m.e.Count
 	}
-	h := j.rowHash(in.V)
 	if !accumulate {
-		j.retract(self, h, j.enc)
+		h := j.rowHash(in.V)
+		j.retract(self.rows, h, j.enc)
 		if n == 0 {
 			if inOuter {
 				j.output(ctx, row.Delete, in.V, nil, inIsLeft)
@@ -364,7 +386,7 @@ func (j *regularJoin[K]) process(ctx *weir.KeyedContext[K, row.Row], in row.Row,
 				}
 				e.Assoc--
 			}
-			setAssoc(other, matched)
+			setAssoc(other.rows, matched)
 		}
 		return nil
 	}
@@ -378,7 +400,7 @@ func (j *regularJoin[K]) process(ctx *weir.KeyedContext[K, row.Row], in row.Row,
 			}
 			e.Assoc++
 		}
-		setAssoc(other, matched)
+		setAssoc(other.rows, matched)
 	}
 	if inOuter && n == 0 {
 		j.output(ctx, row.Insert, in.V, nil, inIsLeft)
@@ -392,8 +414,12 @@ func (j *regularJoin[K]) process(ctx *weir.KeyedContext[K, row.Row], in row.Row,
 			j.output(ctx, op, in.V, m.v, inIsLeft)
 		}
 	}
+	if self.list != nil {
+		appendRow(self.list, in.V)
+		return nil
+	}
 	j.assoc = n
-	self.Compute(h, j.add)
+	self.rows.Compute(j.rowHash(in.V), j.add)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/weir-stream/weir"
@@ -60,7 +61,9 @@ func joinInputs(seed uint64, n, keys int, retract bool) (llog, lfinal, rlog, rfi
 
 // A regular join of every kind gives, at parallelism 1 and 2, the final
 // table SQL defines over the final tables of its inputs, for append-only
-// inputs and for inputs with retractions, with NULL keys and duplicates.
+// inputs (their sides kept as distinct rows, and, as the planner asks
+// for append-only inputs, as lists) and for inputs with retractions, with
+// NULL keys and duplicates.
 func TestRegularJoinMatchesBruteForce(t *testing.T) { regularJoinMatchesBruteForce(t, nil) }
 
 // The same when distinct rows share their hash: each side keeps the rows
@@ -71,16 +74,18 @@ func TestRegularJoinMatchesBruteForceWhenRowHashesCollide(t *testing.T) {
 
 func regularJoinMatchesBruteForce(t *testing.T, rowHash func([]byte) uint64) {
 	for _, kind := range []JoinKind{InnerJoin, LeftJoin, RightJoin, FullJoin} {
-		for _, retract := range []bool{false, true} {
+		for _, in := range []struct{ retract, listed bool }{{false, false}, {false, true}, {true, false}} {
+			retract := in.retract
 			for _, cond := range []bool{false, true} {
-				spec := JoinSpec{Kind: kind, LeftKeys: []int{0}, RightKeys: []int{0}, LeftWidth: 2, RightWidth: 2, rowHash: rowHash}
+				spec := JoinSpec{Kind: kind, LeftKeys: []int{0}, RightKeys: []int{0}, LeftWidth: 2, RightWidth: 2, rowHash: rowHash,
+					LeftAppendOnly: in.listed, RightAppendOnly: in.listed}
 				if cond {
 					spec.Cond = oddSum
 				}
 				llog, lfinal, rlog, rfinal := joinInputs(uint64(kind)*7+1, 300, 6, retract)
 				want := bruteJoin(spec, lfinal, rfinal)
 				for _, par := range []int{1, 2} {
-					name := fmt.Sprintf("%v retract=%v cond=%v par=%d", kind, retract, cond, par)
+					name := fmt.Sprintf("%v retract=%v listed=%v cond=%v par=%d", kind, retract, in.listed, cond, par)
 					got, _ := runJoinRank(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
 						return RegularJoin(rowSource(p, "l", llog, -1, 1), rowSource(p, "r", rlog, -1, 1), spec)
 					}, weir.WithParallelism(par))
@@ -106,6 +111,40 @@ func TestRegularJoinIsExactlyOnceUnderFailures(t *testing.T) {
 	checkExactlyOnceUnderFailures(t, func(p *weir.Pipeline) weir.Stream[row.Row] {
 		return RegularJoin(rowSource(p, "l", llog, -1, 1), rowSource(p, "r", rlog, -1, 1), spec)
 	})
+}
+
+// Joins whose sides only insert keep those sides as lists (an inner
+// join's both sides, a left join's right side) and give the failure-free
+// final table when run exactly-once under injected failures, from
+// checkpoints that hold the lists.
+func TestRegularJoinsOfAppendOnlySidesAreExactlyOnceUnderFailures(t *testing.T) {
+	llog, _, rlog, _ := joinInputs(6, 20000, 5000, false)
+	for _, kind := range []JoinKind{InnerJoin, LeftJoin} {
+		t.Run(kind.String(), func(t *testing.T) {
+			spec := JoinSpec{Kind: kind, LeftKeys: []int{0}, RightKeys: []int{0}, LeftWidth: 2, RightWidth: 2, Cond: oddSum,
+				LeftAppendOnly: true, RightAppendOnly: true}
+			checkExactlyOnceUnderFailures(t, func(p *weir.Pipeline) weir.Stream[row.Row] {
+				return RegularJoin(rowSource(p, "l", llog, -1, 1), rowSource(p, "r", rlog, -1, 1), spec)
+			})
+		})
+	}
+}
+
+// A row that retracts on a side the spec says only inserts fails the job,
+// naming the join, the row's op and the side, rather than leave the
+// side's list holding a row its input took back.
+func TestARetractionOnAnAppendOnlySideFailsTheJob(t *testing.T) {
+	spec := JoinSpec{Kind: InnerJoin, LeftKeys: []int{0}, RightKeys: []int{0}, LeftWidth: 2, RightWidth: 2,
+		RightAppendOnly: true, Name: "the-join"}
+	ls := []row.Row{bigintRow(1, 10)}
+	rs := []row.Row{bigintRow(1, 20), opRow(row.Delete, bigintRow(1, 20))}
+	p := weir.NewPipeline(weir.WithParallelism(1))
+	weir.To(RegularJoin(rowSource(p, "l", ls, -1, 1), rowSource(p, "r", rs, -1, 1), spec), "sink", collection.NewSink[row.Row]())
+	err := p.Run(t.Context())
+	want := `the-join: exec: join: a -D row reached its right side, whose input only inserts by the plan`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want an error containing %q", err, want)
+	}
 }
 
 func BenchmarkRegularJoin(b *testing.B) {
