@@ -36,6 +36,10 @@ type tableRead struct {
 	// becomes bid.dateTime). Nil otherwise.
 	fixed *expr.Lit
 	read  []int // the source's columns, once built
+	// room is the widest row a scan makes of the source's rows: made
+	// with that room, a row can take its projection in place (project's
+	// reuse).
+	room  int
 	pos   []int // table column -> index in read, -1 if not read
 	src   stream
 	built bool
@@ -77,6 +81,9 @@ func (b *builder) planScans(root plan.Node) {
 		t := u.s.Table
 		r := b.reads[t]
 		r.scanNeeds(u.s, u.c, func(col int) { r.need[col] = true })
+		if u.c != nil {
+			r.room = max(r.room, len(u.c.Proj))
+		}
 		if t.RowTime >= 0 {
 			r.physical(t, t.RowTime, func(col int) { r.need[col] = true })
 		}
@@ -190,9 +197,9 @@ func (b *builder) source(t *plan.Table, r *tableRead) (stream, error) {
 	for i, col := range r.read {
 		r.pos[col] = i
 	}
-	w := tables.Where{Col: -1}
+	w := tables.Where{Col: -1, Room: r.room}
 	if r.pin >= 0 {
-		w = tables.Where{Col: r.pos[r.pin], In: r.in}
+		w.Col, w.In = r.pos[r.pin], r.in
 	}
 	src, err := tables.NewSourceWhere(tableOf(t), r.read, w)
 	if err != nil {

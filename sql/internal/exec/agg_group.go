@@ -125,9 +125,15 @@ func (g *groupAgg) ProcessElement(ctx *weir.KeyedContext[string, row.Row], r row
 		// gained Slots later).
 		st.Slots, st.Accs = slotsOf(g.fns, g.at, g.slots, st.Accs), nil
 	}
+	// The old and the new row of a group come out of one allocation:
+	// both are usually emitted, -U and +U.
+	var vals []row.Value
 	var prev row.Row
+	w := len(g.keys) + len(g.fns)
 	if seen {
-		prev = g.result(r, &st)
+		vals = make([]row.Value, 0, 2*w)
+		prev = g.result(vals[:0:w], r, &st)
+		vals = vals[w:w]
 	} else if g.at != nil {
 		st.Slots = make([]int64, g.slots)
 	} else {
@@ -151,7 +157,7 @@ func (g *groupAgg) ProcessElement(ctx *weir.KeyedContext[string, row.Row], r row
 		return nil
 	}
 	g.state.Update(st)
-	next := g.result(r, &st)
+	next := g.result(vals, r, &st)
 	switch {
 	case !seen:
 		ctx.Emit(next)
@@ -164,9 +170,9 @@ func (g *groupAgg) ProcessElement(ctx *weir.KeyedContext[string, row.Row], r row
 	return nil
 }
 
-// result returns the group's row: r's key columns, then the aggregates.
-func (g *groupAgg) result(r row.Row, st *groupState) row.Row {
-	vs := make([]row.Value, 0, len(g.keys)+len(g.fns))
+// result returns the group's row: r's key columns, then the aggregates,
+// appended to vs (empty; with room for them, it allocates nothing).
+func (g *groupAgg) result(vs []row.Value, r row.Row, st *groupState) row.Row {
 	for _, k := range g.keys {
 		vs = append(vs, r.V[k])
 	}

@@ -164,7 +164,7 @@ func nexmarkSource(t Table, o options, cols []int, w Where) (Source, error) {
 	if err != nil {
 		return Source{}, fmt.Errorf("table %s: %w: %v", t.Name, ErrOption, err)
 	}
-	width := len(cols)
+	width, room := len(cols), max(len(cols), w.Room)
 	conv := func(dst []row.Row, src []nexmark.Event) int {
 		// One allocation per row, not one per batch: a row that ends up in
 		// keyed state (a join's, a deduplication's) must not keep the
@@ -175,7 +175,7 @@ func nexmarkSource(t Table, o options, cols []int, w Where) (Source, error) {
 			if !keep[e.Kind] {
 				continue
 			}
-			v := make([]row.Value, width)
+			v := make([]row.Value, width, room)
 			for _, s := range plans[e.Kind] {
 				v[s.out] = s.get(e)
 			}

@@ -112,10 +112,16 @@ func NewSource(t Table, cols []int) (Source, error) {
 }
 
 // Where narrows what a source reads to the rows whose column Col (an
-// index into the source's columns) holds one of the values In.
+// index into the source's columns) holds one of the values In; a Col
+// out of range narrows nothing.
 type Where struct {
 	Col int
 	In  []row.Value
+	// Room, if more than the number of columns read, is the length of
+	// row the reader will write over each row's values: a connector that
+	// can makes the values with that capacity (the nexmark connector),
+	// so that the projection needs no second allocation.
+	Room int
 }
 
 // NewSourceWhere is NewSource narrowed by w where the connector can skip
@@ -127,7 +133,7 @@ func NewSourceWhere(t Table, cols []int, w Where) (Source, error) {
 	if err != nil {
 		return Source{}, err
 	}
-	if c.where == nil || w.Col < 0 || w.Col >= len(cols) {
+	if c.where == nil {
 		return NewSource(t, cols)
 	}
 	for _, i := range cols {
