@@ -58,3 +58,52 @@ func TestAJoinSideRestoredInAnotherLayoutIsRefused(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// An append-only side's lists grow while checkpoints encode them: past
+// the size a table is encoded at the barrier, a key's list is appended
+// to past the length a pending snapshot holds, which the snapshot encodes
+// on another goroutine (the race detector's step runs this test). The
+// output is the join's, and the checkpoints were incremental, so the
+// table was encoded apart from the barrier.
+func TestAppendOnlySideListsGrowWhileCheckpointsEncodeThem(t *testing.T) {
+	// Half the rows go to four hot keys, appended to at every checkpoint
+	// while the one before encodes their lists; the other half spread
+	// over many keys, most of them unchanged from one checkpoint to the
+	// next, so that checkpoints are incremental.
+	const hot, cold, rows = 4, 8000, 300_000
+	var ls, rs []row.Row
+	for i := range rows {
+		k := i % hot
+		if i%2 == 1 {
+			k = hot + i%cold
+		}
+		ls = append(ls, bigintRow(int64(k), int64(i)))
+	}
+	for k := range hot + cold {
+		rs = append(rs, bigintRow(int64(k), -1))
+	}
+	spec := JoinSpec{Kind: InnerJoin, LeftKeys: []int{0}, RightKeys: []int{0}, LeftWidth: 2, RightWidth: 2,
+		LeftAppendOnly: true, RightAppendOnly: true}
+	p := weir.NewPipeline(weir.WithParallelism(1), weir.WithGuarantee(weir.AtLeastOnce),
+		weir.WithCheckpoints(weir.CheckpointConfig{Interval: 5 * time.Millisecond, StateDir: t.TempDir()}))
+	sink := collection.NewSink[row.Row]()
+	weir.To(RegularJoin(rowSource(p, "l", ls, -1, 1), rowSource(p, "r", rs, -1, 1), spec), "sink", sink)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(sink.Records()); got != rows {
+		t.Fatalf("the join emitted %d rows, want %d", got, rows)
+	}
+	incremental := 0
+	for _, c := range p.Report().Checkpoints {
+		if c.Status == "completed" && c.FullSize > c.Size {
+			incremental++
+		}
+	}
+	if incremental == 0 {
+		t.Fatalf("no checkpoint of %d was incremental: the lists were never encoded apart from the barrier", len(p.Report().Checkpoints))
+	}
+	t.Logf("%d of %d checkpoints incremental", incremental, len(p.Report().Checkpoints))
+}
