@@ -127,11 +127,14 @@ func (g *groupAgg) ProcessElement(ctx *weir.KeyedContext[string, row.Row], r row
 	}
 	// The old and the new row of a group come out of one allocation:
 	// both are usually emitted, -U and +U.
-	var vals []row.Value
 	var prev row.Row
 	w := len(g.keys) + len(g.fns)
+	n := w
 	if seen {
-		vals = make([]row.Value, 0, 2*w)
+		n = 2 * w
+	}
+	vals := make([]row.Value, 0, n)
+	if seen {
 		prev = g.result(vals[:0:w], r, &st)
 		vals = vals[w:w]
 	} else if g.at != nil {
