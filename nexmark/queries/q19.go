@@ -1,7 +1,11 @@
 package queries
 
 import (
+	"encoding/binary"
+	"fmt"
+
 	"github.com/weir-stream/weir"
+	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/nexmark"
 )
 
@@ -58,12 +62,70 @@ func (e *q19Entry) row(op string, auction int64, rank int) Q19Row {
 		Extra: e.Strings[e.URLEnd:], RankNumber: int64(rank)}
 }
 
-// q19Top is an auction's best bids, best first, at most q19TopN. A
-// stored list is never changed: each change stores a new one, so the
-// state can be snapshotted copy-on-write (weir.Immutable).
-type q19Top []q19Entry
+// q19Top is an auction's best bids, best first: Bids[:N]. It is a value,
+// not a slice: reading it from state copies it, and storing the changed
+// copy leaves what a snapshot holds alone, so a bid that enters the top
+// allocates nothing but its strings, as the hand-written loop changes its
+// list in place.
+type q19Top struct {
+	N    int
+	Bids [q19TopN]q19Entry
+}
 
-func (q19Top) ImmutableInState() {}
+// AppendBinary appends the top's N entries (codec.Marshaler): a snapshot
+// encodes the bids an auction has, not q19TopN entries.
+func (t q19Top) AppendBinary(dst []byte) ([]byte, error) {
+	dst = binary.AppendUvarint(dst, uint64(t.N))
+	for _, e := range t.Bids[:t.N] {
+		dst = binary.AppendVarint(dst, e.Bidder)
+		dst = binary.AppendVarint(dst, e.Price)
+		dst = binary.AppendVarint(dst, e.DateTime)
+		dst = binary.AppendUvarint(dst, uint64(e.ChannelEnd))
+		dst = binary.AppendUvarint(dst, uint64(e.URLEnd))
+		dst = binary.AppendUvarint(dst, uint64(len(e.Strings)))
+		dst = append(dst, e.Strings...)
+	}
+	return dst, nil
+}
+
+// DecodeBinary decodes what AppendBinary appended (codec.Unmarshaler).
+func (t *q19Top) DecodeBinary(src []byte) (int, error) {
+	bad := fmt.Errorf("q19 top list: %w", codec.ErrCorrupt)
+	off := 0
+	next := func() (uint64, bool) {
+		v, n := binary.Uvarint(src[off:])
+		off += max(n, 0)
+		return v, n > 0
+	}
+	nextInt := func() (int64, bool) {
+		v, n := binary.Varint(src[off:])
+		off += max(n, 0)
+		return v, n > 0
+	}
+	n, ok := next()
+	if !ok || n > q19TopN {
+		return 0, bad
+	}
+	*t = q19Top{N: int(n)}
+	for i := range t.N {
+		e := &t.Bids[i]
+		var ok1, ok2, ok3, ok4, ok5, ok6 bool
+		var ce, ue, l uint64
+		e.Bidder, ok1 = nextInt()
+		e.Price, ok2 = nextInt()
+		e.DateTime, ok3 = nextInt()
+		ce, ok4 = next()
+		ue, ok5 = next()
+		l, ok6 = next()
+		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 || l > uint64(len(src)-off) || ce > ue || ue > l {
+			return 0, bad
+		}
+		e.ChannelEnd, e.URLEnd = int32(ce), int32(ue)
+		e.Strings = string(src[off : off+int(l)])
+		off += int(l)
+	}
+	return off, nil
+}
 
 type q19Fn struct {
 	top *weir.ValueState[q19Top, int64]
@@ -78,23 +140,22 @@ func (f *q19Fn) ProcessElement(ctx *weir.KeyedContext[int64, Q19Row], b nexmark.
 	old, _ := f.top.Value()
 	// The new bid goes after every kept bid that ranks before or with it.
 	pos := 0
-	for pos < len(old) && (old[pos].Price > b.Price || old[pos].Price == b.Price && old[pos].DateTime <= b.DateTime) {
+	for pos < old.N && (old.Bids[pos].Price > b.Price || old.Bids[pos].Price == b.Price && old.Bids[pos].DateTime <= b.DateTime) {
 		pos++
 	}
 	if pos >= q19TopN {
 		return nil
 	}
-	// A new slice: the stored one may be shared with a checkpoint.
-	top := make(q19Top, 0, min(len(old)+1, q19TopN))
-	top = append(top, old[:pos]...)
-	top = append(top, q19EntryOf(b))
-	top = append(top, old[pos:min(len(old), q19TopN-1)]...)
-	for i := pos; i < len(top); i++ {
-		if i < len(old) {
-			ctx.Emit(old[i].row(UpdateBefore, b.Auction, i+1))
-			ctx.Emit(top[i].row(UpdateAfter, b.Auction, i+1))
+	top := old
+	top.N = min(old.N+1, q19TopN)
+	copy(top.Bids[pos+1:top.N], old.Bids[pos:top.N-1])
+	top.Bids[pos] = q19EntryOf(b)
+	for i := pos; i < top.N; i++ {
+		if i < old.N {
+			ctx.Emit(old.Bids[i].row(UpdateBefore, b.Auction, i+1))
+			ctx.Emit(top.Bids[i].row(UpdateAfter, b.Auction, i+1))
 		} else {
-			ctx.Emit(top[i].row(Insert, b.Auction, i+1))
+			ctx.Emit(top.Bids[i].row(Insert, b.Auction, i+1))
 		}
 	}
 	f.top.Update(top)

@@ -1,9 +1,12 @@
 package queries
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/weir-stream/weir/codec"
 	"github.com/weir-stream/weir/nexmark"
 )
 
@@ -49,4 +52,28 @@ func TestQ19(t *testing.T) {
 		t.Fatalf("%d of %d auctions have more than 10 bids; the test needs both kinds", full, len(byAuction))
 	}
 	checkChangelog(t, "q19", cfg, want)
+}
+
+// An auction's top list decodes to what was encoded, N entries of it, and
+// every truncation of its encoding is an error wrapping codec.ErrCorrupt.
+func TestQ19TopListsDecodeWhatTheyEncode(t *testing.T) {
+	var top q19Top
+	for i := range 3 {
+		top.Bids[i] = q19EntryOf(nexmark.Bid{Bidder: int64(i), Price: int64(100 - i), DateTime: int64(i * 7), Channel: "Apple", URL: "https://x/" + strings.Repeat("y", i), Extra: "e"})
+		top.N++
+	}
+	enc, err := top.AppendBinary(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got q19Top
+	n, err := got.DecodeBinary(enc)
+	if err != nil || n != len(enc) || got != top {
+		t.Fatalf("decoded %+v (%d bytes, %v), want %+v (%d bytes)", got, n, err, top, len(enc))
+	}
+	for cut := range len(enc) {
+		if _, err := got.DecodeBinary(enc[:cut]); !errors.Is(err, codec.ErrCorrupt) {
+			t.Fatalf("decoding %d of %d bytes: got %v, want codec.ErrCorrupt", cut, len(enc), err)
+		}
+	}
 }
