@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 )
 
@@ -35,39 +34,6 @@ var ErrDatePattern = errors.New("invalid date format pattern")
 type DateFormat struct {
 	pattern string
 	fields  []dateField
-	// unit is the length in seconds of the periods over which
-	// Format's result cannot change (a day for 'yyyy-MM-dd', a second
-	// for 'HH:mm:ss'), 0 with fractions of a second; last is the latest
-	// period formatted and its text. Timestamps in a stream follow each
-	// other closely, so most calls format the period of the one before.
-	unit int64
-	last atomic.Pointer[formattedPeriod]
-}
-
-// formattedPeriod is a DateFormat's text for every time in period
-// (seconds since the epoch, divided by its unit, rounded down).
-type formattedPeriod struct {
-	period int64
-	text   string
-}
-
-// periodUnit returns the unit of the periods over which fields format
-// alike, or 0 if they show fractions of a second.
-func periodUnit(fields []dateField) int64 {
-	unit := int64(24 * 3600)
-	for _, fl := range fields {
-		switch fl.letter {
-		case 'S':
-			return 0
-		case 's':
-			unit = min(unit, 1)
-		case 'm':
-			unit = min(unit, 60)
-		case 'a', 'H', 'k', 'K', 'h':
-			unit = min(unit, 3600)
-		}
-	}
-	return unit
 }
 
 // dateField is one element of a pattern: a letter repeated n times, or
@@ -133,7 +99,6 @@ func CompileDateFormat(pattern string) (*DateFormat, error) {
 			i++
 		}
 	}
-	f.unit = periodUnit(f.fields)
 	return f, nil
 }
 
@@ -148,27 +113,8 @@ func (f *DateFormat) lit(s string) {
 // String returns the pattern.
 func (f *DateFormat) String() string { return f.pattern }
 
-// Format formats t, read in UTC. It allocates only the result, and
-// nothing when t falls in the period of the time it formatted last.
+// Format formats t, read in UTC. It allocates only the result.
 func (f *DateFormat) Format(t time.Time) string {
-	if f.unit == 0 {
-		return f.format(t)
-	}
-	sec := t.Unix() // rounded down, before 1970 too
-	p := sec / f.unit
-	if sec%f.unit < 0 {
-		p--
-	}
-	if l := f.last.Load(); l != nil && l.period == p {
-		return l.text
-	}
-	text := f.format(t)
-	f.last.Store(&formattedPeriod{period: p, text: text})
-	return text
-}
-
-// format is Format without the period's text kept.
-func (f *DateFormat) format(t time.Time) string {
 	t = t.UTC()
 	year, month, day := t.Date()
 	hour, minute, sec := t.Clock()
