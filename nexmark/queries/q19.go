@@ -1,7 +1,6 @@
 package queries
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/weir-stream/weir"
@@ -72,59 +71,33 @@ type q19Top struct {
 	Bids [q19TopN]q19Entry
 }
 
+// q19Entries is the codec of a top list's entries.
+var q19Entries = codec.MustFor[[]q19Entry]()
+
 // AppendBinary appends the top's N entries (codec.Marshaler): a snapshot
 // encodes the bids an auction has, not q19TopN entries.
 func (t q19Top) AppendBinary(dst []byte) ([]byte, error) {
-	dst = binary.AppendUvarint(dst, uint64(t.N))
-	for _, e := range t.Bids[:t.N] {
-		dst = binary.AppendVarint(dst, e.Bidder)
-		dst = binary.AppendVarint(dst, e.Price)
-		dst = binary.AppendVarint(dst, e.DateTime)
-		dst = binary.AppendUvarint(dst, uint64(e.ChannelEnd))
-		dst = binary.AppendUvarint(dst, uint64(e.URLEnd))
-		dst = binary.AppendUvarint(dst, uint64(len(e.Strings)))
-		dst = append(dst, e.Strings...)
-	}
-	return dst, nil
+	return q19Entries.Append(dst, t.Bids[:t.N]), nil
 }
 
 // DecodeBinary decodes what AppendBinary appended (codec.Unmarshaler).
 func (t *q19Top) DecodeBinary(src []byte) (int, error) {
-	bad := fmt.Errorf("q19 top list: %w", codec.ErrCorrupt)
-	off := 0
-	next := func() (uint64, bool) {
-		v, n := binary.Uvarint(src[off:])
-		off += max(n, 0)
-		return v, n > 0
+	var bids []q19Entry
+	n, err := q19Entries.Decode(src, &bids)
+	if err != nil {
+		return 0, fmt.Errorf("q19 top list: %w", err)
 	}
-	nextInt := func() (int64, bool) {
-		v, n := binary.Varint(src[off:])
-		off += max(n, 0)
-		return v, n > 0
+	if len(bids) > q19TopN {
+		return 0, fmt.Errorf("q19 top list of %d bids: %w", len(bids), codec.ErrCorrupt)
 	}
-	n, ok := next()
-	if !ok || n > q19TopN {
-		return 0, bad
-	}
-	*t = q19Top{N: int(n)}
-	for i := range t.N {
-		e := &t.Bids[i]
-		var ok1, ok2, ok3, ok4, ok5, ok6 bool
-		var ce, ue, l uint64
-		e.Bidder, ok1 = nextInt()
-		e.Price, ok2 = nextInt()
-		e.DateTime, ok3 = nextInt()
-		ce, ok4 = next()
-		ue, ok5 = next()
-		l, ok6 = next()
-		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 || l > uint64(len(src)-off) || ce > ue || ue > l {
-			return 0, bad
+	for _, e := range bids {
+		if e.ChannelEnd < 0 || e.ChannelEnd > e.URLEnd || int(e.URLEnd) > len(e.Strings) {
+			return 0, fmt.Errorf("q19 top list: a bid's strings end at %d and %d of %d: %w", e.ChannelEnd, e.URLEnd, len(e.Strings), codec.ErrCorrupt)
 		}
-		e.ChannelEnd, e.URLEnd = int32(ce), int32(ue)
-		e.Strings = string(src[off : off+int(l)])
-		off += int(l)
 	}
-	return off, nil
+	*t = q19Top{N: len(bids)}
+	copy(t.Bids[:], bids)
+	return n, nil
 }
 
 type q19Fn struct {
