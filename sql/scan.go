@@ -37,8 +37,8 @@ type tableRead struct {
 	fixed *expr.Lit
 	read  []int // the source's columns, once built
 	// room is the widest row a scan makes of the source's rows: made
-	// with that room, a row can take its projection in place (project's
-	// reuse).
+	// with that room, a row can take its projection in place when the
+	// scan is the source's only reader (project's reuse).
 	room  int
 	pos   []int // table column -> index in read, -1 if not read
 	src   stream
@@ -197,7 +197,10 @@ func (b *builder) source(t *plan.Table, r *tableRead) (stream, error) {
 	for i, col := range r.read {
 		r.pos[col] = i
 	}
-	w := tables.Where{Col: -1, Room: r.room}
+	w := tables.Where{Col: -1}
+	if r.scans == 1 {
+		w.Room = r.room // other readers' rows are not written over
+	}
 	if r.pin >= 0 {
 		w.Col, w.In = r.pos[r.pin], r.in
 	}
