@@ -138,10 +138,22 @@ type rankFn struct {
 // its top End rows; over an updating one the first of all its rows, up to
 // rankBuffer(End) of them, with the count of all rows and the arrival
 // number the next distinct row gets.
+//
+// A top of an append-only input with row numbers keeps each row with its
+// row number appended, as it was last emitted (Numbered; see
+// rank_numbered.go).
 type rankTop struct {
 	Rows        []row.Row
 	Total, Next int64
+	Numbered    bool
 }
+
+// ImmutableInState declares that a stored rankTop's rows are never
+// changed in place (weir.Immutable): a change builds a new slice. So a
+// snapshot encodes the tops it shares later, on another goroutine, and a
+// read of a partition whose top does not change marks nothing to write
+// into the next incremental checkpoint.
+func (rankTop) ImmutableInState() {}
 
 func (f *rankFn) Open(sc *weir.StateContext[string]) error {
 	var opts []weir.StateOption
@@ -169,6 +181,16 @@ func rankInsertAt(keys []RankKey, rows []row.Row, r row.Row) int {
 
 func (f *rankFn) ProcessElement(ctx *weir.KeyedContext[string, row.Row], in row.Row) error {
 	st, _ := f.top.Value()
+	if !f.spec.Updating && f.spec.WithRowNumber {
+		if in.Op.Retracts() {
+			return errNotInsert("rank (not declared updating)", in)
+		}
+		st, changed := f.insertNumbered(ctx, numberTop(st), in)
+		if changed {
+			f.top.Update(st)
+		}
+		return nil
+	}
 	start, end := f.spec.start(), f.spec.End
 	before := rankWindow(st.Rows, start, end)
 	if f.spec.Updating {

@@ -70,6 +70,33 @@ func TestRankIsExactlyOnceUnderFailures(t *testing.T) {
 	})
 }
 
+// Rank over an append-only input with row numbers, whose state keeps the
+// rows as emitted, gives the failure-free result when run exactly-once
+// under injected failures.
+func TestAppendOnlyRankWithRowNumbersIsExactlyOnceUnderFailures(t *testing.T) {
+	log, _ := rankRows(11, 20000, 500, false)
+	spec := RankSpec{PartitionKeys: []int{0}, Order: []RankKey{{Col: 1, Desc: true}}, Start: 2, End: 4, WithRowNumber: true}
+	checkExactlyOnceUnderFailures(t, func(p *weir.Pipeline) weir.Stream[row.Row] {
+		return Rank(rowSource(p, "in", log, -1, 1), spec)
+	})
+}
+
+// A top restored from a snapshot whose rows held no row numbers gets
+// them, in rank order, before a row is added to it.
+func TestATopRestoredWithoutRowNumbersIsNumbered(t *testing.T) {
+	st := numberTop(rankTop{Rows: []row.Row{bigintRow(9, 1), bigintRow(8, 2), bigintRow(7, 3)}, Total: 3})
+	var got []string
+	for _, r := range st.Rows {
+		got = append(got, rowText(r))
+	}
+	if want := []string{"9 1 1", "8 2 2", "7 3 3"}; !st.Numbered || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("numbered %v, rows %q; want rows %q", st.Numbered, got, want)
+	}
+	if again := numberTop(st); len(again.Rows[0].V) != 3 {
+		t.Fatalf("a numbered top was numbered again: %v", rowText(again.Rows[0]))
+	}
+}
+
 // dedupRows returns rows (key, time, value) with distinct times.
 func dedupRows(n, keys int) []row.Row {
 	rng := rand.New(rand.NewPCG(uint64(n), 5))
