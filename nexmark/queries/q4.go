@@ -108,8 +108,9 @@ type q4Winning struct {
 // can only match an auction with dateTime <= t, which has arrived once
 // the watermark reaches t; a timer at Due, the earliest bid's time, then
 // drops the bids it passed: one timer per key at a time, not one per bid.
-// A stored value is never changed: each change stores a new one
-// (weir.Immutable).
+// A stored value is never changed within its length: a bid is appended
+// past it, and a change of the others stores a new slice or a tail of
+// the stored one; so a snapshot shares it (weir.Immutable).
 type q4Waiting struct {
 	Due  int64
 	Bids []q4Bid
@@ -162,9 +163,9 @@ func (w *q4Winning) bidCame(ctx *weir.KeyedContext[int64, q4Max], b q4Bid) error
 		return nil
 	}
 	waiting, ok := w.waiting.Value()
-	bids := make([]q4Bid, len(waiting.Bids), len(waiting.Bids)+1)
-	copy(bids, waiting.Bids)
-	next := q4Waiting{Due: waiting.Due, Bids: append(bids, b)}
+	// Appended past the stored slice's length, never within it: what a
+	// snapshot holds of it does not change (see q4Waiting).
+	next := q4Waiting{Due: waiting.Due, Bids: append(waiting.Bids, b)}
 	if !ok || b.DateTime < waiting.Due {
 		next.Due = b.DateTime
 		ctx.RegisterEventTimer(b.DateTime)
@@ -185,11 +186,14 @@ func (w *q4Winning) OnTimer(ctx *weir.KeyedContext[int64, q4Max], t int64, _ wei
 	if !ok || t < waiting.Due {
 		return nil // a timer made stale by an earlier bid's or by the auction
 	}
-	kept, next := 0, int64(0)
-	for _, b := range waiting.Bids {
+	kept, first, next := 0, -1, int64(0)
+	for i, b := range waiting.Bids {
 		if b.DateTime > t {
 			if kept == 0 || b.DateTime < next {
 				next = b.DateTime
+			}
+			if first < 0 {
+				first = i
 			}
 			kept++
 		}
@@ -198,10 +202,15 @@ func (w *q4Winning) OnTimer(ctx *weir.KeyedContext[int64, q4Max], t int64, _ wei
 		w.waiting.Clear()
 		return nil
 	}
-	keep := make([]q4Bid, 0, kept)
-	for _, b := range waiting.Bids {
-		if b.DateTime > t {
-			keep = append(keep, b)
+	// The bids kept are most often those after the ones dropped: then
+	// they are the stored slice's tail, not a copy.
+	keep := waiting.Bids[first:]
+	if kept < len(keep) {
+		keep = make([]q4Bid, 0, kept)
+		for _, b := range waiting.Bids {
+			if b.DateTime > t {
+				keep = append(keep, b)
+			}
 		}
 	}
 	w.waiting.Update(q4Waiting{Due: next, Bids: keep})
