@@ -28,3 +28,17 @@ func FlatMap[In, Out any](s Stream[In], fn func(v In, emit func(Out)), os ...OpO
 	connect(s, n, 0, plan.Forward, nil)
 	return newStream[Out](s.p, n, 0)
 }
+
+// FlatMapPerSubtask is FlatMap with a function of each subtask's own:
+// newFn is called once for each subtask (and again when a failure
+// restarts it), on the goroutine that then calls the function it returns
+// for every record of that subtask. So the function may keep what it
+// learns from one record for the next — a cache, a buffer — without
+// synchronization. What it keeps is not in checkpoints: a restarted
+// subtask starts from what newFn makes; state that must survive a failure
+// belongs in keyed or operator state.
+func FlatMapPerSubtask[In, Out any](s Stream[In], newFn func() func(v In, emit func(Out)), os ...OpOption) Stream[Out] {
+	n := s.p.addNode(opts("flatmap", os), plan.Operator, 1, transform.FlatMapEach(newFn))
+	connect(s, n, 0, plan.Forward, nil)
+	return newStream[Out](s.p, n, 0)
+}

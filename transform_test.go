@@ -4,6 +4,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/weir-stream/weir"
@@ -39,6 +40,40 @@ func TestMapFilterFlatMap(t *testing.T) {
 		if n := strings.Count(strings.Join(got, ""), "a"); n != 5000 {
 			t.Fatalf("parallelism %d: got %d a's, want 5000", par, n)
 		}
+	}
+}
+
+// FlatMapPerSubtask makes one function per subtask, whose state is that
+// subtask's alone: each numbers the records it sees from 1, so the
+// numbers of all subtasks add up to what one counter per subtask gives.
+func TestFlatMapPerSubtaskGivesEachSubtaskAFunctionOfItsOwn(t *testing.T) {
+	const n, par = 10000, 3
+	p := weir.NewPipeline(weir.WithParallelism(par))
+	src := weir.FromSource(p, "ints", sliceSource[int64]{items: ints(n)})
+	var made atomic.Int64
+	numbered := weir.FlatMapPerSubtask(src, func() func(int64, func(int64)) {
+		made.Add(1)
+		seen := int64(0) // this subtask's, unsynchronized
+		return func(_ int64, emit func(int64)) {
+			seen++
+			emit(seen)
+		}
+	})
+	out := &sink[int64]{}
+	weir.To(numbered, "sink", out)
+	run(t, p)
+	if made.Load() != par {
+		t.Fatalf("the function was made %d times, want once per subtask (%d)", made.Load(), par)
+	}
+	got := out.sorted(func(a, b int64) bool { return a < b })
+	ones := 0
+	for _, v := range got {
+		if v == 1 {
+			ones++
+		}
+	}
+	if len(got) != n || ones != par {
+		t.Fatalf("got %d records, %d of them numbered 1; want %d records, %d numbered 1 (one per subtask)", len(got), ones, n, par)
 	}
 }
 

@@ -43,7 +43,7 @@ func (b *builder) joinOfScans(n *plan.Join, spec exec.JoinSpec) (s stream, ok bo
 		if nm := b.scanName(sc.s, sc.c, r, filter, proj); name == "" {
 			name = nm
 		}
-		if sides[i], err = newProjector(name, filter, proj); err != nil {
+		if sides[i], err = newProjector(name, filter, proj, false); err != nil {
 			return stream{}, true, err
 		}
 	}

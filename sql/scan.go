@@ -363,15 +363,23 @@ func (r *tableRead) physical(t *plan.Table, col int, f func(int)) {
 // them, nothing keeps them), so it writes its output over them where
 // they are wide enough.
 func project(in stream, name string, filter expr.Expr, proj []expr.Expr, reuse bool) (stream, error) {
-	p, err := newProjector(name, filter, proj)
-	if err != nil {
+	if _, err := newProjector(name, filter, proj, false); err != nil {
 		return stream{}, err
 	}
-	return weir.FlatMap(in, func(r row.Row, emit func(row.Row)) {
-		if !p.keeps(r.V) {
-			return
+	// Each subtask compiles the projection for itself (CompileOwned), so
+	// that its expressions may keep what they computed for the row before
+	// (DATE_FORMAT's last day).
+	return weir.FlatMapPerSubtask(in, func() func(row.Row, func(row.Row)) {
+		p, err := newProjector(name, filter, proj, true)
+		if err != nil {
+			panic(fmt.Errorf("%s: compiled once, failed the second time: %w", name, err))
 		}
-		emit(row.Row{Op: r.Op, V: p.row(r.V, nil, reuse)})
+		return func(r row.Row, emit func(row.Row)) {
+			if !p.keeps(r.V) {
+				return
+			}
+			emit(row.Row{Op: r.Op, V: p.row(r.V, nil, reuse)})
+		}
 	}, weir.Name(name)), nil
 }
 
@@ -385,7 +393,13 @@ type projector struct {
 	evals    []expr.Eval
 }
 
-func newProjector(name string, filter expr.Expr, proj []expr.Expr) (*projector, error) {
+// newProjector compiles a filter and projection; with own, for one
+// goroutine's use (expr.CompileOwned).
+func newProjector(name string, filter expr.Expr, proj []expr.Expr, own bool) (*projector, error) {
+	compile := expr.Compile
+	if own {
+		compile = expr.CompileOwned
+	}
 	p := &projector{name: name, filter: filter, proj: proj, evals: make([]expr.Eval, len(proj)), copyFrom: make([]int, len(proj))}
 	var err error
 	if filter != nil {
@@ -403,7 +417,7 @@ func newProjector(name string, filter expr.Expr, proj []expr.Expr) (*projector, 
 			p.evals[i] = procTime
 			continue
 		}
-		if p.evals[i], err = expr.Compile(e); err != nil {
+		if p.evals[i], err = compile(e); err != nil {
 			return nil, err
 		}
 	}

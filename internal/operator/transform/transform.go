@@ -54,12 +54,24 @@ func (f *filterOp[T]) Collect(ts int64, v T) {
 // time.
 func FlatMap[In, Out any](fn func(In, func(Out))) task.NodeImpl { return &flatMapNode[In, Out]{fn: fn} }
 
+// FlatMapEach is FlatMap with a function made for each subtask: Build
+// calls newFn, on the subtask's goroutine, and the operator calls the
+// function it returned for every record.
+func FlatMapEach[In, Out any](newFn func() func(In, func(Out))) task.NodeImpl {
+	return &flatMapNode[In, Out]{newFn: newFn}
+}
+
 type flatMapNode[In, Out any] struct {
-	fn func(In, func(Out))
+	fn    func(In, func(Out))
+	newFn func() func(In, func(Out)) // when set, fn is made by it per subtask
 }
 
 func (f *flatMapNode[In, Out]) Build(_ *task.Context, outs []any) (task.Built, error) {
-	op := &flatMapOp[In, Out]{fn: f.fn, next: operator.Out[Out](outs, 0)}
+	fn := f.fn
+	if f.newFn != nil {
+		fn = f.newFn()
+	}
+	op := &flatMapOp[In, Out]{fn: fn, next: operator.Out[Out](outs, 0)}
 	op.emit = op.emitOne
 	return task.Built{Op: op, Inputs: []any{op}}, nil
 }

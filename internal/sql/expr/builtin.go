@@ -64,7 +64,7 @@ var optionalDefaults = map[string][]row.Value{
 	"Round":         {row.Int(0)},
 }
 
-func compileCall(e *Call, evs []Eval) (Eval, error) {
+func compileCall(e *Call, evs []Eval, own bool) (Eval, error) {
 	s := e.Fn.Signatures[e.Sig]
 	names := strings.Fields(s.Go)
 	ts := make([]types.Type, len(e.Args))
@@ -82,7 +82,7 @@ func compileCall(e *Call, evs []Eval) (Eval, error) {
 			ts = append(ts, fromFuncs(s.Args[len(e.Args)+i]))
 		}
 	}
-	ev, err := specialize(e, names[0], evs, ts)
+	ev, err := specialize(e, names[0], evs, ts, own)
 	if err != nil {
 		return nil, err
 	}

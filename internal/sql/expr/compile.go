@@ -12,15 +12,26 @@ import (
 // Eval evaluates a compiled expression on the values of one row (in the
 // column order the expression's Col indexes refer to). An error fails
 // the query: a CAST of unreadable text, a division by zero, a failing
-// user function. An Eval keeps no state between calls and may be called
-// from several goroutines at once.
+// user function. An Eval from Compile keeps no state between calls and
+// may be called from several goroutines at once; one from CompileOwned
+// may keep state and is one goroutine's.
 type Eval func(vals []row.Value) (row.Value, error)
 
 // Compile turns a bound expression into a closure. Constant subtrees are
 // evaluated once here (a subtree whose evaluation fails is left to fail
 // at run time, should it be reached); user functions are never folded.
 func Compile(e Expr) (Eval, error) {
-	ev, _, err := compile(e)
+	ev, _, err := compile(e, false)
+	return ev, err
+}
+
+// CompileOwned is Compile for a caller that calls the Eval from one
+// goroutine only (an operator's subtask that compiled it for itself).
+// Such an Eval may keep what one call computed for the next:
+// DATE_FORMAT with a constant pattern keeps the text of the last period
+// it formatted (funcs.FormatMemo).
+func CompileOwned(e Expr) (Eval, error) {
+	ev, _, err := compile(e, true)
 	return ev, err
 }
 
@@ -43,7 +54,7 @@ func CompilePredicate(e Expr) (func([]row.Value) (bool, error), error) {
 // Fold returns the value of e if it is constant (reads no column and
 // calls no user function) and evaluates without error.
 func Fold(e Expr) (row.Value, bool) {
-	ev, constant, err := compile(e)
+	ev, constant, err := compile(e, false)
 	if err != nil || !constant {
 		return row.Value{}, false
 	}
@@ -53,8 +64,9 @@ func Fold(e Expr) (row.Value, bool) {
 
 func constEval(v row.Value) Eval { return func([]row.Value) (row.Value, error) { return v, nil } }
 
-// compile returns e's closure and whether e is constant.
-func compile(e Expr) (Eval, bool, error) {
+// compile returns e's closure and whether e is constant; own as
+// CompileOwned.
+func compile(e Expr, own bool) (Eval, bool, error) {
 	switch e := e.(type) {
 	case *Col:
 		i := e.Index
@@ -62,7 +74,7 @@ func compile(e Expr) (Eval, bool, error) {
 	case *Lit:
 		return constEval(e.V), true, nil
 	case *UDF:
-		ev, err := compileUDF(e)
+		ev, err := compileUDF(e, own)
 		return ev, false, err
 	case *ProcTime:
 		return nil, false, fmt.Errorf("PROCTIME() can only be a column of its own (SELECT ..., PROCTIME() AS p), read as a time attribute")
@@ -74,7 +86,7 @@ func compile(e Expr) (Eval, bool, error) {
 	evs := make([]Eval, len(children))
 	constant := true
 	for i, c := range children {
-		ev, k, err := compile(c)
+		ev, k, err := compile(c, own)
 		if err != nil {
 			return nil, false, err
 		}
@@ -88,7 +100,7 @@ func compile(e Expr) (Eval, bool, error) {
 	case *Op:
 		ev, err = compileOp(e, evs)
 	case *Call:
-		ev, err = compileCall(e, evs)
+		ev, err = compileCall(e, evs, own)
 	case *Case:
 		ev = compileCase(evs)
 	case *In:
@@ -182,10 +194,10 @@ func compileIn(not bool, x Eval, list []Eval) Eval {
 	}
 }
 
-func compileUDF(e *UDF) (Eval, error) {
+func compileUDF(e *UDF, own bool) (Eval, error) {
 	evs := make([]Eval, len(e.Args))
 	for i, a := range e.Args {
-		ev, _, err := compile(a)
+		ev, _, err := compile(a, own)
 		if err != nil {
 			return nil, err
 		}

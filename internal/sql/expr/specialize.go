@@ -14,8 +14,9 @@ import (
 // returns nil when the call is not such a one. An invalid constant
 // pattern is NULL where Flink answers NULL for it (the regular
 // expression functions) and an error of the query's compilation where
-// Flink fails (LIKE, DATE_FORMAT).
-func specialize(e *Call, goName string, evs []Eval, ts []types.Type) (Eval, error) {
+// Flink fails (LIKE, DATE_FORMAT). With own (CompileOwned), DATE_FORMAT
+// keeps the text of the last period it formatted.
+func specialize(e *Call, goName string, evs []Eval, ts []types.Type, own bool) (Eval, error) {
 	constant := func(i int) (string, bool) {
 		if i >= len(e.Args) {
 			if d := optionalDefaults[goName]; goName == "Like" && len(d) > 0 {
@@ -79,6 +80,9 @@ func specialize(e *Call, goName string, evs []Eval, ts []types.Type) (Eval, erro
 			return nil, fmt.Errorf("%s: %w", e, err)
 		}
 		es, tt := pick(0)
+		if own {
+			return call1(lift1(f.Memo().Format), es, tt, e.T), nil
+		}
 		return call1(lift1(f.Format), es, tt, e.T), nil
 	}
 	return nil, nil

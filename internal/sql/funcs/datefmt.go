@@ -187,6 +187,59 @@ func (f *DateFormat) Format(t time.Time) string {
 	return string(b)
 }
 
+// FormatMemo formats with a DateFormat and keeps the text of the last
+// period it formatted: the span of time (a day for 'yyyy-MM-dd', a
+// minute for 'HH:mm') over which the text cannot change. Timestamps in a
+// stream follow each other closely, so most calls format the period of
+// the call before and allocate nothing. A FormatMemo is its caller's: it
+// must not be used from two goroutines at once.
+type FormatMemo struct {
+	f      *DateFormat
+	unit   int64 // seconds in a period; 0 when the pattern shows fractions of a second
+	period int64 // the last period formatted: seconds since 1970 over unit, rounded down
+	text   string
+	kept   bool
+}
+
+// Memo returns a new FormatMemo of f.
+func (f *DateFormat) Memo() *FormatMemo { return &FormatMemo{f: f, unit: periodUnit(f.fields)} }
+
+// Format returns what f.Format(t) returns.
+func (m *FormatMemo) Format(t time.Time) string {
+	if m.unit == 0 {
+		return m.f.Format(t)
+	}
+	sec := t.Unix() // rounded down, before 1970 too
+	p := sec / m.unit
+	if sec%m.unit < 0 {
+		p--
+	}
+	if !m.kept || p != m.period {
+		m.period, m.text, m.kept = p, m.f.Format(t), true
+	}
+	return m.text
+}
+
+// periodUnit returns the seconds over which fields format alike (read
+// in UTC, whose days all have 86,400 seconds), or 0 if they show
+// fractions of a second.
+func periodUnit(fields []dateField) int64 {
+	unit := int64(24 * 3600)
+	for _, fl := range fields {
+		switch fl.letter {
+		case 'S':
+			return 0
+		case 's':
+			unit = min(unit, 1)
+		case 'm':
+			unit = min(unit, 60)
+		case 'a', 'H', 'k', 'K', 'h':
+			unit = min(unit, 3600)
+		}
+	}
+	return unit
+}
+
 // pad appends v in decimal, zero-padded to width digits.
 func pad(b []byte, v, width int) []byte {
 	if v < 0 {

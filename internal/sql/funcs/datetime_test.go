@@ -2,6 +2,7 @@ package funcs
 
 import (
 	"errors"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -166,5 +167,36 @@ func TestExtract(t *testing.T) {
 	}
 	if got := DayOfWeek(ts("2024-03-03")); got != 1 {
 		t.Errorf("DAYOFWEEK of a Sunday = %d, want 1", got)
+	}
+}
+
+// A FormatMemo keeps the text of the last period it formatted (a day for
+// 'yyyy-MM-dd'): over times that go back and forth across period
+// boundaries, before and after 1970 and within a second of them, each
+// result is the text Format gives.
+func TestAFormatMemoGivesWhatFormatGives(t *testing.T) {
+	patterns := []string{"yyyy-MM-dd", "HH:mm", "yyyy-MM-dd HH:mm:ss", "EEE, d MMM yyyy h a", "yyyy-MM-dd HH:mm:ss.SSS", "D"}
+	var times []time.Time
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, base := range []int64{0, 86400_000, -86400_000, 1_700_000_000_000, -1_000, 3600_000} {
+		for range 200 {
+			ms := base + rng.Int64N(4000) - 2000 // around the boundary
+			if rng.IntN(4) == 0 {
+				ms = base + rng.Int64N(3*86400_000) - 86400_000
+			}
+			times = append(times, time.UnixMilli(ms).Add(time.Duration(rng.IntN(1000))*time.Microsecond))
+		}
+	}
+	for _, p := range patterns {
+		f, err := CompileDateFormat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := f.Memo()
+		for _, tm := range times {
+			if got, want := m.Format(tm), f.Format(tm); got != want {
+				t.Fatalf("%q of %v: got %q, want %q", p, tm, got, want)
+			}
+		}
 	}
 }
