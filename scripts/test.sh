@@ -4,7 +4,10 @@
 #
 # Every step runs, even when an earlier one failed: a failure under load in
 # one step must not hide the results of the others (the race detector runs
-# last). The set-up steps that do not share a lock run at the same time:
+# last). Most of a step's time is tests waiting for events (checkpoints,
+# worker processes, timers), not for the CPU: so the tests run four
+# packages at a time, the pebble step beside them, and the two race
+# detector steps beside each other. The set-up steps that do not share a lock run at the same time:
 # the Debian packages (Chromium, then PostgreSQL; apt takes one lock), the
 # Kafka broker's jars, the nats-server and versitygw builds, the Go modules
 # and the browser test's npm packages. At the end a summary lists each
@@ -38,6 +41,41 @@ step() {
   echo "== $name"
   "$@" || status=FAILED
   record "$name" "$status" $((SECONDS - start))
+}
+
+# beside NAME CMD... starts CMD in the background as a step that runs
+# beside the next foreground one; its output goes to a log of its own,
+# which join_steps prints once it ended, and records how it went.
+beside_names=()
+beside_pids=()
+beside_count=0
+beside() {
+  local name=$1 log="$logs/step-$beside_count"
+  shift
+  beside_count=$((beside_count + 1))
+  echo "== $name (started, beside the next step; its output follows when it ends)"
+  (
+    start=$SECONDS
+    if "$@" >"$log.log" 2>&1; then status=ok; else status=FAILED; fi
+    echo "$status $((SECONDS - start))" >"$log.status"
+  ) &
+  beside_names+=("$name|$log")
+  beside_pids+=($!)
+}
+
+join_steps() {
+  local i name log status seconds
+  for i in "${!beside_pids[@]}"; do
+    name=${beside_names[$i]%|*}
+    log=${beside_names[$i]##*|}
+    wait "${beside_pids[$i]}"
+    read -r status seconds <"$log.status" 2>/dev/null || { status=FAILED seconds=?; }
+    echo "== $name (ended: $status, ${seconds}s)"
+    cat "$log.log"
+    record "$name" "$status" "$seconds"
+  done
+  beside_names=()
+  beside_pids=()
 }
 
 # setup NAME FUNCTION starts FUNCTION in the background, its output in a log
@@ -123,7 +161,6 @@ setup "versitygw S3 server" s3
 finish_setup
 
 step "vet" go vet ./...
-step "tests" go test -count=1 -timeout 30m ./...
 # The oracle's failure runs again, under the pebble state backend (their
 # reference runs keep state in memory, so the outputs compare backends),
 # the Nexmark queries against their hand-computed results, and the
@@ -131,17 +168,20 @@ step "tests" go test -count=1 -timeout 30m ./...
 # per oracle check (one for the fine-grained hang check) rather than the
 # memory backend's ten above, to keep the suite within its time; this
 # step and the race detector's -short one start past the schedules the
-# run above takes (1 to at most 20), so that every step tries schedules
+# tests step takes (1 to at most 20), so that every step tries schedules
 # of its own.
-step "oracle harness, rescale oracle, Nexmark queries and Nexmark SQL under the pebble state backend" \
+beside "oracle harness, rescale oracle, Nexmark queries and Nexmark SQL under the pebble state backend" \
   env WEIR_TEST_STATE_BACKEND=pebble WEIR_FIRST_SCHEDULE=21 bash -c \
   'go test -count=1 -short -timeout 30m ./weirtest/ ./nexmark/queries/ && go test -count=1 -run RescaleOracle . && go test -count=1 -run NexmarkSQL ./sql/'
-# With them, the SQL join's append-only lists, which grow past the length
-# a checkpoint encodes on another goroutine.
+step "tests" go test -count=1 -timeout 30m -p 4 ./...
+join_steps
+beside "race detector, -short, on the harness, engine, web and command line" \
+  env WEIR_FIRST_SCHEDULE=24 go test -count=1 -timeout 30m -race -short ./weirtest/ ./internal/engine/ ./cli/internal/web/ ./cli/
+# With the packages that share memory, the SQL join's append-only lists,
+# which grow past the length a checkpoint encodes on another goroutine.
 step "race detector on the packages that share memory between goroutines" \
   bash -c 'go test -count=1 -timeout 30m -race . ./internal/exchange/ ./internal/task/ ./internal/state/ ./internal/transport/ ./internal/cluster/ ./connectors/... && go test -count=1 -race -run TestAppendOnlySideListsGrowWhileCheckpointsEncodeThem ./sql/internal/exec/'
-step "race detector, -short, on the harness, engine, web and command line" \
-  env WEIR_FIRST_SCHEDULE=24 go test -count=1 -timeout 30m -race -short ./weirtest/ ./internal/engine/ ./cli/internal/web/ ./cli/
+join_steps
 
 echo "== summary"
 printf '%s\n' "${summary[@]}"
