@@ -170,17 +170,29 @@ step "vet" go vet ./...
 # step and the race detector's -short one start past the schedules the
 # tests step takes (1 to at most 20), so that every step tries schedules
 # of its own.
-beside "oracle harness, rescale oracle, Nexmark queries and Nexmark SQL under the pebble state backend" \
-  env WEIR_TEST_STATE_BACKEND=pebble WEIR_FIRST_SCHEDULE=21 bash -c \
-  'go test -count=1 -short -timeout 30m ./weirtest/ ./nexmark/queries/ && go test -count=1 -run RescaleOracle . && go test -count=1 -run NexmarkSQL ./sql/'
-step "tests" go test -count=1 -timeout 30m -p 4 ./...
+pebble_tests() {
+  local status=0 pid pids=()
+  export WEIR_TEST_STATE_BACKEND=pebble WEIR_FIRST_SCHEDULE=21
+  go test -count=1 -short -timeout 30m ./weirtest/ ./nexmark/queries/ &
+  pids+=($!)
+  go test -count=1 -run RescaleOracle . &
+  pids+=($!)
+  go test -count=1 -run NexmarkSQL ./sql/ &
+  pids+=($!)
+  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+  return $status
+}
+beside "oracle harness, rescale oracle, Nexmark queries and Nexmark SQL under the pebble state backend" pebble_tests
+# The packages that take longest are named first, so that they start
+# first: go test starts packages in the order it is given them.
+step "tests" go test -count=1 -timeout 30m -p 4 ./cli/ ./weirtest/ ./internal/cluster/ ./nexmark/queries/ ./sql/... ./...
 join_steps
 beside "race detector, -short, on the harness, engine, web and command line" \
-  env WEIR_FIRST_SCHEDULE=24 go test -count=1 -timeout 30m -race -short ./weirtest/ ./internal/engine/ ./cli/internal/web/ ./cli/
+  env WEIR_FIRST_SCHEDULE=24 go test -count=1 -timeout 30m -race -short ./weirtest/ ./cli/ ./internal/engine/ ./cli/internal/web/
 # With the packages that share memory, the SQL join's append-only lists,
 # which grow past the length a checkpoint encodes on another goroutine.
 step "race detector on the packages that share memory between goroutines" \
-  bash -c 'go test -count=1 -timeout 30m -race . ./internal/exchange/ ./internal/task/ ./internal/state/ ./internal/transport/ ./internal/cluster/ ./connectors/... && go test -count=1 -race -run TestAppendOnlySideListsGrowWhileCheckpointsEncodeThem ./sql/internal/exec/'
+  bash -c 'go test -count=1 -timeout 30m -race ./internal/cluster/ . ./internal/exchange/ ./internal/task/ ./internal/state/ ./internal/transport/ ./connectors/... && go test -count=1 -race -run TestAppendOnlySideListsGrowWhileCheckpointsEncodeThem ./sql/internal/exec/'
 join_steps
 
 echo "== summary"
