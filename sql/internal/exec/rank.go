@@ -191,6 +191,7 @@ func (f *rankFn) ProcessElement(ctx *weir.KeyedContext[string, row.Row], in row.
 		}
 		return nil
 	}
+	st = plainTop(st)
 	start, end := f.spec.start(), f.spec.End
 	before := rankWindow(st.Rows, start, end)
 	if f.spec.Updating {

@@ -28,6 +28,22 @@ func numberTop(st rankTop) rankTop {
 	return st
 }
 
+// plainTop returns st with its rows as the input gave them: a numbered
+// top restored into a TopN that keeps its rows without numbers (one over
+// an updating input, or one that no longer selects the row number) has
+// each row's number taken off.
+func plainTop(st rankTop) rankTop {
+	if !st.Numbered {
+		return st
+	}
+	rows := make([]row.Row, len(st.Rows))
+	for j, r := range st.Rows {
+		rows[j] = row.Row{Op: row.Insert, V: r.V[: len(r.V)-1 : len(r.V)-1]}
+	}
+	st.Rows, st.Numbered = rows, false
+	return st
+}
+
 // insertNumbered adds in to the numbered top st, emits the changelog of
 // the ranks from Start to End it changes, and returns the new top; false
 // when in ranks after End and changes nothing.

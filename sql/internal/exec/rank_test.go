@@ -82,7 +82,8 @@ func TestAppendOnlyRankWithRowNumbersIsExactlyOnceUnderFailures(t *testing.T) {
 }
 
 // A top restored from a snapshot whose rows held no row numbers gets
-// them, in rank order, before a row is added to it.
+// them, in rank order, before a row is added to it; a numbered top
+// restored where the rows are kept without numbers loses them.
 func TestATopRestoredWithoutRowNumbersIsNumbered(t *testing.T) {
 	st := numberTop(rankTop{Rows: []row.Row{bigintRow(9, 1), bigintRow(8, 2), bigintRow(7, 3)}, Total: 3})
 	var got []string
@@ -94,6 +95,10 @@ func TestATopRestoredWithoutRowNumbersIsNumbered(t *testing.T) {
 	}
 	if again := numberTop(st); len(again.Rows[0].V) != 3 {
 		t.Fatalf("a numbered top was numbered again: %v", rowText(again.Rows[0]))
+	}
+	plain := plainTop(st)
+	if got := rowText(plain.Rows[2]); plain.Numbered || got != "7 3" {
+		t.Fatalf("a numbered top made plain: numbered %v, its last row %q; want \"7 3\"", plain.Numbered, got)
 	}
 }
 
