@@ -41,7 +41,9 @@ type Options[T comparable] struct {
 	// Compare, if set, replaces the default comparison for the guarantee
 	// (for aggregates, whose values change rather than repeat).
 	Compare func(ref []T, got []Written[T], rep *weir.Report) error
-	// Timeout bounds each run (default one minute).
+	// Timeout bounds each run (default DefaultRunTimeout): a backstop
+	// for a run that goes on making progress and never ends. A run that
+	// stops making progress fails sooner, after StallBound.
 	Timeout time.Duration
 	// StallBound fails a run that makes no progress this long, with what
 	// each subtask waited on and every goroutine's stack (default
@@ -108,7 +110,7 @@ func (o Options[T]) withDefaults() Options[T] {
 		o.Checkpoints.Interval = 20 * time.Millisecond
 	}
 	if o.Timeout == 0 {
-		o.Timeout = time.Minute
+		o.Timeout = DefaultRunTimeout
 	}
 	if o.Parallelism == 0 {
 		o.Parallelism = 2

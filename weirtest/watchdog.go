@@ -19,6 +19,14 @@ var ErrHung = errors.New("the job hung")
 // machine.
 const DefaultStallBound = 20 * time.Second
 
+// DefaultRunTimeout is how long a watched run of the harness may take in
+// all. It is a backstop only: what fails a hung run is that it makes no
+// progress for its stall bound. A run of the busiest jobs under the
+// pebble backend, with failures injected, took over a minute while two
+// copies of the whole suite ran on two cores, so the bound is far above
+// any run's length on a loaded machine.
+const DefaultRunTimeout = 10 * time.Minute
+
 // Watchdog stops a run that hangs, so that a test fails with who waits
 // on whom instead of waiting for go test's timeout. A run hangs when the
 // job makes no progress for the bound (weir.WithStallTimeout: no record
