@@ -43,6 +43,15 @@ step() {
   record "$name" "$status" $((SECONDS - start))
 }
 
+# logged LOG CMD... runs CMD with its output in LOG.log, and writes its
+# result and seconds to LOG.status.
+logged() {
+  local log=$1 start=$SECONDS status=ok
+  shift
+  "$@" >"$log.log" 2>&1 || status=FAILED
+  echo "$status $((SECONDS - start))" >"$log.status"
+}
+
 # beside NAME CMD... starts CMD in the background as a step that runs
 # beside the next foreground one; its output goes to a log of its own,
 # which join_steps prints once it ended, and records how it went.
@@ -54,11 +63,7 @@ beside() {
   shift
   beside_count=$((beside_count + 1))
   echo "== $name (started, beside the next step; its output follows when it ends)"
-  (
-    start=$SECONDS
-    if "$@" >"$log.log" 2>&1; then status=ok; else status=FAILED; fi
-    echo "$status $((SECONDS - start))" >"$log.status"
-  ) &
+  logged "$log" "$@" &
   beside_names+=("$name|$log")
   beside_pids+=($!)
 }
@@ -86,10 +91,8 @@ setup_pids=()
 setup() {
   local name=$1 fn=$2
   (
-    start=$SECONDS
     setup_env="$logs/$name.env"
-    if "$fn" >"$logs/$name.log" 2>&1; then status=ok; else status=FAILED; fi
-    echo "$status $((SECONDS - start))" >"$logs/$name.status"
+    logged "$logs/$name" "$fn"
   ) &
   setup_names+=("$name")
   setup_pids+=($!)
