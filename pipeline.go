@@ -299,6 +299,15 @@ func WithInjectedFailures(n int, seed uint64) Option {
 // without checkpoints).
 func WithFailureWindow(d time.Duration) Option { return func(p *Pipeline) { p.cfg.FailureWindow = d } }
 
+// WithFailuresAfterACheckpoint makes the random-moment kills of
+// WithInjectedFailures wait, in a job that takes checkpoints, until one has
+// completed: so a recovery they cause restores a checkpoint, however long
+// the first one takes on a loaded machine. Kills at named points of the
+// checkpoint protocol are not held back.
+func WithFailuresAfterACheckpoint() Option {
+	return func(p *Pipeline) { p.cfg.FailuresAfterCheckpoint = true }
+}
+
 // RunStart describes a run as it starts (WithOnStart).
 type RunStart struct {
 	// Run names the run in its checkpoints: a fresh run gets a new name;

@@ -34,6 +34,7 @@ type ftFlags struct {
 	restartInterval  time.Duration
 	injectFailures   int
 	failureSeed      uint64
+	failAfterCkpt    bool
 	verify           bool
 	logCheckpoints   bool
 	stallTimeout     time.Duration
@@ -69,6 +70,7 @@ func (f *ftFlags) define(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.restartInterval, "restart-interval", time.Minute, "failure-rate: the window failures are counted in")
 	fs.IntVar(&f.injectFailures, "inject-failures", 0, "kill this many tasks during the run, at random moments and at named points of the checkpoint protocol")
 	fs.Uint64Var(&f.failureSeed, "failure-seed", 1, "seed of the injected failures' schedule")
+	fs.BoolVar(&f.failAfterCkpt, "inject-after-checkpoint", false, "with --inject-failures: kills at random moments wait until a checkpoint has completed, so that their recoveries restore one (kills at named points are not held back)")
 	fs.BoolVar(&f.logCheckpoints, "log-checkpoints", false, "print a line for every completed checkpoint")
 	fs.DurationVar(&f.stallTimeout, "stall-timeout", weir.DefaultStallTimeout, "when the job makes no progress this long (no record moved, no checkpoint completed, no task finished or restarted), log what each task waits on and fail the attempt, which --restart-strategy recovers (0: never; with checkpoints at least twice --checkpoint-interval)")
 	fs.StringVar(&f.stateBackend, "state-backend", "memory", "where keyed state lives: memory (Go maps) or pebble (an LSM store on local disk: state larger than memory, recovery from local files); both checkpoint incrementally, writing only what changed since the checkpoint before")
@@ -142,6 +144,9 @@ func (f *ftFlags) options() ([]weir.Option, error) {
 	}
 	if f.injectFailures > 0 {
 		opts = append(opts, weir.WithInjectedFailures(f.injectFailures, f.failureSeed))
+		if f.failAfterCkpt {
+			opts = append(opts, weir.WithFailuresAfterACheckpoint())
+		}
 	}
 	return opts, nil
 }

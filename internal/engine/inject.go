@@ -22,6 +22,12 @@ type Injector struct {
 	at        time.Duration // > 0: the one kill's moment (NewInjectorAt)
 	// MaxDelay bounds the wait before a random-moment kill.
 	MaxDelay time.Duration
+	// AfterCheckpoint makes a random-moment kill that is due wait, in a
+	// job that takes checkpoints, until one has completed, so that the
+	// recovery it causes restores a checkpoint however long the first
+	// one takes (a loaded machine, sinks slow to start their
+	// transactions). Named points are not held back.
+	AfterCheckpoint bool
 	// NamedWait is how long an armed named point may take to occur before
 	// it turns into a kill at that moment (0: MaxDelay). A cluster's
 	// attempts take longer to start (placement, building the job and
@@ -93,8 +99,8 @@ func (in *Injector) arm(restored, checkpoints bool) (time.Duration, bool) {
 }
 
 // waitsForCheckpoint says a kill that is due waits for a completed
-// checkpoint (NewInjectorAt).
-func (in *Injector) waitsForCheckpoint() bool { return in.at > 0 }
+// checkpoint (NewInjectorAt, AfterCheckpoint).
+func (in *Injector) waitsForCheckpoint() bool { return in.at > 0 || in.AfterCheckpoint }
 
 // pick returns a random index below n, for the subtask to kill.
 func (in *Injector) pick(n int) int {

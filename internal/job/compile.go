@@ -33,6 +33,9 @@ type Settings struct {
 	Failures      int
 	FailureSeed   uint64
 	FailureWindow time.Duration
+	// FailuresAfterCheckpoint holds random-moment kills back until a
+	// checkpoint completed (engine.Injector.AfterCheckpoint).
+	FailuresAfterCheckpoint bool
 	// Restore is "", "latest", a checkpoint's path or a savepoint's.
 	Restore string
 	// AllowNonRestoredState lets a restore drop the state of operators
@@ -172,6 +175,7 @@ func Compile(ctx context.Context, c *Settings, pl *plan.Plan, fence store.Fence,
 	}
 	if c.Failures > 0 {
 		cfg.Failures = engine.NewInjector(c.Failures, c.FailureSeed)
+		cfg.Failures.AfterCheckpoint = c.FailuresAfterCheckpoint
 		switch {
 		case c.FailureWindow > 0:
 			cfg.Failures.MaxDelay = c.FailureWindow
