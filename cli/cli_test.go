@@ -15,7 +15,16 @@ import (
 	_ "github.com/weir-stream/weir/cli/jobs"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain checks for leaked goroutines and removes the weir binary the
+// process tests built (weirBinary).
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if binary != "" {
+			os.RemoveAll(filepath.Dir(binary))
+		}
+		os.Exit(code)
+	}))
+}
 
 func weir(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
