@@ -181,6 +181,15 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	// Flink's processes keep their temporary files (a mini-cluster's
+	// directory, its RPC jar) in java.io.tmpdir and leave them there: one
+	// directory for them all, removed at the end.
+	javaTmp, err := os.MkdirTemp("", "compare-java")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(javaTmp)
+	o.jvmOpts = strings.TrimSpace(o.jvmOpts + " -Djava.io.tmpdir=" + javaTmp)
 	m := describeMachine(ctx, o)
 	logf("%s", m)
 	if o.latency != nil {
