@@ -56,6 +56,7 @@ logged() {
 # beside the next foreground one; its output goes to a log of its own,
 # which join_steps prints once it ended, and records how it went.
 beside_names=()
+beside_logs=()
 beside_pids=()
 beside_count=0
 beside() {
@@ -64,22 +65,23 @@ beside() {
   beside_count=$((beside_count + 1))
   echo "== $name (started, beside the next step; its output follows when it ends)"
   logged "$log" "$@" &
-  beside_names+=("$name|$log")
+  beside_names+=("$name")
+  beside_logs+=("$log")
   beside_pids+=($!)
 }
 
 join_steps() {
-  local i name log status seconds
+  local i log status seconds
   for i in "${!beside_pids[@]}"; do
-    name=${beside_names[$i]%|*}
-    log=${beside_names[$i]##*|}
+    log=${beside_logs[$i]}
     wait "${beside_pids[$i]}"
     read -r status seconds <"$log.status" 2>/dev/null || { status=FAILED seconds=?; }
-    echo "== $name (ended: $status, ${seconds}s)"
+    echo "== ${beside_names[$i]} (ended: $status, ${seconds}s)"
     cat "$log.log"
-    record "$name" "$status" "$seconds"
+    record "${beside_names[$i]}" "$status" "$seconds"
   done
   beside_names=()
+  beside_logs=()
   beside_pids=()
 }
 
