@@ -61,26 +61,24 @@ func (e *q19Entry) row(op string, auction int64, rank int) Q19Row {
 		Extra: e.Strings[e.URLEnd:], RankNumber: int64(rank)}
 }
 
-// q19Top is an auction's best bids, best first: Bids[:N]. It is a value,
-// not a slice: reading it from state copies it, and storing the changed
-// copy leaves what a snapshot holds alone, so a bid that enters the top
-// allocates nothing but its strings, as the hand-written loop changes its
-// list in place.
-type q19Top struct {
-	N    int
-	Bids [q19TopN]q19Entry
-}
+// q19Top is an auction's best bids, best first, at most q19TopN. A bid
+// that enters it changes it in place, shifting the bids below it down one
+// rank, as the hand-written loop changes its list: a slice is state that
+// may change in place (weir's state docs), so a checkpoint encodes the
+// lists read since the one before while the subtask pauses for it, and
+// nothing is copied when a bid is read or enters.
+type q19Top []q19Entry
 
 // q19Entries is the codec of a top list's entries.
 var q19Entries = codec.MustFor[[]q19Entry]()
 
-// AppendBinary appends the top's N entries (codec.Marshaler): a snapshot
-// encodes the bids an auction has, not q19TopN entries.
+// AppendBinary appends the top's entries (codec.Marshaler).
 func (t q19Top) AppendBinary(dst []byte) ([]byte, error) {
-	return q19Entries.Append(dst, t.Bids[:t.N]), nil
+	return q19Entries.Append(dst, t), nil
 }
 
-// DecodeBinary decodes what AppendBinary appended (codec.Unmarshaler).
+// DecodeBinary decodes what AppendBinary appended (codec.Unmarshaler),
+// into a list with room for q19TopN bids.
 func (t *q19Top) DecodeBinary(src []byte) (int, error) {
 	var bids []q19Entry
 	n, err := q19Entries.Decode(src, &bids)
@@ -95,8 +93,7 @@ func (t *q19Top) DecodeBinary(src []byte) (int, error) {
 			return 0, fmt.Errorf("q19 top list: a bid's strings end at %d and %d of %d: %w", e.ChannelEnd, e.URLEnd, len(e.Strings), codec.ErrCorrupt)
 		}
 	}
-	*t = q19Top{N: len(bids)}
-	copy(t.Bids[:], bids)
+	*t = append(make(q19Top, 0, q19TopN), bids...)
 	return n, nil
 }
 
@@ -110,28 +107,38 @@ func (f *q19Fn) Open(sc *weir.StateContext[int64]) error {
 }
 
 func (f *q19Fn) ProcessElement(ctx *weir.KeyedContext[int64, Q19Row], b nexmark.Bid) error {
-	old, _ := f.top.Value()
+	top, _ := f.top.Value()
 	// The new bid goes after every kept bid that ranks before or with it.
 	pos := 0
-	for pos < old.N && (old.Bids[pos].Price > b.Price || old.Bids[pos].Price == b.Price && old.Bids[pos].DateTime <= b.DateTime) {
+	for pos < len(top) && (top[pos].Price > b.Price || top[pos].Price == b.Price && top[pos].DateTime <= b.DateTime) {
 		pos++
 	}
 	if pos >= q19TopN {
 		return nil
 	}
-	top := old
-	top.N = min(old.N+1, q19TopN)
-	copy(top.Bids[pos+1:top.N], old.Bids[pos:top.N-1])
-	top.Bids[pos] = q19EntryOf(b)
-	for i := pos; i < top.N; i++ {
-		if i < old.N {
-			ctx.Emit(old.Bids[i].row(UpdateBefore, b.Auction, i+1))
-			ctx.Emit(top.Bids[i].row(UpdateAfter, b.Auction, i+1))
+	n := len(top)
+	if top == nil {
+		top = make(q19Top, 0, q19TopN)
+	}
+	if n < q19TopN {
+		top = append(top, q19Entry{})
+	}
+	// Each rank from pos down takes the bid ranked above it, the new one
+	// first; the last is dropped when the list was full.
+	e := q19EntryOf(b)
+	for i := pos; i < len(top); i++ {
+		if i < n {
+			ctx.Emit(top[i].row(UpdateBefore, b.Auction, i+1))
+			top[i], e = e, top[i]
+			ctx.Emit(top[i].row(UpdateAfter, b.Auction, i+1))
 		} else {
-			ctx.Emit(top.Bids[i].row(Insert, b.Auction, i+1))
+			top[i] = e
+			ctx.Emit(top[i].row(Insert, b.Auction, i+1))
 		}
 	}
-	f.top.Update(top)
+	if n < q19TopN {
+		f.top.Update(top) // a longer list
+	}
 	return nil
 }
 
