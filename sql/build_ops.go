@@ -139,6 +139,21 @@ func (b *builder) join(n *plan.Join) (stream, error) {
 // integer reports whether t is an integer type: its values are int64s.
 func integer(t types.Type) bool { return t.Kind == types.Int || t.Kind == types.BigInt }
 
+// integerKeys reports whether key columns keys of cols are one or two,
+// all of integer types: an operator keyed by them can key by their values
+// (exec's integer keys).
+func integerKeys(cols []plan.Column, keys []int) bool {
+	if len(keys) == 0 || len(keys) > 2 {
+		return false
+	}
+	for _, k := range keys {
+		if !integer(cols[k].T) {
+			return false
+		}
+	}
+	return true
+}
+
 // boundedTable returns a function that reads a bounded table's scanned
 // columns in full, for a lookup join; nil if the table is unbounded.
 func (b *builder) boundedTable(s *plan.Scan) (func() ([]row.Row, error), error) {
@@ -164,8 +179,8 @@ func (b *builder) rank(n *plan.Rank) (stream, error) {
 		if n.In.Columns()[col].T.Time == types.ProcTime {
 			col = -1
 		}
-		return exec.Deduplicate(in, exec.DedupSpec{Keys: n.Partition, TimeCol: col, KeepLast: last, WithRowNumber: n.RowNumber,
-			StateTTL: b.script.ttl, Name: b.name("deduplicate")}), nil
+		return exec.Deduplicate(in, exec.DedupSpec{Keys: n.Partition, IntKeys: integerKeys(n.In.Columns(), n.Partition),
+			TimeCol: col, KeepLast: last, WithRowNumber: n.RowNumber, StateTTL: b.script.ttl, Name: b.name("deduplicate")}), nil
 	}
 	spec := exec.RankSpec{PartitionKeys: n.Partition, Start: n.Offset + 1, End: n.Limit, WithRowNumber: n.RowNumber,
 		Updating: n.In.Updating(), StateTTL: b.script.ttl}

@@ -13,6 +13,11 @@ import (
 type DedupSpec struct {
 	// Keys are the PARTITION BY columns.
 	Keys []int
+	// IntKeys says that Keys are one or two columns of integer types
+	// (INT, BIGINT): rows are then keyed by the columns' values instead of
+	// their encoding (the key type of the state differs: a savepoint
+	// taken with one does not restore into the other).
+	IntKeys bool
 	// TimeCol is the rowtime column ordered by, or -1 for a processing
 	// time attribute: arrival order.
 	TimeCol int
@@ -46,21 +51,29 @@ type DedupSpec struct {
 //
 // Errors: an input row that is not an insert fails the job.
 func Deduplicate(in weir.Stream[row.Row], spec DedupSpec) weir.Stream[row.Row] {
+	if spec.IntKeys {
+		return deduplicateBy(in, spec, intsKeyOf(spec.Keys))
+	}
+	return deduplicateBy(in, spec, stringKey(spec.Keys))
+}
+
+// deduplicateBy is Deduplicate keyed by key.
+func deduplicateBy[K comparable](in weir.Stream[row.Row], spec DedupSpec, key func(row.Row) K) weir.Stream[row.Row] {
 	name := spec.Name
 	if name == "" {
 		name = "deduplicate"
 	}
-	return weir.Process(KeyBy(in, spec.Keys), func() weir.KeyedProcessFunction[string, row.Row, row.Row] {
-		return &dedupFn{spec: spec}
+	return weir.Process(weir.KeyBy(in, key), func() weir.KeyedProcessFunction[K, row.Row, row.Row] {
+		return &dedupFn[K]{spec: spec}
 	}, weir.Name(name))
 }
 
-type dedupFn struct {
+type dedupFn[K comparable] struct {
 	spec DedupSpec
-	kept *weir.ValueState[row.Row, string]
+	kept *weir.ValueState[row.Row, K]
 }
 
-func (d *dedupFn) Open(sc *weir.StateContext[string]) error {
+func (d *dedupFn[K]) Open(sc *weir.StateContext[K]) error {
 	var opts []weir.StateOption
 	if d.spec.StateTTL > 0 {
 		opts = append(opts, weir.StateTTL(d.spec.StateTTL))
@@ -69,7 +82,7 @@ func (d *dedupFn) Open(sc *weir.StateContext[string]) error {
 	return nil
 }
 
-func (d *dedupFn) out(op row.Op, r row.Row) row.Row {
+func (d *dedupFn[K]) out(op row.Op, r row.Row) row.Row {
 	v := r.V
 	if d.spec.WithRowNumber {
 		v = append(v[:len(v):len(v)], row.BigInt(1))
@@ -77,7 +90,7 @@ func (d *dedupFn) out(op row.Op, r row.Row) row.Row {
 	return row.Row{Op: op, V: v}
 }
 
-func (d *dedupFn) ProcessElement(ctx *weir.KeyedContext[string, row.Row], in row.Row) error {
+func (d *dedupFn[K]) ProcessElement(ctx *weir.KeyedContext[K, row.Row], in row.Row) error {
 	if in.Op != row.Insert {
 		return errNotInsert("deduplicate", in)
 	}

@@ -115,15 +115,22 @@ func dedupRows(n, keys int) []row.Row {
 // Deduplicate keeps, per key, the first row to arrive (processing time),
 // the row of the earliest or of the latest rowtime, with and without the
 // row number, at parallelism 1 and 2; keeping the first in processing time
-// is append-only.
+// is append-only. Keys of one or two columns are keyed by their encoding
+// or, as integer keys, by their values; a NULL key (one row in ten) is a
+// key of its own, not 0's.
 func TestDeduplicateMatchesBruteForce(t *testing.T) {
 	in := dedupRows(2000, 50)
-	for _, c := range []struct {
+	for i, c := range []struct {
 		timeCol  int
 		keepLast bool
 	}{{-1, false}, {-1, true}, {1, false}, {1, true}} {
-		for _, rn := range []bool{false, true} {
+		for j, rn := range []bool{false, true} {
 			spec := DedupSpec{Keys: []int{0}, TimeCol: c.timeCol, KeepLast: c.keepLast, WithRowNumber: rn}
+			// Each case with integer keys too, half of them of two columns.
+			spec.IntKeys = (i+j)%3 != 0
+			if (i+j)%2 == 1 {
+				spec.Keys = []int{0, 2}
+			}
 			kept := map[string]row.Row{}
 			for _, r := range in {
 				k := string(row.Key(nil, r, spec.Keys))
@@ -143,7 +150,7 @@ func TestDeduplicateMatchesBruteForce(t *testing.T) {
 				got, _ := runJoinRank(t, false, func(p *weir.Pipeline) weir.Stream[row.Row] {
 					return Deduplicate(rowSource(p, "in", in, -1, 1), spec)
 				}, weir.WithParallelism(par))
-				name := fmt.Sprintf("%+v par %d", c, par)
+				name := fmt.Sprintf("%+v keys %v (integer %v) par %d", c, spec.Keys, spec.IntKeys, par)
 				diffFinalTables(t, name, finalTable(t, got), rowTexts(want))
 				if c.timeCol < 0 && !c.keepLast && len(got) != len(want) {
 					t.Fatalf("%s: keep-first emitted %d rows for %d keys", name, len(got), len(want))
@@ -157,9 +164,13 @@ func TestDeduplicateMatchesBruteForce(t *testing.T) {
 // exactly-once under injected failures.
 func TestDeduplicateIsExactlyOnceUnderFailures(t *testing.T) {
 	in := dedupRows(30000, 3000)
-	checkExactlyOnceUnderFailures(t, func(p *weir.Pipeline) weir.Stream[row.Row] {
-		return Deduplicate(rowSource(p, "in", in, -1, 1), DedupSpec{Keys: []int{0}, TimeCol: 1, KeepLast: true})
-	})
+	for _, ints := range []bool{false, true} {
+		t.Run(fmt.Sprintf("integer keys %v", ints), func(t *testing.T) {
+			checkExactlyOnceUnderFailures(t, func(p *weir.Pipeline) weir.Stream[row.Row] {
+				return Deduplicate(rowSource(p, "in", in, -1, 1), DedupSpec{Keys: []int{0}, IntKeys: ints, TimeCol: 1, KeepLast: true})
+			})
+		})
+	}
 }
 
 // windowRankRows returns rows (key, window_start, window_end, value, id).
