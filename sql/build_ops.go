@@ -182,7 +182,8 @@ func (b *builder) rank(n *plan.Rank) (stream, error) {
 		return exec.Deduplicate(in, exec.DedupSpec{Keys: n.Partition, IntKeys: integerKeys(n.In.Columns(), n.Partition),
 			TimeCol: col, KeepLast: last, WithRowNumber: n.RowNumber, StateTTL: b.script.ttl, Name: b.name("deduplicate")}), nil
 	}
-	spec := exec.RankSpec{PartitionKeys: n.Partition, Start: n.Offset + 1, End: n.Limit, WithRowNumber: n.RowNumber,
+	spec := exec.RankSpec{PartitionKeys: n.Partition, IntKeys: integerKeys(n.In.Columns(), n.Partition),
+		Start: n.Offset + 1, End: n.Limit, WithRowNumber: n.RowNumber,
 		Updating: n.In.Updating(), StateTTL: b.script.ttl}
 	for _, o := range n.Order {
 		spec.Order = append(spec.Order, exec.RankKey{Col: o.Col, Desc: o.Desc, NullsLast: !o.NullsFirst})

@@ -52,6 +52,10 @@ func rankCompare(keys []RankKey, x, y row.Row) int {
 type RankSpec struct {
 	// PartitionKeys are the PARTITION BY columns (none: one partition).
 	PartitionKeys []int
+	// IntKeys says that PartitionKeys are one or two columns of integer
+	// types, keyed by their values (see DedupSpec.IntKeys). Rank only;
+	// WindowRank keys by the encoding.
+	IntKeys bool
 	// Order is the ORDER BY; rows equal by it rank by arrival, the
 	// earlier first.
 	Order []RankKey
@@ -123,15 +127,23 @@ func Rank(in weir.Stream[row.Row], spec RankSpec) weir.Stream[row.Row] {
 	if err := spec.check(); err != nil {
 		panic(err)
 	}
-	return weir.Process(KeyBy(in, spec.PartitionKeys), func() weir.KeyedProcessFunction[string, row.Row, row.Row] {
-		return &rankFn{spec: spec}
+	if spec.IntKeys {
+		return rankBy(in, spec, intsKeyOf(spec.PartitionKeys))
+	}
+	return rankBy(in, spec, stringKey(spec.PartitionKeys))
+}
+
+// rankBy is Rank keyed by key.
+func rankBy[K comparable](in weir.Stream[row.Row], spec RankSpec, key func(row.Row) K) weir.Stream[row.Row] {
+	return weir.Process(weir.KeyBy(in, key), func() weir.KeyedProcessFunction[K, row.Row, row.Row] {
+		return &rankFn[K]{spec: spec}
 	}, spec.opts("rank")...)
 }
 
-type rankFn struct {
+type rankFn[K comparable] struct {
 	spec RankSpec
-	top  *weir.ValueState[rankTop, string]
-	all  *weir.MapState[string, rankCount, string] // with Updating
+	top  *weir.ValueState[rankTop, K]
+	all  *weir.MapState[string, rankCount, K] // with Updating
 }
 
 // rankTop is a partition's best rows in order: over an append-only input
@@ -155,7 +167,7 @@ type rankTop struct {
 // into the next incremental checkpoint.
 func (rankTop) ImmutableInState() {}
 
-func (f *rankFn) Open(sc *weir.StateContext[string]) error {
+func (f *rankFn[K]) Open(sc *weir.StateContext[K]) error {
 	var opts []weir.StateOption
 	if f.spec.StateTTL > 0 {
 		opts = append(opts, weir.StateTTL(f.spec.StateTTL))
@@ -179,7 +191,7 @@ func rankInsertAt(keys []RankKey, rows []row.Row, r row.Row) int {
 	return i
 }
 
-func (f *rankFn) ProcessElement(ctx *weir.KeyedContext[string, row.Row], in row.Row) error {
+func (f *rankFn[K]) ProcessElement(ctx *weir.KeyedContext[K, row.Row], in row.Row) error {
 	st, _ := f.top.Value()
 	if !f.spec.Updating && f.spec.WithRowNumber {
 		if in.Op.Retracts() {
@@ -258,7 +270,7 @@ func (s *numberedRows) row(op row.Op, r row.Row, n int64) row.Row {
 
 // emitRankDiff emits the changelog that takes the top rows before to
 // after (see Rank).
-func emitRankDiff(ctx *weir.KeyedContext[string, row.Row], spec RankSpec, before, after []row.Row) {
+func emitRankDiff[K comparable](ctx *weir.KeyedContext[K, row.Row], spec RankSpec, before, after []row.Row) {
 	start := spec.start()
 	if spec.WithRowNumber {
 		// The ranks above the first change keep their rows; below it,

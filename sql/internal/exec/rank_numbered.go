@@ -47,7 +47,7 @@ func plainTop(st rankTop) rankTop {
 // insertNumbered adds in to the numbered top st, emits the changelog of
 // the ranks from Start to End it changes, and returns the new top; false
 // when in ranks after End and changes nothing.
-func (f *rankFn) insertNumbered(ctx *weir.KeyedContext[string, row.Row], st rankTop, in row.Row) (rankTop, bool) {
+func (f *rankFn[K]) insertNumbered(ctx *weir.KeyedContext[K, row.Row], st rankTop, in row.Row) (rankTop, bool) {
 	end := int(f.spec.End)
 	i := rankInsertAt(f.spec.Order, st.Rows, in)
 	if i >= end {

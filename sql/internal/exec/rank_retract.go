@@ -22,7 +22,7 @@ func rankBuffer(end int64) int { return int(2 * end) }
 
 // update applies one row of an updating input to the partition's state
 // and returns its new buffer (Flink's RetractableTopNFunction).
-func (f *rankFn) update(st rankTop, in row.Row) rankTop {
+func (f *rankFn[K]) update(st rankTop, in row.Row) rankTop {
 	id := joinRowID(in.V)
 	e, held := f.all.Get(id)
 	if in.Op.Retracts() {
@@ -67,7 +67,7 @@ func (f *rankFn) update(st rankTop, in row.Row) rankTop {
 
 // refill appends to the buffer rows the best of the partition's rows it
 // does not hold, up to rankBuffer(End); they all sort after its rows.
-func (f *rankFn) refill(rows []row.Row) []row.Row {
+func (f *rankFn[K]) refill(rows []row.Row) []row.Row {
 	inBuffer := map[string]int64{}
 	for _, r := range rows {
 		inBuffer[joinRowID(r.V)]++
