@@ -14,6 +14,7 @@ import (
 
 	"github.com/weir-stream/weir"
 	"github.com/weir-stream/weir/internal/sql/row"
+	"github.com/weir-stream/weir/internal/sql/types"
 )
 
 // KeyBy keys s by the values of cols. With no cols every row has the
@@ -23,13 +24,14 @@ func KeyBy(s weir.Stream[row.Row], cols []int) weir.KeyedStream[string, row.Row]
 }
 
 // intsKey is the key of a row by one or two columns of integer types
-// (INT, BIGINT): their values, and which of them are NULL. A row keyed by
-// it is hashed and compared as two integers, where a key of its encoding
-// is built as a string for every row. A NULL is a key of its own,
-// distinct from 0.
+// (INT, BIGINT): their values and kinds. A row keyed by it is hashed and
+// compared as three integers, where a key of its encoding is built as a
+// string for every row. A NULL (kind types.Null, value 0) is a key of its
+// own, distinct from 0. The kinds share one integer, so that the struct
+// has no padding and maps hash and compare it as plain memory.
 type intsKey struct {
 	A, B  int64
-	Nulls uint8 // bit i set: key column i is NULL (and its value 0)
+	Kinds int64 // the kind of A, and of B shifted left by 8
 }
 
 // intsKeyOf returns the key of a row by integer columns cols, one or two.
@@ -39,25 +41,25 @@ func intsKeyOf(cols []int) func(row.Row) intsKey {
 	case 1:
 		a := cols[0]
 		return func(r row.Row) intsKey {
-			x, nx := keyPart(r.V[a], 0)
-			return intsKey{A: x, Nulls: nx}
+			x, kx := keyPart(r.V[a])
+			return intsKey{A: x, Kinds: kx}
 		}
 	case 2:
 		a, b := cols[0], cols[1]
 		return func(r row.Row) intsKey {
-			x, nx := keyPart(r.V[a], 0)
-			y, ny := keyPart(r.V[b], 1)
-			return intsKey{A: x, B: y, Nulls: nx | ny}
+			x, kx := keyPart(r.V[a])
+			y, ky := keyPart(r.V[b])
+			return intsKey{A: x, B: y, Kinds: kx | ky<<8}
 		}
 	}
 	panic(fmt.Sprintf("exec: a key of %d integer columns; integer keys have one or two", len(cols)))
 }
 
-// keyPart returns integer v as key column i: its value, or 0 and bit i
-// if it is NULL.
-func keyPart(v row.Value, i uint) (int64, uint8) {
+// keyPart returns integer v as a key column: its value and kind, or 0
+// and types.Null if it is NULL.
+func keyPart(v row.Value) (int64, int64) {
 	if v.IsNull() {
-		return 0, 1 << i
+		return 0, int64(types.Null)
 	}
-	return v.I, 0
+	return v.I, int64(v.K)
 }
