@@ -49,7 +49,8 @@ func (b *builder) aggregate(n *plan.Aggregate) (stream, error) {
 		if err := exec.CheckGroupAggs(aggs, !n.In.Updating()); err != nil {
 			return stream{}, err
 		}
-		return exec.GroupAggregate(in, n.Keys, aggs, exec.GroupOptions{Name: b.name("group-aggregate"), StateTTL: b.script.ttl, AppendOnly: !n.In.Updating()}), nil
+		return exec.GroupAggregate(in, n.Keys, aggs, exec.GroupOptions{Name: b.name("group-aggregate"), StateTTL: b.script.ttl,
+			AppendOnly: !n.In.Updating(), IntKeys: integerKeys(n.In.Columns(), n.Keys)}), nil
 	}
 	spec := windowSpec(*n.Window, b.name("window-aggregate"))
 	spec.Keys, spec.Aggs, spec.Updating = n.Keys, aggs, n.In.Updating()

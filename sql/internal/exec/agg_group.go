@@ -20,6 +20,9 @@ type GroupOptions struct {
 	// only their current value instead of every value's count. A
 	// retraction reaching such an operator fails the job.
 	AppendOnly bool
+	// IntKeys says that the group keys are one or two columns of integer
+	// types, keyed by their values (see DedupSpec.IntKeys).
+	IntKeys bool
 }
 
 // CheckGroupAggs reports why GroupAggregate cannot run aggs over an
@@ -81,12 +84,22 @@ func GroupAggregate(in weir.Stream[row.Row], keys []int, aggs []AggSpec, o Group
 	if !compact {
 		at = nil
 	}
-	return weir.Process(KeyBy(in, keys), func() weir.KeyedProcessFunction[string, row.Row, row.Row] {
-		return &groupAgg{keys: keys, fns: fns, at: at, slots: slots, ttl: o.StateTTL, appendOnly: o.AppendOnly}
+	g := groupFns{keys: keys, fns: fns, at: at, slots: slots, ttl: o.StateTTL, appendOnly: o.AppendOnly}
+	if o.IntKeys {
+		return groupAggregateBy(in, g, intsKeyOf(keys), name)
+	}
+	return groupAggregateBy(in, g, stringKey(keys), name)
+}
+
+// groupAggregateBy is GroupAggregate keyed by key.
+func groupAggregateBy[K comparable](in weir.Stream[row.Row], g groupFns, key func(row.Row) K, name string) weir.Stream[row.Row] {
+	return weir.Process(weir.KeyBy(in, key), func() weir.KeyedProcessFunction[K, row.Row, row.Row] {
+		return &groupAgg[K]{groupFns: g}
 	}, weir.Name(name))
 }
 
-type groupAgg struct {
+// groupFns is what a group aggregation computes, whatever its key type.
+type groupFns struct {
 	keys []int
 	fns  []aggFunc
 	// at is each aggregate's first slot when they are simple, nil
@@ -96,10 +109,14 @@ type groupAgg struct {
 	ttl   time.Duration
 	// appendOnly refuses retractions (MIN and MAX keep no value counts).
 	appendOnly bool
-	state      *weir.ValueState[groupState, string]
 }
 
-func (g *groupAgg) Open(sc *weir.StateContext[string]) error {
+type groupAgg[K comparable] struct {
+	groupFns
+	state *weir.ValueState[groupState, K]
+}
+
+func (g *groupAgg[K]) Open(sc *weir.StateContext[K]) error {
 	var opts []weir.StateOption
 	if g.ttl > 0 {
 		opts = append(opts, weir.StateTTL(g.ttl))
@@ -108,7 +125,7 @@ func (g *groupAgg) Open(sc *weir.StateContext[string]) error {
 	return nil
 }
 
-func (g *groupAgg) ProcessElement(ctx *weir.KeyedContext[string, row.Row], r row.Row) error {
+func (g *groupAgg[K]) ProcessElement(ctx *weir.KeyedContext[K, row.Row], r row.Row) error {
 	st, seen := g.state.Value()
 	sign := int64(1)
 	if r.Op.Retracts() {
@@ -175,7 +192,7 @@ func (g *groupAgg) ProcessElement(ctx *weir.KeyedContext[string, row.Row], r row
 
 // result returns the group's row: r's key columns, then the aggregates,
 // appended to vs (empty; with room for them, it allocates nothing).
-func (g *groupAgg) result(vs []row.Value, r row.Row, st *groupState) row.Row {
+func (g *groupFns) result(vs []row.Value, r row.Row, st *groupState) row.Row {
 	for _, k := range g.keys {
 		vs = append(vs, r.V[k])
 	}

@@ -1,7 +1,9 @@
 package exec
 
 import (
+	"fmt"
 	"math/big"
+	"slices"
 	"testing"
 	"time"
 
@@ -191,16 +193,19 @@ func TestGroupAggregateEmitsFlinksChangelogRowForRow(t *testing.T) {
 }
 
 // At parallelism 2, keyed and global aggregations over an updating
-// input end in the brute-force final table.
+// input end in the brute-force final table. Keys of integer columns are
+// also keyed by their values (IntKeys), where a NULL of cX (one row in
+// eight) is a group of its own.
 func TestGroupAggregateFinalTableMatchesBruteForceInParallel(t *testing.T) {
 	for seed := uint64(2); seed < 4; seed++ {
 		in := changelogInput(seed, 800)
-		for _, keys := range [][]int{{cKey}, {cKey, cS}, nil} {
+		for _, keys := range [][]int{{cKey}, {cKey, cS}, nil, {cX}, {cKey, cX}} {
+			o := GroupOptions{IntKeys: len(keys) > 0 && !slices.Contains(keys, cS)}
 			want := fold(t, refGroup(t, in, keys, testAggs))
 			for _, par := range []int{1, 2} {
 				// One source subtask keeps each row before its retraction.
-				got := fold(t, runRows(t, in, par, 1, 0, groupBuild(keys, testAggs, GroupOptions{})))
-				sameLines(t, "group aggregate", got, want)
+				got := fold(t, runRows(t, in, par, 1, 0, groupBuild(keys, testAggs, o)))
+				sameLines(t, fmt.Sprintf("group aggregate by %v (integer keys %v)", keys, o.IntKeys), got, want)
 			}
 		}
 	}
