@@ -67,6 +67,19 @@ func (l *logLines) add(line string) {
 	l.mu.Unlock()
 }
 
+// dumpOnFailure makes t log every line logged, once it ends failed: the
+// story of the cluster and its jobs that a wrong output came from.
+func (l *logLines) dumpOnFailure(t testing.TB) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		t.Logf("the cluster's log (%d lines):\n%s", len(l.lines), strings.Join(l.lines, "\n"))
+	})
+}
+
 // wait waits until a line matching re was logged.
 func (l *logLines) wait(t testing.TB, re string) {
 	t.Helper()
@@ -212,12 +225,18 @@ func sameOutput(t *testing.T, out, ref string) {
 	for _, g := range got {
 		seen[g]++
 	}
-	var missing []string
+	var missing, extra []string
 	for _, w := range want {
 		if seen[w] == 0 {
 			missing = append(missing, w)
 		}
 		seen[w]--
 	}
-	t.Fatalf("%s: %d rows, want the one-process run's %d; missing %d: %.20v", out, len(got), len(want), len(missing), missing)
+	for _, g := range got {
+		if seen[g] > 0 {
+			extra = append(extra, g)
+			seen[g]--
+		}
+	}
+	t.Fatalf("%s: %d rows, want the one-process run's %d; missing %d: %.20v; not in it %d: %.20v", out, len(got), len(want), len(missing), missing, len(extra), extra)
 }

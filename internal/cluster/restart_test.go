@@ -252,6 +252,7 @@ func (sc loseAWorker) run(t *testing.T) (*logLines, *openedBySubtask) {
 	t.Helper()
 	dir := t.TempDir()
 	logs := newLogLines()
+	logs.dumpOnFailure(t)
 	c := jobs.KeyCountConfig{Events: cmp.Or(sc.events, 400_000), Keys: 50, Window: 100 * time.Millisecond, TPS: 100_000, Seed: 7}
 	var gen connector.Source[jobs.KeyEvent] = generator.New(c.Events, c.Event, generator.WithRate(200_000))
 	if sc.source != nil {

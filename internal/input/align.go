@@ -29,6 +29,24 @@ type alignment struct {
 	frozen   bool
 	base     []int64
 	inflight []int64
+	// endedAfter are, at least once, the channels that ended after their
+	// barrier (nil if none): the snapshot records them as not ended, as
+	// their senders' snapshots, taken at the barrier, have records still
+	// to send.
+	endedAfter []bool
+}
+
+// endAfterBarrier notes that channel ch ended: at least once, a channel
+// goes on after its barrier, and its end then is not the snapshot's.
+func (p *Protocol) endAfterBarrier(ch int) {
+	a := p.align
+	if a == nil || p.mode != AtLeastOnce || !a.seen[ch] {
+		return
+	}
+	if a.endedAfter == nil {
+		a.endedAfter = make([]bool, len(p.chans))
+	}
+	a.endedAfter[ch] = true
 }
 
 // barrier handles barrier e on channel ch.
@@ -103,7 +121,7 @@ func (p *Protocol) maybeAligned() {
 		p.emit(Action{Kind: Report, Checkpoint: a.id, Counts: counts})
 		return
 	}
-	p.takeSnapshot(a.id, a.mustAlign)
+	p.takeSnapshot(a.id, a.mustAlign, a.endedAfter)
 	p.unblockAll()
 }
 
@@ -115,8 +133,9 @@ func (p *Protocol) blocks(a *alignment) bool {
 }
 
 // takeSnapshot takes checkpoint id's snapshot and reports it at once;
-// mustAlign says its barriers are MustAlign, and are sent on so.
-func (p *Protocol) takeSnapshot(id int64, mustAlign bool) {
+// mustAlign says its barriers are MustAlign, and are sent on so;
+// endedAfter are the channels it records as not ended (alignment).
+func (p *Protocol) takeSnapshot(id int64, mustAlign bool, endedAfter []bool) {
 	fwd := InOrder
 	switch {
 	case mustAlign:
@@ -124,7 +143,7 @@ func (p *Protocol) takeSnapshot(id int64, mustAlign bool) {
 	case p.mode == Unaligned:
 		fwd = Ahead
 	}
-	if p.snapshot(id, fwd) {
+	if p.snapshot(id, fwd, endedAfter) {
 		p.emit(Action{Kind: Report, Checkpoint: id, Counts: p.Counts()})
 	}
 }
@@ -133,7 +152,7 @@ func (p *Protocol) takeSnapshot(id int64, mustAlign bool) {
 // and starts counting in-flight input; it reports whether it did (and
 // gives the alignment up otherwise).
 func (p *Protocol) freeze(a *alignment, fwd Forward) bool {
-	if !p.snapshot(a.id, fwd) {
+	if !p.snapshot(a.id, fwd, nil) {
 		p.align = nil
 		p.unblockAll()
 		return false
@@ -146,8 +165,9 @@ func (p *Protocol) freeze(a *alignment, fwd Forward) bool {
 }
 
 // snapshot emits checkpoint id's Snapshot, or declines it while the
-// output catches up; it reports whether it emitted the Snapshot.
-func (p *Protocol) snapshot(id int64, fwd Forward) bool {
+// output catches up; it reports whether it emitted the Snapshot. The
+// channels endedAfter names are recorded as active, not ended.
+func (p *Protocol) snapshot(id int64, fwd Forward, endedAfter []bool) bool {
 	p.last = id
 	p.aborted = slices.DeleteFunc(p.aborted, func(a int64) bool { return a <= id })
 	if p.behind {
@@ -161,7 +181,13 @@ func (p *Protocol) snapshot(id int64, fwd Forward) bool {
 	if p.finished {
 		fwd = NoBarrier
 	}
-	p.emit(Action{Kind: Snapshot, Checkpoint: id, Counts: p.Counts(), Forward: fwd, Watermarks: p.Watermarks()})
+	w := p.Watermarks()
+	for c, after := range endedAfter {
+		if after {
+			w.Channels[c].State = ChanActive
+		}
+	}
+	p.emit(Action{Kind: Snapshot, Checkpoint: id, Counts: p.Counts(), Forward: fwd, Watermarks: w})
 	return true
 }
 
@@ -229,7 +255,7 @@ func (p *Protocol) AlignedTimeout(id int64) []Action {
 func (p *Protocol) Trigger(id int64) []Action {
 	p.out = p.out[:0]
 	if p.finished && id > p.last {
-		p.takeSnapshot(id, false)
+		p.takeSnapshot(id, false, nil)
 	}
 	return p.out
 }

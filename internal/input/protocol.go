@@ -106,6 +106,7 @@ func (p *Protocol) element(ch int, e Element) {
 		}
 		p.combine()
 	case End:
+		p.endAfterBarrier(ch)
 		c.state = ChanEnded
 		p.maybeAligned()
 		if p.allEnded() {

@@ -195,6 +195,6 @@ func (r *restartRun) apply(what string, actions []Action) []Action {
 // right behind the records consumed on every channel would.
 func snapshotNow(p *Protocol, id int64) []Action {
 	p.out = p.out[:0]
-	p.takeSnapshot(id, false)
+	p.takeSnapshot(id, false, nil)
 	return p.out
 }
