@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -389,9 +390,15 @@ func (c *Coordinator) lose(w *workerConn, reason string) {
 		c.mu.Unlock()
 		return
 	}
+	// An executor is registered under each of its shares' keys: each
+	// learns of the loss once, or the engine would take the worker's
+	// subtasks as failed again after their first restart had moved them
+	// (or promoted their standbys), and restart them a second time.
 	var xs []*remoteExecutor
 	for _, x := range c.executors {
-		xs = append(xs, x)
+		if !slices.Contains(xs, x) {
+			xs = append(xs, x)
+		}
 	}
 	c.notifyLocked()
 	c.mu.Unlock()

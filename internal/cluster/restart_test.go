@@ -132,6 +132,9 @@ func TestClusterActiveStandbyTakesTheLostWorkersPlace(t *testing.T) {
 	if n := src.opens[0].Load(); n != 1 {
 		t.Fatalf("the surviving source subtask was opened %d times, want once: it rewound", n)
 	}
+	if n := logs.count(`^windows-1: failure [0-9]+: worker w[12] lost`); n != 1 {
+		t.Fatalf("the engine took the worker's loss as %d failures, want one", n)
+	}
 }
 
 // The cluster's oracle under fine-grained failover: both job shapes, and

@@ -48,6 +48,12 @@ func (x *remoteExecutor) Waits(timeout time.Duration) []task.SubtaskWait {
 	for id, sh := range x.where {
 		where[id] = sh
 	}
+	standbys := make(map[dataflow.SubtaskID]*share, len(x.standbyAt))
+	for id, sh := range x.standbyAt {
+		if !sh.ended {
+			standbys[id] = sh
+		}
+	}
 	x.mu.Unlock()
 
 	deadline := time.NewTimer(timeout)
@@ -110,6 +116,18 @@ func (x *remoteExecutor) Waits(timeout time.Duration) []task.SubtaskWait {
 			state = fmt.Sprintf("its worker %s did not report it", sh.w.id)
 		}
 		out = append(out, task.SubtaskWait{Subtask: id, Task: x.plan.Vertices[id.Vertex].Name(), State: state})
+	}
+	// The attempt ends only once its standby shares ended too: one that
+	// did not answer is named, with why it may not have.
+	for id, sh := range standbys {
+		if answered[sh] {
+			continue
+		}
+		state := fmt.Sprintf("its worker %s did not answer in %v", sh.w.id, timeout)
+		if !sh.live {
+			state = fmt.Sprintf("its standby share %s on worker %s is not deployed yet and has not ended", sh.key, sh.w.id)
+		}
+		out = append(out, task.SubtaskWait{Subtask: id, Task: x.plan.Vertices[id.Vertex].Name(), Standby: true, State: state})
 	}
 	slices.SortFunc(out, func(a, b task.SubtaskWait) int {
 		return cmp.Or(cmp.Compare(a.Subtask.Vertex, b.Subtask.Vertex), cmp.Compare(a.Subtask.Subtask, b.Subtask.Subtask),
