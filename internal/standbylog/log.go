@@ -179,11 +179,19 @@ func (l *Log) Trim(id int64) {
 }
 
 // Restart makes the log start again at checkpoint id's mark: a primary
-// restarted from it consumes anew from there. No standby reads it then.
+// restarted from it consumes anew from there. No standby reads it then:
+// one that read the failed incarnation's entries (a shipper to a standby
+// in another process) finds the log lost at its next read, even when it
+// had read them all. The indexes go on past a gap of one for that: the
+// entry such a reader asks for next is released, not the new
+// incarnation's first, which it would have shipped as if it followed the
+// failed one's input, and a standby in another process would have
+// applied the input since the checkpoint twice.
 func (l *Log) Restart(id int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.releaseLocked(len(l.entries))
+	l.base++
 	l.marks = append(l.marks[:0], mark{id, l.base})
 	l.lost, l.gone, l.read = false, false, -1
 }

@@ -3,6 +3,7 @@ package standbylog
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/weir-stream/weir/internal/exchange"
@@ -87,8 +88,8 @@ func TestRestartStartsTheLogAgainAtTheCheckpoint(t *testing.T) {
 		t.Fatal("a standby started from a mark before the restart")
 	}
 	at, ok := l.StartReading(2)
-	if !ok || at != 2 {
-		t.Fatalf("reading from the restart's checkpoint: at %d, ok %v; want 2 (indexes go on)", at, ok)
+	if !ok || at != 3 {
+		t.Fatalf("reading from the restart's checkpoint: at %d, ok %v; want 3 (indexes go on, past a gap of one)", at, ok)
 	}
 	l.Append(data(10))
 	if _, ok, _, lost := l.Next(at); !ok || lost {
@@ -237,6 +238,49 @@ func TestALostLogStopsTheStandby(t *testing.T) {
 	}
 	if _, err := l.Ship(1); !errors.Is(err, ErrLost) {
 		t.Fatalf("shipping from a mark the lost log dropped: %v, want ErrLost", err)
+	}
+}
+
+// A primary restarted in place ends the shipping of its failed
+// incarnation's log with the element that stops the standby, also when
+// the shipper had sent every entry: the new incarnation's input from the
+// checkpoint is not shipped after the old one's, which the standby has
+// already applied (it counted that input twice when it took over).
+func TestARestartStopsAStandbyThatHadReadEverything(t *testing.T) {
+	l := New(0)
+	l.Mark(1)
+	l.Append(data(1))
+	l.Mark(2)
+	l.Append(data(1))
+	send, err := l.Ship(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []Kind
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	err = send(ctx, func(e exchange.Element) error {
+		en, err := decodeEntry(e.Buf.B)
+		if err != nil {
+			return err
+		}
+		kinds = append(kinds, en.Kind)
+		switch len(kinds) {
+		case 3: // the entry after mark 2: all of the log
+			l.Restart(2)
+			l.Append(data(1)) // the new incarnation's first input
+			l.Signal()
+		case 4:
+			cancel() // shipping would wait for more
+		}
+		return nil
+	})
+	if !errors.Is(err, ErrLost) {
+		t.Fatalf("shipping ended with %v, want ErrLost", err)
+	}
+	want := []Kind{Element, wireMark, Element, wireLost}
+	if !slices.Equal(kinds, want) {
+		t.Fatalf("shipped %v, want %v", kinds, want)
 	}
 }
 
