@@ -158,8 +158,8 @@ func (x *remoteExecutor) answerWaits(m *pb.Waits) {
 }
 
 // reportWaits answers a WAITS command: what each subtask of the share
-// waits on. A standby share reports its active standbys only (its subtasks
-// run elsewhere).
+// waits on. A standby share reports its active standbys, and those it
+// promoted as the subtasks they now are.
 func (a *workerAttempt) reportWaits(c *pb.Command) {
 	a.mu.Lock()
 	rt := a.rt
@@ -172,9 +172,6 @@ func (a *workerAttempt) reportWaits(c *pb.Command) {
 		}
 	} else {
 		for _, w := range rt.Waits(time.Duration(c.TimeoutNs)) {
-			if a.d.StandbyShare && !w.Standby {
-				continue
-			}
 			out.Subtasks = append(out.Subtasks, &pb.SubtaskWait{Subtask: ref(w.Subtask), Standby: w.Standby, State: w.State})
 		}
 	}

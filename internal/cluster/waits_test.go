@@ -55,3 +55,47 @@ func TestClusterStallReportSaysWhatEachSubtaskWaitsOn(t *testing.T) {
 		}
 	}
 }
+
+// With active standbys, a stall report says what each standby waits on,
+// as the worker that runs it tells (before, a standby share reported
+// nothing, nor the standbys it had promoted).
+func TestClusterStallReportSaysWhatActiveStandbysWaitOn(t *testing.T) {
+	hs := newHoldingSource(true)
+	var report string
+	loseAWorker{
+		unchained: true,
+		standby:   true,
+		source: func(s connector.Source[jobs.KeyEvent]) connector.Source[jobs.KeyEvent] {
+			hs.Source = s
+			return hs
+		},
+		stall: 2 * time.Second,
+		script: func(t *testing.T, c *windowsCluster) {
+			logs := c.logs
+			logs.wait(t, "active standbys of subtasks 1.1, 2.1 on worker w[12]")
+			logs.waitCount(t, "^"+c.job+": checkpoint [0-9]+ completed", 2)
+			stalled := "^" + c.job + ": the job made no progress for "
+			n := logs.count(stalled)
+			hs.armed.Store(true)
+			hs.waitHeld(t)
+			logs.waitCount(t, stalled, n+1)
+			logs.mu.Lock()
+			for _, l := range logs.lines {
+				if regexp.MustCompile(stalled).MatchString(l) {
+					report = l
+				}
+			}
+			logs.mu.Unlock()
+		},
+	}.run(t)
+	for _, want := range []string{
+		`active standby of subtask 1\.0 \(count\): .* \(on worker w[12]\)`,
+		`active standby of subtask 1\.1 \(count\): .* \(on worker w[12]\)`,
+		`active standby of subtask 2\.0 \(format\): .* \(on worker w[12]\)`,
+		`active standby of subtask 2\.1 \(format\): .* \(on worker w[12]\)`,
+	} {
+		if !regexp.MustCompile(`(?m)^  ` + want + `$`).MatchString(report) {
+			t.Errorf("the stall report lacks %q:\n%s", want, report)
+		}
+	}
+}

@@ -59,6 +59,10 @@ func (r *Runtime) Waits(timeout time.Duration) []SubtaskWait {
 	for id, st := range r.standbys {
 		standbys[id] = st.inbox
 	}
+	promoted := make(map[dataflow.SubtaskID]bool, len(r.promoted))
+	for id := range r.promoted {
+		promoted[id] = true
+	}
 	r.mu.Unlock()
 
 	blockedOn := r.blockedSenders()
@@ -74,11 +78,21 @@ func (r *Runtime) Waits(timeout time.Duration) []SubtaskWait {
 				continue
 			}
 			a := asked{w: SubtaskWait{Subtask: id, Task: v.Name()}}
+			if r.opts.PrimaryElsewhere && !promoted[id] {
+				// Its primary runs in another process; here runs its
+				// standby, if any, which reads the subtask's inbox.
+				if _, ok := standbys[id]; ok {
+					a.w.Standby, a.reply = true, make(chan string, 1)
+					r.ask(r.inboxes[v.ID][i], a.reply)
+					all = append(all, a)
+				}
+				continue
+			}
 			if down[id] {
 				a.w.State = "failed or stopped; waiting for the job to restart it"
 			} else if exited[id] {
 				a.w.State = "exited (released, or stopped with the attempt)"
-			} else if !r.opts.PrimaryElsewhere {
+			} else {
 				a.reply = make(chan string, 1)
 				r.ask(r.inboxes[v.ID][i], a.reply)
 			}
