@@ -23,23 +23,8 @@ func TestClusterStallReportSaysWhatEachSubtaskWaitsOn(t *testing.T) {
 			hs.Source = s
 			return hs
 		},
-		stall: 2 * time.Second,
-		script: func(t *testing.T, c *windowsCluster) {
-			logs := c.logs
-			logs.waitCount(t, "^"+c.job+": checkpoint [0-9]+ completed", 2)
-			stalled := "^" + c.job + ": the job made no progress for "
-			n := logs.count(stalled) // on a loaded machine, perhaps one before the sources were held
-			hs.armed.Store(true)
-			hs.waitHeld(t)
-			logs.waitCount(t, stalled, n+1)
-			logs.mu.Lock()
-			for _, l := range logs.lines {
-				if regexp.MustCompile(stalled).MatchString(l) {
-					report = l
-				}
-			}
-			logs.mu.Unlock()
-		},
+		stall:  2 * time.Second,
+		script: stallAndReport(hs, &report),
 	}.run(t)
 	if strings.Contains(report, "does not report what its subtasks wait on") {
 		t.Fatalf("the stall report says nothing of the subtasks:\n%s", report)
@@ -71,21 +56,8 @@ func TestClusterStallReportSaysWhatActiveStandbysWaitOn(t *testing.T) {
 		},
 		stall: 2 * time.Second,
 		script: func(t *testing.T, c *windowsCluster) {
-			logs := c.logs
-			logs.wait(t, "active standbys of subtasks 1.1, 2.1 on worker w[12]")
-			logs.waitCount(t, "^"+c.job+": checkpoint [0-9]+ completed", 2)
-			stalled := "^" + c.job + ": the job made no progress for "
-			n := logs.count(stalled)
-			hs.armed.Store(true)
-			hs.waitHeld(t)
-			logs.waitCount(t, stalled, n+1)
-			logs.mu.Lock()
-			for _, l := range logs.lines {
-				if regexp.MustCompile(stalled).MatchString(l) {
-					report = l
-				}
-			}
-			logs.mu.Unlock()
+			c.logs.wait(t, "active standbys of subtasks 1.1, 2.1 on worker w[12]")
+			stallAndReport(hs, &report)(t, c)
 		},
 	}.run(t)
 	for _, want := range []string{
@@ -96,6 +68,28 @@ func TestClusterStallReportSaysWhatActiveStandbysWaitOn(t *testing.T) {
 	} {
 		if !regexp.MustCompile(`(?m)^  ` + want + `$`).MatchString(report) {
 			t.Errorf("the stall report lacks %q:\n%s", want, report)
+		}
+	}
+}
+
+// stallAndReport is a scenario's script that, after two completed
+// checkpoints, holds the sources until the job stalls and sets *report to
+// the stall's report.
+func stallAndReport(hs *holdingSource, report *string) func(*testing.T, *windowsCluster) {
+	return func(t *testing.T, c *windowsCluster) {
+		logs := c.logs
+		logs.waitCount(t, "^"+c.job+": checkpoint [0-9]+ completed", 2)
+		stalled := "^" + c.job + ": the job made no progress for "
+		n := logs.count(stalled) // on a loaded machine, perhaps one before the sources were held
+		hs.armed.Store(true)
+		hs.waitHeld(t)
+		logs.waitCount(t, stalled, n+1)
+		logs.mu.Lock()
+		defer logs.mu.Unlock()
+		for _, l := range logs.lines {
+			if regexp.MustCompile(stalled).MatchString(l) {
+				*report = l
+			}
 		}
 	}
 }
