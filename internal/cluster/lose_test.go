@@ -71,7 +71,7 @@ func TestALostWorkerIsReportedOncePerAttempt(t *testing.T) {
 		t.Fatalf("the loss of worker w1 was reported %d times (%v), want once", len(host.reports), host.reports)
 	}
 	want := []dataflow.SubtaskID{{Vertex: 0, Subtask: 0}, {Vertex: 1, Subtask: 0}}
-	if got := host.reports[0]; len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+	if got := host.reports[0]; !slices.Equal(got, want) {
 		t.Fatalf("the loss of worker w1 failed subtasks %v, want %v", got, want)
 	}
 }

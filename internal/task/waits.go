@@ -57,7 +57,7 @@ func (r *Runtime) Waits(timeout time.Duration) []SubtaskWait {
 	}
 	standbys := make(map[dataflow.SubtaskID]chan control, len(r.standbys))
 	for id, st := range r.standbys {
-		standbys[id] = st.inbox
+		standbys[id] = st.s.inbox // its own, or the subtask's where its primary runs elsewhere
 	}
 	promoted := make(map[dataflow.SubtaskID]bool, len(r.promoted))
 	for id := range r.promoted {
@@ -77,27 +77,21 @@ func (r *Runtime) Waits(timeout time.Duration) []SubtaskWait {
 			if !r.IsLocal(id) {
 				continue
 			}
-			a := asked{w: SubtaskWait{Subtask: id, Task: v.Name()}}
-			if r.opts.PrimaryElsewhere && !promoted[id] {
-				// Its primary runs in another process; here runs its
-				// standby, if any, which reads the subtask's inbox.
-				if _, ok := standbys[id]; ok {
-					a.w.Standby, a.reply = true, make(chan string, 1)
+			// Where its primary runs in another process, only its
+			// standby (or the standby promoted in its place) runs here.
+			if !r.opts.PrimaryElsewhere || promoted[id] {
+				a := asked{w: SubtaskWait{Subtask: id, Task: v.Name()}}
+				if down[id] {
+					a.w.State = "failed or stopped; waiting for the job to restart it"
+				} else if exited[id] {
+					a.w.State = "exited (released, or stopped with the attempt)"
+				} else {
+					a.reply = make(chan string, 1)
 					r.ask(r.inboxes[v.ID][i], a.reply)
-					all = append(all, a)
 				}
-				continue
+				all = append(all, a)
 			}
-			if down[id] {
-				a.w.State = "failed or stopped; waiting for the job to restart it"
-			} else if exited[id] {
-				a.w.State = "exited (released, or stopped with the attempt)"
-			} else {
-				a.reply = make(chan string, 1)
-				r.ask(r.inboxes[v.ID][i], a.reply)
-			}
-			all = append(all, a)
-			if in, ok := standbys[id]; ok && in != nil {
+			if in, ok := standbys[id]; ok {
 				b := asked{w: SubtaskWait{Subtask: id, Task: v.Name(), Standby: true}, reply: make(chan string, 1)}
 				r.ask(in, b.reply)
 				all = append(all, b)
