@@ -250,7 +250,9 @@ func ParseStateBackend(s string) (string, error) { return job.ParseStateBackend(
 // upstream backup under FineGrainedFailover (default 256 MiB). A subtask
 // past the bound drops what it retained until its next checkpoint
 // barrier, and logs it; if one of its consumers fails meanwhile, the job
-// falls back to a global rollback.
+// falls back to a global rollback. It bounds too the input a restarted
+// subtask that repeats its logged consumption order takes from channels
+// the order does not name yet; past it the job rolls back globally.
 func WithRetainLimit(bytes int64) Option { return func(p *Pipeline) { p.cfg.RetainLimit = bytes } }
 
 // WithActiveStandby runs an active standby of every task that can have

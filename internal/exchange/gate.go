@@ -23,6 +23,7 @@ type Gate struct {
 	prio     []prioElement // barriers that overtook their channel's queue
 	onTake   func(ch int)  // see OnTake
 	discard  bool          // see Discard
+	watch    bool          // see Watch
 }
 
 type prioElement struct {
@@ -98,7 +99,7 @@ func (g *Gate) SendTimed(ctx context.Context, ch int, e Element) (time.Duration,
 			q.elems[(q.head+q.n)%len(q.elems)] = e
 			q.n++
 			q.waiting = false
-			wake := !q.blocked
+			wake := !q.blocked || g.watch
 			g.mu.Unlock()
 			if wake {
 				g.signal()
@@ -198,10 +199,20 @@ func (g *Gate) Unpoll(ch int, e Element) {
 	g.signal()
 }
 
-// Ready is signalled after a Send to an unblocked channel and after Unblock.
+// Ready is signalled after a Send to an unblocked channel (to any channel
+// while Watch is on) and after Unblock.
 // A receiver waits on it only after Poll reported nothing; a signal may be
 // stale, so the receiver polls again after waking.
 func (g *Gate) Ready() <-chan struct{} { return g.ready }
+
+// Watch makes every element sent signal Ready while on, on a blocked
+// channel too: a receiver that takes its channels in an order of its own
+// (PollChannel), blocked or not, waits for any of them.
+func (g *Gate) Watch(on bool) {
+	g.mu.Lock()
+	g.watch = on
+	g.mu.Unlock()
+}
 
 // Block stops Poll from returning elements of channel ch.
 func (g *Gate) Block(ch int) {
@@ -379,7 +390,7 @@ func (g *Gate) Deliver(ch int, e Element) {
 	}
 	q.elems[(q.head+q.n)%len(q.elems)] = e
 	q.n++
-	wake := !q.blocked
+	wake := !q.blocked || g.watch
 	g.mu.Unlock()
 	if wake {
 		g.signal()
@@ -407,7 +418,7 @@ func (g *Gate) DeliverReplay(ch int, e Element) {
 	q.elems[(q.head+q.n)%len(q.elems)] = e
 	q.n++
 	q.extra++
-	wake := !q.blocked
+	wake := !q.blocked || g.watch
 	g.mu.Unlock()
 	if wake {
 		g.signal()

@@ -91,6 +91,44 @@ func TestGateBlockedChannelIsSkippedAndKeepsItsElements(t *testing.T) {
 	}
 }
 
+// A send to a blocked channel wakes no one, unless the gate is watched:
+// a receiver that takes its channels in an order of its own waits for
+// any of them, blocked or not.
+func TestAWatchedGateSignalsSendsToBlockedChannels(t *testing.T) {
+	g := NewGate(1, 4)
+	g.Block(0)
+	signalled := func() bool {
+		select {
+		case <-g.Ready():
+			return true
+		default:
+			return false
+		}
+	}
+	signalled() // Block does not signal; drop any stale signal
+	g.Send(context.Background(), 0, data(1))
+	if signalled() {
+		t.Fatal("a send to a blocked channel signalled Ready")
+	}
+	g.Watch(true)
+	for name, send := range map[string]func(){
+		"Send":          func() { g.Send(context.Background(), 0, data(2)) },
+		"Deliver":       func() { g.Deliver(0, data(3)) },
+		"DeliverReplay": func() { g.DeliverReplay(0, data(4)) },
+	} {
+		send()
+		if !signalled() {
+			t.Fatalf("%s to a blocked channel of a watched gate did not signal Ready", name)
+		}
+	}
+	g.Watch(false)
+	g.Send(context.Background(), 0, data(5))
+	if signalled() {
+		t.Fatal("a send to a blocked channel signalled Ready after the watch ended")
+	}
+	g.Drain()
+}
+
 func TestGateSendGivesUpWhenCancelled(t *testing.T) {
 	g := NewGate(1, 1)
 	g.Send(context.Background(), 0, data(1))

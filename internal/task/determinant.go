@@ -27,5 +27,8 @@ func (s *subtask) startFollowing(restored int64) error {
 		turns[i] = input.Turn{Ch: d.Ch, UpTo: d.UpTo}
 	}
 	s.in.Follow(turns)
+	if len(turns) > 0 {
+		s.follow()
+	}
 	return nil
 }

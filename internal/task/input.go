@@ -54,17 +54,22 @@ func inputElement(e exchange.Element) input.Element {
 }
 
 // next returns the next element to hand to the protocol, from where it
-// says to read: the rest of a batch the subtask holds for a channel, that
-// channel's queue, or the gate's next element. ok is false when nothing
-// is there yet.
+// says to read: the rest of a batch the subtask holds for a channel, what
+// it stashed of that channel (stash.go), that channel's queue, or the
+// gate's next element. ok is false when nothing is there yet; ch is then
+// the channel waited for, if one is.
 func (s *subtask) next() (int, exchange.Element, bool) {
 	ch, only := s.in.Next()
 	if !only {
+		s.unstash()
 		return s.gate.Poll()
 	}
 	if p := s.pending[ch]; p.Buf != nil {
 		s.pending[ch] = exchange.Element{}
 		return ch, p, true
+	}
+	if e, ok := s.fromStash(ch); ok {
+		return ch, e, true
 	}
 	e, ok := s.gate.PollChannel(ch)
 	return ch, e, ok

@@ -126,6 +126,9 @@ func (s *subtask) runInputs() error {
 			if err := s.ctx.Err(); err != nil {
 				return err
 			}
+			if err := s.stashOthers(ch); err != nil {
+				return err
+			}
 			s.flushAll()
 			var fire, alignTimeout <-chan time.Time
 			var at *time.Timer
@@ -189,8 +192,10 @@ type held struct {
 // unpollHeld puts the element the subtask took from its gate but did not
 // log back into the gate, when it stops in between: its active standby,
 // which applies the log and then reads the gate, would otherwise never
-// see it, and its snapshot would miss those records.
+// see it, and its snapshot would miss those records. What it stashed
+// goes back behind it.
 func (s *subtask) unpollHeld() {
+	s.unstash()
 	if s.held.on {
 		s.held.on = false
 		s.gate.Unpoll(s.held.ch, s.held.e)

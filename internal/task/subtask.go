@@ -50,6 +50,7 @@ type subtask struct {
 	// reads them, and the shell's side of what it decided (input.go).
 	in         *input.Protocol
 	pending    []exchange.Element   // per channel: the rest of a batch the protocol holds (Hold)
+	stash      stash                // input of other channels taken while a logged order is repeated
 	taking     *frozen              // the snapshot taken, until its Report
 	inflight   [][]*exchange.Buffer // per channel: its in-flight input
 	overtaken  []*exchange.Buffer   // records queued ahead of the unaligned barrier stepped

@@ -217,6 +217,9 @@ func (s *subtask) describeWait() string {
 		d := st.Follow[0]
 		parts = append(parts, fmt.Sprintf("repeating its logged input order (%d steps left): waiting for records up to %d from %s, consumed %d",
 			len(st.Follow), d.UpTo, s.chanName(d.Ch), s.in.Consumed(d.Ch)))
+		if s.stash.n > 0 {
+			parts = append(parts, fmt.Sprintf("holding %d elements (%d bytes) of its other channels meanwhile", s.stash.n, s.stash.bytes))
+		}
 	}
 	if st.Aligning != 0 {
 		var missing []string
