@@ -126,7 +126,11 @@ func (a *workerAttempt) promote(ctx context.Context, rt *task.Runtime, c *pb.Com
 		select {
 		case <-ready:
 		case <-ctx.Done():
-			return
+			select {
+			case <-ready: // promoted, and the share ended at once (its input had ended): still an answer
+			default:
+				return
+			}
 		}
 		a.g.w.cfg.Log(fmt.Sprintf("attempt %s: the active standbys of subtasks %s took their place", a.d.Key, strings.Join(names, ", ")))
 		a.post(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Restarted{Restarted: &pb.Restarted{Key: a.d.Key, Token: c.Token}}})

@@ -230,11 +230,18 @@ type awaited struct {
 	ch chan *pb.Moved
 }
 
+// wait returns the answer, or nil if the share ended without one (or
+// ctx ended first).
 func (a awaited) wait(ctx context.Context) *pb.Moved {
 	select {
 	case m := <-a.ch:
 		return m
 	case <-a.sh.done:
+		select { // an answer the share sent before its end
+		case m := <-a.ch:
+			return m
+		default:
+		}
 	case <-ctx.Done():
 	}
 	return nil
@@ -281,8 +288,18 @@ func (x *remoteExecutor) restartTasks(ctx context.Context, ids []dataflow.Subtas
 		}
 		waits = append(waits, more...)
 	}
+	var ended []string
 	for _, a := range waits {
-		a.wait(ctx)
+		if a.wait(ctx) == nil && ctx.Err() == nil {
+			ended = append(ended, fmt.Sprintf("%s on worker %s", a.sh.key, a.sh.w.id))
+		}
+	}
+	if len(ended) > 0 {
+		// A standby share ends by itself once its last standby stopped;
+		// one may stop as the order to take over travels to it. The
+		// subtasks the share was to run then run nowhere.
+		return fmt.Errorf("restarting subtasks: share %s ended before it ran the subtasks it was to run (an active standby that stopped as it was promoted)",
+			strings.Join(ended, ", "))
 	}
 	return nil
 }

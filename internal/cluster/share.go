@@ -15,6 +15,9 @@ type share struct {
 	// (active_standby.go), and subtasks only once they took their
 	// primaries' place.
 	standbys bool
+	// dismissed: a standby share cancelled because every share that runs
+	// subtasks ended (dismissStandbysLocked); its end is no failure.
+	dismissed bool
 	// ships: its subtasks that can have an active standby keep input
 	// logs to ship to their standbys (it was deployed with active
 	// standbys, not as a standby share).
