@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -249,7 +250,13 @@ func (g *agent) deploy(d *pb.Deploy, epoch uint64) {
 	go func() {
 		defer g.wg.Done()
 		err := a.run()
-		if err != nil {
+		switch {
+		case err == nil:
+		case d.StandbyShare && errors.Is(err, context.Canceled):
+			// Cancelled with its attempt, or dismissed once every
+			// subtask ended (remoteExecutor.dismissStandbysLocked).
+			g.w.cfg.Log(fmt.Sprintf("attempt %s: its active standbys stopped: cancelled", d.Key))
+		default:
 			g.w.cfg.Log(fmt.Sprintf("attempt %s failed: %v", d.Key, err))
 		}
 		g.mu.Lock()

@@ -105,4 +105,3 @@ func TestAStandbyShareIsDismissedOnceEveryPrimaryEnded(t *testing.T) {
 		t.Fatalf("the attempt ended with %v, want no failure", err)
 	}
 }
-
