@@ -80,13 +80,7 @@ func TestALostWorkerIsReportedOncePerAttempt(t *testing.T) {
 // not ended, since the attempt ends only once they did: a standby share
 // that was never deployed keeps it from ending while every primary has.
 func TestAStallReportNamesStandbySharesThatHaveNotEnded(t *testing.T) {
-	g := &plan.Graph{Parallelism: 1}
-	src := g.AddNode(&plan.Node{Name: "events", Kind: plan.Source, Ports: 1})
-	g.Connect(src, 0, g.AddNode(&plan.Node{Name: "count", Kind: plan.Operator, Ports: 1}), 0, plan.Rebalance, nil)
-	p, err := plan.Build(g)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := eventsToCount(t)
 	w := &workerConn{id: "w3", out: make(chan *pb.CoordinatorMessage, 4), lost: make(chan struct{})}
 	id := dataflow.SubtaskID{Vertex: 1, Subtask: 0}
 	primary := &share{key: "j/1.1", w: w, ended: true, live: true, done: make(chan struct{})}
@@ -107,4 +101,18 @@ func TestAStallReportNamesStandbySharesThatHaveNotEnded(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("the report says\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// eventsToCount returns the plan of a source "events" feeding an
+// operator "count", each of parallelism 1.
+func eventsToCount(t *testing.T) *plan.Plan {
+	t.Helper()
+	g := &plan.Graph{Parallelism: 1}
+	src := g.AddNode(&plan.Node{Name: "events", Kind: plan.Source, Ports: 1})
+	g.Connect(src, 0, g.AddNode(&plan.Node{Name: "count", Kind: plan.Operator, Ports: 1}), 0, plan.Rebalance, nil)
+	p, err := plan.Build(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/weir-stream/weir/internal/cluster/pb"
 	"github.com/weir-stream/weir/internal/dataflow"
-	"github.com/weir-stream/weir/internal/plan"
 )
 
 // A standby share ends by itself once its last active standby stopped.
@@ -18,13 +17,7 @@ import (
 // rollback) rather than count the subtask as restarted: the job stalled
 // so, with every other subtask waiting for its replay.
 func TestAPromotionToAShareThatEndedFailsTheRestart(t *testing.T) {
-	g := &plan.Graph{Parallelism: 1}
-	src := g.AddNode(&plan.Node{Name: "events", Kind: plan.Source, Ports: 1})
-	g.Connect(src, 0, g.AddNode(&plan.Node{Name: "count", Kind: plan.Operator, Ports: 1}), 0, plan.Rebalance, nil)
-	p, err := plan.Build(g)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := eventsToCount(t)
 	c := &Coordinator{ctx: context.Background(), cfg: CoordinatorConfig{Log: func(string) {}}, executors: map[string]*remoteExecutor{}}
 	conn := func(id string) *workerConn {
 		return &workerConn{c: c, id: id, dataAddr: id + ":0", slots: 1, out: make(chan *pb.CoordinatorMessage, 64), lost: make(chan struct{})}
@@ -63,7 +56,7 @@ func TestAPromotionToAShareThatEndedFailsTheRestart(t *testing.T) {
 			}
 		}
 	}()
-	err = x.restartTasks(context.Background(), []dataflow.SubtaskID{count}, nil, 1)
+	err := x.restartTasks(context.Background(), []dataflow.SubtaskID{count}, nil, 1)
 	<-promoted
 	if err == nil || !strings.Contains(err.Error(), "share j/1.1/a1 on worker w2 ended before it ran the subtasks it was to run") {
 		t.Fatalf("restarting the count subtask through a standby share that ended: %v, want the share named", err)
