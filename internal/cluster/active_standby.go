@@ -218,6 +218,32 @@ func (x *remoteExecutor) standbyStopped(w *workerConn, key string, id dataflow.S
 	x.c.cfg.Log(fmt.Sprintf("job %s: the active standby of subtask %s on worker %s stopped: %s; a new one starts from the next completed checkpoint", x.job.id, id, w.id, why))
 }
 
+// dismissStandbysLocked cancels the standby shares that run no subtask
+// once every share that runs subtasks ended without failing: the job's
+// subtasks finished and were released. A standby ends by itself when it
+// applies its primary's logged end of input; one that has yet to (the
+// shipping of its primary's log ended with the primary's share) would
+// otherwise keep the attempt from ending.
+func (x *remoteExecutor) dismissStandbysLocked() {
+	if x.failed {
+		return
+	}
+	runs := map[*share]bool{}
+	for _, sh := range x.where {
+		if !sh.ended || sh.lost {
+			return
+		}
+		runs[sh] = true
+	}
+	for _, sh := range x.shares {
+		if sh.standbys && sh.live && !sh.ended && !sh.dismissed && !runs[sh] {
+			sh.dismissed = true
+			x.c.cfg.Log(fmt.Sprintf("job %s: every subtask ended: dismissing the active standbys of share %s on worker %s", x.job.id, sh.key, sh.w.id))
+			sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: &pb.Command{Key: sh.key, Kind: pb.Command_CANCEL}}})
+		}
+	}
+}
+
 // promotableLocked splits the subtasks of lost workers into those whose
 // standby takes their place, by standby share, and the others. Of the
 // subtasks restarting, all must be lost; a subtask in the cone of

@@ -476,32 +476,6 @@ func (x *remoteExecutor) Run(ctx context.Context) error {
 	return nil
 }
 
-// dismissStandbysLocked cancels the standby shares that run no subtask
-// once every share that runs subtasks ended without failing: the job's
-// subtasks finished and were released. A standby ends by itself when it
-// applies its primary's logged end of input; one that has yet to (the
-// shipping of its primary's log ended with the primary's share) would
-// otherwise keep the attempt from ending.
-func (x *remoteExecutor) dismissStandbysLocked() {
-	if x.failed {
-		return
-	}
-	runs := map[*share]bool{}
-	for _, sh := range x.where {
-		if !sh.ended || sh.lost {
-			return
-		}
-		runs[sh] = true
-	}
-	for _, sh := range x.shares {
-		if sh.standbys && sh.live && !sh.ended && !sh.dismissed && !runs[sh] {
-			sh.dismissed = true
-			x.c.cfg.Log(fmt.Sprintf("job %s: every subtask ended: dismissing the active standbys of share %s on worker %s", x.job.id, sh.key, sh.w.id))
-			sh.w.post(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Command{Command: &pb.Command{Key: sh.key, Kind: pb.Command_CANCEL}}})
-		}
-	}
-}
-
 // failLocked marks the attempt failed or cancelled: nothing restarts any
 // more, and the restarts in flight stop (untilHalted), for Run waits for
 // them before it returns.
