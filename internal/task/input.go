@@ -61,7 +61,9 @@ func inputElement(e exchange.Element) input.Element {
 func (s *subtask) next() (int, exchange.Element, bool) {
 	ch, only := s.in.Next()
 	if !only {
-		s.unstash()
+		if s.stash.following { // the logged order was just repeated
+			s.unstash()
+		}
 		return s.gate.Poll()
 	}
 	if p := s.pending[ch]; p.Buf != nil {
