@@ -281,7 +281,13 @@ func (t *Table[K, V]) mark(s int, k K) {
 	if len(t.chain) == 0 {
 		return
 	}
-	if t.dirty.add(s, k, len(t.shards[s])) && t.entries != nil {
+	d := t.dirty[s]
+	if d == nil {
+		d = map[K]struct{}{}
+		t.dirty[s] = d
+	}
+	d[k] = struct{}{}
+	if t.entries != nil {
 		t.entries.whole(s, k)
 	}
 }
@@ -289,7 +295,17 @@ func (t *Table[K, V]) mark(s int, k K) {
 // forget forgets which keys and entries were written: a snapshot holds
 // them.
 func (t *Table[K, V]) forget() {
-	t.dirty.reset()
+	for s, d := range t.dirty {
+		// A map is kept, emptied, for the next snapshot's keys, so that it
+		// does not grow again from nothing; unless a burst of writes made
+		// it much larger than the writes since need.
+		t.room[s] = max(t.room[s], len(d))
+		if len(d)*8 < t.room[s] {
+			t.dirty[s], t.room[s] = nil, 0
+			continue
+		}
+		clear(d)
+	}
 	if t.entries != nil {
 		t.entries.reset()
 	}
@@ -319,17 +335,20 @@ func (t *Table[K, V]) freezeChain(inc *incremental) func(dst []byte) ([]byte, ch
 // out of their maps, which are not shared. A table whose values change in
 // place (InPlace) is encoded at once.
 func (t *Table[K, V]) captureDelta() func() []byte {
-	es := make([]deltaEntry[K, V], 0, t.dirty.count())
+	n := 0
+	for _, d := range t.dirty {
+		n += len(d)
+	}
+	es := make([]deltaEntry[K, V], 0, n)
 	shares := false
 	// Shard by shard: a restore reads a delta's key groups in ascending
 	// order, as a base's (restore).
-	for s := range t.shards {
-		kg, shard := t.kg(s), t.shards[s]
-		t.dirty.each(s, func(k K) {
-			v, ok := shard[k]
-			es = append(es, deltaEntry[K, V]{kg: kg, k: k, v: v, deleted: !ok})
+	for s, d := range t.dirty {
+		for k := range d {
+			v, ok := t.shards[s][k]
+			es = append(es, deltaEntry[K, V]{kg: t.kg(s), k: k, v: v, deleted: !ok})
 			shares = shares || ok
-		})
+		}
 		if t.entries != nil {
 			t.entries.patches(s, func(k K, puts, removed V) {
 				es = append(es, deltaEntry[K, V]{kg: t.kg(s), k: k, v: puts, removed: removed, patch: true})

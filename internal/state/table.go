@@ -31,18 +31,19 @@ type Table[K comparable, V any] struct {
 	keyGroup func(K) int // nil: no check of restored keys
 	sharded  bool        // one shard per key group owned (else one shard, key group 0)
 	clone    func(V) V
-	inPlace  bool            // encoded at freeze: values may change in place (TableOptions.InPlace)
-	held     bool            // a snapshot may hold values of the table: copy before a change (shared)
-	adopted  bool            // took values of a retired instance (adopt.go): always held
-	pending  atomic.Int32    // frozen encodings not run yet (freeze, captureDelta)
-	dirty    *dirtyKeys[K]   // keys written since the last snapshot, when incremental (chain.go, dirty.go)
-	chain    []*chainLink    // the files of the last incremental snapshot, base first (chain.go)
-	fullSize atomic.Int64    // bytes of the last encoding of all entries: decides chaining (chain.go)
-	perEntry atomic.Int64    // bytes per entry of the last encoding, times 256: sizes the next (sizeFor)
-	perDelta atomic.Int64    // the same for the last delta (chain.go)
-	entries  entryLog[K, V]  // set for a table of maps written entry by entry (maptable.go)
-	schemas  []byte          // the encoded partSchema of key and value, recorded with snapshots
-	l        *tableLSM[K, V] // set when the table lives in an LSM store (lsmtable.go)
+	inPlace  bool             // encoded at freeze: values may change in place (TableOptions.InPlace)
+	held     bool             // a snapshot may hold values of the table: copy before a change (shared)
+	adopted  bool             // took values of a retired instance (adopt.go): always held
+	pending  atomic.Int32     // frozen encodings not run yet (freeze, captureDelta)
+	dirty    []map[K]struct{} // per shard: keys written since the last snapshot, when incremental (chain.go)
+	room     []int            // per shard: the most keys its dirty map held (forget)
+	chain    []*chainLink     // the files of the last incremental snapshot, base first (chain.go)
+	fullSize atomic.Int64     // bytes of the last encoding of all entries: decides chaining (chain.go)
+	perEntry atomic.Int64     // bytes per entry of the last encoding, times 256: sizes the next (sizeFor)
+	perDelta atomic.Int64     // the same for the last delta (chain.go)
+	entries  entryLog[K, V]   // set for a table of maps written entry by entry (maptable.go)
+	schemas  []byte           // the encoded partSchema of key and value, recorded with snapshots
+	l        *tableLSM[K, V]  // set when the table lives in an LSM store (lsmtable.go)
 }
 
 // TableOptions describe a table's types and layout.
@@ -104,7 +105,7 @@ func Register[K comparable, V any](b *Backend, name string, o TableOptions[K, V]
 		t.shards[i] = map[K]V{}
 	}
 	if b.inc != nil {
-		t.dirty = newDirtyKeys[K](n)
+		t.dirty, t.room = make([]map[K]struct{}, n), make([]int, n)
 	}
 	written, err := b.claimSchema(name)
 	if err != nil {
