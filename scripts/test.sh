@@ -128,18 +128,15 @@ export_service() {
   export -p | grep -E '^declare -x WEIR_' | sed 's/^declare -x /declare -gx /' >>"$setup_env"
 }
 
-apt_install() {
-  local sudo=""
-  [ "$(id -u)" = 0 ] || sudo="sudo"
-  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
-}
+# shellcheck source=scripts/services/apt.sh
+source scripts/services/apt.sh
 
 # The dashboard's browser test drives Debian's Chromium; PostgreSQL comes
 # from Debian too. Both use apt, which allows one at a time.
 debian() {
   if [ ! -x /usr/bin/chromium ] && [ -z "${CHROMIUM:-}" ]; then
     echo "installing Chromium (Debian package)"
-    apt_install chromium || return 1
+    weir_apt_install chromium || return 1
   fi
   export_service postgres
 }

@@ -12,15 +12,14 @@
 
 weir_pg_main() {
   local dir="${WEIR_SERVICES_DIR:-$PWD/.services}/postgres"
-  local sudo=""
-  [ "$(id -u)" = 0 ] || sudo="sudo"
 
   local bin
   bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)"
   if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
     echo "postgres.sh: installing the Debian package postgresql" >&2
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >/dev/null
+    # shellcheck source=scripts/services/apt.sh
+    source "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
+    weir_apt_install postgresql || return 1
     bin="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)"
   fi
 
